@@ -1,0 +1,132 @@
+"""Scripted completions: what "the model" emits after ``<|start|>assistant``.
+
+A completion is Harmony text with special tokens, tokenized with the real o200k_harmony encoding.
+It is written either as structured :class:`openai_harmony.Message` objects, rendered by
+openai-harmony's own renderer, or as raw text used verbatim so that malformed output is possible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from openai_harmony import Message, Role
+
+from mockoss.harmony.encoding import load_encoding
+
+if TYPE_CHECKING:
+    from mockoss.harmony.trace import ParserTrace
+
+__all__ = ["Completion", "Emission", "FinishReason", "Tokens"]
+
+#: Token ids of ``<|start|>assistant``: how every rendered assistant message begins, and what a
+#: prompt for completion already ends with.
+START_ASSISTANT = (200006, 173781)
+RETURN = 200002
+CALL = 200012
+END = 200007
+
+Tokens = tuple[int, ...]
+FinishReason = Literal["stop", "length"]
+
+
+@dataclass(frozen=True, slots=True)
+class Emission:
+    """The tokens a server's engine would actually produce for a completion and a token limit.
+
+    Sampling stops after the first ``<|return|>`` or ``<|call|>`` (openai-harmony's
+    ``stop_tokens_for_assistant_actions()``, which vLLM passes as stop token ids) or after
+    ``max_tokens`` tokens, whichever comes first.
+
+    Attributes:
+        tokens: emitted token ids, the stop token included.
+        finish_reason: ``"length"`` when cut by ``max_tokens``, else ``"stop"``.
+    """
+
+    tokens: Tokens
+    finish_reason: FinishReason
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A scripted completion, surfaced once and reused for every request that plays it.
+
+    Attributes:
+        text: Harmony text with special tokens, e.g.
+            ``<|channel|>analysis<|message|>…<|end|><|start|>assistant<|channel|>final<|message|>…<|return|>``.
+        tokens: ``text`` tokenized with o200k_harmony (special tokens allowed).
+    """
+
+    text: str
+    tokens: Tokens
+    _memo: dict[object, object] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @classmethod
+    def from_text(cls, text: str) -> Completion:
+        """Tokenize raw Harmony text verbatim; any special token in it is read as that token."""
+        return cls(text=text, tokens=tuple(load_encoding().encode(text, allowed_special="all")))
+
+    @classmethod
+    def from_messages(cls, messages: Sequence[Message]) -> Completion:
+        """Render assistant messages with openai-harmony's renderer into one completion.
+
+        Each message is rendered by ``HarmonyEncoding.render`` (``<|start|>assistant[ to=R]
+        [<|channel|>C][ CT]<|message|>…`` then ``<|call|>`` when it has a recipient, else
+        ``<|end|>``). The first message loses its leading ``<|start|>assistant`` (the prompt ends
+        with it), and a final-channel message without a recipient ends with ``<|return|>``, the
+        stop token a model emits for its answer.
+
+        Raises:
+            ValueError: no messages, or a message whose author is not the assistant.
+        """
+        if not messages:
+            raise ValueError("a completion needs at least one message")
+        encoding = load_encoding()
+        tokens: list[int] = []
+        for position, message in enumerate(messages):
+            if message.author.role != Role.ASSISTANT:
+                raise ValueError(
+                    f"message {position}: a completion holds assistant messages only, "
+                    f"got role {message.author.role.value!r}"
+                )
+            rendered = encoding.render(message)
+            if position == 0 and tuple(rendered[:2]) == START_ASSISTANT:
+                rendered = rendered[2:]
+            if message.channel == "final" and rendered and rendered[-1] == END:
+                rendered[-1] = RETURN
+            tokens.extend(rendered)
+        return cls(text=encoding.decode_utf8(tokens), tokens=tuple(tokens))
+
+    def emit(self, max_tokens: int | None = None) -> Emission:
+        """Return what the engine emits for this completion under a ``max_tokens`` limit."""
+        key = ("emit", max_tokens)
+        cached = self._memo.get(key)
+        if cached is None:
+            limit = len(self.tokens) if max_tokens is None else max(0, max_tokens)
+            finish: FinishReason = "stop"
+            emitted: list[int] = []
+            for token in self.tokens:
+                if len(emitted) == limit:
+                    finish = "length"
+                    break
+                emitted.append(token)
+                if token in (RETURN, CALL):
+                    break
+            cached = Emission(tokens=tuple(emitted), finish_reason=finish)
+            self._memo[key] = cached
+        return cached  # type: ignore[return-value]
+
+    def trace(self, *, max_tokens: int | None = None, strict: bool = True) -> ParserTrace:
+        """Run openai-harmony's ``StreamableParser`` over :meth:`emit`'s tokens, once per key.
+
+        See :func:`mockoss.harmony.trace.parse_tokens`; the result is cached on the completion.
+        """
+        from mockoss.harmony.trace import parse_tokens
+
+        key = ("trace", max_tokens, strict)
+        cached = self._memo.get(key)
+        if cached is None:
+            cached = parse_tokens(self.emit(max_tokens).tokens, strict=strict)
+            self._memo[key] = cached
+        return cached  # type: ignore[return-value]

@@ -1,0 +1,176 @@
+"""What every server profile takes and returns. No FastAPI here.
+
+A profile turns a :class:`~mockoss.harmony.Completion` (through its
+:class:`~mockoss.harmony.ParserTrace`) plus a request into a :class:`Reply`: an HTTP status and
+either a JSON body or the exact stream frames that server would write.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+__all__ = [
+    "ChatRequestView",
+    "IdSource",
+    "Profile",
+    "Reply",
+    "RequestContext",
+    "ResponsesRequestView",
+    "ToolDecl",
+]
+
+JSON_MEDIA_TYPE = "application/json"
+SSE_MEDIA_TYPE = "text/event-stream"
+
+
+class IdSource:
+    """Deterministic ids: the same seed and request index give the same ids in the same order.
+
+    ``next("chatcmpl-")`` returns the prefix plus 32 lowercase hex digits, the shape of vLLM's
+    ``random_uuid()`` (``uuid4().hex``).
+    """
+
+    __slots__ = ("_random",)
+
+    def __init__(self, seed: int | str, request_index: int) -> None:
+        self._random = random.Random(f"{seed}/{request_index}")
+
+    def next(self, prefix: str = "") -> str:
+        """Return ``prefix`` + 32 hex digits."""
+        return f"{prefix}{self._random.getrandbits(128):032x}"
+
+    def digits(self, count: int) -> str:
+        """Return ``count`` decimal digits (Ollama's ``rs_`` ids use 6)."""
+        return "".join(str(self._random.randrange(10)) for _ in range(count))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDecl:
+    """A tool the request declares.
+
+    Attributes:
+        type: ``"function"``, ``"mcp"``, ``"web_search_preview"``, ``"code_interpreter"``, …
+        name: the function name for function tools; the ``server_label`` for MCP tools; else ``None``.
+    """
+
+    type: str
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequestView:
+    """The parts of a ``POST /v1/chat/completions`` request that change what a profile returns.
+
+    Attributes:
+        model: the ``model`` field as sent.
+        tools: declared tools (``type: function`` entries).
+        tool_choice: ``None`` (absent), ``"auto"``, ``"none"``, ``"required"`` or
+            ``{"type": "function", "function": {"name": …}}``.
+        stream: SSE when true.
+        include_usage: ``stream_options.include_usage``.
+        continuous_usage_stats: ``stream_options.continuous_usage_stats`` (vLLM extension).
+        include_reasoning: vLLM's ``include_reasoning`` (default true).
+        max_tokens: ``max_completion_tokens`` or ``max_tokens``, whichever is set, else ``None``.
+        body: the validated request as JSON-ready data, for fields a profile echoes.
+    """
+
+    model: str
+    tools: tuple[ToolDecl, ...] = ()
+    tool_choice: str | Mapping[str, Any] | None = None
+    stream: bool = False
+    include_usage: bool = False
+    continuous_usage_stats: bool = False
+    include_reasoning: bool = True
+    max_tokens: int | None = None
+    body: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ResponsesRequestView:
+    """The parts of a ``POST /v1/responses`` request that change what a profile returns.
+
+    Attributes:
+        model: the ``model`` field as sent.
+        tools: declared tools of every type (function, mcp, built-ins).
+        tool_choice: as sent (default ``"auto"``).
+        stream: SSE when true.
+        max_output_tokens: token limit, else ``None``.
+        body: the validated request as JSON-ready data; the response object echoes
+            ``instructions``, ``metadata``, ``parallel_tool_calls``, ``reasoning``, ``temperature``,
+            ``top_p``, ``text``, ``tools``, ``tool_choice``, ``truncation``, ``user``, … from it.
+    """
+
+    model: str
+    tools: tuple[ToolDecl, ...] = ()
+    tool_choice: str | Mapping[str, Any] = "auto"
+    stream: bool = False
+    max_output_tokens: int | None = None
+    body: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def function_tool_names(self) -> frozenset[str]:
+        """Names of declared ``type: function`` tools."""
+        return frozenset(t.name for t in self.tools if t.type == "function" and t.name)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """Per-request facts a profile needs that do not come from the request body.
+
+    Attributes:
+        ids: deterministic id source for this request.
+        created: unix time in seconds to stamp on objects (fixed per seed, for determinism).
+        prompt_tokens: the request rendered as a Harmony prompt, counted in tokens.
+    """
+
+    ids: IdSource
+    created: int
+    prompt_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What goes back on the wire.
+
+    Attributes:
+        status: HTTP status code.
+        media_type: ``application/json``, ``text/event-stream`` or ``application/x-ndjson``.
+        body: the whole body when not streamed.
+        frames: the stream, one element per frame as the server writes it (an SSE frame is
+            ``data: {…}\\n\\n`` or ``event: T\\ndata: {…}\\n\\n``); empty when not streamed.
+        headers: extra response headers.
+    """
+
+    status: int
+    media_type: str = JSON_MEDIA_TYPE
+    body: bytes = b""
+    frames: tuple[bytes, ...] = ()
+    headers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def streamed(self) -> bool:
+        return self.media_type != JSON_MEDIA_TYPE
+
+
+ApiErrorKind = Literal["invalid_request", "not_found", "internal"]
+
+
+class Profile(Protocol):
+    """A named emulation of one server's way of surfacing gpt-oss output."""
+
+    name: str
+
+    def chat(self, completion: Any, request: ChatRequestView, ctx: RequestContext) -> Reply:
+        """Surface ``completion`` as ``POST /v1/chat/completions`` output (JSON or SSE)."""
+        ...
+
+    def responses(self, completion: Any, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
+        """Surface ``completion`` as ``POST /v1/responses`` output (JSON or SSE)."""
+        ...
+
+    def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
+        """An error reply in this server's error body shape."""
+        ...
