@@ -1,0 +1,1 @@
+"""The scenario library that ships with mockoss (installed as ``mockoss.scenarios``)."""

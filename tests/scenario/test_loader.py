@@ -1,0 +1,117 @@
+"""Scenario files load into compiled steps; bad files name the file, the line and the field."""
+
+import textwrap
+
+import pytest
+
+from mockoss.scenario.loader import ScenarioError, builtin_names, load_scenario, scenario_from_data
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "scenario.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_every_shipped_scenario_loads_and_has_a_source():
+    names = builtin_names()
+    assert {
+        "leaked-recipient-no-tools",
+        "tool-call-leaked-as-text",
+        "clean-answer",
+        "clean-tool-call",
+        "malformed-header-duplicate-recipient",
+    } <= set(names)
+    for name in names:
+        scenario = load_scenario(name)
+        assert scenario.description
+        assert scenario.steps
+
+
+def test_unknown_field_names_file_line_and_field(tmp_path):
+    path = _write(
+        tmp_path,
+        """\
+        version: 1
+        steps:
+          - completion:
+              messages:
+                - chanel: final
+                  content: hi
+        """,
+    )
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value) == f"{path}:5: steps[0].completion.messages[0].chanel: unknown field"
+
+
+def test_wrong_type_names_the_line_of_the_value(tmp_path):
+    path = _write(
+        tmp_path,
+        """\
+        version: 1
+        steps:
+          - error:
+              status: 200
+        """,
+    )
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value).startswith(f"{path}:4: steps[0].error.status: Input should be greater than or equal to 400")
+
+
+def test_step_with_both_answers_is_rejected_at_its_line(tmp_path):
+    path = _write(
+        tmp_path,
+        """\
+        version: 1
+        steps:
+          - completion: {raw: "<|channel|>final<|message|>a<|return|>"}
+          - completion: {raw: "<|channel|>final<|message|>a<|return|>"}
+            error: {status: 500}
+        """,
+    )
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value) == f"{path}:4: steps[1]: Value error, give exactly one of 'completion' or 'error'"
+
+
+def test_missing_version_and_wrong_version(tmp_path):
+    path = _write(tmp_path, "steps: [{completion: {raw: x}}]\n")
+    with pytest.raises(ScenarioError, match=r":1: version: Field required"):
+        load_scenario(path)
+    path = _write(tmp_path, "version: 2\nsteps: [{completion: {raw: x}}]\n")
+    with pytest.raises(ScenarioError, match=r":1: version: Input should be 1"):
+        load_scenario(path)
+
+
+def test_yaml_syntax_error_has_line_and_column(tmp_path):
+    path = _write(tmp_path, "version: 1\nsteps: [\n")
+    with pytest.raises(ScenarioError, match=rf"^{path}:3:1: invalid YAML"):
+        load_scenario(path)
+
+
+def test_top_level_must_be_a_mapping(tmp_path):
+    path = _write(tmp_path, "- just a list\n")
+    with pytest.raises(ScenarioError, match="a scenario file is a mapping"):
+        load_scenario(path)
+
+
+def test_unknown_name_lists_shipped_scenarios():
+    with pytest.raises(ScenarioError) as info:
+        load_scenario("no-such-scenario")
+    assert "unknown scenario 'no-such-scenario'" in str(info.value)
+    assert "clean-answer" in str(info.value)
+
+
+def test_missing_file_path():
+    with pytest.raises(ScenarioError, match="no such scenario file"):
+        load_scenario("missing.yaml")
+
+
+def test_inline_scenario_may_omit_version_and_compiles_messages():
+    scenario = scenario_from_data(
+        {"steps": [{"completion": {"messages": [{"channel": "final", "content": "Hi"}]}}]}, name="t", default_version=True
+    )
+    assert scenario.steps[0].completion.text == "<|channel|>final<|message|>Hi<|return|>"
+    assert scenario.when_exhausted == "repeat_last"

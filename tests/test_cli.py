@@ -1,0 +1,86 @@
+"""`mockoss serve` and `mockoss scenarios` as a user runs them."""
+
+import subprocess
+import sys
+import time
+
+import openai
+import pytest
+
+from mockoss.cli import main
+
+
+@pytest.fixture
+def serve():
+    processes = []
+
+    def start(*args):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mockoss", "serve", "--port", "0", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        processes.append(process)
+        lines = [process.stdout.readline(), process.stdout.readline()]
+        assert lines[1].startswith("base URL: "), lines + [process.stderr.read() if process.poll() is not None else ""]
+        return lines, lines[1].removeprefix("base URL: ").strip()
+
+    yield start
+    for process in processes:
+        process.terminate()
+        process.wait(timeout=10)
+        process.stdout.close()
+        process.stderr.close()
+
+
+def _wait_ready(client):
+    for _ in range(100):
+        try:
+            return client.models.list()
+        except openai.APIConnectionError:
+            time.sleep(0.05)
+    raise AssertionError("server never answered")
+
+
+def test_serve_prints_a_loopback_base_url_and_answers_the_sdk(serve):
+    lines, url = serve("--scenario", "leaked-recipient-no-tools")
+    assert lines[0].startswith("mockoss ") and "profile vllm, scenario leaked-recipient-no-tools" in lines[0]
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+    with openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client:
+        assert [m.id for m in _wait_ready(client).data] == ["openai/gpt-oss-20b"]
+        response = client.responses.create(model="openai/gpt-oss-20b", input="What time is it?")
+    assert [item.type for item in response.output] == ["reasoning", "mcp_call"]
+
+
+def test_serve_flags_served_model_name_and_switch(serve):
+    _, url = serve(
+        "--scenario", "leaked-recipient-no-tools",
+        "--served-model-name", "my-oss",
+        "--switch", "responses_ignore_recipients_without_tools=true",
+    )
+    with openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client:
+        assert [m.id for m in _wait_ready(client).data] == ["my-oss"]
+        response = client.responses.create(model="my-oss", input="What time is it?")
+    assert [item.type for item in response.output] == ["reasoning", "message"]
+
+
+def test_serve_rejects_a_bad_scenario_with_file_line_field(tmp_path, capsys):
+    path = tmp_path / "bad.yaml"
+    path.write_text("version: 1\nsteps:\n  - completion: {rawx: hi}\n")
+    assert main(["serve", "--scenario", str(path), "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:3: steps[0].completion.rawx: unknown field" in err
+
+
+def test_serve_rejects_an_unknown_switch(capsys):
+    assert main(["serve", "--scenario", "clean-answer", "--switch", "nope=1", "--port", "0"]) == 2
+    assert "has no switch 'nope'" in capsys.readouterr().err
+
+
+def test_scenarios_lists_names_with_descriptions(capsys):
+    assert main(["scenarios"]) == 0
+    out = capsys.readouterr().out
+    rows = dict(line.split(None, 1) for line in out.splitlines())
+    assert rows["leaked-recipient-no-tools"].startswith("Responses request without tools")
+    assert rows["tool-call-leaked-as-text"].startswith("Three tool calls leaked as final text")
