@@ -3,7 +3,16 @@
 import re
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+@pytest.fixture(autouse=True)
+def _ini(pytester):
+    # openai-harmony is a PyO3 module that cannot be initialised twice in one process, so every
+    # run below is a subprocess; this ini keeps pytest-asyncio quiet in it, as a user's would be.
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
 
 
 def _readme_pytest_example():
@@ -14,7 +23,7 @@ def _readme_pytest_example():
 
 def test_the_readme_example_passes(pytester):
     pytester.makepyfile(test_readme=_readme_pytest_example())
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
 
 
@@ -24,7 +33,11 @@ def test_state_is_reset_between_tests_and_marker_selects_a_scenario(pytester):
         import httpx
         import pytest
 
-        CHAT = {"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}]}
+        CHAT = {
+            "model": "openai/gpt-oss-20b",
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": "get_weather"}}],
+        }
 
         @pytest.mark.mockoss(scenario="clean-tool-call")
         def test_first(mockoss):
@@ -43,7 +56,7 @@ def test_state_is_reset_between_tests_and_marker_selects_a_scenario(pytester):
             assert httpx.post(mockoss.base_url + "/chat/completions", json=CHAT).status_code == 400
         """
     )
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
 
 
@@ -57,11 +70,12 @@ def test_marker_with_an_unknown_option_fails_the_test_clearly(pytester):
             pass
         """
     )
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*TypeError: mockoss marker takes scenario= and switches= only; got ['scenaro']*"])
+    message = "TypeError: mockoss marker takes scenario= and switches= only; got ['scenaro']"
+    result.stdout.re_match_lines([r"E\s+" + re.escape(message)])
 
 
 def test_marker_is_registered_for_strict_markers(pytester):
-    result = pytester.runpytest("--markers")
+    result = pytester.runpytest_subprocess("--markers")
     result.stdout.fnmatch_lines(["@pytest.mark.mockoss(scenario=None, switches=None)*"])

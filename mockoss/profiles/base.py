@@ -8,7 +8,7 @@ either a JSON body or the exact stream frames that server would write.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -142,6 +142,9 @@ class Reply:
         frames: the stream, one element per frame as the server writes it (an SSE frame is
             ``data: {…}\\n\\n`` or ``event: T\\ndata: {…}\\n\\n``); empty when not streamed.
         headers: extra response headers.
+        abort: when set, the server drops the connection after writing ``frames`` (an incomplete
+            chunked body, no terminating frame), as a server does when an exception escapes its
+            stream generator after HTTP 200; the text is the exception it would log.
     """
 
     status: int
@@ -149,6 +152,7 @@ class Reply:
     body: bytes = b""
     frames: tuple[bytes, ...] = ()
     headers: tuple[tuple[str, str], ...] = ()
+    abort: str | None = None
 
     @property
     def streamed(self) -> bool:
@@ -173,4 +177,8 @@ class Profile(Protocol):
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
         """An error reply in this server's error body shape."""
+        ...
+
+    def models(self, served_model_names: Sequence[str], created: int) -> Reply:
+        """``GET /v1/models`` as this server lists its models."""
         ...

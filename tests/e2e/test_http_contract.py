@@ -6,6 +6,9 @@ import pytest
 
 MODEL = "openai/gpt-oss-20b"
 CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+#: A chat request that declares the tool the scripted calls address.
+CHAT_TOOLS = {**CHAT, "tools": WEATHER}
 
 
 @pytest.fixture
@@ -51,9 +54,31 @@ def test_missing_field_is_a_400_naming_the_field(mockoss, http):
 def test_bad_request_does_not_consume_a_step(mockoss, http):
     mockoss.use("clean-tool-call")
     http.post("/v1/chat/completions", json={"model": MODEL})
-    reply = http.post("/v1/chat/completions", json=CHAT)
+    reply = http.post("/v1/chat/completions", json=CHAT_TOOLS)
     assert reply.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "get_weather"
     assert [r.step for r in mockoss.requests] == [None, 0]
+
+
+def test_tool_calls_are_dropped_when_the_request_declares_no_tools(mockoss, http):
+    # vLLM: no tools ⇒ tool_choice "none" ⇒ parsed calls are dropped, not moved into content.
+    mockoss.use("clean-tool-call")
+    choice = http.post("/v1/chat/completions", json=CHAT).json()["choices"][0]
+    assert "tool_calls" not in choice["message"]
+    assert choice["message"]["content"] is None
+    assert choice["message"]["reasoning"] == "Need to use function get_weather."
+    assert choice["finish_reason"] == "stop"
+
+
+def test_tool_choice_without_tools_is_rejected_as_vllm_does(mockoss, http):
+    mockoss.use("clean-tool-call")
+    reply = http.post("/v1/chat/completions", json={**CHAT, "tool_choice": "required"})
+    assert reply.status_code == 400
+    assert "When using `tool_choice`, `tools` must be set." in reply.json()["error"]["message"]
+    named = {"type": "function", "function": {"name": "nope"}}
+    reply = http.post("/v1/chat/completions", json={**CHAT_TOOLS, "tool_choice": named})
+    assert reply.status_code == 400
+    assert "Tool 'nope' has not been passed in `tools`." in reply.json()["error"]["message"]
+    assert [r.step for r in mockoss.requests] == [None, None]
 
 
 def test_unknown_model_is_vllms_404(mockoss):
@@ -144,7 +169,7 @@ def test_scenario_header_selects_per_request_with_its_own_cursor(mockoss, http):
     headers = {"X-Mockoss-Scenario": "clean-answer"}
     reply = http.post("/v1/chat/completions", json=CHAT, headers=headers).json()
     assert reply["choices"][0]["message"]["content"] == "2 + 2 = 4."
-    default = http.post("/v1/chat/completions", json=CHAT).json()
+    default = http.post("/v1/chat/completions", json=CHAT_TOOLS).json()
     assert default["choices"][0]["message"]["tool_calls"]
     assert [(r.scenario, r.step) for r in mockoss.requests] == [("clean-answer", 0), ("clean-tool-call", 0)]
 
@@ -202,5 +227,5 @@ def test_admin_endpoints_reset_and_list_requests(mockoss, http):
     assert log[0]["completion"].endswith("<|call|>")
     assert http.post("/mockoss/reset").status_code == 204
     assert http.get("/mockoss/requests").json() == []
-    again = http.post("/v1/chat/completions", json=CHAT).json()
+    again = http.post("/v1/chat/completions", json=CHAT_TOOLS).json()
     assert again["choices"][0]["message"]["tool_calls"]

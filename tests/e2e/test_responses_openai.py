@@ -1,7 +1,7 @@
 """The official openai SDK against `mockoss` (profile vllm): /v1/responses."""
 
-import json
 
+import httpx
 import openai
 import pytest
 
@@ -104,7 +104,7 @@ def test_clean_function_call(mockoss, client):
     assert [item.type for item in response.output] == ["reasoning", "function_call"]
     call = response.output[1]
     assert call.name == "get_weather"
-    assert json.loads(call.arguments) == {"location": "San Francisco"}
+    assert call.arguments == '{"location":"San Francisco"}'
     assert call.call_id.startswith("call_") and call.id.startswith("fc_")
     follow_up = client.responses.create(
         model=MODEL,
@@ -123,7 +123,7 @@ def test_clean_function_call_streamed(mockoss, client):
     tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}}]
     events = list(client.responses.create(model=MODEL, input="Weather in SF?", tools=tools, stream=True))
     arguments = "".join(e.delta for e in events if e.type == "response.function_call_arguments.delta")
-    assert json.loads(arguments) == {"location": "San Francisco"}
+    assert arguments == '{"location":"San Francisco"}'
     (done,) = [e for e in events if e.type == "response.function_call_arguments.done"]
     assert done.arguments == arguments
 
@@ -143,3 +143,27 @@ async def test_async_client_responses_stream(mockoss):
         stream = await client.responses.create(model=MODEL, input="2+2?", stream=True)
         text = "".join([e.delta async for e in stream if e.type == "response.output_text.delta"])
         assert text == "2 + 2 = 4."
+
+
+def test_harmony_error_mid_stream_drops_the_connection_after_the_events_so_far(mockoss, client):
+    # vLLM's responses_stream_generator only catches GenerationError: a HarmonyError escapes after
+    # HTTP 200, so the client gets the events so far and a truncated body, no error event.
+    mockoss.use("malformed-header-duplicate-recipient")
+    seen = []
+    with pytest.raises((openai.APIConnectionError, httpx.RemoteProtocolError)):
+        for event in client.responses.create(model=MODEL, input="hi", stream=True):
+            seen.append(event.type)
+    assert seen[:2] == ["response.created", "response.in_progress"]
+    assert seen[-1] == "response.output_item.done"
+    assert "response.completed" not in seen and "error" not in seen
+    assert mockoss.requests[-1].status == 200
+
+
+def test_harmony_error_mid_stream_as_an_error_event_with_the_switch(mockoss, client):
+    mockoss.use("malformed-header-duplicate-recipient")
+    mockoss.switches(responses_stream_error="error_event")
+    events = list(client.responses.create(model=MODEL, input="hi", stream=True))
+    # The SDK yields an OpenAI `error` event for Responses streams rather than raising.
+    assert events[-1].type == "error"
+    assert events[-1].message == 'unexpected tokens remaining in message header: Some("to=functions.x")'
+    assert events[-1].sequence_number == len(events) - 1

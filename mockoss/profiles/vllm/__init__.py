@@ -7,6 +7,8 @@ Switches reproduce behaviours that vLLM changed over time, so a test can run one
 from __future__ import annotations
 
 import dataclasses
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -33,6 +35,13 @@ class VllmProfile:
             Off by default: shipped vLLM turns any such recipient into an ``mcp_call``.
         enable_auto_tool_choice: ``--enable-auto-tool-choice``; without it, parsed tool calls are
             dropped from chat output unless ``tool_choice`` names a function or is ``required``.
+        responses_stream_error: what a Responses stream does when the parser fails after HTTP 200.
+            ``"cut"`` (vLLM as read: ``responses_stream_generator`` catches only
+            ``GenerationError``, so the connection drops after the events so far) or
+            ``"error_event"`` (an OpenAI-style ``error`` event; unverified, for clients that
+            expect one).
+        max_model_len: ``--max-model-len`` in tokens; ``/v1/models`` reports it and Responses
+            caps ``max_output_tokens`` at ``max_model_len - prompt_tokens``.
     """
 
     name: str = "vllm"
@@ -40,6 +49,19 @@ class VllmProfile:
     harmony_error_status: Literal[400, 500] = 500
     responses_ignore_recipients_without_tools: bool = False
     enable_auto_tool_choice: bool = True
+    responses_stream_error: Literal["cut", "error_event"] = "cut"
+    max_model_len: int = 131072
+
+    def __post_init__(self) -> None:
+        if self.harmony_error_status not in (400, 500):
+            raise ValueError(f"harmony_error_status must be 400 or 500, got {self.harmony_error_status!r}")
+        if self.responses_stream_error not in ("cut", "error_event"):
+            raise ValueError(f"responses_stream_error must be 'cut' or 'error_event', got {self.responses_stream_error!r}")
+        for switch in ("strict", "responses_ignore_recipients_without_tools", "enable_auto_tool_choice"):
+            if not isinstance(getattr(self, switch), bool):
+                raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")
+        if not isinstance(self.max_model_len, int) or self.max_model_len < 1:
+            raise ValueError(f"max_model_len must be a positive integer, got {self.max_model_len!r}")
 
     def with_switches(self, **switches: Any) -> VllmProfile:
         """Return a copy with some switches changed.
@@ -61,3 +83,19 @@ class VllmProfile:
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
         return error_reply(status, message, param=param)
+
+    def models(self, served_model_names: Sequence[str], created: int) -> Reply:
+        """``GET /v1/models``: vLLM's ``ModelList``; ``root`` is the first served name."""
+        data = [
+            {
+                "id": name,
+                "object": "model",
+                "created": created,
+                "owned_by": "vllm",
+                "root": served_model_names[0],
+                "parent": None,
+                "max_model_len": self.max_model_len,
+            }
+            for name in served_model_names
+        ]
+        return Reply(status=200, body=json.dumps({"object": "list", "data": data}, separators=(",", ":")).encode())

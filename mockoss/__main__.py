@@ -1,0 +1,3 @@
+from mockoss.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,100 @@
+"""The ``mockoss`` command line.
+
+``mockoss serve`` takes the flags ``vllm serve`` has where they mean the same thing
+(``--host``, ``--port``, ``--served-model-name``, ``--seed``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import yaml
+
+from mockoss import __version__
+from mockoss.profiles.registry import PROFILES, ProfileError
+from mockoss.scenario.loader import ScenarioError, builtin_names, load_scenario
+
+__all__ = ["main"]
+
+
+def _switch(text: str) -> tuple[str, Any]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name, yaml.safe_load(value)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mockoss", description="A fake gpt-oss inference server for tests.")
+    parser.add_argument("--version", action="version", version=f"mockoss {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="serve a scenario over HTTP")
+    serve.add_argument("--scenario", help="a shipped scenario name or a YAML file path")
+    serve.add_argument("--profile", default="vllm", choices=sorted(PROFILES), help="server to emulate (default: vllm)")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port, 0 for a free one (default: 8000)")
+    serve.add_argument(
+        "--served-model-name", nargs="+", default=["openai/gpt-oss-20b"], help="model name(s) to answer to"
+    )
+    serve.add_argument("--seed", type=int, default=0, help="seed for ids and generated content (default: 0)")
+    serve.add_argument(
+        "--switch", type=_switch, action="append", default=[], metavar="NAME=VALUE", help="set a profile switch"
+    )
+    serve.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+
+    commands.add_parser("scenarios", help="list the shipped scenarios")
+    return parser
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from mockoss.server.core import MockServer
+    from mockoss.server.run import base_url, bind, serve_forever
+
+    try:
+        server = MockServer(
+            scenario=args.scenario,
+            profile=args.profile,
+            switches=dict(args.switch),
+            served_model_names=args.served_model_name,
+            seed=args.seed,
+        )
+    except (ScenarioError, ProfileError) as exc:
+        print(f"mockoss: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        sock = bind(args.host, args.port)
+    except OSError as exc:
+        print(f"mockoss: error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    scenario = server.scenario.name if server.scenario else "none (send X-Mockoss-Scenario)"
+    print(f"mockoss {__version__}: profile {args.profile}, scenario {scenario}", flush=True)
+    print(f"base URL: {base_url(sock)}/v1", flush=True)
+    try:
+        serve_forever(server, sock, log_level=args.log_level)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _scenarios() -> int:
+    names = builtin_names()
+    width = max(map(len, names), default=0)
+    for name in names:
+        print(f"{name:<{width}}  {load_scenario(name).description}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mockoss`` command; returns the exit code."""
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        return _serve(args)
+    return _scenarios()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,45 @@
+"""Name-keyed registry of server profiles."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from mockoss.profiles.base import Profile
+from mockoss.profiles.vllm import VllmProfile
+
+__all__ = ["PROFILES", "ProfileError", "get_profile"]
+
+#: Read-only view of the shipped profiles by name.
+PROFILES: Mapping[str, Profile] = MappingProxyType({"vllm": VllmProfile()})
+
+
+class ProfileError(ValueError):
+    """Unknown profile name, or a switch the profile does not have (the message lists the valid ones)."""
+
+
+def switch_names(profile: Profile) -> list[str]:
+    """The switches a profile accepts (its dataclass fields other than ``name``)."""
+    return [f.name for f in dataclasses.fields(profile) if f.name != "name"]  # type: ignore[arg-type]
+
+
+def get_profile(name: str, switches: Mapping[str, Any] | None = None) -> Profile:
+    """Return the profile ``name`` with ``switches`` applied.
+
+    Raises:
+        ProfileError: unknown name or switch; the message lists what is valid.
+    """
+    try:
+        profile = PROFILES[name]
+    except KeyError:
+        raise ProfileError(f"unknown profile {name!r}; profiles: {', '.join(PROFILES)}") from None
+    if not switches:
+        return profile
+    unknown = sorted(set(switches) - set(switch_names(profile)))
+    if unknown:
+        raise ProfileError(
+            f"profile {name!r} has no switch {', '.join(map(repr, unknown))}; switches: {', '.join(switch_names(profile))}"
+        )
+    return dataclasses.replace(profile, **switches)  # type: ignore[type-var]

@@ -1,0 +1,379 @@
+"""vLLM ``POST /v1/responses`` for gpt-oss (Harmony path), non-streamed and streamed.
+
+What is reproduced, and from where (vllm-project/vllm unless noted):
+
+* Parsing: the unified ``HarmonyParser`` (``vllm/parser/harmony.py@053e68ec``) that
+  ``HarmonyContext`` uses since PR #47185: recipients pass through ``_normalize_recipient``, so
+  ``<|channel|>final <|constrain|>json`` is a plain final message; at the end ``flush()`` calls
+  ``process_eos`` and recovers a ``HarmonyError`` there as a ``final`` message holding the raw
+  tokens. A ``HarmonyError`` while processing a token is not caught.
+* Output items: ``responses/harmony.py@004ae2c0`` ``harmony_to_response_output(message,
+  function_tool_names, incomplete)``; the last message is ``incomplete`` when ``flush()`` produced
+  it (output cut by ``max_output_tokens``).
+* Response object and status: ``responses/serving.py`` ``responses_full_generator`` (``length`` →
+  ``incomplete``; no output item at all → ``incomplete``) and ``ResponsesResponse.from_request``
+  (``responses/protocol.py@010a69ce``), dumped with ``model_dump()`` (no ``exclude_none``) and
+  written by ``JSONResponse``.
+* Stream: see :mod:`mockoss.profiles.vllm.responses_stream`.
+* Field orders of output items: openai-python 2.20.0 (the first release with the
+  ``find_in_page`` action vLLM builds, and before ``phase``/``namespace`` were added).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from openai_harmony import Message
+
+from mockoss.harmony import Completion, ParserTrace, load_encoding
+from mockoss.profiles.base import SSE_MEDIA_TYPE, IdSource, Reply, RequestContext, ResponsesRequestView
+from mockoss.profiles.vllm.errors import ERROR_TYPES
+from mockoss.profiles.vllm.responses_stream import (
+    BUILTIN_TOOL_TO_MCP_SERVER_LABEL,
+    MessageView,
+    Segment,
+    Template,
+    TemplateBuilder,
+    dumps,
+    fill,
+    stream_event_templates,
+)
+from mockoss.profiles.vllm.segments import is_function_recipient, normalize_recipient
+
+if TYPE_CHECKING:
+    from mockoss.profiles.vllm import VllmProfile
+
+__all__ = ["surface_responses"]
+
+_SAMPLING_EPS = 1e-5
+
+
+class _ItemError(Exception):
+    """An exception ``harmony_to_response_output`` raises, with the HTTP status it maps to."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Everything about one (completion, limit, switches) that does not depend on the request."""
+
+    harmony_error: str | None
+    failure: tuple[int, str] | None  # an _ItemError while building the output items
+    output: Template  # the JSON array of output items; holes index the final ids
+    final_ids: int
+    events: tuple[Template, ...]  # stream frames; holes index the stream ids
+    stream_ids: int
+    status: str
+    output_tokens: int
+    reasoning_tokens: int
+
+
+def _view(message: Message) -> MessageView:
+    role = message.author.role
+    content = message.content
+    return MessageView(
+        role=getattr(role, "value", role),
+        channel=message.channel,
+        recipient=normalize_recipient(message.recipient),
+        text=getattr(content[0], "text", "") if content else "",
+    )
+
+
+def _replay(trace: ParserTrace) -> tuple[list[Segment], list[MessageView], bool, int]:
+    """``HarmonyParser.process_chunk`` over the trace, then ``flush()``.
+
+    Returns (segments, completed messages, whether ``flush`` produced the last one, reasoning
+    tokens). Reasoning tokens are the tokens after which the parser's channel is ``analysis``,
+    or ``commentary`` with a (normalised) recipient: tool-call arguments count, stop tokens and
+    header tokens before ``<|message|>`` do not.
+    """
+    segments: list[Segment] = []
+    messages: list[MessageView] = []
+    reasoning = 0
+    for step in trace.steps:
+        recipient = normalize_recipient(step.recipient)
+        if step.channel == "analysis" or (step.channel == "commentary" and recipient is not None):
+            reasoning += 1
+        done = _view(step.completed) if step.completed is not None else None
+        if done is not None:
+            messages.append(done)
+        segments.append((step.channel, recipient, step.delta or "", done))
+    flushed = False
+    if trace.error is None and trace.eos_error is not None:
+        text = load_encoding().decode(list(trace.pending_tokens))
+        done = MessageView("assistant", "final", None, text)
+        segments += [("final", None, text, None), ("final", None, "", done)]
+        messages.append(done)
+        flushed = True
+    elif trace.error is None and trace.eos_messages:
+        done = _view(trace.eos_messages[0])
+        segments.append((done.channel, done.recipient, "", done))
+        messages.append(done)
+        flushed = True
+    return segments, messages, flushed, reasoning
+
+
+def _reasoning(text: str, b: TemplateBuilder) -> dict[str, Any]:
+    return {"id": "rs_" + b.new_id(), "summary": [], "type": "reasoning", "content": [{"text": text, "type": "reasoning_text"}], "encrypted_content": None, "status": None}
+
+
+def _web_search(text: str, recipient: str, b: TemplateBuilder) -> dict[str, Any]:
+    """``_parse_browser_tool_call``: the ``cursor:`` prefix, the invalid-JSON placeholder."""
+    try:
+        call = json.loads(text)
+    except json.JSONDecodeError:
+        retry = f"Invalid JSON args, caught and retried: {text}"
+        call = {"query": retry, "url": retry, "pattern": retry}
+    if not isinstance(call, dict):
+        raise _ItemError(500, f"'{type(call).__name__}' object has no attribute 'get'")
+    if recipient == "browser.search":
+        action: dict[str, Any] = {"query": f"cursor:{call.get('query', '')}", "type": "search", "queries": None, "sources": None}
+    elif recipient == "browser.open":
+        action = {"type": "open_page", "url": f"cursor:{call.get('url', '')}"}
+    elif recipient == "browser.find":
+        action = {"pattern": call.get("pattern", ""), "type": "find_in_page", "url": f"cursor:{call.get('url', '')}"}
+    else:
+        raise _ItemError(400, f"Unknown browser action: {recipient}")
+    return {"id": "ws_" + b.new_id(), "action": action, "status": "completed", "type": "web_search_call"}
+
+
+def _items(m: MessageView, incomplete: bool, b: TemplateBuilder, functions: frozenset[str], ignore: bool) -> list[dict[str, Any]]:
+    """``harmony_to_response_output`` for one message (plus the no-tools switch)."""
+    if m.role != "assistant":
+        return []
+    recipient = None if ignore else m.recipient
+    status = "incomplete" if incomplete else "completed"
+    if recipient is not None:
+        if recipient.startswith("browser."):
+            return [] if incomplete else [_web_search(m.text, recipient, b)]
+        if is_function_recipient(recipient, functions):
+            rid = b.new_id()
+            name = recipient.removeprefix("functions.")
+            return [{"arguments": m.text, "call_id": "call_" + rid, "name": name, "type": "function_call", "id": "fc_" + rid, "status": status}]
+        if recipient in BUILTIN_TOOL_TO_MCP_SERVER_LABEL:
+            return [_reasoning(m.text, b)]
+        # "All other recipients are MCP calls" (_parse_mcp_recipient: first and last segment).
+        parts = recipient.split(".")
+        return [{"id": "mcp_" + b.new_id(), "arguments": m.text, "name": parts[-1], "server_label": parts[0], "type": "mcp_call", "approval_request_id": None, "error": None, "output": None, "status": status}]
+    if m.channel == "analysis":
+        return [_reasoning(m.text, b)]
+    if m.channel in ("commentary", "final"):
+        content = [{"annotations": [], "text": m.text, "type": "output_text", "logprobs": None}]
+        return [{"id": "msg_" + b.new_id(), "content": content, "role": "assistant", "status": status, "type": "message"}]
+    raise _ItemError(400, f"Unknown channel: {m.channel}")  # ValueError → BadRequestError
+
+
+def _build_plan(completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool) -> _Plan:
+    trace = completion.trace(max_tokens=max_tokens, strict=strict)
+    segments, messages, flushed, reasoning = _replay(trace)
+    stream_ids = TemplateBuilder(completion.text)
+    events = stream_event_templates(segments, stream_ids, function_tool_names=functions, ignore_recipients=ignore)
+    final_ids = TemplateBuilder(completion.text)
+    items: list[dict[str, Any]] = []
+    failure = None
+    if trace.error is None:
+        try:
+            for index, message in enumerate(messages):
+                items += _items(message, flushed and index == len(messages) - 1, final_ids, functions, ignore)
+        except _ItemError as exc:
+            failure, items = (exc.status, exc.message), []
+    length = completion.emit(max_tokens).finish_reason == "length"
+    return _Plan(
+        harmony_error=trace.error,
+        failure=failure,
+        output=final_ids.compile(items),
+        final_ids=final_ids.count,
+        events=tuple(events),
+        stream_ids=stream_ids.count,
+        status="incomplete" if length or not items else "completed",
+        output_tokens=len(trace.tokens),
+        reasoning_tokens=reasoning,
+    )
+
+
+def _plan(completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool) -> _Plan:
+    key = ("vllm.responses", max_tokens, strict, functions, ignore)
+    plan = completion._memo.get(key)
+    if plan is None:
+        plan = completion._memo[key] = _build_plan(completion, max_tokens, strict, functions, ignore)
+    return plan  # type: ignore[return-value]
+
+
+def _echo_tool(tool: Any) -> Any:
+    """``FunctionTool`` as dumped (also flattens the chat-style ``{"function": {...}}`` form)."""
+    if not isinstance(tool, Mapping) or tool.get("type") != "function":
+        return tool
+    src = tool["function"] if "name" not in tool and isinstance(tool.get("function"), Mapping) else tool
+    return {"name": src.get("name"), "parameters": src.get("parameters"), "strict": src.get("strict"), "type": "function", "description": src.get("description")}
+
+
+def _echo_text(text: Any) -> Any:
+    """``ResponseTextConfig`` as dumped without ``by_alias``: the JSON-schema key is ``schema_``."""
+    if not isinstance(text, Mapping):
+        return text
+    fmt = text.get("format")
+    if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
+        schema = fmt.get("schema", fmt.get("schema_"))
+        fmt = {"name": fmt.get("name"), "schema_": schema, "type": "json_schema", "description": fmt.get("description"), "strict": fmt.get("strict")}
+    return {"format": fmt, "verbosity": text.get("verbosity")}
+
+
+def _echo_reasoning(reasoning: Any) -> Any:
+    if not isinstance(reasoning, Mapping):
+        return reasoning
+    return {"effort": reasoning.get("effort"), "generate_summary": reasoning.get("generate_summary"), "summary": reasoning.get("summary")}
+
+
+class _Echo:
+    """The request-dependent parts of ``ResponsesResponse.from_request``, built once per request."""
+
+    __slots__ = ("head", "prompt", "tail")
+
+    def __init__(self, profile: VllmProfile, request: ResponsesRequestView, ctx: RequestContext) -> None:
+        body = request.body
+        request_id = body.get("request_id")  # vLLM's request_id extra param becomes the id
+        temperature = float(1.0 if body.get("temperature") is None else body["temperature"])
+        top_p = float(1.0 if body.get("top_p") is None else body["top_p"])
+        if temperature < _SAMPLING_EPS:  # SamplingParams: greedy forces top_p = 1.0
+            top_p = 1.0
+        room = profile.max_model_len - ctx.prompt_tokens
+        limit = room if request.max_output_tokens is None else min(request.max_output_tokens, room)
+        self.prompt = ctx.prompt_tokens
+        self.head = {
+            "id": request_id if isinstance(request_id, str) else f"resp_{ctx.ids.next()}",
+            "created_at": ctx.created,
+            "incomplete_details": None,
+            "instructions": body.get("instructions"),
+            "metadata": body.get("metadata"),
+            "model": request.model,
+            "object": "response",
+        }
+        self.tail = {
+            "parallel_tool_calls": body.get("parallel_tool_calls") is not False,
+            "temperature": temperature,
+            "tool_choice": request.tool_choice,
+            "tools": [_echo_tool(t) for t in body.get("tools") or ()],
+            "top_p": top_p,
+            "background": bool(body.get("background")),
+            "max_output_tokens": limit,
+            "max_tool_calls": body.get("max_tool_calls"),
+            "previous_response_id": body.get("previous_response_id"),
+            "prompt": None,
+            "reasoning": _echo_reasoning(body.get("reasoning")),
+            "service_tier": body.get("service_tier") or "auto",
+            "status": None,
+            "text": _echo_text(body.get("text")),
+            "top_logprobs": None,  # logprobs are rejected for gpt-oss, so sampling logprobs is None
+            "truncation": body.get("truncation") or "disabled",
+            "usage": None,
+            "user": body.get("user"),
+            "input_messages": None,
+            "output_messages": None,
+        }
+
+    def render(self, status: str, output_json: str, plan: _Plan | None) -> str:
+        """The response object JSON; ``plan`` None means the in-progress one (``usage: null``)."""
+        head = self.head
+        if status == "incomplete":
+            head = {**head, "incomplete_details": {"reason": "max_output_tokens"}}
+        tail = dict(self.tail)
+        tail["status"] = status
+        if plan is not None:
+            n, p = plan.output_tokens, self.prompt
+            tail["usage"] = {
+                "input_tokens": p,
+                "input_tokens_details": {"cached_tokens": 0, "input_tokens_per_turn": [p], "cached_tokens_per_turn": [0]},
+                "output_tokens": n,
+                "output_tokens_details": {"reasoning_tokens": plan.reasoning_tokens, "tool_output_tokens": 0, "output_tokens_per_turn": [n], "tool_output_tokens_per_turn": [0]},
+                "total_tokens": p + n,
+            }
+        return f'{dumps(head)[:-1]},"output":{output_json},{dumps(tail)[1:]}'
+
+
+def _hex_ids(ids: IdSource, count: int) -> list[str]:
+    return [ids.next() for _ in range(count)]
+
+
+def _response_frame(kind: str, response: str, seq: int) -> str:
+    return f'event: {kind}\ndata: {{"response":{response},"sequence_number":{seq},"type":"{kind}"}}\n\n'
+
+
+def _stream(profile: VllmProfile, plan: _Plan, echo: _Echo, ids: IdSource) -> Reply:
+    stream_hex = _hex_ids(ids, plan.stream_ids)
+    initial = echo.render("in_progress", "[]", None)
+    frames = [_response_frame("response.created", initial, 0), _response_frame("response.in_progress", initial, 1)]
+    frames += [fill(t, stream_hex, seq) for seq, t in enumerate(plan.events, 2)]
+    failure = (profile.harmony_error_status, plan.harmony_error) if plan.harmony_error is not None else plan.failure
+    if failure is None:
+        output = fill(plan.output, _hex_ids(ids, plan.final_ids))
+        frames.append(_response_frame("response.completed", echo.render(plan.status, output, plan), len(frames)))
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(f.encode() for f in frames))
+    status, message = failure
+    if profile.responses_stream_error == "error_event":
+        error = {"code": ERROR_TYPES.get(status, "InternalServerError"), "message": message, "param": None, "sequence_number": len(frames), "type": "error"}
+        frames.append(f"event: error\ndata: {dumps(error)}\n\n")
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(f.encode() for f in frames))
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(f.encode() for f in frames), abort=message)
+
+
+def surface_responses(profile: VllmProfile, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
+    """Surface ``completion`` the way current vLLM answers ``POST /v1/responses`` for gpt-oss.
+
+    Non-streamed (200, ``application/json``)::
+
+        {"id":"resp_<hex>","created_at":…,"incomplete_details":null|{"reason":"max_output_tokens"},
+         "instructions":…,"metadata":…,"model":…,"object":"response","output":[…],
+         "parallel_tool_calls":…,"temperature":1.0,"tool_choice":…,"tools":[…],"top_p":1.0,
+         "background":false,"max_output_tokens":…,"max_tool_calls":null,"previous_response_id":null,
+         "prompt":null,"reasoning":…,"service_tier":"auto","status":"completed"|"incomplete",
+         "text":null,"top_logprobs":null,"truncation":"disabled",
+         "usage":{"input_tokens":P,"input_tokens_details":{"cached_tokens":0,
+           "input_tokens_per_turn":[P],"cached_tokens_per_turn":[0]},"output_tokens":N,
+           "output_tokens_details":{"reasoning_tokens":R,"tool_output_tokens":0,
+           "output_tokens_per_turn":[N],"tool_output_tokens_per_turn":[0]},"total_tokens":P+N},
+         "user":null,"input_messages":null,"output_messages":null}
+
+    Output items per message (``harmony_to_response_output``, ``responses/harmony.py@004ae2c0``):
+    non-assistant author → none; ``browser.*`` → ``web_search_call`` (``cursor:`` prefix; none
+    when truncated); declared or ``functions.*`` function → ``function_call`` (``fc_``/``call_``
+    share one hex); ``python``/``browser``/``container`` → ``reasoning``; any other recipient →
+    ``mcp_call`` (server_label = first dotted segment, name = last); no recipient: ``analysis`` →
+    ``reasoning`` (``rs_``), ``commentary``/``final`` → ``message`` (``msg_``), other channel →
+    ``ValueError("Unknown channel: …")`` → 400 (ValueError maps to ``BadRequestError`` in every
+    2026 ``create_error_response``). The message/function/MCP item cut by ``max_output_tokens``
+    has ``status: "incomplete"``. ``HarmonyError`` → ``profile.error(harmony_error_status, text)``.
+
+    Streamed (200, ``text/event-stream``, ``event: T\\ndata: {…}\\n\\n`` frames, no ``[DONE]``,
+    ``sequence_number`` from 0): ``response.created``, ``response.in_progress``, the item events of
+    :func:`~mockoss.profiles.vllm.responses_stream.stream_event_templates`, then
+    ``response.completed`` carrying the non-streamed response rebuilt with fresh ids (vLLM parses
+    twice). On a ``HarmonyError`` the events before the failing token are sent and the stream is
+    cut (a :class:`Reply` with ``abort`` set); the same after all events for a ``ValueError``.
+
+    Switches read from ``profile``: ``strict``, ``harmony_error_status``,
+    ``responses_ignore_recipients_without_tools`` (with no declared tools, recipients are ignored:
+    final/commentary → message, analysis → reasoning, stream text/reasoning only),
+    ``responses_stream_error`` (``"cut"``; ``"error_event"`` sends an OpenAI ``error`` event
+    instead) and ``max_model_len``.
+
+    Ids are drawn from ``ctx.ids`` in vLLM's order: the response id, then (streamed) the stream
+    item ids, then the output item ids.
+    """
+    ignore = profile.responses_ignore_recipients_without_tools and not request.tools
+    plan = _plan(completion, request.max_output_tokens, profile.strict, request.function_tool_names, ignore)
+    if not request.stream:
+        if plan.harmony_error is not None:
+            return profile.error(profile.harmony_error_status, plan.harmony_error)
+        if plan.failure is not None:
+            return profile.error(*plan.failure)
+    echo = _Echo(profile, request, ctx)
+    if request.stream:
+        return _stream(profile, plan, echo, ctx.ids)
+    body = echo.render(plan.status, fill(plan.output, _hex_ids(ctx.ids, plan.final_ids)), plan)
+    return Reply(status=200, body=body.encode())

@@ -1,0 +1,1 @@
+"""Scenarios: scripted steps, loaded from YAML, consumed one per request."""

@@ -1,0 +1,1 @@
+"""Pydantic request schemas for the OpenAI-compatible endpoints, as vLLM accepts them."""

@@ -1,0 +1,1 @@
+"""The HTTP layer (FastAPI) and the framework-free server core it wraps."""

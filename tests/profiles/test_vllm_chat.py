@@ -1,0 +1,477 @@
+"""Exact-output tests for the vLLM ``/v1/chat/completions`` profile (``mockoss.profiles.vllm.chat``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai_harmony import Message, Role
+
+from mockoss.harmony import Completion
+from mockoss.profiles.base import ChatRequestView, IdSource, Reply, RequestContext, ToolDecl
+from mockoss.profiles.vllm import VllmProfile
+from mockoss.profiles.vllm.segments import (
+    SegmentType,
+    classify,
+    is_function_recipient,
+    normalize_recipient,
+    tool_arguments,
+)
+
+CREATED = 1_750_000_000
+PROMPT = 100
+MODEL = "openai/gpt-oss-20b"
+_ids = IdSource(0, 0)
+RID = _ids.next("chatcmpl-")
+TID = _ids.next("chatcmpl-tool-")
+WEATHER = (ToolDecl("function", "get_weather"),)
+
+ANSWER = (
+    "<|channel|>analysis<|message|>User asks 2+2.<|end|>"
+    "<|start|>assistant<|channel|>final<|message|>2 + 2 = 4.<|return|>"
+)
+TOOL_CALL = (
+    "<|channel|>analysis<|message|>Need weather.<|end|>"
+    '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"location":"Paris"}<|call|>'
+)
+MALFORMED = "<|channel|>commentary to=functions.x to=functions.x json<|message|>{}<|call|>"
+MALFORMED_ERROR = 'unexpected tokens remaining in message header: Some("to=functions.x")'
+CONSTRAINED_FINAL = '<|channel|>final <|constrain|>json<|message|>{"a":1}<|return|>'
+
+REASONING_DELTAS = ["User", " asks", " ", "2", "+", "2", "."]
+ANSWER_DELTAS = ["2", " +", " ", "2", " =", " ", "4", "."]
+ARGUMENT_DELTAS = ['{"', "location", '":"', "Paris", '"}']
+
+
+def ctx() -> RequestContext:
+    return RequestContext(ids=IdSource(0, 0), created=CREATED, prompt_tokens=PROMPT)
+
+
+def chat(completion: Completion, profile: VllmProfile | None = None, **request: Any) -> Reply:
+    return (profile or VllmProfile()).chat(completion, ChatRequestView(model=MODEL, **request), ctx())
+
+
+def body(reply: Reply) -> dict[str, Any]:
+    assert reply.status == 200 and reply.media_type == "application/json" and not reply.frames
+    data = json.loads(reply.body)
+    ChatCompletion.model_validate(data)  # the OpenAI SDK accepts it
+    return data
+
+
+def usage(completion_tokens: int, reasoning_tokens: int) -> dict[str, Any]:
+    return {
+        "prompt_tokens": PROMPT,
+        "total_tokens": PROMPT + completion_tokens,
+        "completion_tokens": completion_tokens,
+        "prompt_tokens_details": None,
+        "completion_tokens_details": {"reasoning_tokens": reasoning_tokens},
+    }
+
+
+def full(message: dict[str, Any], finish: str, stop_reason: int | None, use: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": RID,
+        "object": "chat.completion",
+        "created": CREATED,
+        "model": MODEL,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": finish,
+                "stop_reason": stop_reason,
+                "token_ids": None,
+                "routed_experts": None,
+            }
+        ],
+        "service_tier": None,
+        "system_fingerprint": None,
+        "usage": use,
+        "prompt_logprobs": None,
+        "prompt_token_ids": None,
+        "prompt_text": None,
+        "kv_transfer_params": None,
+        "ec_transfer_params": None,
+        "metrics": None,
+    }
+
+
+def msg(content: str | None, reasoning: str | None, tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "role": "assistant",
+        "content": content,
+        "refusal": None,
+        "annotations": None,
+        "audio": None,
+        "function_call": None,
+    }
+    if tool_calls is not None:
+        out["tool_calls"] = tool_calls
+    out["reasoning"] = reasoning
+    return out
+
+
+# ---------------------------------------------------------------- expected SSE frames
+
+
+def _frame(obj: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+
+
+def _head() -> dict[str, Any]:
+    return {"id": RID, "object": "chat.completion.chunk", "created": CREATED, "model": MODEL}
+
+
+def role_frame() -> bytes:
+    choice = {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}
+    return _frame({**_head(), "choices": [choice], "prompt_token_ids": None, "prompt_text": None})
+
+
+def delta_frame(delta: dict[str, Any]) -> bytes:
+    choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None, "token_ids": None}
+    return _frame({**_head(), "choices": [choice]})
+
+
+def final_frame(delta: dict[str, Any], finish: str, stop_reason: int | None) -> bytes:
+    choice = {
+        "index": 0,
+        "delta": delta,
+        "logprobs": None,
+        "finish_reason": finish,
+        "stop_reason": stop_reason,
+        "token_ids": None,
+    }
+    return _frame({**_head(), "choices": [choice]})
+
+
+def usage_frame(completion_tokens: int, reasoning_tokens: int) -> bytes:
+    use = {
+        "prompt_tokens": PROMPT,
+        "total_tokens": PROMPT + completion_tokens,
+        "completion_tokens": completion_tokens,
+        "completion_tokens_details": {"reasoning_tokens": reasoning_tokens},
+    }
+    return _frame({**_head(), "choices": [], "usage": use})
+
+
+DONE = b"data: [DONE]\n\n"
+
+
+def frames(reply: Reply) -> list[bytes]:
+    assert reply.status == 200 and reply.media_type == "text/event-stream" and not reply.body
+    for frame in reply.frames[:-1]:
+        data = json.loads(frame.removeprefix(b"data: "))
+        if "error" not in data:
+            ChatCompletionChunk.model_validate(data)
+    assert reply.frames[-1] == DONE
+    return list(reply.frames)
+
+
+# ---------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def answer() -> Completion:
+    """The canonical reasoning + answer completion, rendered by openai-harmony itself."""
+    return Completion.from_messages(
+        [
+            Message.from_role_and_content(Role.ASSISTANT, "User asks 2+2.").with_channel("analysis"),
+            Message.from_role_and_content(Role.ASSISTANT, "2 + 2 = 4.").with_channel("final"),
+        ]
+    )
+
+
+# ---------------------------------------------------------------- clean answer
+
+
+def test_answer_non_stream(answer: Completion) -> None:
+    assert answer.text == ANSWER
+    assert body(chat(answer)) == full(msg("2 + 2 = 4.", "User asks 2+2."), "stop", None, usage(25, 8))
+
+
+def test_answer_stream_with_usage(answer: Completion) -> None:
+    expected = [
+        role_frame(),
+        *(delta_frame({"reasoning": d}) for d in REASONING_DELTAS),
+        *(delta_frame({"content": d}) for d in ANSWER_DELTAS),
+        final_frame({}, "stop", None),
+        usage_frame(25, 8),
+        DONE,
+    ]
+    assert frames(chat(answer, stream=True, include_usage=True)) == expected
+
+
+def test_stream_without_usage_has_no_usage_chunk(answer: Completion) -> None:
+    got = frames(chat(answer, stream=True))
+    assert got[-2] == final_frame({}, "stop", None)
+    assert len(got) == 1 + 7 + 8 + 1 + 1
+
+
+def test_continuous_usage_stats(answer: Completion) -> None:
+    got = frames(chat(answer, stream=True, include_usage=True, continuous_usage_stats=True))
+    first = json.loads(got[0].removeprefix(b"data: "))
+    assert list(first) == ["id", "object", "created", "model", "choices", "usage", "prompt_token_ids", "prompt_text"]
+    assert first["usage"] == {
+        "prompt_tokens": PROMPT,
+        "total_tokens": PROMPT,
+        "completion_tokens": 0,
+        "completion_tokens_details": {"reasoning_tokens": 0},
+    }
+    # "User" is token 4 (after <|channel|> analysis <|message|>): 4 tokens out, 2 counted as reasoning.
+    second = json.loads(got[1].removeprefix(b"data: "))
+    assert second["usage"]["completion_tokens"] == 4
+    assert second["usage"]["completion_tokens_details"] == {"reasoning_tokens": 2}
+    final = json.loads(got[-3].removeprefix(b"data: "))
+    assert final["choices"][0]["finish_reason"] == "stop"
+    assert final["usage"]["completion_tokens"] == 25
+    assert final["usage"]["completion_tokens_details"] == {"reasoning_tokens": 8}
+    assert got[-2] == usage_frame(25, 8)
+
+
+def test_continuous_usage_needs_include_usage(answer: Completion) -> None:
+    assert b'"usage"' not in b"".join(frames(chat(answer, stream=True, continuous_usage_stats=True)))
+
+
+# ---------------------------------------------------------------- tool call
+
+
+def test_tool_call_non_stream() -> None:
+    completion = Completion.from_text(TOOL_CALL)
+    call = {"id": TID, "type": "function", "function": {"name": "get_weather", "arguments": '{"location": "Paris"}'}}
+    expected = full(msg(None, "Need weather.", [call]), "tool_calls", 200012, usage(27, 10))
+    assert body(chat(completion, tools=WEATHER)) == expected
+
+
+def test_tool_call_stream() -> None:
+    completion = Completion.from_text(TOOL_CALL)
+    first = {"id": TID, "type": "function", "index": 0, "function": {"name": "get_weather", "arguments": ""}}
+    expected = [
+        role_frame(),
+        *(delta_frame({"reasoning": d}) for d in ["Need", " weather", "."]),
+        delta_frame({"tool_calls": [first]}),
+        *(delta_frame({"tool_calls": [{"index": 0, "function": {"arguments": d}}]}) for d in ARGUMENT_DELTAS),
+        final_frame({}, "tool_calls", 200012),
+        usage_frame(27, 10),
+        DONE,
+    ]
+    assert frames(chat(completion, tools=WEATHER, stream=True, include_usage=True)) == expected
+
+
+def test_tool_choice_none_drops_calls() -> None:
+    completion = Completion.from_text(TOOL_CALL)
+    assert body(chat(completion, tools=WEATHER, tool_choice="none")) == full(
+        msg(None, "Need weather."), "stop", 200012, usage(27, 10)
+    )
+    got = frames(chat(completion, tools=WEATHER, tool_choice="none", stream=True))
+    assert got == [
+        role_frame(),
+        *(delta_frame({"reasoning": d}) for d in ["Need", " weather", "."]),
+        final_frame({}, "stop", 200012),
+        DONE,
+    ]
+
+
+def test_absent_tool_choice_without_tools_drops_the_call() -> None:
+    # vLLM's check_tool_usage: no tools and no tool_choice means tool_choice "none".
+    data = body(chat(Completion.from_text(TOOL_CALL)))
+    assert data["choices"][0]["message"] == msg(None, "Need weather.")
+    assert data["choices"][0]["finish_reason"] == "stop"
+    data = body(chat(Completion.from_text(TOOL_CALL), tools=WEATHER))
+    assert [c["function"]["name"] for c in data["choices"][0]["message"]["tool_calls"]] == ["get_weather"]
+    assert data["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_without_auto_tool_choice_calls_are_dropped() -> None:
+    profile = VllmProfile().with_switches(enable_auto_tool_choice=False)
+    completion = Completion.from_text(TOOL_CALL)
+    data = body(chat(completion, profile, tools=WEATHER))
+    assert data["choices"][0]["message"] == msg(None, "Need weather.")
+    assert data["choices"][0]["finish_reason"] == "stop"
+    # required still reports tool_calls (vLLM: required + engine stop), with content "" and no calls.
+    data = body(chat(completion, profile, tools=WEATHER, tool_choice="required"))
+    assert data["choices"][0]["message"] == msg("", "Need weather.")
+    assert data["choices"][0]["finish_reason"] == "tool_calls"
+
+
+def test_named_tool_choice_finishes_with_stop() -> None:
+    named = {"type": "function", "function": {"name": "get_weather"}}
+    completion = Completion.from_text(TOOL_CALL)
+    choice = body(chat(completion, tools=WEATHER, tool_choice=named))["choices"][0]
+    assert choice["message"]["content"] == ""
+    assert [c["function"]["name"] for c in choice["message"]["tool_calls"]] == ["get_weather"]
+    assert choice["finish_reason"] == "stop"
+    got = frames(chat(completion, tools=WEATHER, tool_choice=named, stream=True))
+    assert got[-2] == final_frame({}, "stop", 200012)
+
+
+# ---------------------------------------------------------------- HarmonyError
+
+
+@pytest.mark.parametrize("status", [500, 400])
+def test_malformed_header_non_stream(status: int) -> None:
+    profile = VllmProfile().with_switches(harmony_error_status=status)
+    reply = chat(Completion.from_text(MALFORMED), profile, tools=(ToolDecl("function", "x"),))
+    kind = {500: "InternalServerError", 400: "BadRequestError"}[status]
+    assert reply.status == status
+    assert json.loads(reply.body) == {"error": {"message": MALFORMED_ERROR, "type": kind, "param": None, "code": status}}
+
+
+def test_malformed_header_stream() -> None:
+    reply = chat(Completion.from_text(MALFORMED), tools=(ToolDecl("function", "x"),), stream=True, include_usage=True)
+    error = json.dumps({"error": {"message": MALFORMED_ERROR, "type": "InternalServerError", "param": None, "code": 500}})
+    assert frames(reply) == [role_frame(), f"data: {error}\n\n".encode(), DONE]
+
+
+def test_error_after_streamed_content() -> None:
+    text = "<|channel|>final<|message|>Hi<|end|><|return|>"
+    reply = chat(Completion.from_text(text), stream=True)
+    error = json.dumps(
+        {
+            "error": {
+                "message": "Unexpected token 200002 while expecting start token 200006",
+                "type": "InternalServerError",
+                "param": None,
+                "code": 500,
+            }
+        }
+    )
+    assert frames(reply) == [role_frame(), delta_frame({"content": "Hi"}), f"data: {error}\n\n".encode(), DONE]
+
+
+# ---------------------------------------------------------------- request options and edge cases
+
+
+def test_include_reasoning_false(answer: Completion) -> None:
+    assert body(chat(answer, include_reasoning=False)) == full(msg("2 + 2 = 4.", None), "stop", None, usage(25, 8))
+    # vLLM sets delta.reasoning = None on every kept delta, so the key is written as null.
+    expected = [
+        role_frame(),
+        *(delta_frame({"content": d, "reasoning": None}) for d in ANSWER_DELTAS),
+        final_frame({}, "stop", None),
+        DONE,
+    ]
+    assert frames(chat(answer, stream=True, include_reasoning=False)) == expected
+
+
+def test_max_tokens_truncation(answer: Completion) -> None:
+    # 11 analysis tokens + <|start|>assistant<|channel|>final<|message|> (5) + "2", " +", " " = 19.
+    assert body(chat(answer, max_tokens=19)) == full(msg("2 + ", "User asks 2+2."), "length", None, usage(19, 8))
+    expected = [
+        role_frame(),
+        *(delta_frame({"reasoning": d}) for d in REASONING_DELTAS),
+        delta_frame({"content": "2"}),
+        delta_frame({"content": " +"}),
+        final_frame({"content": " "}, "length", None),
+        DONE,
+    ]
+    assert frames(chat(answer, stream=True, max_tokens=19)) == expected
+
+
+def test_truncated_header_is_recovered_as_raw_content() -> None:
+    # EOS inside the second header: process_eos raises, flush() returns the raw decoded tokens.
+    completion = Completion.from_text(TOOL_CALL)
+    data = body(chat(completion, tools=WEATHER, max_tokens=14))
+    assert data["choices"][0]["message"] == msg("<|start|>assistant<|channel|>commentary to=", "Need weather.")
+    assert data["choices"][0]["finish_reason"] == "length"
+    got = frames(chat(completion, tools=WEATHER, max_tokens=14, stream=True))
+    assert got[-2] == final_frame({"content": "<|start|>assistant<|channel|>commentary to="}, "length", None)
+
+
+def test_constrain_json_on_final_is_content() -> None:
+    completion = Completion.from_text(CONSTRAINED_FINAL)
+    assert completion.trace().messages[0].recipient == "<|constrain|>json"
+    assert body(chat(completion)) == full(msg('{"a":1}', None), "stop", None, usage(12, 0))
+    expected = [
+        role_frame(),
+        *(delta_frame({"content": d}) for d in ['{"', "a", '":', "1", "}"]),
+        final_frame({}, "stop", None),
+        DONE,
+    ]
+    assert frames(chat(completion, stream=True)) == expected
+
+
+def test_non_ascii_is_written_as_utf8() -> None:
+    reply = chat(Completion.from_text("<|channel|>final<|message|>héllo 世界<|return|>"))
+    assert "héllo 世界".encode() in reply.body
+    assert json.loads(reply.body)["choices"][0]["message"]["content"] == "héllo 世界"
+
+
+def test_per_completion_work_is_memoised(answer: Completion) -> None:
+    first = chat(answer, stream=True)
+    keys = [k for k in answer._memo if isinstance(k, tuple) and k[0] == "vllm.chat"]
+    assert keys and all(k[1:3] == (None, True) for k in keys)
+    again = chat(answer, stream=True)
+    assert again.frames == first.frames
+    assert [k for k in answer._memo if isinstance(k, tuple) and k[0] == "vllm.chat"] == keys
+    other = VllmProfile().chat(answer, ChatRequestView(model=MODEL, stream=True), RequestContext(IdSource(1, 7), 5, 3))
+    assert other.frames[1] != first.frames[1] and b'"created":5,' in other.frames[1]
+
+
+# ---------------------------------------------------------------- segment helpers
+
+
+@pytest.mark.parametrize(
+    ("recipient", "normalised"),
+    [
+        (None, None),
+        ("<|constrain|>json", None),
+        ("functions.x <|constrain|>json", "functions.x"),
+        ("functions.x<|channel|>commentary", "functions.x<|channel|>commentary"),
+        ("json", "json"),
+    ],
+)
+def test_normalize_recipient(recipient: str | None, normalised: str | None) -> None:
+    assert normalize_recipient(recipient) == normalised
+
+
+@pytest.mark.parametrize(
+    ("recipient", "expected"),
+    [
+        ("functions.get_weather", True),
+        ("functions.", False),
+        ("get_weather", True),
+        ("repo_browser.open_file", True),
+        ("json", True),
+        ("python", False),
+        ("browser.search", False),
+        ("container.exec", False),
+        ("assistant", False),
+        ("<|constrain|>json", False),
+        ("", False),
+    ],
+)
+def test_is_function_recipient_chat_path(recipient: str, expected: bool) -> None:
+    assert is_function_recipient(recipient) is expected
+
+
+def test_is_function_recipient_responses_path() -> None:
+    assert is_function_recipient("get_weather", frozenset({"get_weather"})) is True
+    assert is_function_recipient("lookup", frozenset({"get_weather"})) is False
+
+
+@pytest.mark.parametrize(
+    ("channel", "recipient", "kind"),
+    [
+        ("analysis", None, SegmentType.REASONING),
+        ("analysis", "functions.f", SegmentType.TOOL),
+        ("analysis", "python", SegmentType.REASONING),
+        ("commentary", None, SegmentType.CONTENT),
+        ("commentary", "python", SegmentType.IGNORE),
+        ("final", None, SegmentType.CONTENT),
+        ("final", "json", SegmentType.TOOL),
+        (None, None, SegmentType.IGNORE),
+    ],
+)
+def test_classify(channel: str | None, recipient: str | None, kind: SegmentType) -> None:
+    assert classify(channel, recipient) is kind
+
+
+def test_tool_arguments() -> None:
+    assert tool_arguments('{"a":1}', "<|constrain|>json") == '{"a": 1}'
+    assert tool_arguments('{"a":1}', None) == '{"a": 1}'
+    assert tool_arguments("{broken", "json") == "{broken"
+    assert tool_arguments('{"a":1}', "code") == '{"a":1}'
+    assert tool_arguments("", None) == ""

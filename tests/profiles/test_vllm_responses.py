@@ -1,0 +1,392 @@
+"""vLLM ``POST /v1/responses`` for gpt-oss: exact bodies and SSE streams.
+
+Ids come from ``IdSource(0, 0)`` in vLLM's order (response id, then streamed item ids, then
+output item ids), so ``H[i]`` below is the i-th hex the profile draws.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from mockoss.harmony import Completion
+from mockoss.profiles.base import IdSource, Reply, RequestContext, ResponsesRequestView, ToolDecl
+from mockoss.profiles.vllm import VllmProfile
+from mockoss.profiles.vllm.responses import surface_responses
+
+MODEL = "openai/gpt-oss-20b"
+CREATED = 1_760_000_000
+PROMPT = 80
+_src = IdSource(0, 0)
+H = [_src.next() for _ in range(8)]
+
+ANSWER = (
+    "<|channel|>analysis<|message|>User says hi.<|end|>"
+    "<|start|>assistant<|channel|>final<|message|>Hello!<|return|>"
+)
+CALL = (
+    "<|channel|>analysis<|message|>Need weather.<|end|>"
+    "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+    '{"city":"Paris"}<|call|>'
+)
+SEED_ARGS = '{"name":"get_current_time","arguments":{"timezone":"America/Los_Angeles"}}'
+SEED = (
+    "<|channel|>analysis<|message|>Need the time.<|end|>"
+    f"<|start|>assistant to=tool.mcp<|channel|>commentary<|message|>{SEED_ARGS}<|call|>"
+)
+CONSTRAINED_FINAL = '<|channel|>final <|constrain|>json<|message|>{"ok":true}<|return|>'
+BAD_HEADER = (
+    "<|channel|>analysis<|message|>ok<|end|>"
+    "<|start|>assistant<|channel|>commentary to=functions.x to=functions.y json<|message|>{}<|call|>"
+)
+HEADER_ERROR = 'unexpected tokens remaining in message header: Some("to=functions.x")'
+WEATHER_PARAMS = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+WEATHER_TOOL = {"type": "function", "name": "get_weather", "description": "Get weather", "parameters": WEATHER_PARAMS}
+
+
+def dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def ctx() -> RequestContext:
+    return RequestContext(ids=IdSource(0, 0), created=CREATED, prompt_tokens=PROMPT)
+
+
+def request(*, stream: bool = False, tools: tuple[dict[str, Any], ...] = (), **body: Any) -> ResponsesRequestView:
+    full = {"model": MODEL, "input": "hi", **body}
+    if tools:
+        full["tools"] = list(tools)
+    return ResponsesRequestView(
+        model=MODEL,
+        tools=tuple(ToolDecl(t["type"], t.get("name")) for t in tools),
+        stream=stream,
+        max_output_tokens=body.get("max_output_tokens"),
+        body=full,
+    )
+
+
+def surface(text: str, req: ResponsesRequestView, profile: VllmProfile | None = None) -> Reply:
+    return surface_responses(profile or VllmProfile(), Completion.from_text(text), req, ctx())
+
+
+def usage(output_tokens: int, reasoning_tokens: int) -> dict[str, Any]:
+    return {
+        "input_tokens": PROMPT,
+        "input_tokens_details": {"cached_tokens": 0, "input_tokens_per_turn": [PROMPT], "cached_tokens_per_turn": [0]},
+        "output_tokens": output_tokens,
+        "output_tokens_details": {"reasoning_tokens": reasoning_tokens, "tool_output_tokens": 0, "output_tokens_per_turn": [output_tokens], "tool_output_tokens_per_turn": [0]},
+        "total_tokens": PROMPT + output_tokens,
+    }
+
+
+def response(output: list[Any], *, status: str = "completed", use: dict[str, Any] | None = None, tools: list[Any] | None = None, max_output_tokens: int = 131072 - PROMPT) -> dict[str, Any]:
+    """``ResponsesResponse`` fields in vLLM's declaration order (protocol.py@010a69ce)."""
+    return {
+        "id": f"resp_{H[0]}",
+        "created_at": CREATED,
+        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+        "instructions": None,
+        "metadata": None,
+        "model": MODEL,
+        "object": "response",
+        "output": output,
+        "parallel_tool_calls": True,
+        "temperature": 1.0,
+        "tool_choice": "auto",
+        "tools": tools or [],
+        "top_p": 1.0,
+        "background": False,
+        "max_output_tokens": max_output_tokens,
+        "max_tool_calls": None,
+        "previous_response_id": None,
+        "prompt": None,
+        "reasoning": None,
+        "service_tier": "auto",
+        "status": status,
+        "text": None,
+        "top_logprobs": None,
+        "truncation": "disabled",
+        "usage": use,
+        "user": None,
+        "input_messages": None,
+        "output_messages": None,
+    }
+
+
+def reasoning(item_id: str, text: str, status: str | None = None) -> dict[str, Any]:
+    return {"id": item_id, "summary": [], "type": "reasoning", "content": [{"text": text, "type": "reasoning_text"}], "encrypted_content": None, "status": status}
+
+
+def message(item_id: str, text: str, status: str = "completed") -> dict[str, Any]:
+    return {"id": item_id, "content": [{"annotations": [], "text": text, "type": "output_text", "logprobs": None}], "role": "assistant", "status": status, "type": "message"}
+
+
+def mcp(item_id: str, arguments: str, name: str, label: str, status: str = "completed") -> dict[str, Any]:
+    return {"id": item_id, "arguments": arguments, "name": name, "server_label": label, "type": "mcp_call", "approval_request_id": None, "error": None, "output": None, "status": status}
+
+
+def events(reply: Reply) -> list[dict[str, Any]]:
+    """Parse SSE frames, checking the ``event:`` line matches the payload type."""
+    out = []
+    for frame in reply.frames:
+        head, data = frame.decode().split("\n", 1)
+        assert head.startswith("event: ") and data.startswith("data: ") and data.endswith("}\n\n")
+        payload = json.loads(data[len("data: ") :])
+        assert payload["type"] == head[len("event: ") :]
+        out.append(payload)
+    return out
+
+
+def frame(payload: dict[str, Any]) -> bytes:
+    return b"event: " + payload["type"].encode() + b"\ndata: " + dumps(payload) + b"\n\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Non-streamed
+# ---------------------------------------------------------------------------------------------
+
+
+def test_answer_with_reasoning_exact_body() -> None:
+    reply = surface(ANSWER, request())
+    expected = response(
+        [reasoning(f"rs_{H[1]}", "User says hi."), message(f"msg_{H[2]}", "Hello!")],
+        use=usage(16, 5),
+    )
+    assert (reply.status, reply.media_type) == (200, "application/json")
+    assert reply.body == dumps(expected)
+
+
+def test_function_call_with_declared_tool_exact_body() -> None:
+    reply = surface(CALL, request(tools=(WEATHER_TOOL,)))
+    call = {"arguments": '{"city":"Paris"}', "call_id": f"call_{H[2]}", "name": "get_weather", "type": "function_call", "id": f"fc_{H[2]}", "status": "completed"}
+    echoed_tool = {"name": "get_weather", "parameters": WEATHER_PARAMS, "strict": None, "type": "function", "description": "Get weather"}
+    expected = response([reasoning(f"rs_{H[1]}", "Need weather."), call], use=usage(27, 10), tools=[echoed_tool])
+    assert reply.body == dumps(expected)
+
+
+def test_seed_no_tools_recipient_becomes_mcp_call_by_default() -> None:
+    reply = surface(SEED, request(tool_choice="none"))
+    body = json.loads(reply.body)
+    assert body["output"] == [reasoning(f"rs_{H[1]}", "Need the time."), mcp(f"mcp_{H[2]}", SEED_ARGS, "mcp", "tool")]
+    assert body["tools"] == [] and body["status"] == "completed"
+    assert body["usage"] == usage(37, 23)  # the mcp arguments count as reasoning tokens
+
+
+def test_seed_switch_on_classifies_by_channel() -> None:
+    profile = VllmProfile(responses_ignore_recipients_without_tools=True)
+    reply = surface(SEED, request(), profile)
+    assert json.loads(reply.body)["output"] == [reasoning(f"rs_{H[1]}", "Need the time."), message(f"msg_{H[2]}", SEED_ARGS)]
+
+
+def test_switch_keeps_tool_items_when_tools_are_declared() -> None:
+    profile = VllmProfile(responses_ignore_recipients_without_tools=True)
+    mcp_tool = {"type": "mcp", "server_label": "time", "server_url": "https://example.invalid/mcp"}
+    reply = surface(SEED, request(tools=(mcp_tool,)), profile)
+    assert [item["type"] for item in json.loads(reply.body)["output"]] == ["reasoning", "mcp_call"]
+
+
+def test_constrained_final_is_a_message_not_mcp() -> None:
+    """``_normalize_recipient`` turns recipient ``<|constrain|>json`` into none (vllm#45570)."""
+    reply = surface(CONSTRAINED_FINAL, request())
+    assert json.loads(reply.body)["output"] == [message(f"msg_{H[1]}", '{"ok":true}')]
+
+
+def test_harmony_error_status_and_text() -> None:
+    reply = surface(BAD_HEADER, request())
+    assert reply.status == 500
+    assert reply.body == dumps({"error": {"message": HEADER_ERROR, "type": "InternalServerError", "param": None, "code": 500}})
+    earlier = surface(BAD_HEADER, request(), VllmProfile(harmony_error_status=400))
+    assert earlier.status == 400 and json.loads(earlier.body)["error"]["type"] == "BadRequestError"
+
+
+def test_unknown_channel_is_a_bad_request() -> None:
+    reply = surface("<|channel|>commentary.functions.x<|message|>hi<|end|>", request())
+    assert reply.status == 400
+    assert json.loads(reply.body)["error"]["message"] == "Unknown channel: commentary.functions.x"
+
+
+def test_truncated_function_call_is_incomplete() -> None:
+    reply = surface(CALL, request(tools=(WEATHER_TOOL,), max_output_tokens=23))
+    body = json.loads(reply.body)
+    assert body["status"] == "incomplete"
+    assert body["incomplete_details"] == {"reason": "max_output_tokens"}
+    assert body["max_output_tokens"] == 23
+    assert body["output"][1] == {"arguments": '{"city', "call_id": f"call_{H[2]}", "name": "get_weather", "type": "function_call", "id": f"fc_{H[2]}", "status": "incomplete"}
+
+
+def test_truncated_header_is_recovered_as_raw_final_text() -> None:
+    """``flush()`` recovers the EOS HarmonyError as a final message of the decoded tokens."""
+    reply = surface(ANSWER, request(max_output_tokens=11))
+    body = json.loads(reply.body)
+    assert body["output"][1] == message(f"msg_{H[2]}", "<|start|>assistant<|channel|>", status="incomplete")
+    assert body["status"] == "incomplete"
+
+
+def test_echoed_request_fields() -> None:
+    req = request(temperature=0, top_p=0.5, instructions="Be brief.", metadata={"k": "v"}, reasoning={"effort": "low"}, request_id="resp_custom", user="u1")
+    body = json.loads(surface(ANSWER, req).body)
+    assert (body["id"], body["temperature"], body["top_p"]) == ("resp_custom", 0.0, 1.0)
+    assert (body["instructions"], body["metadata"], body["user"]) == ("Be brief.", {"k": "v"}, "u1")
+    assert body["reasoning"] == {"effort": "low", "generate_summary": None, "summary": None}
+    assert body["output"][0]["id"] == f"rs_{H[0]}"  # no id drawn for the response itself
+
+
+def test_plan_is_memoised_per_completion() -> None:
+    completion = Completion.from_text(ANSWER)
+    surface_responses(VllmProfile(), completion, request(), ctx())
+    keys = [k for k in completion._memo if isinstance(k, tuple) and str(k[0]).startswith("vllm.responses")]
+    assert len(keys) == 1
+    plan = completion._memo[keys[0]]
+    surface_responses(VllmProfile(), completion, request(stream=True), ctx())
+    assert completion._memo[keys[0]] is plan
+
+
+# ---------------------------------------------------------------------------------------------
+# Streamed
+# ---------------------------------------------------------------------------------------------
+
+
+def _answer_stream() -> list[dict[str, Any]]:
+    initial = response([], status="in_progress")
+    rid, mid = f"msg_{H[1]}", f"msg_{H[2]}"  # the streamed reasoning item id is msg_ (sic)
+
+    def ev(kind: str, **fields: Any) -> dict[str, Any]:
+        return {**fields, "type": kind}
+
+    def delta(kind: str, item: str, index: int, text: str, logprobs: bool) -> dict[str, Any]:
+        fields: dict[str, Any] = {"content_index": 0, "delta": text, "item_id": item}
+        if logprobs:
+            fields["logprobs"] = []
+        return ev(kind, **fields, output_index=index, sequence_number=-1)
+
+    out = [
+        ev("response.created", response=initial, sequence_number=-1),
+        ev("response.in_progress", response=initial, sequence_number=-1),
+        ev("response.output_item.added", item={"id": rid, "summary": [], "type": "reasoning", "content": None, "encrypted_content": None, "status": "in_progress"}, output_index=0, sequence_number=-1),
+        ev("response.reasoning_part.added", content_index=0, item_id=rid, output_index=0, part={"text": "", "type": "reasoning_text"}, sequence_number=-1),
+        *(delta("response.reasoning_text.delta", rid, 0, t, False) for t in ("User", " says", " hi", ".")),
+        ev("response.reasoning_text.done", content_index=0, item_id=rid, output_index=0, sequence_number=-1, text="User says hi."),
+        ev("response.reasoning_part.done", content_index=0, item_id=rid, output_index=0, part={"text": "User says hi.", "type": "reasoning_text"}, sequence_number=-1),
+        ev("response.output_item.done", item=reasoning(rid, "User says hi.", "completed"), output_index=0, sequence_number=-1),
+        ev("response.output_item.added", item={"id": mid, "content": [], "role": "assistant", "status": "in_progress", "type": "message"}, output_index=1, sequence_number=-1),
+        ev("response.content_part.added", content_index=0, item_id=mid, output_index=1, part={"annotations": [], "text": "", "type": "output_text", "logprobs": []}, sequence_number=-1),
+        *(delta("response.output_text.delta", mid, 1, t, True) for t in ("Hello", "!")),
+        ev("response.output_text.done", content_index=0, item_id=mid, logprobs=[], output_index=1, sequence_number=-1, text="Hello!"),
+        ev("response.content_part.done", content_index=0, item_id=mid, output_index=1, part={"annotations": [], "text": "Hello!", "type": "output_text", "logprobs": None}, sequence_number=-1),
+        ev("response.output_item.done", item=message(mid, "Hello!"), output_index=1, sequence_number=-1),
+        ev("response.completed", response=response([reasoning(f"rs_{H[3]}", "User says hi."), message(f"msg_{H[4]}", "Hello!")], use=usage(16, 5)), sequence_number=-1),
+    ]
+    for seq, payload in enumerate(out):
+        payload["sequence_number"] = seq
+    return out
+
+
+def test_answer_stream_exact_frames() -> None:
+    reply = surface(ANSWER, request(stream=True))
+    assert (reply.status, reply.media_type, type(reply)) == (200, "text/event-stream", Reply)
+    assert list(reply.frames) == [frame(p) for p in _answer_stream()]
+    assert not any(f.startswith(b"data: [DONE]") for f in reply.frames)
+
+
+def test_stream_sequence_numbers_and_order() -> None:
+    got = events(surface(CALL, request(stream=True, tools=(WEATHER_TOOL,))))
+    assert [e["sequence_number"] for e in got] == list(range(len(got)))
+    assert [e["type"] for e in got] == [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.reasoning_part.added",
+        *["response.reasoning_text.delta"] * 3,
+        "response.reasoning_text.done",
+        "response.reasoning_part.done",
+        "response.output_item.done",
+        "response.output_item.added",
+        *["response.function_call_arguments.delta"] * 5,
+        "response.function_call_arguments.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    fc, call = f"fc_{H[2]}", f"call_{H[3]}"  # two uuids when streamed
+    assert got[10]["item"] == {"arguments": "", "call_id": call, "name": "get_weather", "type": "function_call", "id": fc, "status": "in_progress"}
+    assert got[16] == {"arguments": '{"city":"Paris"}', "item_id": fc, "name": "get_weather", "output_index": 1, "sequence_number": 16, "type": "response.function_call_arguments.done"}
+    # vLLM builds this item without an id and with stray event fields.
+    assert got[17]["item"] == {"arguments": '{"city":"Paris"}', "call_id": call, "name": "get_weather", "type": "function_call", "id": None, "status": "completed", "item_id": fc, "output_index": 1, "sequence_number": -1}
+    final = got[-1]["response"]["output"][1]
+    assert (final["id"], final["call_id"]) == (f"fc_{H[5]}", f"call_{H[5]}")
+
+
+def test_seed_stream_default_emits_mcp_events() -> None:
+    got = events(surface(SEED, request(stream=True)))
+    types = [e["type"] for e in got]
+    assert types[10:14] == ["response.output_item.done", "response.output_item.added", "response.mcp_call.in_progress", "response.mcp_call_arguments.delta"]
+    assert types[-4:] == ["response.mcp_call_arguments.done", "response.mcp_call.completed", "response.output_item.done", "response.completed"]
+    # The stream names the call after the raw recipient; the completed response splits it.
+    assert got[11]["item"] == mcp(f"mcp_{H[2]}", "", "tool.mcp", "tool.mcp", "in_progress")
+    assert got[-4]["name"] == "tool.mcp" and got[-4]["arguments"] == SEED_ARGS
+    assert got[-1]["response"]["output"][1] == mcp(f"mcp_{H[4]}", SEED_ARGS, "mcp", "tool")
+
+
+def test_seed_stream_switch_on_has_no_tool_events() -> None:
+    profile = VllmProfile(responses_ignore_recipients_without_tools=True)
+    got = events(surface(SEED, request(stream=True), profile))
+    types = [e["type"] for e in got]
+    assert not [t for t in types if "mcp" in t or "function_call" in t]
+    assert types[11:13] == ["response.output_item.added", "response.content_part.added"]
+    assert "".join(e["delta"] for e in got if e["type"] == "response.output_text.delta") == SEED_ARGS
+    assert got[-1]["response"]["output"] == [reasoning(f"rs_{H[3]}", "Need the time."), message(f"msg_{H[4]}", SEED_ARGS)]
+
+
+def test_stream_final_with_function_recipient_streams_a_call() -> None:
+    got = events(surface("<|channel|>final to=functions.x<|message|>{}<|return|>", request(stream=True)))
+    assert [e["type"] for e in got][2:6] == ["response.output_item.added", "response.function_call_arguments.delta", "response.function_call_arguments.done", "response.output_item.done"]
+
+
+def test_stream_harmony_error_cuts_the_stream() -> None:
+    reply = surface(BAD_HEADER, request(stream=True))
+    assert reply.streamed
+    assert (reply.status, reply.abort) == (200, HEADER_ERROR)
+    got = events(reply)
+    assert got[-1]["type"] == "response.output_item.done"  # the analysis item, then nothing
+    assert not [e for e in got if e["type"] in ("response.completed", "error", "response.failed")]
+
+
+def test_stream_unknown_channel_cuts_before_completed() -> None:
+    reply = surface("<|channel|>commentary.functions.x<|message|>hi<|end|>", request(stream=True))
+    assert reply.abort == "Unknown channel: commentary.functions.x"
+    assert [e["type"] for e in events(reply)] == ["response.created", "response.in_progress"]
+
+
+def test_stream_error_event_mode() -> None:
+    reply = surface(BAD_HEADER, request(stream=True), VllmProfile(responses_stream_error="error_event"))
+    assert reply.abort is None
+    last = events(reply)[-1]
+    assert last == {"code": "InternalServerError", "message": HEADER_ERROR, "param": None, "sequence_number": len(reply.frames) - 1, "type": "error"}
+
+
+def test_stream_truncation_completes_as_incomplete() -> None:
+    got = events(surface(CALL, request(stream=True, tools=(WEATHER_TOOL,), max_output_tokens=23)))
+    assert got[-2]["type"] == "response.output_item.done" and got[-2]["item"]["arguments"] == '{"city'
+    final = got[-1]["response"]
+    assert (final["status"], final["incomplete_details"]) == ("incomplete", {"reason": "max_output_tokens"})
+    assert final["output"][1]["status"] == "incomplete"
+
+
+@pytest.mark.parametrize("text", [ANSWER, CALL, SEED, CONSTRAINED_FINAL])
+def test_stream_and_json_agree_on_the_final_response(text: str) -> None:
+    tools = (WEATHER_TOOL,)
+    body = json.loads(surface(text, request(tools=tools)).body)
+    completed = events(surface(text, request(stream=True, tools=tools)))[-1]["response"]
+    for item in body["output"] + completed["output"]:
+        item.pop("id", None)
+        item.pop("call_id", None)
+    assert completed == body
+
+
+def test_percent_and_marker_characters_in_content_survive_templating() -> None:
+    text = "100% sure %s %d \ue000"
+    reply = surface(f"<|channel|>final<|message|>{text}<|return|>", request(stream=True))
+    got = events(reply)
+    assert got[-2]["item"]["content"][0]["text"] == text
+    assert got[-1]["response"]["output"][0]["content"][0]["text"] == text

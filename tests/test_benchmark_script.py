@@ -1,0 +1,67 @@
+"""benchmarks/bench_http.py: its request builder and response parser, on in-memory bytes (no timing)."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_http.py"
+_spec = importlib.util.spec_from_file_location("bench_http", _PATH)
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
+
+FRAMES = [b'data: {"i":%d}\n\n' % i for i in range(5)] + [b"data: [DONE]\n\n"]
+SSE = b"".join(FRAMES)
+
+
+def _chunked(parts):
+    body = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\nTransfer-Encoding: chunked\r\n\r\n"
+    return head + body
+
+
+PLAIN = b'{"object":"chat.completion"}'
+FIXED = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\ncontent-type: application/json\r\n\r\n%s" % (len(PLAIN), PLAIN)
+ERROR = b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 5\r\n\r\noops!"
+# A chunk boundary inside "\n\n", a chunk extension and a trailer.
+SPLIT = _chunked([SSE[:15], SSE[15:16], SSE[16:]]).replace(b"0\r\n\r\n", b"0;ext=1\r\nX-Trailer: 1\r\n\r\n")
+WIRE = FIXED + _chunked([b"".join(FRAMES[:3]), b"".join(FRAMES[3:])]) + ERROR + SPLIT
+EXPECTED = [(200, len(PLAIN), 0), (200, len(SSE), 6), (500, 5, 0), (200, len(SSE), 6)]
+
+
+@pytest.mark.parametrize("piece", [len(WIRE), 1, 2, 3, 7, 64])
+def test_parser_decodes_pipelined_responses_split_anywhere(piece):
+    parser = bench.ResponseParser()
+    got = []
+    for start in range(0, len(WIRE), piece):
+        got += parser.feed(WIRE[start : start + piece])
+    assert got == EXPECTED
+    assert parser.feed(b"") == []
+
+
+def test_parser_waits_for_a_whole_response():
+    parser = bench.ResponseParser()
+    assert parser.feed(FIXED[:-1]) == []
+    assert parser.feed(FIXED[-1:]) == [(200, len(PLAIN), 0)]
+
+
+def test_request_bytes():
+    body = bench.request_body("chat", stream=True)
+    assert json.loads(body)["stream"] is True and bench.STREAM_MARK in body
+    assert bench.STREAM_MARK not in bench.request_body("chat")
+    assert "input" in json.loads(bench.request_body("responses"))
+    raw = bench.build_request("/v1/chat/completions", "127.0.0.1:1", body)
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"POST /v1/chat/completions HTTP/1.1\r\n")
+    assert b"Content-Length: %d" % len(body) in head and rest == body
+
+
+def test_split_sse_keeps_frames_whole():
+    assert bench.split_sse(SSE) == FRAMES
+    assert bench.split_sse(SSE + b"data: x") == [*FRAMES, b"data: x"]
+
+
+def test_long_scenario_is_valid_json_yaml():
+    doc = json.loads(bench.long_scenario(50))
+    assert len(doc["steps"][0]["completion"]["messages"][1]["content"].split()) == 50
