@@ -61,6 +61,7 @@ def _serve(args: argparse.Namespace) -> int:
             switches=dict(args.switch),
             served_model_names=args.served_model_name,
             seed=args.seed,
+            request_log_limit=10_000,
         )
     except (ScenarioError, ProfileError) as exc:
         print(f"mockoss: error: {exc}", file=sys.stderr)

@@ -54,7 +54,8 @@ class MockossFixture:
 
     @property
     def requests(self) -> list[RecordedRequest]:
-        """Requests received during this test, in order (parsed bodies, scenario step that answered)."""
+        """Requests received during this test, in order (parsed body, scenario step that answered,
+        status, raw Harmony completion)."""
         return list(self.server.requests)
 
     def use(self, scenario: str | Path | Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Scenario:

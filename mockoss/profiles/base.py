@@ -7,7 +7,8 @@ either a JSON body or the exact stream frames that server would write.
 
 from __future__ import annotations
 
-import random
+import functools
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -26,25 +27,38 @@ JSON_MEDIA_TYPE = "application/json"
 SSE_MEDIA_TYPE = "text/event-stream"
 
 
+@functools.lru_cache(maxsize=64)
+def _seed_key(seed: int | str) -> bytes:
+    return f"{type(seed).__name__}:{seed}".encode()
+
+
 class IdSource:
     """Deterministic ids: the same seed and request index give the same ids in the same order.
 
-    ``next("chatcmpl-")`` returns the prefix plus 32 lowercase hex digits, the shape of vLLM's
-    ``random_uuid()`` (``uuid4().hex``).
+    Each id is a keyed BLAKE2b digest of (seed, request index, position), stable across processes
+    and Python versions. ``next("chatcmpl-")`` returns the prefix plus 32 lowercase hex digits, the
+    shape of vLLM's ``random_uuid()`` (``uuid4().hex``).
     """
 
-    __slots__ = ("_random",)
+    __slots__ = ("_count", "_key", "_request")
 
     def __init__(self, seed: int | str, request_index: int) -> None:
-        self._random = random.Random(f"{seed}/{request_index}")
+        self._key = _seed_key(seed)
+        self._request = request_index.to_bytes(8, "big")
+        self._count = 0
+
+    def _digest(self) -> bytes:
+        self._count += 1
+        data = self._request + self._count.to_bytes(4, "big")
+        return hashlib.blake2b(data, digest_size=16, key=self._key[:64]).digest()
 
     def next(self, prefix: str = "") -> str:
         """Return ``prefix`` + 32 hex digits."""
-        return f"{prefix}{self._random.getrandbits(128):032x}"
+        return prefix + self._digest().hex()
 
     def digits(self, count: int) -> str:
-        """Return ``count`` decimal digits (Ollama's ``rs_`` ids use 6)."""
-        return "".join(str(self._random.randrange(10)) for _ in range(count))
+        """Return ``count`` decimal digits (Ollama's ``rs_`` ids use 6), ``count`` ≤ 38."""
+        return str(int.from_bytes(self._digest(), "big")).zfill(39)[-count:]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ import functools
 import json
 import logging
 import threading
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -42,11 +43,14 @@ Endpoint = Literal["chat", "responses"]
 class RecordedRequest:
     """One request the server received, for assertions.
 
+    Kept as received (raw bytes, header pairs) and parsed on access, so a long-running server's
+    log costs little memory and no garbage-collector time.
+
     Attributes:
         index: 0-based position since the last reset.
         endpoint: ``"chat"`` or ``"responses"``.
-        body: the parsed JSON body (``None`` if it was not JSON).
-        headers: request headers, lower-cased names.
+        raw: the request body as received.
+        header_items: request headers as ``(lower-cased name, value)`` pairs.
         scenario: name of the scenario that answered, else ``None``.
         step: index of the scripted step that answered, else ``None``.
         status: HTTP status of the reply.
@@ -55,22 +59,37 @@ class RecordedRequest:
 
     index: int
     endpoint: Endpoint
-    body: Any
-    headers: Mapping[str, str]
+    raw: bytes
+    header_items: tuple[tuple[str, str], ...]
     scenario: str | None
     step: int | None
     status: int
     completion: str | None
 
     @property
+    def body(self) -> Any:
+        """The parsed JSON body, or ``None`` if it was not JSON."""
+        try:
+            return json.loads(self.raw)
+        except ValueError:
+            return None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Request headers, lower-cased names."""
+        return dict(self.header_items)
+
+    @property
     def messages(self) -> list[dict[str, Any]]:
         """Chat ``messages`` of the request (empty for other endpoints)."""
-        return list(self.body.get("messages", [])) if isinstance(self.body, dict) else []
+        body = self.body
+        return list(body.get("messages", [])) if isinstance(body, dict) else []
 
     @property
     def tools(self) -> list[dict[str, Any]]:
         """Declared ``tools`` of the request."""
-        return list(self.body.get("tools") or []) if isinstance(self.body, dict) else []
+        body = self.body
+        return list(body.get("tools") or []) if isinstance(body, dict) else []
 
 
 @functools.lru_cache(maxsize=1024)
@@ -112,6 +131,8 @@ class MockServer:
         served_model_names: names ``/v1/models`` lists and requests may use; others get vLLM's 404.
         seed: seeds every id; same scenario + seed ⇒ byte-identical output.
         created: unix seconds stamped on objects.
+        request_log_limit: keep only the newest N requests in :attr:`requests` (``None``: all);
+            ``mockoss serve`` keeps 10,000.
 
     Raises:
         ScenarioError, ProfileError: at construction, for a bad scenario, profile or switch.
@@ -123,10 +144,13 @@ class MockServer:
     served_model_names: Sequence[str] = (DEFAULT_MODEL,)
     seed: int | str = 0
     created: int = DEFAULT_CREATED
-    requests: list[RecordedRequest] = field(default_factory=list, init=False)
+    request_log_limit: int | None = None
+    requests: deque[RecordedRequest] = field(init=False)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self.requests = deque(maxlen=self.request_log_limit)
+        self._handled = 0
         self._scenarios: dict[str, Scenario] = {}
         self._cursors: dict[str, int] = {}
         self._profiles: dict[tuple[Any, ...], Profile] = {}
@@ -170,6 +194,7 @@ class MockServer:
         with self._lock:
             self._cursors.clear()
             self.requests.clear()
+            self._handled = 0
 
     # -- request handling ----------------------------------------------------------------------
 
@@ -200,14 +225,17 @@ class MockServer:
             profile = self._profiles[key] = get_profile(self.profile, merged)
         return profile
 
-    def handle(self, endpoint: Endpoint, raw: bytes, headers: Mapping[str, str]) -> Reply:
+    def handle(self, endpoint: Endpoint, raw: bytes, headers: Mapping[str, str] | Sequence[tuple[str, str]]) -> Reply:
         """Answer one ``/v1/chat/completions`` or ``/v1/responses`` request body.
 
         Never raises: malformed input, unknown scenarios or switches become error replies in the
         profile's error shape (400, or vLLM's 404 for an unknown model).
         """
+        if not isinstance(headers, Mapping):
+            headers = dict(headers)
         with self._lock:
-            index = len(self.requests)
+            index = self._handled
+            self._handled += 1
             try:
                 body = json.loads(raw)
             except ValueError:
@@ -222,8 +250,8 @@ class MockServer:
                 RecordedRequest(
                     index=index,
                     endpoint=endpoint,
-                    body=body,
-                    headers=dict(headers),
+                    raw=raw,
+                    header_items=tuple(headers.items()),
                     scenario=scenario.name if scenario else None,
                     step=step.index if step else None,
                     status=reply.status,

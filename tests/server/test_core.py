@@ -1,0 +1,44 @@
+"""MockServer without HTTP: the request log, ids and seeds."""
+
+import json
+
+from mockoss.profiles.base import IdSource
+from mockoss.server.core import MockServer
+
+CHAT = json.dumps({"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}]}).encode()
+
+
+def test_request_log_limit_keeps_the_newest_and_indexes_keep_counting():
+    server = MockServer(scenario="clean-answer", request_log_limit=3)
+    for _ in range(5):
+        assert server.handle("chat", CHAT, {}).status == 200
+    assert [r.index for r in server.requests] == [2, 3, 4]
+    assert server.requests[-1].body["messages"][0]["content"] == "hi"
+    server.reset()
+    server.handle("chat", CHAT, [("x-test", "1")])
+    assert [r.index for r in server.requests] == [0]
+    assert server.requests[0].headers == {"x-test": "1"}
+
+
+def test_recorded_request_keeps_non_json_bodies():
+    server = MockServer(scenario="clean-answer")
+    reply = server.handle("chat", b"\xff not json", {})
+    assert reply.status == 400
+    assert server.requests[0].body is None and server.requests[0].raw == b"\xff not json"
+
+
+def test_ids_depend_on_seed_and_index_only():
+    assert IdSource(0, 1).next("x-") == IdSource(0, 1).next("x-")
+    assert IdSource(0, 1).next() != IdSource(0, 2).next()
+    assert IdSource("ci", 1).next() == IdSource("ci", 1).next()
+    assert IdSource("ci", 1).next() != IdSource("cd", 1).next()
+    assert IdSource(5, 0).next() != IdSource(0, 5).next()
+    source = IdSource(0, 0)
+    first, second = source.next("chatcmpl-"), source.next("chatcmpl-")
+    assert first != second and len(first) == len("chatcmpl-") + 32
+
+
+def test_string_seed_gives_byte_identical_replies():
+    one = MockServer(scenario="clean-tool-call", seed="nightly")
+    two = MockServer(scenario="clean-tool-call", seed="nightly")
+    assert one.handle("chat", CHAT, {}).body == two.handle("chat", CHAT, {}).body
