@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -176,23 +176,47 @@ class Reply:
 ApiErrorKind = Literal["invalid_request", "not_found", "internal"]
 
 
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """What identity endpoints report about the fake server.
+
+    Attributes:
+        served_model_names: model names the server answers to; the first is the default.
+        created: unix seconds stamped on objects.
+    """
+
+    served_model_names: tuple[str, ...]
+    created: int
+
+
 class Profile(Protocol):
-    """A named emulation of one server's way of surfacing gpt-oss output."""
+    """A named emulation of one server's way of surfacing gpt-oss output.
+
+    Attributes:
+        name: registry name, e.g. ``"vllm"``.
+        endpoints: names of the generation endpoints this server has (see
+            :data:`mockoss.endpoints.ENDPOINTS`); any other path gets :meth:`route_error`.
+    """
 
     name: str
+    endpoints: frozenset[str]
 
-    def chat(self, completion: Any, request: ChatRequestView, ctx: RequestContext) -> Reply:
-        """Surface ``completion`` as ``POST /v1/chat/completions`` output (JSON or SSE)."""
-        ...
-
-    def responses(self, completion: Any, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
-        """Surface ``completion`` as ``POST /v1/responses`` output (JSON or SSE)."""
+    def surface(self, endpoint: str, completion: Any, request: Any, ctx: RequestContext) -> Reply:
+        """Surface ``completion`` as endpoint ``endpoint``'s output (JSON or a stream)."""
         ...
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
         """An error reply in this server's error body shape."""
         ...
 
-    def models(self, served_model_names: Sequence[str], created: int) -> Reply:
-        """``GET /v1/models`` as this server lists its models."""
+    def model_not_found(self, model: str) -> Reply:
+        """The reply to a request naming a model the server does not serve."""
+        ...
+
+    def probe(self, method: str, path: str, info: ServerInfo) -> Reply | None:
+        """Answer an identity or health probe (``GET /v1/models``, ``/health``, …), else ``None``."""
+        ...
+
+    def route_error(self, status: int, method: str, path: str) -> Reply:
+        """This server's reply to an unknown route (404) or a wrong method (405)."""
         ...

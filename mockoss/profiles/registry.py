@@ -20,9 +20,13 @@ class ProfileError(ValueError):
     """Unknown profile name, or a switch the profile does not have (the message lists the valid ones)."""
 
 
+#: Dataclass fields of a profile that describe it rather than switch a behaviour.
+_IDENTITY_FIELDS = frozenset({"name", "endpoints"})
+
+
 def switch_names(profile: Profile) -> list[str]:
-    """The switches a profile accepts (its dataclass fields other than ``name``)."""
-    return [f.name for f in dataclasses.fields(profile) if f.name != "name"]  # type: ignore[arg-type]
+    """The switches a profile accepts (its dataclass fields, less ``name`` and ``endpoints``)."""
+    return [f.name for f in dataclasses.fields(profile) if f.name not in _IDENTITY_FIELDS]  # type: ignore[arg-type]
 
 
 def get_profile(name: str, switches: Mapping[str, Any] | None = None) -> Profile:
@@ -42,4 +46,7 @@ def get_profile(name: str, switches: Mapping[str, Any] | None = None) -> Profile
         raise ProfileError(
             f"profile {name!r} has no switch {', '.join(map(repr, unknown))}; switches: {', '.join(switch_names(profile))}"
         )
-    return dataclasses.replace(profile, **switches)  # type: ignore[type-var]
+    try:
+        return dataclasses.replace(profile, **switches)  # type: ignore[type-var]
+    except (TypeError, ValueError) as exc:
+        raise ProfileError(f"profile {name!r}: {exc}") from None

@@ -7,12 +7,13 @@ Routes move bytes only: read the body, call :meth:`MockServer.handle`, write the
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 
 from mockoss import __version__
+from mockoss.endpoints import ENDPOINTS
 from mockoss.profiles.base import Reply
 from mockoss.server.core import MockServer
 
@@ -48,25 +49,20 @@ def to_response(reply: Reply) -> Response:
 def create_app(server: MockServer) -> FastAPI:
     """Build the ASGI app serving ``server``.
 
-    Routes: ``GET /health``, ``GET /v1/models``, ``POST /v1/chat/completions``,
-    ``POST /v1/responses``; and, for non-Python clients, ``POST /mockoss/reset`` and
-    ``GET /mockoss/requests``. Unknown routes get FastAPI's JSON 404 ``{"detail":"Not Found"}``,
-    as vLLM answers them.
+    Routes: every generation endpoint of :data:`mockoss.endpoints.ENDPOINTS` (``POST``); for
+    non-Python clients, ``POST /mockoss/reset`` and ``GET /mockoss/requests``; every other request
+    goes to the active profile, which answers its server's identity and health probes
+    (``GET /v1/models``, ``GET /health``, …) and its server's 404 or 405 for anything else.
     """
-    app = FastAPI(title="mockoss", version=__version__, docs_url=None, redoc_url=None)
+    app = FastAPI(title="mockoss", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.mockoss = server
 
-    async def chat_completions(request: Request) -> Response:
-        return to_response(server.handle("chat", await request.body(), request.headers))
+    def generation(name: str) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            return to_response(server.handle(name, await request.body(), request.headers))
 
-    async def responses(request: Request) -> Response:
-        return to_response(server.handle("responses", await request.body(), request.headers))
-
-    async def models(request: Request) -> Response:
-        return to_response(server.models())
-
-    async def health(request: Request) -> Response:
-        return Response(status_code=200)
+        endpoint.__name__ = f"generate_{name}"
+        return endpoint
 
     async def reset(request: Request) -> Response:
         server.reset()
@@ -87,11 +83,13 @@ def create_app(server: MockServer) -> FastAPI:
         ]
         return Response(json.dumps(entries), media_type="application/json")
 
+    async def other(request: Request) -> Response:
+        return to_response(server.probe(request.method, request.url.path))
+
     # Plain Starlette routes: the request path skips FastAPI's parameter resolution.
-    app.add_route("/v1/chat/completions", chat_completions, methods=["POST"])
-    app.add_route("/v1/responses", responses, methods=["POST"])
-    app.add_route("/v1/models", models, methods=["GET"])
-    app.add_route("/health", health, methods=["GET"])
+    for endpoint in ENDPOINTS.values():
+        app.add_route(endpoint.path, generation(endpoint.name), methods=["POST"])
     app.add_route("/mockoss/reset", reset, methods=["POST"])
     app.add_route("/mockoss/requests", request_log, methods=["GET"])
+    app.add_route("/{path:path}", other, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
     return app

@@ -7,23 +7,21 @@ profile's :class:`~mockoss.profiles.base.Reply`. The HTTP layer only moves bytes
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext
+from mockoss.endpoints import ENDPOINTS, endpoint_for_path, prompt_tokens
+from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext, ServerInfo
 from mockoss.profiles.registry import ProfileError, get_profile
 from mockoss.scenario.loader import Scenario, ScenarioError, Step, load_scenario
-from mockoss.schemas.chat import ChatCompletionRequest
-from mockoss.schemas.responses import ResponsesRequest
 
 logger = logging.getLogger("mockoss")
 
@@ -36,7 +34,8 @@ DEFAULT_CREATED = 1767225600
 SCENARIO_HEADER = "x-mockoss-scenario"
 SWITCH_HEADER = "x-mockoss-switch"
 
-Endpoint = Literal["chat", "responses"]
+#: An endpoint name from :data:`mockoss.endpoints.ENDPOINTS`, e.g. ``"chat"``.
+Endpoint = str
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +47,7 @@ class RecordedRequest:
 
     Attributes:
         index: 0-based position since the last reset.
-        endpoint: ``"chat"`` or ``"responses"``.
+        endpoint: the endpoint name, e.g. ``"chat"`` or ``"responses"``.
         raw: the request body as received.
         header_items: request headers as ``(lower-cased name, value)`` pairs.
         scenario: name of the scenario that answered, else ``None``.
@@ -90,15 +89,6 @@ class RecordedRequest:
         """Declared ``tools`` of the request."""
         body = self.body
         return list(body.get("tools") or []) if isinstance(body, dict) else []
-
-
-@functools.lru_cache(maxsize=1024)
-def _prompt_tokens(endpoint: Endpoint, raw: bytes) -> int:
-    from mockoss.harmony.prompt import render_chat_prompt, render_responses_prompt
-
-    body = json.loads(raw)
-    render = render_chat_prompt if endpoint == "chat" else render_responses_prompt
-    return len(render(body))
 
 
 def _pydantic_message(error: ValidationError) -> tuple[str, str | None]:
@@ -226,10 +216,11 @@ class MockServer:
         return profile
 
     def handle(self, endpoint: Endpoint, raw: bytes, headers: Mapping[str, str] | Sequence[tuple[str, str]]) -> Reply:
-        """Answer one ``/v1/chat/completions`` or ``/v1/responses`` request body.
+        """Answer one request body for generation endpoint ``endpoint`` (e.g. ``"chat"``).
 
         Never raises: malformed input, unknown scenarios or switches become error replies in the
-        profile's error shape (400, or vLLM's 404 for an unknown model).
+        profile's error shape (400, or the server's 404 for an unknown model or an endpoint it does
+        not have).
         """
         if not isinstance(headers, Mapping):
             headers = dict(headers)
@@ -264,17 +255,18 @@ class MockServer:
         self, endpoint: Endpoint, raw: bytes, body: Any, headers: Mapping[str, str], index: int
     ) -> tuple[Reply, Scenario | None, Step | None]:
         profile = self._base_profile
+        if endpoint not in profile.endpoints:
+            return profile.route_error(404, "POST", ENDPOINTS[endpoint].path), None, None
         if not isinstance(body, dict):
             return profile.error(400, "Invalid request: the body is not a JSON object"), None, None
-        schema: type[BaseModel] = ChatCompletionRequest if endpoint == "chat" else ResponsesRequest
         try:
-            request = schema.model_validate(body)
+            request = ENDPOINTS[endpoint].schema.model_validate(body)
         except ValidationError as exc:
             message, param = _pydantic_message(exc)
             return profile.error(400, message, param=param), None, None
         model = request.model or self.served_model_names[0]  # type: ignore[attr-defined]
         if model not in self.served_model_names:
-            return profile.error(404, f"The model `{model}` does not exist.", param="model"), None, None
+            return profile.model_not_found(model), None, None
         try:
             scenario = self._scenario_for(headers)
             if scenario is None:
@@ -291,12 +283,10 @@ class MockServer:
             reply = self._scripted_error(profile, step.error.status, step.error.message, step.error.retry_after)
             return reply, scenario, step
         ctx = RequestContext(
-            ids=IdSource(self.seed, index), created=self.created, prompt_tokens=_prompt_tokens(endpoint, raw)
+            ids=IdSource(self.seed, index), created=self.created, prompt_tokens=prompt_tokens(endpoint, raw)
         )
         view = request.view(model, body)  # type: ignore[attr-defined]
-        if endpoint == "chat":
-            return profile.chat(step.completion, view, ctx), scenario, step
-        return profile.responses(step.completion, view, ctx), scenario, step
+        return profile.surface(endpoint, step.completion, view, ctx), scenario, step
 
     @staticmethod
     def _scripted_error(profile: Profile, status: int, message: str, retry_after: int | None) -> Reply:
@@ -305,8 +295,21 @@ class MockServer:
             return reply
         return Reply(reply.status, reply.media_type, reply.body, reply.frames, (("retry-after", str(retry_after)),))
 
-    # -- other endpoints -----------------------------------------------------------------------
+    # -- other routes ---------------------------------------------------------------------------
 
-    def models(self) -> Reply:
-        """``GET /v1/models`` as the active profile's server answers it."""
-        return self._base_profile.models(self.served_model_names, self.created)
+    @property
+    def info(self) -> ServerInfo:
+        """What identity endpoints report."""
+        return ServerInfo(served_model_names=tuple(self.served_model_names), created=self.created)
+
+    def probe(self, method: str, path: str) -> Reply:
+        """Answer a request that is not a generation endpoint: the active profile's identity and
+        health routes, else that server's 404 (or 405 for a generation path with the wrong method)."""
+        profile = self._base_profile
+        reply = profile.probe(method, path, self.info)
+        if reply is not None:
+            return reply
+        endpoint = endpoint_for_path(path)
+        if endpoint is not None and endpoint.name in profile.endpoints and method != "POST":
+            return profile.route_error(405, method, path)
+        return profile.route_error(404, method, path)

@@ -31,6 +31,13 @@ def test_unknown_route_is_a_json_404(http):
     assert reply.json() == {"detail": "Not Found"}
 
 
+def test_wrong_method_on_a_generation_path_is_a_json_405(http):
+    reply = http.get("/v1/chat/completions")
+    assert reply.status_code == 405
+    assert reply.json() == {"detail": "Method Not Allowed"}
+    assert http.post("/v1/not-a-route", json={}).status_code == 404
+
+
 def test_invalid_json_is_a_400_error_body(mockoss, http):
     mockoss.use("clean-answer")
     reply = http.post("/v1/chat/completions", content=b"{not json", headers={"content-type": "application/json"})

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from mockoss.harmony import Completion
-from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ResponsesRequestView
+from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ResponsesRequestView, ServerInfo
 from mockoss.profiles.vllm.errors import error_reply
 
 __all__ = ["VllmProfile"]
@@ -45,6 +44,7 @@ class VllmProfile:
     """
 
     name: str = "vllm"
+    endpoints: frozenset[str] = frozenset({"chat", "responses"})
     strict: bool = True
     harmony_error_status: Literal[400, 500] = 500
     responses_ignore_recipients_without_tools: bool = False
@@ -71,31 +71,61 @@ class VllmProfile:
         """
         return dataclasses.replace(self, **switches)
 
+    def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
+        """Dispatch to :meth:`chat` or :meth:`responses`."""
+        if endpoint == "chat":
+            return self.chat(completion, request, ctx)
+        if endpoint == "responses":
+            return self.responses(completion, request, ctx)
+        raise ValueError(f"profile vllm does not serve endpoint {endpoint!r}")
+
     def chat(self, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
+        """``POST /v1/chat/completions``; see :func:`mockoss.profiles.vllm.chat.surface_chat`."""
         from mockoss.profiles.vllm.chat import surface_chat
 
         return surface_chat(self, completion, request, ctx)
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
+        """``POST /v1/responses``; see :func:`mockoss.profiles.vllm.responses.surface_responses`."""
         from mockoss.profiles.vllm.responses import surface_responses
 
         return surface_responses(self, completion, request, ctx)
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
+        """vLLM's ``ErrorResponse`` body with ``status``."""
         return error_reply(status, message, param=param)
 
-    def models(self, served_model_names: Sequence[str], created: int) -> Reply:
-        """``GET /v1/models``: vLLM's ``ModelList``; ``root`` is the first served name."""
+    def model_not_found(self, model: str) -> Reply:
+        """vLLM's ``_check_model``: 404 ``The model `X` does not exist.``, param ``model``."""
+        return error_reply(404, f"The model `{model}` does not exist.", param="model")
+
+    def probe(self, method: str, path: str, info: ServerInfo) -> Reply | None:
+        """``GET /v1/models`` (vLLM's ``ModelList``) and ``GET /health`` (200, empty body)."""
+        if method != "GET":
+            return None
+        if path == "/health":
+            return Reply(status=200, body=b"")
+        if path == "/v1/models":
+            return self._models(info)
+        return None
+
+    def route_error(self, status: int, method: str, path: str) -> Reply:
+        """FastAPI's default body, which vLLM's server returns: ``{"detail":"Not Found"}``."""
+        detail = "Not Found" if status == 404 else "Method Not Allowed"
+        return Reply(status=status, body=json.dumps({"detail": detail}, separators=(",", ":")).encode())
+
+    def _models(self, info: ServerInfo) -> Reply:
+        names = info.served_model_names
         data = [
             {
                 "id": name,
                 "object": "model",
-                "created": created,
+                "created": info.created,
                 "owned_by": "vllm",
-                "root": served_model_names[0],
+                "root": names[0],
                 "parent": None,
                 "max_model_len": self.max_model_len,
             }
-            for name in served_model_names
+            for name in names
         ]
         return Reply(status=200, body=json.dumps({"object": "list", "data": data}, separators=(",", ":")).encode())
