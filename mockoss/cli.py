@@ -14,8 +14,12 @@ from typing import Any
 import yaml
 
 from mockoss import __version__
+from mockoss import explain as explain_command
+from mockoss.eval import command as eval_command
 from mockoss.profiles.registry import PROFILES, ProfileError
-from mockoss.scenario.loader import ScenarioError, builtin_names, load_scenario
+from mockoss.scenario import commands as scenario_commands
+from mockoss.scenario.loader import ScenarioError
+from mockoss.scenario.transport import TransportError
 
 __all__ = ["main"]
 
@@ -45,8 +49,12 @@ def _parser() -> argparse.ArgumentParser:
         "--switch", type=_switch, action="append", default=[], metavar="NAME=VALUE", help="set a profile switch"
     )
     serve.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    serve.add_argument("--ttft-ms", type=float, metavar="MS", help="default time to first token, ms (transport)")
+    serve.add_argument("--tokens-per-s", type=float, metavar="N", help="default stream pacing, frames (tokens) per s")
 
-    commands.add_parser("scenarios", help="list the shipped scenarios")
+    scenario_commands.add_arguments(commands)  # scenarios, validate, schema
+    eval_command.add_arguments(commands.add_parser("eval", help=eval_command.HELP, description=eval_command.HELP))
+    explain_command.add_arguments(commands.add_parser("explain", help=explain_command.HELP, description=explain_command.HELP))
     return parser
 
 
@@ -62,8 +70,10 @@ def _serve(args: argparse.Namespace) -> int:
             served_model_names=args.served_model_name,
             seed=args.seed,
             request_log_limit=10_000,
+            transport={k: v for k, v in (("ttft_ms", args.ttft_ms), ("tokens_per_s", args.tokens_per_s)) if v is not None}
+            or None,
         )
-    except (ScenarioError, ProfileError) as exc:
+    except (ScenarioError, ProfileError, TransportError) as exc:
         print(f"mockoss: error: {exc}", file=sys.stderr)
         return 2
     try:
@@ -81,20 +91,16 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scenarios() -> int:
-    names = builtin_names()
-    width = max(map(len, names), default=0)
-    for name in names:
-        print(f"{name:<{width}}  {load_scenario(name).description}")
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mockoss`` command; returns the exit code."""
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return _serve(args)
-    return _scenarios()
+    if args.command == "eval":
+        return eval_command.run_command(args)
+    if args.command == "explain":
+        return explain_command.run_command(args)
+    return scenario_commands.run(args)
 
 
 if __name__ == "__main__":

@@ -57,13 +57,36 @@ def _responses_prompt(body: Mapping[str, Any]) -> list[int]:
     return render_responses_prompt(body)
 
 
+def _completions_prompt(body: Mapping[str, Any]) -> list[int]:
+    from mockoss.schemas.completions import render_completions_prompt
+
+    return render_completions_prompt(body)
+
+
+def _ollama_chat_prompt(body: Mapping[str, Any]) -> list[int]:
+    from mockoss.profiles.ollama.prompt import render_native_chat_prompt
+
+    return render_native_chat_prompt(body)
+
+
+def _ollama_generate_prompt(body: Mapping[str, Any]) -> list[int]:
+    from mockoss.profiles.ollama.prompt import render_native_generate_prompt
+
+    return render_native_generate_prompt(body)
+
+
 def _build() -> Mapping[str, Endpoint]:
     from mockoss.schemas.chat import ChatCompletionRequest
+    from mockoss.schemas.completions import CompletionRequest
+    from mockoss.schemas.ollama import OllamaChatRequest, OllamaGenerateRequest
     from mockoss.schemas.responses import ResponsesRequest
 
     endpoints = [
         Endpoint("chat", "/v1/chat/completions", ChatCompletionRequest, _chat_prompt),
         Endpoint("responses", "/v1/responses", ResponsesRequest, _responses_prompt),
+        Endpoint("completions", "/v1/completions", CompletionRequest, _completions_prompt),
+        Endpoint("ollama.chat", "/api/chat", OllamaChatRequest, _ollama_chat_prompt),
+        Endpoint("ollama.generate", "/api/generate", OllamaGenerateRequest, _ollama_generate_prompt),
     ]
     return MappingProxyType({e.name: e for e in endpoints})
 

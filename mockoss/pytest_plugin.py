@@ -61,8 +61,8 @@ class MockossFixture:
     def use(self, scenario: str | Path | Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Scenario:
         """Make ``scenario`` the one that answers, from its first step.
 
-        Accepts a shipped scenario name, a YAML file path, a scenario mapping (``{"steps": […]}``,
-        ``version`` optional) or a bare list of steps.
+        Accepts a shipped scenario name, a YAML file path, a scenario mapping (``{"steps": […]}``
+        or ``{"rules": […]}``, ``version`` optional) or a bare list of steps.
 
         Raises:
             mockoss.scenario.loader.ScenarioError: the scenario is invalid (file, line and field).
@@ -75,6 +75,16 @@ class MockossFixture:
         self._inline += 1
         loaded = scenario_from_data(data, name=f"inline-{self._inline}", default_version=True)
         return self.server.use_scenario(loaded)
+
+    @staticmethod
+    def session(key: str) -> dict[str, str]:
+        """Headers that put requests in conversation ``key``: ``{"X-Mockoss-Session": key}``.
+
+        Requests of one session share rule cursors and a turn counter (turn = earlier requests
+        in the session + 1) apart from other sessions, e.g.
+        ``openai.OpenAI(base_url=mockoss.base_url, api_key="unused", default_headers=mockoss.session("a"))``.
+        """
+        return {"X-Mockoss-Session": key}
 
     def switches(self, **switches: Any) -> None:
         """Set profile switches for the rest of this test, e.g. ``harmony_error_status=400``.
@@ -103,6 +113,7 @@ def mockoss(mockoss_server: ThreadedServer, request: pytest.FixtureRequest) -> I
     server.reset()
     server.scenario = None
     server.set_switches({})
+    server.transport = None
     fixture = MockossFixture(mockoss_server)
     marker = request.node.get_closest_marker("mockoss")
     if marker is not None:

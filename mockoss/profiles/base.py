@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol
 
 __all__ = [
     "ChatRequestView",
+    "CompletionsRequestView",
     "IdSource",
     "Profile",
     "Reply",
@@ -128,6 +129,37 @@ class ResponsesRequestView:
     def function_tool_names(self) -> frozenset[str]:
         """Names of declared ``type: function`` tools."""
         return frozenset(t.name for t in self.tools if t.type == "function" and t.name)
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionsRequestView:
+    """The parts of a ``POST /v1/completions`` request (raw text in, raw text out) a profile needs.
+
+    Attributes:
+        model: the ``model`` field as sent.
+        prompts: one entry per prompt, as text (special tokens kept) or token ids.
+        max_tokens: token limit (vLLM's default is 16), or ``None`` for no limit.
+        stream: SSE when true.
+        include_usage: ``stream_options.include_usage``.
+        continuous_usage_stats: ``stream_options.continuous_usage_stats`` (vLLM extension).
+        skip_special_tokens: drop special tokens from the returned text (default true).
+        include_stop_str_in_output: keep the stop token's text at the end.
+        return_token_ids: add ``token_ids`` / ``prompt_token_ids`` to each choice.
+        echo: prefix the prompt text to the returned text.
+        body: the validated request as JSON-ready data.
+    """
+
+    model: str
+    prompts: tuple[str | tuple[int, ...], ...] = ("",)
+    max_tokens: int | None = 16
+    stream: bool = False
+    include_usage: bool = False
+    continuous_usage_stats: bool = False
+    skip_special_tokens: bool = True
+    include_stop_str_in_output: bool = False
+    return_token_ids: bool = False
+    echo: bool = False
+    body: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

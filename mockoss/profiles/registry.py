@@ -8,12 +8,17 @@ from types import MappingProxyType
 from typing import Any
 
 from mockoss.profiles.base import Profile
+from mockoss.profiles.llamacpp import LlamacppProfile
+from mockoss.profiles.lmstudio import LmstudioProfile
+from mockoss.profiles.ollama import OllamaProfile
+from mockoss.profiles.openai import OpenAIProfile
 from mockoss.profiles.vllm import VllmProfile
+from mockoss.profiles.vllm.variants import VLLM_VARIANTS
 
 __all__ = ["PROFILES", "ProfileError", "get_profile"]
 
 #: Read-only view of the shipped profiles by name.
-PROFILES: Mapping[str, Profile] = MappingProxyType({"vllm": VllmProfile()})
+PROFILES: Mapping[str, Profile] = MappingProxyType({"vllm": VllmProfile(), **VLLM_VARIANTS, "llamacpp": LlamacppProfile(), "lmstudio": LmstudioProfile(), "ollama": OllamaProfile(), "openai": OpenAIProfile()})
 
 
 class ProfileError(ValueError):

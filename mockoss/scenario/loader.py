@@ -1,24 +1,40 @@
 """Load scenario files and compile them into ready-to-serve :class:`Scenario` objects.
 
-Completions are rendered and tokenized once, at load time, and reused by every request.
+Completions are rendered and tokenized once, at load time, and reused by every request; only
+completions holding templates are rendered per request (:mod:`mockoss.scenario.render`). Rule
+``match`` blocks compile to :class:`~mockoss.scenario.matching.Matcher` objects (regexes
+compiled here, once).
 """
 
 from __future__ import annotations
 
 import importlib.resources
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 import yaml
-from openai_harmony import Message, Role
 from pydantic import ValidationError
 
 from mockoss.harmony import Completion
-from mockoss.scenario.schema import FORMAT_VERSION, HarmonyMessageSpec, ScenarioFile, ScriptedError, StepSpec
+from mockoss.scenario.locate import key_line, validation_errors
+from mockoss.scenario.locate import loc_text as _loc_text
+from mockoss.scenario.locate import node_line as _node_line
+from mockoss.scenario.match_spec import MatchSpec
+from mockoss.scenario.matching import Matcher, compile_match
+from mockoss.scenario.render import CompletionTemplate, compile_completion
+from mockoss.scenario.schema import (
+    FORMAT_VERSION,
+    RuleSpec,
+    ScenarioFile,
+    ScriptedError,
+    StepSpec,
+)
+from mockoss.scenario.transport import TransportSpec
 
-__all__ = ["Scenario", "ScenarioError", "Step", "builtin_names", "load_scenario", "scenario_from_data"]
+__all__ = ["Rule", "Scenario", "ScenarioError", "Step", "builtin_names", "load_scenario", "scenario_from_data"]
 
 
 class ScenarioError(ValueError):
@@ -31,17 +47,58 @@ class ScenarioError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """A compiled step: exactly one of ``completion`` or ``error`` is set."""
+    """A compiled step: exactly one of ``completion``, ``template`` or ``error`` is set.
+
+    ``index`` is the step's position in its rule; ``template`` is set instead of ``completion``
+    when the completion's text holds templates (render it per request).
+    """
 
     index: int
     completion: Completion | None
     error: ScriptedError | None
     note: str | None = None
+    #: Timing and transport faults for this step's reply (``transport:``), else ``None``.
+    transport: TransportSpec | None = None
+    #: Consecutive requests this step answers.
+    times: int = 1
+    template: CompletionTemplate | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A compiled rule.
+
+    Attributes:
+        index: position in the scenario (0-based).
+        name: the rule's ``name``, else ``None``.
+        label: ``rule 'leak'``, or ``rule #2`` (1-based) when unnamed.
+        where: ``scenario FILE:LINE`` (``scenario NAME`` for inline scenarios).
+        match: the compiled ``match`` block (no checks: every request).
+        steps: the rule's steps.
+        ends: running totals of the steps' ``times`` (step ``i`` answers positions up to ``ends[i] - 1``).
+        when_exhausted: ``repeat_last``, ``error`` or ``next_rule``.
+        exhausted_error: what ``error`` answers.
+    """
+
+    index: int
+    name: str | None
+    label: str
+    where: str
+    match: Matcher
+    steps: tuple[Step, ...]
+    ends: tuple[int, ...]
+    when_exhausted: str
+    exhausted_error: ScriptedError
 
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
-    """A compiled scenario: steps ready to serve, plus the file's settings."""
+    """A compiled scenario: rules ready to serve, plus the file's settings.
+
+    ``steps`` holds every rule's steps in file order (for a ``steps:`` file, its steps);
+    ``when_exhausted`` and ``exhausted_error`` are the scenario-wide defaults; ``seed`` seeds
+    templates (``None``: the server's seed).
+    """
 
     name: str
     description: str
@@ -50,59 +107,24 @@ class Scenario:
     exhausted_error: ScriptedError
     switches: Mapping[str, Any]
     origin: str
-
-
-def _message(spec: HarmonyMessageSpec) -> Message:
-    message = Message.from_role_and_content(Role.ASSISTANT, spec.content)
-    if spec.channel is not None:
-        message = message.with_channel(spec.channel)
-    if spec.recipient is not None:
-        message = message.with_recipient(spec.recipient)
-    if spec.content_type is not None:
-        message = message.with_content_type(spec.content_type)
-    return message
+    rules: tuple[Rule, ...] = ()
+    seed: int | str | None = None
+    source: tuple[str, ...] = ()
 
 
 def _compile_step(index: int, spec: StepSpec) -> Step:
-    completion = None
-    if spec.completion is not None:
-        if spec.completion.raw is not None:
-            completion = Completion.from_text(spec.completion.raw)
-        else:
-            completion = Completion.from_messages([_message(m) for m in spec.completion.messages or ()])
-    return Step(index=index, completion=completion, error=spec.error, note=spec.note)
-
-
-def _loc_text(loc: Sequence[int | str]) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "(top level)"
-
-
-def _node_line(node: yaml.Node | None, loc: Sequence[int | str]) -> int | None:
-    """Follow ``loc`` through the YAML node tree; return the 1-based line of the deepest match."""
-    line = node.start_mark.line + 1 if node is not None else None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
-            if node is None:
-                break
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-        else:
-            break
-        line = node.start_mark.line + 1
-    return line
-
-
-def _validation_errors(origin: str, root: yaml.Node | None, error: ValidationError) -> Iterator[str]:
-    for item in error.errors():
-        loc = [p for p in item["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
-        line = _node_line(root, loc)
-        message = "unknown field" if item["type"] == "extra_forbidden" else item["msg"]
-        where = f"{origin}:{line}" if line else origin
-        yield f"{where}: {_loc_text(loc)}: {message}"
+    compiled = compile_completion(spec.completion) if spec.completion is not None else None
+    template = compiled if isinstance(compiled, CompletionTemplate) else None
+    completion = compiled if isinstance(compiled, Completion) else None
+    return Step(
+        index=index,
+        completion=completion,
+        error=spec.error,
+        note=spec.note,
+        transport=spec.transport,
+        times=spec.times,
+        template=template,
+    )
 
 
 def scenario_from_data(
@@ -120,23 +142,76 @@ def scenario_from_data(
     try:
         spec = ScenarioFile.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError("\n".join(_validation_errors(origin, root, exc))) from None
-    steps = []
-    for index, step in enumerate(spec.steps):
-        try:
-            steps.append(_compile_step(index, step))
-        except Exception as exc:  # tokenizer or renderer refused the content
-            line = _node_line(root, ["steps", index])
-            where = f"{origin}:{line}" if line else origin
-            raise ScenarioError(f"{where}: steps[{index}].completion: {exc}") from None
+        raise ScenarioError("\n".join(validation_errors(origin, root, exc, data))) from None
+    errors: list[str] = []
+    if spec.rules is None:
+        rules = [_compile_rule(spec, 0, None, None, spec.steps or [], ["steps"], origin, root, name, errors)]
+    else:
+        rules = [
+            _compile_rule(spec, i, r, r.match, r.steps, ["rules", i, "steps"], origin, root, name, errors)
+            for i, r in enumerate(spec.rules)
+        ]
+    if errors:
+        raise ScenarioError("\n".join(errors))
     return Scenario(
         name=name,
         description=spec.description,
-        steps=tuple(steps),
+        steps=tuple(step for rule in rules for step in rule.steps),
         when_exhausted=spec.when_exhausted,
         exhausted_error=spec.exhausted_error,
         switches=dict(spec.switches),
         origin=origin,
+        rules=tuple(rules),
+        seed=spec.seed,
+        source=(spec.source,) if isinstance(spec.source, str) else tuple(spec.source or ()),
+    )
+
+
+def _compile_rule(
+    spec: ScenarioFile,
+    index: int,
+    rule: RuleSpec | None,
+    match: MatchSpec | None,
+    step_specs: Sequence[StepSpec],
+    at: list[int | str],
+    origin: str,
+    root: yaml.Node | None,
+    name: str,
+    errors: list[str],
+) -> Rule:
+    """Compile one rule (``rule`` is ``None`` for a top-level ``steps`` list), adding any
+    problem to ``errors`` as ``FILE:LINE: FIELD: problem``."""
+    from mockoss.harmony.faults import FaultError
+
+    steps = []
+    for position, step_spec in enumerate(step_specs):
+        loc: list[int | str] = [*at, position, "completion"]
+        try:
+            steps.append(_compile_step(position, step_spec))
+            continue
+        except FaultError as exc:
+            if exc.field != "fault":
+                loc = [*loc, "fault", exc.field]
+                problem = exc.problem
+            else:
+                loc, problem = [*loc, "fault"], exc.problem
+        except Exception as exc:  # the renderer or tokenizer refused the content
+            problem = str(exc)
+        line = _node_line(root, loc)
+        errors.append(f"{origin}:{line}: {_loc_text(loc)}: {problem}" if line else f"{origin}: {_loc_text(loc)}: {problem}")
+    line = _node_line(root, at[:-1]) if rule is not None else key_line(root, "steps")
+    place = f"scenario {origin}" if origin != "<inline>" else f"scenario {name}"
+    label = f"rule {rule.name!r}" if rule is not None and rule.name else f"rule #{index + 1}"
+    return Rule(
+        index=index,
+        name=rule.name if rule is not None else None,
+        label=label,
+        where=f"{place}:{line}" if line and root is not None else place,
+        match=compile_match(match),
+        steps=tuple(steps),
+        ends=tuple(accumulate(step.times for step in steps)),
+        when_exhausted=(rule.when_exhausted if rule is not None else None) or spec.when_exhausted,
+        exhausted_error=(rule.exhausted_error if rule is not None else None) or spec.exhausted_error,
     )
 
 
@@ -177,5 +252,5 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
         where = f"{origin}:{mark.line + 1}:{mark.column + 1}" if mark else origin
         raise ScenarioError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
     if not isinstance(data, Mapping):
-        raise ScenarioError(f"{origin}:1: (top level): a scenario file is a mapping with 'version' and 'steps'")
+        raise ScenarioError(f"{origin}:1: (top level): a scenario file is a mapping with 'version' and 'steps' or 'rules'")
     return scenario_from_data(data, name=name, origin=origin, root=root)

@@ -1,8 +1,12 @@
 """The scenario file format (``version: 1``), as pydantic models.
 
-A scenario is a list of steps; each request consumes the next step. A step scripts either a
-completion (structured Harmony messages, or raw Harmony text used verbatim) or an HTTP error.
-``when_exhausted`` says what a request gets once every step has been used.
+A scenario is a list of ``rules``; a request is answered by the first rule whose ``match`` block
+it meets (:mod:`mockoss.scenario.match_spec`), and each rule consumes its ``steps`` in order. A
+top-level ``steps`` list (the original form, still valid) is one rule that matches everything. A
+step scripts either a completion (structured Harmony messages, or raw Harmony text used
+verbatim, both may hold templates: :mod:`mockoss.scenario.template`) or an HTTP error, and answers
+``times`` consecutive requests. ``when_exhausted`` says what a request gets once every step of
+its rule has been used.
 
 Example::
 
@@ -22,13 +26,38 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
-__all__ = ["CompletionSpec", "HarmonyMessageSpec", "ScenarioFile", "ScriptedError", "StepSpec"]
+from mockoss.scenario.match_spec import MatchSpec
+from mockoss.scenario.template import check_template
+from mockoss.scenario.transport import TransportSpec
+
+__all__ = ["CompletionSpec", "HarmonyMessageSpec", "RuleSpec", "ScenarioFile", "ScriptedError", "StepSpec"]
 
 FORMAT_VERSION = 1
+
+
+#: Text that may hold ``{{ … }}`` templates, checked when the file loads.
+TemplateText = Annotated[str, AfterValidator(check_template)]
+
+
+def _check_fault(spec: dict[str, Any]) -> dict[str, Any]:
+    """Check a fault spec with ``validate_fault``; the error's ``ctx["field"]`` names the bad
+    parameter, which the loader appends to the location (``….fault.tokens``)."""
+    from pydantic_core import PydanticCustomError
+
+    from mockoss.harmony.faults import FaultError, validate_fault
+
+    try:
+        validate_fault(spec)
+    except FaultError as exc:
+        raise PydanticCustomError("fault", "{problem}", {"problem": exc.problem, "field": exc.field}) from None
+    return spec
+
+
+Exhausted = Literal["repeat_last", "error", "next_rule"]
 
 
 class _Strict(BaseModel):
@@ -46,19 +75,28 @@ class HarmonyMessageSpec(_Strict):
     channel: str | None = Field(default=None, description="analysis, commentary or final")
     recipient: str | None = Field(default=None, description="e.g. functions.get_weather")
     content_type: str | None = Field(default=None, description="e.g. <|constrain|>json, json, code")
-    content: str = ""
+    content: TemplateText = ""
 
 
 class CompletionSpec(_Strict):
-    """What the model emits after ``<|start|>assistant``: ``messages`` or ``raw``, not both."""
+    """What the model emits after ``<|start|>assistant``: ``messages`` or ``raw``, not both.
+
+    ``fault`` (with ``messages`` only) applies a :mod:`mockoss.harmony.faults` kind to the
+    messages, e.g. ``{kind: duplicate_recipient}``; it is checked when the file loads.
+    """
 
     messages: list[HarmonyMessageSpec] | None = Field(default=None, min_length=1)
-    raw: str | None = Field(default=None, min_length=1, description="Harmony text with special tokens, verbatim")
+    raw: TemplateText | None = Field(default=None, min_length=1, description="Harmony text with special tokens, verbatim")
+    fault: Annotated[dict[str, Any], AfterValidator(_check_fault)] | None = Field(
+        default=None, description="a Harmony fault applied to 'messages'"
+    )
 
     @model_validator(mode="after")
     def _one_form(self) -> CompletionSpec:
         if (self.messages is None) == (self.raw is None):
             raise ValueError("give exactly one of 'messages' or 'raw'")
+        if self.fault is not None and self.messages is None:
+            raise ValueError("'fault' applies to 'messages'; 'raw' text is used verbatim")
         return self
 
 
@@ -71,11 +109,15 @@ class ScriptedError(_Strict):
 
 
 class StepSpec(_Strict):
-    """One scripted answer: a ``completion`` or an ``error``."""
+    """One scripted answer: a ``completion`` or an ``error``, for ``times`` consecutive requests."""
 
     completion: CompletionSpec | None = None
     error: ScriptedError | None = None
     note: str | None = Field(default=None, description="shown in logs and failure reports")
+    times: StrictInt = Field(default=1, ge=1, description="consecutive requests this step answers")
+    transport: TransportSpec | None = Field(
+        default=None, description="timing and transport faults for this answer (mockoss.scenario.transport)"
+    )
 
     @model_validator(mode="after")
     def _one_answer(self) -> StepSpec:
@@ -84,15 +126,41 @@ class StepSpec(_Strict):
         return self
 
 
+class RuleSpec(_Strict):
+    """Steps that answer the requests meeting ``match`` (every request, without ``match``).
+
+    ``when_exhausted`` and ``exhausted_error`` default to the scenario's. ``next_rule``: once
+    every step is used, the rule stops matching and later rules are tried.
+    """
+
+    name: str | None = Field(default=None, min_length=1, description="shown in errors and the request log")
+    match: MatchSpec | None = None
+    steps: list[StepSpec] = Field(min_length=1)
+    when_exhausted: Exhausted | None = None
+    exhausted_error: ScriptedError | None = None
+
+
 class ScenarioFile(_Strict):
-    """A whole scenario file."""
+    """A whole scenario file: ``steps`` (one rule matching everything) or ``rules``, not both."""
 
     version: Literal[1]
     description: str = ""
     source: str | list[str] | None = Field(default=None, description="public report(s) it reproduces")
     switches: dict[str, Any] = Field(default_factory=dict, description="profile switches to apply")
-    steps: list[StepSpec] = Field(min_length=1)
-    when_exhausted: Literal["repeat_last", "error"] = "repeat_last"
+    seed: StrictInt | str | None = Field(default=None, description="seeds templates; default: the server's seed")
+    steps: list[StepSpec] | None = Field(default=None, min_length=1)
+    rules: list[RuleSpec] | None = Field(default=None, min_length=1)
+    when_exhausted: Exhausted = "repeat_last"
     exhausted_error: ScriptedError = ScriptedError(
         status=500, message="mockoss: scenario exhausted: every scripted step has been used"
     )
+
+    @model_validator(mode="after")
+    def _steps_or_rules(self) -> ScenarioFile:
+        if (self.steps is None) == (self.rules is None):
+            raise ValueError("give exactly one of 'steps' or 'rules'")
+        names = [rule.name for rule in self.rules or () if rule.name is not None]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError("rule names must be unique; repeated: " + ", ".join(duplicates))
+        return self

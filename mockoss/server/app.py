@@ -1,11 +1,13 @@
 """The HTTP layer: a thin FastAPI app over :class:`~mockoss.server.core.MockServer`.
 
-Routes move bytes only: read the body, call :meth:`MockServer.handle`, write the
-:class:`~mockoss.profiles.base.Reply` as JSON or as a stream of frames.
+Routes move bytes only: read the body, call :meth:`MockServer.respond`, write the
+:class:`~mockoss.profiles.base.Reply` as JSON or as a stream of frames, at once or on the
+schedule its transport spec gives (:mod:`mockoss.server.transport`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
@@ -16,15 +18,17 @@ from mockoss import __version__
 from mockoss.endpoints import ENDPOINTS
 from mockoss.profiles.base import Reply
 from mockoss.server.core import MockServer
+from mockoss.server.transport import (
+    FRAMES_PER_WRITE,
+    Delivery,
+    Schedule,
+    StreamAborted,
+    build_schedule,
+    play,
+    wait_until,
+)
 
 __all__ = ["create_app"]
-
-#: Frames written per ``send`` when a stream is not paced; the bytes on the wire are the same.
-FRAMES_PER_WRITE = 64
-
-
-class StreamAborted(Exception):
-    """Raised after a stream's last frame to drop the connection, as the emulated server does."""
 
 
 async def _frames(frames: Sequence[bytes], abort: str | None) -> AsyncIterator[bytes]:
@@ -46,6 +50,30 @@ def to_response(reply: Reply) -> Response:
     return Response(reply.body, status_code=reply.status, media_type=reply.media_type, headers=headers)
 
 
+class _Scheduled(StreamingResponse):
+    """A response written on a :class:`~mockoss.server.transport.Schedule`: headers at ``head_ms``,
+    then its writes; Starlette cancels the waits when the client disconnects."""
+
+    def __init__(self, reply: Reply, schedule: Schedule) -> None:
+        self._clock = asyncio.get_running_loop().time
+        self._start, self._head_ms = self._clock(), schedule.head_ms
+        headers = dict(reply.headers)
+        if schedule.content_length is not None:
+            headers["content-length"] = str(schedule.content_length)
+        body = play(schedule, self._start, clock=self._clock)
+        super().__init__(body, status_code=reply.status, media_type=reply.media_type, headers=headers)
+
+    async def stream_response(self, send: Callable[..., Awaitable[None]]) -> None:
+        await wait_until(self._start, self._head_ms, clock=self._clock)
+        await super().stream_response(send)
+
+
+def to_scheduled_response(reply: Reply, delivery: Delivery) -> Response:
+    """Deliver ``reply`` with the timing and faults of ``delivery`` (see :mod:`mockoss.server.transport`)."""
+    schedule = build_schedule(reply, delivery.spec, delivery.seed, delivery.index, tokens=delivery.tokens)
+    return _Scheduled(reply, schedule)
+
+
 def create_app(server: MockServer) -> FastAPI:
     """Build the ASGI app serving ``server``.
 
@@ -59,7 +87,8 @@ def create_app(server: MockServer) -> FastAPI:
 
     def generation(name: str) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
-            return to_response(server.handle(name, await request.body(), request.headers))
+            reply, delivery = server.respond(name, await request.body(), request.headers)
+            return to_response(reply) if delivery is None else to_scheduled_response(reply, delivery)
 
         endpoint.__name__ = f"generate_{name}"
         return endpoint
@@ -74,6 +103,8 @@ def create_app(server: MockServer) -> FastAPI:
                 "index": r.index,
                 "endpoint": r.endpoint,
                 "scenario": r.scenario,
+                "rule": r.rule,
+                "turn": r.turn,
                 "step": r.step,
                 "status": r.status,
                 "body": r.body,

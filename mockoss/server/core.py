@@ -22,6 +22,9 @@ from mockoss.endpoints import ENDPOINTS, endpoint_for_path, prompt_tokens
 from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext, ServerInfo
 from mockoss.profiles.registry import ProfileError, get_profile
 from mockoss.scenario.loader import Scenario, ScenarioError, Step, load_scenario
+from mockoss.scenario.player import Played, Player
+from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
+from mockoss.server.transport import Delivery
 
 logger = logging.getLogger("mockoss")
 
@@ -33,6 +36,9 @@ DEFAULT_MODEL = "openai/gpt-oss-20b"
 DEFAULT_CREATED = 1767225600
 SCENARIO_HEADER = "x-mockoss-scenario"
 SWITCH_HEADER = "x-mockoss-switch"
+
+#: Request fields limiting completion tokens (chat, chat legacy, responses), first set wins.
+_LIMIT_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 
 #: An endpoint name from :data:`mockoss.endpoints.ENDPOINTS`, e.g. ``"chat"``.
 Endpoint = str
@@ -51,9 +57,11 @@ class RecordedRequest:
         raw: the request body as received.
         header_items: request headers as ``(lower-cased name, value)`` pairs.
         scenario: name of the scenario that answered, else ``None``.
-        step: index of the scripted step that answered, else ``None``.
+        step: index of the scripted step that answered (in its rule), else ``None``.
         status: HTTP status of the reply.
-        completion: the raw Harmony completion text behind the reply, else ``None``.
+        completion: the raw Harmony completion text behind the reply (templates rendered), else ``None``.
+        rule: the rule that answered: its ``name``, else ``#N`` (1-based); ``None`` if none did.
+        turn: the request's turn number (see :mod:`mockoss.scenario.conversation`), else ``None``.
     """
 
     index: int
@@ -64,6 +72,8 @@ class RecordedRequest:
     step: int | None
     status: int
     completion: str | None
+    rule: str | None = None
+    turn: int | None = None
 
     @property
     def body(self) -> Any:
@@ -98,6 +108,13 @@ def _pydantic_message(error: ValidationError) -> tuple[str, str | None]:
     return "Invalid request: " + "; ".join(lines), (loc or None)
 
 
+def _for_endpoint(profile: Profile, endpoint: Endpoint) -> Profile:
+    """The profile answering ``endpoint``. A profile whose error shapes differ by endpoint (Ollama:
+    native ``/api/*`` vs OpenAI-compatible ``/v1/*``) has ``for_endpoint(endpoint)``."""
+    scoped = getattr(profile, "for_endpoint", None)
+    return profile if scoped is None else scoped(endpoint)  # type: ignore[no-any-return]
+
+
 def _parse_switches(header: str) -> dict[str, Any]:
     switches: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in header.split(","))):
@@ -123,9 +140,14 @@ class MockServer:
         created: unix seconds stamped on objects.
         request_log_limit: keep only the newest N requests in :attr:`requests` (``None``: all);
             ``mockoss serve`` keeps 10,000.
+        transport: default timing and faults for every scripted reply (a
+            :class:`~mockoss.scenario.transport.TransportSpec` or a mapping such as
+            ``{"ttft_ms": 300, "tokens_per_s": 50}``); a step's ``transport:`` and the
+            ``X-Mockoss-Transport`` header override it field by field, in that order.
 
     Raises:
         ScenarioError, ProfileError: at construction, for a bad scenario, profile or switch.
+        TransportError: at construction, for a bad ``transport``.
     """
 
     scenario: Scenario | str | None = None
@@ -135,6 +157,7 @@ class MockServer:
     seed: int | str = 0
     created: int = DEFAULT_CREATED
     request_log_limit: int | None = None
+    transport: TransportSpec | Mapping[str, Any] | None = None
     requests: deque[RecordedRequest] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -142,10 +165,12 @@ class MockServer:
         self.requests = deque(maxlen=self.request_log_limit)
         self._handled = 0
         self._scenarios: dict[str, Scenario] = {}
-        self._cursors: dict[str, int] = {}
+        self._player = Player()  # rule cursors and session turn counters
         self._profiles: dict[tuple[Any, ...], Profile] = {}
         self.served_model_names = tuple(self.served_model_names) or (DEFAULT_MODEL,)
         self._base_profile = get_profile(self.profile, self.switches)
+        if self.transport is not None:
+            self.transport = TransportSpec.from_data(self.transport, where="MockServer(transport=…)")
         if self.scenario is not None:
             self.use_scenario(self.scenario)
 
@@ -155,7 +180,7 @@ class MockServer:
         """Make ``scenario`` selectable by name (``X-Mockoss-Scenario``)."""
         with self._lock:
             self._scenarios[scenario.name] = scenario
-            self._cursors.pop(scenario.name, None)
+            self._player.rewind(scenario.name)
         return scenario
 
     def use_scenario(self, scenario: Scenario | str) -> Scenario:
@@ -180,9 +205,9 @@ class MockServer:
         self._profiles.clear()
 
     def reset(self) -> None:
-        """Rewind every scenario and clear the request log (ids restart too)."""
+        """Rewind every scenario, forget every session and clear the request log (ids restart too)."""
         with self._lock:
-            self._cursors.clear()
+            self._player.clear()
             self.requests.clear()
             self._handled = 0
 
@@ -194,15 +219,10 @@ class MockServer:
             return self.scenario if isinstance(self.scenario, Scenario) else None
         found = self._scenarios.get(name)
         if found is None:
-            found = self.register(load_scenario(name))
+            # Called with the lock held: store directly (register() would take the lock again).
+            found = self._scenarios[name] = load_scenario(name)
+            self._player.rewind(found.name)
         return found
-
-    def _next_step(self, scenario: Scenario) -> Step | None:
-        position = self._cursors.get(scenario.name, 0)
-        self._cursors[scenario.name] = position + 1
-        if position < len(scenario.steps):
-            return scenario.steps[position]
-        return scenario.steps[-1] if scenario.when_exhausted == "repeat_last" else None
 
     def _profile_for(self, scenario: Scenario, headers: Mapping[str, str]) -> Profile:
         header = headers.get(SWITCH_HEADER, "")
@@ -222,6 +242,16 @@ class MockServer:
         profile's error shape (400, or the server's 404 for an unknown model or an endpoint it does
         not have).
         """
+        return self.respond(endpoint, raw, headers)[0]
+
+    def respond(
+        self, endpoint: Endpoint, raw: bytes, headers: Mapping[str, str] | Sequence[tuple[str, str]]
+    ) -> tuple[Reply, Delivery | None]:
+        """:meth:`handle`, plus how the HTTP layer delivers the reply: ``None`` (at once, as is)
+        or a :class:`~mockoss.server.transport.Delivery` when a transport spec applies (server
+        default, step ``transport:``, ``X-Mockoss-Transport`` header). Validation errors are never
+        delayed; an invalid header is a 400 that consumes no step.
+        """
         if not isinstance(headers, Mapping):
             headers = dict(headers)
         with self._lock:
@@ -231,12 +261,17 @@ class MockServer:
                 body = json.loads(raw)
             except ValueError:
                 body = None
+            override = None
             try:
-                reply, scenario, step = self._answer(endpoint, raw, body, headers, index)
+                header = headers.get(TRANSPORT_HEADER)
+                override = TransportSpec.from_header(header) if header else None
+                reply, scenario, step, played = self._answer(endpoint, raw, body, headers, index)
+            except TransportError as exc:
+                reply, scenario, step, played = self._base_profile.error(400, f"mockoss: {exc}"), None, None, None
             except Exception as exc:  # a mockoss bug: answer in the error shape, never a bare 500
                 logger.exception("mockoss failed to answer request %d", index)
                 message = f"mockoss internal error (a bug, please report it): {type(exc).__name__}: {exc}"
-                reply, scenario, step = self._base_profile.error(500, message), None, None
+                reply, scenario, step, played = self._base_profile.error(500, message), None, None, None
             self.requests.append(
                 RecordedRequest(
                     index=index,
@@ -247,46 +282,68 @@ class MockServer:
                     step=step.index if step else None,
                     status=reply.status,
                     completion=step.completion.text if step and step.completion else None,
+                    rule=played.rule_id if played else None,
+                    turn=played.turn if played else None,
                 )
             )
-            return reply
+            return reply, self._delivery(scenario, step, override, index, body)
+
+    def _delivery(
+        self, scenario: Scenario | None, step: Step | None, override: TransportSpec | None, index: int, body: Any
+    ) -> Delivery | None:
+        """The merged transport of a scripted reply (a step or the exhausted error), else ``None``."""
+        step_spec = getattr(step, "transport", None)
+        if scenario is None or (self.transport is None and step_spec is None and override is None):
+            return None
+        if isinstance(self.transport, Mapping):  # assigned after construction
+            self.transport = TransportSpec.from_data(self.transport, where="MockServer.transport")
+        spec = TransportSpec.layered(self.transport, step_spec, override)
+        tokens = 0
+        if step is not None and step.completion is not None and isinstance(body, dict):
+            # Non-streamed pacing: the tokens the engine emits under the request's limit.
+            limit = next((body[k] for k in _LIMIT_FIELDS if isinstance(body.get(k), int)), None)
+            tokens = len(step.completion.emit(limit).tokens)
+        return Delivery(spec, self.seed, index, tokens)  # type: ignore[arg-type]
 
     def _answer(
         self, endpoint: Endpoint, raw: bytes, body: Any, headers: Mapping[str, str], index: int
-    ) -> tuple[Reply, Scenario | None, Step | None]:
-        profile = self._base_profile
+    ) -> tuple[Reply, Scenario | None, Step | None, Played | None]:
+        profile = _for_endpoint(self._base_profile, endpoint)
         if endpoint not in profile.endpoints:
-            return profile.route_error(404, "POST", ENDPOINTS[endpoint].path), None, None
+            return profile.route_error(404, "POST", ENDPOINTS[endpoint].path), None, None, None
         if not isinstance(body, dict):
-            return profile.error(400, "Invalid request: the body is not a JSON object"), None, None
+            return profile.error(400, "Invalid request: the body is not a JSON object"), None, None, None
         try:
             request = ENDPOINTS[endpoint].schema.model_validate(body)
         except ValidationError as exc:
             message, param = _pydantic_message(exc)
-            return profile.error(400, message, param=param), None, None
+            return profile.error(400, message, param=param), None, None, None
         model = request.model or self.served_model_names[0]  # type: ignore[attr-defined]
         if model not in self.served_model_names:
-            return profile.model_not_found(model), None, None
+            return profile.model_not_found(model), None, None, None
         try:
             scenario = self._scenario_for(headers)
             if scenario is None:
                 message = f"mockoss: no scenario selected; start with --scenario or send {SCENARIO_HEADER}"
-                return profile.error(400, message), None, None
-            profile = self._profile_for(scenario, headers)
+                return profile.error(400, message), None, None, None
+            profile = _for_endpoint(self._profile_for(scenario, headers), endpoint)
         except (ScenarioError, ProfileError) as exc:
-            return profile.error(400, f"mockoss: {exc}"), None, None
-        step = self._next_step(scenario)
+            return profile.error(400, f"mockoss: {exc}"), None, None, None
+        played = self._player.play(scenario, endpoint, body, headers, model, index, self.seed)
+        if played.problem is not None:  # no rule answers, or a template cannot be rendered
+            return profile.error(400, played.problem), scenario, None, played
+        step = played.step
         if step is None:
-            error = scenario.exhausted_error
-            return self._scripted_error(profile, error.status, error.message, error.retry_after), scenario, None
+            error = played.rule.exhausted_error  # type: ignore[union-attr]
+            return self._scripted_error(profile, error.status, error.message, error.retry_after), scenario, None, played
         if step.error is not None:
             reply = self._scripted_error(profile, step.error.status, step.error.message, step.error.retry_after)
-            return reply, scenario, step
+            return reply, scenario, step, played
         ctx = RequestContext(
             ids=IdSource(self.seed, index), created=self.created, prompt_tokens=prompt_tokens(endpoint, raw)
         )
         view = request.view(model, body)  # type: ignore[attr-defined]
-        return profile.surface(endpoint, step.completion, view, ctx), scenario, step
+        return profile.surface(endpoint, step.completion, view, ctx), scenario, step, played
 
     @staticmethod
     def _scripted_error(profile: Profile, status: int, message: str, retry_after: int | None) -> Reply:

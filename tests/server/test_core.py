@@ -42,3 +42,12 @@ def test_string_seed_gives_byte_identical_replies():
     one = MockServer(scenario="clean-tool-call", seed="nightly")
     two = MockServer(scenario="clean-tool-call", seed="nightly")
     assert one.handle("chat", CHAT, {}).body == two.handle("chat", CHAT, {}).body
+
+
+def test_scenario_header_naming_an_unloaded_scenario_answers_without_deadlock():
+    # Regression: loading a scenario named by X-Mockoss-Scenario re-entered the server lock.
+    server = MockServer(scenario="clean-tool-call")
+    reply = server.handle("chat", CHAT, {"x-mockoss-scenario": "clean-answer"})
+    assert reply.status == 200
+    assert json.loads(reply.body)["choices"][0]["message"]["content"] == "2 + 2 = 4."
+    assert [(r.scenario, r.step) for r in server.requests] == [("clean-answer", 0)]

@@ -12,10 +12,36 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mockoss.harmony import Completion
-from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ResponsesRequestView, ServerInfo
-from mockoss.profiles.vllm.errors import error_reply
+from mockoss.profiles.base import (
+    ChatRequestView,
+    CompletionsRequestView,
+    Reply,
+    RequestContext,
+    ResponsesRequestView,
+    ServerInfo,
+)
+from mockoss.profiles.vllm.errors import ErrorBody, error_reply
 
 __all__ = ["VllmProfile"]
+
+#: Switches with a fixed set of values (validated in ``__post_init__``).
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "chat_parser": ("harmony_parser", "openai_tool_parser", "reasoning_and_final"),
+    "chat_stream": ("inline", "stream_harmony"),
+    "reasoning_field": ("reasoning", "reasoning_content", "both"),
+    "error_body": ("nested", "flat"),
+    "tool_choice_none": ("drop", "ignored"),
+    "tool_choice_required": ("parser", "ignored"),
+    "responses_mapping": ("2026", "2025"),
+}
+_BOOLS = (
+    "strict",
+    "responses_ignore_recipients_without_tools",
+    "enable_auto_tool_choice",
+    "tool_call_in_content",
+    "flush_raw_recovery",
+    "token_ids_fields",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,23 +67,79 @@ class VllmProfile:
             expect one).
         max_model_len: ``--max-model-len`` in tokens; ``/v1/models`` reports it and Responses
             caps ``max_output_tokens`` at ``max_model_len - prompt_tokens``.
+        chat_parser: which chat-completions output path is emulated.
+            ``"harmony_parser"`` (2026): the unified ``vllm/parser/harmony.py`` ``HarmonyParser``.
+            ``"openai_tool_parser"`` (v0.10.2 to the unification, late 2025): ``OpenAIToolParser``
+            (``vllm/entrypoints/openai/tool_parsers/openai_tool_parser.py@0558e317``: only
+            ``functions.`` recipients become calls, every other recipient is dropped, the last
+            ``final`` message is the content even with a recipient) plus ``parse_chat_output``
+            (``harmony_utils.py@04750fc2``) for the reasoning; ``tool_choice`` is ignored (the
+            Harmony branch of ``serving_chat.py@003fe593`` runs before any tool-choice logic).
+            ``"reasoning_and_final"`` (v0.10.1, vllm-project/vllm#22403, #22879): no tool support;
+            ``parse_chat_output`` expects at most 2 messages. See
+            :mod:`mockoss.profiles.vllm.chat_legacy`.
+        chat_stream: chat stream rules of the legacy paths (ignored by ``harmony_parser``):
+            ``"inline"`` (``serving_chat.py@003fe593``: final → content, analysis → reasoning,
+            ``commentary`` + ``functions.*`` → tool calls, anything else dropped) or
+            ``"stream_harmony"`` (``chat_completion/stream_harmony.py@1a5f571f``,
+            ``extract_harmony_streaming_delta``: also ``analysis`` + ``functions.*`` → tool calls
+            and ``commentary`` without recipient → content). ``reasoning_and_final`` always streams
+            v0.10.1's rule (final → content, every other token → reasoning).
+        reasoning_field: name of the reasoning field in chat messages and deltas.
+            ``"reasoning"`` (PR #33402, Jan 2026, removed the alias), ``"reasoning_content"``
+            (before PR #27752, Nov 2025) or ``"both"`` (PR #27752's alias era: ``reasoning`` and
+            ``reasoning_content``, the latter copied by a model validator, hence also
+            ``"reasoning_content":null`` on every streamed delta).
+        tool_call_in_content: before PR #25514 (Sep 2025, vllm-project/vllm#22337) the
+            ``openai_tool_parser`` path put the last message's text (a tool call's raw arguments)
+            in ``content`` as well as in ``tool_calls``, and did not re-serialise the arguments.
+        error_body: ``"nested"`` (vLLM ≥ 0.10.1, PR #22099) or ``"flat"`` error bodies; see
+            :mod:`mockoss.profiles.vllm.errors`.
+        flush_raw_recovery: ``HarmonyParser.flush()`` surfaces the raw text of a message left
+            open at EOS when ``process_eos`` fails. False reproduces vllm-project/vllm#45736 (the
+            message silently has ``content: null`` with ``finish_reason: "stop"``).
+        tool_choice_none: ``"drop"`` (current: ``tool_choice: "none"`` drops parsed calls) or
+            ``"ignored"`` (vllm-project/vllm#30867 before its fix: calls are still returned).
+        tool_choice_required: ``"parser"`` (current) or ``"ignored"`` (vllm-project/vllm#44216,
+            v0.20.1: ``required`` behaves as ``auto``, a prose reply finishes with ``"stop"``).
+        token_ids_fields: chat responses carry ``token_ids``/``prompt_token_ids`` (``null``
+            unless asked), added with ``return_token_ids`` (PR #22587, v0.10.2).
+        responses_mapping: ``"2026"`` (``responses/harmony.py@004ae2c0``) or ``"2025"``
+            (``harmony_utils.parse_output_message``, late 2025: recipients not normalised, a
+            function call needs ``commentary`` and ``startswith("functions.")`` so
+            ``analysis to=functions.x`` becomes an ``mcp_call``, commentary preambles become
+            reasoning items). Applies to non-streamed Responses output items.
     """
 
     name: str = "vllm"
-    endpoints: frozenset[str] = frozenset({"chat", "responses"})
+    endpoints: frozenset[str] = frozenset({"chat", "responses", "completions"})
     strict: bool = True
     harmony_error_status: Literal[400, 500] = 500
     responses_ignore_recipients_without_tools: bool = False
     enable_auto_tool_choice: bool = True
     responses_stream_error: Literal["cut", "error_event"] = "cut"
     max_model_len: int = 131072
+    chat_parser: Literal["harmony_parser", "openai_tool_parser", "reasoning_and_final"] = "harmony_parser"
+    chat_stream: Literal["inline", "stream_harmony"] = "inline"
+    reasoning_field: Literal["reasoning", "reasoning_content", "both"] = "reasoning"
+    tool_call_in_content: bool = False
+    error_body: ErrorBody = "nested"
+    flush_raw_recovery: bool = True
+    tool_choice_none: Literal["drop", "ignored"] = "drop"
+    tool_choice_required: Literal["parser", "ignored"] = "parser"
+    token_ids_fields: bool = True
+    responses_mapping: Literal["2026", "2025"] = "2026"
 
     def __post_init__(self) -> None:
         if self.harmony_error_status not in (400, 500):
             raise ValueError(f"harmony_error_status must be 400 or 500, got {self.harmony_error_status!r}")
         if self.responses_stream_error not in ("cut", "error_event"):
             raise ValueError(f"responses_stream_error must be 'cut' or 'error_event', got {self.responses_stream_error!r}")
-        for switch in ("strict", "responses_ignore_recipients_without_tools", "enable_auto_tool_choice"):
+        for switch, allowed in _CHOICES.items():
+            if getattr(self, switch) not in allowed:
+                choices = " or ".join(repr(c) for c in allowed)
+                raise ValueError(f"{switch} must be {choices}, got {getattr(self, switch)!r}")
+        for switch in _BOOLS:
             if not isinstance(getattr(self, switch), bool):
                 raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")
         if not isinstance(self.max_model_len, int) or self.max_model_len < 1:
@@ -77,7 +159,9 @@ class VllmProfile:
             return self.chat(completion, request, ctx)
         if endpoint == "responses":
             return self.responses(completion, request, ctx)
-        raise ValueError(f"profile vllm does not serve endpoint {endpoint!r}")
+        if endpoint == "completions":
+            return self.completions(completion, request, ctx)
+        raise ValueError(f"profile {self.name} does not serve endpoint {endpoint!r}")
 
     def chat(self, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/chat/completions``; see :func:`mockoss.profiles.vllm.chat.surface_chat`."""
@@ -91,13 +175,19 @@ class VllmProfile:
 
         return surface_responses(self, completion, request, ctx)
 
+    def completions(self, completion: Completion, request: CompletionsRequestView, ctx: RequestContext) -> Reply:
+        """``POST /v1/completions``; see :func:`mockoss.profiles.vllm.completions.surface_completions`."""
+        from mockoss.profiles.vllm.completions import surface_completions
+
+        return surface_completions(self, completion, request, ctx)
+
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
-        """vLLM's ``ErrorResponse`` body with ``status``."""
-        return error_reply(status, message, param=param)
+        """vLLM's ``ErrorResponse`` body (``error_body`` shape) with ``status``."""
+        return error_reply(status, message, param=param, body=self.error_body)
 
     def model_not_found(self, model: str) -> Reply:
         """vLLM's ``_check_model``: 404 ``The model `X` does not exist.``, param ``model``."""
-        return error_reply(404, f"The model `{model}` does not exist.", param="model")
+        return error_reply(404, f"The model `{model}` does not exist.", param="model", body=self.error_body)
 
     def probe(self, method: str, path: str, info: ServerInfo) -> Reply | None:
         """``GET /v1/models`` (vLLM's ``ModelList``) and ``GET /health`` (200, empty body)."""

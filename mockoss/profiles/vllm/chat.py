@@ -74,8 +74,8 @@ class _Plan:
     reasoning_upto: tuple[int, ...]  # usage reasoning-token count after each accepted token
 
 
-def _plan(completion: Completion, max_tokens: int | None, strict: bool) -> _Plan:
-    key = (_MEMO, max_tokens, strict)
+def _plan(completion: Completion, max_tokens: int | None, strict: bool, raw_recovery: bool = True) -> _Plan:
+    key = (_MEMO, max_tokens, strict) if raw_recovery else (_MEMO, max_tokens, strict, "no-raw-recovery")
     cached = completion._memo.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
@@ -108,7 +108,7 @@ def _plan(completion: Completion, max_tokens: int | None, strict: bool) -> _Plan
         deltas.append(_TokenDelta(content, reasoning, tool))
     parsed: ParsedOutput | None = None
     if trace.error is None:
-        parsed = parse_output(trace)
+        parsed = parse_output(trace, raw_recovery=raw_recovery)
         if parsed.raw_recovered and deltas:
             # flush() at the last token: the recovered raw text joins that token's content delta.
             last = deltas[-1]
@@ -132,13 +132,34 @@ def _plan(completion: Completion, max_tokens: int | None, strict: bool) -> _Plan
 # --------------------------------------------------------------------------- tool_choice
 
 
-def _tool_choice(request: ChatRequestView) -> str | Mapping[str, object]:
+def _tool_choice(request: ChatRequestView, profile: VllmProfile | None = None) -> str | Mapping[str, object]:
     """Effective ``tool_choice``: an absent one is ``"auto"`` when ``tools`` are sent, else
     ``"none"`` (vLLM's ``ChatCompletionRequest.check_tool_usage``), so a request that declares no
-    tools never receives tool calls, whatever the model emitted."""
+    tools never receives tool calls, whatever the model emitted.
+
+    The profile's ``tool_choice_none="ignored"`` (vllm#30867) turns an explicit ``"none"`` with
+    declared tools into ``"auto"``; ``tool_choice_required="ignored"`` (vllm#44216) turns
+    ``"required"`` into ``"auto"``.
+    """
     if request.tool_choice is None:
         return "auto" if request.tools else "none"
-    return request.tool_choice
+    choice = request.tool_choice
+    if profile is not None:
+        if choice == "none" and request.tools and profile.tool_choice_none == "ignored":
+            return "auto"
+        if choice == "required" and profile.tool_choice_required == "ignored":
+            return "auto"
+    return choice
+
+
+def _reasoning_json(field: str, value: str | None) -> str:
+    """The reasoning member(s) of a message or delta for the ``reasoning_field`` switch."""
+    encoded = "null" if value is None else _dumps(value)
+    if field == "reasoning":
+        return '"reasoning":' + encoded
+    if field == "reasoning_content":
+        return '"reasoning_content":' + encoded
+    return f'"reasoning":{encoded},"reasoning_content":{encoded}'
 
 
 # --------------------------------------------------------------------------- streaming
@@ -159,11 +180,15 @@ class _Sse:
     tool_calls: int
 
 
-def _delta_json(d: _TokenDelta, include_reasoning: bool, tools: bool) -> bytes | tuple[bytes | int, ...] | None:
+def _delta_json(
+    d: _TokenDelta, include_reasoning: bool, tools: bool, field: str = "reasoning"
+) -> bytes | tuple[bytes | int, ...] | None:
     """A ``DeltaMessage`` as ``model_dump_json(exclude_unset=True)`` writes it, or ``None``.
 
     Field order ``content, reasoning, tool_calls``; with ``include_reasoning=False`` vLLM assigns
-    ``reasoning = None`` on every delta it keeps, so ``"reasoning":null`` is written.
+    ``reasoning = None`` on every delta it keeps, so ``"reasoning":null`` is written. ``field``
+    is the ``reasoning_field`` switch; with ``"both"`` the alias validator sets
+    ``reasoning_content`` on every delta, ``null`` when there is no reasoning.
     """
     tool = d.tool if tools else None
     if not d.content and not d.reasoning and tool is None:
@@ -174,9 +199,11 @@ def _delta_json(d: _TokenDelta, include_reasoning: bool, tools: bool) -> bytes |
     if d.content:
         parts.append('"content":' + _dumps(d.content))
     if not include_reasoning:
-        parts.append('"reasoning":null')
+        parts.append(_reasoning_json(field, None))
     elif d.reasoning:
-        parts.append('"reasoning":' + _dumps(d.reasoning))
+        parts.append(_reasoning_json(field, d.reasoning))
+    elif field == "both":
+        parts.append('"reasoning_content":null')
     head = "{" + ",".join(parts) + ("," if parts and tool else "")
     if tool is None:
         return (head + "}").encode()
@@ -191,9 +218,18 @@ def _delta_json(d: _TokenDelta, include_reasoning: bool, tools: bool) -> bytes |
 
 
 def _sse(
-    completion: Completion, plan: _Plan, max_tokens: int | None, strict: bool, include_reasoning: bool, tools: bool
+    completion: Completion,
+    plan: _Plan,
+    max_tokens: int | None,
+    strict: bool,
+    include_reasoning: bool,
+    tools: bool,
+    field: str = "reasoning",
+    raw_recovery: bool = True,
 ) -> _Sse:
     key = (_MEMO, max_tokens, strict, "sse", include_reasoning, tools)
+    if field != "reasoning" or not raw_recovery:
+        key += (field, raw_recovery)
     cached = completion._memo.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
@@ -201,12 +237,13 @@ def _sse(
     body = deltas if plan.error is not None else deltas[:-1]
     chunks = []
     for position, d in enumerate(body):
-        encoded = _delta_json(d, include_reasoning, tools)
+        encoded = _delta_json(d, include_reasoning, tools, field)
         if encoded is not None:
             chunks.append((encoded, position))
     final = None
     if plan.error is None:
-        final = (deltas and _delta_json(deltas[-1], include_reasoning, tools)) or b"{}"
+        empty = b'{"reasoning_content":null}' if field == "both" else b"{}"
+        final = (deltas and _delta_json(deltas[-1], include_reasoning, tools, field)) or empty
     emitted = deltas if plan.error is None else body
     streamed = tools and any(d.tool is not None for d in emitted)
     calls = sum(1 for d in emitted if d.tool is not None and d.tool[1] is not None) if tools else 0
@@ -241,7 +278,8 @@ def _stream(profile: VllmProfile, plan: _Plan, sse: _Sse, request: ChatRequestVi
             return delta  # type: ignore[return-value]
         return b"".join(p if p.__class__ is bytes else tool_ids[p] for p in delta)  # type: ignore[misc, index, union-attr]
 
-    first = open_choice + b'{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]'
+    role = b'{"role":"assistant","content":""' + (b',"reasoning_content":null}' if profile.reasoning_field == "both" else b"}")
+    first = open_choice + role + b',"logprobs":null,"finish_reason":null}]'
     if continuous:
         first += (',"usage":' + _usage(prompt, 0, 0)).encode()
     frames = [first + b',"prompt_token_ids":null,"prompt_text":null}\n\n']
@@ -254,11 +292,11 @@ def _stream(profile: VllmProfile, plan: _Plan, sse: _Sse, request: ChatRequestVi
         tail = b"}\n\n"
         frames.extend([open_choice + delta_bytes(delta) + mid + tail for delta, _ in sse.chunks])
     if plan.error is not None:
-        frames.append(stream_error_frame(profile.harmony_error_status, plan.error))
+        frames.append(stream_error_frame(profile.harmony_error_status, plan.error, body=profile.error_body))
         frames.append(_DONE)
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
     assert sse.final is not None
-    named = isinstance(_tool_choice(request), Mapping)
+    named = isinstance(_tool_choice(request, profile), Mapping)
     finish = "tool_calls" if sse.tools_streamed and not named and plan.finish == "stop" else plan.finish
     stop_reason = "null" if plan.stop_reason is None else str(plan.stop_reason)
     last = (
@@ -283,7 +321,7 @@ def _full(profile: VllmProfile, plan: _Plan, request: ChatRequestView, ctx: Requ
     parsed = plan.parsed
     assert parsed is not None
     request_id = ctx.ids.next("chatcmpl-")
-    choice = _tool_choice(request)
+    choice = _tool_choice(request, profile)
     named = isinstance(choice, Mapping)
     required = choice == "required"
     parser_calls = parsed.tool_calls if profile.enable_auto_tool_choice else ()
@@ -309,7 +347,11 @@ def _full(profile: VllmProfile, plan: _Plan, request: ChatRequestView, ctx: Requ
             {"id": ctx.ids.next("chatcmpl-tool-"), "type": "function", "function": {"name": n, "arguments": a}}
             for n, a in calls
         ]
-    message["reasoning"] = parsed.reasoning if request.include_reasoning else None
+    reasoning = parsed.reasoning if request.include_reasoning else None
+    if profile.reasoning_field != "reasoning_content":
+        message["reasoning"] = reasoning
+    if profile.reasoning_field != "reasoning":
+        message["reasoning_content"] = reasoning
     tool_finish = auto_called or (required and plan.finish == "stop")
     prompt = ctx.prompt_tokens
     body = {
@@ -387,13 +429,19 @@ def surface_chat(profile: VllmProfile, completion: Completion, request: ChatRequ
     (vllm#46464, #51977): the chunks before the failing token (role chunk included), then
     :func:`~mockoss.profiles.vllm.errors.stream_error_frame`, then ``data: [DONE]``.
     """
+    if profile.chat_parser != "harmony_parser":
+        from mockoss.profiles.vllm.chat_legacy import surface_chat_legacy
+
+        return surface_chat_legacy(profile, completion, request, ctx)
     max_tokens = request.max_tokens
     strict = profile.strict
-    plan = _plan(completion, max_tokens, strict)
+    raw_recovery = profile.flush_raw_recovery
+    plan = _plan(completion, max_tokens, strict, raw_recovery)
     if not request.stream:
         if plan.error is not None:
             return profile.error(profile.harmony_error_status, plan.error)
         return _full(profile, plan, request, ctx)
-    tools = profile.enable_auto_tool_choice and _tool_choice(request) != "none"
-    sse = _sse(completion, plan, max_tokens, strict, request.include_reasoning, tools)
+    tools = profile.enable_auto_tool_choice and _tool_choice(request, profile) != "none"
+    field = profile.reasoning_field
+    sse = _sse(completion, plan, max_tokens, strict, request.include_reasoning, tools, field, raw_recovery)
     return _stream(profile, plan, sse, request, ctx)

@@ -169,9 +169,20 @@ def _items(m: MessageView, incomplete: bool, b: TemplateBuilder, functions: froz
     raise _ItemError(400, f"Unknown channel: {m.channel}")  # ValueError → BadRequestError
 
 
-def _build_plan(completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool) -> _Plan:
+def _build_plan(
+    completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool, mapping: str = "2026"
+) -> _Plan:
     trace = completion.trace(max_tokens=max_tokens, strict=strict)
     segments, messages, flushed, reasoning = _replay(trace)
+    items_of = lambda m, incomplete, b: _items(m, incomplete, b, functions, ignore)  # noqa: E731
+    if mapping == "2025":  # recipients as parsed (no _normalize_recipient), 2025 rules
+        from mockoss.profiles.vllm.responses_2025 import items_2025, raw_view
+
+        raw = [raw_view(m) for m in (*trace.messages, *trace.eos_messages)]
+        messages = raw + messages[len(raw) :]
+        items_of = lambda m, incomplete, b: items_2025(  # noqa: E731
+            m, incomplete, b, _reasoning, _web_search, lambda c: _ItemError(400, f"Unknown channel: {c}")
+        )
     stream_ids = TemplateBuilder(completion.text)
     events = stream_event_templates(segments, stream_ids, function_tool_names=functions, ignore_recipients=ignore)
     final_ids = TemplateBuilder(completion.text)
@@ -180,7 +191,7 @@ def _build_plan(completion: Completion, max_tokens: int | None, strict: bool, fu
     if trace.error is None:
         try:
             for index, message in enumerate(messages):
-                items += _items(message, flushed and index == len(messages) - 1, final_ids, functions, ignore)
+                items += items_of(message, flushed and index == len(messages) - 1, final_ids)
         except _ItemError as exc:
             failure, items = (exc.status, exc.message), []
     length = completion.emit(max_tokens).finish_reason == "length"
@@ -197,11 +208,13 @@ def _build_plan(completion: Completion, max_tokens: int | None, strict: bool, fu
     )
 
 
-def _plan(completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool) -> _Plan:
-    key = ("vllm.responses", max_tokens, strict, functions, ignore)
+def _plan(
+    completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool, mapping: str = "2026"
+) -> _Plan:
+    key = ("vllm.responses", max_tokens, strict, functions, ignore, mapping)
     plan = completion._memo.get(key)
     if plan is None:
-        plan = completion._memo[key] = _build_plan(completion, max_tokens, strict, functions, ignore)
+        plan = completion._memo[key] = _build_plan(completion, max_tokens, strict, functions, ignore, mapping)
     return plan  # type: ignore[return-value]
 
 
@@ -366,7 +379,8 @@ def surface_responses(profile: VllmProfile, completion: Completion, request: Res
     item ids, then the output item ids.
     """
     ignore = profile.responses_ignore_recipients_without_tools and not request.tools
-    plan = _plan(completion, request.max_output_tokens, profile.strict, request.function_tool_names, ignore)
+    mapping = profile.responses_mapping
+    plan = _plan(completion, request.max_output_tokens, profile.strict, request.function_tool_names, ignore, mapping)
     if not request.stream:
         if plan.harmony_error is not None:
             return profile.error(profile.harmony_error_status, plan.harmony_error)

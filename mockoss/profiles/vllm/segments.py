@@ -187,14 +187,16 @@ def _eos_messages(trace: ParserTrace) -> tuple[tuple[Message, ...], str | None]:
     return trace.eos_messages, None
 
 
-def parse_output(trace: ParserTrace) -> ParsedOutput:
+def parse_output(trace: ParserTrace, *, raw_recovery: bool = True) -> ParsedOutput:
     """Classify the completed messages of ``trace`` as ``HarmonyParser.parse`` + ``flush`` do.
 
     Messages whose author is not the assistant, or with no content, are skipped; empty reasoning
     or content texts are skipped; a TOOL message always yields a call (arguments may be ``""``).
     At EOS inside a message the flushed message is classified like any other, unless
     ``process_eos`` raised, in which case the raw decoded tokens of the open message become one
-    more content part (vllm#45736 follow-up: no more silent ``content: null``).
+    more content part (vllm#45736 follow-up: no more silent ``content: null``). With
+    ``raw_recovery=False`` that part is dropped and ``raw_recovered`` is ``None``: the silent
+    ``content: null`` of vllm-project/vllm#45736.
 
     Raises:
         ValueError: ``trace.error`` is set (the caller must surface the ``HarmonyError`` first).
@@ -202,6 +204,8 @@ def parse_output(trace: ParserTrace) -> ParsedOutput:
     if trace.error is not None:
         raise ValueError("trace ended with a HarmonyError; nothing to parse")
     flushed, raw = _eos_messages(trace)
+    if not raw_recovery:
+        raw = None
     reasoning: list[str] = []
     content: list[str] = []
     calls: list[tuple[str, str]] = []

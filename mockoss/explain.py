@@ -1,0 +1,282 @@
+"""``mockoss explain``: what each emulated server would return for a scenario's completions.
+
+For every scripted step, every registered profile (:data:`mockoss.profiles.registry.PROFILES`,
+whatever is registered) and every generation endpoint among ``chat`` and ``responses`` that the
+profile serves, a non-streamed request is surfaced twice, once declaring function tools and once
+without tools, through the profile's own ``surface`` (the same code path the HTTP server runs).
+Each reply is summarised as an :class:`Outcome`: HTTP status, output item or message types,
+content, reasoning, tool calls (name + arguments) and the error message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import yaml
+
+from mockoss.endpoints import ENDPOINTS, prompt_tokens
+from mockoss.harmony import Completion
+from mockoss.profiles.base import IdSource, Profile, RequestContext
+from mockoss.profiles.registry import PROFILES, ProfileError, get_profile, switch_names
+
+__all__ = ["HELP", "Outcome", "add_arguments", "explain", "render_table", "run_command"]
+
+HELP = "show what every emulated server returns for a scenario's completions"
+MODEL = "openai/gpt-oss-20b"
+CREATED = 1767225600
+EXPLAINED_ENDPOINTS = ("chat", "responses")
+_FUNCTION_RECIPIENT = re.compile(r"to=functions\.([A-Za-z0-9_\-]+)")
+_PARAMETERS = {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One row: what a client of ``profile`` receives for one step, endpoint and tools variant.
+
+    Attributes:
+        step: scripted step index.
+        profile: registry name.
+        endpoint: ``"chat"`` or ``"responses"``.
+        tools: ``"tools"`` (function tools declared) or ``"no-tools"``.
+        status: HTTP status.
+        items: Responses output item types, or ``["message"]`` for a chat message.
+        content: chat ``content`` / joined ``output_text``, else ``None``.
+        reasoning: chat ``reasoning`` (or ``reasoning_content``) / joined reasoning text.
+        tool_calls: ``[{"type", "name", "arguments"}]`` (function calls and MCP calls).
+        error: the error message of a non-2xx reply, else ``None``.
+    """
+
+    step: int
+    profile: str
+    endpoint: str
+    tools: str
+    status: int
+    items: list[str] = field(default_factory=list)
+    content: str | None = None
+    reasoning: str | None = None
+    tool_calls: list[dict[str, str]] = field(default_factory=list)
+    error: str | None = None
+
+
+def tool_names_for(completion: Completion, requested: Sequence[str] | None) -> list[str]:
+    """Function tools to declare: ``requested``, else the ``functions.X`` recipients the
+    completion addresses, else ``["lookup"]``."""
+    if requested:
+        return list(requested)
+    found = list(dict.fromkeys(_FUNCTION_RECIPIENT.findall(completion.text)))
+    return found or ["lookup"]
+
+
+def request_body(endpoint: str, tools: Sequence[str]) -> dict[str, Any]:
+    """A minimal non-streamed request body for ``endpoint`` declaring ``tools``."""
+    if endpoint == "chat":
+        body: dict[str, Any] = {"model": MODEL, "messages": [{"role": "user", "content": "Hi"}]}
+        if tools:
+            body["tools"] = [{"type": "function", "function": {"name": n, "parameters": _PARAMETERS}} for n in tools]
+        return body
+    body = {"model": MODEL, "input": "Hi"}
+    if tools:
+        body["tools"] = [{"type": "function", "name": n, "parameters": _PARAMETERS} for n in tools]
+    return body
+
+
+def _error_message(data: Any) -> str:
+    if isinstance(data, Mapping):
+        error = data.get("error")
+        if isinstance(error, Mapping) and "message" in error:
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+        for key in ("message", "detail"):
+            if key in data:
+                return str(data[key])
+    return json.dumps(data, ensure_ascii=False) if not isinstance(data, str) else data
+
+
+def _calls_from_chat(message: Mapping[str, Any]) -> list[dict[str, str]]:
+    calls = []
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        calls.append({"type": "function", "name": str(function.get("name")), "arguments": arguments})
+    return calls
+
+
+def summarise(step: int, profile: str, endpoint: str, tools: str, status: int, body: bytes) -> Outcome:
+    """Turn a non-streamed reply body into an :class:`Outcome` (OpenAI chat / Responses shapes)."""
+    try:
+        data: Any = json.loads(body) if body else None
+    except ValueError:
+        data = body.decode("utf-8", "replace")
+    if status >= 400 or not isinstance(data, Mapping):
+        return Outcome(step, profile, endpoint, tools, status, error=_error_message(data))
+    if endpoint == "chat":
+        choices = data.get("choices") or [{}]
+        message = choices[0].get("message") or {}
+        reasoning = message.get("reasoning", message.get("reasoning_content"))
+        return Outcome(
+            step, profile, endpoint, tools, status, ["message"], message.get("content"), reasoning, _calls_from_chat(message)
+        )
+    items, content, reasoning, calls = [], [], [], []
+    for item in data.get("output") or ():
+        kind = item.get("type")
+        items.append(str(kind))
+        if kind == "message":
+            content += [p.get("text", "") for p in item.get("content") or () if p.get("type") == "output_text"]
+        elif kind == "reasoning":
+            reasoning += [p.get("text", "") for p in item.get("content") or ()]
+            reasoning += [p.get("text", "") for p in item.get("summary") or ()]
+        elif kind in ("function_call", "mcp_call"):
+            calls.append({"type": kind, "name": str(item.get("name")), "arguments": str(item.get("arguments"))})
+    return Outcome(
+        step, profile, endpoint, tools, status, items, "\n".join(content) if content else None,
+        "\n".join(reasoning) if reasoning else None, calls,
+    )
+
+
+def _surface(profile: Profile, endpoint: str, completion: Completion, body: dict[str, Any], index: int) -> tuple[int, bytes]:
+    spec = ENDPOINTS[endpoint]
+    raw = json.dumps(body).encode()
+    request = spec.schema.model_validate(body)
+    view = request.view(MODEL, body)  # type: ignore[attr-defined]
+    ctx = RequestContext(ids=IdSource(0, index), created=CREATED, prompt_tokens=prompt_tokens(endpoint, raw))
+    reply = profile.surface(endpoint, completion, view, ctx)
+    if reply.streamed:
+        return reply.status, b"".join(reply.frames)
+    return reply.status, reply.body
+
+
+def explain(
+    steps: Iterable[tuple[int, Completion | None, tuple[int, str] | None]],
+    *,
+    endpoints: Sequence[str] = EXPLAINED_ENDPOINTS,
+    tools: Sequence[str] | None = None,
+    switches: Mapping[str, Any] | None = None,
+    profiles: Mapping[str, Profile] | None = None,
+) -> list[Outcome]:
+    """Surface every step with every profile; see the module docstring.
+
+    Args:
+        steps: ``(index, completion, scripted_error)``; a scripted error ``(status, message)``
+            is shown as each profile's error body.
+        endpoints: a subset of ``("chat", "responses")``.
+        tools: function tool names to declare (default: inferred, see :func:`tool_names_for`).
+        switches: applied to each profile that has them.
+        profiles: defaults to the registry.
+    """
+    registry = PROFILES if profiles is None else profiles
+    rows: list[Outcome] = []
+    for index, completion, scripted in steps:
+        for name, base in registry.items():
+            own = {k: v for k, v in (switches or {}).items() if k in switch_names(base)}
+            profile = get_profile(name, own) if own and profiles is None else base
+            for endpoint in endpoints:
+                if endpoint not in profile.endpoints:
+                    continue
+                if scripted is not None:
+                    reply = profile.error(*scripted)
+                    rows.append(summarise(index, name, endpoint, "-", reply.status, reply.body))
+                    continue
+                assert completion is not None
+                declared = tool_names_for(completion, tools)
+                for label, names in (("tools", declared), ("no-tools", [])):
+                    try:
+                        status, body = _surface(profile, endpoint, completion, request_body(endpoint, names), index)
+                    except Exception as exc:  # another profile's bug must not hide the others
+                        rows.append(Outcome(index, name, endpoint, label, 0, error=f"mockoss: {type(exc).__name__}: {exc}"))
+                        continue
+                    rows.append(summarise(index, name, endpoint, label, status, body))
+    return rows
+
+
+def _cell(value: Any, width: int = 40) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        if value and isinstance(value[0], dict):
+            value = "; ".join(f"{c['name']}({c['arguments']})" for c in value)
+        else:
+            value = ",".join(map(str, value))
+    text = str(value).replace("\n", "⏎")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+COLUMNS = ("step", "profile", "endpoint", "tools", "status", "items", "content", "reasoning", "tool_calls", "error")
+
+
+def render_table(rows: Sequence[Outcome]) -> str:
+    """An aligned text table, one line per :class:`Outcome`."""
+    cells = [list(COLUMNS)] + [[_cell(getattr(r, c)) for c in COLUMNS] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells)
+
+
+def _steps(source: str, step: int | None) -> list[tuple[int, Completion | None, tuple[int, str] | None]]:
+    if source == "-":
+        return [(0, Completion.from_text(sys.stdin.read()), None)]
+    from mockoss.scenario.loader import load_scenario
+
+    out = []
+    for s in load_scenario(source).steps:
+        if step is not None and s.index != step:
+            continue
+        error = getattr(s, "error", None)
+        scripted = (error.status, error.message) if error is not None else None
+        out.append((s.index, getattr(s, "completion", None), scripted))
+    return out
+
+
+def _switch(text: str) -> tuple[str, Any]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name, yaml.safe_load(value)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``explain``'s arguments to its sub-parser."""
+    parser.add_argument("scenario", help="a shipped scenario name, a YAML file, or - for a raw completion on stdin")
+    parser.add_argument("--step", type=int, help="only this step (default: all)")
+    parser.add_argument("--endpoint", choices=EXPLAINED_ENDPOINTS, help="only this endpoint (default: both)")
+    parser.add_argument("--tools", help="comma-separated function tools to declare (default: inferred)")
+    parser.add_argument(
+        "--switch", type=_switch, action="append", default=[], metavar="NAME=VALUE",
+        help="a profile switch, applied to every profile that has it",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run ``mockoss explain``; 2 on a bad scenario or switch, else 0."""
+    from mockoss.scenario.loader import ScenarioError
+
+    switches = dict(args.switch)
+    known = {s for p in PROFILES.values() for s in switch_names(p)}
+    unknown = sorted(set(switches) - known)
+    if unknown:
+        print(f"mockoss: error: no profile has switch {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    try:
+        steps = _steps(args.scenario, args.step)
+        tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
+        endpoints = (args.endpoint,) if args.endpoint else EXPLAINED_ENDPOINTS
+        rows = explain(steps, endpoints=endpoints, tools=tools, switches=switches)
+    except (ScenarioError, ProfileError, ValueError) as exc:
+        print(f"mockoss: error: {exc}", file=sys.stderr)
+        return 2
+    if not steps:
+        print(f"mockoss: error: scenario has no step {args.step}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps([asdict(r) for r in rows], ensure_ascii=False, indent=2))
+    else:
+        print(render_table(rows))
+    return 0

@@ -1,0 +1,159 @@
+"""Profile ``llamacpp``: how llama-server (llama.cpp, 2026) surfaces gpt-oss output.
+
+llama.cpp does not use openai-harmony: it detokenises the output and parses the text with its own
+grammar. This profile reimplements that parser (:mod:`.gptoss`, the PEG parser of
+``common/parsers/gpt-oss.cpp@2629d7b5``; or, with ``parser="regex"``, the late-2025 regex parser of
+:mod:`.regex_parser`) and llama-server's reparse-and-diff streaming (:mod:`.plan`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mockoss.harmony import Completion
+from mockoss.profiles.base import (
+    ChatRequestView,
+    Reply,
+    RequestContext,
+    ResponsesRequestView,
+    ServerInfo,
+)
+from mockoss.profiles.llamacpp.options import (
+    REASONING_FORMATS,
+    RequestError,
+    parser_for,
+)
+from mockoss.profiles.llamacpp.plan import Plan, plan_for
+from mockoss.profiles.llamacpp.wire import error_reply
+
+__all__ = ["LlamacppProfile"]
+
+
+@dataclass(frozen=True, slots=True)
+class LlamacppProfile:
+    """llama-server with ``--jinja`` serving a gpt-oss GGUF.
+
+    Attributes:
+        parser: ``"peg"`` (2026: the grammar either matches or the turn fails with HTTP 500
+            ``The model produced output that does not match the expected peg-native format``) or
+            ``"regex"`` (late 2025: unknown headers and non-JSON arguments are skipped, never an
+            error; an incomplete header falls back to the whole output as content).
+        reasoning_format: the server's ``--reasoning-format`` (``auto`` by default); a request's
+            ``reasoning_format`` field overrides it. ``none`` keeps analysis messages, with their
+            ``<|channel|>analysis<|message|>`` … ``<|end|>`` markup, in ``content``.
+        build_info: ``system_fingerprint`` and ``/props`` ``build_info`` (``b<build>-<commit>``;
+            the value is a placeholder, unverified).
+        n_ctx: context size per slot, reported by ``/props`` and ``/v1/models``.
+        model_path: ``/props`` ``model_path``.
+        prompt_tokens_per_second, predicted_tokens_per_second: fixed rates (tokens/s) from which
+            ``timings`` are computed, so output is deterministic.
+    """
+
+    name: str = "llamacpp"
+    endpoints: frozenset[str] = frozenset({"chat", "responses"})
+    parser: Literal["peg", "regex"] = "peg"
+    reasoning_format: str = "auto"
+    build_info: str = "b9000-2629d7b5"
+    n_ctx: int = 131072
+    model_path: str = "/models/gpt-oss-20b-mxfp4.gguf"
+    prompt_tokens_per_second: float = 1000.0
+    predicted_tokens_per_second: float = 50.0
+
+    def __post_init__(self) -> None:
+        if self.parser not in ("peg", "regex"):
+            raise ValueError(f"parser must be 'peg' or 'regex', got {self.parser!r}")
+        if self.reasoning_format not in REASONING_FORMATS:
+            raise ValueError(f"reasoning_format must be one of {', '.join(REASONING_FORMATS)}, got {self.reasoning_format!r}")
+        for rate in ("prompt_tokens_per_second", "predicted_tokens_per_second"):
+            value = getattr(self, rate)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ValueError(f"{rate} must be a positive number, got {value!r}")
+        if isinstance(self.n_ctx, bool) or not isinstance(self.n_ctx, int) or self.n_ctx < 1:
+            raise ValueError(f"n_ctx must be a positive integer, got {self.n_ctx!r}")
+        for text in ("build_info", "model_path"):
+            if not isinstance(getattr(self, text), str):
+                raise ValueError(f"{text} must be a string, got {getattr(self, text)!r}")  # noqa: TRY004
+
+    def with_switches(self, **switches: Any) -> LlamacppProfile:
+        """Return a copy with some switches changed.
+
+        Raises:
+            TypeError: a name that is not a switch of this profile.
+        """
+        return dataclasses.replace(self, **switches)
+
+    def plan(
+        self, completion: Completion, body: Any, tool_names: tuple[str, ...], max_tokens: int | None, *, stream: bool
+    ) -> Plan:
+        """The memoised :class:`~.plan.Plan` of ``completion`` for a request body (with the
+        per-token replay when ``stream``).
+
+        Raises:
+            RequestError: the request is one llama-server rejects (see :func:`.options.parser_for`).
+        """
+        choice = parser_for(body, tool_names, reasoning_format=self.reasoning_format, parser=self.parser)
+        return plan_for(completion, max_tokens, choice.key, choice.parse, stream=stream)
+
+    def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
+        """Dispatch to :meth:`chat` or :meth:`responses`."""
+        if endpoint == "chat":
+            return self.chat(completion, request, ctx)
+        if endpoint == "responses":
+            return self.responses(completion, request, ctx)
+        raise ValueError(f"profile llamacpp does not serve endpoint {endpoint!r}")
+
+    def chat(self, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
+        """``POST /v1/chat/completions``; see :func:`mockoss.profiles.llamacpp.chat.surface_chat`."""
+        from mockoss.profiles.llamacpp.chat import surface_chat
+
+        tools = tuple(t.name for t in request.tools if t.type == "function" and t.name)
+        try:
+            plan = self.plan(completion, request.body, tools, request.max_tokens, stream=request.stream)
+        except RequestError as exc:
+            return error_reply(exc.status, exc.message)
+        return surface_chat(self, plan, request, ctx)
+
+    def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
+        """``POST /v1/responses``; see :func:`mockoss.profiles.llamacpp.responses.surface_responses`.
+
+        ``previous_response_id`` is rejected (400 ``llama.cpp does not support
+        'previous_response_id'.``, ``convert_responses_to_chatcmpl``).
+        """
+        from mockoss.profiles.llamacpp.responses import surface_responses
+
+        if request.body.get("previous_response_id"):
+            return error_reply(400, "llama.cpp does not support 'previous_response_id'.")
+        tools = tuple(sorted(request.function_tool_names, key=_tool_order(request.body)))
+        try:
+            plan = self.plan(completion, request.body, tools, request.max_output_tokens, stream=request.stream)
+        except RequestError as exc:
+            return error_reply(exc.status, exc.message)
+        return surface_responses(self, plan, request, ctx)
+
+    def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
+        """llama-server's error body: ``{"error":{"code":N,"message":…,"type":…}}``, status ``N``."""
+        return error_reply(status, message)
+
+    def model_not_found(self, model: str) -> Reply:
+        """llama-server in router mode (``router_validate_model``): 400 ``model not found``. (A
+        single-model llama-server ignores the name; mockoss only answers the names it serves.)"""
+        return error_reply(400, "model not found")
+
+    def probe(self, method: str, path: str, info: ServerInfo) -> Reply | None:
+        """See :func:`mockoss.profiles.llamacpp.identity.probe`."""
+        from mockoss.profiles.llamacpp.identity import probe
+
+        return probe(self, method, path, info)
+
+    def route_error(self, status: int, method: str, path: str) -> Reply:
+        """404 ``File Not Found`` for every unknown route and wrong method (cpp-httplib)."""
+        from mockoss.profiles.llamacpp.identity import route_error
+
+        return route_error(status, method, path)
+
+
+def _tool_order(body: Any) -> Any:
+    names = [t.get("name") for t in body.get("tools") or () if isinstance(t, dict)]
+    return lambda name: names.index(name) if name in names else len(names)

@@ -1,0 +1,194 @@
+"""llama.cpp's 2026 gpt-oss output parser (``COMMON_CHAT_FORMAT_PEG_NATIVE``), reimplemented.
+
+Sources (ggml-org/llama.cpp):
+
+* ``common/parsers/gpt-oss.cpp@2629d7b5`` (``common_chat_params_init_gpt_oss``): the grammar,
+  rebuilt rule for rule in :func:`build_grammar`.
+* ``common/chat.cpp`` (``common_chat_peg_parse``): the parser runs over
+  ``generation_prompt + output`` (``<|start|>assistant`` + the generated text) with
+  ``COMMON_PEG_PARSE_FLAG_LENIENT``; a failed final parse throws
+  ``The model produced output that does not match the expected peg-native format``; a failed
+  partial parse yields an empty message (the stream simply does not advance).
+* ``common/chat-peg-parser.cpp@0082ad91`` (``common_chat_peg_mapper``): reasoning and content
+  nodes are concatenated with no separator; a tool call appears once its name node is seen, with
+  arguments ``"{"`` until the arguments node arrives; whitespace-only reasoning is dropped.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from mockoss.profiles.llamacpp import peg
+from mockoss.profiles.llamacpp.peg import (
+    atomic,
+    chars,
+    choice,
+    literal,
+    optional,
+    repeat,
+    sequence,
+    tag,
+    until,
+)
+
+__all__ = [
+    "GENERATION_PROMPT",
+    "PEG_FORMAT_ERROR",
+    "ChatMsg",
+    "Grammar",
+    "ParseFailed",
+    "build_grammar",
+]
+
+#: ``data.generation_prompt`` for gpt-oss: the prompt ends with it and the parser sees it first.
+GENERATION_PROMPT = "<|start|>assistant"
+#: ``common_chat_peg_parse``'s exception text for a final parse that does not match
+#: (``common_chat_format_name(COMMON_CHAT_FORMAT_PEG_NATIVE)`` is ``peg-native``).
+PEG_FORMAT_ERROR = "The model produced output that does not match the expected peg-native format"
+
+_REASONING, _CONTENT, _TOOL_OPEN, _TOOL_NAME, _TOOL_ARGS = "reasoning", "content", "tool-open", "tool-name", "tool-args"
+_TRAILING_SPACE = " \t\n\v\f\r"
+
+
+class ParseFailed(Exception):
+    """The final parse did not match the grammar (llama-server answers :data:`PEG_FORMAT_ERROR`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMsg:
+    """``common_chat_msg`` as the mapper builds it.
+
+    Attributes:
+        content: concatenated content nodes (final, preambles; with ``reasoning_format: none``
+            also the analysis messages with their markup).
+        reasoning_content: concatenated analysis texts (empty when whitespace only).
+        tool_calls: ``(name, arguments)`` per call, arguments as raw JSON text.
+    """
+
+    content: str = ""
+    reasoning_content: str = ""
+    tool_calls: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.content or self.reasoning_content or self.tool_calls)
+
+
+def _map(text: str, nodes: list[peg.Node]) -> ChatMsg:
+    """``common_chat_peg_mapper::from_ast`` for the tags the gpt-oss grammar uses."""
+    reasoning: list[str] = []
+    content: list[str] = []
+    calls: list[list[str]] = []
+    pending: list[str] | None = None
+    current: list[str] | None = None
+    for name, start, end in nodes:
+        piece = text[start:end]
+        if name == _REASONING:
+            reasoning.append(piece)
+        elif name == _CONTENT:
+            content.append(piece)
+        elif name == _TOOL_OPEN:
+            pending = current = ["", ""]
+        elif name == _TOOL_NAME and current is not None:
+            current[0] = piece.rstrip(_TRAILING_SPACE)
+            if not current[1]:
+                current[1] = "{"
+            if pending is not None:
+                calls.append(pending)
+                pending = None
+        elif name == _TOOL_ARGS and current is not None and current[0]:
+            args = piece.rstrip(_TRAILING_SPACE)
+            if args.startswith("{"):
+                current[1] = args
+    joined = "".join(reasoning)
+    if not joined.strip(" \n\r\t"):
+        joined = ""
+    return ChatMsg("".join(content), joined, tuple((n, a) for n, a in calls))
+
+
+@dataclass(frozen=True, slots=True)
+class Grammar:
+    """The parser built for one request shape (declared tools, ``tool_choice``, reasoning format)."""
+
+    root: peg.Parser
+
+    def parse(self, generated: str, *, partial: bool) -> ChatMsg:
+        """``common_chat_peg_parse`` over ``<|start|>assistant`` + ``generated``.
+
+        Partial parses never raise: a mismatch gives an empty :class:`ChatMsg` (llama-server keeps
+        the previous message). A final parse that fails raises :class:`ParseFailed`.
+        """
+        text = GENERATION_PROMPT + generated
+        kind, _end, nodes = self.root(text, 0)
+        if kind == peg.FAIL:
+            if partial:
+                return ChatMsg()
+            raise ParseFailed(PEG_FORMAT_ERROR)
+        return _map(text, nodes)
+
+
+@functools.lru_cache(maxsize=256)
+def build_grammar(
+    tools: tuple[str, ...], tool_choice: str, extract_reasoning: bool, response_format: bool = False
+) -> Grammar:
+    """Build ``common_chat_params_init_gpt_oss``'s parser.
+
+    Args:
+        tools: declared function names, in request order (``foreach_function``).
+        tool_choice: ``"auto"``, ``"none"`` or ``"required"`` (anything else counts as ``auto``).
+        extract_reasoning: ``reasoning_format != none``; when false, analysis messages (with
+            their ``<|channel|>analysis<|message|>`` … ``<|end|>`` markup) become content.
+        response_format: a JSON schema was requested (``response_format`` / ``json_schema``).
+
+    Grammar: ``(start any)* (tool_call | start final)`` with tools and ``tool_choice != none``
+    (no ``start final`` branch for ``required``); ``(start analysis)* start response_format``
+    with a response format; else ``(start any)* start (final | unsolicited)``, where
+    ``unsolicited`` consumes a call to any recipient and drops it.
+    """
+    start_assistant = sequence(literal("<|start|>"), literal("assistant"))
+    end = literal("<|end|>")
+    content = until("<|end|>")
+    channel = sequence(literal("<|channel|>"), choice(literal("commentary"), literal("analysis")))
+    constrain_type = chars("[A-Za-z0-9_-]", 1, -1)
+    constraint = optional(sequence(peg.space(), optional(literal("<|constrain|>")), constrain_type))
+    stray = optional(sequence(literal("<|channel|>"), literal("commentary"), optional(literal(" to=assistant"))))
+    start_analysis = sequence(stray, literal("<|channel|>"), literal("analysis"), literal("<|message|>"))
+    if extract_reasoning:
+        analysis = sequence(start_analysis, tag(_REASONING, content), end)
+    else:
+        analysis = tag(_CONTENT, sequence(start_analysis, content, end))
+    preamble = sequence(literal("<|channel|>"), literal("commentary"), literal("<|message|>"), tag(_CONTENT, content), end)
+    final = sequence(stray, literal("<|channel|>"), literal("final"), literal("<|message|>"), tag(_CONTENT, content))
+    unsolicited = atomic(sequence(optional(channel), literal(" to="), content, end))
+    any_message = choice(preamble, analysis)
+
+    if response_format:
+        formatted = sequence(
+            literal("<|channel|>"), literal("final"), constraint, literal("<|message|>"), tag(_CONTENT, peg.json_value)
+        )
+        return Grammar(sequence(repeat(sequence(start_assistant, analysis)), start_assistant, formatted))
+
+    if tools and tool_choice != "none":
+        args = tag(_TOOL_ARGS, peg.json_value)
+        in_role = choice(
+            *(
+                sequence(tag(_TOOL_NAME, literal(name)), channel, constraint, literal("<|message|>"), args)
+                for name in tools
+            )
+        )
+        in_channel = choice(
+            *(sequence(tag(_TOOL_NAME, literal(name)), constraint, literal("<|message|>"), args) for name in tools)
+        )
+        to_functions = tag(_TOOL_OPEN, literal(" to=functions."))
+        tool_call = choice(
+            sequence(start_assistant, to_functions, in_role),
+            sequence(start_assistant, channel, to_functions, in_channel),
+        )
+        prefix = repeat(sequence(start_assistant, any_message))
+        if tool_choice == "required":
+            return Grammar(sequence(prefix, tool_call))
+        return Grammar(sequence(prefix, choice(tool_call, sequence(start_assistant, final))))
+
+    prefix = repeat(sequence(start_assistant, any_message))
+    return Grammar(sequence(prefix, start_assistant, choice(final, unsolicited)))

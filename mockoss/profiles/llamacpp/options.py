@@ -1,0 +1,93 @@
+"""Which parser a llama-server request gets: tools, ``tool_choice``, reasoning format, schema.
+
+Reproduces ``oaicompat_chat_params_parse`` (``tools/server/server-common.cpp@006639c3``) and the
+request fields it reads, and picks the output parser: the 2026 PEG parser
+(:mod:`~mockoss.profiles.llamacpp.gptoss`) or the late-2025 regex parser
+(:mod:`~mockoss.profiles.llamacpp.regex_parser`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mockoss.profiles.llamacpp.gptoss import ChatMsg, build_grammar
+
+__all__ = ["ParserChoice", "RequestError", "parser_for"]
+
+#: ``common_reasoning_format_from_name`` accepts exactly these.
+REASONING_FORMATS = ("none", "auto", "deepseek", "deepseek-legacy")
+_JSON_TYPES = {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object"}
+
+
+class RequestError(Exception):
+    """The request is one llama-server rejects; ``status`` is the HTTP status it answers with."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+@dataclass(frozen=True, slots=True)
+class ParserChoice:
+    """The parser for one request: ``key`` identifies it for memoisation, ``parse(text, partial)``."""
+
+    key: tuple[Any, ...]
+    parse: Callable[[str, bool], ChatMsg]
+
+
+def _reasoning_format(body: Mapping[str, Any], default: str) -> str:
+    if "reasoning_format" not in body:
+        return default
+    value = body["reasoning_format"]
+    if not isinstance(value, str):
+        kind = "null" if value is None else _JSON_TYPES.get(type(value), "object")
+        raise RequestError(500, f"[json.exception.type_error.302] type must be string, but is {kind}")
+    if value not in REASONING_FORMATS:
+        raise RequestError(500, f"Unknown reasoning format: {value}")  # std::runtime_error → 500
+    return value
+
+
+def _response_format(body: Mapping[str, Any]) -> bool:
+    """Whether a JSON schema constrains the answer (``json_schema`` or ``response_format``)."""
+    schema = body.get("json_schema")
+    fmt = body.get("response_format")
+    if isinstance(fmt, Mapping):
+        kind = fmt.get("type") if isinstance(fmt.get("type"), str) else ""
+        if kind in ("json_object", "json_schema"):
+            return True
+        if kind not in ("", "text"):
+            raise RequestError(400, f'response_format type must be one of "text" or "json_object", but got: {kind}')
+    return isinstance(schema, Mapping)
+
+
+def parser_for(
+    body: Mapping[str, Any], tool_names: tuple[str, ...], *, reasoning_format: str, parser: str
+) -> ParserChoice:
+    """The parser llama-server builds for ``body``.
+
+    ``tool_choice`` is read as a string (``json_value(body, "tool_choice", "auto")``: an object,
+    e.g. a named function, silently counts as ``auto``). ``reasoning_format`` comes from the
+    request, else the server's ``--reasoning-format`` (``reasoning_format``).
+
+    Raises:
+        RequestError: ``reasoning_format`` unknown or not a string (500, ``std::runtime_error``),
+            unknown ``response_format.type`` (400).
+    """
+    fmt = _reasoning_format(body, reasoning_format)
+    choice = body.get("tool_choice")
+    tool_choice = choice if isinstance(choice, str) else "auto"
+    extract = fmt != "none"
+    schema = _response_format(body)
+    if parser == "regex":
+        from mockoss.profiles.llamacpp.regex_parser import parse_regex
+
+        calls = bool(tool_names) and tool_choice != "none"
+        return ParserChoice(
+            ("regex", extract, calls),
+            lambda text, partial: parse_regex(text, extract_reasoning=extract, tool_calls=calls, partial=partial),
+        )
+    grammar = build_grammar(tool_names, tool_choice, extract, schema)
+    key = ("peg", tool_names, tool_choice, extract, schema)
+    return ParserChoice(key, lambda text, partial: grammar.parse(text, partial=partial))

@@ -1,0 +1,247 @@
+"""A small PEG engine with llama.cpp's partial-input semantics, for :mod:`.gptoss`.
+
+Reproduces the parser executor of ``ggml-org/llama.cpp:common/peg-parser.cpp@0243c56a`` as
+``common_chat_peg_parse`` (``common/chat.cpp``) runs it: with ``COMMON_PEG_PARSE_FLAG_LENIENT``,
+so running out of input is never a failure (a literal cut by the end of the input, an unclosed
+JSON string, a short character run all answer ``NEED``), while a character that does not match
+still fails. The grammar is not anchored at the end of the input: text after a successful match
+is ignored.
+
+A parser is a function ``(text, pos) -> (kind, end, nodes)``: ``kind`` is :data:`OK`,
+:data:`NEED` (matched so far, wants more input) or :data:`FAIL`; ``nodes`` are the tags matched,
+pre-order, as ``(tag, start, end)`` with ``end`` exclusive. Ordered choice returns its first
+alternative that does not fail (so a ``NEED`` wins over a later ``OK``), repetition is greedy and
+possessive, exactly as upstream.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+__all__ = [
+    "FAIL",
+    "NEED",
+    "OK",
+    "Node",
+    "Parser",
+    "Result",
+    "atomic",
+    "chars",
+    "choice",
+    "json_value",
+    "literal",
+    "optional",
+    "repeat",
+    "sequence",
+    "space",
+    "tag",
+    "until",
+]
+
+OK, NEED, FAIL = 0, 1, 2
+
+Node = tuple[str, int, int]
+Result = tuple[int, int, list[Node]]
+Parser = Callable[[str, int], Result]
+
+_NO_NODES: list[Node] = []
+
+
+def literal(word: str) -> Parser:
+    """``p.literal`` / ``p.token``: ``word`` verbatim; a proper prefix of it at the end is ``NEED``."""
+
+    def parse(text: str, pos: int) -> Result:
+        if text.startswith(word, pos):
+            return OK, pos + len(word), _NO_NODES
+        if len(text) - pos < len(word) and word.startswith(text[pos:]):
+            return NEED, len(text), _NO_NODES
+        return FAIL, pos, _NO_NODES
+
+    return parse
+
+
+def sequence(*parts: Parser) -> Parser:
+    """Each part in turn; stops at the first failure or at the first part that needs more input."""
+
+    def parse(text: str, pos: int) -> Result:
+        nodes: list[Node] = []
+        for part in parts:
+            kind, end, found = part(text, pos)
+            if kind == FAIL:
+                return FAIL, end, _NO_NODES
+            nodes.extend(found)
+            if kind == NEED:
+                return NEED, end, nodes
+            pos = end
+        return OK, pos, nodes
+
+    return parse
+
+
+def choice(*options: Parser) -> Parser:
+    """Ordered choice: the first option that does not fail."""
+
+    def parse(text: str, pos: int) -> Result:
+        for option in options:
+            result = option(text, pos)
+            if result[0] != FAIL:
+                return result
+        return FAIL, pos, _NO_NODES
+
+    return parse
+
+
+def repeat(part: Parser, minimum: int = 0, maximum: int = -1) -> Parser:
+    """``common_peg_repetition_parser``: greedy, possessive, stops at the end of the input or on
+    an empty match; fewer than ``minimum`` matches at the end of the input is ``NEED``."""
+
+    def parse(text: str, pos: int) -> Result:
+        nodes: list[Node] = []
+        count = 0
+        size = len(text)
+        while maximum == -1 or count < maximum:
+            if pos >= size:
+                break
+            kind, end, found = part(text, pos)
+            if kind == OK:
+                if end == pos:
+                    break
+                nodes.extend(found)
+                pos = end
+                count += 1
+                continue
+            if kind == NEED:
+                nodes.extend(found)
+                return NEED, end, nodes
+            break
+        if count < minimum:
+            return (NEED, pos, nodes) if pos >= size else (FAIL, pos, _NO_NODES)
+        return OK, pos, nodes
+
+    return parse
+
+
+def optional(part: Parser) -> Parser:
+    """``p.optional``: zero or one."""
+    return repeat(part, 0, 1)
+
+
+def until(delimiter: str) -> Parser:
+    """``p.until``: everything before ``delimiter``, or before a prefix of it that ends the input,
+    or to the end of the input. Never fails."""
+    size_d = len(delimiter)
+
+    def parse(text: str, pos: int) -> Result:
+        found = text.find(delimiter, pos)
+        stop = len(text) if found == -1 else found
+        for start in range(max(pos, len(text) - size_d + 1), stop):
+            if delimiter.startswith(text[start:]):
+                return OK, start, _NO_NODES
+        return OK, stop, _NO_NODES
+
+    return parse
+
+
+def chars(pattern: str, minimum: int = 1, maximum: int = -1) -> Parser:
+    """``p.chars``: a run of characters of class ``pattern`` (regex character-class syntax)."""
+    run = re.compile(f"{pattern}*" if maximum == -1 else f"{pattern}{{0,{maximum}}}")
+
+    def parse(text: str, pos: int) -> Result:
+        end = run.match(text, pos).end()  # type: ignore[union-attr]
+        if end - pos < minimum:
+            return (NEED, end, _NO_NODES) if end >= len(text) else (FAIL, end, _NO_NODES)
+        return OK, end, _NO_NODES
+
+    return parse
+
+
+def space() -> Parser:
+    """``p.space``: any run of ``' '``, ``'\\t'``, ``'\\n'`` (possibly empty)."""
+    run = re.compile(r"[ \t\n]*")
+
+    def parse(text: str, pos: int) -> Result:
+        return OK, run.match(text, pos).end(), _NO_NODES  # type: ignore[union-attr]
+
+    return parse
+
+
+def tag(name: str, part: Parser) -> Parser:
+    """``p.tag`` (``p.content``, ``p.reasoning``, ``p.tool_name``, …): a node spanning what
+    ``part`` matched, also when it only matched a prefix (``NEED``)."""
+
+    def parse(text: str, pos: int) -> Result:
+        kind, end, found = part(text, pos)
+        if kind == FAIL:
+            return kind, end, found
+        return kind, end, [(name, pos, end), *found]
+
+    return parse
+
+
+def atomic(part: Parser) -> Parser:
+    """``p.atomic``: like ``part``, but a partial match (``NEED``) reports no nodes."""
+
+    def parse(text: str, pos: int) -> Result:
+        kind, end, found = part(text, pos)
+        return (kind, end, _NO_NODES) if kind == NEED else (kind, end, found)
+
+    return parse
+
+
+def _json_string_content(text: str, pos: int) -> Result:
+    """``common_peg_json_string_parser``: string content up to (not including) the closing quote."""
+    size = len(text)
+    while pos < size:
+        c = text[pos]
+        if c == '"':
+            return OK, pos, _NO_NODES
+        if c == "\\":
+            pos += 1
+            if pos >= size:
+                return NEED, pos, _NO_NODES
+            e = text[pos]
+            if e in '"\\/bfnrt':
+                pos += 1
+            elif e == "u":
+                for _ in range(4):
+                    pos += 1
+                    if pos >= size:
+                        return NEED, pos, _NO_NODES
+                    if text[pos] not in "0123456789abcdefABCDEF":
+                        return FAIL, pos, _NO_NODES
+                pos += 1
+            else:
+                return FAIL, pos, _NO_NODES
+        else:
+            pos += 1
+    return NEED, pos, _NO_NODES
+
+
+def _build_json() -> Parser:
+    """``common_peg_parser_builder::json`` (object, array, string, number, bool, null)."""
+    ws = space()
+    digits = chars("[0-9]")
+
+    def value(text: str, pos: int) -> Result:
+        return json_any(text, pos)
+
+    string = sequence(literal('"'), _json_string_content, literal('"'))
+    number = sequence(
+        optional(literal("-")),
+        choice(literal("0"), sequence(chars("[1-9]", 1, 1), chars("[0-9]", 0, -1))),
+        optional(sequence(literal("."), digits)),
+        optional(sequence(choice(literal("e"), literal("E")), optional(chars("[+-]", 1, 1)), digits)),
+    )
+    member = sequence(string, ws, literal(":"), ws, value)
+    members = sequence(member, repeat(sequence(ws, literal(","), ws, member)))
+    obj = choice(sequence(literal("{"), ws, literal("}")), sequence(literal("{"), ws, members, ws, literal("}")))
+    elements = sequence(value, repeat(sequence(ws, literal(","), ws, value)))
+    arr = choice(sequence(literal("["), ws, literal("]")), sequence(literal("["), ws, elements, ws, literal("]")))
+    json_any = choice(obj, arr, string, number, choice(literal("true"), literal("false")), literal("null"))
+    return json_any
+
+
+#: A JSON value, as ``p.json()`` (no leading whitespace; whitespace allowed inside).
+json_value: Parser = _build_json()
+

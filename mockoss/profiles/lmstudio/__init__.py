@@ -1,0 +1,163 @@
+"""Profile ``lmstudio``: how LM Studio surfaces gpt-oss output.
+
+LM Studio is closed source, so every behaviour here is either documented publicly (cited) or a
+documented switch. Output is parsed with openai-harmony's ``StreamableParser`` and classified by
+:mod:`.parse`; :mod:`.chat` and :mod:`.responses` write the wire format.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mockoss.harmony import Completion
+from mockoss.profiles.base import (
+    ChatRequestView,
+    Reply,
+    RequestContext,
+    ResponsesRequestView,
+    ServerInfo,
+)
+from mockoss.profiles.lmstudio.parse import (
+    LmstudioOutput,
+    classify_output,
+    token_deltas,
+)
+
+__all__ = ["LmstudioProfile"]
+
+_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error"}
+
+
+@dataclass(frozen=True, slots=True)
+class LmstudioProfile:
+    """LM Studio's OpenAI-compatible server (0.3.2x–0.4.x) serving ``openai/gpt-oss-20b``.
+
+    Attributes:
+        strict: openai-harmony ``StreamableParser(strict=…)``; LM Studio's parser is unknown,
+            non-strict (a stop token inside a header ends the message) is a reasonable default
+            (unverified).
+        reasoning_field: where the analysis goes: ``"reasoning"`` (current, reference §4.3),
+            ``"reasoning_content"`` (the older "separate reasoning_content" setting,
+            anything-llm#4267) or ``"content"`` (earlier releases: reasoning prepended to the
+            answer in ``content``, lmstudio-bug-tracker#851, lmstudio-js#388).
+        route_error_status: LM Studio answers unknown routes with
+            ``{"error":"Unexpected endpoint or method. (GET /x)"}`` and HTTP 200 (observed by
+            several clients on 0.4.x); 404 is seen in some reports.
+        pretty_json: non-streamed bodies are pretty-printed with two spaces, as curl transcripts
+            in LM Studio issues show (unverified).
+        max_context_length: ``/api/v0/models`` ``max_context_length``.
+    """
+
+    name: str = "lmstudio"
+    endpoints: frozenset[str] = frozenset({"chat", "responses"})
+    strict: bool = False
+    reasoning_field: Literal["reasoning", "reasoning_content", "content"] = "reasoning"
+    route_error_status: Literal[200, 404] = 200
+    pretty_json: bool = True
+    max_context_length: int = 131072
+
+    def __post_init__(self) -> None:
+        if self.reasoning_field not in ("reasoning", "reasoning_content", "content"):
+            raise ValueError(f"reasoning_field must be 'reasoning', 'reasoning_content' or 'content', got {self.reasoning_field!r}")
+        if self.route_error_status not in (200, 404):
+            raise ValueError(f"route_error_status must be 200 or 404, got {self.route_error_status!r}")
+        for switch in ("strict", "pretty_json"):
+            if not isinstance(getattr(self, switch), bool):
+                raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
+        if isinstance(self.max_context_length, bool) or not isinstance(self.max_context_length, int) or self.max_context_length < 1:
+            raise ValueError(f"max_context_length must be a positive integer, got {self.max_context_length!r}")
+
+    def with_switches(self, **switches: Any) -> LmstudioProfile:
+        """Return a copy with some switches changed.
+
+        Raises:
+            TypeError: a name that is not a switch of this profile.
+        """
+        return dataclasses.replace(self, **switches)
+
+    def classify(self, completion: Completion, max_tokens: int | None, tools: frozenset[str]) -> tuple[LmstudioOutput, tuple, int, bool]:
+        """``(output, token deltas, completion tokens, cut by max_tokens)``, memoised per completion."""
+        key = ("lmstudio", max_tokens, self.strict, tools)
+        cached = completion._memo.get(key)
+        if cached is None:
+            trace = completion.trace(max_tokens=max_tokens, strict=self.strict)
+            emission = completion.emit(max_tokens)
+            cached = (classify_output(trace, tools), token_deltas(trace, tools), len(emission.tokens), emission.finish_reason == "length")
+            completion._memo[key] = cached
+        return cached  # type: ignore[return-value]
+
+    def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
+        """Dispatch to :meth:`chat` or :meth:`responses`."""
+        if endpoint == "chat":
+            return self.chat(completion, request, ctx)
+        if endpoint == "responses":
+            return self.responses(completion, request, ctx)
+        raise ValueError(f"profile lmstudio does not serve endpoint {endpoint!r}")
+
+    def chat(self, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
+        """``POST /v1/chat/completions``; see :func:`mockoss.profiles.lmstudio.chat.surface_chat`.
+        With ``tool_choice: "none"`` no tool call survives."""
+        from mockoss.profiles.lmstudio.chat import surface_chat
+
+        tools = frozenset(t.name for t in request.tools if t.name) if request.tool_choice != "none" else frozenset()
+        output, deltas, tokens, length = self.classify(completion, request.max_tokens, tools)
+        return surface_chat(self, output, deltas, tokens, length, request, ctx)
+
+    def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
+        """``POST /v1/responses``; see :func:`mockoss.profiles.lmstudio.responses.surface_responses`."""
+        from mockoss.profiles.lmstudio.responses import surface_responses
+
+        tools = request.function_tool_names if request.tool_choice != "none" else frozenset()
+        output, deltas, tokens, length = self.classify(completion, request.max_output_tokens, tools)
+        return surface_responses(self, output, deltas, tokens, length, request, ctx)
+
+    def _body(self, value: Any) -> bytes:
+        if self.pretty_json:
+            return json.dumps(value, ensure_ascii=False, indent=2).encode()
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+    def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
+        """An OpenAI-style error body ``{"error":{"message","type","param","code"}}`` (LM Studio's
+        exact error bodies are unverified)."""
+        kind = _ERROR_TYPES.get(status, "invalid_request_error" if status < 500 else "server_error")
+        return Reply(status=status, body=self._body({"error": {"message": message, "type": kind, "param": param, "code": None}}))
+
+    def model_not_found(self, model: str) -> Reply:
+        """404 ``Model "X" not found.`` in the error shape above (wording unverified)."""
+        return self.error(404, f'Model "{model}" not found. Please load it or check the model identifier.', param="model")
+
+    def probe(self, method: str, path: str, info: ServerInfo) -> Reply | None:
+        """``GET /v1/models`` → ``{"data":[{"id","object":"model","owned_by":"organization_owner"}],
+        "object":"list"}`` (as curl transcripts of LM Studio show); ``GET /api/v0/models`` and
+        ``GET /api/v0/models/{id}`` → the documented v0 entries
+        (lmstudio-ai/docs ``1_developer/2_rest/endpoints.md``). No health route: LM Studio has none."""
+        if method != "GET":
+            return None
+        names = info.served_model_names
+        if path == "/v1/models":
+            data = [{"id": n, "object": "model", "owned_by": "organization_owner"} for n in names]
+            return Reply(status=200, body=self._body({"data": data, "object": "list"}))
+        v0 = {n: self._v0_entry(n) for n in names}
+        if path == "/api/v0/models":
+            return Reply(status=200, body=self._body({"object": "list", "data": list(v0.values())}))
+        if path.startswith("/api/v0/models/"):
+            entry = v0.get(path[len("/api/v0/models/") :])
+            if entry is not None:
+                return Reply(status=200, body=self._body(entry))
+        return None
+
+    def _v0_entry(self, name: str) -> dict[str, Any]:
+        publisher = name.split("/", 1)[0] if "/" in name else "lmstudio-community"
+        return {
+            "id": name, "object": "model", "type": "llm", "publisher": publisher, "arch": "gpt-oss",
+            "compatibility_type": "gguf", "quantization": "MXFP4", "state": "loaded",
+            "max_context_length": self.max_context_length,
+        }
+
+    def route_error(self, status: int, method: str, path: str) -> Reply:
+        """``{"error":"Unexpected endpoint or method. (METHOD /path)"}`` with ``route_error_status``."""
+        body = self._body({"error": f"Unexpected endpoint or method. ({method} {path})"})
+        return Reply(status=self.route_error_status, body=body)

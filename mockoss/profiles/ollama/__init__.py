@@ -1,0 +1,159 @@
+"""Profile ``ollama``: how Ollama surfaces gpt-oss output, natively and through its OpenAI layer.
+
+Ollama (``ollama/ollama@fb307609``, v0.33.0-rc2) parses gpt-oss output with its own string-level
+Harmony parser (:mod:`~mockoss.profiles.ollama.parser`), not openai-harmony's, and serves it on
+``POST /api/chat`` and ``/api/generate`` (:mod:`~mockoss.profiles.ollama.native`, NDJSON streaming
+by default) and on ``POST /v1/chat/completions`` and ``/v1/responses``
+(:mod:`~mockoss.profiles.ollama.openai_chat`, :mod:`~mockoss.profiles.ollama.responses`).
+
+Ollama names models ``name:tag``: start the server with the name clients send, e.g.
+``mockoss serve --profile ollama --served-model-name gpt-oss:20b`` or
+``MockServer(profile="ollama", served_model_names=["gpt-oss:20b"])``; a request naming another
+model gets Ollama's 404 ``model 'X' not found``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from mockoss.profiles.base import Reply, RequestContext, ServerInfo
+from mockoss.profiles.ollama.errors import native_error, openai_error
+from mockoss.profiles.ollama.identity import model_not_found, probe, route_error
+
+if TYPE_CHECKING:
+    from mockoss.harmony import Completion
+
+__all__ = ["OllamaProfile"]
+
+#: Endpoints served by Ollama's OpenAI-compatible layer (errors in the OpenAI shape).
+OPENAI_ENDPOINTS = frozenset({"chat", "responses"})
+
+
+@dataclass(frozen=True, slots=True)
+class OllamaProfile:
+    """Ollama as of ``fb307609`` serving a gpt-oss model (family ``gptoss``, harmony parser).
+
+    Attributes:
+        version: what ``GET /api/version`` reports.
+        tool_call_error: ``"current"``: a tool call whose arguments do not decode fails with
+            ``{"error":"error parsing tool call: raw='…', err=…"}`` (HTTP 500, or an NDJSON line
+            once streaming started). ``"v0.11.3"``: Ollama 0.11.3's wrong key, streamed at HTTP 200
+            as ``{"error parsing tool call":"<Go error>"}`` (ollama#11781, #11704; PR #11861), and
+            non-streamed HTTP 500 ``{"error":"unexpected error format in response"}``.
+        eval_rate: generated tokens per second (``eval_duration``, the ``created_at`` stamps).
+        prompt_eval_rate: prompt tokens per second (``prompt_eval_duration``).
+        load_duration_ms: ``load_duration`` in ms.
+    """
+
+    name: str = "ollama"
+    endpoints: frozenset[str] = frozenset({"ollama.chat", "ollama.generate", "chat", "responses"})
+    version: str = "0.33.0-rc2"
+    tool_call_error: Literal["current", "v0.11.3"] = "current"
+    eval_rate: int = 50
+    prompt_eval_rate: int = 2000
+    load_duration_ms: int = 50
+
+    def __post_init__(self) -> None:
+        if self.tool_call_error not in ("current", "v0.11.3"):
+            raise ValueError(f"tool_call_error must be 'current' or 'v0.11.3', got {self.tool_call_error!r}")
+        if not isinstance(self.version, str) or not self.version:
+            raise ValueError(f"version must be a non-empty string, got {self.version!r}")
+        for switch in ("eval_rate", "prompt_eval_rate"):
+            value = getattr(self, switch)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{switch} must be a positive integer (tokens/s), got {value!r}")
+        if (
+            isinstance(self.load_duration_ms, bool)
+            or not isinstance(self.load_duration_ms, int)
+            or self.load_duration_ms < 0
+        ):
+            raise ValueError(f"load_duration_ms must be a non-negative integer, got {self.load_duration_ms!r}")
+
+    def with_switches(self, **switches: Any) -> OllamaProfile:
+        """Return a copy with some switches changed.
+
+        Raises:
+            TypeError: a name that is not a switch of this profile.
+        """
+        return dataclasses.replace(self, **switches)
+
+    def for_endpoint(self, endpoint: str) -> Any:
+        """The profile as seen from ``endpoint``: on ``/v1`` endpoints, errors take the OpenAI
+        shape (Ollama's ``middleware/openai.go`` rewrites them)."""
+        return _openai_scope(self) if endpoint in OPENAI_ENDPOINTS else self
+
+    def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
+        """Dispatch to the native, Chat Completions or Responses writer.
+
+        Raises:
+            ValueError: an endpoint this profile does not serve.
+        """
+        if endpoint == "ollama.chat":
+            from mockoss.profiles.ollama.native import surface_native_chat
+
+            return surface_native_chat(self, completion, request, ctx)
+        if endpoint == "ollama.generate":
+            from mockoss.profiles.ollama.native import surface_native_generate
+
+            return surface_native_generate(self, completion, request, ctx)
+        if endpoint == "chat":
+            from mockoss.profiles.ollama.openai_chat import surface_openai_chat
+
+            return surface_openai_chat(self, completion, request, ctx)
+        if endpoint == "responses":
+            from mockoss.profiles.ollama.responses import surface_ollama_responses
+
+            return surface_ollama_responses(self, completion, request, ctx)
+        raise ValueError(f"profile ollama does not serve endpoint {endpoint!r}")
+
+    def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
+        """Native routes' ``{"error":"…"}`` (``param`` is not part of Ollama's errors)."""
+        return native_error(status, message)
+
+    def model_not_found(self, model: str) -> Reply:
+        """HTTP 404 ``{"error":"model 'X' not found"}``."""
+        return model_not_found(model, openai=False)
+
+    def probe(self, method: str, path: str, info: ServerInfo) -> Reply | None:
+        """``/``, ``/api/version``, ``/api/tags``, ``/api/show``, ``/v1/models[/{model}]``; see
+        :mod:`~mockoss.profiles.ollama.identity`."""
+        return probe(self, method, path, info)
+
+    def route_error(self, status: int, method: str, path: str) -> Reply:
+        """gin's ``404 page not found`` / ``405 method not allowed`` (text/plain)."""
+        return route_error(status, method, path)
+
+
+class _OpenAIScope:
+    """An :class:`OllamaProfile` answering on ``/v1`` routes: the same replies, OpenAI-shaped errors
+    (``{"error":{"message","type","param":null,"code":null}}``)."""
+
+    __slots__ = ("_profile", "endpoints", "name")
+
+    def __init__(self, profile: OllamaProfile) -> None:
+        self._profile = profile
+        self.name = profile.name
+        self.endpoints = profile.endpoints
+
+    def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
+        return self._profile.surface(endpoint, completion, request, ctx)
+
+    def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
+        return openai_error(status, message)
+
+    def model_not_found(self, model: str) -> Reply:
+        return model_not_found(model, openai=True)
+
+    def probe(self, method: str, path: str, info: ServerInfo) -> Reply | None:
+        return self._profile.probe(method, path, info)
+
+    def route_error(self, status: int, method: str, path: str) -> Reply:
+        return self._profile.route_error(status, method, path)
+
+
+@functools.lru_cache(maxsize=64)
+def _openai_scope(profile: OllamaProfile) -> _OpenAIScope:
+    return _OpenAIScope(profile)

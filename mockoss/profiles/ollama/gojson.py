@@ -1,0 +1,129 @@
+"""Go's ``encoding/json`` output as Ollama's server writes it, byte for byte.
+
+Ollama is a Go program, so its bodies differ from Python's ``json`` in ways a client can see:
+``<``, ``>``, ``&``, U+2028 and U+2029 are escaped (``\\u003c``…), floats are written without a
+trailing ``.0`` (``1``, ``0.5``, ``1e-7``, ``1e+21``), and map keys are sorted.
+
+* :func:`quote`, :func:`format_float`, :func:`dumps`: ``json.Marshal`` (Go ≥ 1.22, which writes
+  ``\\b`` and ``\\f`` as short escapes).
+* :func:`go_any`: a Python JSON value as Go holds it after ``json.Unmarshal`` into ``any`` (every
+  number a ``float64``, object keys sorted, lone surrogates replaced by U+FFFD).
+
+Decoding lives in :mod:`~mockoss.profiles.ollama.goscan` (the scanner's error messages) and
+:mod:`~mockoss.profiles.ollama.arguments` (tool-call arguments). Source read, not copied: Go's
+``encoding/json/encode.go``; outputs were checked against a Go program (see
+tests/profiles/test_ollama_gojson.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+__all__ = ["Raw", "dumps", "format_float", "go_any", "quote"]
+
+
+class Raw(str):
+    """A JSON fragment :func:`dumps` writes verbatim (Go's ``json.RawMessage`` / a ``Marshaler``)."""
+
+    __slots__ = ()
+
+
+# --------------------------------------------------------------------------- encoding
+
+_NEEDS_GO_ESCAPE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
+_GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def _go_escape(match: re.Match[str]) -> str:
+    return _GO_ESCAPES.get(match.group(), "\ufffd")
+
+
+def quote(text: str) -> str:
+    """``text`` as Go's ``json.Marshal`` writes a string (HTML-safe escaping on, the default).
+
+    Python's ``json.dumps(ensure_ascii=False)`` already matches Go for quotes, backslashes and
+    control characters (``\\b \\f \\n \\r \\t`` short, others ``\\u00XX`` lowercase); on top of it
+    ``< > &`` become ``\\u003c \\u003e \\u0026``, U+2028/U+2029 are escaped, and lone surrogates
+    (invalid UTF-8 to Go) become U+FFFD.
+    """
+    encoded = json.dumps(text, ensure_ascii=False)
+    if _NEEDS_GO_ESCAPE.search(encoded) is None:
+        return encoded
+    return _NEEDS_GO_ESCAPE.sub(_go_escape, encoded)
+
+
+def format_float(value: float) -> str:
+    """A ``float64`` as ``json.Marshal`` writes it: ``1``, ``0.5``, ``-0``, ``1e-7``, ``1e+21``.
+
+    Shortest round-trip digits (as ``repr``); positional between 1e-6 and 1e21, else exponent form
+    with at least two exponent digits, ``e-07`` shortened to ``e-7``.
+
+    Raises:
+        ValueError: NaN or ±Inf (Go's ``UnsupportedValueError``).
+    """
+    if math.isnan(value) or math.isinf(value):
+        raise ValueError(f"json: unsupported value: {value!r}")
+    text = repr(value)
+    magnitude = abs(value)
+    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
+        mantissa, _, exponent = repr(value).partition("e")
+        power = int(exponent)
+        digits = f"{abs(power):02d}" if power >= 0 or abs(power) >= 10 else str(abs(power))
+        return f"{mantissa}e{'-' if power < 0 else '+'}{digits}"
+    positional = format(Decimal(text), "f")
+    if "." in positional:
+        positional = positional.rstrip("0").rstrip(".")
+    return positional
+
+
+def dumps(value: Any) -> str:
+    """``json.Marshal`` of ``value``: dicts keep their order (sort a Go map's keys before calling),
+    lists and tuples are arrays, :class:`Raw` is written as is, ``int`` as an integer, ``float``
+    per :func:`format_float`.
+
+    Raises:
+        TypeError: a value JSON cannot hold.
+    """
+    if isinstance(value, str):
+        return value if isinstance(value, Raw) else quote(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return format_float(value)
+    if isinstance(value, Mapping):
+        return "{" + ",".join(quote(k) + ":" + dumps(v) for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(dumps(v) for v in value) + "]"
+    raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def go_any(value: Any) -> Any:
+    """``value`` (parsed by Python's ``json``) as Go holds it after decoding into ``any``:
+    numbers become ``float`` (``float64``), object keys are sorted (Go writes maps sorted), lone
+    surrogates become U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATES.sub("\ufffd", value)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, Mapping):
+        items = {go_any(k): go_any(v) for k, v in value.items()}
+        return {k: items[k] for k in sorted(items)}
+    if isinstance(value, Sequence):
+        return [go_any(v) for v in value]
+    return value

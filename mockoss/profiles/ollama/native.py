@@ -1,0 +1,249 @@
+"""``POST /api/chat`` and ``POST /api/generate`` as Ollama serves gpt-oss.
+
+Reproduces ``ollama/ollama:server/routes.go@fb307609`` (``ChatHandler``, ``GenerateHandler``,
+``writeChatResponse``, ``streamResponse``) with the shapes of ``api/types.go`` (``ChatResponse``,
+``GenerateResponse``, ``Message``, ``ToolCall``, ``Metrics``).
+
+Streaming is the default (``"stream": false`` turns it off): ``application/x-ndjson``, one Go-JSON
+object per line, one per chat-handler response (:mod:`~mockoss.profiles.ollama.generation`), the
+last with ``done: true``, ``done_reason`` and the metrics. Non-streamed: one object (no trailing
+newline, ``application/json; charset=utf-8``) with the concatenated content and thinking.
+
+A tool call whose arguments do not decode fails the request (ollama#12884, #11800,
+continuedev/continue#10221): non-streamed HTTP 500 ``{"error":"error parsing tool call: raw='…',
+err=…"}``; streamed, the lines sent so far then ``{"error":"…"}`` (HTTP 200), or HTTP 500 JSON when
+nothing was sent yet. Ollama 0.11.3 (``tool_call_error="v0.11.3"``, ollama#11781, #11704, fixed by
+PR #11861) streamed ``{"error parsing tool call":"<Go error>"}`` at HTTP 200 instead, and its
+non-streamed reply was HTTP 500 ``{"error":"unexpected error format in response"}``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mockoss.harmony.encoding import load_encoding
+from mockoss.profiles.base import Reply, RequestContext
+from mockoss.profiles.ollama.errors import GO_JSON, native_error
+from mockoss.profiles.ollama.generation import Generation, pieces, run
+from mockoss.profiles.ollama.gojson import quote
+from mockoss.profiles.ollama.ids import tool_call_id
+from mockoss.profiles.ollama.prompt import render_native_generate_prompt
+from mockoss.profiles.ollama.timeline import Timeline, rfc3339
+
+if TYPE_CHECKING:
+    from mockoss.harmony import Completion
+    from mockoss.profiles.ollama import OllamaProfile
+    from mockoss.schemas.ollama import OllamaChatRequestView, OllamaGenerateRequestView
+
+__all__ = ["NDJSON_MEDIA_TYPE", "surface_native_chat", "surface_native_generate"]
+
+NDJSON_MEDIA_TYPE = "application/x-ndjson"
+#: What 0.11.3 answered a non-streamed request whose stream ended in its wrongly keyed error.
+UNEXPECTED_ERROR_FORMAT = "unexpected error format in response"
+#: A Go ``time.ParseDuration`` string worth zero: ``0``, ``0s``, ``-0m``, ``0.0h0s``…
+_ZERO_DURATION = re.compile(r"[+-]?(?:0|(?:0+(?:\.0*)?(?:ns|us|µs|μs|ms|s|m|h))+)\Z")
+
+
+@functools.lru_cache(maxsize=256)
+def _quoted(text: str) -> str:
+    return quote(text)
+
+
+def _head(model: str, stamp: str) -> str:
+    return '{"model":' + _quoted(model) + ',"created_at":"' + stamp + '",'
+
+
+def _failure(profile: OllamaProfile, generation: Generation, frames: list[str], streamed: bool) -> Reply:
+    """The reply when the tool call did not decode."""
+    assert generation.error is not None and generation.error_cause is not None
+    if profile.tool_call_error == "v0.11.3":
+        if not streamed:
+            return native_error(500, UNEXPECTED_ERROR_FORMAT)
+        frames.append('{"error parsing tool call":' + quote(generation.error_cause) + "}\n")
+    elif not streamed or not frames:
+        return native_error(500, generation.error)
+    else:
+        frames.append('{"error":' + quote(generation.error) + "}\n")
+    return Reply(status=200, media_type=NDJSON_MEDIA_TYPE, frames=tuple(f.encode() for f in frames))
+
+
+def _tool_call(generation: Generation, ctx: RequestContext | None) -> str:
+    """``"tool_calls":[…]`` (with an ``id`` when ``ctx`` is given: chat assigns one, generate not)."""
+    call = generation.tool_call
+    if call is None:
+        return ""
+    function = f'"function":{{"index":0,"name":{quote(call.name)},"arguments":{call.arguments}}}'
+    if ctx is None:
+        return ',"tool_calls":[{' + function + "}]"
+    return ',"tool_calls":[{"id":"' + tool_call_id(ctx.ids) + '",' + function + "}]"
+
+
+def _message(content: str, thinking: str, tool_calls: str = "") -> str:
+    thought = ',"thinking":' + quote(thinking) if thinking else ""
+    return '"message":{"role":"assistant","content":' + quote(content) + thought + tool_calls + "}"
+
+
+def _unloads(keep_alive: object) -> bool:
+    """``keep_alive`` is a zero duration (``0``, ``"0"``, ``"0s"``, ``"0m"``…)."""
+    if isinstance(keep_alive, bool):
+        return False
+    if isinstance(keep_alive, (int, float)):
+        return keep_alive == 0
+    return isinstance(keep_alive, str) and _ZERO_DURATION.match(keep_alive) is not None
+
+
+def _load_reply(model: str, ctx: RequestContext, field: str, keep_alive: object) -> Reply:
+    """What Ollama answers a request with no messages / an empty prompt: it loads the model
+    (``done_reason: "load"``), or unloads it when ``keep_alive`` is zero (``"unload"``)."""
+    reason = "unload" if _unloads(keep_alive) else "load"
+    body = _head(model, rfc3339(ctx.created * 1_000_000_000)) + field + f',"done":true,"done_reason":"{reason}"}}'
+    return Reply(status=200, body=body.encode(), headers=GO_JSON)
+
+
+def _chunk_messages(generation: Generation) -> tuple[str, ...]:
+    cached = generation.memo.get("native.chat")
+    if cached is None:
+        cached = generation.memo["native.chat"] = tuple(
+            _message(c.content, c.thinking) + ',"done":false}\n' for c in generation.chunks
+        )
+    return cached  # type: ignore[return-value]
+
+
+def surface_native_chat(
+    profile: OllamaProfile, completion: Completion, request: OllamaChatRequestView, ctx: RequestContext
+) -> Reply:
+    """Surface ``completion`` as Ollama's ``/api/chat`` reply (see the module docstring).
+
+    A chunk is ``{"model","created_at","message":{"role":"assistant","content"[,"thinking"]
+    [,"tool_calls":[{"id":"call_…","function":{"index":0,"name","arguments":{…}}}]]},"done":false}``;
+    the last adds ``"done":true,"done_reason","total_duration","load_duration","prompt_eval_count",
+    "prompt_eval_duration","eval_count","eval_duration"`` (ns). The tool call (at most one) rides on
+    the last object, its name mapped back to the declared tool (``get-weather`` declared, the model
+    says ``get_weather``).
+    """
+    if request.load_only:
+        message = '"message":{"role":"assistant","content":""}'
+        return _load_reply(request.model, ctx, message, request.body.get("keep_alive"))
+    generation = run(completion, request.max_tokens, request.tool_names, request.prefill)
+    clock = Timeline.of(profile, ctx, generation.eval_count)
+    if not request.stream:
+        if generation.error is not None:
+            return _failure(profile, generation, [], streamed=False)
+        message = _message(generation.content, generation.thinking, _tool_call(generation, ctx))
+        body = (
+            _head(request.model, rfc3339(clock.done_ns))
+            + message
+            + f',"done":true,"done_reason":"{generation.done_reason}",{clock.metrics_json()}}}'
+        )
+        return Reply(status=200, body=body.encode(), headers=GO_JSON)
+    frames = [
+        _head(request.model, clock.stamp(chunk.position)) + message
+        for chunk, message in zip(generation.chunks, _chunk_messages(generation), strict=True)
+    ]
+    if generation.error is not None:
+        return _failure(profile, generation, frames, streamed=True)
+    last = _message(generation.final_content, generation.final_thinking, _tool_call(generation, ctx))
+    frames.append(
+        _head(request.model, rfc3339(clock.done_ns))
+        + last
+        + f',"done":true,"done_reason":"{generation.done_reason}",{clock.metrics_json()}}}\n'
+    )
+    return Reply(status=200, media_type=NDJSON_MEDIA_TYPE, frames=tuple(f.encode() for f in frames))
+
+
+# --------------------------------------------------------------------------- /api/generate
+
+
+@functools.lru_cache(maxsize=256)
+def _context(key: str, completion_text: str) -> str:
+    """``context``: Ollama tokenises prompt + generated text (specials parsed) for the next turn."""
+    body = json.loads(key)
+    ids = render_native_generate_prompt(body) + load_encoding().encode(completion_text, allowed_special="all")
+    return "[" + ",".join(map(str, ids)) + "]"
+
+
+def _response(text: str, thinking: str) -> str:
+    return '"response":' + quote(text) + (',"thinking":' + quote(thinking) if thinking else "")
+
+
+@dataclass(frozen=True, slots=True)
+class _GenerateParts:
+    """The request-independent pieces of a ``/api/generate`` reply for one completion."""
+
+    generation: Generation | None  # None for raw
+    positions: tuple[int, ...]
+    chunks: tuple[str, ...]  # '"response":…,"done":false}\n' per chunk
+    final: str  # the final object's "response"/"thinking" fields
+    full: str  # the non-streamed object's "response"/"thinking" fields
+    tool_calls: str
+    eval_count: int
+    done_reason: str
+    text: str  # the generated text as streamed (for ``context``)
+
+
+def _generate_parts(completion: Completion, max_tokens: int | None, raw: bool) -> _GenerateParts:
+    key = ("ollama.generate", max_tokens, raw)
+    cached = completion._memo.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    if raw:
+        emission = completion.emit(max_tokens)
+        texts = pieces(emission.tokens, preserved=frozenset())
+        rows = [(index, text, "") for index, text in texts]
+        generation, final, eval_count, reason = None, ("", ""), len(emission.tokens), emission.finish_reason
+    else:
+        generation = run(completion, max_tokens, (), None)
+        rows = [(c.position, c.content, c.thinking) for c in generation.chunks]
+        final = (generation.final_content, generation.final_thinking)
+        eval_count, reason = generation.eval_count, generation.done_reason
+        texts = list(generation.pieces)
+    parts = _GenerateParts(
+        generation=generation,
+        positions=tuple(p for p, _, _ in rows),
+        chunks=tuple(_response(t, th) + ',"done":false}\n' for _, t, th in rows),
+        final=_response(*final),
+        full=_response("".join(t for _, t, _ in rows) + final[0], "".join(th for _, _, th in rows) + final[1]),
+        tool_calls=_tool_call(generation, None) if generation is not None else "",
+        eval_count=eval_count,
+        done_reason=reason,
+        text="".join(text for _, text in texts),
+    )
+    completion._memo[key] = parts
+    return parts
+
+
+def surface_native_generate(
+    profile: OllamaProfile, completion: Completion, request: OllamaGenerateRequestView, ctx: RequestContext
+) -> Reply:
+    """Surface ``completion`` as Ollama's ``/api/generate`` reply.
+
+    Chunks ``{"model","created_at","response"[,"thinking"],"done":false}``; the last one adds
+    ``"done":true,"done_reason","context":[…],`` the metrics, then ``"tool_calls":[{"function":
+    {"index":0,"name","arguments"}}]`` (no ``id``, and no name mapping: generate declares no tools).
+    ``context`` is the prompt's tokens followed by the generated text's (omitted with ``raw``).
+    ``raw: true`` skips the harmony parser: the text comes back as generated, special tokens
+    dropped (llama-server preserves none for it), all of it in ``response``.
+    """
+    if request.load_only:
+        return _load_reply(request.model, ctx, '"response":""', request.body.get("keep_alive"))
+    parts = _generate_parts(completion, request.max_tokens, request.raw)
+    clock = Timeline.of(profile, ctx, parts.eval_count)
+    frames = [
+        _head(request.model, clock.stamp(p)) + chunk for p, chunk in zip(parts.positions, parts.chunks, strict=True)
+    ]
+    if parts.generation is not None and parts.generation.error is not None:
+        return _failure(profile, parts.generation, frames if request.stream else [], streamed=request.stream)
+    context = ""
+    if not request.raw:
+        key = json.dumps({k: request.body.get(k) for k in ("prompt", "system", "think")}, sort_keys=True)
+        context = ',"context":' + _context(key, parts.text)
+    tail = f',"done":true,"done_reason":"{parts.done_reason}"{context},{clock.metrics_json()}{parts.tool_calls}}}'
+    if not request.stream:
+        body = _head(request.model, rfc3339(clock.done_ns)) + parts.full + tail
+        return Reply(status=200, body=body.encode(), headers=GO_JSON)
+    frames.append(_head(request.model, rfc3339(clock.done_ns)) + parts.final + tail + "\n")
+    return Reply(status=200, media_type=NDJSON_MEDIA_TYPE, frames=tuple(f.encode() for f in frames))

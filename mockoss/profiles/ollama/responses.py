@@ -1,0 +1,367 @@
+"""``POST /v1/responses`` as Ollama serves gpt-oss.
+
+Ollama turns the request into a native chat request and rewrites the chat handler's responses
+(``ollama/ollama:middleware/openai.go`` ``ResponsesMiddleware``/``ResponsesWriter``,
+``openai/responses.go`` ``ToResponse`` and ``ResponsesStreamConverter`` at ``fb307609``).
+
+Non-streamed (``ToResponse``, a Go struct, fields in declaration order, ``json.Encoder`` newline):
+a ``reasoning`` item ``rs_<response id>`` with ``summary:[{"type":"summary_text","text":…}]`` and
+``encrypted_content`` = the raw thinking; then either the ``function_call`` items
+(``fc_<response id>_<i>``, ``status: completed``) or, without tool calls, one ``message`` item
+(``msg_<n>``); content next to a tool call is dropped. ``store`` is ``false``, ``tool_choice``
+``"auto"``, usage counts no reasoning or cached tokens.
+
+Streamed (Go maps: every object's keys sorted; frames ``event: T\\ndata: {…}\\n\\n``, with
+``Cache-Control: no-cache``): ``response.created``, ``response.in_progress``; thinking as
+``response.output_item.added`` (a ``reasoning`` item ``rs_<n>``) and
+``response.reasoning_summary_text.delta`` (not ``reasoning_text``, see the TODO in
+``responses.go``); when text or a tool call follows, or at the end,
+``response.reasoning_summary_text.done`` and ``response.output_item.done``; text as
+``output_item.added``, ``content_part.added``, ``output_text.delta``…, closed at the end with
+``output_text.done``, ``content_part.done``, ``output_item.done``; a tool call as
+``output_item.added`` (``in_progress``, empty arguments), one ``function_call_arguments.delta``
+with all arguments, ``function_call_arguments.done``, ``output_item.done`` (item ``fc_<n>_0``);
+text after a tool call is not streamed; ``response.completed`` last.
+
+A tool call that fails to decode: non-streamed, and streamed before any event, HTTP 500 with the
+OpenAI error body; streamed later, the events so far and nothing more (no ``response.completed``,
+no ``response.failed``: Ollama's error line decodes as an empty response, which produces no event).
+``response.failed`` exists only on Ollama's web-search path, which mockoss does not emulate.
+
+Everything but ids, timestamps and token counts is built once per (generation, request echo,
+model) with placeholders, and filled per request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mockoss.profiles.base import Reply, RequestContext, ResponsesRequestView
+from mockoss.profiles.ollama.errors import openai_error
+from mockoss.profiles.ollama.generation import Generation, run
+from mockoss.profiles.ollama.gojson import dumps
+from mockoss.profiles.ollama.ids import rand_int, tool_call_id
+from mockoss.profiles.ollama.native import UNEXPECTED_ERROR_FORMAT
+from mockoss.profiles.ollama.requests import max_tokens_of, responses_prefill, responses_tool_names
+from mockoss.profiles.ollama.responses_objects import Echo, response_object, sorted_map, text_part, usage
+from mockoss.profiles.ollama.timeline import Timeline
+
+if TYPE_CHECKING:
+    from mockoss.harmony import Completion
+    from mockoss.profiles.ollama import OllamaProfile
+
+__all__ = ["surface_ollama_responses"]
+
+_NS = 1_000_000_000
+SSE_HEADERS = (("content-type", "text/event-stream"), ("cache-control", "no-cache"), ("connection", "keep-alive"))
+
+# Placeholders: the strings pass Go's string escaping unchanged; the numbers are implausible counts.
+_RESP, _MSG, _RS, _FC, _CALL = (
+    "@@mockoss-resp@@",
+    "@@mockoss-msg@@",
+    "@@mockoss-rs@@",
+    "@@mockoss-fc@@",
+    "@@mockoss-call@@",
+)
+_PROMPT, _TOTAL, _FIRST, _DONE = 9087650001, 9087650002, 9087650003, 9087650004
+_SEP = "\x1e"  # never raw in Go JSON (escaped as \u001e inside strings)
+
+
+@dataclass(frozen=True, slots=True)
+class _Template:
+    """A reply with holes: ``text`` (frames joined by ``_SEP``, or the body), the id placeholders
+    it uses, and whether it is a stream."""
+
+    text: str
+    uses: tuple[str, ...]
+    streamed: bool
+
+
+def _fill(template: _Template, generation: Generation, profile: OllamaProfile, ctx: RequestContext) -> Reply:
+    """Draw the ids (response, message, then reasoning, tool call, function-call item) and put the
+    request's ids, times and counts into ``template``."""
+    ids = ctx.ids
+    draws = {
+        _RESP: lambda: f"resp_{rand_int(ids, 999999)}",
+        _MSG: lambda: f"msg_{rand_int(ids, 999999)}",
+        _RS: lambda: f"rs_{rand_int(ids, 999999)}",
+        _CALL: lambda: tool_call_id(ids),
+        _FC: lambda: f"fc_{rand_int(ids, 999999)}",
+    }
+    text = template.text
+    for placeholder in (_RESP, _MSG, _RS, _CALL, _FC):
+        if placeholder in template.uses or placeholder in (_RESP, _MSG):
+            value = draws[placeholder]()
+            text = text.replace(placeholder, value)
+    clock = Timeline.of(profile, ctx, generation.eval_count)
+    first = clock.token_ns(generation.chunks[0].position) if generation.chunks else clock.done_ns
+    for placeholder, value in (
+        (_PROMPT, ctx.prompt_tokens),
+        (_TOTAL, ctx.prompt_tokens + generation.eval_count),
+        (_FIRST, first // _NS),
+        (_DONE, clock.done_ns // _NS),
+    ):
+        text = text.replace(str(placeholder), str(value))
+    if not template.streamed:
+        return Reply(status=200, body=text.encode())
+    frames = tuple(frame.encode() for frame in text.split(_SEP))
+    return Reply(status=200, media_type="text/event-stream", frames=frames, headers=SSE_HEADERS)
+
+
+def _uses(text: str) -> tuple[str, ...]:
+    return tuple(p for p in (_RS, _CALL, _FC) if p in text)
+
+
+def _full_template(generation: Generation, echo: Echo, model: str) -> _Template:
+    output: list[Any] = []
+    if generation.thinking:
+        summary = [{"type": "summary_text", "text": generation.thinking}]
+        output.append(
+            {"id": f"rs_{_RESP}", "type": "reasoning", "summary": summary, "encrypted_content": generation.thinking}
+        )
+    call = generation.tool_call
+    if call is not None:
+        output.append(
+            {
+                "id": f"fc_{_RESP}_0",
+                "type": "function_call",
+                "status": "completed",
+                "call_id": _CALL,
+                "name": call.name,
+                "arguments": call.arguments,
+            }
+        )
+    else:
+        output.append(
+            {
+                "id": _MSG,
+                "type": "message",
+                "status": "completed",
+                "role": "assistant",
+                "content": [text_part(generation.content)],
+            }
+        )
+    counts = usage(_PROMPT, generation.eval_count) | {"total_tokens": _TOTAL}
+    body = response_object(
+        echo,
+        _RESP,
+        model,
+        created=_DONE,
+        completed=_DONE,
+        status="completed",
+        output=output,
+        usage=counts,
+        stream=False,
+    )
+    text = dumps(body) + "\n"
+    return _Template(text, _uses(text), streamed=False)
+
+
+class _Converter:
+    """``ResponsesStreamConverter``, fed the chat handler's responses one by one; ids are
+    placeholders (filled per request)."""
+
+    def __init__(self, echo: Echo, model: str) -> None:
+        self.response_id, self.item_id, self.echo, self.model = _RESP, _MSG, echo, model
+        self.frames: list[str] = []
+        self.seq = self.output_index = 0
+        self.first = True
+        self.tool_calls_sent = self.content_started = False
+        self.text = self.thinking = ""
+        self.reasoning_id: str | None = None
+        self.completed: list[dict[str, Any]] = []
+
+    def event(self, kind: str, data: dict[str, Any]) -> None:
+        data["type"], data["sequence_number"] = kind, self.seq
+        self.seq += 1
+        self.frames.append(f"event: {kind}\ndata: {dumps(sorted_map(data))}\n\n")
+
+    def response(
+        self, status: str, output: list[Any], usage: dict[str, Any] | None, now: int, completed: int | None
+    ) -> dict[str, Any]:
+        return response_object(
+            self.echo,
+            self.response_id,
+            self.model,
+            created=now,
+            completed=completed,
+            status=status,
+            output=output,
+            usage=usage,
+            stream=True,
+        )
+
+    def process(
+        self,
+        now: int,
+        content: str,
+        thinking: str,
+        calls: list[tuple[str, str, str]],
+        done: bool,
+        usage: dict[str, Any],
+    ) -> None:
+        if self.first:
+            self.first = False
+            self.event("response.created", {"response": self.response("in_progress", [], None, now, None)})
+            self.event("response.in_progress", {"response": self.response("in_progress", [], None, now, None)})
+        if thinking:
+            self._thinking(thinking)
+        if calls:
+            self._finish_reasoning()
+            self._calls(calls)
+            self.tool_calls_sent = True
+        if not calls and not self.tool_calls_sent and content:
+            self._text(content)
+        if done:
+            self._complete(now, usage)
+
+    def _thinking(self, thinking: str) -> None:
+        if self.reasoning_id is None:
+            self.reasoning_id = _RS
+            item = {"id": self.reasoning_id, "type": "reasoning", "summary": []}
+            self.event("response.output_item.added", {"output_index": self.output_index, "item": item})
+        self.thinking += thinking
+        self.event(
+            "response.reasoning_summary_text.delta",
+            {"item_id": self.reasoning_id, "output_index": self.output_index, "summary_index": 0, "delta": thinking},
+        )
+
+    def _finish_reasoning(self) -> None:
+        if self.reasoning_id is None:
+            return
+        item = {
+            "id": self.reasoning_id,
+            "type": "reasoning",
+            "summary": [{"type": "summary_text", "text": self.thinking}],
+            "encrypted_content": self.thinking,
+        }
+        self.completed.append(item)
+        index, item_id, text = self.output_index, self.reasoning_id, self.thinking
+        self.reasoning_id, self.thinking = None, ""
+        self.output_index += 1
+        self.event(
+            "response.reasoning_summary_text.done",
+            {"item_id": item_id, "output_index": index, "summary_index": 0, "text": text},
+        )
+        self.event("response.output_item.done", {"output_index": index, "item": item})
+
+    def _calls(self, calls: list[tuple[str, str, str]]) -> None:
+        for i, (call_id, name, arguments) in enumerate(calls):
+            index = self.output_index + i
+            item_id = f"{_FC}_{i}"
+            item = {
+                "id": item_id,
+                "type": "function_call",
+                "status": "completed",
+                "call_id": call_id,
+                "name": name,
+                "arguments": arguments,
+            }
+            self.completed.append(item)
+            added = {**item, "status": "in_progress", "arguments": ""}
+            self.event("response.output_item.added", {"output_index": index, "item": added})
+            self.event(
+                "response.function_call_arguments.delta",
+                {"item_id": item_id, "output_index": index, "delta": arguments},
+            )
+            self.event(
+                "response.function_call_arguments.done",
+                {"item_id": item_id, "output_index": index, "arguments": arguments},
+            )
+            self.event("response.output_item.done", {"output_index": index, "item": item})
+        self.output_index += len(calls)
+
+    def _message(self, status: str, content: list[Any]) -> dict[str, Any]:
+        return {"id": self.item_id, "type": "message", "status": status, "role": "assistant", "content": content}
+
+    def _text(self, content: str) -> None:
+        self._finish_reasoning()
+        if not self.content_started:
+            self.content_started = True
+            self.event(
+                "response.output_item.added",
+                {"output_index": self.output_index, "item": self._message("in_progress", [])},
+            )
+            self.event(
+                "response.content_part.added",
+                {"item_id": self.item_id, "output_index": self.output_index, "content_index": 0, "part": text_part("")},
+            )
+        self.text += content
+        self.event(
+            "response.output_text.delta",
+            {
+                "item_id": self.item_id,
+                "output_index": self.output_index,
+                "content_index": 0,
+                "delta": content,
+                "logprobs": [],
+            },
+        )
+
+    def _complete(self, now: int, usage: dict[str, Any]) -> None:
+        self._finish_reasoning()
+        index, text = self.output_index, self.text
+        if not self.tool_calls_sent and self.content_started:
+            self.event(
+                "response.output_text.done",
+                {"item_id": self.item_id, "output_index": index, "content_index": 0, "text": text, "logprobs": []},
+            )
+            self.event(
+                "response.content_part.done",
+                {"item_id": self.item_id, "output_index": index, "content_index": 0, "part": text_part(text)},
+            )
+            self.event(
+                "response.output_item.done",
+                {"output_index": index, "item": self._message("completed", [text_part(text)])},
+            )
+        output: list[Any] = list(self.completed)
+        if self.content_started:
+            output.append(self._message("completed", [text_part(text)]))
+        self.event("response.completed", {"response": self.response("completed", output, usage, now, now)})
+
+
+def _stream_template(generation: Generation, echo: Echo, model: str, tool_call_error: str) -> _Template | None:
+    """The stream's frames with holes, or ``None`` for an HTTP 500 (failure before any event)."""
+    converter = _Converter(echo, model)
+    counts = usage(_PROMPT, generation.eval_count) | {"total_tokens": _TOTAL}
+    for chunk in generation.chunks:
+        converter.process(_FIRST, chunk.content, chunk.thinking, [], False, counts)
+    if generation.error is not None:
+        if not converter.frames and tool_call_error != "v0.11.3":
+            return None
+        # Ollama's error line decodes as an empty response: the first one still opens the stream.
+        converter.process(_DONE if not converter.frames else _FIRST, "", "", [], False, counts)
+    else:
+        calls = []
+        if generation.tool_call is not None:
+            calls.append((_CALL, generation.tool_call.name, generation.tool_call.arguments))
+        converter.process(_DONE, generation.final_content, generation.final_thinking, calls, True, counts)
+    text = _SEP.join(converter.frames)
+    return _Template(text, _uses(text), streamed=True)
+
+
+def surface_ollama_responses(
+    profile: OllamaProfile, completion: Completion, request: ResponsesRequestView, ctx: RequestContext
+) -> Reply:
+    """Surface ``completion`` as Ollama's ``/v1/responses`` reply (see the module docstring)."""
+    body = request.body
+    generation = run(
+        completion, max_tokens_of(body.get("max_output_tokens")), responses_tool_names(body), responses_prefill(body)
+    )
+    if not request.stream and generation.error is not None:
+        message = UNEXPECTED_ERROR_FORMAT if profile.tool_call_error == "v0.11.3" else generation.error
+        return openai_error(500, message)
+    echo = Echo(body)
+    key = ("responses", request.stream, profile.tool_call_error, echo.key, request.model)
+    template = generation.memo.get(key, False)
+    if template is False:
+        if request.stream:
+            template = _stream_template(generation, echo, request.model, profile.tool_call_error)
+        else:
+            template = _full_template(generation, echo, request.model)
+        generation.memo[key] = template  # type: ignore[index]
+    if template is None:
+        assert generation.error is not None
+        return openai_error(500, generation.error)
+    return _fill(template, generation, profile, ctx)  # type: ignore[arg-type]

@@ -1,0 +1,178 @@
+"""The objects Ollama's ``/v1/responses`` writes: the response object and its request echo.
+
+``openai/responses.go@fb307609``: ``ToResponse`` builds a Go struct (fields in declaration order) for
+non-streamed replies; ``ResponsesStreamConverter.buildResponseObject`` builds a ``map[string]any``
+for stream events, which Go writes with sorted keys. Request fields are echoed as Go decoded them
+(``ResponsesRequest``): floats as ``float64``, ``parameters`` as a map (sorted), a ``json_schema``
+format's ``schema`` as raw JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from mockoss.profiles.ollama.gojson import Raw, go_any
+
+__all__ = ["Echo", "response_object", "sorted_map", "text_part", "usage"]
+
+_HTML = re.compile("[<>&\u2028\u2029]")
+
+
+def sorted_map(value: Any) -> Any:
+    """A Go map as ``json.Marshal`` writes it: keys sorted, at every level (raw JSON untouched)."""
+    if isinstance(value, Mapping):
+        return {k: sorted_map(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [sorted_map(v) for v in value]
+    return value
+
+
+def _float(value: Any, default: float) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
+def _raw_json(value: Any) -> Raw:
+    """A ``json.RawMessage`` echoed back: the request's JSON, compacted, ``< > &`` and U+2028/9
+    escaped (what ``json.Marshal`` does to a raw message; number spellings may differ)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return Raw(_HTML.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+
+
+class Echo:
+    """The request fields a response object echoes, decoded as Go decodes ``ResponsesRequest``.
+
+    :attr:`key` identifies the echo (equal keys give equal response objects).
+    """
+
+    def __init__(self, body: Mapping[str, Any]) -> None:
+        self.instructions = body.get("instructions") if isinstance(body.get("instructions"), str) else ""
+        truncation = body.get("truncation")
+        self.truncation = truncation if isinstance(truncation, str) else "disabled"
+        self.tools = [t for t in body.get("tools") or () if isinstance(t, Mapping)]
+        text = body.get("text")
+        self.format = (
+            text.get("format") if isinstance(text, Mapping) and isinstance(text.get("format"), Mapping) else None
+        )
+        reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), Mapping) else {}
+        self.effort = str(reasoning.get("effort") or "")
+        self.summary = str(reasoning.get("summary") or "")
+        self.top_p = _float(body.get("top_p"), 1.0)
+        self.temperature = _float(body.get("temperature"), 1.0)
+        limit = body.get("max_output_tokens")
+        self.max_output_tokens = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+        self.background = body.get("background") is True
+        fields = (
+            "instructions",
+            "truncation",
+            "tools",
+            "text",
+            "reasoning",
+            "top_p",
+            "temperature",
+            "max_output_tokens",
+            "background",
+        )
+        self.key = json.dumps([body.get(name) for name in fields], sort_keys=True, default=str)
+
+    def tool(self, tool: Mapping[str, Any], *, stream: bool) -> dict[str, Any]:
+        parameters = tool.get("parameters")
+        out: dict[str, Any] = {
+            "type": str(tool.get("type") or ""),
+            "name": str(tool.get("name") or ""),
+            "description": tool.get("description") if isinstance(tool.get("description"), str) else None,
+            "strict": tool.get("strict") if isinstance(tool.get("strict"), bool) else None,
+            "parameters": go_any(parameters) if isinstance(parameters, Mapping) else None,
+        }
+        nested = [t for t in tool.get("tools") or () if isinstance(t, Mapping)]
+        if nested and not stream:
+            out["tools"] = [self.tool(t, stream=False) for t in nested]
+        return out
+
+    def text_format(self, *, stream: bool) -> dict[str, Any]:
+        if self.format is None:
+            return {"type": "text"}
+        fmt = self.format
+        out: dict[str, Any] = {"type": str(fmt.get("type") or "")}
+        if fmt.get("name"):
+            out["name"] = str(fmt["name"])
+        if fmt.get("schema") is not None:
+            out["schema"] = _raw_json(fmt["schema"])
+        if isinstance(fmt.get("strict"), bool):
+            out["strict"] = fmt["strict"]
+        return out
+
+    def reasoning(self, *, stream: bool) -> dict[str, Any] | None:
+        if not (self.effort or self.summary):
+            return None
+        if stream:
+            return {"effort": self.effort or None, "summary": self.summary or None}
+        out = {}
+        if self.effort:
+            out["effort"] = self.effort
+        if self.summary:
+            out["summary"] = self.summary
+        return out
+
+
+def usage(prompt: int, completion: int) -> dict[str, Any]:
+    return {
+        "input_tokens": prompt,
+        "output_tokens": completion,
+        "total_tokens": prompt + completion,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": 0},
+    }
+
+
+def response_object(
+    echo: Echo,
+    response_id: str,
+    model: str,
+    *,
+    created: int,
+    completed: int | None,
+    status: str,
+    output: list[Any],
+    usage: dict[str, Any] | None,
+    stream: bool,
+) -> dict[str, Any]:
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": created,
+        "completed_at": completed,
+        "status": status,
+        "incomplete_details": None,
+        "model": model,
+        "previous_response_id": None,
+        "instructions": echo.instructions or None,
+        "output": output,
+        "error": None,
+        "tools": [echo.tool(t, stream=stream) for t in echo.tools],
+        "tool_choice": "auto",
+        "truncation": echo.truncation,
+        "parallel_tool_calls": True,
+        "text": {"format": echo.text_format(stream=stream)},
+        "top_p": echo.top_p,
+        "presence_penalty": 0,
+        "frequency_penalty": 0,
+        "top_logprobs": 0,
+        "temperature": echo.temperature,
+        "reasoning": echo.reasoning(stream=stream),
+        "usage": usage,
+        "max_output_tokens": echo.max_output_tokens,
+        "max_tool_calls": None,
+        "store": False,
+        "background": echo.background,
+        "service_tier": "default",
+        "metadata": {},
+        "safety_identifier": None,
+        "prompt_cache_key": None,
+    }
+
+
+def text_part(text: str) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}

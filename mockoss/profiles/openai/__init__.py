@@ -1,0 +1,106 @@
+"""Profile ``openai``: what a correct server returns for gpt-oss output.
+
+Not an emulation of a particular server: the expected value for gate tests, built from the
+behaviour the public fixes converge on (the rules and their sources are in :mod:`.normalize`).
+It composes the vLLM profile (current vLLM's classification: ``HarmonyParser``, Responses item
+mapping, event order) with fixed switches, hands it the normalised completion, and rewrites the
+result into the official OpenAI wire shapes (:mod:`.wire`), keeping current vLLM's ``reasoning``
+field on chat messages and deltas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mockoss.harmony import Completion
+from mockoss.profiles.base import (
+    ChatRequestView,
+    Reply,
+    RequestContext,
+    ResponsesRequestView,
+    ServerInfo,
+)
+from mockoss.profiles.openai import wire
+from mockoss.profiles.openai.normalize import normalised
+from mockoss.profiles.vllm import VllmProfile
+
+__all__ = ["OpenAIProfile"]
+
+#: The vLLM configuration the profile reuses: current parser, tools enabled, recipients ignored
+#: without tools in Responses, an ``error`` event (not a dropped connection) if a stream fails.
+VLLM = VllmProfile(
+    strict=True,
+    responses_ignore_recipients_without_tools=True,
+    enable_auto_tool_choice=True,
+    responses_stream_error="error_event",
+    flush_raw_recovery=True,
+    token_ids_fields=False,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAIProfile:
+    """The reference profile: correct surfacing, official wire shapes, no switches.
+
+    Attributes:
+        name: ``"openai"``.
+        endpoints: ``chat`` and ``responses``.
+    """
+
+    name: str = "openai"
+    endpoints: frozenset[str] = frozenset({"chat", "responses"})
+
+    def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
+        """Dispatch to :meth:`chat` or :meth:`responses`."""
+        if endpoint == "chat":
+            return self.chat(completion, request, ctx)
+        if endpoint == "responses":
+            return self.responses(completion, request, ctx)
+        raise ValueError(f"profile openai does not serve endpoint {endpoint!r}")
+
+    def chat(self, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
+        """``POST /v1/chat/completions``: vLLM's chat surfacing of the normalised completion, in
+        the official ``chat.completion`` / ``chat.completion.chunk`` shapes. Tool calls are only
+        returned for declared tools (no tools ⇒ recipients ignored, the text is content)."""
+        view = normalised(completion, request.max_tokens, tools_declared=bool(request.tools))
+        reply = VLLM.chat(view, request, ctx)  # type: ignore[arg-type]
+        if reply.streamed:
+            return wire.chat_frames(reply, request.include_usage)
+        return wire.chat_body(reply)
+
+    def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
+        """``POST /v1/responses``: vLLM's Responses surfacing of the normalised completion, with
+        vLLM-only fields removed."""
+        view = normalised(completion, request.max_output_tokens, tools_declared=bool(request.tools))
+        reply = VLLM.responses(view, request, ctx)  # type: ignore[arg-type]
+        if reply.streamed:
+            return wire.responses_frames(reply)
+        return wire.responses_body(reply)
+
+    def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
+        """``{"error":{"message","type","param","code":null}}`` with OpenAI's error types."""
+        return wire.error_reply(status, message, param=param)
+
+    def model_not_found(self, model: str) -> Reply:
+        """OpenAI's 404: ``The model `X` does not exist or you do not have access to it.``,
+        code ``model_not_found``."""
+        message = f"The model `{model}` does not exist or you do not have access to it."
+        return wire.error_reply(404, message, param=None, code="model_not_found")
+
+    def probe(self, method: str, path: str, info: ServerInfo) -> Reply | None:
+        """``GET /v1/models`` → ``{"object":"list","data":[{"id","object":"model","created",
+        "owned_by":"openai"}]}``; ``GET /v1/models/{id}`` → that model."""
+        if method != "GET":
+            return None
+        models = {n: {"id": n, "object": "model", "created": info.created, "owned_by": "openai"} for n in info.served_model_names}
+        if path == "/v1/models":
+            return Reply(status=200, body=wire.dumps({"object": "list", "data": list(models.values())}).encode())
+        if path.startswith("/v1/models/") and path[len("/v1/models/") :] in models:
+            return Reply(status=200, body=wire.dumps(models[path[len("/v1/models/") :]]).encode())
+        return None
+
+    def route_error(self, status: int, method: str, path: str) -> Reply:
+        """OpenAI's unknown-URL error: 404 ``Invalid URL (METHOD /path)``
+        (405 for a known path with the wrong method)."""
+        return wire.error_reply(status, f"Invalid URL ({method} {path})")

@@ -1,0 +1,210 @@
+"""What rule matchers read from a request: turn number, declared tools, tool choice, last messages.
+
+Read from the parsed JSON body by its shape, so every endpoint with the same body shape reads the
+same way:
+
+``messages`` (``chat``, ``ollama.chat``)
+    Each message is ``(role, text)``; ``text`` is ``content`` when it is a string, else the
+    ``text`` of its content parts joined with ``"\\n"`` (``None`` → ``""``). Tool results are the
+    messages with role ``tool``. **turn** = number of ``assistant`` messages + 1.
+``input`` (``responses``)
+    A string is one user message. In a list, message items (``type: message``, or no ``type`` and
+    a ``role``) give ``(role, text)``; ``function_call_output`` and the other ``*_call_output``
+    items are tool results (``output`` as text). Items the model produced earlier (assistant
+    messages, ``reasoning``, ``function_call``, ``mcp_call`` and the other ``*_call`` items) are
+    grouped: each run of consecutive model items is one earlier response, so
+    **turn** = number of such runs + 1 (``[user, reasoning, function_call, function_call, output,
+    output]`` is turn 2). ``item_reference`` items are skipped. With ``previous_response_id`` the
+    input holds only the new items; use a session (``X-Mockoss-Session``) to count turns then.
+``prompt`` (``completions`` and other endpoints without a conversation)
+    The prompt (the last one, if a list) is the only user message; **turn** is always 1.
+
+With the header ``X-Mockoss-Session: KEY`` the turn is counted by the server instead: the number
+of earlier requests in that session that reached the scenario, + 1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["RequestFacts", "text_of"]
+
+#: Responses input item types the model produced (an earlier response's output).
+MODEL_ITEMS = frozenset(
+    {
+        "reasoning",
+        "function_call",
+        "custom_tool_call",
+        "mcp_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "computer_call",
+        "image_generation_call",
+        "local_shell_call",
+    }
+)
+
+#: ``(role, content)``: content as sent (converted to text by :func:`text_of` when read).
+Message = tuple[str, Any]
+
+
+def text_of(content: Any) -> str:
+    """Message content as text: a string as is, content parts' ``text`` joined with newlines,
+    ``None`` as ``""``, anything else as compact JSON."""
+    if isinstance(content, str):
+        return content
+    if content is None:
+        return ""
+    if isinstance(content, list):
+        return "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return json.dumps(content, separators=(",", ":"), ensure_ascii=False)
+
+
+def _chat(messages: list[Any]) -> tuple[list[Message], int]:
+    conversation = [(m.get("role"), m.get("content")) for m in messages if isinstance(m, dict)]
+    return conversation, 1 + sum(1 for role, _ in conversation if role == "assistant")
+
+
+def _responses(items: Any) -> tuple[list[Message], int]:
+    if isinstance(items, str):
+        return [("user", items)], 1
+    conversation: list[Message] = []
+    turns, in_run = 1, False
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type") or ("message" if "role" in item else None)
+        if kind == "item_reference":
+            continue
+        role = item.get("role")
+        model_item = kind in MODEL_ITEMS or (kind == "message" and role == "assistant")
+        if model_item and not in_run:
+            turns += 1
+        in_run = model_item
+        if kind == "message":
+            conversation.append((role, item.get("content")))
+        elif isinstance(kind, str) and kind.endswith("_call_output"):
+            conversation.append(("tool", item.get("output")))
+    return conversation, turns
+
+
+def _prompt(prompt: Any) -> tuple[list[Message], int]:
+    if isinstance(prompt, list) and prompt and isinstance(prompt[-1], str):
+        prompt = prompt[-1]
+    return ([("user", prompt)] if isinstance(prompt, str) else []), 1
+
+
+class RequestFacts:
+    """One request as rule matchers see it; everything is computed on first use.
+
+    Args:
+        endpoint: endpoint name, e.g. ``"chat"``.
+        body: the parsed JSON body.
+        headers: request headers (lower-cased names, or a case-insensitive mapping).
+        model: the resolved model name.
+        session_turn: the turn counted by the server for a session, else ``None`` (derive it).
+    """
+
+    __slots__ = ("_conversation", "_lower", "_tools", "_turn", "body", "endpoint", "headers", "model")
+
+    def __init__(
+        self,
+        endpoint: str,
+        body: Mapping[str, Any],
+        headers: Mapping[str, str],
+        model: str,
+        session_turn: int | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.body = body
+        self.headers = headers
+        self.model = model
+        self._turn = session_turn
+        self._conversation: list[Message] | None = None
+        self._tools: frozenset[str] | None = None
+        self._lower: dict[str, str] | None = None
+
+    def _read(self) -> list[Message]:
+        body = self.body
+        if isinstance(body.get("messages"), list):
+            conversation, turn = _chat(body["messages"])
+        elif "input" in body:
+            conversation, turn = _responses(body["input"])
+        else:
+            conversation, turn = _prompt(body.get("prompt"))
+        self._conversation = conversation
+        if self._turn is None:
+            self._turn = turn
+        return conversation
+
+    @property
+    def turn(self) -> int:
+        """1 for the first request of a conversation, 2 for the one after the model's first reply, …"""
+        if self._turn is None:
+            self._read()
+        return self._turn  # type: ignore[return-value]
+
+    @property
+    def conversation(self) -> list[Message]:
+        """The messages as ``(role, content)`` pairs, in order, content as sent."""
+        return self._read() if self._conversation is None else self._conversation
+
+    def last(self, role: str | None = None) -> tuple[str, str] | None:
+        """The last message (with ``role``, if given) as ``(role, text)``, else ``None``."""
+        for message_role, content in reversed(self.conversation):
+            if role is None or message_role == role:
+                return str(message_role), text_of(content)
+        return None
+
+    @property
+    def tool_names(self) -> frozenset[str]:
+        """Names of the declared tools: a function's ``name``, an MCP tool's ``server_label``,
+        else a built-in tool's ``type``."""
+        if self._tools is None:
+            names = set()
+            for tool in self.body.get("tools") or ():
+                if not isinstance(tool, dict):
+                    continue
+                function = tool.get("function")
+                name = function.get("name") if isinstance(function, dict) else None
+                name = name or tool.get("name") or tool.get("server_label") or tool.get("type")
+                if isinstance(name, str):
+                    names.add(name)
+            self._tools = frozenset(names)
+        return self._tools
+
+    @property
+    def declares_tools(self) -> bool:
+        return bool(self.body.get("tools"))
+
+    @property
+    def tool_choice(self) -> tuple[str, str | None]:
+        """``(mode, name)``: mode is ``auto``, ``none``, ``required`` or ``named`` (then ``name``
+        is the chosen tool: a function name, an MCP server label, or a built-in tool type)."""
+        choice = self.body.get("tool_choice")
+        if choice is None:
+            return ("auto" if self.declares_tools else "none"), None
+        if isinstance(choice, str):
+            return choice, None
+        if isinstance(choice, dict):
+            if choice.get("type") == "allowed_tools" and isinstance(choice.get("mode"), str):
+                return choice["mode"], None
+            function = choice.get("function")
+            name = function.get("name") if isinstance(function, dict) else None
+            name = name or choice.get("name") or choice.get("server_label") or choice.get("type")
+            return "named", name if isinstance(name, str) else None
+        return str(choice), None
+
+    def header(self, name: str) -> str | None:
+        """A request header by lower-case name, else ``None``."""
+        value = self.headers.get(name)
+        if value is None and type(self.headers) is dict:
+            if self._lower is None:
+                self._lower = {k.lower(): v for k, v in self.headers.items()}
+            value = self._lower.get(name)
+        return value

@@ -1,0 +1,386 @@
+"""Templates in scripted text: generated content and request echo, parsed here, never evaluated.
+
+A message's ``content`` or a completion's ``raw`` text may hold ``{{ EXPRESSION [| FILTER]… }}``:
+
+``{{ faker.city }}``, ``{{ faker.pyint(min_value=1, max_value=9) }}``
+    A value from `Faker <https://faker.readthedocs.io>`_ (locale ``en_US``). Only the providers in
+    :data:`FAKER_PROVIDERS` are allowed, with keyword arguments that are literals (string, number,
+    ``true``/``false``) within the listed bounds; providers that read the clock are left out.
+``{{ request.model }}``, ``{{ request.messages[-1].content }}``, ``{{ request['input'] }}``
+    A value from the request body: ``.name`` and ``[index]`` / ``["key"]`` steps only.
+    ``request.model`` is the resolved model name, also when the body has none.
+``{{ "text" }}``
+    A string literal, e.g. ``{{ "{{" }}`` for literal braces.
+
+Filters: ``| json`` writes the value as a JSON literal (a string gets quotes and escapes, for
+use inside JSON arguments); ``| default("x")`` replaces a missing or ``null`` value. Without
+``json``, a string is written as is and any other value as compact JSON. A request path that is
+missing, with no ``default``, makes the request fail with a 400 naming the template.
+
+Values are reproducible: the Faker stream is seeded once per request from the scenario's seed
+(``seed:``, else the server's), the session key and the request's index
+(see :class:`RenderContext`). The output also depends on the installed Faker version's data.
+Syntax errors, unknown providers and bad arguments raise :class:`TemplateError` at load time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mockoss.scenario.fakers import FAKER_LOCK, FAKER_PROVIDERS, shared_faker
+
+__all__ = ["FAKER_PROVIDERS", "RenderContext", "Template", "TemplateError", "TemplateRenderError", "parse_template"]
+
+_TOKEN = re.compile(
+    r"""\s*(?:(?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"""
+    r"""|(?P<name>[A-Za-z_]\w*)|(?P<op>[.\[\](),=|]))"""
+)
+_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'"}
+_WORDS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+_MISSING = object()
+
+
+class TemplateError(ValueError):
+    """A template in a scenario cannot be parsed or names something not allowed.
+
+    Raised when a scenario loads; ``str()`` quotes the template and says what is wrong, e.g.
+    ``template '{{ faker.citi }}': unknown Faker provider 'citi'; allowed: address, …``.
+    """
+
+
+class TemplateRenderError(ValueError):
+    """A request lacks a value a template echoes, e.g. ``request has no messages[3]``.
+
+    Raised while answering a request; the server turns it into a 400 error reply.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class _Expr:
+    source: str
+    kind: str  # "faker", "request" or "literal"
+    target: Any  # provider name, path tuple, or the literal value
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    filters: tuple[tuple[str, Any], ...] = ()
+
+
+class RenderContext:
+    """What a template reads while answering one request.
+
+    Args:
+        body: the parsed request body.
+        model: the resolved model name (``request.model``).
+        seed: text that seeds Faker, e.g. ``f"{seed}/{session}/{index}"``.
+    """
+
+    __slots__ = ("_seeded", "body", "model", "seed")
+
+    def __init__(self, body: Mapping[str, Any], model: str, seed: str) -> None:
+        self.body, self.model, self.seed, self._seeded = body, model, seed, False
+
+    def faker(self) -> Any:
+        """The shared Faker instance, seeded on first use by this context (hold :data:`FAKER_LOCK`)."""
+        fake = shared_faker()
+        if not self._seeded:
+            fake.seed_instance(self.seed)
+            self._seeded = True
+        return fake
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """A parsed template: literal text and expressions, in order."""
+
+    source: str
+    parts: tuple[str | _Expr, ...]
+
+    @property
+    def uses_faker(self) -> bool:
+        return any(isinstance(p, _Expr) and p.kind == "faker" for p in self.parts)
+
+    def render(self, ctx: RenderContext) -> str:
+        """The text for one request.
+
+        Raises:
+            TemplateRenderError: a request path is missing and has no ``default``.
+        """
+        return "".join(p if isinstance(p, str) else _render(p, ctx) for p in self.parts)
+
+
+def _render(expr: _Expr, ctx: RenderContext) -> str:
+    if expr.kind == "faker":
+        value = getattr(ctx.faker(), expr.target)(**dict(expr.kwargs))
+        if not isinstance(value, (str, int, float, bool)):
+            value = str(value)
+    elif expr.kind == "request":
+        value = _lookup(ctx, expr)
+    else:
+        value = expr.target
+    for name, argument in expr.filters:
+        if name == "default":
+            value = argument if value is _MISSING or value is None else value
+        elif value is not _MISSING:
+            value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if value is _MISSING:
+        raise TemplateRenderError(f"template {expr.source!r}: {_missing_text(ctx, expr)}")
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _lookup(ctx: RenderContext, expr: _Expr) -> Any:
+    value: Any = ctx.body
+    for position, step in enumerate(expr.target):
+        if position == 0 and step == "model":
+            value = ctx.model
+            continue
+        try:
+            value = value[step] if isinstance(step, int) == isinstance(value, list) else _MISSING
+        except (KeyError, IndexError, TypeError):
+            value = _MISSING
+        if value is _MISSING:
+            return _MISSING
+    return value
+
+
+def _missing_text(ctx: RenderContext, expr: _Expr) -> str:
+    value: Any = ctx.body
+    shown = ""
+    for step in expr.target:
+        shown += f"[{step}]" if isinstance(step, int) else (f".{step}" if shown else step)
+        try:
+            value = value[step] if isinstance(step, int) == isinstance(value, list) else _MISSING
+        except (KeyError, IndexError, TypeError):
+            value = _MISSING
+        if value is _MISSING:
+            break
+    return f"the request has no {shown}"
+
+
+# -- parsing -----------------------------------------------------------------------------------
+
+
+class _Parser:
+    def __init__(self, source: str, inner: str) -> None:
+        self.source = source
+        self.tokens: list[tuple[str, Any]] = []
+        position = 0
+        inner = inner.rstrip()
+        while position < len(inner):
+            match = _TOKEN.match(inner, position)
+            if match is None or match.end() == position:
+                self.fail(f"unexpected {inner[position:].strip()[:20]!r}")
+            kind = match.lastgroup or ""
+            text = match.group(kind)
+            self.tokens.append((kind, _string(text, self) if kind == "str" else text))
+            position = match.end()
+        self.position = 0
+
+    def fail(self, problem: str) -> Any:
+        raise TemplateError(f"template {self.source!r}: {problem}")
+
+    def peek(self) -> tuple[str, Any] | None:
+        return self.tokens[self.position] if self.position < len(self.tokens) else None
+
+    def take(self, kind: str, value: str | None = None) -> Any:
+        token = self.peek()
+        if token is None or token[0] != kind or (value is not None and token[1] != value):
+            wanted = repr(value) if value else {"name": "a name", "str": "a string"}.get(kind, kind)
+            found = "the end" if token is None else repr(token[1])
+            self.fail(f"expected {wanted}, found {found}")
+        self.position += 1
+        return token[1]  # type: ignore[index]
+
+    def at(self, value: str) -> bool:
+        token = self.peek()
+        return token is not None and token[0] == "op" and token[1] == value
+
+    def literal(self) -> Any:
+        token = self.peek()
+        if token is None:
+            return self.fail("expected a literal, found the end")
+        kind, text = token
+        self.position += 1
+        if kind == "str":
+            return text
+        if kind == "num":
+            return float(text) if any(c in text for c in ".eE") else int(text)
+        if kind == "name" and text in _WORDS:
+            return _WORDS[text]
+        return self.fail(f"expected a literal (string, number, true, false, null), found {text!r}")
+
+    def expression(self) -> _Expr:
+        token = self.peek()
+        if token is None:
+            return self.fail("empty expression")
+        if token[0] == "str":
+            self.position += 1
+            expr = _Expr(self.source, "literal", token[1])
+        else:
+            root = self.take("name")
+            if root == "faker":
+                expr = self.faker_call()
+            elif root == "request":
+                expr = _Expr(self.source, "request", self.path())
+            else:
+                expr = self.fail(f"unknown name {root!r}; an expression starts with faker., request or a string")
+        filters = []
+        while self.at("|"):
+            self.position += 1
+            name = self.take("name")
+            if name == "json":
+                filters.append(("json", None))
+            elif name == "default":
+                self.take("op", "(")
+                filters.append(("default", self.literal()))
+                self.take("op", ")")
+            else:
+                self.fail(f"unknown filter {name!r}; filters: json, default(VALUE)")
+        if self.peek() is not None:
+            self.fail(f"unexpected {self.peek()[1]!r}")  # type: ignore[index]
+        return _Expr(self.source, expr.kind, expr.target, expr.kwargs, tuple(filters))
+
+    def path(self) -> tuple[str | int, ...]:
+        steps: list[str | int] = []
+        while self.at(".") or self.at("["):
+            if self.take("op") == ".":
+                steps.append(self.take("name"))
+                continue
+            key = self.literal()
+            if not isinstance(key, (str, int)) or isinstance(key, bool):
+                self.fail(f"an index is an integer or a string, not {key!r}")
+            steps.append(key)
+            self.take("op", "]")
+        if not steps:
+            self.fail("'request' needs a field, e.g. request.model or request.messages[-1].content")
+        return tuple(steps)
+
+    def faker_call(self) -> _Expr:
+        self.take("op", ".")
+        name = self.take("name")
+        allowed = FAKER_PROVIDERS.get(name)
+        if allowed is None:
+            self.fail(f"unknown Faker provider {name!r}; allowed: {', '.join(sorted(FAKER_PROVIDERS))}")
+        kwargs: dict[str, Any] = {}
+        if self.at("("):
+            self.position += 1
+            while not self.at(")"):
+                key = self.take("name")
+                self.take("op", "=")
+                kwargs[key] = self.argument(name, allowed, key)  # type: ignore[arg-type]
+                if not self.at(")"):
+                    self.take("op", ",")
+            self.take("op", ")")
+        return _Expr(self.source, "faker", name, tuple(kwargs.items()))
+
+    def argument(self, provider: str, allowed: Mapping[str, tuple[Any, ...]], key: str) -> Any:
+        rule = allowed.get(key)
+        if rule is None:
+            valid = ", ".join(allowed) or "none"
+            self.fail(f"faker.{provider} takes no argument {key!r}; arguments: {valid} (keyword, literal)")
+        value = self.literal()
+        kind = rule[0]  # type: ignore[index]
+        ok = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            ok = True
+        if ok and len(rule) == 3:  # type: ignore[arg-type]
+            ok = rule[1] <= value <= rule[2]  # type: ignore[index]
+        if not ok:
+            name = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}[kind]
+            bounds = f" from {rule[1]} to {rule[2]}" if len(rule) == 3 else ""  # type: ignore[arg-type, index]
+            self.fail(f"faker.{provider}({key}=…): expected {name}{bounds}, got {value!r}")
+        return value
+
+
+def _string(text: str, parser: _Parser) -> str:
+    body = text[1:-1]
+
+    def unescape(match: re.Match[str]) -> str:
+        char = match.group(1)
+        if char not in _ESCAPES:
+            parser.fail(f"unknown escape \\{char} in a string; escapes: \\n \\t \\\\ \\\" \\'")
+        return _ESCAPES[char]
+
+    return re.sub(r"\\(.)", unescape, body)
+
+
+_OPEN = "{{"
+_CLOSE = "}}"
+
+
+def _closing(text: str, position: int) -> int:
+    """Index of the ``}}`` closing an expression that starts at ``position`` (``}}`` inside a
+    string literal does not count), else -1."""
+    quote = None
+    while position < len(text) - 1:
+        char = text[position]
+        if quote is not None:
+            if char == "\\":
+                position += 1
+            elif char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif text.startswith(_CLOSE, position):
+            return position
+        position += 1
+    return -1
+
+
+def parse_template(text: str) -> Template | None:
+    """Parse ``text``; ``None`` when it holds no ``{{`` (plain text, compiled once).
+
+    Each Faker call is tried once with a fixed seed, so bad argument combinations (``pyint`` with
+    ``min_value`` above ``max_value``) are found at load time too.
+
+    Raises:
+        TemplateError: an unclosed ``{{``, a syntax error, an unknown provider, name or filter, an
+            argument that is not allowed.
+    """
+    if _OPEN not in text:
+        return None
+    parts: list[str | _Expr] = []
+    position = 0
+    while True:
+        start = text.find(_OPEN, position)
+        if start < 0:
+            if position < len(text):
+                parts.append(text[position:])
+            break
+        end = _closing(text, start + 2)
+        if end < 0:
+            raise TemplateError(f"template {text[start : start + 40]!r}: '{{{{' is never closed by '}}}}'")
+        if start > position:
+            parts.append(text[position:start])
+        source = text[start : end + 2]
+        expr = _Parser(source, text[start + 2 : end]).expression()
+        if expr.kind == "faker":
+            _try(expr)
+        parts.append(expr)
+        position = end + 2
+    return Template(text, tuple(parts))
+
+
+def _try(expr: _Expr) -> None:
+    with FAKER_LOCK:
+        fake = shared_faker()
+        fake.seed_instance(0)
+        try:
+            getattr(fake, expr.target)(**dict(expr.kwargs))
+        except Exception as exc:  # Faker's own check of the arguments
+            raise TemplateError(f"template {expr.source!r}: faker.{expr.target} refused the arguments: {exc}") from None
+
+
+def check_template(text: str) -> str:
+    """Pydantic validator: ``text`` unchanged, or a ``template`` validation error."""
+    from pydantic_core import PydanticCustomError
+
+    try:
+        parse_template(text)
+    except TemplateError as exc:
+        raise PydanticCustomError("template", "{problem}", {"problem": str(exc)}) from None
+    return text

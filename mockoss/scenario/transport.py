@@ -1,0 +1,177 @@
+"""How a reply travels: timing and transport faults, per step (``transport:``), per server, per request.
+
+A :class:`TransportSpec` never changes what the profile answers; the HTTP layer applies it to the
+profile's :class:`~mockoss.profiles.base.Reply` (see :mod:`mockoss.server.transport`). Example::
+
+    steps:
+      - completion: {messages: [{channel: final, content: "Hello."}]}
+        transport: {ttft_ms: 300, tokens_per_s: 50, jitter: 0.1}
+      - completion: {messages: [{channel: final, content: "Hello."}]}
+        transport: {disconnect_after_frames: 3}        # drop the connection after 3 frames
+      - completion: {messages: [{channel: final, content: "Hello."}]}
+        transport: {truncate_after_frames: -1}          # no ``data: [DONE]``, response ends cleanly
+
+Frame positions count stream frames (one SSE event, one element of ``Reply.frames``) and may be
+negative, counted from the end as Python slices do: ``truncate_after_frames: -1`` writes every
+frame but the last. A non-streamed body counts as one frame.
+
+Layers, each overriding the fields it sets: the server default (``MockServer(transport=…)``,
+``mockoss serve --ttft-ms/--tokens-per-s``), then the step's ``transport:``, then the request's
+``X-Mockoss-Transport: ttft_ms=300,tokens_per_s=50`` header.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+__all__ = ["DEFAULT_MALFORMED_TEXT", "MAX_DELAY_MS", "TRANSPORT_HEADER", "TransportError", "TransportSpec"]
+
+#: The request header that overrides the transport of one request, e.g. ``ttft_ms=300,tokens_per_s=50``.
+TRANSPORT_HEADER = "x-mockoss-transport"
+#: What a malformed frame is unless ``malformed_text`` says otherwise: an SSE frame whose data is
+#: not JSON (aimock writes ``{malformed json: <<<chaos>>>``, CopilotKit/aimock@c9af8c3 src/chaos.ts).
+DEFAULT_MALFORMED_TEXT = "data: {malformed json: <<<mockoss>>>\n\n"
+#: Upper bound of every delay (ms): 10 minutes, the openai SDK's default timeout. A ``forever``
+#: stall lasts this long, then the connection is dropped.
+MAX_DELAY_MS = 600_000.0
+
+_Ms = Annotated[float, Field(ge=0, le=MAX_DELAY_MS, allow_inf_nan=False)]
+
+
+class TransportError(ValueError):
+    """A transport setting is invalid; ``str()`` names the field and the fix."""
+
+
+class TransportSpec(BaseModel):
+    """Timing and faults for delivering one reply. Every field is optional; unset means "as is".
+
+    Timing: on a stream, frame ``i`` (0-based) is written ``ttft_ms + i * 1000 / tokens_per_s``
+    ms after the request, one frame standing for one token; a non-streamed reply (status line,
+    headers and body) is written after ``ttft_ms + completion_tokens * 1000 / tokens_per_s`` ms.
+    Each field's docstring below is also its description in the scenario JSON Schema.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    ttft_ms: _Ms = 0.0
+    """Time to first token, ms (default 0)."""
+    tokens_per_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    """Frames (tokens) per second after the first; unset: no pacing, frames go out at once."""
+    jitter: float = Field(default=0.0, ge=0, le=1)
+    """Each delay is multiplied by a factor drawn from [1 - jitter, 1 + jitter], seeded by the
+    server seed and the request index (default 0: exact)."""
+    disconnect_after_frames: int | None = None
+    """Drop the connection after this many frames (no terminating chunk: the client sees an
+    incomplete body); 0 on a non-streamed reply drops it after the headers, before the body."""
+    disconnect_after_ms: _Ms | None = None
+    """Drop the connection this many ms after the request, whatever was written by then (no
+    effect on a reply complete before)."""
+    truncate_after_frames: int | None = None
+    """End the response cleanly after this many frames; -1 omits chat's `data: [DONE]`. Streams only."""
+    malformed_at_frame: int | None = None
+    """Replace the frame at this 0-based position (-1: the last) by `malformed_text`; on a
+    non-streamed reply, 0 replaces the body."""
+    malformed_text: str = Field(default=DEFAULT_MALFORMED_TEXT, min_length=1)
+    """What is written instead, UTF-8 (default `data: {malformed json: <<<mockoss>>>` + blank line)."""
+    stall_after_frames: int | None = None
+    """After this many frames, write nothing for `stall_ms`. Streams only."""
+    stall_ms: float | Literal["forever"] = "forever"
+    """The stall, ms, or "forever" (default): nothing more is written and the connection is
+    dropped after 600000 ms unless the client gives up first."""
+    frames_per_write: int | None = Field(default=None, ge=1)
+    """Frames joined into one write (one HTTP chunk); default 1 when `tokens_per_s` is set,
+    else 64. Streams only."""
+    split_special: bool = False
+    """Split every write in two: inside the first Harmony special token in its bytes
+    (`<|chan` + `nel|>`) when there is one, else at a seeded byte position. Streams only."""
+    split_gap_ms: float = Field(default=1.0, ge=0, le=1000, allow_inf_nan=False)
+    """Pause between the two halves of a split write, ms, so that they reach the client in
+    separate reads (default 1)."""
+
+    @field_validator("stall_ms", mode="plain", json_schema_input_type=_Ms | Literal["forever"])
+    @classmethod
+    def _ms_or_forever(cls, value: Any) -> float | Literal["forever"]:
+        if value == "forever":
+            return "forever"
+        try:
+            ms = float(value)
+        except (TypeError, ValueError):
+            ms = math.nan
+        if isinstance(value, bool) or not 0 <= ms <= MAX_DELAY_MS:
+            raise ValueError(f"expected a number of ms from 0 to {MAX_DELAY_MS:g}, or 'forever'")
+        return ms
+
+    @property
+    def paced(self) -> bool:
+        """True when frames are spaced in time (``tokens_per_s`` is set)."""
+        return self.tokens_per_s is not None
+
+    @classmethod
+    def from_data(cls, data: TransportSpec | Mapping[str, Any], *, where: str = "transport") -> TransportSpec:
+        """Validate a mapping (``{"ttft_ms": 300}``) or pass a spec through.
+
+        Raises:
+            TransportError: ``"{where}: {field}: {problem}"`` for each invalid or unknown field.
+        """
+        if isinstance(data, TransportSpec):
+            return data
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise TransportError(_describe(where, exc)) from None
+
+    @classmethod
+    def from_header(cls, text: str) -> TransportSpec:
+        """Parse ``X-Mockoss-Transport: name=value[,name=value…]``.
+
+        Values are read as pydantic reads strings (``300``, ``0.5``, ``true``, ``forever``); values
+        cannot contain commas, and ``\\n`` in a value stands for a newline (for ``malformed_text``).
+
+        Raises:
+            TransportError: an item without ``=``, a repeated or unknown name, or an invalid value,
+                e.g. ``X-Mockoss-Transport: ttft_ms: Input should be a valid number…``.
+        """
+        return _from_header(text)
+
+    @classmethod
+    def layered(cls, *layers: TransportSpec | None) -> TransportSpec | None:
+        """Merge specs, later layers overriding the fields they set; ``None`` if every layer is ``None``."""
+        present = [layer for layer in layers if layer is not None]
+        if len(present) <= 1:
+            return present[0] if present else None
+        values: dict[str, Any] = {}
+        for layer in present:
+            values.update((name, getattr(layer, name)) for name in layer.model_fields_set)
+        return cls.model_construct(_fields_set=set(values), **values)
+
+
+def _describe(where: str, error: ValidationError) -> str:
+    names = ", ".join(TransportSpec.model_fields)
+    problems = []
+    for item in error.errors():
+        field = ".".join(str(part) for part in item["loc"]) or "(value)"
+        if item["type"] == "extra_forbidden":
+            problems.append(f"{field}: unknown field; the fields are {names}")
+        else:
+            problems.append(f"{field}: {item['msg']} (got {item['input']!r})")
+    return f"{where}: " + "; ".join(problems)
+
+
+@functools.lru_cache(maxsize=256)
+def _from_header(text: str) -> TransportSpec:
+    where = "X-Mockoss-Transport"
+    values: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise TransportError(f"{where}: expected name=value, got {item!r}")
+        if name in values:
+            raise TransportError(f"{where}: {name} is given twice")
+        values[name] = value.strip().replace("\\n", "\n")
+    return TransportSpec.from_data(values, where=where)

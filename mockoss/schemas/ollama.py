@@ -1,0 +1,197 @@
+"""Request schemas of Ollama's native API: ``POST /api/chat`` and ``POST /api/generate``.
+
+As lenient as Ollama's Go structs (``ollama/ollama:api/types.go@fb307609`` ``ChatRequest``,
+``GenerateRequest``, ``Message``, ``ThinkValue``): unknown fields are ignored, ``null`` is accepted
+wherever Go would leave a zero value, and only what Ollama rejects with 400 is rejected: a wrong
+JSON type, a ``think`` other than ``true``/``false``/``"high"``/``"medium"``/``"low"``/``"max"``,
+``top_logprobs`` outside 0–20, a missing or empty ``model``, and (generate) ``raw`` together with
+``template``, ``system`` or ``context``. The messages differ from Ollama's (mockoss words them as
+``Invalid request: …``); the statuses and the ``{"error": "…"}`` shape match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+
+__all__ = [
+    "OllamaChatRequest",
+    "OllamaChatRequestView",
+    "OllamaGenerateRequest",
+    "OllamaGenerateRequestView",
+    "num_predict",
+]
+
+ThinkLevel = Literal["high", "medium", "low", "max"]
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class OllamaToolCallFunction(_Lenient):
+    name: str = ""
+    arguments: dict[str, Any] | None = None
+
+
+class OllamaToolCall(_Lenient):
+    id: str | None = None
+    function: OllamaToolCallFunction = Field(default_factory=OllamaToolCallFunction)
+
+
+class OllamaMessage(_Lenient):
+    """``api.Message``: ``role`` is lower-cased by Ollama; ``content`` must be a string."""
+
+    role: str = ""
+    content: str | None = None
+    thinking: str | None = None
+    images: list[str] | None = None
+    tool_calls: list[OllamaToolCall] | None = None
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+
+
+class OllamaToolFunction(_Lenient):
+    name: str = ""
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class OllamaTool(_Lenient):
+    type: str = ""
+    function: OllamaToolFunction = Field(default_factory=OllamaToolFunction)
+
+
+def num_predict(options: Mapping[str, Any] | None) -> int | None:
+    """``options.num_predict`` as a token limit: positive → the limit; absent, 0 or negative → none
+    (Ollama then generates until a stop token, within a large multiple of the context)."""
+    value = (options or {}).get("num_predict")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    limit = int(value)
+    return limit if limit > 0 else None
+
+
+class _Common(_Lenient):
+    model: str = Field(min_length=1)
+    stream: StrictBool | None = None
+    format: Any = None
+    keep_alive: Any = None
+    options: dict[str, Any] | None = None
+    think: StrictBool | ThinkLevel | None = None
+    truncate: StrictBool | None = None
+    shift: StrictBool | None = None
+    logprobs: StrictBool | None = None
+    top_logprobs: int | None = Field(default=None, ge=0, le=20)
+
+
+@dataclass(frozen=True, slots=True)
+class OllamaChatRequestView:
+    """The parts of a ``POST /api/chat`` request that change what the ``ollama`` profile returns.
+
+    Attributes:
+        model: ``model`` as sent (echoed in every response).
+        tool_names: declared function names, in order (Ollama maps model-side names back to them).
+        stream: NDJSON when true; Ollama's native API streams unless ``"stream": false``.
+        max_tokens: ``options.num_predict`` when positive.
+        prefill: ``"final"``/``"analysis"`` when the last message is an assistant message with
+            content / with only thinking (Ollama then parses the output as that message's
+            continuation), else ``None``.
+        load_only: no messages: Ollama only loads the model (``done_reason: "load"``).
+        body: the request as parsed JSON.
+    """
+
+    model: str
+    tool_names: tuple[str, ...] = ()
+    stream: bool = True
+    max_tokens: int | None = None
+    prefill: Literal["final", "analysis"] | None = None
+    load_only: bool = False
+    body: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_tools(self) -> bool:
+        """``len(req.Tools) > 0``: a non-streamed reply keeps tool calls only then."""
+        return bool(self.tool_names)
+
+
+class OllamaChatRequest(_Common):
+    """``api.ChatRequest``."""
+
+    messages: list[OllamaMessage] | None = None
+    tools: list[OllamaTool] | None = None
+
+    def view(self, model: str, body: dict[str, Any]) -> OllamaChatRequestView:
+        """The profile-facing view; ``model`` is the resolved model name."""
+        prefill: Literal["final", "analysis"] | None = None
+        if self.messages:
+            last = self.messages[-1]
+            if last.role.lower() == "assistant":
+                if last.content:
+                    prefill = "final"
+                elif last.thinking:
+                    prefill = "analysis"
+        return OllamaChatRequestView(
+            model=model,
+            tool_names=tuple(t.function.name for t in self.tools or ()),
+            stream=self.stream is not False,
+            max_tokens=num_predict(self.options),
+            prefill=prefill,
+            load_only=not self.messages,
+            body=body,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class OllamaGenerateRequestView:
+    """The parts of a ``POST /api/generate`` request that change what the ``ollama`` profile returns.
+
+    Attributes:
+        model: ``model`` as sent.
+        stream: NDJSON unless ``"stream": false``.
+        raw: ``raw: true``: no template and no harmony parsing (the text comes back as generated,
+            special tokens dropped).
+        max_tokens: ``options.num_predict`` when positive.
+        load_only: empty ``prompt``: Ollama only loads the model (``done_reason: "load"``).
+        body: the request as parsed JSON.
+    """
+
+    model: str
+    stream: bool = True
+    raw: bool = False
+    max_tokens: int | None = None
+    load_only: bool = False
+    body: Mapping[str, Any] = field(default_factory=dict)
+
+
+class OllamaGenerateRequest(_Common):
+    """``api.GenerateRequest``."""
+
+    prompt: str | None = None
+    suffix: str | None = None
+    system: str | None = None
+    template: str | None = None
+    context: list[int] | None = None
+    raw: StrictBool | None = None
+    images: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _check_raw(self) -> OllamaGenerateRequest:
+        """Ollama: ``raw mode does not support template, system, or context``."""
+        if self.raw and (self.template or self.system or self.context):
+            raise ValueError("raw mode does not support template, system, or context")
+        return self
+
+    def view(self, model: str, body: dict[str, Any]) -> OllamaGenerateRequestView:
+        """The profile-facing view; ``model`` is the resolved model name."""
+        return OllamaGenerateRequestView(
+            model=model,
+            stream=self.stream is not False,
+            raw=bool(self.raw),
+            max_tokens=num_predict(self.options),
+            load_only=not self.prompt,
+            body=body,
+        )

@@ -1,0 +1,255 @@
+"""Deliver a reply as a :class:`~mockoss.scenario.transport.TransportSpec` says: a seeded schedule of writes.
+
+Framework-free. :func:`build_schedule` turns a profile's :class:`~mockoss.profiles.base.Reply`, a
+spec, a seed and a request index into a :class:`Schedule` (when the headers go out, which bytes
+are written when, and whether the response ends cleanly or the connection is dropped);
+:func:`play` writes it out with ``asyncio.sleep`` (never blocking the event loop). The same
+reply, spec, seed and index always give the same schedule; the profile's frames are not changed,
+only cut, replaced, regrouped, split and spaced in time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from mockoss.profiles.base import Reply
+from mockoss.scenario.transport import MAX_DELAY_MS, TransportSpec
+
+__all__ = [
+    "FRAMES_PER_WRITE",
+    "Delivery",
+    "Schedule",
+    "StreamAborted",
+    "Write",
+    "build_schedule",
+    "play",
+    "wait_until",
+]
+
+#: Frames written per ``send`` when a stream is not paced; the bytes on the wire are the same.
+FRAMES_PER_WRITE = 64
+#: A Harmony special token as text: ``<|start|>``, ``<|channel|>``, ``<|reserved_200013|>``, …
+SPECIAL_TOKEN = re.compile(rb"<\|[a-z0-9_]+\|>")
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[object]]
+
+
+class StreamAborted(Exception):
+    """Raised after a response started to drop the connection, as the emulated server does.
+
+    Escaping the ASGI app after the headers were sent makes uvicorn close the connection without
+    the terminating chunk: the client sees an incomplete body (httpx ``RemoteProtocolError``).
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """What the HTTP layer needs to deliver one reply: the merged spec and the seeding.
+
+    Attributes:
+        spec: the server default, step and header layers merged.
+        seed: the server seed.
+        index: the request index (0-based since the last reset).
+        tokens: completion tokens behind a non-streamed reply (its pacing), 0 for errors.
+    """
+
+    spec: TransportSpec
+    seed: int | str
+    index: int
+    tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """Bytes to write ``at_ms`` milliseconds after the request was answered (one ``more_body`` chunk)."""
+
+    at_ms: float
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """How one response goes out, times in ms after the request was answered.
+
+    Attributes:
+        head_ms: when the status line and headers are written (0 for streams; the whole wait for
+            a non-streamed reply, which a server sends once generation is done).
+        writes: body writes, ``at_ms`` non-decreasing.
+        end_ms: when the response ends (≥ the last write).
+        drop: ``None``: end cleanly; else drop the connection at ``end_ms``, the text says why.
+        content_length: for a non-streamed reply, the ``Content-Length`` to announce (the full
+            body's, so that a drop is seen as an incomplete body); ``None`` for streams.
+    """
+
+    head_ms: float
+    writes: tuple[Write, ...]
+    end_ms: float
+    drop: str | None = None
+    content_length: int | None = None
+
+
+def _rng(seed: int | str, index: int, purpose: str) -> random.Random:
+    data = f"{type(seed).__name__}:{seed}|{index}|transport.{purpose}".encode()
+    return random.Random(int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big"))
+
+
+def _after(count: int | None, total: int) -> int | None:
+    """Resolve "after N frames" (negative: from the end) to 0..total."""
+    if count is None:
+        return None
+    return max(0, total + count) if count < 0 else min(count, total)
+
+
+def _at(position: int | None, total: int) -> int | None:
+    """Resolve a frame position (negative: from the end); ``None`` if out of range."""
+    if position is None:
+        return None
+    resolved = total + position if position < 0 else position
+    return resolved if 0 <= resolved < total else None
+
+
+def _jitter(spec: TransportSpec, rng: random.Random) -> Callable[[float], float]:
+    if not spec.jitter:
+        return lambda ms: ms
+    return lambda ms: ms * (1.0 + spec.jitter * (2.0 * rng.random() - 1.0))
+
+
+def build_schedule(reply: Reply, spec: TransportSpec, seed: int | str, index: int, *, tokens: int = 0) -> Schedule:
+    """Plan the delivery of ``reply`` under ``spec``.
+
+    Args:
+        reply: the profile's reply (streamed when it has frames' media type).
+        spec: merged transport settings.
+        seed, index: the server seed and request index; they seed jitter and split positions.
+        tokens: completion tokens behind a non-streamed reply (``ttft_ms + tokens * 1000 /
+            tokens_per_s`` is its wait); ignored for streams, where one frame counts as one token.
+
+    Order for streams: cut (``truncate_after_frames``, ``disconnect_after_frames``, the earlier
+    wins, a disconnect on a tie), replace the malformed frame, time the frames, insert the stall,
+    cut at ``disconnect_after_ms``, group frames into writes, split writes. A ``Reply.abort`` drops
+    the connection after the last frame unless the stream was cut before it.
+    """
+    if reply.streamed:
+        return _stream(reply, spec, seed, index)
+    return _body(reply, spec, seed, index, tokens)
+
+
+def _body(reply: Reply, spec: TransportSpec, seed: int | str, index: int, tokens: int) -> Schedule:
+    jitter = _jitter(spec, _rng(seed, index, "jitter"))
+    wait = jitter(spec.ttft_ms)
+    if spec.tokens_per_s is not None and tokens:
+        wait += jitter(tokens * 1000.0 / spec.tokens_per_s)
+    body = spec.malformed_text.encode() if _at(spec.malformed_at_frame, 1) == 0 else reply.body
+    if _after(spec.disconnect_after_frames, 1) == 0:
+        return Schedule(wait, (), wait, "disconnect after 0 frames (before the body)", len(body))
+    if spec.disconnect_after_ms is not None and spec.disconnect_after_ms < wait:
+        ms = spec.disconnect_after_ms
+        return Schedule(ms, (), ms, f"disconnect after {ms:g} ms (before the body)", len(body))
+    return Schedule(wait, (Write(wait, body),), wait, None, len(body))
+
+
+def _stream(reply: Reply, spec: TransportSpec, seed: int | str, index: int) -> Schedule:
+    frames = list(reply.frames)
+    total = len(frames)
+    cut, drop = total, reply.abort
+    truncate = _after(spec.truncate_after_frames, total)
+    if truncate is not None and truncate < cut:
+        cut, drop = truncate, None
+    disconnect = _after(spec.disconnect_after_frames, total)
+    if disconnect is not None and disconnect <= cut:
+        cut, drop = disconnect, f"disconnect after {disconnect} frames"
+    del frames[cut:]
+    malformed = _at(spec.malformed_at_frame, total)
+    if malformed is not None and malformed < cut:
+        frames[malformed] = spec.malformed_text.encode()
+
+    jitter = _jitter(spec, _rng(seed, index, "jitter"))
+    interval = 1000.0 / spec.tokens_per_s if spec.tokens_per_s is not None else 0.0
+    times: list[float] = []
+    at = jitter(spec.ttft_ms)
+    for position in range(cut):
+        if position:
+            at += jitter(interval) if interval else 0.0
+        times.append(at)
+    end = times[-1] if times else 0.0
+
+    stall = _after(spec.stall_after_frames, total)
+    if stall is not None and stall <= cut:
+        start = times[stall - 1] if stall else 0.0
+        if spec.stall_ms == "forever":
+            del frames[stall:], times[stall:]
+            end, drop = start + MAX_DELAY_MS, f"stalled after {stall} frames for the {MAX_DELAY_MS:g} ms maximum"
+        else:
+            times[stall:] = [t + spec.stall_ms for t in times[stall:]]
+            end = times[-1] if stall < len(times) else start + spec.stall_ms
+
+    limit = spec.disconnect_after_ms
+    if limit is not None and limit < end:
+        kept = sum(1 for t in times if t <= limit)
+        del frames[kept:], times[kept:]
+        end, drop = limit, f"disconnect after {limit:g} ms"
+
+    per_write = spec.frames_per_write or (1 if spec.paced else FRAMES_PER_WRITE)
+    writes = _group(frames, times, per_write, stall)
+    if spec.split_special:
+        writes = _split(writes, spec.split_gap_ms, _rng(seed, index, "split"))
+    end = max(end, writes[-1].at_ms) if writes else end
+    return Schedule(0.0, tuple(writes), end, drop)
+
+
+def _group(frames: Sequence[bytes], times: Sequence[float], per_write: int, stall: int | None) -> list[Write]:
+    """Join consecutive frames, ``per_write`` at a time, written when the last of them is due; a
+    group never spans the stall, so everything before it is on the wire when it starts."""
+    writes: list[Write] = []
+    start = 0
+    while start < len(frames):
+        stop = min(start + per_write, len(frames))
+        if stall is not None and start < stall < stop:
+            stop = stall
+        writes.append(Write(times[stop - 1], b"".join(frames[start:stop])))
+        start = stop
+    return writes
+
+
+def _split(writes: Sequence[Write], gap_ms: float, rng: random.Random) -> list[Write]:
+    """Cut each write in two: inside its first special token's text, else at a seeded byte."""
+    out: list[Write] = []
+    for write in writes:
+        data = write.data
+        if len(data) < 2:
+            out.append(write)
+            continue
+        token = SPECIAL_TOKEN.search(data)
+        cut = rng.randint(token.start() + 1, token.end() - 1) if token else rng.randint(1, len(data) - 1)
+        at = max(write.at_ms, out[-1].at_ms) if out else write.at_ms
+        out += (Write(at, data[:cut]), Write(at + gap_ms, data[cut:]))
+    return out
+
+
+async def wait_until(start: float, at_ms: float, *, clock: Clock, sleep: Sleep = asyncio.sleep) -> None:
+    """Sleep until ``start + at_ms / 1000`` on ``clock`` (seconds); return at once if that has passed."""
+    delay = start + at_ms / 1000.0 - clock()
+    if delay > 0:
+        await sleep(delay)
+
+
+async def play(schedule: Schedule, start: float, *, clock: Clock, sleep: Sleep = asyncio.sleep) -> AsyncIterator[bytes]:
+    """Yield the schedule's writes at their times after ``start`` (a ``clock()`` reading, seconds).
+
+    Deadlines are absolute, so sleeping late once does not delay every later write.
+
+    Raises:
+        StreamAborted: at ``end_ms`` when the schedule drops the connection.
+    """
+    for write in schedule.writes:
+        await wait_until(start, write.at_ms, clock=clock, sleep=sleep)
+        yield write.data
+    await wait_until(start, schedule.end_ms, clock=clock, sleep=sleep)
+    if schedule.drop is not None:
+        raise StreamAborted(f"mockoss: connection dropped: {schedule.drop}")

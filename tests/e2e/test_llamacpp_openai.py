@@ -1,0 +1,113 @@
+"""The official openai SDK against ``MockServer(profile="llamacpp")`` over HTTP."""
+
+from __future__ import annotations
+
+import httpx
+import openai
+import pytest
+
+from mockoss.scenario.loader import scenario_from_data
+from mockoss.server.core import MockServer
+from mockoss.server.run import ThreadedServer
+
+MODEL = "openai/gpt-oss-20b"
+USER = [{"role": "user", "content": "Weather in Paris?"}]
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+PEG = {"code": 500, "message": "The model produced output that does not match the expected peg-native format", "type": "server_error"}
+
+
+@pytest.fixture(scope="module")
+def served():
+    running = ThreadedServer(MockServer(profile="llamacpp")).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def server(served):
+    served.server.reset()
+    served.server.set_switches({})
+    return served
+
+
+def use(server, *raw: str) -> None:
+    steps = [{"completion": {"raw": text}} for text in raw]
+    server.server.use_scenario(scenario_from_data({"steps": steps}, name="llamacpp-e2e", default_version=True))
+
+
+@pytest.fixture
+def client(server):
+    with openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0) as client:
+        yield client
+
+
+@pytest.fixture
+def http(server):
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        yield client
+
+
+def test_clean_answer_and_tool_call_with_reasoning_content(server, client):
+    server.server.use_scenario("clean-tool-call")
+    reply = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
+    message = reply.choices[0].message
+    assert (reply.choices[0].finish_reason, message.content) == ("tool_calls", "")
+    assert message.model_extra["reasoning_content"] == "Need to use function get_weather."
+    assert [(c.function.name, c.function.arguments) for c in message.tool_calls] == [("get_weather", '{"location":"San Francisco"}')]
+    assert len(message.tool_calls[0].id) == 32 and reply.id.startswith("chatcmpl-")
+    assert reply.model_extra["timings"]["predicted_n"] == reply.usage.completion_tokens
+    answer = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
+    assert answer.choices[0].message.content == "It is sunny in San Francisco at 20 °C."
+
+
+def test_bare_final_is_a_500_the_sdk_raises(server, client):
+    use(server, "It is sunny.<|return|>")
+    with pytest.raises(openai.InternalServerError) as caught:
+        client.chat.completions.create(model=MODEL, messages=USER)
+    assert caught.value.status_code == 500
+    assert caught.value.body == PEG
+
+
+def test_streamed_malformed_header_ends_with_an_error_event(server, client):
+    server.server.use_scenario("malformed-header-duplicate-recipient")
+    stream = client.chat.completions.create(model=MODEL, messages=USER, tools=[{"type": "function", "function": {"name": "x"}}], stream=True)
+    reasoning = ""
+    with pytest.raises(openai.APIError) as caught:
+        for chunk in stream:
+            reasoning += chunk.choices[0].delta.model_extra.get("reasoning_content") or ""
+    assert reasoning == "Need to call x."
+    assert caught.value.message == PEG["message"]
+    stream.close()
+
+
+def test_stream_tool_call_and_reasoning_format_none(server, client):
+    server.server.use_scenario("clean-tool-call")
+    names, arguments, finish = [], "", None
+    with client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER, stream=True) as stream:
+        for chunk in stream:
+            for call in chunk.choices[0].delta.tool_calls or () if chunk.choices else ():
+                names += [call.function.name] if call.function and call.function.name else []
+                arguments += call.function.arguments or "" if call.function else ""
+            finish = (chunk.choices[0].finish_reason if chunk.choices else None) or finish
+    assert (names, arguments, finish) == (["get", "get_weather"], '{"location":"San Francisco"}', "tool_calls")
+    answer = client.chat.completions.create(model=MODEL, messages=USER, extra_body={"reasoning_format": "none"})
+    assert answer.choices[0].message.content == (
+        "<|channel|>analysis<|message|>The tool says it is sunny and 20 degrees.<|end|>It is sunny in San Francisco at 20 °C."
+    )
+
+
+def test_responses_endpoint(server, client):
+    server.server.use_scenario("clean-answer")
+    response = client.responses.create(model=MODEL, input="What is 2 + 2?")
+    assert response.output_text == "2 + 2 = 4."
+    assert [item.type for item in response.output] == ["reasoning", "message"]
+    assert response.id.startswith("resp_") and response.status == "completed"
+
+
+def test_identity_routes_and_404(http):
+    assert http.get("/health").json() == {"status": "ok"}
+    assert http.get("/v1/models").json()["data"][0]["owned_by"] == "llamacpp"
+    assert http.get("/props").json()["model_alias"] == MODEL
+    for reply in (http.get("/nope"), http.get("/v1/chat/completions")):
+        assert reply.status_code == 404
+        assert reply.json() == {"error": {"code": 404, "message": "File Not Found", "type": "not_found_error"}}
