@@ -82,7 +82,8 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"mockoss: error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     scenario = server.scenario.name if server.scenario else "none (send X-Mockoss-Scenario)"
-    print(f"mockoss {__version__}: profile {args.profile}, scenario {scenario}", flush=True)
+    switches = ", ".join(f"{k}={v}" for k, v in sorted(dict(args.switch).items()))
+    print(f"mockoss {__version__}: profile {args.profile}, scenario {scenario}" + (f", switches {switches}" if switches else ""), flush=True)
     print(f"base URL: {base_url(sock)}/v1", flush=True)
     try:
         serve_forever(server, sock, log_level=args.log_level)

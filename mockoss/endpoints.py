@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol
 
 from pydantic import BaseModel
+
+logger = logging.getLogger("mockoss")
 
 __all__ = ["ENDPOINTS", "Endpoint", "RequestSchema", "endpoint_for_path"]
 
@@ -103,5 +106,16 @@ def endpoint_for_path(path: str) -> Endpoint | None:
 
 @functools.lru_cache(maxsize=1024)
 def prompt_tokens(name: str, raw: bytes) -> int:
-    """Prompt tokens of a raw request body for endpoint ``name``, cached on the exact bytes."""
-    return len(ENDPOINTS[name].render_prompt(json.loads(raw)))
+    """Prompt tokens of a raw request body for endpoint ``name``, cached on the exact bytes.
+
+    If openai-harmony cannot render the prompt (its tokenizer panics on some pathological inputs,
+    e.g. a single million-character word), the count falls back to ``len(raw) // 4`` and a
+    warning is logged, so usage stays deterministic and the request is still answered.
+    """
+    try:
+        return len(ENDPOINTS[name].render_prompt(json.loads(raw)))
+    except BaseException as exc:  # pyo3's PanicException derives from BaseException
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+            raise
+        logger.warning("mockoss: could not render the %s prompt (%s: %s); estimating prompt_tokens", name, type(exc).__name__, exc)
+        return max(1, len(raw) // 4)

@@ -153,6 +153,7 @@ def scenario_from_data(
         ]
     if errors:
         raise ScenarioError("\n".join(errors))
+    _check_switch_names(origin, root, spec.switches)
     return Scenario(
         name=name,
         description=spec.description,
@@ -224,6 +225,35 @@ def builtin_names() -> list[str]:
     return sorted(p.name.removesuffix(".yaml") for p in _builtin_dir().iterdir() if p.name.endswith(".yaml"))
 
 
+def _reject_duplicate_keys(origin: str, node: yaml.Node) -> None:
+    """YAML lets a later key silently replace an earlier one; a scenario file must not."""
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[object, int] = {}
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                line = key.start_mark.line + 1
+                if key.value in seen:
+                    raise ScenarioError(f"{origin}:{line}: duplicate key {key.value!r} (first at line {seen[key.value]})")
+                seen[key.value] = line
+            _reject_duplicate_keys(origin, value)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _reject_duplicate_keys(origin, item)
+
+
+def _check_switch_names(origin: str, root: yaml.Node | None, switches: Mapping[str, Any]) -> None:
+    """Every switch must belong to at least one profile; values are checked against the profile
+    in use when the scenario is selected (:meth:`mockoss.server.core.MockServer.use_scenario`)."""
+    from mockoss.profiles.registry import PROFILES, switch_names
+
+    known = {name for profile in PROFILES.values() for name in switch_names(profile)}
+    for switch in switches:
+        if switch not in known:
+            line = _node_line(root, ["switches", switch])
+            where = f"{origin}:{line}" if line else origin
+            raise ScenarioError(f"{where}: switches.{switch}: no profile has this switch; switches: {', '.join(sorted(known))}")
+
+
 def load_scenario(path_or_name: str | Path) -> Scenario:
     """Load a scenario from a YAML file path, or by the name of a shipped scenario.
 
@@ -235,7 +265,7 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     if candidate.suffix in (".yaml", ".yml") or candidate.exists():
         if not candidate.is_file():
             raise ScenarioError(f"{candidate}: no such scenario file")
-        text, origin, name = candidate.read_text(encoding="utf-8"), str(candidate), candidate.stem
+        raw, origin, name = candidate.read_bytes(), str(candidate), candidate.stem
     else:
         resource = _builtin_dir() / f"{path_or_name}.yaml"
         if not resource.is_file():
@@ -243,10 +273,23 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
                 f"unknown scenario {str(path_or_name)!r}: not a file, and not one of the shipped scenarios: "
                 + ", ".join(builtin_names())
             )
-        text, origin, name = resource.read_text(encoding="utf-8"), f"mockoss:scenarios/{path_or_name}.yaml", str(path_or_name)
+        raw, origin, name = resource.read_bytes(), f"mockoss:scenarios/{path_or_name}.yaml", str(path_or_name)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ScenarioError(
+            f"{origin}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save the file as UTF-8"
+        ) from None
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            root = loader.get_single_node()
+            if root is not None:
+                _reject_duplicate_keys(origin, root)
+            data = loader.construct_document(root) if root is not None else None
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{origin}:{mark.line + 1}:{mark.column + 1}" if mark else origin

@@ -63,6 +63,8 @@ class ChatCompletionRequest(_Lenient):
     tools: list[ChatToolParam] | None = None
     tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
     include_reasoning: bool = True
+    temperature: float | None = None
+    top_p: float | None = None
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
     n: int | None = Field(default=1, ge=1, le=1)
 

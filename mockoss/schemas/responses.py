@@ -42,6 +42,8 @@ class ResponsesRequest(_Lenient):
     metadata: dict[str, Any] | None = None
     parallel_tool_calls: bool | None = True
     reasoning: dict[str, Any] | None = None
+    temperature: float | None = None
+    top_p: float | None = None
 
     def view(self, model: str, body: dict[str, Any]) -> ResponsesRequestView:
         """The profile-facing view; ``model`` is the resolved model name."""

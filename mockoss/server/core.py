@@ -80,7 +80,7 @@ class RecordedRequest:
         """The parsed JSON body, or ``None`` if it was not JSON."""
         try:
             return json.loads(self.raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
 
     @property
@@ -187,12 +187,21 @@ class MockServer:
         """Set the default scenario and rewind it to its first step.
 
         Raises:
-            ScenarioError: see :func:`~mockoss.scenario.loader.load_scenario`.
+            ScenarioError: see :func:`~mockoss.scenario.loader.load_scenario`; also when the
+                scenario's ``switches`` do not suit the active profile (file and message).
         """
         loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+        self._check_switches(loaded)
         self.register(loaded)
         self.scenario = loaded
         return loaded
+
+    def _check_switches(self, scenario: Scenario) -> None:
+        if scenario.switches:
+            try:
+                get_profile(self.profile, {**self.switches, **scenario.switches})
+            except ProfileError as exc:
+                raise ScenarioError(f"{scenario.origin}: switches: {exc}") from None
 
     def set_switches(self, switches: Mapping[str, Any]) -> None:
         """Replace the server-wide profile switches.
@@ -219,8 +228,15 @@ class MockServer:
             return self.scenario if isinstance(self.scenario, Scenario) else None
         found = self._scenarios.get(name)
         if found is None:
+            if "/" in name or "\\" in name or name.endswith((".yaml", ".yml")):
+                raise ScenarioError(
+                    f"{SCENARIO_HEADER} takes a scenario name (a shipped one, or one the server loaded), "
+                    f"not a file path: {name!r}"
+                )
+            loaded = load_scenario(name)
+            self._check_switches(loaded)
             # Called with the lock held: store directly (register() would take the lock again).
-            found = self._scenarios[name] = load_scenario(name)
+            found = self._scenarios[name] = loaded
             self._player.rewind(found.name)
         return found
 
@@ -259,7 +275,7 @@ class MockServer:
             self._handled += 1
             try:
                 body = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses
                 body = None
             override = None
             try:
@@ -268,7 +284,11 @@ class MockServer:
                 reply, scenario, step, played = self._answer(endpoint, raw, body, headers, index)
             except TransportError as exc:
                 reply, scenario, step, played = self._base_profile.error(400, f"mockoss: {exc}"), None, None, None
-            except Exception as exc:  # a mockoss bug: answer in the error shape, never a bare 500
+            except BaseException as exc:  # a mockoss bug: answer in the error shape, never a bare 500
+                # BaseException: a Rust panic in openai-harmony (pyo3's PanicException) is not an
+                # Exception, and must not take the connection down with it.
+                if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+                    raise
                 logger.exception("mockoss failed to answer request %d", index)
                 message = f"mockoss internal error (a bug, please report it): {type(exc).__name__}: {exc}"
                 reply, scenario, step, played = self._base_profile.error(500, message), None, None, None
@@ -324,7 +344,10 @@ class MockServer:
         try:
             scenario = self._scenario_for(headers)
             if scenario is None:
-                message = f"mockoss: no scenario selected; start with --scenario or send {SCENARIO_HEADER}"
+                message = (
+                    "mockoss: no scenario selected: call mockoss.use(...) in the test, start the server "
+                    f"with --scenario, or send the {SCENARIO_HEADER} header"
+                )
                 return profile.error(400, message), None, None, None
             profile = _for_endpoint(self._profile_for(scenario, headers), endpoint)
         except (ScenarioError, ProfileError) as exc:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import gc
+import logging
 import socket
 import threading
 
 import uvicorn
+from starlette.requests import ClientDisconnect
 
 from mockoss.server.app import create_app
 from mockoss.server.core import MockServer
+from mockoss.server.transport import StreamAborted
 
 __all__ = ["ThreadedServer", "bind", "serve_forever"]
 
@@ -20,9 +23,15 @@ def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     Raises:
         OSError: the address is in use or cannot be bound.
     """
+    if not 0 <= port <= 65535:
+        raise OSError(f"port must be 0-65535, got {port}")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP matters: asyncio and uvloop set TCP_NODELAY on accepted connections only
+    # when the listening socket says it is TCP; without it every small response waits ~40 ms
+    # for Nagle's algorithm and the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((host, port))
         sock.listen(2048)
@@ -37,6 +46,30 @@ def base_url(sock: socket.socket) -> str:
     """``http://HOST:PORT`` of a bound socket (IPv6 hosts in brackets)."""
     host, port = sock.getsockname()[:2]
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+class _ExpectedDisconnects(logging.Filter):
+    """Drop uvicorn's "Exception in ASGI application" records for connection drops that are the
+    point (a profile or transport fault ending a stream) or the client's doing (it left mid-body);
+    every other error is still logged with its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        while exc is not None:
+            if isinstance(exc, (StreamAborted, ClientDisconnect)):
+                return False
+            exc = exc.__cause__ or exc.__context__ or _only_member(exc)
+        return True
+
+
+def _only_member(exc: BaseException) -> BaseException | None:
+    """The single exception inside an ExceptionGroup (Starlette's task groups wrap them)."""
+    members = getattr(exc, "exceptions", None)
+    return members[0] if members and len(members) == 1 else None
+
+
+_FILTER = _ExpectedDisconnects()
+logging.getLogger("uvicorn.error").addFilter(_FILTER)
 
 
 def _config(server: MockServer, log_level: str) -> uvicorn.Config:

@@ -115,3 +115,60 @@ def test_inline_scenario_may_omit_version_and_compiles_messages():
     )
     assert scenario.steps[0].completion.text == "<|channel|>final<|message|>Hi<|return|>"
     assert scenario.when_exhausted == "repeat_last"
+
+
+def test_non_utf8_file_names_file_and_line(tmp_path):
+    path = tmp_path / "latin1.yaml"
+    data = "version: 1\nsteps:\n  - completion: {raw: 'caf\xe9'}\n".encode("latin-1")
+    path.write_bytes(data)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    offset = data.index(b"\xe9")
+    assert str(info.value) == f"{path}:3: not UTF-8 text (byte 0xe9 at offset {offset}); save the file as UTF-8"
+
+
+def test_duplicate_keys_are_rejected_with_both_lines(tmp_path):
+    path = _write(
+        tmp_path,
+        """\
+        version: 1
+        steps:
+          - completion:
+              messages:
+                - {channel: final, content: a, content: b}
+        """,
+    )
+    with pytest.raises(ScenarioError, match=rf"^{path}:5: duplicate key 'content' \(first at line 5\)$"):
+        load_scenario(path)
+
+
+def test_unknown_switch_in_a_file_names_its_line(tmp_path):
+    path = _write(
+        tmp_path,
+        """\
+        version: 1
+        switches:
+          stritc: true
+        steps:
+          - completion: {raw: "<|channel|>final<|message|>a<|return|>"}
+        """,
+    )
+    with pytest.raises(ScenarioError, match=rf"^{path}:3: switches.stritc: no profile has this switch"):
+        load_scenario(path)
+
+
+def test_bad_switch_value_is_rejected_when_the_scenario_is_selected(tmp_path):
+    from mockoss.server.core import MockServer
+
+    path = _write(
+        tmp_path,
+        """\
+        version: 1
+        switches: {harmony_error_status: 418}
+        steps:
+          - completion: {raw: "<|channel|>final<|message|>a<|return|>"}
+        """,
+    )
+    with pytest.raises(ScenarioError) as info:
+        MockServer(scenario=str(path))
+    assert str(info.value) == f"{path}: switches: profile 'vllm': harmony_error_status must be 400 or 500, got 418"
