@@ -8,6 +8,7 @@ compiled here, once).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.resources
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from mockoss.scenario.matching import Matcher, compile_match
 from mockoss.scenario.render import CompletionTemplate, compile_completion
 from mockoss.scenario.schema import (
     FORMAT_VERSION,
+    PickOption,
     RuleSpec,
     ScenarioFile,
     ScriptedError,
@@ -62,6 +64,9 @@ class Step:
     #: Consecutive requests this step answers.
     times: int = 1
     template: CompletionTemplate | None = None
+    #: ``pick`` steps: ``(weight, answer)`` pairs, one chosen per request (:mod:`mockoss.scenario.pick`).
+    options: tuple[tuple[int, Step], ...] = ()
+    pick_mode: str = "deck"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +117,8 @@ class Scenario:
     source: tuple[str, ...] = ()
 
 
-def _compile_step(index: int, spec: StepSpec) -> Step:
+def _compile_step(index: int, spec: StepSpec | PickOption) -> Step:
+    """Compile one answer; a ``pick`` step's options are compiled by :func:`_compile_rule`."""
     compiled = compile_completion(spec.completion) if spec.completion is not None else None
     template = compiled if isinstance(compiled, CompletionTemplate) else None
     completion = compiled if isinstance(compiled, Completion) else None
@@ -122,7 +128,7 @@ def _compile_step(index: int, spec: StepSpec) -> Step:
         error=spec.error,
         note=spec.note,
         transport=spec.transport,
-        times=spec.times,
+        times=getattr(spec, "times", 1),
         template=template,
     )
 
@@ -182,24 +188,23 @@ def _compile_rule(
 ) -> Rule:
     """Compile one rule (``rule`` is ``None`` for a top-level ``steps`` list), adding any
     problem to ``errors`` as ``FILE:LINE: FIELD: problem``."""
-    from mockoss.harmony.faults import FaultError
 
     steps = []
     for position, step_spec in enumerate(step_specs):
-        loc: list[int | str] = [*at, position, "completion"]
-        try:
-            steps.append(_compile_step(position, step_spec))
+        if step_spec.pick is not None:
+            options = []
+            for choice, option in enumerate(step_spec.pick):
+                compiled = _compile_answer(position, option, [*at, position, "pick", choice], origin, root, errors)
+                if compiled is not None:
+                    options.append((option.weight, compiled))
+            base = Step(index=position, completion=None, error=None, note=step_spec.note,
+                        transport=step_spec.transport, times=step_spec.times)
+            steps.append(dataclasses.replace(base, options=tuple(options), pick_mode=step_spec.pick_mode))
             continue
-        except FaultError as exc:
-            if exc.field != "fault":
-                loc = [*loc, "fault", exc.field]
-                problem = exc.problem
-            else:
-                loc, problem = [*loc, "fault"], exc.problem
-        except Exception as exc:  # the renderer or tokenizer refused the content
-            problem = str(exc)
-        line = _node_line(root, loc)
-        errors.append(f"{origin}:{line}: {_loc_text(loc)}: {problem}" if line else f"{origin}: {_loc_text(loc)}: {problem}")
+        compiled = _compile_answer(position, step_spec, [*at, position], origin, root, errors)
+        if compiled is not None:
+            steps.append(compiled)
+    line = _node_line(root, at[:-1]) if rule is not None else key_line(root, "steps")
     line = _node_line(root, at[:-1]) if rule is not None else key_line(root, "steps")
     place = f"scenario {origin}" if origin != "<inline>" else f"scenario {name}"
     label = f"rule {rule.name!r}" if rule is not None and rule.name else f"rule #{index + 1}"
@@ -214,6 +219,34 @@ def _compile_rule(
         when_exhausted=(rule.when_exhausted if rule is not None else None) or spec.when_exhausted,
         exhausted_error=(rule.exhausted_error if rule is not None else None) or spec.exhausted_error,
     )
+
+
+def _compile_answer(
+    index: int,
+    spec: StepSpec | PickOption,
+    at: list[int | str],
+    origin: str,
+    root: yaml.Node | None,
+    errors: list[str],
+) -> Step | None:
+    """Compile a step or a pick option; on a problem, add ``FILE:LINE: FIELD: problem`` to
+    ``errors`` and return ``None``."""
+    from mockoss.harmony.faults import FaultError
+
+    loc: list[int | str] = [*at, "completion"]
+    try:
+        return _compile_step(index, spec)
+    except FaultError as exc:
+        if exc.field != "fault":
+            loc = [*loc, "fault", exc.field]
+            problem = exc.problem
+        else:
+            loc, problem = [*loc, "fault"], exc.problem
+    except Exception as exc:  # the renderer or tokenizer refused the content
+        problem = str(exc)
+    line = _node_line(root, loc)
+    errors.append(f"{origin}:{line}: {_loc_text(loc)}: {problem}" if line else f"{origin}: {_loc_text(loc)}: {problem}")
+    return None
 
 
 def _builtin_dir() -> importlib.resources.abc.Traversable:

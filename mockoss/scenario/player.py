@@ -16,6 +16,7 @@ from typing import Any
 
 from mockoss.scenario.conversation import RequestFacts
 from mockoss.scenario.loader import Rule, Scenario, Step
+from mockoss.scenario.pick import choose
 from mockoss.scenario.select import NoRuleMatched, pick
 from mockoss.scenario.template import RenderContext, TemplateRenderError
 
@@ -107,8 +108,11 @@ class Player:
             rule, step = pick(scenario, facts, positions)
         except NoRuleMatched as exc:
             return Played(None, None, facts.turn, session, str(exc))
+        used = scenario.seed if scenario.seed is not None else seed
+        if step is not None and step.options:
+            start = rule.ends[step.index - 1] if step.index else 0
+            step = choose(rule, step, positions[rule.index] - 1 - start, used)
         if step is not None and step.template is not None:
-            used = scenario.seed if scenario.seed is not None else seed
             ctx = RenderContext(body, model, f"{used}/{session}/{index}")
             try:
                 step = dataclasses.replace(step, completion=step.template.render(ctx))

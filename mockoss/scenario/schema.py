@@ -108,11 +108,36 @@ class ScriptedError(_Strict):
     retry_after: int | None = Field(default=None, ge=0, description="Retry-After header, seconds")
 
 
+class PickOption(_Strict):
+    """One possible answer of a ``pick`` step: a ``completion`` or an ``error``, with a ``weight``."""
+
+    weight: StrictInt = Field(default=1, ge=1, description="relative frequency of this answer")
+    completion: CompletionSpec | None = None
+    error: ScriptedError | None = None
+    note: str | None = Field(default=None, description="shown in logs and failure reports")
+    transport: TransportSpec | None = Field(default=None, description="overrides the step's transport")
+
+    @model_validator(mode="after")
+    def _one_answer(self) -> PickOption:
+        if (self.completion is None) == (self.error is None):
+            raise ValueError("give exactly one of 'completion' or 'error'")
+        return self
+
+
 class StepSpec(_Strict):
-    """One scripted answer: a ``completion`` or an ``error``, for ``times`` consecutive requests."""
+    """One scripted answer for ``times`` consecutive requests: a ``completion``, an ``error``, or a
+    seeded ``pick`` among weighted answers (a model that misbehaves one time in ten).
+
+    ``pick_mode: deck`` (default) deals the options from a seeded, shuffled deck holding each
+    option ``weight`` times, reshuffled every ``sum(weights)`` uses: any ``sum(weights)``
+    consecutive uses give exactly the weighted counts, whatever order concurrent clients arrive
+    in. ``pick_mode: draw`` draws each use independently (seeded), like sampling a real model.
+    """
 
     completion: CompletionSpec | None = None
     error: ScriptedError | None = None
+    pick: list[PickOption] | None = Field(default=None, min_length=1, description="weighted answers, one per request")
+    pick_mode: Literal["deck", "draw"] = "deck"
     note: str | None = Field(default=None, description="shown in logs and failure reports")
     times: StrictInt = Field(default=1, ge=1, description="consecutive requests this step answers")
     transport: TransportSpec | None = Field(
@@ -121,8 +146,8 @@ class StepSpec(_Strict):
 
     @model_validator(mode="after")
     def _one_answer(self) -> StepSpec:
-        if (self.completion is None) == (self.error is None):
-            raise ValueError("give exactly one of 'completion' or 'error'")
+        if sum(x is not None for x in (self.completion, self.error, self.pick)) != 1:
+            raise ValueError("give exactly one of 'completion', 'error' or 'pick'")
         return self
 
 
