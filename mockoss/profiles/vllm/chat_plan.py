@@ -1,0 +1,174 @@
+"""The request-independent half of vLLM's ``/v1/chat/completions``: one plan per completion.
+
+:func:`plan_completion` classifies a completion's parser trace into per-token deltas once per
+``(completion, max_tokens, strict, raw_recovery)`` and memoises it on ``completion._memo``; the
+helpers here are shared by the non-streamed body (:mod:`mockoss.profiles.vllm.chat`) and the
+stream (:mod:`mockoss.profiles.vllm.chat_stream`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mockoss.harmony.completion import CALL
+from mockoss.profiles.base import ChatRequestView
+from mockoss.profiles.vllm.segments import (
+    ParsedOutput,
+    SegmentType,
+    function_name,
+    parse_output,
+    token_segments,
+)
+
+if TYPE_CHECKING:
+    from mockoss.harmony import Completion
+    from mockoss.profiles.vllm import VllmProfile
+
+__all__ = [
+    "DONE",
+    "MEMO",
+    "Plan",
+    "TokenDelta",
+    "dumps",
+    "effective_tool_choice",
+    "plan_completion",
+    "reasoning_json",
+    "usage_json",
+]
+
+DONE = b"data: [DONE]\n\n"
+MEMO = "vllm.chat"
+
+
+def dumps(value: object) -> str:
+    """Compact JSON, UTF-8 kept as is: what pydantic's ``model_dump_json`` and Starlette's
+    ``JSONResponse`` (``ensure_ascii=False``, ``separators=(",", ":")``) both write."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# --------------------------------------------------------------------------- per completion
+
+
+@dataclass(frozen=True, slots=True)
+class TokenDelta:
+    """What ``parse_delta`` combines for one token, before request options are applied.
+
+    ``tool`` is ``(index, name, arguments)`` for the first delta of a call (``name`` set) or
+    ``(index, None, arguments)`` for a later arguments delta.
+    """
+
+    content: str
+    reasoning: str
+    tool: tuple[int, str | None, str] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The request-independent outcome of one completion under ``(max_tokens, strict)``."""
+
+    error: str | None
+    finish: str
+    stop_reason: int | None
+    completion_tokens: int
+    reasoning_tokens: int
+    parsed: ParsedOutput | None
+    deltas: tuple[TokenDelta, ...]  # one per token the parser accepted
+    reasoning_upto: tuple[int, ...]  # usage reasoning-token count after each accepted token
+
+
+def plan_completion(completion: Completion, max_tokens: int | None, strict: bool, raw_recovery: bool = True) -> Plan:
+    key = (MEMO, max_tokens, strict) if raw_recovery else (MEMO, max_tokens, strict, "no-raw-recovery")
+    cached = completion._memo.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    emission = completion.emit(max_tokens)
+    trace = completion.trace(max_tokens=max_tokens, strict=strict)
+    segments = token_segments(trace)
+    deltas: list[TokenDelta] = []
+    upto: list[int] = []
+    reasoning_count = 0
+    next_index = 0
+    prev_recipient: str | None = None
+    for seg in segments:
+        reasoning_count += seg.counts_as_reasoning
+        upto.append(reasoning_count)
+        content = reasoning = ""
+        tool: tuple[int, str | None, str] | None = None
+        if not seg.completed:
+            if seg.kind is SegmentType.CONTENT:
+                content = seg.delta
+            elif seg.kind is SegmentType.REASONING:
+                reasoning = seg.delta
+            elif seg.kind is SegmentType.TOOL:
+                assert seg.recipient is not None
+                if prev_recipient != seg.recipient:
+                    tool = (next_index, function_name(seg.recipient), seg.delta)
+                    next_index += 1
+                elif seg.delta:
+                    tool = (next_index - 1, None, seg.delta)
+        prev_recipient = seg.recipient
+        deltas.append(TokenDelta(content, reasoning, tool))
+    parsed: ParsedOutput | None = None
+    if trace.error is None:
+        parsed = parse_output(trace, raw_recovery=raw_recovery)
+        if parsed.raw_recovered and deltas:
+            # flush() at the last token: the recovered raw text joins that token's content delta.
+            last = deltas[-1]
+            deltas[-1] = TokenDelta(last.content + parsed.raw_recovered, last.reasoning, last.tool)
+    tokens = emission.tokens
+    stop_reason = CALL if emission.finish_reason == "stop" and tokens and tokens[-1] == CALL else None
+    plan = Plan(
+        error=trace.error,
+        finish=emission.finish_reason,
+        stop_reason=stop_reason,
+        completion_tokens=len(tokens),
+        reasoning_tokens=reasoning_count,
+        parsed=parsed,
+        deltas=tuple(deltas),
+        reasoning_upto=tuple(upto),
+    )
+    completion._memo[key] = plan
+    return plan
+
+
+# --------------------------------------------------------------------------- tool_choice
+
+
+def effective_tool_choice(request: ChatRequestView, profile: VllmProfile | None = None) -> str | Mapping[str, object]:
+    """Effective ``tool_choice``: an absent one is ``"auto"`` when ``tools`` are sent, else
+    ``"none"`` (vLLM's ``ChatCompletionRequest.check_tool_usage``), so a request that declares no
+    tools never receives tool calls, whatever the model emitted.
+
+    The profile's ``tool_choice_none="ignored"`` (vllm#30867) turns an explicit ``"none"`` with
+    declared tools into ``"auto"``; ``tool_choice_required="ignored"`` (vllm#44216) turns
+    ``"required"`` into ``"auto"``.
+    """
+    if request.tool_choice is None:
+        return "auto" if request.tools else "none"
+    choice = request.tool_choice
+    if profile is not None:
+        if choice == "none" and request.tools and profile.tool_choice_none == "ignored":
+            return "auto"
+        if choice == "required" and profile.tool_choice_required == "ignored":
+            return "auto"
+    return choice
+
+
+def reasoning_json(field: str, value: str | None) -> str:
+    """The reasoning member(s) of a message or delta for the ``reasoning_field`` switch."""
+    encoded = "null" if value is None else dumps(value)
+    if field == "reasoning":
+        return '"reasoning":' + encoded
+    if field == "reasoning_content":
+        return '"reasoning_content":' + encoded
+    return f'"reasoning":{encoded},"reasoning_content":{encoded}'
+
+
+def usage_json(prompt: int, completion: int, reasoning: int) -> str:
+    return (
+        f'{{"prompt_tokens":{prompt},"total_tokens":{prompt + completion},"completion_tokens":{completion},'
+        f'"completion_tokens_details":{{"reasoning_tokens":{reasoning}}}}}'
+    )

@@ -1,0 +1,170 @@
+"""vLLM's ``/v1/chat/completions`` stream (``chat_completion_stream_generator``) for gpt-oss."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
+from mockoss.profiles.vllm.errors import stream_error_frame
+
+if TYPE_CHECKING:
+    from mockoss.harmony import Completion
+    from mockoss.profiles.vllm import VllmProfile
+
+from mockoss.profiles.vllm.chat_plan import (
+    DONE,
+    MEMO,
+    Plan,
+    TokenDelta,
+    dumps,
+    effective_tool_choice,
+    reasoning_json,
+    usage_json,
+)
+
+__all__ = ["sse_pieces", "stream"]
+
+# --------------------------------------------------------------------------- streaming
+
+
+@dataclass(frozen=True, slots=True)
+class _Sse:
+    """Request-independent stream pieces for one ``(include_reasoning, tools)`` variant.
+
+    ``chunks`` holds ``(delta, token_position)`` for each token that yields a chunk before the last
+    one; ``delta`` is UTF-8 JSON bytes, or a tuple of bytes and ints where an int is the index of
+    the tool call whose per-request id goes there.
+    """
+
+    chunks: tuple[tuple[bytes | tuple[bytes | int, ...], int], ...]
+    final: bytes | tuple[bytes | int, ...] | None
+    tools_streamed: bool
+    tool_calls: int
+
+
+def _delta_json(
+    d: TokenDelta, include_reasoning: bool, tools: bool, field: str = "reasoning"
+) -> bytes | tuple[bytes | int, ...] | None:
+    """A ``DeltaMessage`` as ``model_dump_json(exclude_unset=True)`` writes it, or ``None``.
+
+    Field order ``content, reasoning, tool_calls``; with ``include_reasoning=False`` vLLM assigns
+    ``reasoning = None`` on every delta it keeps, so ``"reasoning":null`` is written. ``field``
+    is the ``reasoning_field`` switch; with ``"both"`` the alias validator sets
+    ``reasoning_content`` on every delta, ``null`` when there is no reasoning.
+    """
+    tool = d.tool if tools else None
+    if not d.content and not d.reasoning and tool is None:
+        return None
+    if not include_reasoning and not d.content and tool is None:
+        return None
+    parts: list[str] = []
+    if d.content:
+        parts.append('"content":' + dumps(d.content))
+    if not include_reasoning:
+        parts.append(reasoning_json(field, None))
+    elif d.reasoning:
+        parts.append(reasoning_json(field, d.reasoning))
+    elif field == "both":
+        parts.append('"reasoning_content":null')
+    head = "{" + ",".join(parts) + ("," if parts and tool else "")
+    if tool is None:
+        return (head + "}").encode()
+    index, name, arguments = tool
+    if name is None:
+        call = f'"tool_calls":[{{"index":{index},"function":{{"arguments":{dumps(arguments)}}}}}]}}'
+        return (head + call).encode()
+    before = (head + '"tool_calls":[{"id":"').encode()
+    function = f'{{"name":{dumps(name)},"arguments":{dumps(arguments)}}}'
+    after = f'","type":"function","index":{index},"function":{function}}}]}}'
+    return (before, index, after.encode())
+
+
+def sse_pieces(
+    completion: Completion,
+    plan: Plan,
+    max_tokens: int | None,
+    strict: bool,
+    include_reasoning: bool,
+    tools: bool,
+    field: str = "reasoning",
+    raw_recovery: bool = True,
+) -> _Sse:
+    key = (MEMO, max_tokens, strict, "sse", include_reasoning, tools)
+    if field != "reasoning" or not raw_recovery:
+        key += (field, raw_recovery)
+    cached = completion._memo.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    deltas = plan.deltas
+    body = deltas if plan.error is not None else deltas[:-1]
+    chunks = []
+    for position, d in enumerate(body):
+        encoded = _delta_json(d, include_reasoning, tools, field)
+        if encoded is not None:
+            chunks.append((encoded, position))
+    final = None
+    if plan.error is None:
+        empty = b'{"reasoning_content":null}' if field == "both" else b"{}"
+        final = (deltas and _delta_json(deltas[-1], include_reasoning, tools, field)) or empty
+    emitted = deltas if plan.error is None else body
+    streamed = tools and any(d.tool is not None for d in emitted)
+    calls = sum(1 for d in emitted if d.tool is not None and d.tool[1] is not None) if tools else 0
+    result = _Sse(tuple(chunks), final, streamed, calls)
+    completion._memo[key] = result
+    return result
+
+
+def stream(profile: VllmProfile, plan: Plan, sse: _Sse, request: ChatRequestView, ctx: RequestContext) -> Reply:
+    """Frames of ``chat_completion_stream_generator`` (one engine step per token)."""
+    request_id = ctx.ids.next("chatcmpl-")
+    tool_ids = [ctx.ids.next("chatcmpl-tool-").encode() for _ in range(sse.tool_calls)]
+    prompt = ctx.prompt_tokens
+    include_usage = request.include_usage
+    continuous = include_usage and request.continuous_usage_stats
+    head = (
+        f'data: {{"id":"{request_id}","object":"chat.completion.chunk","created":{ctx.created},'
+        f'"model":{dumps(request.model)},"choices":['
+    ).encode()
+    open_choice = head + b'{"index":0,"delta":'
+    mid = b',"logprobs":null,"finish_reason":null,"token_ids":null}]'
+
+    def delta_bytes(delta: bytes | tuple[bytes | int, ...]) -> bytes:
+        if delta.__class__ is bytes:
+            return delta  # type: ignore[return-value]
+        return b"".join(p if p.__class__ is bytes else tool_ids[p] for p in delta)  # type: ignore[misc, index, union-attr]
+
+    role = b'{"role":"assistant","content":""' + (
+        b',"reasoning_content":null}' if profile.reasoning_field == "both" else b"}"
+    )
+    first = open_choice + role + b',"logprobs":null,"finish_reason":null}]'
+    if continuous:
+        first += (',"usage":' + usage_json(prompt, 0, 0)).encode()
+    frames = [first + b',"prompt_token_ids":null,"prompt_text":null}\n\n']
+    upto = plan.reasoning_upto
+    if continuous:
+        for delta, position in sse.chunks:
+            usage = (',"usage":' + usage_json(prompt, position + 1, upto[position]) + "}\n\n").encode()
+            frames.append(open_choice + delta_bytes(delta) + mid + usage)
+    else:
+        tail = b"}\n\n"
+        frames.extend([open_choice + delta_bytes(delta) + mid + tail for delta, _ in sse.chunks])
+    if plan.error is not None:
+        frames.append(stream_error_frame(profile.harmony_error_status, plan.error, body=profile.error_body))
+        frames.append(DONE)
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+    assert sse.final is not None
+    named = isinstance(effective_tool_choice(request, profile), Mapping)
+    finish = "tool_calls" if sse.tools_streamed and not named and plan.finish == "stop" else plan.finish
+    stop_reason = "null" if plan.stop_reason is None else str(plan.stop_reason)
+    last = (f',"logprobs":null,"finish_reason":"{finish}","stop_reason":{stop_reason},"token_ids":null}}]').encode()
+    usage = b""
+    if continuous:
+        usage = (',"usage":' + usage_json(prompt, plan.completion_tokens, plan.reasoning_tokens)).encode()
+    frames.append(open_choice + delta_bytes(sse.final) + last + usage + b"}\n\n")
+    if include_usage:
+        total = usage_json(prompt, plan.completion_tokens, plan.reasoning_tokens).encode()
+        frames.append(head + b'],"usage":' + total + b"}\n\n")
+    frames.append(DONE)
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
