@@ -42,7 +42,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port, 0 for a free one (default: 8000)")
     serve.add_argument(
-        "--served-model-name", nargs="+", default=["openai/gpt-oss-20b"], help="model name(s) to answer to"
+        "--served-model-name",
+        nargs="+",
+        default=None,
+        help="model name(s) to answer to (default: the profile's, e.g. openai/gpt-oss-20b, gpt-oss:20b for ollama)",
     )
     serve.add_argument("--seed", type=int, default=0, help="seed for ids and generated content (default: 0)")
     serve.add_argument(
@@ -85,6 +88,7 @@ def _serve(args: argparse.Namespace) -> int:
     switches = ", ".join(f"{k}={v}" for k, v in sorted(dict(args.switch).items()))
     print(f"mockoss {__version__}: profile {args.profile}, scenario {scenario}" + (f", switches {switches}" if switches else ""), flush=True)
     print(f"base URL: {base_url(sock)}/v1", flush=True)
+    print(f"root URL: {base_url(sock)} (native APIs such as Ollama's /api/chat)", flush=True)
     try:
         serve_forever(server, sock, log_level=args.log_level)
     except KeyboardInterrupt:

@@ -11,7 +11,7 @@ import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 __all__ = [
     "ChatRequestView",
@@ -226,12 +226,18 @@ class Profile(Protocol):
 
     Attributes:
         name: registry name, e.g. ``"vllm"``.
+        default_model: served model name when none is configured.
+        model_check: whether requests must name a served model.
         endpoints: names of the generation endpoints this server has (see
             :data:`mockoss.endpoints.ENDPOINTS`); any other path gets :meth:`route_error`.
     """
 
     name: str
     endpoints: frozenset[str]
+    #: The model name the server answers to when none is configured, e.g. ``gpt-oss:20b``.
+    default_model: ClassVar[str]
+    #: Whether a request naming another model is refused (:meth:`model_not_found`).
+    model_check: ClassVar[bool]
 
     def surface(self, endpoint: str, completion: Any, request: Any, ctx: RequestContext) -> Reply:
         """Surface ``completion`` as endpoint ``endpoint``'s output (JSON or a stream)."""

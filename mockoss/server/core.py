@@ -135,7 +135,9 @@ class MockServer:
         profile: profile name (``"vllm"``).
         switches: profile switches applied to every request (a scenario's own ``switches`` and the
             ``X-Mockoss-Switch: name=value[,name=value]`` header override them, in that order).
-        served_model_names: names ``/v1/models`` lists and requests may use; others get vLLM's 404.
+        served_model_names: names ``/v1/models`` lists and requests may use (others get the
+            server's "model not found" reply); default: the profile's ``default_model``
+            (``openai/gpt-oss-20b`` for vLLM, ``gpt-oss:20b`` for Ollama).
         seed: seeds every id; same scenario + seed ⇒ byte-identical output.
         created: unix seconds stamped on objects.
         request_log_limit: keep only the newest N requests in :attr:`requests` (``None``: all);
@@ -153,7 +155,7 @@ class MockServer:
     scenario: Scenario | str | None = None
     profile: str = "vllm"
     switches: Mapping[str, Any] = field(default_factory=dict)
-    served_model_names: Sequence[str] = (DEFAULT_MODEL,)
+    served_model_names: Sequence[str] | None = None
     seed: int | str = 0
     created: int = DEFAULT_CREATED
     request_log_limit: int | None = None
@@ -167,8 +169,11 @@ class MockServer:
         self._scenarios: dict[str, Scenario] = {}
         self._player = Player()  # rule cursors and session turn counters
         self._profiles: dict[tuple[Any, ...], Profile] = {}
-        self.served_model_names = tuple(self.served_model_names) or (DEFAULT_MODEL,)
         self._base_profile = get_profile(self.profile, self.switches)
+        # Without explicit names the server answers to its profile's usual model name, and
+        # follows the profile when set_profile() changes it.
+        self._models_explicit = bool(self.served_model_names)
+        self.served_model_names = tuple(self.served_model_names or ()) or (self._base_profile.default_model,)
         if self.transport is not None:
             self.transport = TransportSpec.from_data(self.transport, where="MockServer(transport=…)")
         if self.scenario is not None:
@@ -212,6 +217,21 @@ class MockServer:
         self._base_profile = get_profile(self.profile, switches)
         self.switches = dict(switches)
         self._profiles.clear()
+
+    def set_profile(self, name: str, switches: Mapping[str, Any] | None = None) -> None:
+        """Serve as profile ``name`` from the next request on, with ``switches`` replacing the
+        server-wide switches (a scenario's ``switches:`` and ``X-Mockoss-Switch`` still apply on top).
+
+        Raises:
+            ProfileError: unknown profile or switch (the message lists the valid ones); the server
+                keeps its current profile and switches.
+        """
+        profile = get_profile(name, switches)
+        with self._lock:
+            self.profile, self._base_profile, self.switches = name, profile, dict(switches or {})
+            self._profiles.clear()
+            if not self._models_explicit:
+                self.served_model_names = (profile.default_model,)
 
     def reset(self) -> None:
         """Rewind every scenario, forget every session and clear the request log (ids restart too)."""
@@ -339,7 +359,7 @@ class MockServer:
             message, param = _pydantic_message(exc)
             return profile.error(400, message, param=param), None, None, None
         model = request.model or self.served_model_names[0]  # type: ignore[attr-defined]
-        if model not in self.served_model_names:
+        if model not in self.served_model_names and profile.model_check:
             return profile.model_not_found(model), None, None, None
         try:
             scenario = self._scenario_for(headers)

@@ -10,7 +10,7 @@ from mockoss.scenario.loader import scenario_from_data
 from mockoss.server.core import MockServer
 from mockoss.server.run import ThreadedServer
 
-MODEL = "openai/gpt-oss-20b"
+MODEL = "ggml-org/gpt-oss-20b-GGUF"  # LlamacppProfile.default_model
 USER = [{"role": "user", "content": "Weather in Paris?"}]
 WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 PEG = {"code": 500, "message": "The model produced output that does not match the expected peg-native format", "type": "server_error"}

@@ -51,3 +51,20 @@ def test_scenario_header_naming_an_unloaded_scenario_answers_without_deadlock():
     assert reply.status == 200
     assert json.loads(reply.body)["choices"][0]["message"]["content"] == "2 + 2 = 4."
     assert [(r.scenario, r.step) for r in server.requests] == [("clean-answer", 0)]
+
+
+def test_each_profile_answers_to_its_usual_model_name_by_default():
+    assert MockServer(profile="vllm").served_model_names == ("openai/gpt-oss-20b",)
+    assert MockServer(profile="ollama").served_model_names == ("gpt-oss:20b",)
+    assert MockServer(profile="ollama", served_model_names=["mine"]).served_model_names == ("mine",)
+    server = MockServer(profile="vllm")
+    server.set_profile("ollama")
+    assert server.served_model_names == ("gpt-oss:20b",)
+
+
+def test_llama_server_ignores_the_requested_model_name():
+    server = MockServer(scenario="clean-answer", profile="llamacpp")
+    body = json.dumps({"model": "anything-at-all", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    assert server.handle("chat", body, {}).status == 200
+    vllm = MockServer(scenario="clean-answer")
+    assert vllm.handle("chat", body, {}).status == 404

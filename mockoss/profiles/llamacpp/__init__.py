@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from mockoss.harmony import Completion
 from mockoss.profiles.base import (
@@ -50,6 +50,11 @@ class LlamacppProfile:
         prompt_tokens_per_second, predicted_tokens_per_second: fixed rates (tokens/s) from which
             ``timings`` are computed, so output is deterministic.
     """
+
+    #: Model name served when none is configured (the id llama-server reports for ``-hf ggml-org/gpt-oss-20b-GGUF``; a single-model llama-server ignores the request's ``model``).
+    default_model: ClassVar[str] = "ggml-org/gpt-oss-20b-GGUF"
+    #: Whether a request's ``model`` must be one of the served names.
+    model_check: ClassVar[bool] = False
 
     name: str = "llamacpp"
     endpoints: frozenset[str] = frozenset({"chat", "responses"})

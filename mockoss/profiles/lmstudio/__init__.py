@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from mockoss.harmony import Completion
 from mockoss.profiles.base import (
@@ -50,6 +50,11 @@ class LmstudioProfile:
             in LM Studio issues show (unverified).
         max_context_length: ``/api/v0/models`` ``max_context_length``.
     """
+
+    #: Model name served when none is configured (LM Studio's model key).
+    default_model: ClassVar[str] = "openai/gpt-oss-20b"
+    #: Whether a request's ``model`` must be one of the served names.
+    model_check: ClassVar[bool] = True
 
     name: str = "lmstudio"
     endpoints: frozenset[str] = frozenset({"chat", "responses"})

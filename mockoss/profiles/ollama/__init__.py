@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from mockoss.profiles.base import Reply, RequestContext, ServerInfo
 from mockoss.profiles.ollama.errors import native_error, openai_error
@@ -47,6 +47,11 @@ class OllamaProfile:
         prompt_eval_rate: prompt tokens per second (``prompt_eval_duration``).
         load_duration_ms: ``load_duration`` in ms.
     """
+
+    #: Model name served when none is configured (Ollama's model tag).
+    default_model: ClassVar[str] = "gpt-oss:20b"
+    #: Whether a request's ``model`` must be one of the served names.
+    model_check: ClassVar[bool] = True
 
     name: str = "ollama"
     endpoints: frozenset[str] = frozenset({"ollama.chat", "ollama.generate", "chat", "responses"})
@@ -132,6 +137,8 @@ class _OpenAIScope:
     (``{"error":{"message","type","param":null,"code":null}}``)."""
 
     __slots__ = ("_profile", "endpoints", "name")
+    default_model: ClassVar[str] = "gpt-oss:20b"
+    model_check: ClassVar[bool] = True
 
     def __init__(self, profile: OllamaProfile) -> None:
         self._profile = profile

@@ -11,7 +11,7 @@ field on chat messages and deltas.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from mockoss.harmony import Completion
 from mockoss.profiles.base import (
@@ -47,6 +47,11 @@ class OpenAIProfile:
         name: ``"openai"``.
         endpoints: ``chat`` and ``responses``.
     """
+
+    #: Model name served when none is configured (the Hugging Face id).
+    default_model: ClassVar[str] = "openai/gpt-oss-20b"
+    #: Whether a request's ``model`` must be one of the served names.
+    model_check: ClassVar[bool] = True
 
     name: str = "openai"
     endpoints: frozenset[str] = frozenset({"chat", "responses"})

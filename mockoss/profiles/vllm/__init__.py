@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from mockoss.harmony import Completion
 from mockoss.profiles.base import (
@@ -110,6 +110,11 @@ class VllmProfile:
             ``analysis to=functions.x`` becomes an ``mcp_call``, commentary preambles become
             reasoning items). Applies to non-streamed Responses output items.
     """
+
+    #: Model name served when none is configured (the Hugging Face id ``vllm serve`` is usually given).
+    default_model: ClassVar[str] = "openai/gpt-oss-20b"
+    #: Whether a request's ``model`` must be one of the served names.
+    model_check: ClassVar[bool] = True
 
     name: str = "vllm"
     endpoints: frozenset[str] = frozenset({"chat", "responses", "completions"})
