@@ -120,16 +120,9 @@ def test_constrained_final_is_an_mcp_call_in_2025_responses():
     assert item["id"].startswith("mcp_")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "profile vllm-2025 streams Responses with current vLLM's dispatch (normalised recipients, any "
-        "channel): it sends response.output_text.* events for the constrained final, while its own "
-        "response.completed holds an mcp_call. Reference §2.4 (streaming_events.py@01e4fce0, "
-        "emit_content_delta_events): final + recipient → no events at all."
-    ),
-)
 def test_constrained_final_vanishes_from_the_2025_responses_stream():
+    """Reference §2.4 (streaming_events.py@01e4fce0, emit_content_delta_events): in the 2025
+    stream a final message with a recipient emits no events at all."""
     events = sse_events(frames("vllm-2025", CONSTRAINED_FINAL, endpoint="responses"))
     assert not any(e.startswith(("response.output_text", "response.content_part")) for e in events)
     assert events[-1] == "response.completed"
@@ -341,15 +334,9 @@ def test_llamacpp_analysis_only_is_reasoning_without_content():
     assert out("llamacpp", "<|channel|>analysis<|message|>Thinking.<|end|>", tools=["f"]) == Out(content="", reasoning="Thinking.")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "profile llamacpp does not reject leaked markup sent back in an assistant message's content: it "
-        "answers HTTP 200. Reference §4.1 / §5 row 18 (llama.cpp PR #15091 thread): the chat template "
-        "fails with HTTP 500 'You have passed a message containing <|channel|> tags in the content field. …'"
-    ),
-)
 def test_llamacpp_rejects_channel_markup_echoed_back():
+    """Reference §4.1 / §5 row 18 (llama.cpp PR #15091 thread): the gpt-oss chat template refuses
+    leaked markup sent back in an assistant message, and llama-server answers HTTP 500."""
     mock_body = {
         "messages": [
             {"role": "user", "content": "Hi"},

@@ -31,6 +31,28 @@ from mockoss.profiles.llamacpp.wire import error_reply
 __all__ = ["LlamacppProfile"]
 
 
+#: What the gpt-oss chat template raises when a client sends Harmony markup back in an assistant
+#: message (the gpt-oss ``chat_template.jinja``; llama.cpp PR #15091 thread, #17040): llama-server
+#: answers it as a 500 before generating.
+CHANNEL_IN_CONTENT = (
+    "You have passed a message containing <|channel|> tags in the content field. Instead of doing this, "
+    "you should pass analysis messages (the string between '<|message|>' and '<|end|>') in the 'thinking' "
+    "field, and final messages (the string between '<|message|>' and '<|end|>') in the 'content' field."
+)
+_TEMPLATE_MARKERS = ("<|channel|>analysis<|message|>", "<|channel|>final<|message|>")
+
+
+def _template_refusal(body: Any) -> str | None:
+    """The template's exception text if an assistant message's string ``content`` carries
+    ``<|channel|>analysis<|message|>`` or ``<|channel|>final<|message|>``, else ``None``."""
+    for message in body.get("messages") or () if isinstance(body, dict) else ():
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            content = message.get("content")
+            if isinstance(content, str) and any(marker in content for marker in _TEMPLATE_MARKERS):
+                return CHANNEL_IN_CONTENT
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class LlamacppProfile:
     """llama-server with ``--jinja`` serving a gpt-oss GGUF.
@@ -113,6 +135,9 @@ class LlamacppProfile:
         """``POST /v1/chat/completions``; see :func:`mockoss.profiles.llamacpp.chat.surface_chat`."""
         from mockoss.profiles.llamacpp.chat import surface_chat
 
+        refused = _template_refusal(request.body)
+        if refused is not None:
+            return error_reply(500, refused)
         tools = tuple(t.name for t in request.tools if t.type == "function" and t.name)
         try:
             plan = self.plan(completion, request.body, tools, request.max_tokens, stream=request.stream)

@@ -183,8 +183,21 @@ def _build_plan(
         items_of = lambda m, incomplete, b: items_2025(  # noqa: E731
             m, incomplete, b, _reasoning, _web_search, lambda c: _ItemError(400, f"Unknown channel: {c}")
         )
+    legacy = mapping == "2025"
+    if legacy:  # the 2025 stream saw recipients as parsed, without _normalize_recipient
+        from mockoss.profiles.vllm.responses_2025 import raw_view
+
+        steps = trace.steps
+        segments = [
+            (c, steps[i].recipient, d, raw_view(steps[i].completed) if steps[i].completed is not None else m)
+            if i < len(steps)
+            else (c, r, d, m)
+            for i, (c, r, d, m) in enumerate(segments)
+        ]
     stream_ids = TemplateBuilder(completion.text)
-    events = stream_event_templates(segments, stream_ids, function_tool_names=functions, ignore_recipients=ignore)
+    events = stream_event_templates(
+        segments, stream_ids, function_tool_names=functions, ignore_recipients=ignore, legacy=legacy
+    )
     final_ids = TemplateBuilder(completion.text)
     items: list[dict[str, Any]] = []
     failure = None

@@ -126,8 +126,8 @@ def _mcp_name_label(recipient: str) -> tuple[str, str]:
 class _Stream:
     """``StreamingState`` plus the dispatchers; appends compiled frames to ``frames``."""
 
-    def __init__(self, b: TemplateBuilder, functions: frozenset[str], ignore_recipients: bool) -> None:
-        self.b, self.functions, self.ignore = b, functions, ignore_recipients
+    def __init__(self, b: TemplateBuilder, functions: frozenset[str], ignore_recipients: bool, legacy: bool = False) -> None:
+        self.b, self.functions, self.ignore, self.legacy = b, functions, ignore_recipients, legacy
         self.frames: list[Template] = []
         self.index, self.content, self.item, self.call = 0, -1, "", ""
         self.added = self.first_fc = False
@@ -157,6 +157,15 @@ class _Stream:
                 self.text_delta(delta)
             elif channel == "analysis":
                 self.reasoning_delta(delta)
+        elif self.legacy:  # streaming_events.py@01e4fce0: only commentary/analysis tool messages
+            if channel == "final":
+                return  # final + recipient: no events at all, the content vanishes from the stream
+            if recipient.startswith("functions."):
+                self.function_delta(delta, recipient.removeprefix("functions."))
+            elif recipient == "python":
+                self.code_delta(delta)
+            else:
+                self.mcp_delta(delta, recipient)
         elif is_function_recipient(recipient, self.functions):
             self.function_delta(delta, recipient.removeprefix("functions."))
         elif recipient == "python":
@@ -212,7 +221,7 @@ class _Stream:
     def done(self, msg: MessageView) -> None:
         text, recipient = msg.text, None if self.ignore else msg.recipient
         if recipient is not None:
-            if is_function_recipient(recipient, self.functions):
+            if recipient.startswith("functions.") if self.legacy else is_function_recipient(recipient, self.functions):
                 self.function_done(text, recipient.removeprefix("functions."))
             elif recipient == "python":
                 self.code_done(text)
@@ -271,6 +280,7 @@ def stream_event_templates(
     *,
     function_tool_names: frozenset[str],
     ignore_recipients: bool,
+    legacy: bool = False,
 ) -> list[Template]:
     """Replay vLLM's ``_process_harmony_streaming_events`` over parser segments.
 
@@ -286,10 +296,14 @@ def stream_event_templates(
     ``ignore_recipients`` reproduces "[Bugfix][Responses] Ignore Harmony recipients when no tools
     are configured": recipients are treated as absent, so only text/reasoning events remain.
 
+    ``legacy`` is the 2025 dispatch (``streaming_events.py@01e4fce0``, ``emit_content_delta_events``):
+    recipients as parsed (the caller passes them un-normalised), ``functions.`` by prefix only, and
+    a ``final`` message with a recipient emits no events at all.
+
     Returns:
         One template per frame, between ``response.in_progress`` and ``response.completed``.
     """
-    stream = _Stream(builder, function_tool_names, ignore_recipients)
+    stream = _Stream(builder, function_tool_names, ignore_recipients, legacy)
     for channel, recipient, delta, completed in segments:
         if delta:
             stream.delta(channel, None if ignore_recipients else recipient, delta)
