@@ -18,7 +18,7 @@ def _ini(pytester):
 def _readme_pytest_example():
     text = README.read_text()
     section = text[text.index("## Use it from pytest") :]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    return re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
 
 
 def test_the_readme_example_passes(pytester):
@@ -72,10 +72,66 @@ def test_marker_with_an_unknown_option_fails_the_test_clearly(pytester):
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
-    message = "TypeError: mockoss marker takes scenario= and switches= only; got ['scenaro']"
+    message = (
+        "TypeError: @pytest.mark.mockoss has no option 'scenaro' (did you mean 'scenario'?); options: scenario, "
+        "profile, profiles, seed, switches, transport, assert_all_steps_used, scripted_only"
+    )
     result.stdout.re_match_lines([r"E\s+" + re.escape(message)])
 
 
-def test_marker_is_registered_for_strict_markers(pytester):
+def test_markers_are_registered_with_their_signature(pytester):
     result = pytester.runpytest_subprocess("--markers")
-    result.stdout.fnmatch_lines(["@pytest.mark.mockoss(scenario=None, switches=None)*"])
+    result.stdout.fnmatch_lines(
+        [
+            (
+                "@pytest.mark.mockoss(*, scenario=None, profile=None, profiles=None, seed=None, switches=None, "
+                "transport=None, assert_all_steps_used=False, scripted_only=False): configure the mockoss fixture for "
+                "this test; module, class and function markers merge, the closest wins; profiles=[...] runs the test "
+                "once per profile. See README.md, section 'Use it from pytest'."
+            ),
+            (
+                "@pytest.mark.mockoss_scripted: the test needs mockoss's scripted output; skipped under --mockoss-real. "
+                "See README.md, section 'Use it from pytest'."
+            ),
+        ]
+    )
+
+
+def test_help_lists_the_mockoss_option_group(pytester, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")  # argparse wraps help to the terminal width
+    result = pytester.runpytest_subprocess("--help")
+    result.stdout.fnmatch_lines(
+        [
+            "mockoss (fake gpt-oss server):",
+            "  --mockoss-profile=NAME",
+            "                        profile the mockoss fixtures answer as unless a marker",
+            "                        says otherwise (default: vllm).",
+            "  --mockoss-seed=SEED   seed of the mockoss fixtures unless a marker says",
+            "                        otherwise (default: 0).",
+            "  --mockoss-real=URL    run the mockoss fixtures against the real",
+            "                        OpenAI-compatible server at URL (default:",
+            "                        $MOCKOSS_REAL_URL); tests marked mockoss_scripted are",
+            "                        skipped.",
+            "  --mockoss-real-model=NAME",
+            "                        model name mockoss.model gives in real mode (default:",
+            "                        $MOCKOSS_REAL_MODEL, else openai/gpt-oss-20b).",
+        ],
+        consecutive=True,
+    )
+
+
+def test_fixtures_have_one_line_docstrings(pytester):
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest_subprocess("--fixtures")
+    result.stdout.fnmatch_lines(
+        [
+            "mockoss_config [[]module scope[]] -- *",
+            "    Defaults for the mockoss fixtures, overridable: a dict of mockoss marker options.",
+            "mockoss_server [[]session scope[]] -- *",
+            "    The fake server the ``mockoss`` fixture resets per test: one per session and xdist worker.",
+            "mockoss -- *",
+            "    A fake gpt-oss server reset for this test: .use(scenario), .base_url, .requests.",
+            "mockoss_session [[]module scope[]] -- *",
+            "    A fake gpt-oss server of this module's own whose state carries over from test to test.",
+        ]
+    )

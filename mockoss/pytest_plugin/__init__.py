@@ -1,0 +1,194 @@
+"""pytest plugin: the ``mockoss`` fixtures, markers and options.
+
+``mockoss`` (function scope) shares one fake server per test session and pytest-xdist worker, on
+a free loopback port in a background thread, and resets it before every test. ``mockoss_session``
+(module scope) has a server of its own whose state carries over from test to test of a module.
+Settings resolve as: marker (function > class > module) > ``--mockoss-*`` option >
+``mockoss_config`` fixture > default. ``--mockoss-real=URL`` points every fixture at a real
+OpenAI-compatible server instead. Example::
+
+    @pytest.mark.mockoss(scenario="tool-call-leaked-as-text", assert_all_steps_used=True)
+    def test_agent_reprompts_on_leak(mockoss):
+        client = openai.OpenAI(base_url=mockoss.base_url, api_key=mockoss.api_key)
+        run_agent(client)
+        mockoss.assert_request_count(4)
+
+Loading the plugin imports neither the server stack nor openai-harmony; fixtures do, when used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from mockoss.pytest_plugin._fixture import MockossFixture, RealModeError
+from mockoss.pytest_plugin._options import MockossOptions, closest, real_target, resolve
+
+if TYPE_CHECKING:
+    from mockoss.pytest_plugin._options import RealTarget
+    from mockoss.server.run import ThreadedServer
+
+__all__ = ["MockossFixture", "MockossOptions", "RealModeError"]
+
+DOCS = "README.md, section 'Use it from pytest'"
+_REAL: pytest.StashKey[RealTarget | None] = pytest.StashKey()
+
+_MARKERS = (
+    (
+        "mockoss(*, scenario=None, profile=None, profiles=None, seed=None, switches=None, transport=None, "
+        "assert_all_steps_used=False, scripted_only=False): configure the mockoss fixture for this test; "
+        "module, class and function markers merge, the closest wins; profiles=[...] runs the test once per "
+        f"profile. See {DOCS}."
+    ),
+    f"mockoss_scripted: the test needs mockoss's scripted output; skipped under --mockoss-real. See {DOCS}.",
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mockoss", "mockoss (fake gpt-oss server)")
+    group.addoption(
+        "--mockoss-profile",
+        metavar="NAME",
+        help="profile the mockoss fixtures answer as unless a marker says otherwise (default: vllm).",
+    )
+    group.addoption(
+        "--mockoss-seed",
+        metavar="SEED",
+        help="seed of the mockoss fixtures unless a marker says otherwise (default: 0).",
+    )
+    group.addoption(
+        "--mockoss-real",
+        metavar="URL",
+        help="run the mockoss fixtures against the real OpenAI-compatible server at URL "
+        "(default: $MOCKOSS_REAL_URL); tests marked mockoss_scripted are skipped.",
+    )
+    group.addoption(
+        "--mockoss-real-model",
+        metavar="NAME",
+        help="model name mockoss.model gives in real mode (default: $MOCKOSS_REAL_MODEL, else openai/gpt-oss-20b).",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for line in _MARKERS:
+        config.addinivalue_line("markers", line)
+    config.stash[_REAL] = real_target(config)
+    profile = config.getoption("mockoss_profile", None)
+    if profile is not None:
+        from mockoss.profiles.registry import PROFILES
+
+        if profile not in PROFILES:
+            raise pytest.UsageError(f"--mockoss-profile: unknown profile {profile!r}; profiles: {', '.join(PROFILES)}")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``@pytest.mark.mockoss(profiles=[...])``: one test per profile, ids ``[vllm]``, ``[ollama]`` …
+    (one ``[real]`` test in real mode). A malformed value is left to the fixture to report."""
+    if "mockoss" not in metafunc.fixturenames:
+        return
+    found = closest(metafunc.definition, "profile", "profiles")
+    if found is None or found[0] != "profiles":
+        return
+    profiles = found[1]
+    if not isinstance(profiles, (list, tuple)) or not profiles or not all(isinstance(p, str) for p in profiles):
+        return
+    if metafunc.config.stash[_REAL] is not None:
+        metafunc.parametrize("_mockoss_profile", [None], ids=["real"], indirect=True)
+    else:
+        metafunc.parametrize("_mockoss_profile", list(profiles), ids=list(profiles), indirect=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    real = config.stash[_REAL]
+    if real is None:
+        return
+    skip = pytest.mark.skip(reason=f"needs scripted output; running against real server {real.base_url}")
+    for item in items:
+        marked = item.get_closest_marker("mockoss_scripted") is not None
+        if marked or closest(item, "scripted_only") == ("scripted_only", True):
+            item.add_marker(skip)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """On a failed phase, add a ``mockoss`` section (``mockoss_session`` for that fixture) listing
+    every request, the scenario/rule/step that answered it and the raw Harmony completion. A test
+    that did not pass turns its fixtures' ``assert_all_steps_used`` teardown check off."""
+    report: pytest.TestReport = yield  # type: ignore[misc]
+    funcargs: dict[str, Any] = getattr(item, "funcargs", None) or {}
+    fixtures = [(name, value) for name, value in funcargs.items() if isinstance(value, MockossFixture)]
+    for name, fixture in fixtures:
+        if report.when == "call" and not report.passed:
+            fixture._test_failed = True
+        if report.failed:
+            report.sections.append((name, fixture.describe()))
+    return report  # type: ignore[return-value]
+
+
+@pytest.fixture(scope="module")
+def mockoss_config() -> dict[str, Any]:
+    """Defaults for the mockoss fixtures, overridable: a dict of mockoss marker options."""
+    return {}
+
+
+@pytest.fixture(scope="session")
+def mockoss_server() -> Iterator[ThreadedServer]:
+    """The fake server the ``mockoss`` fixture resets per test: one per session and xdist worker."""
+    from mockoss.server.core import MockServer
+    from mockoss.server.run import ThreadedServer
+
+    running = ThreadedServer(MockServer()).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def _mockoss_profile(request: pytest.FixtureRequest) -> str | None:
+    """The profile of this ``profiles=`` parametrisation, else ``None``."""
+    return getattr(request, "param", None)
+
+
+@pytest.fixture
+def mockoss(
+    request: pytest.FixtureRequest, mockoss_config: dict[str, Any], _mockoss_profile: str | None
+) -> Iterator[MockossFixture]:
+    """A fake gpt-oss server reset for this test: .use(scenario), .base_url, .requests."""
+    explicit, options = resolve(request.node, request.config, mockoss_config, _mockoss_profile)
+    real = request.config.stash[_REAL]
+    if real is not None:
+        fixture = MockossFixture.against(real, explicit, options)
+    else:
+        fixture = MockossFixture.scripted(request.getfixturevalue("mockoss_server"), options)
+    yield fixture
+    __tracebackhide__ = True
+    if options.assert_all_steps_used and real is None and not fixture._test_failed:
+        fixture.assert_all_steps_used()
+
+
+@pytest.fixture(scope="module")
+def mockoss_session(request: pytest.FixtureRequest, mockoss_config: dict[str, Any]) -> Iterator[MockossFixture]:
+    """A fake gpt-oss server of this module's own whose state carries over from test to test."""
+    explicit, options = resolve(request.node, request.config, mockoss_config, None)
+    if options.profiles is not None:
+        raise TypeError(
+            "mockoss_session: profiles= parametrises the mockoss fixture, one test per profile; "
+            "give mockoss_session one profile= (module marker, --mockoss-profile or mockoss_config)"
+        )
+    real = request.config.stash[_REAL]
+    if real is not None:
+        yield MockossFixture.against(real, explicit, options)
+        return
+    from mockoss.server.core import MockServer
+    from mockoss.server.run import ThreadedServer
+
+    running = ThreadedServer(MockServer()).start()
+    try:
+        fixture = MockossFixture.scripted(running, options)
+        yield fixture
+        __tracebackhide__ = True
+        if options.assert_all_steps_used and not fixture._test_failed:
+            fixture.assert_all_steps_used()
+    finally:
+        running.stop()

@@ -1,0 +1,77 @@
+"""Text the plugin shows a person: the request log (failure report section, count assertion) and
+the steps a test never used (teardown assertion)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mockoss.scenario.loader import Scenario
+    from mockoss.server.core import RecordedRequest
+
+__all__ = ["describe_requests", "plural", "unused_steps"]
+
+#: Where the teardown assertion sends someone whose unused steps are on purpose.
+STEPS_DOC = "README.md, section 'Use it from pytest' (assert_all_steps_used)"
+
+
+def plural(count: int, noun: str) -> str:
+    """``"1 request"``, ``"2 requests"``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _answered_by(request: RecordedRequest) -> str:
+    if request.scenario is None:
+        return "not scripted: the server's own error reply"
+    where = f"scenario {request.scenario!r}"
+    if request.rule is None:
+        return f"{where}: no rule answered"
+    if request.step is None:
+        return f"{where}, rule {request.rule}: no step (the rule is used up, or its template failed)"
+    turn = f", turn {request.turn}" if request.turn is not None else ""
+    scripted_error = " (scripted error)" if request.completion is None else ""
+    return f"{where}, rule {request.rule}, step {request.step}{turn}{scripted_error}"
+
+
+def describe_request(request: RecordedRequest) -> list[str]:
+    """Two lines or more: ``#0 POST /v1/chat/completions -> 200: scenario 'x', rule #1, step 0, turn 1``,
+    then the raw Harmony completion when there is one (continuation lines aligned under its start)."""
+    from mockoss.endpoints import ENDPOINTS
+
+    endpoint = ENDPOINTS.get(request.endpoint)
+    path = endpoint.path if endpoint is not None else request.endpoint
+    lines = [f"#{request.index} POST {path} -> {request.status}: {_answered_by(request)}"]
+    if request.completion is not None:
+        first, *rest = request.completion.split("\n")
+        lines.append(f"  completion: {first}")
+        lines.extend(f"              {line}" for line in rest)
+    return lines
+
+
+def describe_requests(requests: Sequence[RecordedRequest], profile: str, seed: int | str) -> str:
+    """The log, one entry per request, under a line saying how many there were."""
+    head = f"{plural(len(requests), 'request')} (profile {profile!r}, seed {seed!r})"
+    lines = [head + (":" if requests else "")]
+    for request in requests:
+        lines.extend(describe_request(request))
+    return "\n".join(lines)
+
+
+def unused_steps(scenarios: Iterable[Scenario], requests: Sequence[RecordedRequest]) -> list[str]:
+    """One line per step that answered fewer requests than its ``times``, in file order:
+    ``scenario mockoss:scenarios/x.yaml:7, rule #1, step 2 (note): never answered``."""
+    answered = Counter((r.scenario, r.rule, r.step) for r in requests if r.step is not None)
+    lines = []
+    for scenario in scenarios:
+        for rule in scenario.rules:
+            rule_id = rule.name or f"#{rule.index + 1}"
+            for step in rule.steps:
+                count = answered[(scenario.name, rule_id, step.index)]
+                if count >= step.times:
+                    continue
+                note = f" ({step.note})" if step.note else ""
+                used = "never answered" if count == 0 else f"answered {count} of its {step.times} times"
+                lines.append(f"- {rule.where}, {rule.label}, step {step.index}{note}: {used}")
+    return lines
