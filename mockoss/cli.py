@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -20,6 +21,8 @@ from mockoss.profiles.registry import PROFILES, ProfileError
 from mockoss.scenario import commands as scenario_commands
 from mockoss.scenario.loader import ScenarioError
 from mockoss.scenario.transport import TransportError
+from mockoss.upstream import cli as upstream_cli
+from mockoss.upstream.config import UpstreamError
 
 __all__ = ["main"]
 
@@ -54,10 +57,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
     serve.add_argument("--ttft-ms", type=float, metavar="MS", help="default time to first token, ms (transport)")
     serve.add_argument("--tokens-per-s", type=float, metavar="N", help="default stream pacing, frames (tokens) per s")
+    upstream_cli.add_arguments(serve)  # --upstream*, --record*, --redact
 
     scenario_commands.add_arguments(commands)  # scenarios, validate, schema
     eval_command.add_arguments(commands.add_parser("eval", help=eval_command.HELP, description=eval_command.HELP))
     explain_command.add_arguments(commands.add_parser("explain", help=explain_command.HELP, description=explain_command.HELP))
+    profiles = commands.add_parser("profiles", help="list the server profiles, their endpoints and switches")
+    profiles.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
 
@@ -66,6 +72,7 @@ def _serve(args: argparse.Namespace) -> int:
     from mockoss.server.run import base_url, bind, serve_forever
 
     try:
+        upstream, recorder = upstream_cli.from_args(args)
         server = MockServer(
             scenario=args.scenario,
             profile=args.profile,
@@ -75,8 +82,10 @@ def _serve(args: argparse.Namespace) -> int:
             request_log_limit=10_000,
             transport={k: v for k, v in (("ttft_ms", args.ttft_ms), ("tokens_per_s", args.tokens_per_s)) if v is not None}
             or None,
+            upstream=upstream,
+            recorder=recorder,
         )
-    except (ScenarioError, ProfileError, TransportError) as exc:
+    except (ScenarioError, ProfileError, TransportError, UpstreamError) as exc:
         print(f"mockoss: error: {exc}", file=sys.stderr)
         return 2
     try:
@@ -89,10 +98,15 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"mockoss {__version__}: profile {args.profile}, scenario {scenario}" + (f", switches {switches}" if switches else ""), flush=True)
     print(f"base URL: {base_url(sock)}/v1", flush=True)
     print(f"root URL: {base_url(sock)} (native APIs such as Ollama's /api/chat)", flush=True)
+    if upstream is not None or recorder is not None:
+        print(f"real backends: {upstream_cli.describe(upstream, recorder)}", flush=True)
     try:
         serve_forever(server, sock, log_level=args.log_level)
     except KeyboardInterrupt:
         pass
+    finally:
+        if recorder is not None:
+            recorder.close()
     return 0
 
 
@@ -105,7 +119,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return eval_command.run_command(args)
     if args.command == "explain":
         return explain_command.run_command(args)
+    if args.command == "profiles":
+        return _profiles(args)
     return scenario_commands.run(args)
+
+
+def _profiles(args: argparse.Namespace) -> int:
+    from mockoss.profiles.catalog import describe_profiles, format_profiles
+
+    described = describe_profiles()
+    print(json.dumps(described, indent=2) if args.json else format_profiles(described))
+    return 0
 
 
 if __name__ == "__main__":

@@ -226,8 +226,8 @@ def _steps(source: str, step: int | None) -> list[tuple[int, Completion | None, 
 
     out = []
     for s in load_scenario(source).steps:
-        if step is not None and s.index != step:
-            continue
+        if (step is not None and s.index != step) or getattr(s, "replay", None) is not None:
+            continue  # a replay step returns recorded bytes: nothing for a profile to surface
         error = getattr(s, "error", None)
         scripted = (error.status, error.message) if error is not None else None
         out.append((s.index, getattr(s, "completion", None), scripted))

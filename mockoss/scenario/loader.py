@@ -20,12 +20,14 @@ import yaml
 from pydantic import ValidationError
 
 from mockoss.harmony import Completion
+from mockoss.profiles.base import Reply
 from mockoss.scenario.locate import key_line, validation_errors
 from mockoss.scenario.locate import loc_text as _loc_text
 from mockoss.scenario.locate import node_line as _node_line
 from mockoss.scenario.match_spec import MatchSpec
 from mockoss.scenario.matching import Matcher, compile_match
 from mockoss.scenario.render import CompletionTemplate, compile_completion
+from mockoss.scenario.replay import compile_replay
 from mockoss.scenario.schema import (
     FORMAT_VERSION,
     PickOption,
@@ -49,7 +51,7 @@ class ScenarioError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """A compiled step: exactly one of ``completion``, ``template`` or ``error`` is set.
+    """A compiled step: exactly one of ``completion``, ``template``, ``error``, ``options`` or ``replay`` is set.
 
     ``index`` is the step's position in its rule; ``template`` is set instead of ``completion``
     when the completion's text holds templates (render it per request).
@@ -67,6 +69,8 @@ class Step:
     #: ``pick`` steps: ``(weight, answer)`` pairs, one chosen per request (:mod:`mockoss.scenario.pick`).
     options: tuple[tuple[int, Step], ...] = ()
     pick_mode: str = "deck"
+    #: ``replay`` steps: the recorded reply, returned as is (:mod:`mockoss.scenario.replay`).
+    replay: Reply | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +134,7 @@ def _compile_step(index: int, spec: StepSpec | PickOption) -> Step:
         transport=spec.transport,
         times=getattr(spec, "times", 1),
         template=template,
+        replay=compile_replay(replay) if (replay := getattr(spec, "replay", None)) is not None else None,
     )
 
 

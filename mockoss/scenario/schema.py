@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from mockoss.scenario.match_spec import MatchSpec
+from mockoss.scenario.replay import ReplaySpec
 from mockoss.scenario.template import check_template
 from mockoss.scenario.transport import TransportSpec
 
@@ -132,11 +133,13 @@ class StepSpec(_Strict):
     option ``weight`` times, reshuffled every ``sum(weights)`` uses: any ``sum(weights)``
     consecutive uses give exactly the weighted counts, whatever order concurrent clients arrive
     in. ``pick_mode: draw`` draws each use independently (seeded), like sampling a real model.
+    ``replay`` returns a recorded reply byte for byte (:mod:`mockoss.scenario.replay`).
     """
 
     completion: CompletionSpec | None = None
     error: ScriptedError | None = None
     pick: list[PickOption] | None = Field(default=None, min_length=1, description="weighted answers, one per request")
+    replay: ReplaySpec | None = Field(default=None, description="a recorded reply returned byte for byte")
     pick_mode: Literal["deck", "draw"] = "deck"
     note: str | None = Field(default=None, description="shown in logs and failure reports")
     times: StrictInt = Field(default=1, ge=1, description="consecutive requests this step answers")
@@ -146,8 +149,8 @@ class StepSpec(_Strict):
 
     @model_validator(mode="after")
     def _one_answer(self) -> StepSpec:
-        if sum(x is not None for x in (self.completion, self.error, self.pick)) != 1:
-            raise ValueError("give exactly one of 'completion', 'error' or 'pick'")
+        if sum(x is not None for x in (self.completion, self.error, self.pick, self.replay)) != 1:
+            raise ValueError("give exactly one of 'completion', 'error', 'pick' or 'replay'")
         return self
 
 

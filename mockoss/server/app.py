@@ -81,12 +81,22 @@ def create_app(server: MockServer) -> FastAPI:
     non-Python clients, ``POST /mockoss/reset`` and ``GET /mockoss/requests``; every other request
     goes to the active profile, which answers its server's identity and health probes
     (``GET /v1/models``, ``GET /health``, …) and its server's 404 or 405 for anything else.
+    With ``server.upstream`` set, generation requests (and, passing through, ``GET /v1/models``)
+    go to :class:`mockoss.upstream.proxy.Proxy`, whose client the app's lifespan closes.
     """
-    app = FastAPI(title="mockoss", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
+    proxy = None
+    if server.upstream is not None:
+        from mockoss.upstream.proxy import Proxy
+
+        proxy = Proxy(server)
+    lifespan = proxy.lifespan if proxy is not None else None
+    app = FastAPI(title="mockoss", version=__version__, docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.mockoss = server
 
     def generation(name: str) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
+            if proxy is not None:
+                return await proxy.generate(name, request)
             reply, delivery = server.respond(name, await request.body(), request.headers)
             return to_response(reply) if delivery is None else to_scheduled_response(reply, delivery)
 
@@ -115,6 +125,8 @@ def create_app(server: MockServer) -> FastAPI:
         return Response(json.dumps(entries), media_type="application/json")
 
     async def other(request: Request) -> Response:
+        if proxy is not None and proxy.forwards(request.method, request.url.path):
+            return await proxy.models(request)
         return to_response(server.probe(request.method, request.url.path))
 
     # Plain Starlette routes: the request path skips FastAPI's parameter resolution.

@@ -13,7 +13,7 @@ import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import ValidationError
@@ -25,6 +25,9 @@ from mockoss.scenario.loader import Scenario, ScenarioError, Step, load_scenario
 from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
 from mockoss.server.transport import Delivery
+
+if TYPE_CHECKING:
+    from mockoss.upstream import Recorder, Upstream
 
 logger = logging.getLogger("mockoss")
 
@@ -146,6 +149,10 @@ class MockServer:
             :class:`~mockoss.scenario.transport.TransportSpec` or a mapping such as
             ``{"ttft_ms": 300, "tokens_per_s": 50}``); a step's ``transport:`` and the
             ``X-Mockoss-Transport`` header override it field by field, in that order.
+        upstream: answer from a real OpenAI-compatible server instead of the scenario
+            (:class:`mockoss.upstream.Upstream`: pass-through or raw Harmony mode); the HTTP layer
+            talks to it, :meth:`respond` surfaces its raw completions.
+        recorder: writes every exchange as a scenario step (:class:`mockoss.upstream.Recorder`).
 
     Raises:
         ScenarioError, ProfileError: at construction, for a bad scenario, profile or switch.
@@ -160,6 +167,8 @@ class MockServer:
     created: int = DEFAULT_CREATED
     request_log_limit: int | None = None
     transport: TransportSpec | Mapping[str, Any] | None = None
+    upstream: Upstream | None = None
+    recorder: Recorder | None = None
     requests: deque[RecordedRequest] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -281,12 +290,17 @@ class MockServer:
         return self.respond(endpoint, raw, headers)[0]
 
     def respond(
-        self, endpoint: Endpoint, raw: bytes, headers: Mapping[str, str] | Sequence[tuple[str, str]]
+        self,
+        endpoint: Endpoint,
+        raw: bytes,
+        headers: Mapping[str, str] | Sequence[tuple[str, str]],
+        step: Step | None = None,
     ) -> tuple[Reply, Delivery | None]:
         """:meth:`handle`, plus how the HTTP layer delivers the reply: ``None`` (at once, as is)
         or a :class:`~mockoss.server.transport.Delivery` when a transport spec applies (server
         default, step ``transport:``, ``X-Mockoss-Transport`` header). Validation errors are never
-        delayed; an invalid header is a 400 that consumes no step.
+        delayed; an invalid header is a 400 that consumes no step. ``step`` answers a valid
+        request instead of the scenario (an upstream's completion or error, :mod:`mockoss.upstream`).
         """
         if not isinstance(headers, Mapping):
             headers = dict(headers)
@@ -301,7 +315,7 @@ class MockServer:
             try:
                 header = headers.get(TRANSPORT_HEADER)
                 override = TransportSpec.from_header(header) if header else None
-                reply, scenario, step, played = self._answer(endpoint, raw, body, headers, index)
+                reply, scenario, step, played = self._answer(endpoint, raw, body, headers, index, step)
             except TransportError as exc:
                 reply, scenario, step, played = self._base_profile.error(400, f"mockoss: {exc}"), None, None, None
             except BaseException as exc:  # a mockoss bug: answer in the error shape, never a bare 500
@@ -319,13 +333,15 @@ class MockServer:
                     raw=raw,
                     header_items=tuple(headers.items()),
                     scenario=scenario.name if scenario else None,
-                    step=step.index if step else None,
+                    step=step.index if step and scenario else None,
                     status=reply.status,
                     completion=step.completion.text if step and step.completion else None,
                     rule=played.rule_id if played else None,
                     turn=played.turn if played else None,
                 )
             )
+            if self.recorder is not None:
+                self.recorder.observe(self, self.requests[-1], reply, step)
             return reply, self._delivery(scenario, step, override, index, body)
 
     def _delivery(
@@ -345,22 +361,56 @@ class MockServer:
             tokens = len(step.completion.emit(limit).tokens)
         return Delivery(spec, self.seed, index, tokens)  # type: ignore[arg-type]
 
-    def _answer(
-        self, endpoint: Endpoint, raw: bytes, body: Any, headers: Mapping[str, str], index: int
-    ) -> tuple[Reply, Scenario | None, Step | None, Played | None]:
+    def _validate(self, endpoint: Endpoint, body: Any) -> Reply | tuple[Profile, Any, str]:
+        """The error reply a request gets before any step is played, else (profile, request, model)."""
         profile = _for_endpoint(self._base_profile, endpoint)
         if endpoint not in profile.endpoints:
-            return profile.route_error(404, "POST", ENDPOINTS[endpoint].path), None, None, None
+            return profile.route_error(404, "POST", ENDPOINTS[endpoint].path)
         if not isinstance(body, dict):
-            return profile.error(400, "Invalid request: the body is not a JSON object"), None, None, None
+            return profile.error(400, "Invalid request: the body is not a JSON object")
         try:
             request = ENDPOINTS[endpoint].schema.model_validate(body)
         except ValidationError as exc:
             message, param = _pydantic_message(exc)
-            return profile.error(400, message, param=param), None, None, None
+            return profile.error(400, message, param=param)
         model = request.model or self.served_model_names[0]  # type: ignore[attr-defined]
         if model not in self.served_model_names and profile.model_check:
-            return profile.model_not_found(model), None, None, None
+            return profile.model_not_found(model)
+        return profile, request, model
+
+    def precheck(self, endpoint: Endpoint, raw: bytes) -> Reply | None:
+        """The error reply :meth:`respond` gives ``raw`` before any step is played (not a JSON
+        object, invalid, unknown model, endpoint the profile lacks), else ``None``. Records nothing."""
+        try:
+            body = json.loads(raw)
+        except (ValueError, RecursionError):
+            body = None
+        checked = self._validate(endpoint, body)
+        return checked if isinstance(checked, Reply) else None
+
+    def error_reply(self, endpoint: Endpoint, status: int, message: str) -> Reply:
+        """An error reply in the active profile's shape for ``endpoint`` (e.g. 502, upstream down)."""
+        return _for_endpoint(self._base_profile, endpoint).error(status, message)
+
+    def record_request(
+        self, endpoint: Endpoint, raw: bytes, headers: Mapping[str, str], status: int
+    ) -> RecordedRequest:
+        """Log a request answered outside :meth:`respond` (passed through to an upstream)."""
+        with self._lock:
+            record = RecordedRequest(self._handled, endpoint, raw, tuple(headers.items()), None, None, status, None)
+            self._handled += 1
+            self.requests.append(record)
+        return record
+
+    def _answer(
+        self, endpoint: Endpoint, raw: bytes, body: Any, headers: Mapping[str, str], index: int, given: Step | None
+    ) -> tuple[Reply, Scenario | None, Step | None, Played | None]:
+        checked = self._validate(endpoint, body)
+        if isinstance(checked, Reply):
+            return checked, None, None, None
+        profile, request, model = checked
+        if given is not None:  # an upstream's answer (mockoss.upstream), not the scenario's
+            return self._reply(profile, endpoint, given, request, model, body, raw, index), None, given, None
         try:
             scenario = self._scenario_for(headers)
             if scenario is None:
@@ -379,14 +429,20 @@ class MockServer:
         if step is None:
             error = played.rule.exhausted_error  # type: ignore[union-attr]
             return self._scripted_error(profile, error.status, error.message, error.retry_after), scenario, None, played
+        return self._reply(profile, endpoint, step, request, model, body, raw, index), scenario, step, played
+
+    def _reply(
+        self, profile: Profile, endpoint: Endpoint, step: Step, request: Any, model: str, body: Any, raw: bytes, index: int
+    ) -> Reply:
+        if step.replay is not None:  # a recorded reply, byte for byte
+            return step.replay
         if step.error is not None:
-            reply = self._scripted_error(profile, step.error.status, step.error.message, step.error.retry_after)
-            return reply, scenario, step, played
+            return self._scripted_error(profile, step.error.status, step.error.message, step.error.retry_after)
         ctx = RequestContext(
             ids=IdSource(self.seed, index), created=self.created, prompt_tokens=prompt_tokens(endpoint, raw)
         )
         view = request.view(model, body)  # type: ignore[attr-defined]
-        return profile.surface(endpoint, step.completion, view, ctx), scenario, step, played
+        return profile.surface(endpoint, step.completion, view, ctx)
 
     @staticmethod
     def _scripted_error(profile: Profile, status: int, message: str, retry_after: int | None) -> Reply:

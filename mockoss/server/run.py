@@ -73,7 +73,9 @@ logging.getLogger("uvicorn.error").addFilter(_FILTER)
 
 
 def _config(server: MockServer, log_level: str) -> uvicorn.Config:
-    return uvicorn.Config(create_app(server), log_level=log_level, access_log=False, lifespan="off")
+    # The lifespan only closes an upstream's HTTP client (mockoss.upstream); without one, skip it.
+    lifespan = "on" if server.upstream is not None else "off"
+    return uvicorn.Config(create_app(server), log_level=log_level, access_log=False, lifespan=lifespan)
 
 
 def serve_forever(server: MockServer, sock: socket.socket, *, log_level: str = "warning") -> None:

@@ -73,7 +73,7 @@ def test_step_with_both_answers_is_rejected_at_its_line(tmp_path):
     )
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
-    assert str(info.value) == f"{path}:4: steps[1]: Value error, give exactly one of 'completion', 'error' or 'pick'"
+    assert str(info.value) == f"{path}:4: steps[1]: Value error, give exactly one of 'completion', 'error', 'pick' or 'replay'"
 
 
 def test_missing_version_and_wrong_version(tmp_path):

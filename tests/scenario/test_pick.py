@@ -128,3 +128,20 @@ def test_eval_prints_the_seeded_proportions(tmp_path, capsys):
         "200 — message": 1,
         '500 — InternalServerError: unexpected tokens remaining in message header: Some("to=functions.x")': 4,
     }
+
+
+def test_the_readme_pick_example_deals_exactly_its_weights():
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "pick:" in b)
+    scenario = scenario_from_data(yaml.safe_load(block), name="readme-pick")
+    assert collections.Counter(_kinds(MockServer(scenario=scenario), 40)) == {
+        "mcp_call": 31,
+        "function_call": 4,
+        "message": 1,
+        500: 4,
+    }

@@ -1,0 +1,141 @@
+"""``replay:`` steps: an HTTP reply stored byte for byte, returned as is (part of the ``version: 1`` format).
+
+``mockoss serve --record DIR`` writes one when no Harmony completion stands behind a reply: the
+output of an upstream server passed through unchanged (:mod:`mockoss.upstream`), or a reply a
+scripted step cannot reproduce. Replaying it gives the client the bytes it first received, ids
+included, whatever profile or seed the replaying server has. Example::
+
+    steps:
+      - replay:
+          status: 200
+          content_type: "text/event-stream; charset=utf-8"
+          frames:
+            - "data: {\\"id\\":\\"chatcmpl-…\\",…}\\n\\n"
+            - "data: [DONE]\\n\\n"
+      - replay:
+          status: 429
+          headers: {retry-after: "2"}
+          body: '{"error":{"message":"Too many requests","type":"RateLimitError","param":null,"code":429}}'
+
+Exactly one of ``body`` (the whole body, UTF-8 text), ``body_base64`` (a body that is not UTF-8)
+or ``frames`` (a stream: each element one SSE event or NDJSON line, written in order) is given;
+the bytes on the wire are ``body`` or the frames joined. ``abort`` drops the connection after the
+frames (no terminating chunk), as the recorded server did. ``content_type`` is written as the
+``Content-Type`` (Starlette adds ``; charset=utf-8`` to a ``text/*`` type without a charset).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from mockoss.profiles.base import JSON_MEDIA_TYPE, Reply
+
+__all__ = ["ReplaySpec", "compile_replay", "replay_data", "split_frames"]
+
+#: Response headers a recording keeps besides ``Content-Type`` (lower-case); every other header
+#: (``Set-Cookie``, ``Server``, ``Date``…) is left out.
+KEPT_HEADERS = ("content-encoding", "retry-after", "x-request-id")
+
+_SSE_EVENT = re.compile(rb".*?(?:\r\n\r\n|\n\n|\r\r)|.+", re.DOTALL)
+_LINE = re.compile(rb".*?\n|.+", re.DOTALL)
+
+
+class ReplaySpec(BaseModel):
+    """A stored HTTP reply: ``status``, ``content_type``, extra ``headers`` and the body."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    status: int = Field(ge=100, le=599)
+    content_type: str = Field(default=JSON_MEDIA_TYPE, min_length=1, description="the Content-Type header")
+    headers: dict[str, str] = Field(default_factory=dict, description="extra response headers, e.g. retry-after")
+    body: str | None = Field(default=None, description="the whole body, UTF-8 text")
+    body_base64: str | None = Field(default=None, description="the whole body, base64 (bodies that are not UTF-8)")
+    frames: list[str] | None = Field(default=None, description="a stream, one element per SSE event / NDJSON line")
+    abort: str | None = Field(default=None, description="drop the connection after the frames (why, for logs)")
+
+    @model_validator(mode="after")
+    def _one_body(self) -> ReplaySpec:
+        if sum(x is not None for x in (self.body, self.body_base64, self.frames)) != 1:
+            raise ValueError("give exactly one of 'body', 'body_base64' or 'frames'")
+        if self.body_base64 is not None:
+            try:
+                base64.b64decode(self.body_base64, validate=True)
+            except (binascii.Error, ValueError):
+                raise ValueError("'body_base64' is not valid base64") from None
+        if "content-type" in {name.lower() for name in self.headers}:
+            raise ValueError("give the Content-Type as 'content_type', not in 'headers'")
+        return self
+
+
+def compile_replay(spec: ReplaySpec) -> Reply:
+    """The :class:`~mockoss.profiles.base.Reply` a ``replay:`` step answers with, built once.
+
+    An ``application/json`` reply is written with a ``Content-Length``; any other content type is
+    written as a stream of the given frames (a single frame for ``body``), which the HTTP layer
+    sends with chunked transfer encoding.
+    """
+    if spec.frames is not None:
+        chunks = tuple(frame.encode() for frame in spec.frames)
+    elif spec.body is not None:
+        chunks = (spec.body.encode(),)
+    else:
+        chunks = (base64.b64decode(spec.body_base64 or ""),)
+    headers = tuple((name.lower(), value) for name, value in spec.headers.items())
+    if spec.content_type == JSON_MEDIA_TYPE and spec.abort is None:
+        return Reply(spec.status, JSON_MEDIA_TYPE, body=b"".join(chunks), headers=headers)
+    return Reply(spec.status, spec.content_type, frames=chunks, headers=headers, abort=spec.abort)
+
+
+def split_frames(content_type: str, data: bytes) -> list[bytes]:
+    """``data`` cut where its server flushed a unit: after each SSE event (a blank line) for
+    ``text/event-stream``, after each line for NDJSON (``application/x-ndjson``); else one piece.
+    The pieces joined are ``data``."""
+    kind = content_type.split(";", 1)[0].strip().lower()
+    if kind == "text/event-stream":
+        return _SSE_EVENT.findall(data)
+    if kind in ("application/x-ndjson", "application/jsonl", "application/json-seq"):
+        return _LINE.findall(data)
+    return [data] if data else []
+
+
+def replay_data(
+    status: int,
+    content_type: str,
+    data: bytes | list[bytes] | tuple[bytes, ...],
+    headers: dict[str, str] | None = None,
+    abort: str | None = None,
+) -> dict[str, Any]:
+    """The ``replay:`` mapping for a reply, ready for YAML (:class:`ReplaySpec` fields).
+
+    Args:
+        data: the body, or the frames as written; a stream is cut again by :func:`split_frames`
+            so each frame is one event whatever the network's chunking was.
+        headers: extra response headers to store (``Content-Type`` aside); pass only those a
+            replay should repeat (:data:`KEPT_HEADERS` for an upstream's answer).
+
+    A body or stream that is not UTF-8 is stored as ``body_base64``.
+    """
+    joined = data if isinstance(data, bytes) else b"".join(data)
+    kept = {k.lower(): v for k, v in (headers or {}).items() if k.lower() != "content-type"}
+    out: dict[str, Any] = {"status": status, "content_type": content_type}
+    if kept:
+        out["headers"] = kept
+    try:
+        joined.decode()
+    except UnicodeDecodeError:
+        out["body_base64"] = base64.b64encode(joined).decode()
+    else:
+        streamed = content_type != JSON_MEDIA_TYPE or abort is not None
+        frames = split_frames(content_type, joined) if streamed else []
+        if streamed and len(frames) > 1:
+            out["frames"] = [frame.decode() for frame in frames]
+        else:
+            out["body"] = joined.decode()
+    if abort is not None:
+        out["abort"] = abort
+    return out

@@ -1,0 +1,211 @@
+"""The HTTP side of an upstream: requests passed through, or raw completions fetched, without blocking.
+
+One :class:`Proxy` serves one app (:func:`mockoss.server.app.create_app` makes it when the
+:class:`~mockoss.server.core.MockServer` has an ``upstream``). It talks to the upstream with one
+:class:`httpx.AsyncClient` (created on first use, closed by the app's lifespan), so waiting for a
+real model never blocks the event loop; scripted replies keep going through the synchronous
+:meth:`MockServer.respond <mockoss.server.core.MockServer.respond>`.
+
+Pass-through (``mode="pass"``): the request body goes upstream unchanged, with only
+``Content-Type`` and ``Accept`` of the client's headers, ``Accept-Encoding: identity`` (so the
+bytes relayed are the bytes sent) and ``Authorization: Bearer KEY`` when the upstream has an API
+key (the client's own ``Authorization`` is never forwarded). The answer's status, ``Content-Type``,
+``Content-Length``, ``Content-Encoding``, ``Retry-After`` and ``X-Request-Id`` and its body are relayed chunk by chunk as
+they arrive; a stream the upstream breaks is broken for the client too (no terminating chunk). An
+upstream that cannot be reached or times out before answering gives HTTP 502 in the active
+profile's error shape: ``mockoss: upstream http://HOST:PORT is unreachable: …``.
+
+Raw mode (``mode="raw"``): see :mod:`mockoss.upstream.raw`; requests mockoss itself rejects
+(invalid body, unknown model) are answered without asking the upstream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import httpx
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from mockoss.endpoints import ENDPOINTS
+from mockoss.scenario.replay import KEPT_HEADERS, replay_data
+from mockoss.server.transport import StreamAborted
+from mockoss.upstream.raw import UPSTREAM_STATUS, describe, failure, fetch_step
+
+if TYPE_CHECKING:
+    from mockoss.server.core import MockServer
+    from mockoss.upstream.config import Upstream
+
+__all__ = ["FORWARDED_HEADERS", "Proxy"]
+
+logger = logging.getLogger("mockoss")
+
+#: Client request headers passed upstream (lower-case); ``Authorization`` comes from the upstream's key only.
+FORWARDED_HEADERS = ("content-type", "accept")
+#: Upstream response headers relayed to the client besides the body's ``Content-Type``.
+_RELAYED = ("content-length", *KEPT_HEADERS)
+
+#: ``done(chunks, abort)``: called once the relay ends, with the bytes relayed and why it broke.
+Done = Callable[[list[bytes], "str | None"], None]
+
+
+class _Relay(StreamingResponse):
+    """An upstream answer relayed chunk by chunk; the upstream response is closed (and ``done``
+    called) however the relay ends: finished, broken upstream, or client gone."""
+
+    def __init__(self, answer: httpx.Response, done: Done | None) -> None:
+        self._answer, self._done = answer, done
+        self._chunks: list[bytes] = []
+        self._abort: str | None = None
+        headers = {name: answer.headers[name] for name in _RELAYED if name in answer.headers}
+        media_type = answer.headers.get("content-type")
+        super().__init__(self._relay(), status_code=answer.status_code, headers=headers, media_type=media_type)
+
+    async def _relay(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._answer.aiter_raw():
+                if self._done is not None:
+                    self._chunks.append(chunk)
+                yield chunk
+        except httpx.HTTPError as exc:
+            self._abort = f"the upstream broke the stream: {type(exc).__name__}: {exc}"
+            raise StreamAborted(f"mockoss: {self._abort}") from None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._answer.aclose()
+            if self._done is not None:
+                self._done(self._chunks, self._abort)
+
+
+class Proxy:
+    """Talks to ``server.upstream`` for one app.
+
+    Args:
+        server: a :class:`~mockoss.server.core.MockServer` whose ``upstream`` is set; its
+            ``recorder``, if any, gets every exchange, and its request log every request.
+    """
+
+    def __init__(self, server: MockServer) -> None:
+        if server.upstream is None:
+            raise ValueError("Proxy needs a MockServer with an upstream")
+        self.server = server
+        self.upstream: Upstream = server.upstream
+        self._client: httpx.AsyncClient | None = None
+
+    def client(self) -> httpx.AsyncClient:
+        """The shared async client, created on first use (in the serving event loop)."""
+        if self._client is None:
+            timeout = httpx.Timeout(self.upstream.timeout_s, connect=self.upstream.connect_timeout_s)
+            limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+            self._client = httpx.AsyncClient(timeout=timeout, limits=limits)
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the client and its connections."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+
+    @asynccontextmanager
+    async def lifespan(self, app: Any) -> AsyncIterator[None]:
+        """The app's lifespan: closes the client at shutdown."""
+        try:
+            yield
+        finally:
+            await self.aclose()
+
+    def forwards(self, method: str, path: str) -> bool:
+        """Whether a non-generation request goes upstream: ``GET /v1/models`` in pass-through mode."""
+        return self.upstream.mode == "pass" and method == "GET" and path == "/v1/models"
+
+    def headers(self, received: Mapping[str, str]) -> dict[str, str]:
+        """The headers sent upstream for a request that came with ``received``."""
+        out = {name: received[name] for name in FORWARDED_HEADERS if name in received}
+        out["accept-encoding"] = "identity"
+        if self.upstream.api_key:
+            out["authorization"] = f"Bearer {self.upstream.api_key}"
+        return out
+
+    async def generate(self, name: str, request: Request) -> Response:
+        """Answer generation endpoint ``name`` (e.g. ``"chat"``) from the upstream."""
+        raw = await request.body()
+        if self.upstream.mode == "raw":
+            return await self._raw(name, raw, request.headers)
+        return await self._pass(name, raw, request.headers)
+
+    async def models(self, request: Request) -> Response:
+        """``GET /v1/models`` relayed from the upstream (502 if it cannot be reached)."""
+        client = self.client()
+        outgoing = client.build_request("GET", self.upstream.root + "/v1/models", headers=self.headers(request.headers))
+        try:
+            answer = await client.send(outgoing, stream=True)
+        except httpx.HTTPError as exc:
+            from mockoss.server.app import to_response
+
+            message = f"mockoss: upstream {self.upstream.safe_url} {describe(exc)}"
+            return to_response(self.server.error_reply("chat", UPSTREAM_STATUS, message))
+        return _Relay(answer, None)
+
+    async def _raw(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
+        from mockoss.server.app import to_response, to_scheduled_response
+
+        step = None
+        if self.server.precheck(name, raw) is None:
+            body = json.loads(raw)
+            model = body.get("model") or self.server.served_model_names[0]  # type: ignore[index]
+            outgoing = self.headers({"content-type": "application/json", "accept": "application/json"})
+            try:
+                step = await fetch_step(self.client(), self.upstream, outgoing, name, body, model)
+            except BaseException as exc:  # the prompt could not be rendered (pyo3 panics are BaseException)
+                if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)):
+                    raise
+                logger.exception("mockoss: raw upstream request failed")
+                step = failure(self.upstream, f"was not asked: mockoss could not build the prompt: {type(exc).__name__}: {exc}")
+        reply, delivery = self.server.respond(name, raw, headers, step=step)
+        return to_response(reply) if delivery is None else to_scheduled_response(reply, delivery)
+
+    async def _pass(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
+        from mockoss.server.app import to_response
+
+        server, recorder = self.server, self.server.recorder
+        slot = recorder.begin() if recorder is not None else -1
+        client = self.client()
+        outgoing = client.build_request("POST", self.upstream.root + ENDPOINTS[name].path, content=raw, headers=self.headers(headers))
+        try:
+            answer = await client.send(outgoing, stream=True)
+        except BaseException as exc:
+            if not isinstance(exc, httpx.HTTPError):  # cancelled (client gone): nothing to record
+                if recorder is not None:
+                    recorder.skip(slot)
+                raise
+            message = f"mockoss: upstream {self.upstream.safe_url} {describe(exc)}"
+            reply = server.error_reply(name, UPSTREAM_STATUS, message)
+            record = server.record_request(name, raw, headers, reply.status)
+            if recorder is not None:
+                recorder.finish(slot, server, record, {"error": {"status": UPSTREAM_STATUS, "message": message}})
+            return to_response(reply)
+        record = server.record_request(name, raw, headers, answer.status_code)
+        if recorder is None:
+            return _Relay(answer, None)
+        content_type = answer.headers.get("content-type", "application/octet-stream")
+        kept = {k: answer.headers[k] for k in KEPT_HEADERS if k in answer.headers}
+
+        def done(chunks: list[bytes], abort: str | None) -> None:
+            try:
+                recorder.finish(slot, server, record, {"replay": replay_data(answer.status_code, content_type, chunks, kept, abort)})
+            except Exception:  # never leave the slot open: later steps would wait for it forever
+                logger.exception("mockoss: could not record request %d", record.index)
+                recorder.skip(slot)
+
+        return _Relay(answer, done)

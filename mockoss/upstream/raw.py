@@ -1,0 +1,155 @@
+"""Raw upstream mode: a real model's Harmony completion for a request, surfaced by any profile.
+
+The request is rendered as the Harmony prompt its endpoint's renderer gives
+(:data:`mockoss.endpoints.ENDPOINTS`: :func:`mockoss.harmony.prompt.render_chat_prompt` /
+``render_responses_prompt`` for ``/v1`` chat and Responses, tools included; Ollama's own template
+for ``/api/*``), sent to the upstream's ``POST /v1/completions`` and the returned text becomes a
+:class:`~mockoss.harmony.Completion` (``Completion.from_text``), which :meth:`MockServer.respond
+<mockoss.server.core.MockServer.respond>` surfaces as a scripted one.
+
+The ``/v1/completions`` body, for vLLM (``vllm/entrypoints/openai/completion/protocol.py@002032ee``,
+``CompletionRequest``: ``prompt`` may be a list of token ids; ``max_tokens`` defaults to 16 and
+``null`` means "up to the context length"; the other fields below are its sampling extras)::
+
+    {"model": M, "prompt": [ids…] | "text", "max_tokens": N | null, "stream": false,
+     "skip_special_tokens": false, "spaces_between_special_tokens": false,
+     "include_stop_str_in_output": true, "stop_token_ids": [200002, 200012],
+     + temperature, top_p, top_k, min_p, seed, presence_penalty, frequency_penalty when the request sets them}
+
+``stop_token_ids`` are openai-harmony's ``stop_tokens_for_assistant_actions()`` (``<|return|>``,
+``<|call|>``), what vLLM stops gpt-oss on. vLLM's detokenizer leaves the stop token out of the text
+unless ``include_stop_str_in_output``; a server that ignores that flag is covered too: a ``stop``
+finish whose text lacks the stop token gets ``<|call|>`` appended when ``stop_reason`` is 200012,
+else ``<|return|>``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from mockoss.endpoints import ENDPOINTS
+from mockoss.harmony import Completion, load_encoding
+from mockoss.harmony.completion import CALL, RETURN
+from mockoss.scenario.loader import Step
+from mockoss.scenario.schema import ScriptedError
+from mockoss.upstream.record import ROUNDTRIP_KEY
+
+if TYPE_CHECKING:
+    from mockoss.upstream.config import Upstream
+
+__all__ = ["STOP_TOKEN_IDS", "UPSTREAM_STATUS", "completion_request", "completion_text", "describe", "failure", "fetch_step"]
+
+#: ``<|return|>``, ``<|call|>``: openai-harmony's ``stop_tokens_for_assistant_actions()``.
+STOP_TOKEN_IDS = (RETURN, CALL)
+#: Status of every upstream failure (unreachable, timed out, non-200, unreadable answer).
+UPSTREAM_STATUS = 502
+#: Characters of an upstream's error body quoted in the 502 message.
+EXCERPT_CHARS = 500
+
+_SAMPLING = ("temperature", "top_p", "top_k", "min_p", "seed", "presence_penalty", "frequency_penalty")
+
+
+def _limit(endpoint: str, body: Mapping[str, Any], model: str) -> int | None:
+    """The request's completion token limit, as its endpoint's view reads it (``None``: none)."""
+    view = ENDPOINTS[endpoint].schema.model_validate(body).view(model, dict(body))  # type: ignore[attr-defined]
+    for name in ("max_tokens", "max_output_tokens"):
+        value = getattr(view, name, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def completion_request(upstream: Upstream, endpoint: str, body: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """The ``/v1/completions`` body asking ``upstream`` for the raw completion of ``body``.
+
+    Args:
+        endpoint: the endpoint name the client called, e.g. ``"chat"``.
+        body: the client's validated JSON body.
+        model: the request's model (``upstream.model`` wins).
+
+    Raises:
+        pydantic.ValidationError: ``body`` is not valid for ``endpoint`` (validate it first).
+    """
+    prompt_ids = ENDPOINTS[endpoint].render_prompt(body)
+    prompt: list[int] | str = list(prompt_ids)
+    if upstream.prompt == "text":
+        prompt = load_encoding().decode(list(prompt_ids))
+    out: dict[str, Any] = {
+        "model": upstream.model or model,
+        "prompt": prompt,
+        "max_tokens": _limit(endpoint, body, model),
+        "stream": False,
+        "skip_special_tokens": False,
+        "spaces_between_special_tokens": False,
+        "include_stop_str_in_output": True,
+        "stop_token_ids": list(STOP_TOKEN_IDS),
+    }
+    options = body.get("options")  # Ollama's native sampling options
+    for source in (body, options if isinstance(options, Mapping) else {}):
+        for name in _SAMPLING:
+            value = source.get(name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[name] = value
+    return out
+
+
+def completion_text(data: Any) -> str:
+    """The Harmony text of a ``/v1/completions`` answer: ``choices[0].text``, ending with its stop
+    token when generation stopped on one (see the module docstring).
+
+    Raises:
+        ValueError: ``data`` has no ``choices[0].text`` string.
+    """
+    try:
+        choice = data["choices"][0]
+        text = choice["text"]
+    except (KeyError, IndexError, TypeError):
+        raise ValueError("no choices[0].text in the answer") from None
+    if not isinstance(text, str):
+        raise ValueError("choices[0].text is not a string")
+    if choice.get("finish_reason") == "stop" and not text.endswith(("<|return|>", "<|call|>")):
+        text += "<|call|>" if choice.get("stop_reason") == CALL else "<|return|>"
+    return text
+
+
+def failure(upstream: Upstream, message: str) -> Step:
+    """The step answering a request the upstream could not: HTTP 502 in the profile's error shape,
+    ``mockoss: upstream URL …`` (URL without credentials)."""
+    return Step(index=0, completion=None, error=ScriptedError(status=UPSTREAM_STATUS, message=f"mockoss: upstream {upstream.safe_url} {message}"))
+
+
+def describe(error: httpx.HTTPError) -> str:
+    """An httpx failure in words: ``is unreachable: …`` or ``did not answer within N s (ReadTimeout)``."""
+    if isinstance(error, httpx.TimeoutException):
+        return f"did not answer in time ({type(error).__name__})"
+    if isinstance(error, httpx.ConnectError):
+        return f"is unreachable: {str(error) or type(error).__name__}"
+    return f"failed: {type(error).__name__}: {error}"
+
+
+async def fetch_step(
+    client: httpx.AsyncClient, upstream: Upstream, headers: Mapping[str, str], endpoint: str, body: Mapping[str, Any], model: str
+) -> Step:
+    """Ask ``upstream`` for the raw completion of ``body`` and return the step that answers it:
+    the :class:`~mockoss.harmony.Completion`, or a 502 :func:`failure` (never raises for the
+    upstream's faults: unreachable, timed out, non-200 with an excerpt of its body, unreadable).
+    """
+    url = upstream.root + "/v1/completions"
+    payload = completion_request(upstream, endpoint, body, model)
+    try:
+        answer = await client.post(url, content=json.dumps(payload).encode(), headers=dict(headers))
+    except httpx.HTTPError as exc:
+        return failure(upstream, describe(exc))
+    text = answer.text
+    if answer.status_code != 200:
+        return failure(upstream, f"answered HTTP {answer.status_code} to POST /v1/completions: {text[:EXCERPT_CHARS]}")
+    try:
+        completion = Completion.from_text(completion_text(json.loads(text)))
+    except ValueError as exc:  # not JSON, or not a completions answer
+        return failure(upstream, f"sent an unreadable /v1/completions answer ({exc}): {text[:EXCERPT_CHARS]}")
+    completion._memo[ROUNDTRIP_KEY] = True  # made from its text: recorded as `completion: {raw: …}`
+    return Step(index=0, completion=completion, error=None)
