@@ -1,0 +1,69 @@
+"""The request log: what :class:`~mockoss.server.core.MockServer` received, for assertions."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Endpoint", "RecordedRequest"]
+
+#: An endpoint name from :data:`mockoss.endpoints.ENDPOINTS`, e.g. ``"chat"``.
+Endpoint = str
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request the server received, for assertions.
+
+    Kept as received (raw bytes, header pairs) and parsed on access, so a long-running server's
+    log costs little memory and no garbage-collector time.
+
+    Attributes:
+        index: 0-based position since the last reset.
+        endpoint: the endpoint name, e.g. ``"chat"`` or ``"responses"``.
+        raw: the request body as received.
+        header_items: request headers as ``(lower-cased name, value)`` pairs.
+        scenario: name of the scenario that answered, else ``None``.
+        step: index of the scripted step that answered (in its rule), else ``None``.
+        status: HTTP status of the reply.
+        completion: the raw Harmony completion text behind the reply (templates rendered), else ``None``.
+        rule: the rule that answered: its ``name``, else ``#N`` (1-based); ``None`` if none did.
+        turn: the request's turn number (see :mod:`mockoss.scenario.conversation`), else ``None``.
+    """
+
+    index: int
+    endpoint: Endpoint
+    raw: bytes
+    header_items: tuple[tuple[str, str], ...]
+    scenario: str | None
+    step: int | None
+    status: int
+    completion: str | None
+    rule: str | None = None
+    turn: int | None = None
+
+    @property
+    def body(self) -> Any:
+        """The parsed JSON body, or ``None`` if it was not JSON."""
+        try:
+            return json.loads(self.raw)
+        except (ValueError, RecursionError):
+            return None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Request headers, lower-cased names."""
+        return dict(self.header_items)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """Chat ``messages`` of the request (empty for other endpoints)."""
+        body = self.body
+        return list(body.get("messages", [])) if isinstance(body, dict) else []
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """Declared ``tools`` of the request."""
+        body = self.body
+        return list(body.get("tools") or []) if isinstance(body, dict) else []
