@@ -74,6 +74,16 @@ def to_scheduled_response(reply: Reply, delivery: Delivery) -> Response:
     return _Scheduled(reply, schedule)
 
 
+def _headers(request: Request) -> dict[str, str]:
+    """Request headers as a plain dict (names are lower-case in ASGI; for a repeated header the
+    first value wins, as ``Headers.get`` does). Built once: every lookup on Starlette's ``Headers``
+    scans the raw list."""
+    headers: dict[str, str] = {}
+    for name, value in request.scope["headers"]:
+        headers.setdefault(name.decode("latin-1"), value.decode("latin-1"))
+    return headers
+
+
 def create_app(server: MockServer) -> FastAPI:
     """Build the ASGI app serving ``server``.
 
@@ -97,7 +107,7 @@ def create_app(server: MockServer) -> FastAPI:
         async def endpoint(request: Request) -> Response:
             if proxy is not None:
                 return await proxy.generate(name, request)
-            reply, delivery = server.respond(name, await request.body(), request.headers)
+            reply, delivery = server.respond(name, await request.body(), _headers(request))
             return to_response(reply) if delivery is None else to_scheduled_response(reply, delivery)
 
         endpoint.__name__ = f"generate_{name}"

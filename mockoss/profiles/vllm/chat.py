@@ -12,6 +12,7 @@ stamps its ids, ``created``, model and usage onto precomputed pieces.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from mockoss.profiles.vllm import VllmProfile
 
 from mockoss.profiles.vllm.chat_plan import (
+    MEMO,
     Plan,
     dumps,
     effective_tool_choice,
@@ -34,14 +36,41 @@ __all__ = ["surface_chat"]
 # --------------------------------------------------------------------------- non-streaming
 
 
-def _full(profile: VllmProfile, plan: Plan, request: ChatRequestView, ctx: RequestContext) -> Reply:
-    """Body of ``chat_completion_full_generator``, serialised as ``JSONResponse(model_dump())``."""
-    parsed = plan.parsed
-    assert parsed is not None
-    request_id = ctx.ids.next("chatcmpl-")
+#: A slot in a cached body template: ``dumps`` writes ``"\u0000name\u0000"``, which no scripted
+#: text produces by accident (it would need literal NUL characters around a slot name).
+_SLOT = re.compile(r'"\\u0000(\w+)\\u0000"')
+
+
+def _slot(name: str) -> str:
+    return f"\x00{name}\x00"
+
+
+def _full_template(
+    profile: VllmProfile, plan: Plan, request: ChatRequestView, completion: Completion
+) -> tuple[tuple[str, ...], int]:
+    """The body of ``chat_completion_full_generator`` (``JSONResponse(model_dump())``) as text
+    pieces around named slots (``id``, ``tool0``…, ``created``, ``model``, ``prompt``, ``total``),
+    built once per plan and request shape; returns (pieces, number of tool calls)."""
     choice = effective_tool_choice(request, profile)
     named = isinstance(choice, Mapping)
     required = choice == "required"
+    kind = "named" if named else choice
+    key = (
+        MEMO,
+        "full",
+        request.max_tokens,  # with strict and flush_raw_recovery: the plan's own key
+        profile.strict,
+        profile.flush_raw_recovery,
+        kind,
+        request.include_reasoning,
+        profile.enable_auto_tool_choice,
+        profile.reasoning_field,
+    )
+    cached = completion._memo.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    parsed = plan.parsed
+    assert parsed is not None
     parser_calls = parsed.tool_calls if profile.enable_auto_tool_choice else ()
     content = parsed.content
     calls: tuple[tuple[str, str], ...] = ()
@@ -62,8 +91,8 @@ def _full(profile: VllmProfile, plan: Plan, request: ChatRequestView, ctx: Reque
     }
     if calls:  # ChatMessage's serializer drops an empty tool_calls list
         message["tool_calls"] = [
-            {"id": ctx.ids.next("chatcmpl-tool-"), "type": "function", "function": {"name": n, "arguments": a}}
-            for n, a in calls
+            {"id": _slot(f"tool{i}"), "type": "function", "function": {"name": n, "arguments": a}}
+            for i, (n, a) in enumerate(calls)
         ]
     reasoning = parsed.reasoning if request.include_reasoning else None
     if profile.reasoning_field != "reasoning_content":
@@ -71,12 +100,11 @@ def _full(profile: VllmProfile, plan: Plan, request: ChatRequestView, ctx: Reque
     if profile.reasoning_field != "reasoning":
         message["reasoning_content"] = reasoning
     tool_finish = auto_called or (required and plan.finish == "stop")
-    prompt = ctx.prompt_tokens
     body = {
-        "id": request_id,
+        "id": _slot("id"),
         "object": "chat.completion",
-        "created": ctx.created,
-        "model": request.model,
+        "created": _slot("created"),
+        "model": _slot("model"),
         "choices": [
             {
                 "index": 0,
@@ -91,8 +119,8 @@ def _full(profile: VllmProfile, plan: Plan, request: ChatRequestView, ctx: Reque
         "service_tier": None,
         "system_fingerprint": None,
         "usage": {
-            "prompt_tokens": prompt,
-            "total_tokens": prompt + plan.completion_tokens,
+            "prompt_tokens": _slot("prompt"),
+            "total_tokens": _slot("total"),
             "completion_tokens": plan.completion_tokens,
             "prompt_tokens_details": None,
             "completion_tokens_details": {"reasoning_tokens": plan.reasoning_tokens},
@@ -104,7 +132,27 @@ def _full(profile: VllmProfile, plan: Plan, request: ChatRequestView, ctx: Reque
         "ec_transfer_params": None,
         "metrics": None,
     }
-    return Reply(status=200, body=dumps(body).encode())
+    result = (tuple(_SLOT.split(dumps(body))), len(calls))
+    completion._memo[key] = result
+    return result
+
+
+def _full(profile: VllmProfile, plan: Plan, request: ChatRequestView, ctx: RequestContext, completion: Completion) -> Reply:
+    """Fill the cached body template with this request's ids, ``created``, model and usage."""
+    pieces, tool_calls = _full_template(profile, plan, request, completion)
+    prompt = ctx.prompt_tokens
+    values = {
+        "id": f'"{ctx.ids.next("chatcmpl-")}"',
+        "created": str(ctx.created),
+        "model": dumps(request.model),
+        "prompt": str(prompt),
+        "total": str(prompt + plan.completion_tokens),
+    }
+    for i in range(tool_calls):
+        values[f"tool{i}"] = f'"{ctx.ids.next("chatcmpl-tool-")}"'
+    # split() with one group alternates text and slot names: text, name, text, name, …, text
+    out = [values[piece] if i % 2 else piece for i, piece in enumerate(pieces)]
+    return Reply(status=200, body="".join(out).encode())
 
 
 # --------------------------------------------------------------------------- entry point
@@ -158,7 +206,7 @@ def surface_chat(profile: VllmProfile, completion: Completion, request: ChatRequ
     if not request.stream:
         if plan.error is not None:
             return profile.error(profile.harmony_error_status, plan.error)
-        return _full(profile, plan, request, ctx)
+        return _full(profile, plan, request, ctx, completion)
     tools = profile.enable_auto_tool_choice and effective_tool_choice(request, profile) != "none"
     field = profile.reasoning_field
     sse = sse_pieces(completion, plan, max_tokens, strict, request.include_reasoning, tools, field, raw_recovery)
