@@ -170,11 +170,14 @@ class RequestContext:
         ids: deterministic id source for this request.
         created: unix time in seconds to stamp on objects (fixed per seed, for determinism).
         prompt_tokens: the request rendered as a Harmony prompt, counted in tokens.
+        raw_body: the request body as received; a profile may key caches of request-dependent
+            output on it (``b""`` when unknown: no caching).
     """
 
     ids: IdSource
     created: int
     prompt_tokens: int
+    raw_body: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)

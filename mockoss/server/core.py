@@ -378,7 +378,10 @@ class MockServer:
         if step.error is not None:
             return self._scripted_error(profile, step.error.status, step.error.message, step.error.retry_after)
         ctx = RequestContext(
-            ids=IdSource(self.seed, index), created=self.created, prompt_tokens=prompt_tokens(endpoint, raw)
+            ids=IdSource(self.seed, index),
+            created=self.created,
+            prompt_tokens=prompt_tokens(endpoint, raw),
+            raw_body=raw,
         )
         view = request.view(model, body)  # type: ignore[attr-defined]
         return profile.surface(endpoint, step.completion, view, ctx)

@@ -22,6 +22,7 @@ What is reproduced, and from where (vllm-project/vllm unless noted):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,13 @@ from typing import TYPE_CHECKING, Any
 from openai_harmony import Message
 
 from mockoss.harmony import Completion, ParserTrace, load_encoding
-from mockoss.profiles.base import SSE_MEDIA_TYPE, IdSource, Reply, RequestContext, ResponsesRequestView
+from mockoss.profiles.base import (
+    SSE_MEDIA_TYPE,
+    IdSource,
+    Reply,
+    RequestContext,
+    ResponsesRequestView,
+)
 from mockoss.profiles.vllm.errors import ERROR_TYPES
 from mockoss.profiles.vllm.responses_stream import (
     BUILTIN_TOOL_TO_MCP_SERVER_LABEL,
@@ -256,70 +263,105 @@ def _echo_reasoning(reasoning: Any) -> Any:
     return {"effort": reasoning.get("effort"), "generate_summary": reasoning.get("generate_summary"), "summary": reasoning.get("summary")}
 
 
-class _Echo:
-    """The request-dependent parts of ``ResponsesResponse.from_request``, built once per request."""
+#: A slot in a cached echo template; ``dumps`` writes ``"\u0000name\u0000"`` for it.
+_SLOT = re.compile(r'"\\u0000(\w+)\\u0000"')
+#: Echo templates by (raw request body, model, prompt tokens, created, max_model_len).
+_ECHO_TEMPLATES: dict[tuple[Any, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+_ECHO_TEMPLATES_MAX = 1024
 
-    __slots__ = ("head", "prompt", "tail")
+
+def _slot(name: str) -> str:
+    return f"\x00{name}\x00"
+
+
+def _echo_templates(profile: VllmProfile, request: ResponsesRequestView, ctx: RequestContext) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The response object around ``output``, serialised once per distinct request: the head
+    (``{…"object":"response"``) and tail (``"parallel_tool_calls":…}``) as text pieces around the
+    slots ``id``, ``incomplete``, ``status`` and ``usage``."""
+    key = (ctx.raw_body, request.model, ctx.prompt_tokens, ctx.created, profile.max_model_len)
+    cached = _ECHO_TEMPLATES.get(key) if ctx.raw_body else None
+    if cached is not None:
+        return cached
+    body = request.body
+    temperature = float(1.0 if body.get("temperature") is None else body["temperature"])
+    top_p = float(1.0 if body.get("top_p") is None else body["top_p"])
+    if temperature < _SAMPLING_EPS:  # SamplingParams: greedy forces top_p = 1.0
+        top_p = 1.0
+    room = profile.max_model_len - ctx.prompt_tokens
+    limit = room if request.max_output_tokens is None else min(request.max_output_tokens, room)
+    head = {
+        "id": _slot("id"),
+        "created_at": ctx.created,
+        "incomplete_details": _slot("incomplete"),
+        "instructions": body.get("instructions"),
+        "metadata": body.get("metadata"),
+        "model": request.model,
+        "object": "response",
+    }
+    tail = {
+        "parallel_tool_calls": body.get("parallel_tool_calls") is not False,
+        "temperature": temperature,
+        "tool_choice": request.tool_choice,
+        "tools": [_echo_tool(t) for t in body.get("tools") or ()],
+        "top_p": top_p,
+        "background": bool(body.get("background")),
+        "max_output_tokens": limit,
+        "max_tool_calls": body.get("max_tool_calls"),
+        "previous_response_id": body.get("previous_response_id"),
+        "prompt": None,
+        "reasoning": _echo_reasoning(body.get("reasoning")),
+        "service_tier": body.get("service_tier") or "auto",
+        "status": _slot("status"),
+        "text": _echo_text(body.get("text")),
+        "top_logprobs": None,  # logprobs are rejected for gpt-oss, so sampling logprobs is None
+        "truncation": body.get("truncation") or "disabled",
+        "usage": _slot("usage"),
+        "user": body.get("user"),
+        "input_messages": None,
+        "output_messages": None,
+    }
+    templates = (tuple(_SLOT.split(dumps(head)[:-1])), tuple(_SLOT.split(dumps(tail)[1:])))
+    if ctx.raw_body:
+        if len(_ECHO_TEMPLATES) >= _ECHO_TEMPLATES_MAX:
+            _ECHO_TEMPLATES.clear()
+        _ECHO_TEMPLATES[key] = templates
+    return templates
+
+
+class _Echo:
+    """The request-dependent parts of ``ResponsesResponse.from_request`` for one request."""
+
+    __slots__ = ("head", "id", "prompt", "tail")
 
     def __init__(self, profile: VllmProfile, request: ResponsesRequestView, ctx: RequestContext) -> None:
-        body = request.body
-        request_id = body.get("request_id")  # vLLM's request_id extra param becomes the id
-        temperature = float(1.0 if body.get("temperature") is None else body["temperature"])
-        top_p = float(1.0 if body.get("top_p") is None else body["top_p"])
-        if temperature < _SAMPLING_EPS:  # SamplingParams: greedy forces top_p = 1.0
-            top_p = 1.0
-        room = profile.max_model_len - ctx.prompt_tokens
-        limit = room if request.max_output_tokens is None else min(request.max_output_tokens, room)
+        request_id = request.body.get("request_id")  # vLLM's request_id extra param becomes the id
+        self.id = dumps(request_id if isinstance(request_id, str) else f"resp_{ctx.ids.next()}")
         self.prompt = ctx.prompt_tokens
-        self.head = {
-            "id": request_id if isinstance(request_id, str) else f"resp_{ctx.ids.next()}",
-            "created_at": ctx.created,
-            "incomplete_details": None,
-            "instructions": body.get("instructions"),
-            "metadata": body.get("metadata"),
-            "model": request.model,
-            "object": "response",
-        }
-        self.tail = {
-            "parallel_tool_calls": body.get("parallel_tool_calls") is not False,
-            "temperature": temperature,
-            "tool_choice": request.tool_choice,
-            "tools": [_echo_tool(t) for t in body.get("tools") or ()],
-            "top_p": top_p,
-            "background": bool(body.get("background")),
-            "max_output_tokens": limit,
-            "max_tool_calls": body.get("max_tool_calls"),
-            "previous_response_id": body.get("previous_response_id"),
-            "prompt": None,
-            "reasoning": _echo_reasoning(body.get("reasoning")),
-            "service_tier": body.get("service_tier") or "auto",
-            "status": None,
-            "text": _echo_text(body.get("text")),
-            "top_logprobs": None,  # logprobs are rejected for gpt-oss, so sampling logprobs is None
-            "truncation": body.get("truncation") or "disabled",
-            "usage": None,
-            "user": body.get("user"),
-            "input_messages": None,
-            "output_messages": None,
-        }
+        self.head, self.tail = _echo_templates(profile, request, ctx)
 
     def render(self, status: str, output_json: str, plan: _Plan | None) -> str:
         """The response object JSON; ``plan`` None means the in-progress one (``usage: null``)."""
-        head = self.head
-        if status == "incomplete":
-            head = {**head, "incomplete_details": {"reason": "max_output_tokens"}}
-        tail = dict(self.tail)
-        tail["status"] = status
+        usage = "null"
         if plan is not None:
             n, p = plan.output_tokens, self.prompt
-            tail["usage"] = {
-                "input_tokens": p,
-                "input_tokens_details": {"cached_tokens": 0, "input_tokens_per_turn": [p], "cached_tokens_per_turn": [0]},
-                "output_tokens": n,
-                "output_tokens_details": {"reasoning_tokens": plan.reasoning_tokens, "tool_output_tokens": 0, "output_tokens_per_turn": [n], "tool_output_tokens_per_turn": [0]},
-                "total_tokens": p + n,
-            }
-        return f'{dumps(head)[:-1]},"output":{output_json},{dumps(tail)[1:]}'
+            usage = dumps(
+                {
+                    "input_tokens": p,
+                    "input_tokens_details": {"cached_tokens": 0, "input_tokens_per_turn": [p], "cached_tokens_per_turn": [0]},
+                    "output_tokens": n,
+                    "output_tokens_details": {"reasoning_tokens": plan.reasoning_tokens, "tool_output_tokens": 0, "output_tokens_per_turn": [n], "tool_output_tokens_per_turn": [0]},
+                    "total_tokens": p + n,
+                }
+            )
+        values = {
+            "id": self.id,
+            "incomplete": '{"reason":"max_output_tokens"}' if status == "incomplete" else "null",
+            "status": dumps(status),
+            "usage": usage,
+        }
+        head = "".join(values[piece] if i % 2 else piece for i, piece in enumerate(self.head))
+        tail = "".join(values[piece] if i % 2 else piece for i, piece in enumerate(self.tail))
+        return f'{head},"output":{output_json},{tail}'
 
 
 def _hex_ids(ids: IdSource, count: int) -> list[str]:
