@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import http.client
+import importlib.util
 import json
 import os
 import pickle
@@ -329,7 +330,9 @@ CASES = (  # name, mockoss server, path, body, stream
 def capture(mock: dict[str, Server]) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[str]]:
     """Ask mockoss once per case: the baseline's spec, the cases mockoss can serve, skip notes."""
     try:
-        from mockoss.server.app import FRAMES_PER_WRITE as per_write  # how mockoss groups frames per send
+        from mockoss.server.app import (
+            FRAMES_PER_WRITE as per_write,  # how mockoss groups frames per send
+        )
     except ImportError:
         per_write = 64
     spec: dict[str, dict[str, Any]] = {}
@@ -389,6 +392,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     parser.add_argument("--serve-baseline", metavar="SPEC", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    missing = [m for m in ("uvloop", "httptools") if importlib.util.find_spec(m) is None]
+    if missing:
+        print(
+            f"bench_http: {', '.join(missing)} not installed; both servers must run on uvloop + httptools "
+            "for a fair comparison: pip install -e '.[test,fast]'",
+            file=sys.stderr,
+        )
+        return 2
     if args.serve_baseline:
         serve_baseline(args.serve_baseline)
         return 0

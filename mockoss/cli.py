@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -93,7 +94,12 @@ def _serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"mockoss: error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    scenario = server.scenario.name if server.scenario else "none (send X-Mockoss-Scenario)"
+    if server.scenario:
+        scenario = server.scenario.name
+    elif server.upstream is not None:
+        scenario = "none (requests go upstream)"
+    else:
+        scenario = "none (send X-Mockoss-Scenario)"
     switches = ", ".join(f"{k}={v}" for k, v in sorted(dict(args.switch).items()))
     print(f"mockoss {__version__}: profile {args.profile}, scenario {scenario}" + (f", switches {switches}" if switches else ""), flush=True)
     print(f"base URL: {base_url(sock)}/v1", flush=True)
@@ -112,6 +118,14 @@ def _serve(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mockoss`` command; returns the exit code."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `mockoss explain … | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return _serve(args)

@@ -11,6 +11,7 @@ content, reasoning, tool calls (name + arguments) and the error message.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import sys
@@ -50,6 +51,8 @@ class Outcome:
         reasoning: chat ``reasoning`` (or ``reasoning_content``) / joined reasoning text.
         tool_calls: ``[{"type", "name", "arguments"}]`` (function calls and MCP calls).
         error: the error message of a non-2xx reply, else ``None``.
+        answer: which answer of the step this row shows when it has several (``pick 2/4, weight
+            4``) or was rendered from a template; else ``None``.
     """
 
     step: int
@@ -62,6 +65,7 @@ class Outcome:
     reasoning: str | None = None
     tool_calls: list[dict[str, str]] = field(default_factory=list)
     error: str | None = None
+    answer: str | None = None
 
 
 def tool_names_for(completion: Completion, requested: Sequence[str] | None) -> list[str]:
@@ -174,7 +178,12 @@ def explain(
     """
     registry = PROFILES if profiles is None else profiles
     rows: list[Outcome] = []
-    for index, completion, scripted in steps:
+    for entry in steps:
+        index, completion, scripted = entry[:3]
+        answer = entry[3] if len(entry) > 3 else None  # type: ignore[misc]
+        if completion is None and scripted is None:  # nothing a profile can surface
+            rows.append(Outcome(index, "-", "-", "-", 0, error=answer, answer=answer))
+            continue
         for name, base in registry.items():
             own = {k: v for k, v in (switches or {}).items() if k in switch_names(base)}
             profile = get_profile(name, own) if own and profiles is None else base
@@ -183,7 +192,7 @@ def explain(
                     continue
                 if scripted is not None:
                     reply = profile.error(*scripted)
-                    rows.append(summarise(index, name, endpoint, "-", reply.status, reply.body))
+                    rows.append(_with_answer(summarise(index, name, endpoint, "-", reply.status, reply.body), answer))
                     continue
                 assert completion is not None
                 declared = tool_names_for(completion, tools)
@@ -191,10 +200,14 @@ def explain(
                     try:
                         status, body = _surface(profile, endpoint, completion, request_body(endpoint, names), index)
                     except Exception as exc:  # another profile's bug must not hide the others
-                        rows.append(Outcome(index, name, endpoint, label, 0, error=f"mockoss: {type(exc).__name__}: {exc}"))
+                        rows.append(Outcome(index, name, endpoint, label, 0, error=f"mockoss: {type(exc).__name__}: {exc}", answer=answer))
                         continue
-                    rows.append(summarise(index, name, endpoint, label, status, body))
+                    rows.append(_with_answer(summarise(index, name, endpoint, label, status, body), answer))
     return rows
+
+
+def _with_answer(row: Outcome, answer: str | None) -> Outcome:
+    return row if answer is None else dataclasses.replace(row, answer=answer)
 
 
 def _cell(value: Any, width: int = 40) -> str:
@@ -214,23 +227,53 @@ COLUMNS = ("step", "profile", "endpoint", "tools", "status", "items", "content",
 
 def render_table(rows: Sequence[Outcome]) -> str:
     """An aligned text table, one line per :class:`Outcome`."""
-    cells = [list(COLUMNS)] + [[_cell(getattr(r, c)) for c in COLUMNS] for r in rows]
+    def step_cell(r: Outcome) -> str:
+        return str(r.step) if r.answer is None else f"{r.step} ({r.answer})"
+
+    cells = [list(COLUMNS)] + [[step_cell(r) if c == "step" else _cell(getattr(r, c)) for c in COLUMNS] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
     return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells)
 
 
-def _steps(source: str, step: int | None) -> list[tuple[int, Completion | None, tuple[int, str] | None]]:
+def _answers(step: Any) -> list[tuple[Completion | None, tuple[int, str] | None, str | None]]:
+    """(completion, scripted error, answer label) for each answer a step can give: one for a plain
+    step, one per option of a ``pick`` step; a templated completion is rendered for an empty
+    request, or reported as needing one."""
+    from mockoss.scenario.template import RenderContext, TemplateRenderError
+
+    if step.options:
+        total = len(step.options)
+        labelled = [(option, f"pick {i + 1}/{total}, weight {weight}") for i, (weight, option) in enumerate(step.options)]
+    else:
+        labelled = [(step, None)]
+    out: list[tuple[Completion | None, tuple[int, str] | None, str | None]] = []
+    for answer, label in labelled:
+        if answer.error is not None:
+            out.append((None, (answer.error.status, answer.error.message), label))
+        elif answer.completion is not None:
+            out.append((answer.completion, None, label))
+        elif answer.template is not None:
+            try:
+                rendered = answer.template.render(RenderContext({}, "openai/gpt-oss-20b", "explain"))
+            except TemplateRenderError as exc:
+                out.append((None, None, f"template needs a request: {exc}"))
+                continue
+            out.append((rendered, None, "template, rendered for an empty request" if label is None else f"{label}, template"))
+    return out
+
+
+def _steps(
+    source: str, step: int | None
+) -> list[tuple[int, Completion | None, tuple[int, str] | None, str | None]]:
     if source == "-":
-        return [(0, Completion.from_text(sys.stdin.read()), None)]
+        return [(0, Completion.from_text(sys.stdin.read()), None, None)]
     from mockoss.scenario.loader import load_scenario
 
     out = []
     for s in load_scenario(source).steps:
         if (step is not None and s.index != step) or getattr(s, "replay", None) is not None:
             continue  # a replay step returns recorded bytes: nothing for a profile to surface
-        error = getattr(s, "error", None)
-        scripted = (error.status, error.message) if error is not None else None
-        out.append((s.index, getattr(s, "completion", None), scripted))
+        out.extend((s.index, completion, scripted, label) for completion, scripted, label in _answers(s))
     return out
 
 
@@ -273,7 +316,8 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"mockoss: error: {exc}", file=sys.stderr)
         return 2
     if not steps:
-        print(f"mockoss: error: scenario has no step {args.step}", file=sys.stderr)
+        what = f"no step {args.step}" if args.step is not None else "no step a profile can surface (only recorded replays)"
+        print(f"mockoss: error: scenario has {what}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps([asdict(r) for r in rows], ensure_ascii=False, indent=2))

@@ -37,6 +37,7 @@ def test_leaked_recipient_is_an_mcp_call_for_vllm_responses(capsys):
             "reasoning": REASONING,
             "tool_calls": [MCP],
             "error": None,
+            "answer": None,
         }
     assert {r["endpoint"] for r in rows} == {"responses"}
 
@@ -99,3 +100,30 @@ def test_table_is_aligned(capsys):
 def test_errors_exit_2(capsys, args, message):
     assert main(["explain", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_pick_steps_show_one_row_per_answer_and_templates_are_rendered(tmp_path, capsys):
+    path = tmp_path / "pick.yaml"
+    path.write_text(
+        "version: 1\n"
+        "steps:\n"
+        "  - pick:\n"
+        "      - {weight: 3, completion: {messages: [{channel: final, content: 'Hi {{ request.model }}'}]}}\n"
+        "      - {weight: 1, error: {status: 503, message: busy}}\n"
+        "  - completion: {messages: [{channel: final, content: 'Echo {{ request.messages[-1].content }}'}]}\n"
+    )
+    rows = run_json(capsys, str(path), "--endpoint", "chat")
+    vllm = [r for r in rows if r["profile"] == "vllm"]
+    first = [r for r in vllm if r["step"] == 0 and r["tools"] == "no-tools"]
+    assert [(r["answer"], r["content"]) for r in first] == [("pick 1/2, weight 3, template", "Hi openai/gpt-oss-20b")]
+    (busy,) = [r for r in vllm if r["step"] == 0 and r["tools"] == "-"]
+    assert (busy["answer"], busy["status"], busy["error"]) == ("pick 2/2, weight 1", 503, "busy")
+    (needs,) = [r for r in rows if r["step"] == 1]
+    assert needs["profile"] == "-" and needs["answer"].startswith("template needs a request: ")
+
+
+def test_a_recording_of_replays_only_says_why_nothing_is_shown(tmp_path, capsys):
+    path = tmp_path / "rec.yaml"
+    path.write_text("version: 1\nsteps:\n  - replay: {status: 200, content_type: application/json, body: '{}'}\n")
+    assert main(["explain", str(path)]) == 2
+    assert "no step a profile can surface (only recorded replays)" in capsys.readouterr().err

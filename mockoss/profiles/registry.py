@@ -49,7 +49,8 @@ def get_profile(name: str, switches: Mapping[str, Any] | None = None) -> Profile
     unknown = sorted(set(switches) - set(switch_names(profile)))
     if unknown:
         raise ProfileError(
-            f"profile {name!r} has no switch {', '.join(map(repr, unknown))}; switches: {', '.join(switch_names(profile))}"
+            f"profile {name!r} has no switch {', '.join(map(repr, unknown))}; "
+            + (f"switches: {', '.join(switch_names(profile))}" if switch_names(profile) else "it has no switches")
         )
     try:
         return dataclasses.replace(profile, **switches)  # type: ignore[type-var]
