@@ -7,8 +7,6 @@ import openai
 import pytest
 
 from mockoss.scenario.loader import scenario_from_data
-from mockoss.server.core import MockServer
-from mockoss.server.run import ThreadedServer
 
 MODEL = "ggml-org/gpt-oss-20b-GGUF"  # LlamacppProfile.default_model
 USER = [{"role": "user", "content": "Weather in Paris?"}]
@@ -16,18 +14,14 @@ WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters"
 PEG = {"code": 500, "message": "The model produced output that does not match the expected peg-native format", "type": "server_error"}
 
 
-@pytest.fixture(scope="module")
-def served():
-    running = ThreadedServer(MockServer(profile="llamacpp")).start()
-    yield running
-    running.stop()
+# The suite's own pytest plugin serves these tests (one session server, reset per test).
+pytestmark = pytest.mark.mockoss(profile="llamacpp")
 
 
 @pytest.fixture
-def server(served):
-    served.server.reset()
-    served.server.set_switches({})
-    return served
+def server(mockoss):
+    """The ``mockoss`` fixture: ``.url``, ``.server`` (the MockServer), reset for this test."""
+    return mockoss
 
 
 def use(server, *raw: str) -> None:

@@ -7,26 +7,20 @@ import openai
 import pytest
 
 from mockoss.scenario.loader import scenario_from_data
-from mockoss.server.core import MockServer
-from mockoss.server.run import ThreadedServer
 
 MODEL = "openai/gpt-oss-20b"
 USER = [{"role": "user", "content": "Weather in Paris?"}]
 WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 
 
-@pytest.fixture(scope="module")
-def served():
-    running = ThreadedServer(MockServer(profile="lmstudio")).start()
-    yield running
-    running.stop()
+# The suite's own pytest plugin serves these tests (one session server, reset per test).
+pytestmark = pytest.mark.mockoss(profile="lmstudio")
 
 
 @pytest.fixture
-def server(served):
-    served.server.reset()
-    served.server.set_switches({})
-    return served
+def server(mockoss):
+    """The ``mockoss`` fixture: ``.url``, ``.server`` (the MockServer), reset for this test."""
+    return mockoss
 
 
 @pytest.fixture

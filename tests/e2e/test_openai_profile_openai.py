@@ -6,24 +6,18 @@ from __future__ import annotations
 import openai
 import pytest
 
-from mockoss.server.core import MockServer
-from mockoss.server.run import ThreadedServer
-
 MODEL = "openai/gpt-oss-20b"
 USER = [{"role": "user", "content": "Weather?"}]
 
 
-@pytest.fixture(scope="module")
-def served():
-    running = ThreadedServer(MockServer(profile="openai")).start()
-    yield running
-    running.stop()
+# The suite's own pytest plugin serves these tests (one session server, reset per test).
+pytestmark = pytest.mark.mockoss(profile="openai")
 
 
 @pytest.fixture
-def server(served):
-    served.server.reset()
-    return served
+def server(mockoss):
+    """The ``mockoss`` fixture: ``.url``, ``.server`` (the MockServer), reset for this test."""
+    return mockoss
 
 
 @pytest.fixture
