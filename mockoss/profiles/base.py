@@ -11,7 +11,7 @@ import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Protocol
 
 __all__ = [
     "ChatRequestView",
@@ -206,9 +206,6 @@ class Reply:
     @property
     def streamed(self) -> bool:
         return self.media_type != JSON_MEDIA_TYPE
-
-
-ApiErrorKind = Literal["invalid_request", "not_found", "internal"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,7 +113,7 @@ class MockossOptions:
 
     def over(self, farther: MockossOptions) -> MockossOptions:
         """These options with ``farther``'s filling the ones not set here."""
-        mine = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if getattr(self, f.name) is not None}
+        mine = self.set_fields()
         if "profile" in mine or "profiles" in mine:  # one setting: the nearer layer decides
             farther = dataclasses.replace(farther, profile=None, profiles=None)
         return dataclasses.replace(farther, **mine)

@@ -112,11 +112,6 @@ class OllamaChatRequestView:
     load_only: bool = False
     body: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
-    def has_tools(self) -> bool:
-        """``len(req.Tools) > 0``: a non-streamed reply keeps tool calls only then."""
-        return bool(self.tool_names)
-
 
 class OllamaChatRequest(_Common):
     """``api.ChatRequest``."""

@@ -25,6 +25,7 @@ import re
 
 from mockoss.profiles.llamacpp import peg
 from mockoss.profiles.llamacpp.gptoss import ChatMsg
+from mockoss.profiles.wire import dumps as _dump
 
 __all__ = ["parse_regex"]
 
@@ -44,10 +45,6 @@ _SPACES = " \t\n\r\v\f"
 
 class _Incomplete(Exception):
     pass
-
-
-def _dump(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _parse(text: str, extract_reasoning: bool, tool_calls: bool, out: dict[str, list]) -> None:

@@ -8,10 +8,10 @@ Sources (ggml-org/llama.cpp): ``tools/server/server-common.cpp@006639c3`` (``for
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mockoss.profiles.base import JSON_MEDIA_TYPE, IdSource, Reply
+from mockoss.profiles.wire import dumps  # safe_json_to_str: nlohmann dump(-1)
 
 __all__ = ["ERROR_TYPES", "dumps", "error_object", "error_reply", "random_string", "timings"]
 
@@ -28,14 +28,6 @@ ERROR_TYPES = {
     501: "not_supported_error",
     503: "unavailable_error",
 }
-
-_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-
-
-def dumps(value: Any) -> str:
-    """``safe_json_to_str``: nlohmann ``dump(-1)``, compact, UTF-8 kept, keys in insertion order."""
-    return _ENCODE(value)
-
 
 def random_string(ids: IdSource) -> str:
     """``random_string()``: 32 characters from ``[0-9A-Za-z]``, drawn deterministically from ``ids``."""

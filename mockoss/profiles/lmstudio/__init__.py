@@ -8,7 +8,6 @@ documented switch. Output is parsed with openai-harmony's ``StreamableParser`` a
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -120,9 +119,9 @@ class LmstudioProfile:
         return surface_responses(self, output, deltas, tokens, length, request, ctx)
 
     def _body(self, value: Any) -> bytes:
-        if self.pretty_json:
-            return json.dumps(value, ensure_ascii=False, indent=2).encode()
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+        from mockoss.profiles.lmstudio.chat import render
+
+        return render(self, value)
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
         """An OpenAI-style error body ``{"error":{"message","type","param","code"}}`` (LM Studio's

@@ -22,6 +22,7 @@ from mockoss.profiles.base import (
     RequestContext,
 )
 from mockoss.profiles.lmstudio.parse import LmstudioOutput
+from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
     from mockoss.profiles.lmstudio import LmstudioProfile
@@ -46,11 +47,7 @@ def render(profile: LmstudioProfile, value: Any) -> bytes:
     """A JSON body as LM Studio writes it: pretty-printed with two spaces (``pretty_json``)."""
     if profile.pretty_json:
         return json.dumps(value, ensure_ascii=False, indent=2).encode()
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return dumps(value).encode()
 
 
 def finish_reason(output: LmstudioOutput, length: bool) -> str:
@@ -116,7 +113,7 @@ def surface_chat(
         return Reply(status=200, body=render(profile, body))
     head = (
         f'data: {{"id":"{request_id}","object":"chat.completion.chunk","created":{ctx.created},'
-        f'"model":{_compact(request.model)},"system_fingerprint":{_compact(request.model)},"choices":[{{"index":0,"delta":'
+        f'"model":{dumps(request.model)},"system_fingerprint":{dumps(request.model)},"choices":[{{"index":0,"delta":'
     )
     field = "content" if profile.reasoning_field == "content" else profile.reasoning_field
     frames: list[bytes] = []
@@ -127,8 +124,8 @@ def surface_chat(
             delta: dict[str, Any] = {"role": "assistant", "tool_calls": [call]}
         else:
             delta = {"role": "assistant", field if kind == "reasoning" else "content": value}
-        frames.append(f'{head}{_compact(delta)},"logprobs":null,"finish_reason":null}}]}}\n\n'.encode())
-    usage = f',"usage":{_compact(_usage(ctx.prompt_tokens, completion_tokens))}' if request.include_usage else ""
+        frames.append(f'{head}{dumps(delta)},"logprobs":null,"finish_reason":null}}]}}\n\n'.encode())
+    usage = f',"usage":{dumps(_usage(ctx.prompt_tokens, completion_tokens))}' if request.include_usage else ""
     frames.append(f'{head}{{}},"logprobs":null,"finish_reason":"{finish}"}}]{usage}}}\n\n'.encode())
     frames.append(_DONE)
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))

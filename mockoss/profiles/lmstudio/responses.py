@@ -22,17 +22,12 @@ from mockoss.profiles.base import (
 )
 from mockoss.profiles.lmstudio.chat import render
 from mockoss.profiles.lmstudio.parse import LmstudioOutput
+from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
     from mockoss.profiles.lmstudio import LmstudioProfile
 
 __all__ = ["surface_responses"]
-
-
-def _compact(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _items(output: LmstudioOutput, ids: list[str]) -> list[dict[str, Any]]:
@@ -101,7 +96,7 @@ def surface_responses(
     frames: list[str] = []
 
     def emit(kind: str, **data: Any) -> None:
-        frames.append(f"event: {kind}\ndata: {_compact({'type': kind, 'sequence_number': len(frames), **data})}\n\n")
+        frames.append(f"event: {kind}\ndata: {dumps({'type': kind, 'sequence_number': len(frames), **data})}\n\n")
 
     start = _response(request, ctx, response_id, "in_progress", [], None)
     emit("response.created", response=start)

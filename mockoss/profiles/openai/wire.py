@@ -17,15 +17,9 @@ import json
 from typing import Any
 
 from mockoss.profiles.base import JSON_MEDIA_TYPE, Reply
+from mockoss.profiles.wire import dumps
 
 __all__ = ["chat_body", "chat_frames", "dumps", "error_reply", "responses_body", "responses_frames"]
-
-_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON, UTF-8 kept."""
-    return _ENCODE(value)
 
 _TOOL_PREFIX = "chatcmpl-tool-"
 _DONE = b"data: [DONE]\n\n"
@@ -92,7 +86,7 @@ def chat_body(vllm: Reply) -> Reply:
         "service_tier": "default",
         "system_fingerprint": None,
     }
-    return Reply(status=200, body=_ENCODE(body).encode())
+    return Reply(status=200, body=dumps(body).encode())
 
 
 def _chunk(data: dict[str, Any], include_usage: bool) -> dict[str, Any]:
@@ -127,9 +121,9 @@ def chat_frames(vllm: Reply, include_usage: bool) -> Reply:
         data = json.loads(frame[6:])
         if "error" in data:
             status = data["error"].get("code") or 500
-            frames.append(b"data: " + _ENCODE({"error": _error_object(status, data["error"]["message"], None)}).encode() + b"\n\n")
+            frames.append(b"data: " + dumps({"error": _error_object(status, data["error"]["message"], None)}).encode() + b"\n\n")
             continue
-        frames.append(b"data: " + _ENCODE(_chunk(data, include_usage)).encode() + b"\n\n")
+        frames.append(b"data: " + dumps(_chunk(data, include_usage)).encode() + b"\n\n")
     return Reply(status=vllm.status, media_type=vllm.media_type, frames=tuple(frames), abort=vllm.abort)
 
 
@@ -155,7 +149,7 @@ def responses_body(vllm: Reply) -> Reply:
     data = json.loads(vllm.body)
     if vllm.status != 200:
         return _error_from_vllm(vllm.status, data)
-    return Reply(status=200, body=_ENCODE(_response(data)).encode())
+    return Reply(status=200, body=dumps(_response(data)).encode())
 
 
 def responses_frames(vllm: Reply) -> Reply:
@@ -181,7 +175,7 @@ def responses_frames(vllm: Reply) -> Reply:
                 data["item"] = item
         if isinstance(data.get("response"), dict):
             data["response"] = _response(data["response"])
-        text = _ENCODE(data)
+        text = dumps(data)
         for old, new in renamed.items():
             text = text.replace(old, new)
         frames.append(f"{head}data: {text}\n\n".encode())
@@ -197,7 +191,7 @@ def error_reply(status: int, message: str, *, param: str | None = None, code: st
     """``{"error":{"message","type","param","code"}}`` with status ``status``."""
     error = _error_object(status, message, param)
     error["code"] = code
-    return Reply(status=status, media_type=JSON_MEDIA_TYPE, body=_ENCODE({"error": error}).encode())
+    return Reply(status=status, media_type=JSON_MEDIA_TYPE, body=dumps({"error": error}).encode())
 
 
 def _error_from_vllm(status: int, data: dict[str, Any]) -> Reply:

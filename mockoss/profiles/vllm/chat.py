@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 from mockoss.profiles.vllm.chat_plan import (
     MEMO,
     Plan,
+    assistant_message,
     dumps,
     effective_tool_choice,
     plan_completion,
@@ -81,14 +82,7 @@ def _full_template(
     elif profile.enable_auto_tool_choice and choice == "auto":
         calls = parser_calls
         auto_called = bool(calls)
-    message: dict[str, object] = {
-        "role": "assistant",
-        "content": content,
-        "refusal": None,
-        "annotations": None,
-        "audio": None,
-        "function_call": None,
-    }
+    message = assistant_message(content)
     if calls:  # ChatMessage's serializer drops an empty tool_calls list
         message["tool_calls"] = [
             {"id": _slot(f"tool{i}"), "type": "function", "function": {"name": n, "arguments": a}}

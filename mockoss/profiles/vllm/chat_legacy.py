@@ -45,7 +45,9 @@ from openai_harmony import Message
 
 from mockoss.harmony.completion import CALL
 from mockoss.profiles.base import ChatRequestView, Reply, RequestContext
+from mockoss.profiles.vllm.chat_plan import assistant_message
 from mockoss.profiles.vllm.errors import http_exception_reply
+from mockoss.profiles.wire import dumps as _dumps
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
@@ -59,10 +61,6 @@ _FUNCTIONS = "functions."
 TOOL_CALL_NOT_SUPPORTED = (
     "Tool call in Chat Completion API is not supported for gpt-oss yet. Please use Responses API instead."
 )
-
-
-def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _text(message: Message) -> str:
@@ -179,19 +177,12 @@ def _full(profile: VllmProfile, plan: LegacyPlan, request: ChatRequestView, ctx:
     else:
         reasoning, content, calls = _message(profile, plan, request)
     request_id = ctx.ids.next("chatcmpl-")
-    message: dict[str, object] = {
-        "role": "assistant",
-        "content": content,
-        "refusal": None,
-        "annotations": None,
-        "audio": None,
-        "function_call": None,
-        "tool_calls": [
-            {"id": ctx.ids.next("chatcmpl-tool-"), "type": "function", "function": {"name": n, "arguments": a}}
-            for n, a in calls
-        ],
-        **reasoning_members(profile.reasoning_field, reasoning),
-    }
+    message = assistant_message(content)
+    message["tool_calls"] = [
+        {"id": ctx.ids.next("chatcmpl-tool-"), "type": "function", "function": {"name": n, "arguments": a}}
+        for n, a in calls
+    ]
+    message.update(reasoning_members(profile.reasoning_field, reasoning))
     choice: dict[str, object] = {
         "index": 0,
         "message": message,

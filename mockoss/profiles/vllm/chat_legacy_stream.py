@@ -25,12 +25,13 @@ after the chunks so far, then ``data: [DONE]``.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from mockoss.harmony.trace import TokenStep
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
+from mockoss.profiles.vllm.chat_plan import reasoning_json as _reasoning
 from mockoss.profiles.vllm.errors import stream_error_frame
+from mockoss.profiles.wire import dumps as _dumps
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
@@ -43,19 +44,6 @@ _DONE = b"data: [DONE]\n\n"
 _FUNCTIONS = "functions."
 #: A delta: JSON text pieces and ints, an int being the index of the tool call whose id goes there.
 Delta = tuple[str | int, ...]
-
-
-def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _reasoning(field: str, value: str | None) -> str:
-    encoded = "null" if value is None else _dumps(value)
-    if field == "reasoning":
-        return '"reasoning":' + encoded
-    if field == "reasoning_content":
-        return '"reasoning_content":' + encoded
-    return f'"reasoning":{encoded},"reasoning_content":{encoded}'
 
 
 def _delta(field: str, content: str | None, reasoning: str | None, tools: list[Delta]) -> Delta:

@@ -8,7 +8,6 @@ stream (:mod:`mockoss.profiles.vllm.chat_stream`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -22,6 +21,7 @@ from mockoss.profiles.vllm.segments import (
     parse_output,
     token_segments,
 )
+from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
@@ -41,12 +41,6 @@ __all__ = [
 
 DONE = b"data: [DONE]\n\n"
 MEMO = "vllm.chat"
-
-
-def dumps(value: object) -> str:
-    """Compact JSON, UTF-8 kept as is: what pydantic's ``model_dump_json`` and Starlette's
-    ``JSONResponse`` (``ensure_ascii=False``, ``separators=(",", ":")``) both write."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 # --------------------------------------------------------------------------- per completion
@@ -155,6 +149,12 @@ def effective_tool_choice(request: ChatRequestView, profile: VllmProfile | None 
         if choice == "required" and profile.tool_choice_required == "ignored":
             return "auto"
     return choice
+
+
+def assistant_message(content: str | None) -> dict[str, object]:
+    """The fields every vLLM ``ChatMessage`` starts with, in order; callers add ``tool_calls``
+    and the reasoning field(s)."""
+    return {"role": "assistant", "content": content, "refusal": None, "annotations": None, "audio": None, "function_call": None}
 
 
 def reasoning_json(field: str, value: str | None) -> str:

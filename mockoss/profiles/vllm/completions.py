@@ -14,13 +14,18 @@ parsers that work on exact token ids.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mockoss.harmony import load_encoding
 from mockoss.harmony.completion import CALL, RETURN
-from mockoss.profiles.base import SSE_MEDIA_TYPE, CompletionsRequestView, Reply, RequestContext
+from mockoss.profiles.base import (
+    SSE_MEDIA_TYPE,
+    CompletionsRequestView,
+    Reply,
+    RequestContext,
+)
+from mockoss.profiles.wire import dumps as _dumps
 from mockoss.schemas.completions import prompt_token_ids
 
 if TYPE_CHECKING:
@@ -30,10 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["RawOutput", "raw_output", "surface_completions", "token_texts"]
 
 _DONE = b"data: [DONE]\n\n"
-
-
-def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def token_texts(tokens: tuple[int, ...], skip_special_tokens: bool) -> tuple[str, ...]:

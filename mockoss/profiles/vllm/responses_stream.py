@@ -23,12 +23,12 @@ Sources (vllm-project/vllm):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mockoss.profiles.vllm.segments import is_function_recipient
+from mockoss.profiles.wire import dumps
 
 __all__ = [
     "BUILTIN_TOOL_TO_MCP_SERVER_LABEL",
@@ -51,18 +51,6 @@ BUILTIN_TOOL_TO_MCP_SERVER_LABEL = {"python": "code_interpreter", "browser": "we
 Template = tuple[str, tuple[int, ...]]
 
 _MARKERS = "\ue000\ue001\ue002\ue003\ue004\ue005\ue006\ue007"
-
-
-_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-
-
-def dumps(obj: Any) -> str:
-    """Compact JSON as both vLLM paths write it (``JSONResponse`` and pydantic ``model_dump_json``).
-
-    Same output as ``json.dumps(obj, separators=(",", ":"), ensure_ascii=False)``, with one
-    shared encoder instead of one per call.
-    """
-    return _ENCODE(obj)
 
 
 @dataclass(frozen=True, slots=True)
