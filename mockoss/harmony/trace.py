@@ -77,6 +77,12 @@ class ParserTrace:
         return self.error is None and bool(self.pending_tokens)
 
 
+#: o200k_harmony's ``<|message|>`` token and the parser's stop tokens
+#: (``HarmonyEncoding.stop_tokens()``: ``<|return|>``, ``<|end|>``, ``<|call|>``).
+_MESSAGE = 200008
+_STOP = frozenset((200002, 200007, 200012))
+
+
 def parse_tokens(tokens: Sequence[int], *, strict: bool = True) -> ParserTrace:
     """Feed ``tokens`` one by one to ``StreamableParser(encoding, Role.ASSISTANT, strict=strict)``.
 
@@ -84,30 +90,61 @@ def parse_tokens(tokens: Sequence[int], *, strict: bool = True) -> ParserTrace:
     ends inside a message, ``process_eos()`` is called and its outcome recorded separately, so a
     profile can choose whether its server flushes at EOS.
 
+    Cost: linear in ``len(tokens)``. openai-harmony's ``StreamableParser.state`` and ``.messages``
+    serialise the whole parser state to JSON on every read (``state`` includes the open message's
+    content tokens, ``messages`` every completed message), so reading them after every token is
+    quadratic. The state machine (openai/harmony@ec7606d:src/encoding.rs,
+    ``StreamableParser::process_next``) only leaves ``Content`` on a stop token and ``Header`` on
+    ``<|message|>`` or (non-strict) a stop token, and only those exits push a message. So:
+
+    * staying in ``Content`` (a non-stop token, and ``current_role`` still set: it is the open
+      header's role in ``Content`` and ``next_role``, ``None`` after the first header, elsewhere)
+      and staying in ``Header`` (any other token) are derived without reading ``state``;
+    * on every other token ``state`` is read, which is cheap there: ``ExpectStart`` and a fresh
+      ``Content`` serialise no content, ``Header`` only its header tokens;
+    * ``messages`` is read only when the parser left ``Content`` or ``Header`` for another state,
+      the only moments a message can have been completed.
+
+    ``tests/harmony/test_trace_linear.py`` checks the trace equals the per-token reading on the
+    scenario library, the fault library and random token streams, with whichever parser library
+    (openai-harmony or a fork) is installed.
+
     Raises:
         Nothing: parser errors are recorded in the trace, never raised.
     """
     parser = StreamableParser(load_encoding(), Role.ASSISTANT, strict=strict)
     steps: list[TokenStep] = []
+    append = steps.append
     message_start = 0
     seen_messages = 0
     error: str | None = None
     error_index: int | None = None
+    state = parser.state
+    content, header = StreamState.CONTENT, StreamState.HEADER
     for index, token in enumerate(tokens):
         try:
             parser.process(token)
         except HarmonyError as exc:
             error, error_index = str(exc), index
             break
-        messages = parser.messages
-        completed = messages[-1] if len(messages) > seen_messages else None
-        if completed is not None:
-            seen_messages = len(messages)
-            message_start = index + 1
-        steps.append(
+        previous = state
+        if previous is content and token not in _STOP and parser.current_role is not None:
+            pass  # still inside the open message's content
+        elif previous is header and token != _MESSAGE and token not in _STOP:
+            pass  # one more header token
+        else:
+            state = parser.state
+        completed = None
+        if state is not previous and (previous is content or previous is header) and state is not content:
+            messages = parser.messages
+            if len(messages) > seen_messages:
+                completed = messages[-1]
+                seen_messages = len(messages)
+                message_start = index + 1
+        append(
             TokenStep(
                 token=token,
-                state=parser.state,
+                state=state,
                 channel=parser.current_channel,
                 recipient=parser.current_recipient,
                 content_type=parser.current_content_type,
