@@ -8,9 +8,9 @@ active profile answers a path it does not serve with its server's 404.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -18,9 +18,11 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from mockoss.harmony.lru import BytesLRU
+
 logger = logging.getLogger("mockoss")
 
-__all__ = ["ENDPOINTS", "Endpoint", "RequestSchema", "endpoint_for_path"]
+__all__ = ["BODY_CACHE_BYTES", "ENDPOINTS", "Endpoint", "RequestSchema", "clear_prompt_caches", "endpoint_for_path", "prompt_tokens"]
 
 
 class RequestSchema(Protocol):
@@ -40,12 +42,15 @@ class Endpoint:
         path: the URL path, e.g. ``"/v1/chat/completions"``.
         schema: the pydantic model validating the JSON body (``model_validate``).
         render_prompt: request body → prompt token ids, for usage counts.
+        count_prompt: request body → ``len(render_prompt(body))`` at the cost of what is new in
+            the body (:mod:`mockoss.harmony.prompt.count`), else ``None``.
     """
 
     name: str
     path: str
     schema: type[BaseModel]
     render_prompt: Callable[[Mapping[str, Any]], list[int]]
+    count_prompt: Callable[[Mapping[str, Any]], int] | None = None
 
 
 def _chat_prompt(body: Mapping[str, Any]) -> list[int]:
@@ -58,6 +63,18 @@ def _responses_prompt(body: Mapping[str, Any]) -> list[int]:
     from mockoss.harmony.prompt import render_responses_prompt
 
     return render_responses_prompt(body)
+
+
+def _chat_count(body: Mapping[str, Any]) -> int:
+    from mockoss.harmony.prompt.count import count_chat_prompt
+
+    return count_chat_prompt(body)
+
+
+def _responses_count(body: Mapping[str, Any]) -> int:
+    from mockoss.harmony.prompt.count import count_responses_prompt
+
+    return count_responses_prompt(body)
 
 
 def _completions_prompt(body: Mapping[str, Any]) -> list[int]:
@@ -85,8 +102,8 @@ def _build() -> Mapping[str, Endpoint]:
     from mockoss.schemas.responses import ResponsesRequest
 
     endpoints = [
-        Endpoint("chat", "/v1/chat/completions", ChatCompletionRequest, _chat_prompt),
-        Endpoint("responses", "/v1/responses", ResponsesRequest, _responses_prompt),
+        Endpoint("chat", "/v1/chat/completions", ChatCompletionRequest, _chat_prompt, _chat_count),
+        Endpoint("responses", "/v1/responses", ResponsesRequest, _responses_prompt, _responses_count),
         Endpoint("completions", "/v1/completions", CompletionRequest, _completions_prompt),
         Endpoint("ollama.chat", "/api/chat", OllamaChatRequest, _ollama_chat_prompt),
         Endpoint("ollama.generate", "/api/generate", OllamaGenerateRequest, _ollama_generate_prompt),
@@ -104,18 +121,47 @@ def endpoint_for_path(path: str) -> Endpoint | None:
     return _BY_PATH.get(path)
 
 
-@functools.lru_cache(maxsize=1024)
-def prompt_tokens(name: str, raw: bytes) -> int:
-    """Prompt tokens of a raw request body for endpoint ``name``, cached on the exact bytes.
+#: Byte budget of the whole-body count cache (a repeated body costs one lookup).
+BODY_CACHE_BYTES = 16 * 1024 * 1024
+_counts: BytesLRU[int] = BytesLRU(BODY_CACHE_BYTES)
 
-    If openai-harmony cannot render the prompt (its tokenizer panics on some pathological inputs,
-    e.g. a single million-character word), the count falls back to ``len(raw) // 4`` and a
-    warning is logged, so usage stays deterministic and the request is still answered.
+
+def clear_prompt_caches() -> None:
+    """Forget every cached prompt count: whole bodies here, messages in
+    :mod:`mockoss.harmony.prompt.count` (``MockServer.reset`` calls this)."""
+    from mockoss.harmony.prompt.count import clear_caches
+
+    _counts.clear()
+    clear_caches()
+
+
+def prompt_tokens(name: str, raw: bytes, body: Any = None) -> int:
+    """Prompt tokens of a raw request body for endpoint ``name``.
+
+    ``body`` is ``json.loads(raw)`` when the caller has it (saves parsing twice; not modified).
+    A body seen before costs one lookup (cached on the exact bytes, bounded by
+    :data:`BODY_CACHE_BYTES`); chat and Responses bodies are otherwise counted from per-message
+    counts (:mod:`mockoss.harmony.prompt.count`), so a turn that resends a conversation costs
+    about its new messages. If openai-harmony cannot render the prompt (its tokenizer panics on
+    some pathological inputs, e.g. a single million-character word), the count falls back to
+    ``len(raw) // 4`` and a warning is logged, so usage stays deterministic and the request is
+    still answered.
     """
+    key = (name, raw)
+    cached = _counts.get(key)
+    if cached is not None:
+        return cached
+    endpoint = ENDPOINTS[name]
     try:
-        return len(ENDPOINTS[name].render_prompt(json.loads(raw)))
+        if body is None:
+            body = json.loads(raw)
+        if endpoint.count_prompt is not None:
+            count = endpoint.count_prompt(body)
+        else:
+            count = len(endpoint.render_prompt(body))
     except BaseException as exc:  # pyo3's PanicException derives from BaseException
         if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
             raise
         logger.warning("mockoss: could not render the %s prompt (%s: %s); estimating prompt_tokens", name, type(exc).__name__, exc)
-        return max(1, len(raw) // 4)
+        count = max(1, len(raw) // 4)
+    return _counts.put(key, count, sys.getsizeof(raw))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import ValidationError
 
-from mockoss.endpoints import ENDPOINTS, endpoint_for_path, prompt_tokens
+from mockoss.endpoints import ENDPOINTS, clear_prompt_caches, endpoint_for_path, prompt_tokens
 from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext, ServerInfo
 from mockoss.profiles.registry import ProfileError, get_profile
 from mockoss.scenario.loader import Scenario, ScenarioError, Step, load_scenario
@@ -182,11 +182,13 @@ class MockServer:
                 self.served_model_names = (profile.default_model,)
 
     def reset(self) -> None:
-        """Rewind every scenario, forget every session and clear the request log (ids restart too)."""
+        """Rewind every scenario, forget every session, clear the request log and the prompt count
+        caches (ids restart too)."""
         with self._lock:
             self._player.clear()
             self.requests.clear()
             self._handled = 0
+        clear_prompt_caches()
 
     # -- request handling ----------------------------------------------------------------------
 
@@ -380,7 +382,7 @@ class MockServer:
         ctx = RequestContext(
             ids=IdSource(self.seed, index),
             created=self.created,
-            prompt_tokens=prompt_tokens(endpoint, raw),
+            prompt_tokens=prompt_tokens(endpoint, raw, body),
             raw_body=raw,
         )
         view = request.view(model, body)  # type: ignore[attr-defined]

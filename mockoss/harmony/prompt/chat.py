@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from openai_harmony import Author, Message, Role, ToolDescription
+from openai_harmony import Author, Message, Role
 
 from mockoss.harmony.prompt._common import (
     DEFAULT_CONVERSATION_START_DATE,
@@ -88,9 +88,11 @@ def _drop_stale_analysis(messages: list[Message]) -> list[Message]:
     return [m for i, m in enumerate(messages) if not (i < last_final and m.channel == "analysis")]
 
 
-def _chat_messages(
-    body: Mapping[str, Any], start_date: str, exclude_tools_when_tool_choice_none: bool
-) -> list[Message]:
+def _chat_parts(
+    body: Mapping[str, Any], exclude_tools_when_tool_choice_none: bool
+) -> tuple[str | None, list[Mapping[str, Any]], list[Mapping[str, Any]], dict[Any, str]]:
+    """What vLLM reads from a chat body: (instructions, function specs, the other messages, tool
+    names by call id). Shared by rendering and by :mod:`mockoss.harmony.prompt.count`."""
     raw = [m for m in _list(body.get("messages")) if isinstance(m, Mapping)]
     instructions, rest = _leading_instructions(raw)
 
@@ -98,20 +100,27 @@ def _chat_messages(
     include_tools = tools_field is not None and not (
         exclude_tools_when_tool_choice_none and body.get("tool_choice") == "none"
     )
-    tools: list[ToolDescription] = []
+    specs: list[Mapping[str, Any]] = []
     if include_tools:
         for tool in _list(tools_field):
             if isinstance(tool, Mapping) and tool.get("type", "function") == "function":
-                tools.append(_tool_description(_mapping(tool.get("function"))))
-
-    messages = _preamble(
-        instructions=instructions, tools=tools, reasoning_effort=body.get("reasoning_effort"), start_date=start_date
-    )
+                specs.append(_mapping(tool.get("function")))
     tool_names: dict[Any, str] = {}
     for msg in rest:
         for call in _list(msg.get("tool_calls")):
             if isinstance(call, Mapping):
                 tool_names[_key(call.get("id"))] = _text(_mapping(call.get("function")).get("name"))
+    return instructions, specs, rest, tool_names
+
+
+def _chat_messages(
+    body: Mapping[str, Any], start_date: str, exclude_tools_when_tool_choice_none: bool
+) -> list[Message]:
+    instructions, specs, rest, tool_names = _chat_parts(body, exclude_tools_when_tool_choice_none)
+    tools = [_tool_description(spec) for spec in specs]
+    messages = _preamble(
+        instructions=instructions, tools=tools, reasoning_effort=body.get("reasoning_effort"), start_date=start_date
+    )
     turns: list[Message] = []
     for msg in rest:
         turns.extend(_chat_message(msg, tool_names))

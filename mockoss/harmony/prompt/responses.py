@@ -64,7 +64,12 @@ def _response_item(item: Mapping[str, Any], call_names: dict[Any, str]) -> Messa
     return None
 
 
-def _responses_messages(body: Mapping[str, Any], start_date: str, builtin_tools: bool) -> list[Message]:
+def _responses_parts(
+    body: Mapping[str, Any], builtin_tools: bool
+) -> tuple[Any, list[Mapping[str, Any]], list[ToolNamespaceConfig], Any, Any]:
+    """What vLLM reads from a Responses body: (instructions, function tool specs, built-in tool
+    namespaces, reasoning effort, the input left after the instructions). Shared by rendering and
+    by :mod:`mockoss.harmony.prompt.count`."""
     request_input = body.get("input")
     instructions = body.get("instructions")
     if isinstance(instructions, list):
@@ -78,17 +83,20 @@ def _responses_messages(body: Mapping[str, Any], start_date: str, builtin_tools:
     tool_types = {t.get("type") for t in tools if isinstance(t.get("type"), str)}
     # vLLM passes the tools on only when one is not a built-in (has_custom_tools); a function tool
     # is such a tool, so that test changes nothing here.
-    function_tools = [_tool_description(t) for t in tools if t.get("type") == "function"]
+    specs = [t for t in tools if t.get("type") == "function"]
     namespaces: list[ToolNamespaceConfig] = []
     if builtin_tools:
         for tool_type in _BUILTIN_TOOL_TYPES:
             if tool_type in tool_types and (namespace := _builtin_namespace(tool_type)) is not None:
                 namespaces.append(namespace)
+    return instructions, specs, namespaces, _mapping(body.get("reasoning")).get("effort"), request_input
 
-    reasoning = _mapping(body.get("reasoning")).get("effort")
+
+def _responses_messages(body: Mapping[str, Any], start_date: str, builtin_tools: bool) -> list[Message]:
+    instructions, specs, namespaces, reasoning, request_input = _responses_parts(body, builtin_tools)
     messages = _preamble(
         instructions=instructions,
-        tools=function_tools,
+        tools=[_tool_description(spec) for spec in specs],
         reasoning_effort=reasoning,
         start_date=start_date,
         namespaces=namespaces,

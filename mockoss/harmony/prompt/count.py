@@ -1,0 +1,215 @@
+"""Exact prompt token counts at the cost of what is new in a request.
+
+Agents resend the whole conversation every turn, so rendering each request's prompt from scratch
+(:func:`~mockoss.harmony.prompt.render_chat_prompt`) costs the whole conversation every time. Here
+the count is a sum of per-message counts, each cached by the message's content, so a turn costs
+about its new messages.
+
+Why the sum is exact. openai-harmony renders a conversation for completion
+(openai/harmony@ec7606d:src/encoding.rs, ``render_conversation_into`` and
+``render_conversation_for_completion_into``) as: every kept message rendered on its own by
+``render_into(message, options)``, one after another, then ``<|start|>`` and the role name. A
+message's tokens are produced from its own fields only: the formatting tokens (``<|start|>``,
+``<|channel|>``, ``<|message|>``, ``<|end|>``…) are emitted as single special tokens and each
+text piece between them is BPE-encoded on its own, so no merge ever spans two messages (nor a
+message and a formatting token). The conversation reaches a message in two ways only, both
+reproduced here:
+
+* ``options.conversation_has_function_tools`` (some developer message has a non-empty
+  ``functions`` namespace) changes the system message (its "Calls to these tools must go to the
+  commentary channel" line); the system message's count is cached per value of that flag, and
+  the flag is true exactly when the request's function tools are rendered;
+* ``auto_drop_analysis`` (the default config): when the last assistant message is on the final
+  channel, analysis messages before the first final-channel message are left out. vLLM's chat
+  path first drops every analysis message before the last assistant final message
+  (``auto_drop_analysis_messages``). Each cached entry keeps its messages' author role and channel,
+  so both rules are applied to the cached counts.
+
+The per-message cache key is the request message's ``repr`` (injective on JSON data: strings,
+numbers, booleans, null, lists and dicts, key order included; cheaper than re-serialising) plus, for a chat ``tool`` message or
+a Responses ``function_call_output``, the tool name looked up by call id (the only thing the
+conversion reads outside the message). ``tests/harmony/test_prompt_count.py`` checks the counts
+against ``len(render_…_prompt(body))`` on the scenario library's requests, the prompt tests'
+bodies and random conversations, with whichever Harmony library is installed.
+
+Bodies the renderer rejects (lone surrogates, NaN in a schema: a ``ValueError``) are counted by
+rendering the repaired body whole, as :func:`~mockoss.harmony.prompt.render_chat_prompt` does.
+Caches are bounded in bytes (:data:`MESSAGE_CACHE_BYTES`) and emptied by :func:`clear_caches`.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from openai_harmony import Conversation, Message, RenderOptions, Role, ToolNamespaceConfig
+
+from mockoss.harmony.encoding import load_encoding
+from mockoss.harmony.lru import BytesLRU
+from mockoss.harmony.prompt._common import (
+    DEFAULT_CONVERSATION_START_DATE,
+    _developer_message,
+    _key,
+    _list,
+    _mapping,
+    _system_message,
+    _text,
+    _tool_description,
+)
+from mockoss.harmony.prompt.chat import _chat_message, _chat_parts, render_chat_prompt
+from mockoss.harmony.prompt.responses import _response_item, _responses_parts, render_responses_prompt
+
+__all__ = ["MESSAGE_CACHE_BYTES", "cache_size", "clear_caches", "count_chat_prompt", "count_responses_prompt"]
+
+#: Byte budget of the per-message count cache (keys hold the messages' text).
+MESSAGE_CACHE_BYTES = 32 * 1024 * 1024
+
+#: One rendered Harmony message: (its token count, written by the assistant, its channel).
+Entry = tuple[int, bool, str | None]
+
+_messages: BytesLRU[tuple[Entry, ...]] = BytesLRU(MESSAGE_CACHE_BYTES)
+_preambles: BytesLRU[int] = BytesLRU(MESSAGE_CACHE_BYTES // 8)
+
+
+def clear_caches() -> None:
+    """Forget every cached count (``MockServer.reset`` calls this)."""
+    _messages.clear()
+    _preambles.clear()
+
+
+def cache_size() -> int:
+    """Bytes held by the count caches."""
+    return _messages.size + _preambles.size
+
+
+@functools.cache
+def _suffix() -> int:
+    """Tokens of ``<|start|>assistant`` as the renderer appends them (2 with o200k_harmony)."""
+    return len(load_encoding().render_conversation_for_completion(Conversation.from_messages([]), Role.ASSISTANT))
+
+
+def _entries(key: tuple[str, str | None, str], build: Callable[[], list[Message]]) -> tuple[Entry, ...]:
+    cached = _messages.get(key)
+    if cached is None:
+        encoding = load_encoding()
+        cached = tuple((len(encoding.render(m)), m.author.role == Role.ASSISTANT, m.channel) for m in build())
+        _messages.put(key, cached, sys.getsizeof(key[2]) + 64 * len(cached))
+    return cached
+
+
+def _system_count(effort: Any, start_date: str, namespaces: Sequence[ToolNamespaceConfig], functions: bool) -> int:
+    effort = effort if isinstance(effort, str) else None
+    key = ("system", effort, start_date, tuple(n.name for n in namespaces), functions)
+    cached = _preambles.get(key)
+    if cached is None:
+        message = _system_message(effort, start_date, namespaces)
+        options = RenderOptions(conversation_has_function_tools=functions)
+        cached = _preambles.put(key, len(load_encoding().render(message, options)), 256)
+    return cached
+
+
+def _developer_count(instructions: str | None, specs: list[Mapping[str, Any]]) -> int:
+    text = repr((instructions, specs))
+    key = ("developer", text)
+    cached = _preambles.get(key)
+    if cached is None:
+        message = _developer_message(instructions, [_tool_description(spec) for spec in specs])
+        cached = _preambles.put(key, len(load_encoding().render(message)), sys.getsizeof(text))
+    return cached
+
+
+def _preamble_count(
+    instructions: str | None,
+    specs: list[Mapping[str, Any]],
+    effort: Any,
+    start_date: str,
+    namespaces: Sequence[ToolNamespaceConfig] = (),
+) -> int:
+    """Tokens of vLLM's ``build_harmony_preamble`` (see ``_common._preamble``)."""
+    total = _system_count(effort, start_date, namespaces, bool(specs))
+    if instructions or specs:
+        total += _developer_count(instructions, specs)
+    return total
+
+
+def _kept(turns: Iterable[Entry], vllm_drop: bool) -> int:
+    """Sum of the turns' tokens after vLLM's (chat) and openai-harmony's analysis drops."""
+    turns = list(turns)
+    if vllm_drop:
+        last_final = max((i for i, (_, by_assistant, ch) in enumerate(turns) if by_assistant and ch == "final"), default=-1)
+        turns = [t for i, t in enumerate(turns) if not (i < last_final and t[2] == "analysis")]
+    last_assistant = next((t for t in reversed(turns) if t[1]), None)
+    if last_assistant is not None and last_assistant[2] == "final":
+        first_final = next(i for i, t in enumerate(turns) if t[2] == "final")
+        turns = [t for i, t in enumerate(turns) if not (i < first_final and t[2] == "analysis")]
+    return sum(t[0] for t in turns)
+
+
+def count_chat_prompt(
+    body: Mapping[str, Any],
+    *,
+    conversation_start_date: str = DEFAULT_CONVERSATION_START_DATE,
+    exclude_tools_when_tool_choice_none: bool = False,
+) -> int:
+    """``len(render_chat_prompt(body, …))``, computed from cached per-message counts.
+
+    Same arguments as :func:`~mockoss.harmony.prompt.render_chat_prompt`; see the module docstring
+    for why the count is exact. Raises what rendering raises (a tokenizer panic on pathological text).
+    """
+    body = _mapping(body)
+    try:
+        instructions, specs, rest, tool_names = _chat_parts(body, exclude_tools_when_tool_choice_none)
+        total = _preamble_count(instructions, specs, body.get("reasoning_effort"), conversation_start_date)
+        turns: list[Entry] = []
+        for msg in rest:
+            name = tool_names.get(_key(msg.get("tool_call_id")), "") if msg.get("role") == "tool" else None
+            turns.extend(_entries(("chat", name, repr(msg)), lambda m=msg: _chat_message(m, tool_names)))
+        return total + _kept(turns, vllm_drop=True) + _suffix()
+    except ValueError:  # openai-harmony cannot render it as is: the repairing path
+        return len(
+            render_chat_prompt(
+                body,
+                conversation_start_date=conversation_start_date,
+                exclude_tools_when_tool_choice_none=exclude_tools_when_tool_choice_none,
+            )
+        )
+
+
+def count_responses_prompt(
+    body: Mapping[str, Any],
+    *,
+    conversation_start_date: str = DEFAULT_CONVERSATION_START_DATE,
+    builtin_tools: bool = False,
+) -> int:
+    """``len(render_responses_prompt(body, …))``, computed from cached per-message counts.
+
+    Same arguments as :func:`~mockoss.harmony.prompt.render_responses_prompt`; see the module
+    docstring for why the count is exact.
+    """
+    body = _mapping(body)
+    try:
+        instructions, specs, namespaces, effort, request_input = _responses_parts(body, builtin_tools)
+        total = _preamble_count(instructions, specs, effort, conversation_start_date, namespaces)
+        turns: list[Entry] = []
+        if isinstance(request_input, str):
+            turns.extend(_entries(("input", None, request_input), lambda: [Message.from_role_and_content(Role.USER, request_input)]))
+        else:
+            call_names: dict[Any, str] = {}
+            for item in _list(request_input):
+                if not isinstance(item, Mapping):
+                    continue
+                kind = item.get("type", "message")
+                name = None
+                if kind == "function_call":  # what _response_item records for later outputs
+                    call_names[_key(item.get("call_id"))] = _text(item.get("name"))
+                elif kind == "function_call_output":
+                    name = call_names.get(_key(item.get("call_id")), "")
+                build = lambda i=item: [m] if (m := _response_item(i, dict(call_names))) is not None else []  # noqa: E731
+                turns.extend(_entries(("item", name, repr(item)), build))
+        return total + _kept(turns, vllm_drop=False) + _suffix()
+    except ValueError:
+        return len(
+            render_responses_prompt(body, conversation_start_date=conversation_start_date, builtin_tools=builtin_tools)
+        )
