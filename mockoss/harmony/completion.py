@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from openai_harmony import Message, Role
 
 from mockoss.harmony.encoding import load_encoding
+from mockoss.harmony.layout import render_assistant_message
 
 if TYPE_CHECKING:
     from mockoss.harmony.trace import ParserTrace
@@ -69,9 +70,10 @@ class Completion:
 
     @classmethod
     def from_messages(cls, messages: Sequence[Message]) -> Completion:
-        """Render assistant messages with openai-harmony's renderer into one completion.
+        """Render assistant messages into one completion, in a layout fixed across Harmony libraries.
 
-        Each message is rendered by ``HarmonyEncoding.render`` (``<|start|>assistant[ to=R]
+        Each message is rendered by :func:`mockoss.harmony.layout.render_assistant_message`, the
+        layout of openai-harmony 0.0.8's ``HarmonyEncoding.render`` (``<|start|>assistant[ to=R]
         [<|channel|>C][ CT]<|message|>…`` then ``<|call|>`` when it has a recipient, else
         ``<|end|>``). The first message loses its leading ``<|start|>assistant`` (the prompt ends
         with it), and a final-channel message without a recipient ends with ``<|return|>``, the
@@ -90,7 +92,7 @@ class Completion:
                     f"message {position}: a completion holds assistant messages only, "
                     f"got role {message.author.role.value!r}"
                 )
-            rendered = encoding.render(message)
+            rendered = render_assistant_message(message)
             if position == 0 and tuple(rendered[:2]) == START_ASSISTANT:
                 rendered = rendered[2:]
             if message.channel == "final" and rendered and rendered[-1] == END:
@@ -117,16 +119,20 @@ class Completion:
             self._memo[key] = cached
         return cached  # type: ignore[return-value]
 
-    def trace(self, *, max_tokens: int | None = None, strict: bool = True) -> ParserTrace:
-        """Run openai-harmony's ``StreamableParser`` over :meth:`emit`'s tokens, once per key.
+    def trace(
+        self, *, max_tokens: int | None = None, strict: bool = True, library: str = "oss-harmony"
+    ) -> ParserTrace:
+        """Run the Harmony ``StreamableParser`` over :meth:`emit`'s tokens, once per key.
 
-        See :func:`mockoss.harmony.trace.parse_tokens`; the result is cached on the completion.
+        ``library``: ``"oss-harmony"`` (the installed parser, as current vLLM runs it) or
+        ``"openai-harmony-0.0.8"`` (emulated, :mod:`mockoss.harmony.library`). See
+        :func:`mockoss.harmony.trace.parse_tokens`; the result is cached on the completion.
         """
-        from mockoss.harmony.trace import parse_tokens
+        from mockoss.harmony.library import parse_with
 
-        key = ("trace", max_tokens, strict)
+        key = ("trace", max_tokens, strict, library)
         cached = self._memo.get(key)
         if cached is None:
-            cached = parse_tokens(self.emit(max_tokens).tokens, strict=strict)
+            cached = parse_with(self.emit(max_tokens).tokens, strict=strict, library=library)  # type: ignore[arg-type]
             self._memo[key] = cached
         return cached  # type: ignore[return-value]

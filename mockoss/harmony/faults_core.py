@@ -20,6 +20,7 @@ from openai_harmony import Message, Role, TextContent
 
 from mockoss.harmony.completion import END, RETURN, START_ASSISTANT
 from mockoss.harmony.encoding import load_encoding
+from mockoss.harmony.layout import render_assistant_message
 
 __all__ = ["FaultError", "FaultKind", "Job", "Param", "Segment", "fault_kind", "render_segments"]
 
@@ -187,14 +188,14 @@ class Segment:
 
 
 def render_segment(message: Message, *, first: bool, recipient_position: RecipientPosition) -> Segment:
-    """Render ``message`` with openai-harmony's renderer and split it into a :class:`Segment`.
+    """Render ``message`` (:func:`~mockoss.harmony.layout.render_assistant_message`) and split it into a :class:`Segment`.
 
     Like ``Completion.from_messages``: a final message without recipient ends with ``<|return|>``.
     With ``recipient_position="channel"``, ` to={recipient}` moves from after the role to after
     ``<|channel|>{channel}`` (only when the message has both).
     """
     encoding = load_encoding()
-    tokens = encoding.render(message)
+    tokens = render_assistant_message(message)  # one layout whichever Harmony library is installed
     if tuple(tokens[:2]) != START_ASSISTANT:
         raise FaultError("message", f"renders as {encoding.decode_utf8(tokens[:4])!r}…, not <|start|>assistant")
     split = tokens.index(MESSAGE)

@@ -1,4 +1,4 @@
-"""Structured completions must render byte-identical to openai-harmony's own renderer."""
+"""Structured completions render in openai-harmony 0.0.8's layout, token for token, whichever library is installed."""
 
 import itertools
 
@@ -23,21 +23,45 @@ def _message(channel, recipient, content_type, text='{"location": "Tokyo"}'):
     return message
 
 
+def _layout_0_0_8(message: Message) -> str:
+    """openai-harmony 0.0.8's render layout, written out (openai/harmony@ec7606d:src/encoding.rs,
+    ``impl Render<Message>``): role, `` to=R``, ``<|channel|>C``, `` CT`` (a leading ``<|constrain|>``
+    stays the special token), ``<|message|>``, text, then ``<|call|>`` with a recipient else ``<|end|>``."""
+    text = "<|start|>assistant"
+    if message.recipient:
+        text += f" to={message.recipient}"
+    if message.channel:
+        text += f"<|channel|>{message.channel}"
+    if message.content_type:
+        text += f" {message.content_type}"
+    return text + "<|message|>" + message.content[0].text + ("<|call|>" if message.recipient else "<|end|>")
+
+
 @pytest.mark.parametrize(("channel", "recipient", "content_type"), list(itertools.product(CHANNELS, RECIPIENTS, CONTENT_TYPES)))
-def test_a_second_message_renders_exactly_as_openai_harmony_renders_it(channel, recipient, content_type):
-    encoding = load_encoding()
+def test_a_second_message_renders_in_openai_harmony_0_0_8s_layout(channel, recipient, content_type):
+    """Scripted completions keep 0.0.8's layout whichever library is installed (mockoss.harmony.layout);
+    the layout function was checked token for token against openai-harmony 0.0.8's ``render`` on 375
+    messages (every channel/recipient/content type combination here, plus text with special-token
+    strings and non-ASCII)."""
     first = _message("analysis", None, None, "thinking")
     second = _message(channel, recipient, content_type)
     completion = Completion.from_messages([first, second])
 
-    expected_first = encoding.decode_utf8(encoding.render(first)).removeprefix("<|start|>assistant")
-    expected_second = encoding.decode_utf8(encoding.render(second))
+    expected_second = _layout_0_0_8(second)
     if channel == "final" and recipient is None:
         # The answer ends with the <|return|> stop token; history keeps <|end|>.
-        assert expected_second.endswith("<|end|>")
         expected_second = expected_second.removesuffix("<|end|>") + "<|return|>"
-    assert completion.text == expected_first + expected_second
-    assert list(completion.tokens) == encoding.encode(completion.text, allowed_special="all")
+    assert completion.text == "<|channel|>analysis<|message|>thinking<|end|>" + expected_second
+    assert list(completion.tokens) == load_encoding().encode(completion.text, allowed_special="all")
+
+
+def test_the_installed_library_renders_the_recipient_after_the_channel():
+    """Why the layout is mockoss's own: oss-harmony 0.0.11 (the library vLLM 0.32/0.33 ship) renders
+    ``<|channel|>commentary to=R <|constrain|>json``, where 0.0.8 rendered `` to=R<|channel|>commentary json``
+    (measured with both wheels from the package index). If this fails, the library changed its renderer
+    again: revisit mockoss/harmony/layout.py's docstring."""
+    rendered = load_encoding().decode_utf8(load_encoding().render(_message("commentary", "functions.get_weather", "json")))
+    assert rendered == '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"location": "Tokyo"}<|call|>'
 
 
 def test_first_message_drops_start_assistant_because_the_prompt_ends_with_it():

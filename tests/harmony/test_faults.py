@@ -66,13 +66,22 @@ def _error(error: str, *messages: tuple[Any, ...]) -> tuple[Any, ...]:
     return (error, list(messages), None, [])
 
 
+def _by_library(oss: tuple[Any, ...], v0_0_8: tuple[Any, ...]) -> dict[str, tuple[Any, ...]]:
+    """Outcomes that differ between the libraries: a header holding ``<|channel|>`` twice.
+    oss-harmony 0.0.11 cuts every ``<|channel|>NAME`` out of the header; 0.0.8 only the first
+    (openai/harmony@ec7606d:src/encoding.rs ``parse_header_from_string``). Both values were measured
+    with the two wheels from the package index."""
+    return {"oss-harmony": oss, "openai-harmony-0.0.8": v0_0_8}
+
+
 def _at_eos(messages: list[tuple[Any, ...]], eos_error: str | None, *flushed: tuple[Any, ...]) -> tuple[Any, ...]:
     return (None, messages, eos_error, list(flushed))
 
 
-def _outcome(text: str) -> tuple[Any, ...]:
-    """(error, completed messages, process_eos error, messages flushed at EOS) from the real parser."""
-    trace = Completion.from_text(text).trace()
+def _outcome(text: str, library: str = "oss-harmony") -> tuple[Any, ...]:
+    """(error, completed messages, process_eos error, messages flushed at EOS) from the real parser
+    (oss-harmony, installed) or openai-harmony 0.0.8's (emulated, mockoss.harmony.library)."""
+    trace = Completion.from_text(text).trace(library=library)
 
     def fields(m: Message) -> tuple[Any, ...]:
         return _m(
@@ -157,28 +166,31 @@ CASES = [
         "tool",
         {"kind": "control_tokens_in_recipient"},
         f"{THINK}{S}<|channel|>commentary to=functions.bash<|channel|>commentary <|constrain|>json<|message|>{ARGS}<|call|>",
-        _ok(THOUGHT, _m("commentary", ARGS, "functions.bash<|channel|>commentary", "<|constrain|>json")),
+        _by_library(_ok(THOUGHT, CALLED), _ok(THOUGHT, _m("commentary", ARGS, "functions.bash<|channel|>commentary", "<|constrain|>json"))),
     ),
     (
         "tool",
         {"kind": "control_tokens_in_recipient", "recipient_position": "role"},
         f"{THINK}{S} to=functions.bash<|channel|>commentary<|channel|>commentary <|constrain|>json<|message|>{ARGS}<|call|>",
-        _ok(THOUGHT, _m("commentary", ARGS, "functions.bash<|channel|>commentary", "<|constrain|>json")),
+        _by_library(_ok(THOUGHT, CALLED), _ok(THOUGHT, _m("commentary", ARGS, "functions.bash<|channel|>commentary", "<|constrain|>json"))),
     ),
     # doubled and empty channels
     (
         "tool",
         {"kind": "doubled_channel"},
         f"{THINK}{S}<|channel|>commentary<|channel|>commentary to=functions.bash <|constrain|>json<|message|>{ARGS}<|call|>",
-        _ok(
-            THOUGHT,
-            _m(
-                "commentary",
-                ARGS,
-                "functions.bash",
-                "<|constrain|>json",
-                role="tool",
-                name="assistant<|channel|>commentary",
+        _by_library(
+            _ok(THOUGHT, CALLED),
+            _ok(
+                THOUGHT,
+                _m(
+                    "commentary",
+                    ARGS,
+                    "functions.bash",
+                    "<|constrain|>json",
+                    role="tool",
+                    name="assistant<|channel|>commentary",
+                ),
             ),
         ),
     ),
@@ -186,13 +198,13 @@ CASES = [
         "answer",
         {"kind": "doubled_channel"},
         f"{ASK}{S}<|channel|>final<|channel|>final<|message|>2 + 2 = 4.<|return|>",
-        _error("Unknown role: assistant<|channel|>final", ASKED),
+        _by_library(_ok(ASKED, ANSWERED), _error("Unknown role: assistant<|channel|>final", ASKED)),
     ),
     (
         "answer",
         {"kind": "doubled_channel", "message": 0},
         f"<|channel|>analysis<|channel|>analysis<|message|>User asks 2+2.<|end|>{S}<|channel|>final<|message|>2 + 2 = 4.<|return|>",
-        _ok(_m("analysis", "User asks 2+2.", "<|channel|>analysis"), ANSWERED),
+        _by_library(_ok(ASKED, ANSWERED), _ok(_m("analysis", "User asks 2+2.", "<|channel|>analysis"), ANSWERED)),
     ),
     (
         "tool",
@@ -363,7 +375,11 @@ def test_fault_text_and_real_parser_outcome(
 ) -> None:
     produced = apply_fault(COMPLETIONS[completion], spec)
     assert produced == text
-    assert _outcome(produced) == parsed
+    if isinstance(parsed, dict):
+        assert {library: _outcome(produced, library) for library in parsed} == parsed
+    else:
+        assert _outcome(produced) == parsed
+        assert _outcome(produced, "openai-harmony-0.0.8") == parsed  # one <|channel|> a header: no difference
 
 
 def test_every_registered_kind_has_a_case() -> None:

@@ -40,11 +40,15 @@ FUNCTIONS_NAMESPACE = (
     "# Tools\n\n## functions\n\nnamespace functions {\n\n// Get the weather.\ntype get_weather = (_: {\n"
     'location: string,\nunit?: "c" | "f",\n}) => any;\n\n} // namespace functions'
 )
+# vLLM 0.32/0.33 render the prompt with oss-harmony 0.0.11 (their declared dependency), which puts
+# the recipient after the channel and renders the content type as <|constrain|>json; openai-harmony
+# 0.0.8 rendered "<|start|>assistant to=functions.get_weather<|channel|>commentary json" (measured with
+# both wheels; the token count of these two shapes differs by the <|constrain|> token).
 CALL = (
-    "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>"
+    "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
     '{"location":"Paris"}<|call|>'
 )
-RESULT = "<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>18C, sunny<|end|>"
+RESULT = "<|start|>functions.get_weather<|channel|>commentary to=assistant<|message|>18C, sunny<|end|>"
 
 
 def text(tokens):
@@ -220,7 +224,7 @@ def test_reasoning_content_is_read_like_reasoning():
 
 def test_a_tool_result_for_an_unknown_call_id_has_an_empty_tool_name():
     rendered = chat(messages=[{"role": "tool", "tool_call_id": "nope", "content": "x"}])
-    assert "<|start|>functions. to=assistant<|channel|>commentary<|message|>x<|end|>" in rendered
+    assert "<|start|>functions.<|channel|>commentary to=assistant<|message|>x<|end|>" in rendered
 
 
 def test_parallel_tool_calls_render_one_message_each_and_results_find_their_names():
@@ -238,8 +242,8 @@ def test_parallel_tool_calls_render_one_message_each_and_results_find_their_name
     ]
     assert chat(messages=messages).endswith(
         CALL
-        + "<|start|>assistant to=functions.get_time<|channel|>commentary json<|message|>{}<|call|>"
-        + "<|start|>functions.get_time to=assistant<|channel|>commentary<|message|>noon<|end|>"
+        + "<|start|>assistant<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{}<|call|>"
+        + "<|start|>functions.get_time<|channel|>commentary to=assistant<|message|>noon<|end|>"
         + RESULT
         + "<|start|>assistant"
     )
@@ -432,7 +436,7 @@ def test_reasoning_items_after_the_last_answer_are_kept_and_joined_by_newlines()
 
 def test_an_output_for_an_unknown_call_id_has_an_empty_tool_name():
     rendered = responses(input=[{"type": "function_call_output", "call_id": "nope", "output": "x"}])
-    assert "<|start|>functions. to=assistant<|channel|>commentary<|message|>x<|end|>" in rendered
+    assert "<|start|>functions.<|channel|>commentary to=assistant<|message|>x<|end|>" in rendered
 
 
 # --- odd but valid input never raises -------------------------------------------------------------
@@ -504,7 +508,7 @@ def test_tool_call_arguments_given_as_an_object_are_serialised_as_json():
     rendered = chat(
         messages=[{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": {"a": 1}}}]}]
     )
-    assert '<|start|>assistant to=functions.f<|channel|>commentary json<|message|>{"a": 1}<|call|>' in rendered
+    assert '<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a": 1}<|call|>' in rendered
 
 
 def test_rendering_is_deterministic_and_does_not_mutate_the_body():
