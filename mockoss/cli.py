@@ -59,6 +59,16 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--ttft-ms", type=float, metavar="MS", help="default time to first token, ms (transport)")
     serve.add_argument("--tokens-per-s", type=float, metavar="N", help="default stream pacing, frames (tokens) per s")
     upstream_cli.add_arguments(serve)  # --upstream*, --record*, --redact
+    control = serve.add_argument_group("control routes /mockoss/* (README: Sharing one server)")
+    control.add_argument(
+        "--admin-token", metavar="TOKEN", default=os.environ.get("MOCKOSS_ADMIN_TOKEN") or None,
+        help="require this token on the control routes (default: $MOCKOSS_ADMIN_TOKEN)",
+    )
+    control.add_argument(
+        "--allowed-host", metavar="NAME", action="append", default=[],
+        help="a Host name the control routes accept besides loopback ones (repeatable), e.g. a compose service name",
+    )
+    control.add_argument("--access-log", action="store_true", help="print one line per request to stderr")
 
     scenario_commands.add_arguments(commands)  # scenarios, validate, schema
     eval_command.add_arguments(commands.add_parser("eval", help=eval_command.HELP, description=eval_command.HELP))
@@ -107,7 +117,10 @@ def _serve(args: argparse.Namespace) -> int:
     if upstream is not None or recorder is not None:
         print(f"real backends: {upstream_cli.describe(upstream, recorder)}", flush=True)
     try:
-        serve_forever(server, sock, log_level=args.log_level)
+        from mockoss.server.control import ControlOptions
+
+        options = ControlOptions(admin_token=args.admin_token, allowed_hosts=tuple(args.allowed_host), access_log=args.access_log)
+        serve_forever(server, sock, log_level=args.log_level, control=options)
     except KeyboardInterrupt:
         pass
     finally:

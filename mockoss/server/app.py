@@ -8,7 +8,6 @@ schedule its transport spec gives (:mod:`mockoss.server.transport`).
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from fastapi import FastAPI, Request
@@ -17,7 +16,9 @@ from fastapi.responses import Response, StreamingResponse
 from mockoss import __version__
 from mockoss.endpoints import ENDPOINTS
 from mockoss.profiles.base import Reply
+from mockoss.server.control import ControlOptions, install
 from mockoss.server.core import MockServer
+from mockoss.server.durable import durable, expect_ticket, lifespan_for
 from mockoss.server.transport import (
     FRAMES_PER_WRITE,
     Delivery,
@@ -84,11 +85,11 @@ def _headers(request: Request) -> dict[str, str]:
     return headers
 
 
-def create_app(server: MockServer) -> FastAPI:
+def create_app(server: MockServer, control: ControlOptions | None = None) -> FastAPI:
     """Build the ASGI app serving ``server``.
 
-    Routes: every generation endpoint of :data:`mockoss.endpoints.ENDPOINTS` (``POST``); for
-    non-Python clients, ``POST /mockoss/reset`` and ``GET /mockoss/requests``; every other request
+    Routes: every generation endpoint of :data:`mockoss.endpoints.ENDPOINTS` (``POST``); the
+    control routes ``/mockoss/*`` (:mod:`mockoss.server.control`, guarded by ``control``); every other request
     goes to the active profile, which answers its server's identity and health probes
     (``GET /v1/models``, ``GET /health``, …) and its server's 404 or 405 for anything else.
     With ``server.upstream`` set, generation requests (and, passing through, ``GET /v1/models``)
@@ -99,50 +100,31 @@ def create_app(server: MockServer) -> FastAPI:
         from mockoss.upstream.proxy import Proxy
 
         proxy = Proxy(server)
-    lifespan = proxy.lifespan if proxy is not None else None
+    lifespan = lifespan_for(server, proxy.lifespan if proxy is not None else None)
     app = FastAPI(title="mockoss", version=__version__, docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.mockoss = server
+    # /mockoss/*: sessions per test id, run-time scenarios, request log, readiness, metrics, guard.
+    plane = app.state.mockoss_control = install(app, server, control, upstream=proxy is not None)
 
     def generation(name: str) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             if proxy is not None:
                 return await proxy.generate(name, request)
-            reply, delivery = server.respond(name, await request.body(), _headers(request))
-            return to_response(reply) if delivery is None else to_scheduled_response(reply, delivery)
+            target = plane.server_for(request.scope)
+            tickets = expect_ticket()
+            reply, delivery = target.respond(name, await request.body(), _headers(request))
+            return durable(to_response(reply) if delivery is None else to_scheduled_response(reply, delivery), tickets)
 
         endpoint.__name__ = f"generate_{name}"
         return endpoint
 
-    async def reset(request: Request) -> Response:
-        server.reset()
-        return Response(status_code=204)
-
-    async def request_log(request: Request) -> Response:
-        entries = [
-            {
-                "index": r.index,
-                "endpoint": r.endpoint,
-                "scenario": r.scenario,
-                "rule": r.rule,
-                "turn": r.turn,
-                "step": r.step,
-                "status": r.status,
-                "body": r.body,
-                "completion": r.completion,
-            }
-            for r in server.requests
-        ]
-        return Response(json.dumps(entries), media_type="application/json")
-
     async def other(request: Request) -> Response:
         if proxy is not None and proxy.forwards(request.method, request.url.path):
             return await proxy.models(request)
-        return to_response(server.probe(request.method, request.url.path))
+        return to_response(plane.server_for(request.scope).probe(request.method, request.url.path))
 
     # Plain Starlette routes: the request path skips FastAPI's parameter resolution.
     for endpoint in ENDPOINTS.values():
         app.add_route(endpoint.path, generation(endpoint.name), methods=["POST"])
-    app.add_route("/mockoss/reset", reset, methods=["POST"])
-    app.add_route("/mockoss/requests", request_log, methods=["GET"])
     app.add_route("/{path:path}", other, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
     return app

@@ -24,7 +24,7 @@ from mockoss.profiles.registry import ProfileError, get_profile
 from mockoss.scenario.loader import Scenario, ScenarioError, Step, load_scenario
 from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
-from mockoss.server.records import Endpoint, RecordedRequest
+from mockoss.server.records import REQUEST_RECORDS, Endpoint, RecordedRequest
 from mockoss.server.transport import Delivery
 
 if TYPE_CHECKING:
@@ -42,6 +42,13 @@ SWITCH_HEADER = "x-mockoss-switch"
 
 #: Request fields limiting completion tokens (chat, chat legacy, responses), first set wins.
 _LIMIT_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
+
+def _share(record: RecordedRequest) -> None:
+    """Hand ``record`` to the HTTP request being answered, if it asked (:data:`REQUEST_RECORDS`)."""
+    sink = REQUEST_RECORDS.get()
+    if sink is not None:
+        sink.append(record)
+
 
 def _pydantic_message(error: ValidationError) -> tuple[str, str | None]:
     first = error.errors()[0]
@@ -281,6 +288,7 @@ class MockServer:
                     turn=played.turn if played else None,
                 )
             )
+            _share(self.requests[-1])
             if self.recorder is not None:
                 self.recorder.observe(self, self.requests[-1], reply, step)
             return reply, self._delivery(scenario, step, override, index, body)
@@ -341,6 +349,7 @@ class MockServer:
             record = RecordedRequest(self._handled, endpoint, raw, tuple(headers.items()), None, None, status, None)
             self._handled += 1
             self.requests.append(record)
+        _share(record)
         return record
 
     def _answer(

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Endpoint", "RecordedRequest"]
+__all__ = ["REQUEST_RECORDS", "Endpoint", "RecordedRequest"]
+
+#: Set per HTTP request by the control plane (:mod:`mockoss.server.control`): every
+#: :class:`RecordedRequest` the server logs for that request is appended here too, so the request
+#: log of ``/mockoss/requests`` can join it (a list, so a worker thread's copied context shares it).
+REQUEST_RECORDS: ContextVar[list[RecordedRequest] | None] = ContextVar("mockoss_request_records", default=None)
 
 #: An endpoint name from :data:`mockoss.endpoints.ENDPOINTS`, e.g. ``"chat"``.
 Endpoint = str

@@ -11,6 +11,7 @@ import uvicorn
 from starlette.requests import ClientDisconnect
 
 from mockoss.server.app import create_app
+from mockoss.server.control import ControlOptions
 from mockoss.server.core import MockServer
 from mockoss.server.transport import StreamAborted
 
@@ -72,15 +73,16 @@ _FILTER = _ExpectedDisconnects()
 logging.getLogger("uvicorn.error").addFilter(_FILTER)
 
 
-def _config(server: MockServer, log_level: str) -> uvicorn.Config:
-    # The lifespan only closes an upstream's HTTP client (mockoss.upstream); without one, skip it.
-    lifespan = "on" if server.upstream is not None else "off"
-    return uvicorn.Config(create_app(server), log_level=log_level, access_log=False, lifespan=lifespan)
+def _config(server: MockServer, log_level: str, control: ControlOptions | None = None) -> uvicorn.Config:
+    # The lifespan only closes an upstream's HTTP client and the recorder (mockoss.upstream); without them, skip it.
+    lifespan = "on" if server.upstream is not None or server.recorder is not None else "off"
+    return uvicorn.Config(create_app(server, control=control), log_level=log_level, access_log=False, lifespan=lifespan)
 
 
-def serve_forever(server: MockServer, sock: socket.socket, *, log_level: str = "warning") -> None:
-    """Serve until interrupted (Ctrl-C)."""
-    config = _config(server, log_level)
+def serve_forever(server: MockServer, sock: socket.socket, *, log_level: str = "warning", control: ControlOptions | None = None) -> None:
+    """Serve until interrupted (Ctrl-C). ``control``: the control routes' token, allowed hosts and
+    access log (:mod:`mockoss.server.control`)."""
+    config = _config(server, log_level, control)
     # Everything loaded so far (encoding, scenarios, app) lives for the whole process: move it out
     # of the garbage collector's sight so collections stay short under load.
     gc.collect()

@@ -25,6 +25,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -52,30 +53,55 @@ FORWARDED_HEADERS = ("content-type", "accept")
 #: Upstream response headers relayed to the client besides the body's ``Content-Type``.
 _RELAYED = ("content-length", *KEPT_HEADERS)
 
-#: ``done(chunks, abort)``: called once the relay ends, with the bytes relayed and why it broke.
-Done = Callable[[list[bytes], "str | None"], None]
+#: ``done(chunks, abort)``: called once the relay ends, with the bytes relayed and why it broke;
+#: returns the recording's ticket (done once the exchange is on disk), or ``None``.
+Done = Callable[[list[bytes], "str | None"], "Future[None] | None"]
 
 
 class _Relay(StreamingResponse):
     """An upstream answer relayed chunk by chunk; the upstream response is closed (and ``done``
-    called) however the relay ends: finished, broken upstream, or client gone."""
+    called) however the relay ends: finished, broken upstream, or client gone.
+
+    With ``done`` (recording), each chunk is sent when the next one arrives and the last one only
+    once ``done``'s ticket is on disk: a client never holds a whole answer the recording lacks
+    (:mod:`mockoss.upstream.record`). The cost: each chunk reaches the client one upstream chunk
+    later while recording."""
 
     def __init__(self, answer: httpx.Response, done: Done | None) -> None:
         self._answer, self._done = answer, done
         self._chunks: list[bytes] = []
         self._abort: str | None = None
+        self._ticket: Future[None] | None = None
+        self._finished = False
         headers = {name: answer.headers[name] for name in _RELAYED if name in answer.headers}
         media_type = answer.headers.get("content-type")
         super().__init__(self._relay(), status_code=answer.status_code, headers=headers, media_type=media_type)
 
+    def _finish(self) -> Future[None] | None:
+        if not self._finished and self._done is not None:
+            self._finished = True
+            self._ticket = self._done(self._chunks, self._abort)
+        return self._ticket
+
     async def _relay(self) -> AsyncIterator[bytes]:
+        held: bytes | None = None
         try:
             async for chunk in self._answer.aiter_raw():
-                if self._done is not None:
-                    self._chunks.append(chunk)
-                yield chunk
+                if self._done is None:
+                    yield chunk
+                    continue
+                self._chunks.append(chunk)
+                if held is not None:
+                    yield held
+                held = chunk
         except httpx.HTTPError as exc:
             self._abort = f"the upstream broke the stream: {type(exc).__name__}: {exc}"
+        ticket = self._finish()
+        if ticket is not None and not ticket.done():
+            await asyncio.shield(asyncio.wrap_future(ticket))
+        if held is not None:
+            yield held
+        if self._abort is not None:
             raise StreamAborted(f"mockoss: {self._abort}") from None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -84,8 +110,7 @@ class _Relay(StreamingResponse):
         finally:
             with anyio.CancelScope(shield=True):
                 await self._answer.aclose()
-            if self._done is not None:
-                self._done(self._chunks, self._abort)
+            self._finish()
 
 
 class Proxy:
@@ -159,6 +184,7 @@ class Proxy:
 
     async def _raw(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
         from mockoss.server.app import to_response, to_scheduled_response
+        from mockoss.server.durable import durable, expect_ticket
 
         step = None
         if self.server.precheck(name, raw) is None:
@@ -172,8 +198,9 @@ class Proxy:
                     raise
                 logger.exception("mockoss: raw upstream request failed")
                 step = failure(self.upstream, f"was not asked: mockoss could not build the prompt: {type(exc).__name__}: {exc}")
+        tickets = expect_ticket()
         reply, delivery = self.server.respond(name, raw, headers, step=step)
-        return to_response(reply) if delivery is None else to_scheduled_response(reply, delivery)
+        return durable(to_response(reply) if delivery is None else to_scheduled_response(reply, delivery), tickets)
 
     async def _pass(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
         from mockoss.server.app import to_response
@@ -193,7 +220,8 @@ class Proxy:
             reply = server.error_reply(name, UPSTREAM_STATUS, message)
             record = server.record_request(name, raw, headers, reply.status)
             if recorder is not None:
-                recorder.finish(slot, server, record, {"error": {"status": UPSTREAM_STATUS, "message": message}})
+                ticket = recorder.finish(slot, server, record, {"error": {"status": UPSTREAM_STATUS, "message": message}})
+                await asyncio.shield(asyncio.wrap_future(ticket))  # on disk before the client has it
             return to_response(reply)
         record = server.record_request(name, raw, headers, answer.status_code)
         if recorder is None:
@@ -201,11 +229,12 @@ class Proxy:
         content_type = answer.headers.get("content-type", "application/octet-stream")
         kept = {k: answer.headers[k] for k in KEPT_HEADERS if k in answer.headers}
 
-        def done(chunks: list[bytes], abort: str | None) -> None:
+        def done(chunks: list[bytes], abort: str | None) -> Future[None] | None:
             try:
-                recorder.finish(slot, server, record, {"replay": replay_data(answer.status_code, content_type, chunks, kept, abort)})
-            except Exception:  # never leave the slot open: later steps would wait for it forever
+                return recorder.finish(slot, server, record, {"replay": replay_data(answer.status_code, content_type, chunks, kept, abort)})
+            except Exception:  # never leave the exchange open: flush() would wait for it forever
                 logger.exception("mockoss: could not record request %d", record.index)
                 recorder.skip(slot)
+                return None
 
         return _Relay(answer, done)

@@ -2,7 +2,7 @@
 
 The recording is ``DIR/NAME.yaml``, a valid ``version: 1`` scenario with one step per request
 that reached a step (requests mockoss rejects itself, such as an invalid body or an unknown
-model, are rejected again on replay and take no step), in the order the server numbered them.
+model, are rejected again on replay and take no step), in the order the exchanges finished.
 Each step is, by what stood behind the reply:
 
 * ``completion: {raw: …}``: the Harmony completion, when there was one: the scripted step's
@@ -20,40 +20,67 @@ with ``redact`` its emails, phone numbers and names are replaced (:mod:`mockoss.
 With ``match`` each exchange becomes a rule matching its endpoint and that message
 (``match.last_user``, anchored, redacted details as wildcards) instead of a step in order.
 
-Never written: request headers (so no ``Authorization``, ``X-Api-Key``…), the upstream's API key,
-and, as a safety net, any text equal to an API key or credential header value the server saw (at
-least 8 characters) is replaced by ``[REDACTED]`` wherever it would appear.
+Secrets are never written, whatever the flags: request headers are not recorded (so no
+``Authorization``, ``X-Api-Key``…), nor the upstream's API key; any text equal to an API key or
+credential header value the server saw (at least 8 characters) becomes ``[REDACTED]``; and every
+secret-shaped string (provider keys, JWTs, bearer tokens, cloud keys, high-entropy tokens) in the
+note, the match regex, completions, replay bytes and error messages becomes a stable
+``[REDACTED:<kind>:<n>]`` placeholder (:mod:`mockoss.upstream.scrub`).
 
-Writing happens on one background thread, so the event loop never waits for YAML or the disk;
-:meth:`Recorder.flush` waits for it. The file is rewritten from scratch when the recorder writes
-its first step, then appended to: after every write it is a complete scenario.
+Durability: an exchange is on disk before its client can hold the whole answer. Each finished
+exchange gets a *ticket* (:meth:`Recorder.finish`); the HTTP layer holds the response's body
+(:mod:`mockoss.server.durable`) or a relayed stream's last chunk (:mod:`mockoss.upstream.proxy`)
+until the ticket is done. One background thread renders the steps (so the event loop never waits
+for YAML), appends them with one ``write`` per batch and ``fsync``s (group commit: under load one
+``fsync`` covers every exchange that finished meanwhile). Steps are appended in the order their
+exchanges finish, which for a client sending one request at a time is the order it sent them
+(mock mode numbers them in request order). The file is a complete scenario after every write, so
+a ``kill -9`` at any moment leaves a valid scenario holding every exchange a client received; the
+app's lifespan closes the recorder after uvicorn's graceful shutdown (SIGTERM, SIGINT) has let
+in-flight exchanges finish. A write error is logged and the response still goes out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import re
 import threading
+import time
 from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError
+from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import yaml
 
 from mockoss import __version__
 from mockoss.scenario.conversation import RequestFacts
 from mockoss.scenario.replay import replay_data
-from mockoss.upstream.redact import Redactor
+from mockoss.upstream.redact import Redacted, Redactor
+from mockoss.upstream.scrub import Scrubber
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.base import Reply
     from mockoss.scenario.loader import Step
-    from mockoss.server.core import MockServer, RecordedRequest
+    from mockoss.server.records import RecordedRequest
+    from mockoss.upstream.config import Upstream
 
-__all__ = ["ROUNDTRIP_KEY", "Recorder"]
+    class MockServer(Protocol):
+        """What the recorder reads of a :class:`mockoss.server.core.MockServer` (a protocol, so
+        that this layer, which the server core calls, does not import the core back)."""
+
+        profile: str
+        seed: int | str
+        served_model_names: Any
+        scenario: Any
+        upstream: Upstream | None
+
+__all__ = ["ROUNDTRIP_KEY", "Recorder", "expect_ticket"]
 
 logger = logging.getLogger("mockoss")
 
@@ -64,6 +91,9 @@ CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "api-
 #: Shortest credential scrubbed: shorter strings (``EMPTY``) would damage ordinary text.
 MIN_SECRET_CHARS = 8
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+#: Where :meth:`Recorder.observe` leaves the tickets of the request being answered (set by the HTTP
+#: layer with :func:`expect_ticket`; a list, so a worker thread's copied context shares it).
+_TICKET: ContextVar[list[Future[None]] | None] = ContextVar("mockoss_record_ticket", default=None)
 
 
 class _Exact(str):
@@ -138,22 +168,33 @@ class Recorder:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.name, self.match = name, match
         self._redactor = Redactor(seed) if redact else None
+        self._scrubber = Scrubber()
         self._lock = threading.Lock()
-        self._settled = threading.Condition(self._lock)
-        self._next_slot = self._next_write = 0
-        self._ready: dict[int, dict[str, Any] | None] = {}
-        self._executor: ThreadPoolExecutor | None = None
-        self._last: Future[None] | None = None
-        self._started = False
+        self._changed = threading.Condition(self._lock)
+        self._queue: list[tuple[dict[str, Any], Future[None], float]] = []
+        self._open = 0  # exchanges begun and not yet on disk (or skipped)
+        self._writing_since: float | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self._fd: int | None = None
+        self._started = self._created = False
         self._models: set[str] = set()
+        #: Exchanges written, and the seconds between an exchange's end and its fsync (sum, max).
+        self.written = 0
+        self.write_seconds_total = 0.0
+        self.write_seconds_max = 0.0
 
     # -- the server side (event loop) -----------------------------------------------------------
 
-    def observe(self, server: MockServer, record: RecordedRequest, reply: Reply, step: Step | None) -> None:
+    def observe(self, server: MockServer, record: RecordedRequest, reply: Reply, step: Step | None) -> Future[None] | None:
         """:meth:`MockServer.respond`'s hook: record the exchange if it reached a step (or an
-        upstream's answer); requests rejected before any step are not recorded."""
+        upstream's answer); requests rejected before any step are not recorded.
+
+        Returns the exchange's ticket (done once it is on disk), also left in the list
+        :func:`expect_ticket` gave the HTTP layer; ``None`` if nothing is recorded.
+        """
         if step is None and record.scenario is None:
-            return
+            return None
         try:
             transport = step.transport if step is not None else None
             data = step_data(reply, step)
@@ -161,22 +202,30 @@ class Recorder:
                 data["transport"] = transport.model_dump(exclude_defaults=True, mode="json")
         except Exception:  # a recording problem must never change the reply
             logger.exception("mockoss: could not record request %d", record.index)
-            return
-        self.finish(self.begin(), server, record, data)
+            return None
+        ticket = self.finish(self.begin(), server, record, data)
+        holder = _TICKET.get()
+        if holder is not None:
+            holder.append(ticket)
+        return ticket
 
     def begin(self) -> int:
-        """Reserve the next position in the recording (steps are written in position order)."""
+        """Open an exchange whose step comes later (a relayed stream); returns its handle for
+        :meth:`finish` or :meth:`skip`. :meth:`flush` waits for every open exchange."""
         with self._lock:
-            slot = self._next_slot
-            self._next_slot += 1
-        return slot
+            self._open += 1
+            return self._open
 
     def skip(self, slot: int) -> None:
-        """Release a position that will have no step (the client left before an answer)."""
-        self._settle(slot, None)
+        """Close an exchange that will have no step (the client left before an answer)."""
+        with self._lock:
+            self._open -= 1
+            self._changed.notify_all()
 
-    def finish(self, slot: int, server: MockServer, record: RecordedRequest, data: Mapping[str, Any]) -> None:
-        """Record ``data`` (a step mapping without ``note``) at ``slot`` for ``record``."""
+    def finish(self, slot: int, server: MockServer, record: RecordedRequest, data: Mapping[str, Any]) -> Future[None]:
+        """Record ``data`` (a step mapping without ``note``) for ``record``; steps are written in
+        the order their exchanges finish. Returns a ticket done once the step is on disk
+        (flushed and fsynced): the HTTP layer holds the response's last bytes until then."""
         secrets = {server.upstream.api_key} if server.upstream is not None and server.upstream.api_key else set()
         for name, value in record.header_items:
             if name.lower() in CREDENTIAL_HEADERS:
@@ -198,19 +247,21 @@ class Recorder:
                 else None,
             },
         }
-        self._settle(slot, item)
-
-    def _settle(self, slot: int, item: dict[str, Any] | None) -> None:
+        ticket: Future[None] = Future()
         with self._lock:
-            self._ready[slot] = item
-            while self._next_write in self._ready:
-                ready = self._ready.pop(self._next_write)
-                self._next_write += 1
-                if ready is not None:
-                    if self._executor is None:
-                        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mockoss-record")
-                    self._last = self._executor.submit(self._write, ready)
-            self._settled.notify_all()
+            self._queue.append((item, ticket, time.monotonic()))
+            if self._thread is None:
+                self._stopping = False
+                self._thread = threading.Thread(target=self._run, name="mockoss-record", daemon=True)
+                self._thread.start()
+            self._changed.notify_all()
+        return ticket
+
+    def lag_seconds(self) -> float:
+        """Age of the oldest exchange finished but not yet on disk (0 when none waits)."""
+        with self._lock:
+            oldest = self._queue[0][2] if self._queue else self._writing_since
+        return 0.0 if oldest is None else max(0.0, time.monotonic() - oldest)
 
     def flush(self, timeout: float | None = 10.0) -> None:
         """Wait until every exchange begun so far (streams included) is on disk. Not from the
@@ -219,64 +270,131 @@ class Recorder:
         Raises:
             TimeoutError: not done within ``timeout`` seconds.
         """
-        with self._settled:
-            begun = self._next_slot
-            if not self._settled.wait_for(lambda: self._next_write >= begun, timeout):
+        with self._changed:
+            if not self._changed.wait_for(lambda: self._open <= 0 and not self._queue and self._writing_since is None, timeout):
                 raise TimeoutError(f"mockoss: recording {self.path}: exchanges still open after {timeout} s")
-            last = self._last
-        if last is not None:
-            last.result(timeout)
 
     def close(self) -> None:
-        """Flush and stop the writer thread."""
+        """Write what is queued, stop the writer thread and close the file (idempotent; a later
+        exchange reopens it for appending)."""
         with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True)
+            thread, self._stopping = self._thread, True
+            self._changed.notify_all()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        with self._lock:
+            if self._thread is thread:
+                self._thread = None
+            fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
     # -- the writer thread ----------------------------------------------------------------------
 
-    def _write(self, item: dict[str, Any]) -> None:
-        try:
-            text = self._render(item)
-            for secret in item["secrets"]:
-                text = text.replace(secret, "[REDACTED]")
-            with self.path.open("a" if self._started else "w", encoding="utf-8", newline="") as out:
-                out.write(text)
-            self._started = True
-        except Exception:
-            logger.exception("mockoss: could not write request %s to the recording %s", item["index"], self.path)
+    def _run(self) -> None:
+        """Group commit: render every queued step, write them with one ``write``, ``fsync`` once,
+        then release their tickets."""
+        while True:
+            with self._changed:
+                while not self._queue and not self._stopping:
+                    self._changed.wait()
+                if not self._queue:
+                    return
+                batch, self._queue = self._queue, []
+                self._writing_since = batch[0][2]
+            texts = []
+            for item, _, _ in batch:
+                try:
+                    texts.append(self._scrubbed(item))
+                except Exception:
+                    logger.exception("mockoss: could not write request %s to the recording %s", item["index"], self.path)
+            try:
+                self._append("".join(texts).encode("utf-8"))
+            except OSError:
+                logger.exception("mockoss: could not write %d exchange(s) to the recording %s", len(batch), self.path)
+            now = time.monotonic()
+            with self._changed:
+                for _, ticket, queued in batch:
+                    with contextlib.suppress(InvalidStateError):
+                        ticket.set_result(None)
+                    waited = now - queued
+                    self.write_seconds_total += waited
+                    self.write_seconds_max = max(self.write_seconds_max, waited)
+                self.written += len(batch)
+                self._open -= len(batch)
+                self._writing_since = None
+                self._changed.notify_all()
+
+    def _append(self, data: bytes) -> None:
+        """Append ``data`` durably: one ``write`` call per batch (so a kill leaves whole steps),
+        then ``fsync``; the first write creates the file and syncs its directory entry."""
+        if not data:
+            return
+        if self._fd is None:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+            created, self._created = not self._created, True
+            self._fd = os.open(self.path, flags | (os.O_TRUNC if created else 0), 0o644)
+            if created:
+                _sync_directory(self.path.parent)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+        (getattr(os, "fdatasync", None) or os.fsync)(self._fd)
+
+    def _scrubbed(self, item: dict[str, Any]) -> str:
+        text = self._render(item)
+        for secret in item["secrets"]:
+            text = text.replace(secret, "[REDACTED]")
+        return text
 
     def _render(self, item: dict[str, Any]) -> str:
         try:
             body = json.loads(item["raw"])
         except (ValueError, RecursionError):
             body = None
+        known = self._scrubber.request_secrets(body)
         body = body if isinstance(body, dict) else {}
         model = body.get("model") if isinstance(body.get("model"), str) else None
         last = RequestFacts(item["endpoint"], body, {}, model or "").last("user")
         prompt = last[1] if last is not None else None
         shown, pattern = prompt, None
-        if prompt is not None and self._redactor is not None:
-            redacted = self._redactor.redact(prompt)
-            shown, pattern = redacted.text, redacted.pattern(prompt)
-        elif prompt is not None:
-            pattern = r"\A" + re.escape(prompt) + r"\Z"
+        if prompt is not None:
+            spans = self._scrubber.spans(prompt, known)
+            personal = self._redactor.find(prompt) if self._redactor is not None else []
+            spans += [p for p in personal if all(p[1] <= s or p[0] >= e for s, e, _ in spans)]
+            spans.sort()
+            shown = "".join(self._stand_ins(prompt, spans))
+            pattern = Redacted(shown, tuple(spans)).pattern(prompt)
         step: dict[str, Any] = {"note": f"{item['endpoint']} request {item['index']}: " + (shown if shown is not None else "(no user message)")}
-        step.update(_exact(item["data"]))
+        step.update(_exact(_scrub_data(item["data"], self._scrubber, known)))
         out = ""
         if not self._started:
             out += self._header(item, model)
         elif model and model not in self._models:
-            out += f"# request {item['index']} names model {model}: add it to --served-model-name to replay\n"
+            out += f"# request {item['index']} names model {_comment(model)}: add it to --served-model-name to replay\n"
+        self._started = True
         if model:
             self._models.add(model)
         if not self.match:
-            return out + _dump([step])
-        match: dict[str, Any] = {"endpoint": item["endpoint"]}
-        if pattern is not None:
-            match["last_user"] = pattern
-        return out + _dump([{"match": match, "steps": [step]}])
+            text = out + _dump([step])
+        else:
+            match: dict[str, Any] = {"endpoint": item["endpoint"]}
+            if pattern is not None:
+                match["last_user"] = pattern
+            text = out + _dump([{"match": match, "steps": [step]}])
+        for value, kind in known.items():  # the safety net: wherever a found value still is
+            text = text.replace(value, self._scrubber.placeholder(value, kind))
+        return text
+
+    def _stand_ins(self, text: str, spans: list[tuple[int, int, str]]) -> list[str]:
+        out, position = [], 0
+        for start, end, kind in spans:
+            value = text[start:end]
+            personal = kind in ("email", "phone", "name") and self._redactor is not None
+            out += [text[position:start], self._redactor.stand_in(kind, value) if personal else self._scrubber.placeholder(value, kind)]  # type: ignore[union-attr]
+            position = end
+        out.append(text[position:])
+        return out
 
     def _header(self, item: dict[str, Any], model: str | None) -> str:
         server = item["server"]
@@ -291,8 +409,49 @@ class Recorder:
             head["switches"] = server["switches"]
         if self.match:
             head["when_exhausted"] = "next_rule"
-        lines = f"# Replay it byte for byte with: {command}\n" + _dump(head)
+        lines = f"# Replay it byte for byte with: {_comment(command)}\n" + _dump(head)
         return lines + ("rules:\n" if self.match else "steps:\n")
+
+
+def expect_ticket() -> list[Future[None]]:
+    """A fresh list, in this context, that :meth:`Recorder.observe` appends the tickets of the
+    exchanges it records to: call before :meth:`MockServer.respond` (directly or on a worker
+    thread), then hold the response until they are done (:func:`mockoss.server.durable.durable`)."""
+    holder: list[Future[None]] = []
+    _TICKET.set(holder)
+    return holder
+
+
+def _comment(text: str) -> str:
+    """``text`` fit for a ``#`` comment line."""
+    return " ".join(text.split())
+
+
+def _sync_directory(directory: Path) -> None:
+    with contextlib.suppress(OSError):  # not every file system lets a directory be opened
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _scrub_data(data: Mapping[str, Any], scrubber: Scrubber, known: dict[str, str]) -> dict[str, Any]:
+    """The step payloads with secrets replaced: completion text, replay bytes, error messages."""
+    out = dict(data)
+    if "completion" in out:
+        out["completion"] = {"raw": scrubber.replace(out["completion"]["raw"], known)}
+    if "error" in out:
+        out["error"] = {**out["error"], "message": scrubber.replace(out["error"]["message"], known)}
+    if "replay" in out:
+        replay = dict(out["replay"])
+        for key in ("body", "abort"):
+            if isinstance(replay.get(key), str):
+                replay[key] = scrubber.replace(replay[key], known)
+        if "frames" in replay:
+            replay["frames"] = [scrubber.replace(frame, known) for frame in replay["frames"]]
+        out["replay"] = replay
+    return out
 
 
 def _exact(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,504 @@
+"""The control plane: ``/mockoss/*`` routes, per-test sessions, the request log, metrics, safety.
+
+**Sessions.** A *test id* names one test's private copy of the fake server: its own scenario
+selection, rule cursors, conversation sessions, request numbering (so ids are those a dedicated
+server would give) and request log. A request picks its test id with the header
+``X-Mockoss-Test-Id: ID`` or the path prefix ``/s/ID/`` (``http://HOST:PORT/s/ID/v1`` as a
+client's base URL: no header needed). Requests without one use the default session (the server
+as started). A session is created on first use as a copy of the server's start-up configuration
+(scenario, profile, switches, model names, seed, transport, recorder); at most
+:data:`MAX_SESSIONS` are kept, the least recently used is dropped. With ``--upstream`` every
+request goes to the default session (the proxy serves the server as started).
+
+**Routes** (a FastAPI sub-application with its own OpenAPI description at
+``/mockoss/openapi.json``; the emulated server's routes are not in it). Every route takes the
+session as ``?test_id=ID`` or the ``X-Mockoss-Test-Id`` header (absent: the default session):
+
+* ``GET /mockoss/ready``: readiness (200 once serving), distinct from the profile's ``/health``.
+* ``POST /mockoss/scenario?name=N``: load a scenario (YAML or JSON body, validated: errors give
+  line and field) and select it for the session; ``GET`` shows the selected one.
+* ``POST /mockoss/reset``: rewind the session's scenarios and clear its log (``?all=true``: every session).
+* ``GET /mockoss/requests``: the session's request log, every route (probes included), oldest
+  first; ``?session=KEY`` keeps one conversation (``X-Mockoss-Session``).
+* ``GET /mockoss/sessions``: the test ids with state; ``DELETE /mockoss/sessions/ID`` drops one.
+* ``GET /mockoss/metrics``: Prometheus text (:mod:`prometheus_client`).
+
+**Safety** (every ``/mockoss/*`` route but ``/mockoss/ready``): requests whose ``Host`` is not a
+loopback name or an allowed host are refused (403: DNS rebinding), as are cross-origin ones
+(an ``Origin`` that is not a loopback or allowed origin, ``Sec-Fetch-Site: cross-site`` or
+``same-site``) and bodies of the types an HTML form or a CORS-simple ``fetch`` can send
+(``text/plain``, ``application/x-www-form-urlencoded``, ``multipart/form-data``; 415). With an
+admin token (``--admin-token`` / ``MOCKOSS_ADMIN_TOKEN``) every route but ``ready``, ``docs`` and
+``openapi.json`` needs ``Authorization: Bearer TOKEN`` or ``X-Mockoss-Admin-Token: TOKEN`` (401).
+The emulated API itself stays open, as the real servers' are.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import re
+import sys
+import tempfile
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mockoss import __version__
+from mockoss.endpoints import endpoint_for_path
+from mockoss.server.records import REQUEST_RECORDS
+
+if TYPE_CHECKING:
+    from mockoss.server.core import MockServer
+    from mockoss.server.records import RecordedRequest
+
+__all__ = ["MAX_SESSIONS", "TEST_ID_HEADER", "ControlOptions", "ControlPlane", "install"]
+
+logger = logging.getLogger("mockoss")
+access_logger = logging.getLogger("mockoss.access")
+
+TEST_ID_HEADER = "x-mockoss-test-id"
+ADMIN_HEADER = "x-mockoss-admin-token"
+SESSION_HEADER = "x-mockoss-session"
+#: Sessions kept at once; the least recently used one is dropped beyond it.
+MAX_SESSIONS = 1024
+#: Log entries kept per session when the server keeps an unbounded request log.
+DEFAULT_LOG_LIMIT = 10_000
+_TEST_ID = re.compile(r"[A-Za-z0-9._~:@+=-]{1,200}")
+_PREFIX = re.compile(r"^/s/([^/]+)(/.*)$")
+_SCENARIO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+_FORM_TYPES = ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data")
+_OPEN_PATHS = ("/mockoss/ready",)
+_NO_TOKEN_PATHS = ("/mockoss/ready", "/mockoss/docs", "/mockoss/openapi.json")
+_BODY_TYPES = ("application/json", "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
+
+
+@dataclass(frozen=True)
+class ControlOptions:
+    """How the control plane guards itself and what it prints.
+
+    Attributes:
+        admin_token: required on control routes when set (``--admin-token``, ``MOCKOSS_ADMIN_TOKEN``).
+        allowed_hosts: ``Host`` names (without port) accepted besides loopback ones, e.g. a
+            docker-compose service name (``--allowed-host``).
+        access_log: print one line per request to stderr (``--access-log``).
+    """
+
+    admin_token: str | None = None
+    allowed_hosts: tuple[str, ...] = ()
+    access_log: bool = False
+
+
+def _host_name(host: str) -> str:
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _origin_host(origin: str) -> str | None:
+    scheme, sep, rest = origin.partition("://")
+    if not sep or scheme not in ("http", "https"):
+        return None
+    return _host_name(rest.split("/", 1)[0])
+
+
+@dataclass
+class _Session:
+    server: MockServer
+    log: deque[dict[str, Any]]
+    last_used: float = field(default_factory=time.monotonic)
+
+
+class ControlPlane:
+    """Sessions, their request logs, metrics and the guard of one app (see the module docstring).
+
+    Args:
+        base: the server as started (the default session).
+        options: see :class:`ControlOptions`.
+    """
+
+    def __init__(self, base: MockServer, options: ControlOptions | None = None, *, upstream: bool = False) -> None:
+        self.base, self.options, self.upstream = base, options or ControlOptions(), upstream
+        limit = base.request_log_limit or DEFAULT_LOG_LIMIT
+        self._log_limit = limit
+        self._lock = threading.Lock()
+        self._default = _Session(base, deque(maxlen=limit))
+        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._seq = 0
+        self.started = time.time()
+        self.metrics = _Metrics(self)
+        # A reset of the server as started (the pytest fixture resets it in-process before every
+        # test) clears the default session's log too.
+        original_reset = base.reset
+
+        def reset() -> None:
+            original_reset()
+            self._default.log.clear()
+
+        base.reset = reset  # type: ignore[method-assign]
+
+    # -- sessions --------------------------------------------------------------------------------
+
+    def session(self, test_id: str | None, *, create: bool = True) -> _Session | None:
+        """The session of ``test_id`` (``None``/empty: the default one), created on first use."""
+        if not test_id or self.upstream:
+            return self._default
+        with self._lock:
+            found = self._sessions.get(test_id)
+            if found is not None:
+                self._sessions.move_to_end(test_id)
+                found.last_used = time.monotonic()
+                return found
+            if not create:
+                return None
+            found = self._sessions[test_id] = _Session(self._copy(), deque(maxlen=self._log_limit))
+            while len(self._sessions) > MAX_SESSIONS:
+                self._sessions.popitem(last=False)
+            return found
+
+    def _copy(self) -> MockServer:
+        from mockoss.server.core import MockServer
+
+        base = self.base
+        copy = MockServer(
+            scenario=base.scenario,
+            profile=base.profile,
+            switches=dict(base.switches),
+            served_model_names=tuple(base.served_model_names) if getattr(base, "_models_explicit", False) else None,
+            seed=base.seed,
+            created=base.created,
+            request_log_limit=base.request_log_limit or DEFAULT_LOG_LIMIT,
+            transport=base.transport,
+            recorder=base.recorder,
+        )
+        if hasattr(base, "auto_session"):
+            copy.auto_session = base.auto_session  # type: ignore[attr-defined]
+        for name, scenario in list(getattr(base, "_scenarios", {}).items()):
+            copy._scenarios.setdefault(name, scenario)
+        return copy
+
+    def server_for(self, scope: Scope) -> MockServer:
+        """The :class:`MockServer` answering a request (its test id's session)."""
+        return self.session(_test_id(scope)).server  # type: ignore[union-attr]
+
+    def log(self, scope: Scope, record: RecordedRequest | None, status: int, frames: int, seconds: float) -> None:
+        """Add a finished request (``record``: its generation log record, if any) to its
+        session's log, the metrics and the access log."""
+        headers = _header_map(scope)
+        test_id = _test_id(scope)
+        path = scope.get("path", "")
+        if path.startswith("/mockoss/"):
+            endpoint = "control"
+        elif record is not None:
+            endpoint = record.endpoint
+        else:
+            found = endpoint_for_path(path)
+            endpoint = found.name if found is not None and scope.get("method") == "POST" else "probe"
+        with self._lock:
+            self._seq += 1
+            seq = self._seq
+        entry = {
+            "seq": seq,
+            "method": scope.get("method"),
+            "path": path,
+            "status": status,
+            "endpoint": endpoint,
+            "test_id": test_id,
+            "session": headers.get(SESSION_HEADER),
+            "record": record,
+            "ms": round(seconds * 1000, 3),
+        }
+        if endpoint != "control":
+            target = self.session(test_id, create=False) if test_id else self._default
+            if target is not None:
+                target.log.append(entry)
+        self.metrics.observe(endpoint, status, record.scenario if record is not None else None, frames)
+        if self.options.access_log:
+            client = scope.get("client") or ("-", 0)
+            extra = f" test_id={test_id}" if test_id else ""
+            print(
+                f'{client[0]}:{client[1]} "{scope.get("method")} {path}" {status} {seconds * 1000:.1f}ms{extra}',
+                file=sys.stderr,
+                flush=True,
+            )
+
+    # -- routes ----------------------------------------------------------------------------------
+
+    def app(self) -> FastAPI:
+        """The ``/mockoss`` sub-application (mount it at ``/mockoss``)."""
+        control = FastAPI(
+            title="mockoss control API",
+            version=__version__,
+            description=(
+                "Control routes of a mockoss fake server: sessions per test id, run-time scenarios, "
+                "the request log, readiness and metrics. The emulated server's own API (/v1/..., /api/...) "
+                "is not described here."
+            ),
+            docs_url="/docs",
+            redoc_url=None,
+            openapi_url="/openapi.json",
+        )
+        plane = self
+
+        def chosen(request: Request, test_id: str | None) -> str | None:
+            return test_id or request.headers.get(TEST_ID_HEADER) or None
+
+        @control.get("/ready", summary="Readiness: 200 once the server answers requests")
+        async def ready() -> dict[str, Any]:
+            scenario = plane.base.scenario
+            return {
+                "ready": True,
+                "version": __version__,
+                "profile": plane.base.profile,
+                "scenario": getattr(scenario, "name", None),
+                "upstream": plane.upstream,
+            }
+
+        @control.post("/scenario", summary="Load a scenario (YAML or JSON body) and select it for a session")
+        async def load(
+            request: Request, name: str = Query("uploaded", description="scenario name"), test_id: str | None = Query(None)
+        ) -> Response:
+            if not _SCENARIO_NAME.fullmatch(name):
+                return _error(400, f"name must be letters, digits, '.', '_' or '-', got {name!r}")
+            raw = await request.body()
+            try:
+                scenario = _load_text(raw, name)
+                target = plane.session(chosen(request, test_id))
+                target.server.use_scenario(scenario)  # type: ignore[union-attr]
+            except ValueError as exc:  # ScenarioError is a ValueError
+                return _error(400, str(exc))
+            rules = getattr(scenario, "rules", ())
+            return JSONResponse(
+                {"name": scenario.name, "test_id": chosen(request, test_id), "rules": len(rules), "steps": sum(len(r.steps) for r in rules)}
+            )
+
+        @control.get("/scenario", summary="The scenario a session answers with")
+        async def selected(request: Request, test_id: str | None = Query(None)) -> dict[str, Any]:
+            target = plane.session(chosen(request, test_id))
+            scenario = target.server.scenario  # type: ignore[union-attr]
+            return {"name": getattr(scenario, "name", None), "test_id": chosen(request, test_id)}
+
+        @control.post("/reset", status_code=204, summary="Rewind a session's scenarios and clear its log")
+        async def reset(request: Request, test_id: str | None = Query(None), all: bool = Query(False)) -> Response:  # noqa: A002
+            sessions = [plane._default, *plane._sessions.values()] if all else [plane.session(chosen(request, test_id))]
+            for target in sessions:
+                target.server.reset()  # type: ignore[union-attr]
+                target.log.clear()  # type: ignore[union-attr]
+            return Response(status_code=204)
+
+        @control.get("/requests", summary="A session's request log, every route, oldest first")
+        async def requests(
+            request: Request,
+            test_id: str | None = Query(None),
+            session: str | None = Query(None, description="keep one conversation (X-Mockoss-Session)"),
+        ) -> Response:
+            target = plane.session(chosen(request, test_id), create=False)
+            entries = [] if target is None else list(target.log)
+            out = [_entry_json(e) for e in entries if session is None or e["session"] == session]
+            return JSONResponse(out)
+
+        @control.get("/sessions", summary="Test ids with state")
+        async def sessions() -> list[dict[str, Any]]:
+            with plane._lock:
+                items = list(plane._sessions.items())
+            return [{"test_id": key, "requests": len(s.log), "scenario": getattr(s.server.scenario, "name", None)} for key, s in items]
+
+        @control.delete("/sessions/{test_id}", status_code=204, summary="Drop a test id's session")
+        async def drop(test_id: str) -> Response:
+            with plane._lock:
+                plane._sessions.pop(test_id, None)
+            return Response(status_code=204)
+
+        @control.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse)
+        async def metrics() -> Response:
+            body, content_type = plane.metrics.render()
+            return Response(body, media_type=content_type)
+
+        return control
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "status": status}}, status_code=status)
+
+
+def _load_text(raw: bytes, name: str) -> Any:
+    """A scenario from YAML or JSON bytes, validated by the same loader as files: errors name the
+    upload (``upload:NAME.yaml``), the line and the field."""
+    from mockoss.scenario.loader import load_scenario
+
+    with tempfile.TemporaryDirectory(prefix="mockoss-upload-") as directory:
+        path = Path(directory) / f"{name}.yaml"
+        path.write_bytes(raw)
+        try:
+            return load_scenario(str(path))
+        except ValueError as exc:
+            raise type(exc)(str(exc).replace(str(path), f"upload:{name}.yaml")) from None
+
+
+def _entry_json(entry: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in entry.items() if k != "record"}
+    record = entry["record"]
+    if record is not None:
+        out.update(
+            index=record.index,
+            scenario=record.scenario,
+            rule=record.rule,
+            turn=record.turn,
+            step=record.step,
+            body=record.body,
+            completion=record.completion,
+        )
+    else:
+        out.update(index=None, scenario=None, rule=None, turn=None, step=None, body=None, completion=None)
+    return out
+
+
+def _header_map(scope: Scope) -> dict[str, str]:
+    cached = scope.get("state", {}).get("mockoss.headers")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    headers: dict[str, str] = {}
+    for name, value in scope.get("headers", ()):
+        headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+    scope.setdefault("state", {})["mockoss.headers"] = headers
+    return headers
+
+
+def _test_id(scope: Scope) -> str | None:
+    return _header_map(scope).get(TEST_ID_HEADER) or None
+
+
+class _Metrics:
+    """Prometheus metrics of one app, in a registry of its own (several apps may share a process)."""
+
+    def __init__(self, plane: ControlPlane) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge
+
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "mockoss_requests", "Requests answered, by endpoint, status and scenario", ["endpoint", "status", "scenario"], registry=self.registry
+        )
+        self.frames = Counter("mockoss_stream_frames", "Stream frames (SSE events, NDJSON lines) sent, by endpoint", ["endpoint"], registry=self.registry)
+        Gauge("mockoss_sessions", "Test-id sessions held", registry=self.registry).set_function(lambda: len(plane._sessions))
+        recorder = plane.base.recorder
+        if recorder is not None:
+            Gauge("mockoss_recorder_lag_seconds", "Age of the oldest exchange not yet on disk", registry=self.registry).set_function(
+                recorder.lag_seconds
+            )
+            Gauge("mockoss_recorder_written", "Exchanges written to the recording", registry=self.registry).set_function(lambda: recorder.written)
+            Gauge(
+                "mockoss_recorder_write_seconds_max", "Longest wait of an exchange for its fsync", registry=self.registry
+            ).set_function(lambda: recorder.write_seconds_max)
+            Gauge(
+                "mockoss_recorder_write_seconds_mean", "Mean wait of an exchange for its fsync", registry=self.registry
+            ).set_function(lambda: recorder.write_seconds_total / recorder.written if recorder.written else 0.0)
+
+    def observe(self, endpoint: str, status: int, scenario: str | None, frames: int) -> None:
+        self.requests.labels(endpoint, str(status), scenario or "").inc()
+        if frames:
+            self.frames.labels(endpoint).inc(frames)
+
+    def render(self) -> tuple[bytes, str]:
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+class _Guarded:
+    """ASGI middleware: the ``/s/ID/`` prefix, the control routes' guard, the log and metrics."""
+
+    def __init__(self, app: ASGIApp, plane: ControlPlane) -> None:
+        self.app, self.plane = app, plane
+        self._hosts = {*_LOOPBACK, *(h.lower() for h in plane.options.allowed_hosts)}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        prefixed = _PREFIX.match(path) if path.startswith("/s/") else None
+        if prefixed is not None:
+            scope = dict(scope)
+            scope["path"], scope["raw_path"] = prefixed.group(2), prefixed.group(2).encode()
+            scope["headers"] = [*scope["headers"], (TEST_ID_HEADER.encode(), prefixed.group(1).encode())]
+        headers = _header_map(scope)
+        test_id = headers.get(TEST_ID_HEADER)
+        began = time.perf_counter()
+        status, frames = 500, 0
+        refusal = None
+        if test_id is not None and not _TEST_ID.fullmatch(test_id):
+            refusal = _error(400, f"mockoss: {TEST_ID_HEADER}: 1-200 characters of letters, digits and ._~:@+=- please")
+        elif path.startswith("/mockoss/") or path == "/mockoss":
+            refusal = self._guard(scope, headers)
+        stream = False
+
+        async def watched(message: Message) -> None:
+            nonlocal status, frames, stream
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                for name, value in message.get("headers", ()):
+                    if name.lower() == b"content-type":
+                        stream = value.startswith((b"text/event-stream", b"application/x-ndjson"))
+            elif stream and message["type"] == "http.response.body":
+                chunk = message.get("body", b"")
+                frames += chunk.count(b"\n\n") if b"data:" in chunk or b"event:" in chunk else chunk.count(b"\n")
+            await send(message)
+
+        records: list[RecordedRequest] = []
+        token = REQUEST_RECORDS.set(records)
+        try:
+            if refusal is not None:
+                await refusal(scope, receive, watched)
+            else:
+                await self.app(scope, receive, watched)
+        finally:
+            REQUEST_RECORDS.reset(token)
+            self.plane.log(scope, records[-1] if records else None, status, frames, time.perf_counter() - began)
+
+    def _guard(self, scope: Scope, headers: dict[str, str]) -> Response | None:
+        path = scope["path"]
+        if path in _OPEN_PATHS:
+            return None
+        host = _host_name(headers.get("host", ""))
+        if host not in self._hosts:
+            return _error(403, f"mockoss: control routes refuse Host {host!r} (DNS rebinding guard); allow it with --allowed-host")
+        origin = headers.get("origin")
+        if origin is not None and _origin_host(origin) not in self._hosts:
+            return _error(403, f"mockoss: control routes refuse cross-origin requests (Origin {origin!r})")
+        if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+            return _error(403, "mockoss: control routes refuse cross-site requests (Sec-Fetch-Site)")
+        content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if scope["method"] not in ("GET", "HEAD", "OPTIONS") and content_type:
+            if content_type in _FORM_TYPES or content_type not in _BODY_TYPES:
+                return _error(415, f"mockoss: control routes take application/json or application/yaml bodies, not {content_type!r}")
+        token = self.plane.options.admin_token
+        if token and path not in _NO_TOKEN_PATHS:
+            given = headers.get(ADMIN_HEADER) or ""
+            authorization = headers.get("authorization", "")
+            if authorization.lower().startswith("bearer "):
+                given = given or authorization[7:].strip()
+            if not hmac.compare_digest(given.encode(), token.encode()):
+                return _error(401, "mockoss: control routes need the admin token (Authorization: Bearer TOKEN or X-Mockoss-Admin-Token)")
+        return None
+
+
+def install(app: FastAPI, server: MockServer, options: ControlOptions | None = None, *, upstream: bool = False) -> ControlPlane:
+    """Mount the control routes at ``/mockoss`` and wrap ``app`` in the guard, log and metrics
+    middleware. Call before adding a catch-all route (routes match in order)."""
+    plane = ControlPlane(server, options, upstream=upstream)
+    app.mount("/mockoss", plane.app())
+    app.add_middleware(_Guarded, plane=plane)
+    return plane
+
+
+Endpoint = Callable[[Request], Awaitable[Response]]
