@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from mockoss.harmony import Completion
 from mockoss.profiles.base import Reply
+from mockoss.scenario.cache import loaded_scenarios, scenario_cost
 from mockoss.scenario.locate import key_line, validation_errors
 from mockoss.scenario.locate import loc_text as _loc_text
 from mockoss.scenario.locate import node_line as _node_line
@@ -312,6 +313,9 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
                 + ", ".join(builtin_names())
             )
         raw, origin, name = resource.read_bytes(), f"mockoss:scenarios/{path_or_name}.yaml", str(path_or_name)
+    key = (origin, name, raw)
+    if (cached := loaded_scenarios.get(key)) is not None:  # unchanged since it was last loaded
+        return cached
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -334,4 +338,5 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
         raise ScenarioError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{origin}:1: (top level): a scenario file is a mapping with 'version' and 'steps' or 'rules'")
-    return scenario_from_data(data, name=name, origin=origin, root=root)
+    scenario = scenario_from_data(data, name=name, origin=origin, root=root)
+    return loaded_scenarios.put(key, scenario, scenario_cost(scenario, raw))

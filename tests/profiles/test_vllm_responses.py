@@ -234,7 +234,8 @@ def test_echoed_request_fields() -> None:
 
 
 def test_plan_is_memoised_per_completion() -> None:
-    completion = Completion.from_text(ANSWER)
+    shared = Completion.from_text(ANSWER)
+    completion = Completion(text=shared.text, tokens=shared.tokens)  # private: from_text shares by content
     surface_responses(VllmProfile(), completion, request(), ctx())
     keys = [k for k in completion._memo if isinstance(k, tuple) and str(k[0]).startswith("vllm.responses")]
     assert len(keys) == 1
