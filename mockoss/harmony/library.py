@@ -128,8 +128,18 @@ def parse_header_0_0_8(header: str, role: Role | None, *, recipient_and_type: bo
     return Header(role, name, recipient, channel, content_type, remaining)
 
 
-def parse_with(tokens: tuple[int, ...], *, strict: bool = True, library: HarmonyLibrary = DEFAULT_LIBRARY) -> ParserTrace:
+def parse_with(
+    tokens: tuple[int, ...], *, strict: bool = True, library: HarmonyLibrary = DEFAULT_LIBRARY, skip_errors: bool = False
+) -> ParserTrace:
     """:func:`~mockoss.harmony.trace.parse_tokens` as ``library`` would report it.
+
+    ``skip_errors``: read the way vLLM's ``HarmonyParser.process_chunk`` does
+    (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py, same in v0.33.0): a token whose ``process``
+    raises ``HarmonyError`` is skipped (``except HarmonyError: continue``) and parsing goes on. A
+    header that fails at ``<|message|>`` leaves the parser expecting ``<|start|>``, so the rest of
+    that message fails token by token and the message is dropped; the next ``<|start|>`` resumes.
+    The trace then has ``error=None`` and lists the skipped tokens in ``skipped``; the open
+    message's ``pending_tokens`` hold only accepted tokens (vLLM's ``_current_message_tokens``).
 
     ``oss-harmony``: the installed parser's trace, untouched. ``openai-harmony-0.0.8``: every header
     holding two or more ``<|channel|>`` tokens is re-parsed with :func:`parse_header_0_0_8`; the
@@ -140,14 +150,74 @@ def parse_with(tokens: tuple[int, ...], *, strict: bool = True, library: Harmony
     Raises:
         ValueError: an unknown ``library``.
     """
-    if library == "oss-harmony":
-        return parse_tokens(tokens, strict=strict)
-    if library != "openai-harmony-0.0.8":
+    if library not in HARMONY_LIBRARIES:
         raise ValueError(f"harmony_library: expected one of {', '.join(HARMONY_LIBRARIES)}, got {library!r}")
-    headers = _divergent_headers(tokens, strict)
-    if not headers:
-        return parse_tokens(tokens, strict=strict)
-    return _emulate(tokens, strict, headers)
+    headers = _divergent_headers(tokens, strict, skip_errors) if library == "openai-harmony-0.0.8" else []
+    trace = _emulate(tokens, strict, headers, skip_errors) if headers else parse_tokens(tokens, strict=strict)
+    if skip_errors and trace.error is not None and not headers:
+        return _parse_skipping(tokens, strict)
+    return trace
+
+
+def _parse_skipping(tokens: tuple[int, ...], strict: bool) -> ParserTrace:
+    """The installed parser fed every token, errors caught and skipped (``process_chunk``).
+
+    Reads the parser's state after every token (the per-token reading ``parse_tokens`` avoids);
+    only completions that raise take this path.
+    """
+    from openai_harmony import HarmonyError, StreamableParser
+
+    parser = StreamableParser(load_encoding(), Role.ASSISTANT, strict=strict)
+    steps: list[TokenStep] = []
+    skipped: list[tuple[int, str]] = []
+    pending: list[int] = []
+    seen = 0
+    for index, token in enumerate(tokens):
+        try:
+            parser.process(token)
+        except HarmonyError as exc:
+            skipped.append((index, str(exc)))
+            steps.append(TokenStep(token, parser.state, None, None, None, None, None))
+            continue
+        messages = parser.messages
+        completed = messages[-1] if len(messages) > seen else None
+        seen = len(messages)
+        if completed is None:
+            pending.append(token)
+        else:
+            pending.clear()
+        steps.append(
+            TokenStep(
+                token,
+                parser.state,
+                parser.current_channel,
+                parser.current_recipient,
+                parser.current_content_type,
+                parser.last_content_delta,
+                completed,
+            )
+        )
+    completed_messages = tuple(parser.messages)
+    eos_messages: tuple[Message, ...] = ()
+    eos_error = None
+    if pending:
+        try:
+            parser.process_eos()
+            eos_messages = tuple(parser.messages[len(completed_messages) :])
+        except HarmonyError as exc:
+            eos_error = str(exc)
+    return ParserTrace(
+        tokens=tokens,
+        steps=tuple(steps),
+        messages=completed_messages,
+        error=None,
+        error_index=None,
+        pending_tokens=tuple(pending),
+        eos_messages=eos_messages,
+        eos_error=eos_error,
+        strict=strict,
+        skipped=tuple(skipped),
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -157,7 +227,18 @@ class _Span:
     first: bool  # the completion's first message: the parser already knows the role
 
 
-def _divergent_headers(tokens: tuple[int, ...], strict: bool) -> list[_Span]:
+def _fails_0_0_8(header_tokens: tuple[int, ...], ended_by_message: bool, role_known: bool) -> bool:
+    """Whether 0.0.8 rejects a header (both libraries agree below two ``<|channel|>``, so this
+    decides for either when the header has fewer)."""
+    try:
+        role = Role.ASSISTANT if role_known else None
+        header = parse_header_0_0_8(load_encoding().decode_utf8(list(header_tokens)), role, recipient_and_type=ended_by_message)
+    except (HeaderError, Exception):
+        return True
+    return ended_by_message and header.remaining is not None
+
+
+def _divergent_headers(tokens: tuple[int, ...], strict: bool, skip_errors: bool = False) -> list[_Span]:
     """Header spans with two or more ``<|channel|>`` tokens, found with the parser's state machine
     (openai/harmony@ec7606d:src/encoding.rs ``process_next``: Header until ``<|message|>``, or until a
     stop token when not strict; Content until a stop token; then ``<|start|>`` opens the next header)."""
@@ -172,7 +253,10 @@ def _divergent_headers(tokens: tuple[int, ...], strict: bool) -> list[_Span]:
                 # parser pushes it only while it knows the role; both libraries then agree.
                 if channels >= 2 and (token == MESSAGE or first):
                     spans.append(_Span(start, index, first))
-                state, first = ("content" if token == MESSAGE else "start"), False
+                # The parser forgets the role it was given only once a header parses: with errors
+                # skipped (vLLM), the header after a rejected first one is read with that role too.
+                failed = skip_errors and token == MESSAGE and _fails_0_0_8(tokens[start:index], True, first)
+                state, first = ("content" if token == MESSAGE and not failed else "start"), first and failed
             elif token == CHANNEL:
                 channels += 1
         elif state == "content":
@@ -180,7 +264,7 @@ def _divergent_headers(tokens: tuple[int, ...], strict: bool) -> list[_Span]:
                 state = "start"
         elif token == START:
             state, start, channels = "header", index + 1, 0
-        else:
+        elif not skip_errors:
             break  # the parser raises here, whichever the library
     return spans
 
@@ -190,11 +274,18 @@ def _neutral_header(first: bool) -> list[int]:
     return ([] if first else encoding.encode("assistant", allowed_special=set())) + [CHANNEL, *encoding.encode("analysis", allowed_special=set())]
 
 
-def _emulate(tokens: tuple[int, ...], strict: bool, spans: list[_Span]) -> ParserTrace:
+def _failing_header(first: bool) -> list[int]:
+    """A header both libraries reject at ``<|message|>`` (two recipients, one left over)."""
+    encoding = load_encoding()
+    role = [] if first else encoding.encode("assistant", allowed_special=set())
+    return [*role, CHANNEL, *encoding.encode("analysis to=functions.a to=functions.b", allowed_special=set())]
+
+
+def _emulate(tokens: tuple[int, ...], strict: bool, spans: list[_Span], skip_errors: bool = False) -> ParserTrace:
     encoding = load_encoding()
     rewritten: list[int] = []
     origin: list[int] = []  # rewritten index -> original index (-1 inside a neutral header)
-    patches: dict[int, Header] = {}  # rewritten index of the header's end token -> 0.0.8's header
+    patches: dict[int, Header | None] = {}  # rewritten index of a header's end token -> 0.0.8's header (None: it fails)
     failure: tuple[int, str] | None = None
     cursor = 0
     for span in spans:
@@ -205,11 +296,14 @@ def _emulate(tokens: tuple[int, ...], strict: bool, spans: list[_Span]) -> Parse
             if ended_by_message and header.remaining is not None:
                 raise HeaderError(f"unexpected tokens remaining in message header: {_rust_debug(header.remaining)}")
         except HeaderError as exc:
-            failure = (span.end, str(exc))
-            break
+            if not (skip_errors and ended_by_message):
+                failure = (span.end, str(exc))
+                break
+            # vLLM skips the failing tokens: give the installed parser a header that fails too.
+            header = None
         rewritten += tokens[cursor : span.start]
         origin += range(cursor, span.start)
-        neutral = _neutral_header(span.first)
+        neutral = _neutral_header(span.first) if header is not None else _failing_header(span.first)
         rewritten += neutral
         origin += [-1] * len(neutral)
         patches[len(rewritten)] = header
@@ -222,6 +316,8 @@ def _emulate(tokens: tuple[int, ...], strict: bool, spans: list[_Span]) -> Parse
         rewritten += tokens[cursor:]
         origin += range(cursor, len(tokens))
     trace = parse_tokens(tuple(rewritten), strict=strict)
+    if skip_errors and trace.error is not None:
+        trace = _parse_skipping(tuple(rewritten), strict)
     return _map_back(tokens, trace, origin, patches, failure, strict)
 
 
@@ -242,7 +338,7 @@ def _map_back(
     tokens: tuple[int, ...],
     trace: ParserTrace,
     origin: list[int],
-    patches: dict[int, Header],
+    patches: dict[int, Header | None],
     failure: tuple[int, str] | None,
     strict: bool,
 ) -> ParserTrace:
@@ -288,13 +384,19 @@ def _map_back(
     else:
         eos_error = trace.eos_error
     end = len(tokens) if error_index is None else error_index + 1
+    skipped = tuple((origin[index], text) for index, text in trace.skipped if origin[index] >= 0)
+    pending = tuple(tokens[message_start:end])
+    if skipped:
+        dropped = {index for index, _ in skipped}
+        pending = tuple(tokens[i] for i in range(message_start, end) if i not in dropped)
     return ParserTrace(
         tokens=tokens,
+        skipped=skipped,
         steps=tuple(steps),
         messages=tuple(messages),
         error=error,
         error_index=error_index,
-        pending_tokens=tuple(tokens[message_start:end]),
+        pending_tokens=pending,
         eos_messages=eos_messages,
         eos_error=eos_error,
         strict=strict,

@@ -59,6 +59,10 @@ class ParserTrace:
         eos_error: ``str(HarmonyError)`` raised by ``process_eos()``, e.g.
             ``Unexpected EOS while waiting for message header to complete``, else ``None``.
         strict: the parser mode used.
+        skipped: ``(index, str(HarmonyError))`` of every token whose ``process`` raised and was
+            skipped, when the trace was made the way vLLM's ``HarmonyParser.process_chunk`` reads
+            (``mockoss.harmony.library.parse_with(skip_errors=True)``: catch, ``continue``); such
+            tokens keep a step with no channel, recipient or delta. Empty otherwise.
     """
 
     tokens: tuple[int, ...]
@@ -70,6 +74,7 @@ class ParserTrace:
     eos_messages: tuple[Message, ...]
     eos_error: str | None
     strict: bool
+    skipped: tuple[tuple[int, str], ...] = ()
 
     @property
     def ended_inside_message(self) -> bool:

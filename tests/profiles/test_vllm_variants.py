@@ -201,8 +201,13 @@ DUPLICATE_TO = "<|channel|>commentary to=functions.web-browsing to=functions.web
 DUPLICATE_TO_ERROR = 'unexpected tokens remaining in message header: Some("to=functions.web-browsing")'
 
 
-def test_row5_current_vllm_answers_500_internal_server_error():
-    reply = chat("vllm", DUPLICATE_TO, tools=WEATHER)
+def test_row5_current_vllm_drops_the_message_with_200_and_the_raise_switch_answers_500():
+    """vLLM 0.32/0.33 HarmonyParser.process_chunk skips tokens that raise (vllm-project/vllm@v0.32.0:
+    vllm/parser/harmony.py): HTTP 200, the message dropped (measured, shared/reference/vllm-on-cpu.md).
+    The 500 is the ``harmony_errors="raise"`` switch."""
+    dropped = chat("vllm", DUPLICATE_TO, {"harmony_errors": "skip"}, tools=WEATHER)
+    assert dropped.status == 200 and "tool_calls" not in body(dropped)["choices"][0]["message"]
+    reply = chat("vllm", DUPLICATE_TO, {"harmony_errors": "raise"}, tools=WEATHER)
     assert reply.status == 500
     assert body(reply) == {"error": {"message": DUPLICATE_TO_ERROR, "type": "InternalServerError", "param": None, "code": 500}}
 
@@ -219,7 +224,10 @@ def test_row4_v0_10_1_answers_500_in_the_flat_body():
 
 
 def test_row6_return_after_end_fails_mid_stream_with_500_chunk():
-    chunks = sse(chat("vllm", "<|channel|>analysis<|message|>Hi<|end|><|return|>", stream=True))
+    # harmony_errors="raise"; vLLM 0.32/0.33 skip the stray <|return|> (HarmonyParser.process_chunk).
+    skipped = sse(chat("vllm", "<|channel|>analysis<|message|>Hi<|end|><|return|>", {"harmony_errors": "skip"}, stream=True))
+    assert skipped[-1] == "[DONE]" and "error" not in skipped[-2]
+    chunks = sse(chat("vllm", "<|channel|>analysis<|message|>Hi<|end|><|return|>", {"harmony_errors": "raise"}, stream=True))
     assert chunks[-2:] == [
         {"error": {"message": "Unexpected token 200002 while expecting start token 200006", "type": "InternalServerError", "param": None, "code": 500}},
         "[DONE]",
@@ -313,10 +321,15 @@ def test_2025_drops_every_non_functions_recipient_and_last_final_wins():
 
 
 def test_row10_channel_token_leaks_into_the_tool_name():
+    """vllm#32587's tool name came from openai-harmony 0.0.8's header parse; oss-harmony 0.0.11
+    (vLLM 0.32/0.33's dependency) cuts the second ``<|channel|>`` out: the tool is ``bash``."""
     text = "<|channel|>commentary to=functions.bash<|channel|>commentary json<|message|>{}<|call|>"
+    old = {"harmony_library": "openai-harmony-0.0.8"}
     for profile in ("vllm", "vllm-2025"):
-        got = message(chat(profile, text, tools=(ToolDecl("function", "bash"),)))
+        got = message(chat(profile, text, old, tools=(ToolDecl("function", "bash"),)))
         assert [c["function"]["name"] for c in got["tool_calls"]] == ["bash<|channel|>commentary"]
+    got = message(chat("vllm", text, tools=(ToolDecl("function", "bash"),)))
+    assert [c["function"]["name"] for c in got["tool_calls"]] == ["bash"]
 
 
 # -- row 11: silent null content when the parser ends non-terminal --------------------------------

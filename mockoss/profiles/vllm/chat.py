@@ -66,6 +66,8 @@ def _full_template(
         request.include_reasoning,
         profile.enable_auto_tool_choice,
         profile.reasoning_field,
+        profile.harmony_library,
+        profile.harmony_errors,
     )
     cached = completion._memo.get(key)
     if cached is not None:
@@ -196,7 +198,8 @@ def surface_chat(profile: VllmProfile, completion: Completion, request: ChatRequ
     max_tokens = request.max_tokens
     strict = profile.strict
     raw_recovery = profile.flush_raw_recovery
-    plan = plan_completion(completion, max_tokens, strict, raw_recovery)
+    skip = profile.harmony_errors == "skip"
+    plan = plan_completion(completion, max_tokens, strict, raw_recovery, profile.harmony_library, skip)
     if not request.stream:
         if plan.error is not None:
             return profile.error(profile.harmony_error_status, plan.error)

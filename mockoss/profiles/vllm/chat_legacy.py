@@ -88,14 +88,14 @@ class LegacyPlan:
     current: str
 
 
-def legacy_plan(completion: Completion, max_tokens: int | None, strict: bool) -> LegacyPlan:
-    """Parse the emitted tokens once per ``(max_tokens, strict)``; memoised on the completion."""
-    key = (_MEMO, max_tokens, strict)
+def legacy_plan(completion: Completion, max_tokens: int | None, strict: bool, library: str = "oss-harmony") -> LegacyPlan:
+    """Parse the emitted tokens once per ``(max_tokens, strict, library)``; memoised on the completion."""
+    key = (_MEMO, max_tokens, strict, library)
     cached = completion._memo.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
     emission = completion.emit(max_tokens)
-    trace = completion.trace(max_tokens=max_tokens, strict=strict)
+    trace = completion.trace(max_tokens=max_tokens, strict=strict, library=library)
     current = ""
     for step in trace.steps:
         current = "" if step.completed is not None else current + (step.delta or "")
@@ -235,7 +235,7 @@ def surface_chat_legacy(
     ``length``. Errors: see the module docstring. Streamed: see
     :func:`~mockoss.profiles.vllm.chat_legacy_stream.stream_legacy`.
     """
-    plan = legacy_plan(completion, request.max_tokens, profile.strict)
+    plan = legacy_plan(completion, request.max_tokens, profile.strict, profile.harmony_library)
     if request.stream:
         from mockoss.profiles.vllm.chat_legacy_stream import stream_legacy
 

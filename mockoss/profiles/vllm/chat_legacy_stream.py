@@ -138,10 +138,10 @@ def stream_legacy(
     """
     rule = "v0.10.1" if profile.chat_parser == "reasoning_and_final" else profile.chat_stream
     field = profile.reasoning_field
-    key = ("vllm.chat_legacy.sse", request.max_tokens, profile.strict, rule, request.include_reasoning, field)
+    key = ("vllm.chat_legacy.sse", request.max_tokens, profile.strict, rule, request.include_reasoning, field, profile.harmony_library)
     cached = completion._memo.get(key)
     if cached is None:
-        trace = completion.trace(max_tokens=request.max_tokens, strict=profile.strict)
+        trace = completion.trace(max_tokens=request.max_tokens, strict=profile.strict, library=profile.harmony_library)
         cached = completion._memo[key] = _deltas(trace.steps, rule, request.include_reasoning, field)
     deltas, calls = cached  # type: ignore[misc]
     request_id = ctx.ids.next("chatcmpl-")

@@ -73,13 +73,24 @@ class Plan:
     reasoning_upto: tuple[int, ...]  # usage reasoning-token count after each accepted token
 
 
-def plan_completion(completion: Completion, max_tokens: int | None, strict: bool, raw_recovery: bool = True) -> Plan:
+def plan_completion(
+    completion: Completion,
+    max_tokens: int | None,
+    strict: bool,
+    raw_recovery: bool = True,
+    library: str = "oss-harmony",
+    skip_errors: bool = True,
+) -> Plan:
+    """The plan of ``completion``; ``library`` and ``skip_errors`` select the parse
+    (:func:`mockoss.harmony.library.parse_with`; vLLM 0.32/0.33 skip erroring tokens)."""
     key = (MEMO, max_tokens, strict) if raw_recovery else (MEMO, max_tokens, strict, "no-raw-recovery")
+    if library != "oss-harmony" or not skip_errors:
+        key += (library, skip_errors)
     cached = completion._memo.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
     emission = completion.emit(max_tokens)
-    trace = completion.trace(max_tokens=max_tokens, strict=strict)
+    trace = completion.trace(max_tokens=max_tokens, strict=strict, library=library, skip_errors=skip_errors)
     segments = token_segments(trace)
     deltas: list[TokenDelta] = []
     upto: list[int] = []

@@ -96,16 +96,21 @@ def _replay(trace: ParserTrace) -> tuple[list[Segment], list[MessageView], bool,
     """``HarmonyParser.process_chunk`` over the trace, then ``flush()``.
 
     Returns (segments, completed messages, whether ``flush`` produced the last one, reasoning
-    tokens). Reasoning tokens are the tokens after which the parser's channel is ``analysis``,
-    or ``commentary`` with a (normalised) recipient: tool-call arguments count, stop tokens and
-    header tokens before ``<|message|>`` do not.
+    tokens). Reasoning tokens are the non-special tokens after which the parser's channel is
+    ``analysis``, or ``commentary`` with a (normalised) recipient: tool-call arguments count;
+    stop tokens, ``<|message|>`` and header tokens do not.
     """
     segments: list[Segment] = []
     messages: list[MessageView] = []
     reasoning = 0
-    for step in trace.steps:
+    skipped = {index for index, _ in trace.skipped}  # process_chunk: no segment for a token that raised
+    for index, step in enumerate(trace.steps):
+        if index in skipped:
+            continue
         recipient = normalize_recipient(step.recipient)
-        if step.channel == "analysis" or (step.channel == "commentary" and recipient is not None):
+        # _is_reasoning_token (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py): special tokens
+        # (<|message|>, ids from 199998 up) are not counted.
+        if (step.channel == "analysis" or (step.channel == "commentary" and recipient is not None)) and step.token < 199998:
             reasoning += 1
         done = _view(step.completed) if step.completed is not None else None
         if done is not None:
@@ -177,9 +182,12 @@ def _items(m: MessageView, incomplete: bool, b: TemplateBuilder, functions: froz
 
 
 def _build_plan(
-    completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool, mapping: str = "2026"
+    completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool, mapping: str = "2026",
+    parse: tuple[str, bool] = ("oss-harmony", True),
 ) -> _Plan:
-    trace = completion.trace(max_tokens=max_tokens, strict=strict)
+    # parse: (harmony_library, skip_errors); vLLM 0.32/0.33's HarmonyContext.append_output feeds
+    # HarmonyParser.process_chunk, which skips erroring tokens (vllm/entrypoints/openai/responses/context.py).
+    trace = completion.trace(max_tokens=max_tokens, strict=strict, library=parse[0], skip_errors=parse[1])
     segments, messages, flushed, reasoning = _replay(trace)
     items_of = lambda m, incomplete, b: _items(m, incomplete, b, functions, ignore)  # noqa: E731
     if mapping == "2025":  # recipients as parsed (no _normalize_recipient), 2025 rules
@@ -229,12 +237,13 @@ def _build_plan(
 
 
 def _plan(
-    completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool, mapping: str = "2026"
+    completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool, mapping: str = "2026",
+    parse: tuple[str, bool] = ("oss-harmony", True),
 ) -> _Plan:
-    key = ("vllm.responses", max_tokens, strict, functions, ignore, mapping)
+    key = ("vllm.responses", max_tokens, strict, functions, ignore, mapping, parse)
     plan = completion._memo.get(key)
     if plan is None:
-        plan = completion._memo[key] = _build_plan(completion, max_tokens, strict, functions, ignore, mapping)
+        plan = completion._memo[key] = _build_plan(completion, max_tokens, strict, functions, ignore, mapping, parse)
     return plan  # type: ignore[return-value]
 
 
@@ -435,7 +444,9 @@ def surface_responses(profile: VllmProfile, completion: Completion, request: Res
     """
     ignore = profile.responses_ignore_recipients_without_tools and not request.tools
     mapping = profile.responses_mapping
-    plan = _plan(completion, request.max_output_tokens, profile.strict, request.function_tool_names, ignore, mapping)
+    # The 2025 mapping (dated variants) keeps its former error handling: errors surface.
+    parse = (profile.harmony_library, profile.harmony_errors == "skip" and mapping == "2026")
+    plan = _plan(completion, request.max_output_tokens, profile.strict, request.function_tool_names, ignore, mapping, parse)
     if not request.stream:
         if plan.harmony_error is not None:
             return profile.error(profile.harmony_error_status, plan.harmony_error)

@@ -39,6 +39,8 @@ __all__ = [
 BUILTIN_TOOLS = frozenset({"python", "browser", "container"})
 _FUNCTIONS = "functions."
 _CONSTRAIN = "<|constrain|>"
+#: o200k_harmony's first special token id (``<|startoftext|>``); every id from here up is special.
+_FIRST_SPECIAL = 199998
 
 
 class SegmentType(enum.Enum):
@@ -130,7 +132,7 @@ class TokenSegment:
         delta: ``last_content_delta or ""``.
         completed: the token closed a message (such segments are skipped when streaming).
         counts_as_reasoning: counted in ``usage.completion_tokens_details.reasoning_tokens``
-            (channel ``analysis``, or ``commentary`` with a recipient).
+            (channel ``analysis``, or ``commentary`` with a recipient, and not a special token).
     """
 
     channel: str | None
@@ -154,7 +156,11 @@ def token_segments(trace: ParserTrace) -> tuple[TokenSegment, ...]:
                 kind=classify(channel, recipient),
                 delta=step.delta or "",
                 completed=step.completed is not None,
-                counts_as_reasoning=channel == "analysis" or (channel == "commentary" and recipient is not None),
+                # HarmonyParser._is_reasoning_token (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py,
+                # same in v0.33.0): the channel test, and not a special token (get_encoding()
+                # .is_special_token: ids from 199998 up), so <|message|> is not counted.
+                counts_as_reasoning=(channel == "analysis" or (channel == "commentary" and recipient is not None))
+                and step.token < _FIRST_SPECIAL,
             )
         )
     return tuple(out)
