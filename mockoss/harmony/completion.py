@@ -15,11 +15,12 @@ from openai_harmony import Message, Role
 
 from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.layout import render_assistant_message
+from mockoss.harmony.lru import BytesLRU
 
 if TYPE_CHECKING:
     from mockoss.harmony.trace import ParserTrace
 
-__all__ = ["Completion", "Emission", "FinishReason", "Tokens"]
+__all__ = ["COMPLETION_CACHE_BYTES", "Completion", "Emission", "FinishReason", "Tokens", "clear_completion_cache"]
 
 #: Token ids of ``<|start|>assistant``: how every rendered assistant message begins, and what a
 #: prompt for completion already ends with.
@@ -30,6 +31,25 @@ END = 200007
 
 Tokens = tuple[int, ...]
 FinishReason = Literal["stop", "length"]
+
+#: Byte budget of the content-keyed completion cache: the same text or messages (a scenario the
+#: pytest fixture reloads for every test, a template rendered to a text seen before) give the
+#: same :class:`Completion`, whose memoised traces and plans are then computed once.
+COMPLETION_CACHE_BYTES = 64 * 1024 * 1024
+#: Bytes per token a cached completion is counted for: its tokens and what requests memoise on
+#: it (a parser trace, each profile's plan and pre-serialised chunks), measured on 2,000-token
+#: answers served as vLLM chat and Responses, streamed and not: 1.1 KB per token; doubled for other profiles.
+BYTES_PER_TOKEN = 2048
+_interned: BytesLRU[Completion] = BytesLRU(COMPLETION_CACHE_BYTES)
+
+
+def _cost(completion: Completion, *texts: str) -> int:
+    return sum(map(len, texts)) + BYTES_PER_TOKEN * len(completion.tokens)
+
+
+def clear_completion_cache() -> None:
+    """Forget every cached completion (completions in use stay valid)."""
+    _interned.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +85,17 @@ class Completion:
 
     @classmethod
     def from_text(cls, text: str) -> Completion:
-        """Tokenize raw Harmony text verbatim; any special token in it is read as that token."""
-        return cls(text=text, tokens=tuple(load_encoding().encode(text, allowed_special="all")))
+        """Tokenize raw Harmony text verbatim; any special token in it is read as that token.
+
+        The same text gives the same (shared) completion while it stays in the content-keyed
+        cache (:data:`COMPLETION_CACHE_BYTES`), memoised traces and plans included.
+        """
+        key = (cls, "text", text)
+        cached = _interned.get(key)
+        if cached is None:
+            cached = cls(text=text, tokens=tuple(load_encoding().encode(text, allowed_special="all")))
+            _interned.put(key, cached, _cost(cached, text))
+        return cached
 
     @classmethod
     def from_messages(cls, messages: Sequence[Message]) -> Completion:
@@ -79,11 +108,23 @@ class Completion:
         with it), and a final-channel message without a recipient ends with ``<|return|>``, the
         stop token a model emits for its answer.
 
+        Like :meth:`from_text`, the same messages give the same (shared) completion while it is
+        cached.
+
         Raises:
             ValueError: no messages, or a message whose author is not the assistant.
         """
         if not messages:
             raise ValueError("a completion needs at least one message")
+        key = (cls, "messages", tuple(message.to_json() for message in messages))
+        cached = _interned.get(key)
+        if cached is None:
+            cached = cls._render_messages(messages)
+            _interned.put(key, cached, _cost(cached, *key[2]))
+        return cached
+
+    @classmethod
+    def _render_messages(cls, messages: Sequence[Message]) -> Completion:
         encoding = load_encoding()
         tokens: list[int] = []
         for position, message in enumerate(messages):
