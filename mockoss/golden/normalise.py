@@ -11,8 +11,9 @@ broken reuse is a difference. Timestamps (``created``, ``created_at``, ``complet
 ``<TIME>`` when they are numbers. Key order is kept: it is part of what a server sends.
 
 Id-like strings are the values of :data:`ID_KEYS` (at any depth, so ``tool_calls[].id`` too) and
-any other string that starts with a prefix of :data:`ID_PREFIXES` and has no space or other
-character an id does not have. Bodies compare as compact JSON (:func:`dumps`); SSE streams
+any other string that starts with a prefix of :data:`ID_PREFIXES`, has no space or other
+character an id does not have, and has a random-looking piece after the prefix (so the item type
+``mcp_call`` stays a word). Bodies compare as compact JSON (:func:`dumps`); SSE streams
 compare frame by frame (:meth:`Normaliser.frame`), ``data: [DONE]`` kept.
 
 The format is the lead's decision in ``/tmp/team/golden-format.md`` (issue 8).
@@ -103,9 +104,12 @@ class Normaliser:
         if not _ID_CHARS.fullmatch(value) or (prefix is None and not keyed):
             return value
         prefix = prefix or ""
+        shape = id_shape(value[len(prefix) :])
+        if not keyed and shape == value[len(prefix) :]:
+            return value  # nothing random after the prefix: a word such as "mcp_call", not an id
         numbers = self._seen.setdefault(prefix, {})
         number = numbers.setdefault(value, len(numbers) + 1)
-        return f"<{prefix}:{id_shape(value[len(prefix):])}#{number}>"
+        return f"<{prefix}:{shape}#{number}>"
 
     def json(self, value: Any, key: str | None = None) -> Any:
         """A normalised copy of a parsed JSON value (dict key order kept)."""

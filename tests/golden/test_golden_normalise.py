@@ -88,6 +88,7 @@ def test_strings_are_ids_by_key_or_by_prefix_only() -> None:
         "text": "call_me maybe",  # a space: not an id
         "note": "resp_0123456789abcdef",  # a known prefix: an id, whatever the key
         "name": "get_weather",  # no prefix, not an id key
+        "type": "mcp_call",  # a prefix, but nothing random after it: a word
         "id": None,
         "created_at": None,
     }
@@ -95,6 +96,7 @@ def test_strings_are_ids_by_key_or_by_prefix_only() -> None:
         "text": "call_me maybe",
         "note": "<resp_:hex16#1>",
         "name": "get_weather",
+        "type": "mcp_call",
         "id": None,
         "created_at": None,
     }
