@@ -79,7 +79,7 @@ def test_clean_answer_exact_official_body():
             "completion_tokens": 15,
             "total_tokens": 40,
             "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": 4, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 3, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
         },
         "service_tier": "default",
         "system_fingerprint": None,

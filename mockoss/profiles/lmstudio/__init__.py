@@ -87,7 +87,10 @@ class LmstudioProfile:
         key = ("lmstudio", max_tokens, self.strict, tools)
         cached = completion._memo.get(key)
         if cached is None:
-            trace = completion.trace(max_tokens=max_tokens, strict=self.strict)
+            # LM Studio's own parser is unknown; this profile was built and checked against
+            # openai-harmony 0.0.8's, which mockoss now emulates on top of oss-harmony
+            # (mockoss.harmony.library): a header holding <|channel|> twice parses as it did.
+            trace = completion.trace(max_tokens=max_tokens, strict=self.strict, library="openai-harmony-0.0.8")
             emission = completion.emit(max_tokens)
             cached = (classify_output(trace, tools), token_deltas(trace, tools), len(emission.tokens), emission.finish_reason == "length")
             completion._memo[key] = cached

@@ -126,12 +126,18 @@ class NormalisedCompletion:
         """The canonical tokens, with the original finish reason (the limit is already applied)."""
         return Emission(tokens=self.tokens, finish_reason=self.finish_reason)  # type: ignore[arg-type]
 
-    def trace(self, *, max_tokens: int | None = None, strict: bool = True) -> ParserTrace:
-        """openai-harmony's trace of the canonical tokens (``max_tokens`` is already applied)."""
-        key = ("trace", strict)
+    def trace(
+        self, *, max_tokens: int | None = None, strict: bool = True, library: str = "oss-harmony", skip_errors: bool = False
+    ) -> ParserTrace:
+        """The parser's trace of the canonical tokens (``max_tokens`` is already applied); ``library``
+        and ``skip_errors`` as in :meth:`mockoss.harmony.Completion.trace` (the canonical tokens are
+        well-formed, so they change nothing here)."""
+        key = ("trace", strict, library, skip_errors)
         cached = self._memo.get(key)
         if cached is None:
-            cached = self._memo[key] = parse_tokens(self.tokens, strict=strict)
+            from mockoss.harmony.library import parse_with
+
+            cached = self._memo[key] = parse_with(self.tokens, strict=strict, library=library, skip_errors=skip_errors)  # type: ignore[arg-type]
         return cached  # type: ignore[return-value]
 
 
