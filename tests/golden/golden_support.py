@@ -8,7 +8,8 @@ answer, and compared as compact JSON (bodies) or frame by frame (streams).
 
 Which profile stands for a golden directory: the header's ``profile`` entry (``{"name": …,
 "switches": {…}}`` or a name), else :data:`RELEASE_PROFILES` by version, else the profile
-``vllm@<version>`` when the release timeline knows that version, else ``vllm`` (the newest).
+``vllm@<version>`` when the release timeline knows that version, else ``vllm`` (the newest); the
+header's ``server_flags`` add the switches that emulate them (:data:`FLAG_SWITCHES`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ KNOWN_FILE = ROOT / "known_differences.yaml"
 
 #: Version → (profile name, switches) where neither the header nor ``vllm@<version>`` says it.
 RELEASE_PROFILES: Mapping[str, tuple[str, Mapping[str, Any]]] = {}
+#: vLLM server flags (the header's ``server_flags``) that change answers → the ``vllm`` switch
+#: that emulates them and how to read the value. ``--max-model-len`` caps Responses'
+#: ``max_output_tokens`` (vllm/entrypoints/openai/responses/serving.py, ``get_max_tokens``).
+FLAG_SWITCHES: Mapping[str, tuple[str, Any]] = {"--max-model-len": ("max_model_len", int)}
 
 IDENTICAL, KNOWN, DIFFERENT = "identical", "known", "different"
 
@@ -104,22 +109,34 @@ def goldens(directory: Path) -> tuple[GoldenFile, ...]:
     return tuple(read_golden_dir(directory))
 
 
+def flag_switches(flags: Any) -> dict[str, Any]:
+    """The switches that emulate the server flags a golden was recorded with (:data:`FLAG_SWITCHES`)."""
+    out: dict[str, Any] = {}
+    items = list(flags or ())
+    for index, flag in enumerate(items[:-1]):
+        if flag in FLAG_SWITCHES:
+            name, read = FLAG_SWITCHES[flag]
+            out[name] = read(items[index + 1])
+    return out
+
+
 def profile_for(header: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The mockoss profile name and switches that stand for the release a golden header names."""
+    """The mockoss profile name and switches that stand for the release (and server flags) a golden header names."""
+    flags = flag_switches(header.get("server_flags"))
     spec = header.get("profile")
     if isinstance(spec, str):
-        return spec, {}
+        return spec, flags
     if isinstance(spec, Mapping):
-        return str(spec["name"]), dict(spec.get("switches") or {})
+        return str(spec["name"]), {**flags, **dict(spec.get("switches") or {})}
     version = str(header["version"])
     if version in RELEASE_PROFILES:
         name, switches = RELEASE_PROFILES[version]
-        return name, dict(switches)
+        return name, {**flags, **dict(switches)}
     try:
         get_profile(f"vllm@{version}")
     except (ProfileError, ValueError, KeyError):
-        return "vllm", {}
-    return f"vllm@{version}", {}
+        return "vllm", flags
+    return f"vllm@{version}", flags
 
 
 @cache
