@@ -107,6 +107,9 @@ def _build() -> Mapping[str, Endpoint]:
         Endpoint("completions", "/v1/completions", CompletionRequest, _completions_prompt),
         Endpoint("ollama.chat", "/api/chat", OllamaChatRequest, _ollama_chat_prompt),
         Endpoint("ollama.generate", "/api/generate", OllamaGenerateRequest, _ollama_generate_prompt),
+        # LM Studio's REST API v0 (lmstudio-ai/docs 1_developer/2_rest/endpoints.mdx)
+        Endpoint("lmstudio.chat", "/api/v0/chat/completions", ChatCompletionRequest, _chat_prompt),
+        Endpoint("lmstudio.completions", "/api/v0/completions", CompletionRequest, _completions_prompt),
     ]
     return MappingProxyType({e.name: e for e in endpoints})
 

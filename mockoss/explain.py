@@ -294,6 +294,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--switch", type=_switch, action="append", default=[], metavar="NAME=VALUE",
         help="a profile switch, applied to every profile that has it",
     )
+    parser.add_argument(
+        "--profile",
+        help="comma-separated profiles or releases to compare, e.g. vllm@0.10.1,vllm@0.26.0,vllm "
+        "(default: every registered profile); rows are grouped so releases sit side by side",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
@@ -308,10 +313,13 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"mockoss: error: no profile has switch {', '.join(unknown)}", file=sys.stderr)
         return 2
     try:
+        chosen = selected_profiles(args.profile, switches) if getattr(args, "profile", None) else None
         steps = _steps(args.scenario, args.step)
         tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
         endpoints = (args.endpoint,) if args.endpoint else EXPLAINED_ENDPOINTS
-        rows = explain(steps, endpoints=endpoints, tools=tools, switches=switches)
+        rows = explain(steps, endpoints=endpoints, tools=tools, switches=switches, profiles=chosen)
+        if chosen is not None:
+            rows = side_by_side(rows, list(chosen))
     except (ScenarioError, ProfileError, ValueError) as exc:
         print(f"mockoss: error: {exc}", file=sys.stderr)
         return 2
@@ -323,4 +331,55 @@ def run_command(args: argparse.Namespace) -> int:
         print(json.dumps([asdict(r) for r in rows], ensure_ascii=False, indent=2))
     else:
         print(render_table(rows))
+        if chosen is not None:
+            notes = release_changes(list(chosen))
+            if notes:
+                print("\n" + notes)
     return 0
+
+
+def selected_profiles(spec: str, switches: Mapping[str, Any]) -> dict[str, Profile]:
+    """``"vllm@0.10.1,vllm"`` → ``{name: profile}`` in the order given, each with the switches it has.
+
+    Raises:
+        ProfileError: an unknown profile, release or switch value.
+    """
+    from mockoss.profiles.releases import split_release
+
+    out: dict[str, Profile] = {}
+    for name in (n.strip() for n in spec.split(",")):
+        if not name:
+            continue
+        base = PROFILES.get(split_release(name)[0])
+        own = {k: v for k, v in switches.items() if base is not None and k in switch_names(base)}
+        out[name] = get_profile(name, own)
+    if not out:
+        raise ProfileError("--profile: no profile given")
+    return out
+
+
+def side_by_side(rows: Sequence[Outcome], order: Sequence[str]) -> list[Outcome]:
+    """Rows regrouped by step, endpoint and tools variant, the profiles in ``order`` within each
+    group, so one completion's outcome across releases reads top to bottom."""
+    rank = {name: i for i, name in enumerate(order)}
+    positions = {id(r): i for i, r in enumerate(rows)}
+    return sorted(rows, key=lambda r: (r.step, positions[id(r)] if r.profile == "-" else 0, r.endpoint, r.tools, rank.get(r.profile, len(rank))))
+
+
+def release_changes(names: Sequence[str]) -> str:
+    """For consecutive releases of one server among ``names``: the timeline changes between them
+    (``vllm@0.10.1 -> vllm@0.26.0: 7 changes`` then one line per switch)."""
+    from mockoss.profiles.releases import TIMELINES, split_release
+
+    lines: list[str] = []
+    for older, newer in zip(names, names[1:]):
+        (server, low), (other, high) = split_release(older), split_release(newer)
+        timeline = TIMELINES.get(server)
+        if server != other or timeline is None:
+            continue
+        changes = timeline.changes_between(low or timeline.newest, high or timeline.newest)
+        lines.append(f"{older} -> {newer}: {len(changes)} timeline change{'s' if len(changes) != 1 else ''}")
+        for change in changes:
+            status = "" if change.verified else " (unverified)"
+            lines.append(f"  {change.release} {change.switch}: {change.before!r} -> {change.after!r}: {change.summary}{status}")
+    return "\n".join(lines)

@@ -194,6 +194,10 @@ class Reply:
         abort: when set, the server drops the connection after writing ``frames`` (an incomplete
             chunked body, no terminating frame), as a server does when an exception escapes its
             stream generator after HTTP 200; the text is the exception it would log.
+        log: lines the emulated server writes to its own log for this request (LM Studio's
+            ``Failed to parse tool call: …`` when it drops a call, lmstudio-bug-tracker#876), or
+            notes of mockoss about an option it does not emulate; the request log keeps them
+            (``RecordedRequest.server_log``).
     """
 
     status: int
@@ -202,6 +206,7 @@ class Reply:
     frames: tuple[bytes, ...] = ()
     headers: tuple[tuple[str, str], ...] = ()
     abort: str | None = None
+    log: tuple[str, ...] = ()
 
     @property
     def streamed(self) -> bool:

@@ -23,6 +23,7 @@ from mockoss.profiles.base import (
 from mockoss.profiles.llamacpp.options import (
     REASONING_FORMATS,
     RequestError,
+    check_messages,
     parser_for,
 )
 from mockoss.profiles.llamacpp.plan import Plan, plan_for
@@ -135,6 +136,10 @@ class LlamacppProfile:
         """``POST /v1/chat/completions``; see :func:`mockoss.profiles.llamacpp.chat.surface_chat`."""
         from mockoss.profiles.llamacpp.chat import surface_chat
 
+        try:
+            check_messages(request.body)  # before the template, as oaicompat_chat_params_parse does
+        except RequestError as exc:
+            return error_reply(exc.status, exc.message)
         refused = _template_refusal(request.body)
         if refused is not None:
             return error_reply(500, refused)
@@ -176,6 +181,13 @@ class LlamacppProfile:
         from mockoss.profiles.llamacpp.identity import probe
 
         return probe(self, method, path, info)
+
+    def side_route(self, method: str, path: str, body: bytes, info: ServerInfo) -> Reply | None:
+        """``/slots``, ``/metrics``, ``/tokenize``, ``/detokenize``, ``/apply-template``; see
+        :mod:`mockoss.profiles.llamacpp.side_routes`."""
+        from mockoss.profiles.llamacpp.side_routes import side_route
+
+        return side_route(self, method, path, body, info)
 
     def route_error(self, status: int, method: str, path: str) -> Reply:
         """404 ``File Not Found`` for every unknown route and wrong method (cpp-httplib)."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from mockoss.profiles.llamacpp.gptoss import ChatMsg, build_grammar
 
-__all__ = ["ParserChoice", "RequestError", "parser_for"]
+__all__ = ["ParserChoice", "RequestError", "check_messages", "parser_for"]
 
 #: ``common_reasoning_format_from_name`` accepts exactly these.
 REASONING_FORMATS = ("none", "auto", "deepseek", "deepseek-legacy")
@@ -35,6 +35,35 @@ class ParserChoice:
 
     key: tuple[Any, ...]
     parse: Callable[[str, bool], ChatMsg]
+
+
+def check_messages(body: Mapping[str, Any]) -> None:
+    """llama-server's message checks in ``oaicompat_chat_params_parse`` (``tools/server/server-common.cpp``),
+    before any template runs: a non-assistant message needs a ``content`` key, an assistant message
+    a ``content`` or a ``tool_calls`` key (``null`` counts as present), and ``content`` is a
+    string, ``null`` or an array. Each failure is an ``std::invalid_argument``: HTTP 400
+    ``invalid_request_error``, e.g. ``Assistant message must contain either 'content' or
+    'tool_calls'!`` (the client replayed a reasoning-only turn without ``content``).
+
+    Raises:
+        RequestError: the first failing message, 400.
+    """
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return
+    for message in messages:
+        if not isinstance(message, Mapping):
+            continue
+        if message.get("role") != "assistant" and "content" not in message:
+            raise RequestError(400, "All non-assistant messages must contain 'content'")
+        if message.get("role") == "assistant":
+            if "content" not in message and "tool_calls" not in message:
+                raise RequestError(400, "Assistant message must contain either 'content' or 'tool_calls'!")
+            if "content" not in message:
+                continue
+        content = message.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            raise RequestError(400, "Expected 'content' to be a string or an array")
 
 
 def _reasoning_format(body: Mapping[str, Any], default: str) -> str:

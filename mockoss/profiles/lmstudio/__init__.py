@@ -56,7 +56,7 @@ class LmstudioProfile:
     model_check: ClassVar[bool] = True
 
     name: str = "lmstudio"
-    endpoints: frozenset[str] = frozenset({"chat", "responses"})
+    endpoints: frozenset[str] = frozenset({"chat", "responses", "lmstudio.chat", "lmstudio.completions"})
     strict: bool = False
     reasoning_field: Literal["reasoning", "reasoning_content", "content"] = "reasoning"
     route_error_status: Literal[200, 404] = 200
@@ -102,6 +102,11 @@ class LmstudioProfile:
             return self.chat(completion, request, ctx)
         if endpoint == "responses":
             return self.responses(completion, request, ctx)
+        if endpoint in ("lmstudio.chat", "lmstudio.completions"):  # REST API v0
+            from mockoss.profiles.lmstudio.rest_v0 import surface_v0_chat, surface_v0_completions
+
+            v0 = surface_v0_chat if endpoint == "lmstudio.chat" else surface_v0_completions
+            return v0(self, completion, request, ctx)
         raise ValueError(f"profile lmstudio does not serve endpoint {endpoint!r}")
 
     def chat(self, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
@@ -111,7 +116,8 @@ class LmstudioProfile:
 
         tools = frozenset(t.name for t in request.tools if t.name) if request.tool_choice != "none" else frozenset()
         output, deltas, tokens, length = self.classify(completion, request.max_tokens, tools)
-        return surface_chat(self, output, deltas, tokens, length, request, ctx)
+        reply = surface_chat(self, output, deltas, tokens, length, request, ctx)
+        return self._with_log(reply, completion, request.max_tokens, tools, request.model)
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/responses``; see :func:`mockoss.profiles.lmstudio.responses.surface_responses`."""
@@ -119,7 +125,21 @@ class LmstudioProfile:
 
         tools = request.function_tool_names if request.tool_choice != "none" else frozenset()
         output, deltas, tokens, length = self.classify(completion, request.max_output_tokens, tools)
-        return surface_responses(self, output, deltas, tokens, length, request, ctx)
+        reply = surface_responses(self, output, deltas, tokens, length, request, ctx)
+        return self._with_log(reply, completion, request.max_output_tokens, tools, request.model)
+
+    @staticmethod
+    def _with_log(reply: Reply, completion: Completion, max_tokens: int | None, tools: frozenset[str], model: str) -> Reply:
+        """``reply`` with the server-log lines of the tool calls LM Studio's parser drops
+        (:mod:`mockoss.profiles.lmstudio.server_log`, lmstudio-bug-tracker#876), when tools are declared."""
+        if not tools:
+            return reply
+        from mockoss.harmony.encoding import load_encoding
+        from mockoss.profiles.lmstudio.server_log import dropped_call_log
+
+        emitted = completion.emit(max_tokens).tokens
+        log = dropped_call_log(load_encoding().decode(list(emitted)), model) if emitted else ()
+        return dataclasses.replace(reply, log=reply.log + log) if log else reply
 
     def _body(self, value: Any) -> bytes:
         from mockoss.profiles.lmstudio.chat import render

@@ -96,14 +96,14 @@ class OllamaProfile:
         Raises:
             ValueError: an endpoint this profile does not serve.
         """
-        if endpoint == "ollama.chat":
-            from mockoss.profiles.ollama.native import surface_native_chat
+        if endpoint in ("ollama.chat", "ollama.generate"):
+            from mockoss.profiles.ollama.format_check import format_note
+            from mockoss.profiles.ollama.native import surface_native_chat, surface_native_generate
 
-            return surface_native_chat(self, completion, request, ctx)
-        if endpoint == "ollama.generate":
-            from mockoss.profiles.ollama.native import surface_native_generate
-
-            return surface_native_generate(self, completion, request, ctx)
+            native = surface_native_chat if endpoint == "ollama.chat" else surface_native_generate
+            reply = native(self, completion, request, ctx)
+            note = format_note(completion, request.body)  # structured outputs: see format_check
+            return reply if note is None else dataclasses.replace(reply, log=reply.log + (note,))
         if endpoint == "chat":
             from mockoss.profiles.ollama.openai_chat import surface_openai_chat
 
@@ -126,6 +126,12 @@ class OllamaProfile:
         """``/``, ``/api/version``, ``/api/tags``, ``/api/show``, ``/v1/models[/{model}]``; see
         :mod:`~mockoss.profiles.ollama.identity`."""
         return probe(self, method, path, info)
+
+    def side_route(self, method: str, path: str, body: bytes, info: ServerInfo) -> Reply | None:
+        """``GET /api/ps``; see :mod:`mockoss.profiles.ollama.side_routes`."""
+        from mockoss.profiles.ollama.side_routes import side_route
+
+        return side_route(method, path, body, info)
 
     def route_error(self, status: int, method: str, path: str) -> Reply:
         """gin's ``404 page not found`` / ``405 method not allowed`` (text/plain)."""
