@@ -11,9 +11,10 @@ already normalised (:mod:`mockoss.golden.normalise`)::
                     "request": {…}, "status": 200, "frames": ["data: {…}", …, "data: [DONE]"]},
                    {"id": "chat-nostream-tools", …, "status": 200, "body": {…}}, …]}
 
-The header may carry more keys (``profile``: the mockoss profile and switches that stand for the
-release, ``covers``: the exchange kinds the level covers, ``source``: where the server's code came
-from). Files are written with sorted-free, indented JSON and a final newline so that a diff of two
+The header may carry more keys: ``profile`` (the mockoss profile and switches that stand for the
+release), ``server_flags`` (the server's command-line flags; the comparison emulates those that
+change answers, e.g. ``--max-model-len``), ``covers`` (the exchange kinds the level covers),
+``source`` (where the server's code came from). Files are written with sorted-free, indented JSON and a final newline so that a diff of two
 generations reads line by line. The format is the lead's decision in
 ``/tmp/team/golden-format.md`` (issue 8).
 """

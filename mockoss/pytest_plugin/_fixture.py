@@ -8,9 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from mockoss.pytest_plugin._options import MockossOptions, RealTarget
 from mockoss.pytest_plugin._report import (
+    REQUESTS_DOC,
     STEPS_DOC,
+    TOOLS_DOC,
     describe_requests,
     plural,
+    tool_warnings,
+    unexpected_requests,
     unused_steps,
 )
 
@@ -92,6 +96,7 @@ class MockossFixture:
         server.scenario = None
         server.seed = options.seed if options.seed is not None else 0
         server.transport = transport
+        server.auto_session = bool(options.auto_session)
         fixture = cls(
             server=server,
             url=running.url,
@@ -135,19 +140,28 @@ class MockossFixture:
 
     # -- scripting --------------------------------------------------------------------------------
 
-    def use(self, scenario: str | Path | Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Scenario:
+    def use(self, scenario: str | Path | Mapping[str, Any] | Sequence[Any] | Any, *more: Any) -> Scenario:
         """Make ``scenario`` the one that answers, from its first step.
 
         Accepts a shipped scenario name, a YAML file path, a scenario mapping (``{"steps": […]}``
-        or ``{"rules": […]}``, ``version`` optional) or a bare list of steps. In real mode the
-        scenario is still loaded (a broken one fails in both modes) but only recorded in :attr:`unapplied`.
+        or ``{"rules": […]}``, ``version`` optional), a bare list of steps, or :mod:`mockoss.steps`
+        builder items, each positional item one step (or rule):
+        ``mockoss.use(tool_call("get_weather", {"city": "Paris"}), final("Sunny."))``. In real mode
+        the scenario is still loaded (a broken one fails in both modes) but only recorded in :attr:`unapplied`.
 
         Raises:
             mockoss.scenario.loader.ScenarioError: the scenario is invalid (file, line and field).
         """
         from mockoss.scenario.loader import load_scenario, scenario_from_data
+        from mockoss.steps import as_scenario_data, is_builder
 
-        if isinstance(scenario, (str, Path)):
+        items = (scenario, *more)
+        if more or is_builder(scenario) or (
+            isinstance(scenario, (list, tuple)) and any(is_builder(item) for item in scenario)
+        ):
+            self._inline += 1
+            loaded = scenario_from_data(as_scenario_data(*items), name=f"inline-{self._inline}")
+        elif isinstance(scenario, (str, Path)):
             loaded = load_scenario(str(scenario))
         else:
             data = {"steps": list(scenario)} if isinstance(scenario, Sequence) else scenario
@@ -169,13 +183,18 @@ class MockossFixture:
         """
         return {"X-Mockoss-Session": key}
 
-    def switches(self, **switches: Any) -> None:
-        """Replace the profile switches for the rest of this test, e.g. ``harmony_error_status=400``
+    def switches(self, values: Mapping[str, Any] | None = None, /, **more: Any) -> None:
+        """Replace the profile switches for the rest of this test: a dict, keywords or both, e.g.
+        ``mockoss.switches({"harmony_error_status": 400})`` or ``mockoss.switches(strict=False)``
         (in real mode: validated, then recorded in :attr:`unapplied`).
 
         Raises:
             mockoss.profiles.registry.ProfileError: a switch the profile does not have.
+            TypeError: ``values`` is not a mapping.
         """
+        if values is not None and not isinstance(values, Mapping):
+            raise TypeError(f"mockoss.switches() takes a dict of switch values, got {type(values).__name__}")
+        switches = {**(values or {}), **more}
         if self.server is not None:
             self.server.set_switches(switches)
             return
@@ -255,6 +274,62 @@ class MockossFixture:
                     ]
                 )
             )
+
+    def assert_all_requests_were_expected(self) -> None:
+        """Check that the scenario answered every request: none went unmatched by every rule (or
+        hit a template error), none was answered by a used-up ``when_exhausted: error`` rule.
+
+        Raises:
+            AssertionError: one entry per such request with each rule's reasons, then a hint.
+            RealModeError: in real mode.
+        """
+        __tracebackhide__ = True
+        lines = unexpected_requests(self._log("assert_all_requests_were_expected"))
+        if lines:
+            count = sum(1 for line in lines if line.startswith("- "))
+            raise AssertionError(
+                "\n".join(
+                    [
+                        f"mockoss: {plural(count, 'request')} the scenario did not answer:",
+                        *lines,
+                        "If this is on purpose, pass assert_all_requests_were_expected=False "
+                        f"(marker or mockoss_config); see {REQUESTS_DOC}.",
+                    ]
+                )
+            )
+
+    def assert_tool_calls_match_declared_tools(self) -> None:
+        """Check that no scripted tool call named an undeclared tool or broke its parameters schema.
+
+        Raises:
+            AssertionError: one line per tool-check warning, then a hint.
+            RealModeError: in real mode.
+        """
+        __tracebackhide__ = True
+        lines = tool_warnings(self._log("assert_tool_calls_match_declared_tools"))
+        if lines:
+            raise AssertionError(
+                "\n".join(
+                    [
+                        f"mockoss: {plural(len(lines), 'tool-check warning')}:",
+                        *lines,
+                        "If this is on purpose, mark the step tool_mismatch_intended: true "
+                        f"(.with_tool_mismatch_intended()); see {TOOLS_DOC}.",
+                    ]
+                )
+            )
+
+    def check_teardown(self, options: MockossOptions) -> None:
+        """The teardown checks ``options`` ask for, in order: requests, steps, tool calls."""
+        __tracebackhide__ = True
+        if self.server is None or self._test_failed:
+            return
+        if options.assert_all_requests_were_expected is not False:
+            self.assert_all_requests_were_expected()
+        if options.assert_all_steps_used:
+            self.assert_all_steps_used()
+        if options.assert_tool_calls_match_declared_tools:
+            self.assert_tool_calls_match_declared_tools()
 
     def describe(self, requests: Sequence[RecordedRequest] | None = None) -> str:
         """The request log as the failure report's ``mockoss`` section shows it."""

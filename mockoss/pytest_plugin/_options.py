@@ -50,8 +50,16 @@ class MockossOptions:
         seed: seeds every id and template; default ``0``.
         switches: profile switches, e.g. ``{"harmony_error_status": 400}``; default none.
         transport: default timing and faults, e.g. ``{"ttft_ms": 300, "tokens_per_s": 50}``.
-        assert_all_steps_used: fail at teardown, one line per step no request consumed, when the
-            test itself passed; default ``False``.
+        assert_all_steps_used: fail at teardown, one line per step no request consumed (steps
+            marked ``optional`` excepted), when the test itself passed; default ``False``.
+        assert_all_requests_were_expected: fail at teardown, when the test itself passed, on each
+            request no rule answered or a used-up ``when_exhausted: error`` rule answered (with
+            each rule's reasons); default ``True`` (pytest-httpx's name and default).
+        assert_tool_calls_match_declared_tools: fail at teardown on tool-check warnings (a scripted
+            call of an undeclared tool, or arguments off its schema); default ``False`` (warnings
+            only, in the request log and the failure report).
+        auto_session: keep a separate rule cursor per conversation without a header, keyed by its
+            system text and first user message; default ``False``.
         scripted_only: skip the test under ``--mockoss-real`` (same as ``@pytest.mark.mockoss_scripted``).
 
     Raises:
@@ -65,6 +73,9 @@ class MockossOptions:
     switches: Mapping[str, Any] | None = None
     transport: Mapping[str, Any] | None = None
     assert_all_steps_used: bool | None = None
+    assert_all_requests_were_expected: bool | None = None
+    assert_tool_calls_match_declared_tools: bool | None = None
+    auto_session: bool | None = None
     scripted_only: bool | None = None
 
     def __post_init__(self) -> None:
@@ -83,7 +94,8 @@ class MockossOptions:
         _check(self.seed is None or seed_ok, "seed", "an int or a str")
         _check(self.switches is None or isinstance(self.switches, Mapping), "switches", "a dict of switch values")
         _check(self.transport is None or isinstance(self.transport, Mapping), "transport", "a dict of transport fields")
-        for name in ("assert_all_steps_used", "scripted_only"):
+        for name in ("assert_all_steps_used", "assert_all_requests_were_expected",
+                     "assert_tool_calls_match_declared_tools", "auto_session", "scripted_only"):
             _check(getattr(self, name) is None or isinstance(getattr(self, name), bool), name, "True or False")
         if self.profile is not None and self.profiles is not None:
             raise TypeError("mockoss: give profile= (one profile) or profiles= (one run per profile), not both")
@@ -131,7 +143,16 @@ def _check(ok: bool, name: str, expected: str) -> None:
 OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(MockossOptions))
 
 #: What applies when no layer sets an option.
-DEFAULTS = MockossOptions(profile="vllm", seed=0, switches={}, assert_all_steps_used=False, scripted_only=False)
+DEFAULTS = MockossOptions(
+    profile="vllm",
+    seed=0,
+    switches={},
+    assert_all_steps_used=False,
+    assert_all_requests_were_expected=True,
+    assert_tool_calls_match_declared_tools=False,
+    auto_session=False,
+    scripted_only=False,
+)
 
 
 def marker_layers(node: pytest.Item | pytest.Collector) -> list[MockossOptions]:

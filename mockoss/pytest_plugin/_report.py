@@ -11,10 +11,14 @@ if TYPE_CHECKING:
     from mockoss.scenario.loader import Scenario
     from mockoss.server.core import RecordedRequest
 
-__all__ = ["describe_requests", "plural", "unused_steps"]
+__all__ = ["describe_requests", "plural", "tool_warnings", "unexpected_requests", "unused_steps"]
 
 #: Where the teardown assertion sends someone whose unused steps are on purpose.
 STEPS_DOC = "README.md, section 'Use it from pytest' (assert_all_steps_used)"
+#: … and someone whose unanswered requests are on purpose.
+REQUESTS_DOC = "README.md, section 'Use it from pytest' (assert_all_requests_were_expected)"
+#: … and someone whose tool-check warnings are on purpose.
+TOOLS_DOC = "README.md, section 'Tool checks'"
 
 
 def plural(count: int, noun: str) -> str:
@@ -37,12 +41,15 @@ def _answered_by(request: RecordedRequest) -> str:
 
 def describe_request(request: RecordedRequest) -> list[str]:
     """Two lines or more: ``#0 POST /v1/chat/completions -> 200: scenario 'x', rule #1, step 0, turn 1``,
-    then the raw Harmony completion when there is one (continuation lines aligned under its start)."""
+    then what the emulated server logged for it (``server log: …``), then the raw Harmony
+    completion when there is one (continuation lines aligned under its start)."""
     from mockoss.endpoints import ENDPOINTS
 
     endpoint = ENDPOINTS.get(request.endpoint)
     path = endpoint.path if endpoint is not None else request.endpoint
     lines = [f"#{request.index} POST {path} -> {request.status}: {_answered_by(request)}"]
+    lines.extend(f"  warning: {warning}" for warning in request.warnings)
+    lines.extend(f"  server log: {line}" for line in getattr(request, "server_log", ()))
     if request.completion is not None:
         first, *rest = request.completion.split("\n")
         lines.append(f"  completion: {first}")
@@ -69,9 +76,34 @@ def unused_steps(scenarios: Iterable[Scenario], requests: Sequence[RecordedReque
             rule_id = rule.name or f"#{rule.index + 1}"
             for step in rule.steps:
                 count = answered[(scenario.name, rule_id, step.index)]
-                if count >= step.times:
+                if count >= step.times or step.optional:
                     continue
                 note = f" ({step.note})" if step.note else ""
                 used = "never answered" if count == 0 else f"answered {count} of its {step.times} times"
                 lines.append(f"- {rule.where}, {rule.label}, step {step.index}{note}: {used}")
     return lines
+
+
+def unexpected_requests(requests: Sequence[RecordedRequest]) -> list[str]:
+    """One entry per request the scenario did not answer: no rule matched (with each rule's
+    reasons, indented), a template failed, or a used-up ``when_exhausted: error`` rule answered."""
+    lines = []
+    for request in requests:
+        if request.scenario is None or not (request.problem or request.exhausted):
+            continue
+        head, *_ = describe_request(request)
+        lines.append(f"- {head.removeprefix(f'#{request.index} ')} (request #{request.index})")
+        if request.exhausted:
+            lines.append(f"    rule {request.rule} is used up (when_exhausted: error) and answered its exhausted_error")
+        for line in (request.problem or "").splitlines():
+            lines.append(f"    {line}")
+    return lines
+
+
+def tool_warnings(requests: Sequence[RecordedRequest]) -> list[str]:
+    """One line per tool-check warning: ``- request #0 (rule #1, step 0): tool call 'x': …``."""
+    return [
+        f"- request #{r.index} (rule {r.rule}, step {r.step}): {warning}"
+        for r in requests
+        for warning in r.warnings
+    ]

@@ -25,11 +25,13 @@ of earlier requests in that session that reached the scenario, + 1.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["RequestFacts", "text_of"]
+__all__ = ["RequestFacts", "conversation_key", "response_id", "text_of"]
 
 #: Responses input item types the model produced (an earlier response's output).
 MODEL_ITEMS = frozenset(
@@ -74,7 +76,7 @@ def _responses(items: Any) -> tuple[list[Message], int]:
     if isinstance(items, str):
         return [("user", items)], 1
     conversation: list[Message] = []
-    turns, in_run = 1, False
+    turns, in_run, answered = 1, False, False
     for item in items if isinstance(items, list) else ():
         if not isinstance(item, dict):
             continue
@@ -83,8 +85,15 @@ def _responses(items: Any) -> tuple[list[Message], int]:
             continue
         role = item.get("role")
         model_item = kind in MODEL_ITEMS or (kind == "message" and role == "assistant")
-        if model_item and not in_run:
+        # A new response starts after a non-model item, or at a `reasoning` item that follows the
+        # previous response's answer (gpt-oss reasons first, so a response never holds reasoning
+        # after its message or calls): clients such as openai-agents resend earlier outputs back
+        # to back when no tool output separates them.
+        if model_item and (not in_run or (kind == "reasoning" and answered)):
             turns += 1
+            answered = False
+        if model_item and kind != "reasoning":
+            answered = True
         in_run = model_item
         if kind == "message":
             conversation.append((role, item.get("content")))
@@ -208,3 +217,55 @@ class RequestFacts:
                 self._lower = {k.lower(): v for k, v in self.headers.items()}
             value = self._lower.get(name)
         return value
+
+
+# --------------------------------------------------------------------------- conversation keys
+
+_RESPONSE_ID = re.compile(rb'"id"\s*:\s*"(resp[^"]*)"')
+
+
+def _first_texts(endpoint: str, body: Mapping[str, Any]) -> tuple[str, str]:
+    """``(instructions, first user message)`` of a request, as text."""
+    system: list[str] = []
+    if isinstance(body.get("instructions"), str):
+        system.append(body["instructions"])
+    if isinstance(body.get("system"), str):  # Ollama /api/generate
+        system.append(body["system"])
+    if isinstance(body.get("messages"), list):
+        items: Any = body["messages"]
+    elif "input" in body:
+        items = body["input"] if isinstance(body["input"], list) else [{"role": "user", "content": body["input"]}]
+    else:
+        prompt = body.get("prompt")
+        return "\n".join(system), text_of(prompt[0] if isinstance(prompt, list) and prompt else prompt)
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        role = item.get("role")
+        if role in ("system", "developer"):
+            system.append(text_of(item.get("content")))
+        elif role == "user":
+            return "\n".join(system), text_of(item.get("content"))
+    return "\n".join(system), ""
+
+
+def conversation_key(endpoint: str, body: Mapping[str, Any]) -> str:
+    """The automatic conversation key of a request: ``auto:`` + 16 hex digits of the SHA-256 of its
+    system text (``instructions``, system and developer messages) and its first user message.
+
+    Every request of one conversation repeats both (a client resends the history), so they share
+    the key; two conversations that start differently get different keys. Two conversations that
+    start with the same words share one: give them ``X-Mockoss-Session`` keys instead.
+    """
+    system, user = _first_texts(endpoint, body)
+    digest = hashlib.sha256(f"{system}\x00{user}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"auto:{digest[:16]}"
+
+
+def response_id(body: bytes, frames: tuple[bytes, ...]) -> str | None:
+    """The Responses object id (``resp_…``) in a reply body or its first stream frames, else ``None``."""
+    for chunk in (body, *frames[:3]):
+        found = _RESPONSE_ID.search(chunk)
+        if found is not None:
+            return found.group(1).decode("utf-8", "replace")
+    return None

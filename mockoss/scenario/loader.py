@@ -28,6 +28,7 @@ from mockoss.scenario.locate import node_line as _node_line
 from mockoss.scenario.match_spec import MatchSpec
 from mockoss.scenario.matching import Matcher, compile_match
 from mockoss.scenario.render import CompletionTemplate, compile_completion
+from mockoss.scenario.template import parse_template
 from mockoss.scenario.replay import compile_replay
 from mockoss.scenario.schema import (
     FORMAT_VERSION,
@@ -72,6 +73,12 @@ class Step:
     pick_mode: str = "deck"
     #: ``replay`` steps: the recorded reply, returned as is (:mod:`mockoss.scenario.replay`).
     replay: Reply | None = None
+    #: The step may go unused without failing ``assert_all_steps_used`` (``optional: true``).
+    optional: bool = False
+    #: The tool calls its completion makes, ``(name, arguments JSON text or None when templated)``,
+    #: checked against the request's tools (:mod:`mockoss.scenario.tool_check`); empty for steps
+    #: with a ``fault``, ``raw`` text or ``tool_mismatch_intended: true``.
+    tool_calls: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +143,25 @@ def _compile_step(index: int, spec: StepSpec | PickOption) -> Step:
         times=getattr(spec, "times", 1),
         template=template,
         replay=compile_replay(replay) if (replay := getattr(spec, "replay", None)) is not None else None,
+        optional=getattr(spec, "optional", False),
+        tool_calls=_tool_calls(spec),
     )
+
+
+def _tool_calls(spec: StepSpec | PickOption) -> tuple[tuple[str, str | None], ...]:
+    """The ``functions.NAME`` calls a step's messages make, for :mod:`mockoss.scenario.tool_check`."""
+    completion = spec.completion
+    if completion is None or completion.raw is not None or completion.fault is not None:
+        return ()
+    if getattr(spec, "tool_mismatch_intended", False):
+        return ()
+    calls = []
+    for message in completion.messages or ():
+        recipient = message.recipient or ""
+        if recipient.startswith("functions."):
+            templated = parse_template(message.content) is not None
+            calls.append((recipient.removeprefix("functions."), None if templated else message.content))
+    return tuple(calls)
 
 
 def scenario_from_data(
@@ -204,7 +229,7 @@ def _compile_rule(
                 if compiled is not None:
                     options.append((option.weight, compiled))
             base = Step(index=position, completion=None, error=None, note=step_spec.note,
-                        transport=step_spec.transport, times=step_spec.times)
+                        transport=step_spec.transport, times=step_spec.times, optional=step_spec.optional)
             steps.append(dataclasses.replace(base, options=tuple(options), pick_mode=step_spec.pick_mode))
             continue
         compiled = _compile_answer(position, step_spec, [*at, position], origin, root, errors)

@@ -1,10 +1,17 @@
-"""Scenario state of one server: rule cursors and session turn counters.
+"""Scenario state of one server: rule cursors, session turn counters and stored responses.
 
 :class:`~mockoss.server.core.MockServer` holds one :class:`Player` and calls :meth:`Player.play`
-for every valid request, under its lock. Without a session, every request shares one set of rule
-cursors and the turn is derived from the request body
-(:mod:`mockoss.scenario.conversation`). With the header ``X-Mockoss-Session: KEY``, each key has
-its own cursors (parallel conversations do not interfere) and its own turn counter.
+for every valid request, under its lock. Which cursors a request moves, and its turn:
+
+* ``X-Mockoss-Session: KEY``: the cursors of ``KEY``; turn = earlier requests of ``KEY`` + 1.
+* ``X-Mockoss-Session: auto``, or any request when the server runs with ``auto_session=True``
+  (and no header): the cursors of the request's automatic key
+  (:func:`~mockoss.scenario.conversation.conversation_key`: its system text and first user
+  message); the turn comes from the body (:mod:`mockoss.scenario.conversation`).
+* Responses ``previous_response_id`` naming a response this server gave (and stored: the request
+  did not say ``store: false``): that response's cursors; turn = its turn + the turn counted in
+  the new ``input`` (one ``function_call_output`` → +1).
+* otherwise: one shared set of cursors; the turn comes from the body.
 """
 
 from __future__ import annotations
@@ -14,16 +21,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mockoss.scenario.conversation import RequestFacts
+from mockoss.scenario.conversation import RequestFacts, conversation_key
 from mockoss.scenario.loader import Rule, Scenario, Step
 from mockoss.scenario.pick import choose
 from mockoss.scenario.select import NoRuleMatched, pick
 from mockoss.scenario.template import RenderContext, TemplateRenderError
+from mockoss.scenario.tool_check import tool_call_warnings
 
 __all__ = ["SESSION_HEADER", "Played", "Player"]
 
-#: Request header naming a conversation: ``X-Mockoss-Session: KEY``.
+#: Request header naming a conversation: ``X-Mockoss-Session: KEY`` (``auto``: derive the key).
 SESSION_HEADER = "x-mockoss-session"
+#: Responses the player remembers for ``previous_response_id`` (oldest forgotten first).
+STORED_RESPONSES = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +48,7 @@ class Played:
         session: the ``X-Mockoss-Session`` key, else ``""``.
         problem: why the request cannot be answered (no rule matches, a template cannot be
             rendered), for a 400 reply; else ``None``.
+        warnings: tool-check problems of the step's tool calls (:mod:`mockoss.scenario.tool_check`).
     """
 
     rule: Rule | None
@@ -45,6 +56,7 @@ class Played:
     turn: int
     session: str
     problem: str | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def rule_id(self) -> str | None:
@@ -57,16 +69,45 @@ class Played:
 class Player:
     """Rule cursors per scenario and session, and request counts per session."""
 
-    __slots__ = ("_cursors", "_sessions")
+    __slots__ = ("_cursors", "_responses", "_sessions", "auto_session")
 
-    def __init__(self) -> None:
+    def __init__(self, *, auto_session: bool = False) -> None:
+        #: Give every request without a session header its automatic conversation key.
+        self.auto_session = auto_session
         self._cursors: dict[str, dict[str, list[int]]] = {}
         self._sessions: dict[str, int] = {}
+        self._responses: dict[str, tuple[str, int]] = {}
 
     def clear(self) -> None:
-        """Rewind every scenario and forget every session."""
+        """Rewind every scenario and forget every session and stored response."""
         self._cursors.clear()
         self._sessions.clear()
+        self._responses.clear()
+
+    def remember(self, response_id: str, played: Played) -> None:
+        """Store a Responses reply's id with its session and turn, for ``previous_response_id``."""
+        if len(self._responses) >= STORED_RESPONSES:
+            del self._responses[next(iter(self._responses))]
+        self._responses[response_id] = (played.session, played.turn)
+
+    def _key(
+        self, endpoint: str, body: Mapping[str, Any], headers: Mapping[str, str], model: str
+    ) -> tuple[RequestFacts, str, int | None]:
+        """The request's facts, its session key and, for a header session, its 0-based position."""
+        facts = RequestFacts(endpoint, body, headers, model)
+        session = facts.header(SESSION_HEADER) or ""
+        if session and session != "auto":
+            count = self._sessions.get(session, 0)
+            self._sessions[session] = count + 1
+            return RequestFacts(endpoint, body, headers, model, session_turn=count + 1), session, count
+        previous = body.get("previous_response_id")
+        stored = self._responses.get(previous) if isinstance(previous, str) else None
+        if stored is not None:
+            key, turn = stored
+            return RequestFacts(endpoint, body, headers, model, session_turn=turn + facts.turn), key, None
+        if session == "auto" or self.auto_session:
+            return facts, conversation_key(endpoint, body), None
+        return facts, "", None
 
     def rewind(self, scenario_name: str) -> None:
         """Rewind one scenario, in every session."""
@@ -91,13 +132,9 @@ class Player:
         Never raises for a request it cannot answer: :attr:`Played.problem` then says why
         (:class:`NoRuleMatched`'s explanation, or a :class:`TemplateRenderError`).
         """
-        facts = RequestFacts(endpoint, body, headers, model)
-        session = facts.header(SESSION_HEADER) or ""
-        if session:
-            count = self._sessions.get(session, 0)
-            self._sessions[session] = count + 1
-            facts = RequestFacts(endpoint, body, headers, model, session_turn=count + 1)
-            index = count
+        facts, session, position = self._key(endpoint, body, headers, model)
+        if position is not None:
+            index = position
         by_session = self._cursors.get(scenario.name)
         if by_session is None:
             by_session = self._cursors[scenario.name] = {}
@@ -119,4 +156,5 @@ class Player:
             except TemplateRenderError as exc:
                 problem = f"mockoss: {rule.label} ({rule.where}), step {step.index}: {exc}"
                 return Played(rule, None, facts.turn, session, problem)
-        return Played(rule, step, facts.turn, session)
+        warnings = tool_call_warnings(step.tool_calls, body) if step is not None and step.tool_calls else ()
+        return Played(rule, step, facts.turn, session, warnings=warnings)

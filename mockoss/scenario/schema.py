@@ -143,6 +143,11 @@ class StepSpec(_Strict):
     pick_mode: Literal["deck", "draw"] = "deck"
     note: str | None = Field(default=None, description="shown in logs and failure reports")
     times: StrictInt = Field(default=1, ge=1, description="consecutive requests this step answers")
+    optional: bool = Field(default=False, description="may go unused without failing assert_all_steps_used")
+    tool_mismatch_intended: bool = Field(
+        default=False,
+        description="the completion calls an undeclared tool, or passes arguments off its schema, on purpose: no warning",
+    )
     transport: TransportSpec | None = Field(
         default=None, description="timing and transport faults for this answer (mockoss.scenario.transport)"
     )

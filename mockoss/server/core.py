@@ -79,7 +79,8 @@ class MockServer:
     """A fake gpt-oss server: scenario + profile + request log.
 
     Args:
-        scenario: the default scenario (a loaded :class:`Scenario`, a shipped name or a file path),
+        scenario: the default scenario (a loaded :class:`Scenario`, a shipped name, a file path, or
+            :mod:`mockoss.steps` builder items: a ``script(…)``, a step or a list of steps or rules),
             or ``None`` to require ``X-Mockoss-Scenario`` on every request.
         profile: profile name (``"vllm"``).
         switches: profile switches applied to every request (a scenario's own ``switches`` and the
@@ -99,6 +100,9 @@ class MockServer:
             (:class:`mockoss.upstream.Upstream`: pass-through or raw Harmony mode); the HTTP layer
             talks to it, :meth:`respond` surfaces its raw completions.
         recorder: writes every exchange as a scenario step (:class:`mockoss.upstream.Recorder`).
+        auto_session: give each conversation its own rule cursors without a header, keyed by its
+            system text and first user message (:func:`mockoss.scenario.conversation.conversation_key`);
+            ``X-Mockoss-Session: auto`` does the same per request.
 
     Raises:
         ScenarioError, ProfileError: at construction, for a bad scenario, profile or switch.
@@ -115,6 +119,7 @@ class MockServer:
     transport: TransportSpec | Mapping[str, Any] | None = None
     upstream: Upstream | None = None
     recorder: Recorder | None = None
+    auto_session: bool = False
     requests: deque[RecordedRequest] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -122,7 +127,7 @@ class MockServer:
         self.requests = deque(maxlen=self.request_log_limit)
         self._handled = 0
         self._scenarios: dict[str, Scenario] = {}
-        self._player = Player()  # rule cursors and session turn counters
+        self._player = Player(auto_session=self.auto_session)  # rule cursors and session turn counters
         self._profiles: dict[tuple[Any, ...], Profile] = {}
         self._base_profile = get_profile(self.profile, self.switches)
         # Without explicit names the server answers to its profile's usual model name, and
@@ -143,14 +148,21 @@ class MockServer:
             self._player.rewind(scenario.name)
         return scenario
 
-    def use_scenario(self, scenario: Scenario | str) -> Scenario:
+    def use_scenario(self, scenario: Scenario | str | Any) -> Scenario:
         """Set the default scenario and rewind it to its first step.
 
         Raises:
             ScenarioError: see :func:`~mockoss.scenario.loader.load_scenario`; also when the
                 scenario's ``switches`` do not suit the active profile (file and message).
         """
-        loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+        if isinstance(scenario, Scenario):
+            loaded = scenario
+        elif isinstance(scenario, str):
+            loaded = load_scenario(scenario)
+        else:  # builder items (mockoss.steps): a Script, a Step, or a list of steps or rules
+            from mockoss.steps import compile_script
+
+            loaded = compile_script(scenario, name="script")
         self._check_switches(loaded)
         self.register(loaded)
         self.scenario = loaded
@@ -286,12 +298,25 @@ class MockServer:
                     completion=step.completion.text if step and step.completion else None,
                     rule=played.rule_id if played else None,
                     turn=played.turn if played else None,
+                    problem=played.problem if played else None,
+                    warnings=played.warnings if played else (),
+                    exhausted=bool(played and played.rule is not None and played.step is None and not played.problem),
                 )
             )
             _share(self.requests[-1])
             if self.recorder is not None:
                 self.recorder.observe(self, self.requests[-1], reply, step)
             return reply, self._delivery(scenario, step, override, index, body)
+
+    def _remember(self, played: Played, reply: Reply, body: Any) -> None:
+        """Store a Responses reply's id for ``previous_response_id`` unless the request said ``store: false``."""
+        from mockoss.scenario.conversation import response_id
+
+        if isinstance(body, dict) and body.get("store") is False:
+            return
+        found = response_id(reply.body, reply.frames)
+        if found is not None:
+            self._player.remember(found, played)
 
     def _delivery(
         self, scenario: Scenario | None, step: Step | None, override: TransportSpec | None, index: int, body: Any
@@ -372,6 +397,7 @@ class MockServer:
             profile = _for_endpoint(self._profile_for(scenario, headers), endpoint)
         except (ScenarioError, ProfileError) as exc:
             return profile.error(400, f"mockoss: {exc}"), None, None, None
+        self._player.auto_session = self.auto_session  # may be set after construction (pytest fixture)
         played = self._player.play(scenario, endpoint, body, headers, model, index, self.seed)
         if played.problem is not None:  # no rule answers, or a template cannot be rendered
             return profile.error(400, played.problem), scenario, None, played

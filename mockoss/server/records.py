@@ -36,6 +36,9 @@ class RecordedRequest:
         completion: the raw Harmony completion text behind the reply (templates rendered), else ``None``.
         rule: the rule that answered: its ``name``, else ``#N`` (1-based); ``None`` if none did.
         turn: the request's turn number (see :mod:`mockoss.scenario.conversation`), else ``None``.
+        problem: why no step answered (no rule matches: each rule's reasons; a template failed), else ``None``.
+        warnings: tool-check problems of the scripted tool calls (:mod:`mockoss.scenario.tool_check`).
+        exhausted: the rule was used up and answered its ``exhausted_error`` (``when_exhausted: error``).
     """
 
     index: int
@@ -48,6 +51,9 @@ class RecordedRequest:
     completion: str | None
     rule: str | None = None
     turn: int | None = None
+    problem: str | None = None
+    warnings: tuple[str, ...] = ()
+    exhausted: bool = False
 
     @property
     def body(self) -> Any:

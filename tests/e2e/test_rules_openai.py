@@ -141,6 +141,7 @@ def test_rule_keyed_on_the_last_tool_message(mockoss, client, tmp_path):
     assert [r.rule for r in mockoss.requests] == ["first", "summarize", "retry-on-error"]
 
 
+@pytest.mark.mockoss(assert_all_requests_were_expected=False)  # alice's turn 3 is unanswered on purpose
 def test_parallel_sessions_keep_their_own_turns_and_cursors(mockoss, tmp_path):
     mockoss.use(
         {

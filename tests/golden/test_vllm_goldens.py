@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 from golden_support import DIFFERENT, IDENTICAL, KNOWN, compare_file, golden_directories, goldens, known_differences
 
+#: Differing exchanges whose diff a failure shows in full (the others are named).
+SHOWN = 3
+
 PARAMS = [
     pytest.param(directory, index, id=f"{directory.name}/{golden.case}")
     for directory in golden_directories()
@@ -36,7 +39,10 @@ def test_emulated_vllm_matches_the_golden(directory: Path, index: int, record_pr
     failing = [o for o in outcomes if o.result == DIFFERENT]
     if failing:
         golden = goldens(directory)[index]
-        text = "\n\n".join(f"--- {directory.name}/{golden.case} {o.exchange}\n{o.diff}" for o in failing)
+        shown = failing[:SHOWN]
+        text = "\n\n".join(f"--- {directory.name}/{golden.case} {o.exchange}\n{o.diff}" for o in shown)
+        if len(failing) > len(shown):
+            text += "\n\n… also differ: " + ", ".join(o.exchange for o in failing[len(shown):])
         pytest.fail(
             f"{len(failing)}/{len(outcomes)} exchanges differ from real vLLM ({golden.header.get('level')}) "
             f"and are not in known_differences.yaml:\n{text}",

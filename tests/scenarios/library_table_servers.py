@@ -14,6 +14,9 @@ PEG_500 = Seen(
     error_type="server_error",
 )
 
+_THINK = "Need to list files. Use terminal."
+_LEAKED = Seen(content='to=functions.terminal {"command":"ls"}', reasoning=_THINK, finish="stop")
+
 SERVER_CASES: dict[str, Case] = {
     # docs/format.md: every server agrees.
     "clean-answer": Case(
@@ -64,6 +67,24 @@ SERVER_CASES: dict[str, Case] = {
         },
     ),
     # hermes-agent#84158: no server catches a leak; the fourth request is a real call.
+    # hermes-agent PR #84231's recovery: two leaks, then a proper call, then the answer (every server alike).
+    "leak-twice-then-call": Case(
+        tools=("terminal",),
+        expect={
+            key: [_LEAKED, _LEAKED, Seen(reasoning=_THINK, calls=(("function", "terminal", args),), finish="tool_calls", content=content),
+                  Seen(content="The directory holds README.md and src/.", reasoning="The tool listed the files.", finish="stop")]
+            for key, args, content in (
+                ("vllm chat", '{"command": "ls"}', None),
+                ("ollama chat", '{"command":"ls"}', ""),
+                ("openai chat", '{"command": "ls"}', None),
+            )
+        },
+    ),
+    # hermes-agent PR #84231's give-up path: the leak never stops, so a gate must stop after 4 requests.
+    "persistent-leak": Case(
+        tools=("terminal",),
+        expect={key: [_LEAKED] * 4 for key in ("vllm chat", "ollama chat", "openai chat")},
+    ),
     "tool-call-leaked-as-text": Case(
         tools=("terminal",),
         expect={
