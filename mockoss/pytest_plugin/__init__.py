@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from mockoss.pytest_plugin._fixture import MockossFixture, RealModeError
-from mockoss.pytest_plugin._leaks import mockoss_leak_score  # noqa: F401  (a fixture)
 from mockoss.pytest_plugin._options import MockossOptions, closest, real_target, resolve
 
 if TYPE_CHECKING:
@@ -39,8 +38,7 @@ _REAL: pytest.StashKey[RealTarget | None] = pytest.StashKey()
 _MARKERS = (
     (
         "mockoss(*, scenario=None, profile=None, profiles=None, seed=None, switches=None, transport=None, "
-        "assert_all_steps_used=False, assert_all_requests_were_expected=True, "
-        "assert_tool_calls_match_declared_tools=False, auto_session=False, scripted_only=False): configure the mockoss fixture for this test; "
+        "assert_all_steps_used=False, scripted_only=False): configure the mockoss fixture for this test; "
         "module, class and function markers merge, the closest wins; profiles=[...] runs the test once per "
         f"profile. See {DOCS}."
     ),
@@ -70,6 +68,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--mockoss-real-model",
         metavar="NAME",
         help="model name mockoss.model gives in real mode (default: $MOCKOSS_REAL_MODEL, else openai/gpt-oss-20b).",
+    )
+    group.addoption(
+        "--mockoss-url",
+        metavar="URL",
+        help="a shared `mockoss serve` for the mockoss_remote fixture, each test in its own session (default: $MOCKOSS_URL).",
     )
 
 
@@ -129,12 +132,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report  # type: ignore[return-value]
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    from mockoss.pytest_plugin._leaks import terminal_summary
-
-    terminal_summary(terminalreporter, config)
-
-
 @pytest.fixture(scope="module")
 def mockoss_config() -> dict[str, Any]:
     """Defaults for the mockoss fixtures, overridable: a dict of mockoss marker options."""
@@ -171,7 +168,8 @@ def mockoss(
         fixture = MockossFixture.scripted(request.getfixturevalue("mockoss_server"), options)
     yield fixture
     __tracebackhide__ = True
-    fixture.check_teardown(options)
+    if options.assert_all_steps_used and real is None and not fixture._test_failed:
+        fixture.assert_all_steps_used()
 
 
 @pytest.fixture(scope="module")
@@ -195,6 +193,25 @@ def mockoss_session(request: pytest.FixtureRequest, mockoss_config: dict[str, An
         fixture = MockossFixture.scripted(running, options)
         yield fixture
         __tracebackhide__ = True
-        fixture.check_teardown(options)
+        if options.assert_all_steps_used and not fixture._test_failed:
+            fixture.assert_all_steps_used()
     finally:
         running.stop()
+
+
+@pytest.fixture
+def mockoss_remote(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """This test's own session on the shared server of --mockoss-url (test id, base_url, use, requests)."""
+    import os
+
+    from mockoss.pytest_plugin._remote import remote_session
+
+    url = request.config.getoption("mockoss_url", None) or os.environ.get("MOCKOSS_URL")
+    if not url:
+        pytest.fail("mockoss_remote needs a shared server: pytest --mockoss-url http://HOST:PORT (or $MOCKOSS_URL)", pytrace=False)
+    session = remote_session(url, request.node.nodeid)
+    try:
+        session.reset()
+        yield session
+    finally:
+        session.close()

@@ -1,0 +1,89 @@
+"""The ``mockoss_remote`` fixture: one test's session on a shared ``mockoss serve`` (``--mockoss-url``).
+
+Each test gets its own test id (``<worker>-<hash of the test's node id>``), so any number of test
+processes (``pytest -n N``, several CI jobs) can share one server and get what a server of their
+own would give: the session has its own scenario, rule cursors, request numbering (ids) and
+request log (:mod:`mockoss.server.control`). Clients need no header: ``base_url`` carries the
+test id as a path prefix (``URL/s/ID/v1``). The control calls send ``$MOCKOSS_ADMIN_TOKEN`` when set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+__all__ = ["RemoteSession"]
+
+
+class RemoteSession:
+    """One test's session on a shared mockoss server.
+
+    Attributes:
+        url: the server's root URL, e.g. ``http://127.0.0.1:8000``.
+        test_id: this test's id on it.
+        base_url: ``URL/s/TEST_ID/v1``, for OpenAI-compatible clients.
+        root_url: ``URL/s/TEST_ID``, for native APIs (``/api/chat``).
+    """
+
+    def __init__(self, url: str, nodeid: str, worker: str = "main", token: str | None = None) -> None:
+        self.url = url.rstrip("/").removesuffix("/v1")
+        self.test_id = f"{worker}-{hashlib.sha256(nodeid.encode()).hexdigest()[:16]}"
+        self.root_url = f"{self.url}/s/{self.test_id}"
+        self.base_url = f"{self.root_url}/v1"
+        headers = {"x-mockoss-test-id": self.test_id}
+        if token:
+            headers["authorization"] = f"Bearer {token}"
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    def _check(self, response: httpx.Response) -> httpx.Response:
+        if response.status_code >= 400:
+            raise AssertionError(f"mockoss control call {response.request.method} {response.request.url.path} -> {response.status_code}: {response.text}")
+        return response
+
+    def use(self, scenario: str | Path | dict[str, Any], name: str | None = None) -> dict[str, Any]:
+        """Load ``scenario`` (a shipped name, a YAML file, YAML text or a mapping) into this test's
+        session and select it. Returns the server's summary (name, rules, steps).
+
+        Raises:
+            AssertionError: the server refused it (the message has file, line and field).
+        """
+        if isinstance(scenario, dict):
+            content, kind, name = json.dumps(scenario).encode(), "application/json", name or "inline"
+        elif isinstance(scenario, Path) or (isinstance(scenario, str) and scenario.endswith((".yaml", ".yml")) and "\n" not in scenario):
+            path = Path(scenario)
+            content, kind, name = path.read_bytes(), "application/yaml", name or path.stem
+        elif "\n" in scenario:
+            content, kind, name = scenario.encode(), "application/yaml", name or "inline"
+        else:
+            from mockoss.scenario.loader import _builtin_dir
+
+            content, kind, name = (_builtin_dir() / f"{scenario}.yaml").read_bytes(), "application/yaml", name or scenario
+        response = self._http.post("/mockoss/scenario", params={"name": name}, content=content, headers={"content-type": kind})
+        return self._check(response).json()  # type: ignore[no-any-return]
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """This test's request log: every route it called, oldest first (see ``GET /mockoss/requests``)."""
+        return self._check(self._http.get("/mockoss/requests")).json()  # type: ignore[no-any-return]
+
+    def reset(self) -> None:
+        """Rewind this test's scenarios and clear its log."""
+        self._check(self._http.post("/mockoss/reset"))
+
+    def close(self) -> None:
+        """Drop the session on the server and close the control client."""
+        try:
+            self._http.delete(f"/mockoss/sessions/{self.test_id}")
+        except httpx.HTTPError:
+            pass
+        self._http.close()
+
+
+def remote_session(url: str, nodeid: str) -> RemoteSession:
+    """A :class:`RemoteSession` for the test ``nodeid`` (the xdist worker id from the environment)."""
+    return RemoteSession(url, nodeid, os.environ.get("PYTEST_XDIST_WORKER", "main"), os.environ.get("MOCKOSS_ADMIN_TOKEN") or None)
