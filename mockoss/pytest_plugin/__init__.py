@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from mockoss.pytest_plugin._fixture import MockossFixture, RealModeError
+from mockoss.pytest_plugin._leaks import mockoss_leak_score  # noqa: F401  (a fixture)
 from mockoss.pytest_plugin._options import MockossOptions, closest, real_target, resolve
 
 if TYPE_CHECKING:
@@ -38,7 +39,8 @@ _REAL: pytest.StashKey[RealTarget | None] = pytest.StashKey()
 _MARKERS = (
     (
         "mockoss(*, scenario=None, profile=None, profiles=None, seed=None, switches=None, transport=None, "
-        "assert_all_steps_used=False, scripted_only=False): configure the mockoss fixture for this test; "
+        "assert_all_steps_used=False, assert_all_requests_were_expected=True, "
+        "assert_tool_calls_match_declared_tools=False, auto_session=False, scripted_only=False): configure the mockoss fixture for this test; "
         "module, class and function markers merge, the closest wins; profiles=[...] runs the test once per "
         f"profile. See {DOCS}."
     ),
@@ -132,6 +134,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report  # type: ignore[return-value]
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    from mockoss.pytest_plugin._leaks import terminal_summary
+
+    terminal_summary(terminalreporter, config)
+
+
 @pytest.fixture(scope="module")
 def mockoss_config() -> dict[str, Any]:
     """Defaults for the mockoss fixtures, overridable: a dict of mockoss marker options."""
@@ -168,8 +176,7 @@ def mockoss(
         fixture = MockossFixture.scripted(request.getfixturevalue("mockoss_server"), options)
     yield fixture
     __tracebackhide__ = True
-    if options.assert_all_steps_used and real is None and not fixture._test_failed:
-        fixture.assert_all_steps_used()
+    fixture.check_teardown(options)
 
 
 @pytest.fixture(scope="module")
@@ -193,8 +200,7 @@ def mockoss_session(request: pytest.FixtureRequest, mockoss_config: dict[str, An
         fixture = MockossFixture.scripted(running, options)
         yield fixture
         __tracebackhide__ = True
-        if options.assert_all_steps_used and not fixture._test_failed:
-            fixture.assert_all_steps_used()
+        fixture.check_teardown(options)
     finally:
         running.stop()
 
