@@ -17,7 +17,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from golden_support import DIFFERENT, IDENTICAL, KNOWN, compare_file, golden_directories, goldens, known_differences
+from golden_support import (
+    DIFFERENT,
+    IDENTICAL,
+    KNOWN,
+    compare_file,
+    golden_directories,
+    goldens,
+    known_differences,
+    profile_for,
+)
 
 #: Differing exchanges whose diff a failure shows in full (the others are named).
 SHOWN = 3
@@ -60,3 +69,13 @@ def test_every_known_difference_still_differs() -> None:
     assert not stale, "known_differences.yaml lists differences that no longer occur:\n" + "\n".join(
         f"{k.label}: {k.reason}" for k in stale
     )
+
+
+def test_header_chooses_profile_and_switches() -> None:
+    """The header's profile entry wins; server flags that change answers become switches."""
+    flags = ["--served-model-name", "m", "--max-model-len", "8192", "--enforce-eager"]
+    assert profile_for({"version": "0.33.0", "profile": {"name": "vllm-2025", "switches": {"strict": False}},
+                        "server_flags": flags}) == ("vllm-2025", {"max_model_len": 8192, "strict": False})
+    assert profile_for({"version": "0.0.1", "profile": "vllm"}) == ("vllm", {})
+    name, switches = profile_for({"version": "9999.0.0", "server_flags": flags})
+    assert name in ("vllm", "vllm@9999.0.0") and switches == {"max_model_len": 8192}
