@@ -11,7 +11,7 @@ import json
 import logging
 import threading
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -318,6 +318,57 @@ class MockServer:
         if found is not None:
             self._player.remember(found, played)
 
+    def play(
+        self, endpoint: Endpoint, raw: bytes, headers: Mapping[str, str]
+    ) -> tuple[Reply | None, Step | None, Callable[[int], RecordedRequest]]:
+        """Play the scenario step for a request that a real engine answers (:mod:`mockoss.engines`).
+
+        Returns ``(reply, step, log)``: ``reply`` is mockoss's own answer when no engine is needed
+        (invalid request, no scenario, scripted error or replay, exhausted rule; ``step`` is then
+        the step played, if any), else ``None`` and ``step`` holds the completion the engine must
+        emit. Call ``log(status)`` once the status of the answer is known, to add the request to
+        :attr:`requests` (scenario, rule, step, turn and completion as :meth:`respond` logs them).
+        Never raises for bad input (see :meth:`handle`).
+        """
+        with self._lock:
+            index = self._handled
+            self._handled += 1
+            try:
+                body = json.loads(raw)
+            except (ValueError, RecursionError):
+                body = None
+            try:
+                reply, scenario, step, played = self._answer(endpoint, raw, body, headers, index, None, surface=False)
+            except BaseException as exc:  # as in respond(): a bug answers 500 in the error shape
+                if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+                    raise
+                logger.exception("mockoss failed to answer request %d", index)
+                message = f"mockoss internal error (a bug, please report it): {type(exc).__name__}: {exc}"
+                reply, scenario, step, played = self._base_profile.error(500, message), None, None, None
+
+        def log(status: int) -> RecordedRequest:
+            record = RecordedRequest(
+                index=index,
+                endpoint=endpoint,
+                raw=raw,
+                header_items=tuple(headers.items()),
+                scenario=scenario.name if scenario else None,
+                step=step.index if step and scenario else None,
+                status=status,
+                completion=step.completion.text if step and step.completion else None,
+                rule=played.rule_id if played else None,
+                turn=played.turn if played else None,
+                problem=played.problem if played else None,
+                warnings=played.warnings if played else (),
+                exhausted=bool(played and played.rule is not None and played.step is None and not played.problem),
+            )
+            with self._lock:
+                self.requests.append(record)
+            _share(record)
+            return record
+
+        return reply, step, log
+
     def _delivery(
         self, scenario: Scenario | None, step: Step | None, override: TransportSpec | None, index: int, body: Any
     ) -> Delivery | None:
@@ -378,7 +429,8 @@ class MockServer:
         return record
 
     def _answer(
-        self, endpoint: Endpoint, raw: bytes, body: Any, headers: Mapping[str, str], index: int, given: Step | None
+        self, endpoint: Endpoint, raw: bytes, body: Any, headers: Mapping[str, str], index: int, given: Step | None,
+        surface: bool = True,
     ) -> tuple[Reply, Scenario | None, Step | None, Played | None]:
         checked = self._validate(endpoint, body)
         if isinstance(checked, Reply):
@@ -405,6 +457,8 @@ class MockServer:
         if step is None:
             error = played.rule.exhausted_error  # type: ignore[union-attr]
             return self._scripted_error(profile, error.status, error.message, error.retry_after), scenario, None, played
+        if not surface and step.completion is not None and step.replay is None and step.error is None:
+            return None, scenario, step, played  # type: ignore[return-value]  # a real engine answers (play())
         return self._reply(profile, endpoint, step, request, model, body, raw, index), scenario, step, played
 
     def _reply(

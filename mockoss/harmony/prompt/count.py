@@ -25,6 +25,9 @@ reproduced here:
   (``auto_drop_analysis_messages``). Each cached entry keeps its messages' author role and channel,
   so both rules are applied to the cached counts.
 
+A new message is counted without rendering it whole: its header's count (cached by the header
+fields) plus its texts' BPE counts (:func:`_message_tokens`, exact for the same reason).
+
 The per-message cache key is the request message's ``repr`` (injective on JSON data: strings,
 numbers, booleans, null, lists and dicts, key order included; cheaper than re-serialising) plus, for a chat ``tool`` message or
 a Responses ``function_call_output``, the tool name looked up by call id (the only thing the
@@ -44,7 +47,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from openai_harmony import Conversation, Message, RenderOptions, Role, ToolNamespaceConfig
+from openai_harmony import Conversation, Message, RenderOptions, Role, TextContent, ToolNamespaceConfig
 
 from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.lru import BytesLRU
@@ -90,11 +93,39 @@ def _suffix() -> int:
     return len(load_encoding().render_conversation_for_completion(Conversation.from_messages([]), Role.ASSISTANT))
 
 
+def _text_tokens(text: str) -> int:
+    """Tokens of ``text`` as the renderer encodes a text piece (``render_text_into``:
+    ``encode_ordinary``, special-token strings read as text)."""
+    if not text.isascii():
+        text.encode("utf-8")  # a lone surrogate: UnicodeEncodeError, a ValueError (repairing path)
+    return len(load_encoding().encode(text, disallowed_special=()))
+
+
+def _message_tokens(message: Message) -> int:
+    """``len(encoding.render(message))`` without rendering the text again for every new message.
+
+    ``Render<Message>`` emits the header (formatting tokens and the role, recipient, channel and
+    content type pieces), then each content, then the closing token; a text content is
+    ``render_text_into(text)`` alone. So the count is that of the same message with empty texts
+    (cached by the header fields and the number of parts) plus each text's own BPE count.
+    Non-text contents (system and developer contents) are rendered whole.
+    """
+    contents = message.content
+    if not all(type(c) is TextContent for c in contents):
+        return len(load_encoding().render(message))
+    author = message.author
+    key = ("header", author.role, author.name, message.channel, message.recipient, message.content_type, len(contents))
+    head = _preambles.get(key)
+    if head is None:
+        empty = message.model_copy(update={"content": [TextContent(text="") for _ in contents]})
+        head = _preambles.put(key, len(load_encoding().render(empty)), 256)
+    return head + sum(_text_tokens(c.text) for c in contents)
+
+
 def _entries(key: tuple[str, str | None, str], build: Callable[[], list[Message]]) -> tuple[Entry, ...]:
     cached = _messages.get(key)
     if cached is None:
-        encoding = load_encoding()
-        cached = tuple((len(encoding.render(m)), m.author.role == Role.ASSISTANT, m.channel) for m in build())
+        cached = tuple((_message_tokens(m), m.author.role == Role.ASSISTANT, m.channel) for m in build())
         _messages.put(key, cached, sys.getsizeof(key[2]) + 64 * len(cached))
     return cached
 
