@@ -34,8 +34,10 @@ HEADER_MESSAGE = 'unexpected tokens remaining in message header: Some("to=functi
 @pytest.mark.parametrize(
     ("target", "status", "kind"),
     [
-        pytest.param("vllm", 500, "InternalServerError", id="vllm#51977-vllm-500"),
-        pytest.param("vllm harmony_error_status=400", 400, "BadRequestError", id="vllm#51977-vllm-400"),
+        # The reports ran releases that raised (vllm#51977 on 0.26.0); vLLM 0.32/0.33 skip the token
+        # (HarmonyParser.process_chunk, vllm-project/vllm@v0.32.0:vllm/parser/harmony.py): switch harmony_errors=raise.
+        pytest.param("vllm harmony_errors=raise", 500, "InternalServerError", id="vllm#51977-vllm-500"),
+        pytest.param("vllm harmony_errors=raise harmony_error_status=400", 400, "BadRequestError", id="vllm#51977-vllm-400"),
     ],
 )
 def test_tool_header_error_is_the_nested_error_body(target, status, kind):
@@ -48,8 +50,8 @@ def test_tool_header_error_is_the_nested_error_body(target, status, kind):
 @pytest.mark.parametrize(
     ("target", "status", "kind"),
     [
-        pytest.param("vllm", 500, "InternalServerError", id="harmony#38-vllm-500"),
-        pytest.param("vllm harmony_error_status=400", 400, "BadRequestError", id="harmony#38-vllm-400"),
+        pytest.param("vllm harmony_errors=raise", 500, "InternalServerError", id="harmony#38-vllm-500"),
+        pytest.param("vllm harmony_errors=raise harmony_error_status=400", 400, "BadRequestError", id="harmony#38-vllm-400"),
         # 2025: create_streaming_error_response's default status (BAD_REQUEST); the reference leaves
         # type and code open ("type": …, "code": …).
         pytest.param("vllm-2025", 400, "BadRequestError", id="harmony#38-vllm-2025"),
@@ -81,7 +83,7 @@ def test_header_error_in_a_responses_stream(switch, abort, last_event):
     "other exceptions propagate (exact framing unverified)", hence the switch: ``cut`` drops the
     connection after the reasoning item's events, ``error_event`` ends with an ``error`` event."""
     answer = reply(
-        f"vllm responses_stream_error={switch}", TOOL_HEADER_ERROR, endpoint="responses", tools=["web-browsing"], stream=True
+        f"vllm harmony_errors=raise responses_stream_error={switch}", TOOL_HEADER_ERROR, endpoint="responses", tools=["web-browsing"], stream=True
     )
     events = sse_events([f.decode() for f in answer.frames])
     assert (answer.status, answer.abort, events[-1]) == (200, abort, last_event)
@@ -99,7 +101,7 @@ def test_header_error_in_a_responses_stream(switch, abort, last_event):
 def test_missing_start_is_unexpected_token_12606():
     """Row 2 (openai/harmony#60): ``…<|end|>commentary …`` → token 12606 (``comment``)."""
     text = "<|channel|>analysis<|message|>x<|end|>commentary to=functions.f json<|message|>{}<|call|>"
-    assert out("vllm", text, tools=["f"]) == fail(500, "Unexpected token 12606 while expecting start token 200006", "InternalServerError")
+    assert out("vllm harmony_errors=raise", text, tools=["f"]) == fail(500, "Unexpected token 12606 while expecting start token 200006", "InternalServerError")
 
 
 # --------------------------------------------------------------------------- row 3: constrained final → McpCall
@@ -158,7 +160,7 @@ def test_v0101_multi_turn_header_error():
 
 def test_stray_return_fails_the_stream_after_the_content():
     """Row 6 (vllm#46464, 0.23): the content streams, then the HarmonyError chunk, then [DONE]."""
-    stream = frames("vllm", "<|channel|>final<|message|>Hi there<|end|><|return|>")
+    stream = frames("vllm harmony_errors=raise", "<|channel|>final<|message|>Hi there<|end|><|return|>")
     content = "".join(sse_data(f)["choices"][0]["delta"].get("content", "") for f in stream[1:-2])
     assert content == "Hi there"
     assert sse_data(stream[-2])["error"]["message"] == "Unexpected token 200002 while expecting start token 200006"
@@ -191,9 +193,12 @@ GLUED = '<|channel|>commentary to=functions.bash<|channel|>commentary <|constrai
 @pytest.mark.parametrize(
     ("target", "endpoint", "expected"),
     [
-        pytest.param("vllm", "chat", Out(calls=(("bash<|channel|>commentary", '{"cmd": "ls"}'),)), id="vllm#32587-vllm-chat"),
-        pytest.param("vllm", "responses", Out(items=("function_call",), calls=(("bash<|channel|>commentary", '{"cmd":"ls"}'),)), id="vllm#32587-vllm-responses"),
-        pytest.param("vllm-2025", "chat", Out(reasoning='{"cmd":"ls"}', calls=(("bash<|channel|>commentary", '{"cmd": "ls"}'),)), id="vllm#32587-vllm-2025-chat"),
+        # The report's tool name comes from openai-harmony 0.0.8's header parse; vLLM 0.32/0.33 ship
+        # oss-harmony 0.0.11, which cuts the second <|channel|> out (the tool `bash`).
+        pytest.param("vllm harmony_library=openai-harmony-0.0.8", "chat", Out(calls=(("bash<|channel|>commentary", '{"cmd": "ls"}'),)), id="vllm#32587-vllm-chat"),
+        pytest.param("vllm harmony_library=openai-harmony-0.0.8", "responses", Out(items=("function_call",), calls=(("bash<|channel|>commentary", '{"cmd":"ls"}'),)), id="vllm#32587-vllm-responses"),
+        pytest.param("vllm", "chat", Out(calls=(("bash", '{"cmd": "ls"}'),)), id="oss-harmony-vllm-chat"),
+        pytest.param("vllm-2025 harmony_library=openai-harmony-0.0.8", "chat", Out(reasoning='{"cmd":"ls"}', calls=(("bash<|channel|>commentary", '{"cmd": "ls"}'),)), id="vllm#32587-vllm-2025-chat"),
     ],
 )
 def test_control_tokens_in_the_tool_name(target, endpoint, expected):

@@ -21,17 +21,24 @@ from conformance_support import Out, fail, out, peg_500
 TEXT_ANSWER = "<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>final<|message|>Hi<|return|>"
 
 
-def harmony_error(message: str) -> list[tuple[str, Out]]:
+def harmony_error(message: str, skipped: Out) -> list[tuple[str, Out]]:
     """How each vLLM profile answers a non-streamed ``HarmonyError`` (reference §2.5).
 
-    2026 (``vllm``): nested ``ErrorResponse``, 500 ``InternalServerError`` (vllm#51977) or, with
-    ``harmony_error_status=400``, 400 ``BadRequestError``. 2025 (``vllm-2025``): the exception escapes
-    the handler and the API router answers 500 with type ``Internal Server Error`` (the body
-    hiyouga/LlamaFactory PR #10269 quotes). 0.10.1: the same 500, in the flat body of that build.
+    Current (``vllm``, 0.32/0.33): ``HarmonyParser.process_chunk`` catches the error per token and
+    skips the token (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py, same at v0.33.0): a header
+    rejected at ``<|message|>`` leaves the parser expecting ``<|start|>``, so that message is
+    dropped, later messages still parse, HTTP 200 (``skipped``; measured with real vLLM 0.32 for
+    the duplicate recipient, shared/reference/vllm-on-cpu.md). Earlier 2026 releases
+    (``harmony_errors=raise``): nested ``ErrorResponse``, 500 ``InternalServerError`` (vllm#51977)
+    or, with ``harmony_error_status=400``, 400 ``BadRequestError``. 2025 (``vllm-2025``): the
+    exception escapes the handler and the API router answers 500 with type ``Internal Server
+    Error`` (the body hiyouga/LlamaFactory PR #10269 quotes). 0.10.1: the same 500, in the flat body
+    of that build.
     """
     return [
-        ("vllm", fail(500, message, "InternalServerError")),
-        ("vllm harmony_error_status=400", fail(400, message, "BadRequestError")),
+        ("vllm", skipped),
+        ("vllm harmony_errors=raise", fail(500, message, "InternalServerError")),
+        ("vllm harmony_errors=raise harmony_error_status=400", fail(400, message, "BadRequestError")),
         ("vllm-2025", fail(500, message, "Internal Server Error")),
         ("vllm-0.10.1", fail(500, message, "Internal Server Error")),
     ]
@@ -51,7 +58,7 @@ DUPLICATE_TO = "<|channel|>commentary to=functions.x to=functions.x json<|messag
 @table(
     "duplicate-to",
     [
-        *harmony_error('unexpected tokens remaining in message header: Some("to=functions.x")'),
+        *harmony_error('unexpected tokens remaining in message header: Some("to=functions.x")', Out()),
         ("ollama", Out(calls=(("x", "{}"),), content="")),  # §3: the first `to=` field is the recipient
         ("llamacpp", peg_500()),  # §4.1: a malformed header fails the turn
         ("lmstudio", Out(content="")),  # §4.3: a call that fails to parse is omitted
@@ -70,7 +77,7 @@ SPACE_AFTER_CONSTRAIN = "<|channel|>commentary to=functions.x <|constrain|> json
 @table(
     "space-after-constrain",
     [
-        *harmony_error('unexpected tokens remaining in message header: Some("to=functions.x")'),
+        *harmony_error('unexpected tokens remaining in message header: Some("to=functions.x")', Out()),
         ("ollama", Out(calls=(("x", "{}"),), content="")),
         ("llamacpp", peg_500()),
         ("lmstudio", Out(content="")),
@@ -89,7 +96,7 @@ END_RETURN = "<|channel|>final<|message|>Hi<|end|><|return|>"
 @table(
     "end-return",
     [
-        *harmony_error("Unexpected token 200002 while expecting start token 200006"),
+        *harmony_error("Unexpected token 200002 while expecting start token 200006", Out(content="Hi")),
         ("ollama", Out(content="Hi", reasoning=None)),  # §3: <|return|> is end-of-generation, never text
     ],
 )
@@ -109,7 +116,7 @@ END_CALL = "<|channel|>commentary to=functions.x <|constrain|>json<|message|>{}<
 @table(
     "end-call",
     [
-        *harmony_error("Unexpected token 200012 while expecting start token 200006"),
+        *harmony_error("Unexpected token 200012 while expecting start token 200006", Out(calls=(("x", "{}"),))),
         ("ollama", Out(calls=(("x", "{}"),), content="")),  # §3: <|call|> ends generation; the call parses
     ],
 )
@@ -126,7 +133,7 @@ TEXT_AFTER_END = "<|channel|>analysis<|message|>x<|end|>garbage<|start|>assistan
 @table(
     "text-after-end",
     [
-        *harmony_error("Unexpected token 6802 while expecting start token 200006"),
+        *harmony_error("Unexpected token 6802 while expecting start token 200006", Out(content="Hi", reasoning="x")),
         ("ollama", Out(content="Hi", reasoning="x")),  # §3: text between <|end|> and <|start|> is discarded
         ("llamacpp", peg_500()),  # §4.1: `(start any)* (tool_call | start final)` has no branch for it
     ],
@@ -167,7 +174,9 @@ DOUBLED_LATER = (
 @table(
     "doubled-channel-first",
     [
-        ("vllm", Out(reasoning="x")),  # recipient `<|channel|>final` starts with `<|`: not a function → analysis
+        ("vllm", Out(reasoning="x")),  # oss-harmony: channel analysis, no recipient (both channel sections cut)
+        # openai-harmony 0.0.8: recipient `<|channel|>final` starts with `<|`: not a function → analysis
+        ("vllm harmony_library=openai-harmony-0.0.8", Out(reasoning="x")),
         ("ollama", Out(content="x")),  # channel `analysis<|channel|>final` is unknown → content
     ],
 )
@@ -179,7 +188,10 @@ def test_doubled_channel_on_the_first_message(target, expected):
 @table(
     "doubled-channel-later",
     [
-        ("vllm", Out(reasoning="a")),  # role `tool`: vLLM drops non-assistant messages
+        # oss-harmony 0.0.11 (vLLM 0.32/0.33) cuts both channel sections: an assistant call to f.
+        ("vllm", Out(reasoning="a", calls=(("f", "{}"),))),
+        # openai-harmony 0.0.8: role `tool`: vLLM drops non-assistant messages
+        ("vllm harmony_library=openai-harmony-0.0.8", Out(reasoning="a")),
         ("vllm-2025", Out(reasoning="a", calls=(("f", "{}"),))),  # OpenAIToolParser checks no author
     ],
 )
@@ -197,7 +209,7 @@ EMPTY_CHANNEL = "<|channel|>analysis<|message|>x<|end|><|start|>assistant<|chann
 @table(
     "empty-channel",
     [
-        *harmony_error("channel marker present but no channel value found in header"),
+        *harmony_error("channel marker present but no channel value found in header", Out(reasoning="x")),
         ("ollama", Out(content="Hi", reasoning="x")),  # empty channel leaves the state: content
         ("llamacpp", peg_500()),
     ],
@@ -215,7 +227,7 @@ UNKNOWN_ROLE = "<|channel|>analysis<|message|>x<|end|><|start|>final<|message|>H
 @table(
     "unknown-role-final",
     [
-        *harmony_error("Unknown role: final"),
+        *harmony_error("Unknown role: final", Out(reasoning="x")),
         ("ollama", Out(content="Hi", reasoning="x")),  # role `final`, no channel: content
         ("llamacpp", peg_500()),
     ],
@@ -233,7 +245,7 @@ ROLE_WITH_NAME = "<|channel|>analysis<|message|>x<|end|><|start|>assistant:bob<|
 @table(
     "assistant-name",
     [
-        *harmony_error("Unknown role: assistant:bob"),
+        *harmony_error("Unknown role: assistant:bob", Out(reasoning="x")),
         ("ollama", Out(content="Hi", reasoning="x")),  # the role field is not checked
         ("llamacpp", peg_500()),
     ],

@@ -52,6 +52,13 @@ def test_the_faulted_completion_reaches_the_client_as_the_server_surfaces_it():
         "tools": [{"type": "function", "function": {"name": "terminal"}}],
     }
     reply = server.handle("chat", json.dumps(body).encode(), {})
+    # vLLM 0.32/0.33 skip the tokens that raise (HarmonyParser.process_chunk,
+    # vllm-project/vllm@v0.32.0:vllm/parser/harmony.py): HTTP 200, the call dropped.
+    assert reply.status == 200
+    assert "tool_calls" not in json.loads(reply.body)["choices"][0]["message"]
+    assert "to=functions.terminal to=functions.terminal" in server.requests[0].completion
+    raising = MockServer(scenario=_load({"messages": CALL, "fault": {"kind": "duplicate_recipient"}}), switches={"harmony_errors": "raise"})
+    reply = raising.handle("chat", json.dumps(body).encode(), {})
     assert reply.status >= 400
     assert "unexpected tokens remaining in message header" in json.loads(reply.body)["error"]["message"]
 

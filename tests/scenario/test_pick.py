@@ -17,7 +17,10 @@ MESSAGE = {"messages": [{"channel": "final", "content": "It is noon."}]}
 BAD_HEADER = {"raw": "<|channel|>commentary to=functions.x to=functions.x json<|message|>{}<|call|>"}
 
 #: The seed pull request's "before" arm: 40 requests, 31 mcp_call, 4 function_call, 1 message, 4 × 500.
+#: The seed's vLLM answered the bad header with 500 (switch harmony_errors=raise); vLLM 0.32/0.33
+#: skip the erroring tokens and drop the message (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py).
 SEED_ARM = {
+    "switches": {"harmony_errors": "raise"},
     "steps": [
         {
             "pick": [

@@ -19,8 +19,10 @@ PARSER_CASES: dict[str, Case] = {
     "malformed-header-duplicate-recipient": Case(
         tools=("x",),
         expect={
-            "vllm chat": [Seen(status=500, error="unexpected tokens remaining in message header: Some(\"to=functions.x\")", error_type="InternalServerError")],
-            "vllm chat harmony_error_status=400": [Seen(status=400, error="unexpected tokens remaining in message header: Some(\"to=functions.x\")", error_type="BadRequestError")],
+            # vLLM 0.32/0.33 HarmonyParser.process_chunk skips the erroring tokens; the message is dropped, HTTP 200 (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_errors=raise.
+            "vllm chat": [Seen(reasoning="Need to call x.", finish="stop")],
+            "vllm chat harmony_errors=raise": [Seen(status=500, error="unexpected tokens remaining in message header: Some(\"to=functions.x\")", error_type="InternalServerError")],
+            "vllm chat harmony_error_status=400 harmony_errors=raise": [Seen(status=400, error="unexpected tokens remaining in message header: Some(\"to=functions.x\")", error_type="BadRequestError")],
             "vllm-2025 chat": [Seen(status=500, error="unexpected tokens remaining in message header: Some(\"to=functions.x\")", error_type="Internal Server Error")],
             "ollama chat": [Seen(content="", reasoning="Need to call x.", calls=(("function", "x", "{}"),), finish="tool_calls")],
             "llamacpp chat": [PEG_500],
@@ -31,7 +33,9 @@ PARSER_CASES: dict[str, Case] = {
     "space-after-constrain-header-error": Case(
         tools=("read_file",),
         expect={
-            "vllm chat": [
+            # vLLM 0.32/0.33 HarmonyParser.process_chunk skips the erroring tokens; the message is dropped, HTTP 200 (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_errors=raise.
+            "vllm chat": [Seen(reasoning="Need to read the file first.", calls=(("function", "read_file", "{\"path\": \"notes.txt\"}"),), finish="tool_calls"), Seen(reasoning="Now read the second file.", finish="stop")],
+            "vllm chat harmony_errors=raise": [
                 Seen(reasoning="Need to read the file first.", calls=(("function", "read_file", "{\"path\": \"notes.txt\"}"),), finish="tool_calls"),
                 Seen(status=500, error="unexpected tokens remaining in message header: Some(\"to=functions.read_file\")", error_type="InternalServerError"),
             ],
@@ -57,7 +61,9 @@ PARSER_CASES: dict[str, Case] = {
     "extra-content-type-header-error": Case(
         tools=("bash",),
         expect={
-            "vllm chat": [Seen(status=500, error="unexpected tokens remaining in message header: Some(\"to=functions.bash\")", error_type="InternalServerError")],
+            # vLLM 0.32/0.33 HarmonyParser.process_chunk skips the erroring tokens; the message is dropped, HTTP 200 (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_errors=raise.
+            "vllm chat": [Seen(reasoning="Need to list files.", finish="stop")],
+            "vllm chat harmony_errors=raise": [Seen(status=500, error="unexpected tokens remaining in message header: Some(\"to=functions.bash\")", error_type="InternalServerError")],
             "ollama chat": [Seen(content="", reasoning="Need to list files.", calls=(("function", "bash", "{\"cmd\":[\"ls\",\"-la\"]}"),), finish="tool_calls")],
             "llamacpp chat": [PEG_500],
             "lmstudio chat": [Seen(content="", reasoning="Need to list files.", finish="stop")],
@@ -67,7 +73,9 @@ PARSER_CASES: dict[str, Case] = {
     "duplicate-recipient-every-third-call": Case(
         tools=("web-browsing",),
         expect={
-            "vllm chat": [
+            # vLLM 0.32/0.33 HarmonyParser.process_chunk skips the erroring tokens; the message is dropped, HTTP 200 (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_errors=raise.
+            "vllm chat": [Seen(reasoning="Search the web for the release date.", calls=(("function", "web-browsing", "{\"query\": \"gpt-oss release date\"}"),), finish="tool_calls"), Seen(reasoning="Search the web for the release date.", calls=(("function", "web-browsing", "{\"query\": \"gpt-oss release date\"}"),), finish="tool_calls"), Seen(reasoning="Search the web for the release date.", finish="stop"), Seen(reasoning="Search the web for the release date.", calls=(("function", "web-browsing", "{\"query\": \"gpt-oss release date\"}"),), finish="tool_calls")],
+            "vllm chat harmony_errors=raise": [
                 Seen(reasoning="Search the web for the release date.", calls=(("function", "web-browsing", "{\"query\": \"gpt-oss release date\"}"),), finish="tool_calls"),
                 Seen(reasoning="Search the web for the release date.", calls=(("function", "web-browsing", "{\"query\": \"gpt-oss release date\"}"),), finish="tool_calls"),
                 Seen(status=500, error="unexpected tokens remaining in message header: Some(\"to=functions.web-browsing\")", error_type="InternalServerError"),
@@ -109,8 +117,12 @@ PARSER_CASES: dict[str, Case] = {
     "tool-name-with-channel-token": Case(
         tools=("bash",),
         expect={
-            "vllm chat": [Seen(reasoning="Need to list files.", calls=(("function", "bash<|channel|>commentary", "{\"cmd\": [\"ls\"]}"),), finish="tool_calls")],
-            "vllm responses": [Seen(items=("reasoning", "function_call"), reasoning="Need to list files.", calls=(("function_call", "bash<|channel|>commentary", "{\"cmd\":[\"ls\"]}"),), finish="completed")],
+            # vLLM 0.32/0.33 ship oss-harmony 0.0.11, which cuts the second <|channel|> out of the header (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_library=openai-harmony-0.0.8.
+            "vllm chat": [Seen(reasoning="Need to list files.", calls=(("function", "bash", "{\"cmd\": [\"ls\"]}"),), finish="tool_calls")],
+            "vllm chat harmony_library=openai-harmony-0.0.8": [Seen(reasoning="Need to list files.", calls=(("function", "bash<|channel|>commentary", "{\"cmd\": [\"ls\"]}"),), finish="tool_calls")],
+            # vLLM 0.32/0.33 ship oss-harmony 0.0.11, which cuts the second <|channel|> out of the header (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_library=openai-harmony-0.0.8.
+            "vllm responses": [Seen(items=("reasoning", "function_call"), reasoning="Need to list files.", calls=(("function_call", "bash", "{\"cmd\":[\"ls\"]}"),), finish="completed")],
+            "vllm responses harmony_library=openai-harmony-0.0.8": [Seen(items=("reasoning", "function_call"), reasoning="Need to list files.", calls=(("function_call", "bash<|channel|>commentary", "{\"cmd\":[\"ls\"]}"),), finish="completed")],
             "vllm-2025 chat": [Seen(reasoning="Need to list files.", calls=(("function", "bash<|channel|>commentary", "{\"cmd\": [\"ls\"]}"),), finish="tool_calls")],
             "ollama chat": [Seen(content="", reasoning="Need to list files.", calls=(("function", "bash<|channel|>commentary", "{\"cmd\":[\"ls\"]}"),), finish="tool_calls")],
             "llamacpp chat": [PEG_500],
@@ -122,8 +134,12 @@ PARSER_CASES: dict[str, Case] = {
     "doubled-channel-tool-call-vanishes": Case(
         tools=("bash",),
         expect={
-            "vllm chat": [Seen(reasoning="Need to list files.", finish="stop")],
-            "vllm responses": [Seen(items=("reasoning",), reasoning="Need to list files.", finish="completed")],
+            # vLLM 0.32/0.33 ship oss-harmony 0.0.11, which cuts the second <|channel|> out of the header (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_library=openai-harmony-0.0.8.
+            "vllm chat": [Seen(reasoning="Need to list files.", calls=(("function", "bash", "{\"cmd\": [\"ls\"]}"),), finish="tool_calls")],
+            "vllm chat harmony_library=openai-harmony-0.0.8": [Seen(reasoning="Need to list files.", finish="stop")],
+            # vLLM 0.32/0.33 ship oss-harmony 0.0.11, which cuts the second <|channel|> out of the header (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_library=openai-harmony-0.0.8.
+            "vllm responses": [Seen(items=("reasoning", "function_call"), reasoning="Need to list files.", calls=(("function_call", "bash", "{\"cmd\":[\"ls\"]}"),), finish="completed")],
+            "vllm responses harmony_library=openai-harmony-0.0.8": [Seen(items=("reasoning",), reasoning="Need to list files.", finish="completed")],
             "vllm-2025 chat": [Seen(reasoning="Need to list files.", calls=(("function", "bash", "{\"cmd\": [\"ls\"]}"),), finish="tool_calls")],
             "ollama chat": [Seen(content="{\"cmd\":[\"ls\"]}", reasoning="Need to list files.", finish="stop")],
             "llamacpp chat": [PEG_500],
@@ -133,7 +149,9 @@ PARSER_CASES: dict[str, Case] = {
     "empty-channel-header-error": Case(
         tools=(),
         expect={
-            "vllm chat": [Seen(status=500, error="channel marker present but no channel value found in header", error_type="InternalServerError")],
+            # vLLM 0.32/0.33 HarmonyParser.process_chunk skips the erroring tokens; the message is dropped, HTTP 200 (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_errors=raise.
+            "vllm chat": [Seen(reasoning="User asks for the capital of Canada.", finish="stop")],
+            "vllm chat harmony_errors=raise": [Seen(status=500, error="channel marker present but no channel value found in header", error_type="InternalServerError")],
             "ollama chat": [Seen(content="Ottawa.", reasoning="User asks for the capital of Canada.", finish="stop")],
             "llamacpp chat": [PEG_500],
             "lmstudio chat": [Seen(content="", reasoning="User asks for the capital of Canada.", finish="stop")],
@@ -143,8 +161,10 @@ PARSER_CASES: dict[str, Case] = {
     "doubled-role-unknown-role-error": Case(
         tools=(),
         expect={
-            "vllm chat": [Seen(status=500, error="Unknown role: assistantassistant", error_type="InternalServerError")],
-            "vllm chat harmony_error_status=400": [Seen(status=400, error="Unknown role: assistantassistant", error_type="BadRequestError")],
+            # vLLM 0.32/0.33 HarmonyParser.process_chunk skips the erroring tokens; the message is dropped, HTTP 200 (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_errors=raise.
+            "vllm chat": [Seen(reasoning="Compute 7 * 6.", finish="stop")],
+            "vllm chat harmony_errors=raise": [Seen(status=500, error="Unknown role: assistantassistant", error_type="InternalServerError")],
+            "vllm chat harmony_error_status=400 harmony_errors=raise": [Seen(status=400, error="Unknown role: assistantassistant", error_type="BadRequestError")],
             "ollama chat": [Seen(content="42", reasoning="Compute 7 * 6.", finish="stop")],
             "llamacpp chat": [PEG_500],
         },
@@ -153,7 +173,9 @@ PARSER_CASES: dict[str, Case] = {
     "end-then-return-after-answer": Case(
         tools=(),
         expect={
-            "vllm chat": [Seen(status=500, error="Unexpected token 200002 while expecting start token 200006", error_type="InternalServerError")],
+            # vLLM 0.32/0.33 HarmonyParser.process_chunk skips the erroring tokens; the message is dropped, HTTP 200 (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_errors=raise.
+            "vllm chat": [Seen(content="The answer is 5!", reasoning="Simple arithmetic.", finish="stop")],
+            "vllm chat harmony_errors=raise": [Seen(status=500, error="Unexpected token 200002 while expecting start token 200006", error_type="InternalServerError")],
             "vllm-2025 chat": [Seen(status=500, error="Unexpected token 200002 while expecting start token 200006", error_type="Internal Server Error")],
             "ollama chat": [Seen(content="The answer is 5!", reasoning="Simple arithmetic.", finish="stop")],
             "llamacpp chat": [Seen(content="The answer is 5!", reasoning="Simple arithmetic.", finish="stop")],
@@ -164,7 +186,9 @@ PARSER_CASES: dict[str, Case] = {
     "end-then-call-after-tool-call": Case(
         tools=("view",),
         expect={
-            "vllm chat": [Seen(status=500, error="Unexpected token 200012 while expecting start token 200006", error_type="InternalServerError")],
+            # vLLM 0.32/0.33 HarmonyParser.process_chunk skips the erroring tokens; the message is dropped, HTTP 200 (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_errors=raise.
+            "vllm chat": [Seen(reasoning="Need to read the config.", calls=(("function", "view", "{\"file_path\": \"crush.json\"}"),), finish="tool_calls")],
+            "vllm chat harmony_errors=raise": [Seen(status=500, error="Unexpected token 200012 while expecting start token 200006", error_type="InternalServerError")],
             "vllm-0.10.1 chat": [Seen(status=500, error="Unexpected token 200012 while expecting start token 200006", error_type="Internal Server Error")],
             "ollama chat": [Seen(content="", reasoning="Need to read the config.", calls=(("function", "view", "{\"file_path\":\"crush.json\"}"),), finish="tool_calls")],
             "llamacpp chat": [Seen(content="", reasoning="Need to read the config.", calls=(("function", "view", "{\"file_path\":\"crush.json\"}"),), finish="tool_calls")],
@@ -174,7 +198,9 @@ PARSER_CASES: dict[str, Case] = {
     "text-between-messages": Case(
         tools=(),
         expect={
-            "vllm chat": [Seen(status=500, error="Unexpected token 58168 while expecting start token 200006", error_type="InternalServerError")],
+            # vLLM 0.32/0.33 HarmonyParser.process_chunk skips the erroring tokens; the message is dropped, HTTP 200 (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_errors=raise.
+            "vllm chat": [Seen(content="Hello! How can I help?", reasoning="User greets. Reply politely.", finish="stop")],
+            "vllm chat harmony_errors=raise": [Seen(status=500, error="Unexpected token 58168 while expecting start token 200006", error_type="InternalServerError")],
             "ollama chat": [Seen(content="Hello! How can I help?", reasoning="User greets. Reply politely.", finish="stop")],
             "llamacpp chat": [PEG_500],
             "lmstudio chat": [Seen(content="", reasoning="User greets. Reply politely.", finish="stop")],
@@ -184,7 +210,9 @@ PARSER_CASES: dict[str, Case] = {
     "missing-start-before-tool-call": Case(
         tools=("search",),
         expect={
-            "vllm chat": [Seen(status=500, error="Unexpected token 12606 while expecting start token 200006", error_type="InternalServerError")],
+            # vLLM 0.32/0.33 HarmonyParser.process_chunk skips the erroring tokens; the message is dropped, HTTP 200 (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_errors=raise.
+            "vllm chat": [Seen(reasoning="Need to search the docs.", finish="stop")],
+            "vllm chat harmony_errors=raise": [Seen(status=500, error="Unexpected token 12606 while expecting start token 200006", error_type="InternalServerError")],
             "ollama chat": [Seen(content="", reasoning="Need to search the docs.", finish="stop")],
             "llamacpp chat": [PEG_500],
         },

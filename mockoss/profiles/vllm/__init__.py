@@ -118,9 +118,8 @@ class VllmProfile:
             ``bash<|channel|>commentary`` of vllm-project/vllm#32587. Chat path ``harmony_parser``
             and Responses only.
         harmony_errors: what a ``HarmonyError`` raised by ``parser.process(token)`` does in the
-            ``harmony_parser`` chat path and Responses (``responses_mapping="2026"``). The default
-            is still ``"raise"`` while the scenario-library and conformance expectations that pin
-            the error are moved over; ``"skip"`` is what vLLM 0.32/0.33 do. ``"skip"``: vLLM 0.32.0 and 0.33.0
+            ``harmony_parser`` chat path and Responses (``responses_mapping="2026"``).
+            ``"skip"``: vLLM 0.32.0 and 0.33.0
             ``HarmonyParser.process_chunk`` (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py,
             unchanged in v0.33.0) catches it and skips the token; a header rejected at
             ``<|message|>`` leaves the parser expecting ``<|start|>``, so the whole message is
@@ -155,7 +154,7 @@ class VllmProfile:
     token_ids_fields: bool = True
     responses_mapping: Literal["2026", "2025"] = "2026"
     harmony_library: Literal["oss-harmony", "openai-harmony-0.0.8"] = "oss-harmony"
-    harmony_errors: Literal["skip", "raise"] = "raise"
+    harmony_errors: Literal["skip", "raise"] = "skip"
 
     def __post_init__(self) -> None:
         if self.harmony_error_status not in (400, 500):
