@@ -206,5 +206,6 @@ def surface_chat(profile: VllmProfile, completion: Completion, request: ChatRequ
         return _full(profile, plan, request, ctx, completion)
     tools = profile.enable_auto_tool_choice and effective_tool_choice(request, profile) != "none"
     field = profile.reasoning_field
-    sse = sse_pieces(completion, plan, max_tokens, strict, request.include_reasoning, tools, field, raw_recovery)
+    variant: tuple[object, ...] = () if profile.harmony_library == "oss-harmony" and skip else (profile.harmony_library, skip)
+    sse = sse_pieces(completion, plan, max_tokens, strict, request.include_reasoning, tools, field, raw_recovery, variant)
     return stream(profile, plan, sse, request, ctx)

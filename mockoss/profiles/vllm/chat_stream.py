@@ -90,10 +90,12 @@ def sse_pieces(
     tools: bool,
     field: str = "reasoning",
     raw_recovery: bool = True,
+    variant: tuple[object, ...] = (),
 ) -> _Sse:
     key = (MEMO, max_tokens, strict, "sse", include_reasoning, tools)
     if field != "reasoning" or not raw_recovery:
         key += (field, raw_recovery)
+    key += variant  # a regrouped plan (stream_interval) has its own pieces
     cached = completion._memo.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
