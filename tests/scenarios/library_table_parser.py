@@ -123,7 +123,8 @@ PARSER_CASES: dict[str, Case] = {
             # vLLM 0.32/0.33 ship oss-harmony 0.0.11, which cuts the second <|channel|> out of the header (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py); the report's release: harmony_library=openai-harmony-0.0.8.
             "vllm responses": [Seen(items=("reasoning", "function_call"), reasoning="Need to list files.", calls=(("function_call", "bash", "{\"cmd\":[\"ls\"]}"),), finish="completed")],
             "vllm responses harmony_library=openai-harmony-0.0.8": [Seen(items=("reasoning", "function_call"), reasoning="Need to list files.", calls=(("function_call", "bash<|channel|>commentary", "{\"cmd\":[\"ls\"]}"),), finish="completed")],
-            "vllm-2025 chat": [Seen(reasoning="Need to list files.", calls=(("function", "bash<|channel|>commentary", "{\"cmd\": [\"ls\"]}"),), finish="tool_calls")],
+            # vllm-2025 ran openai-harmony (0.0.4-0.0.8): named here so the row holds whatever the release's defaults
+            "vllm-2025 chat harmony_library=openai-harmony-0.0.8": [Seen(reasoning="Need to list files.", calls=(("function", "bash<|channel|>commentary", "{\"cmd\": [\"ls\"]}"),), finish="tool_calls")],
             "ollama chat": [Seen(content="", reasoning="Need to list files.", calls=(("function", "bash<|channel|>commentary", "{\"cmd\":[\"ls\"]}"),), finish="tool_calls")],
             "llamacpp chat": [PEG_500],
             "lmstudio chat": [Seen(content="", reasoning="Need to list files.", finish="stop")],
