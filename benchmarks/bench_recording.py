@@ -134,16 +134,16 @@ async def _streams(url: str, count: int, started: asyncio.Event) -> list[bool]:
         return await asyncio.gather(*(one(n) for n in range(count)))
 
 
-def sigterm(tmp: Path, count: int) -> dict[str, Any]:
-    """``count`` paced streams in flight, then SIGTERM; complete streams held vs recorded."""
-    directory = tmp / "sigterm"
+def sigterm(tmp: Path, count: int, sig: int = signal.SIGTERM) -> dict[str, Any]:
+    """``count`` paced streams in flight, then ``sig`` (SIGTERM or SIGINT); complete streams held vs recorded."""
+    directory = tmp / f"signal-{int(sig)}"
     proc, url = start(tmp, "--record", str(directory), "--record-name", "rec")
 
     async def run() -> list[bool]:
         started = asyncio.Event()
         task = asyncio.create_task(_streams(url, count, started))
         await asyncio.wait_for(started.wait(), 60)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         return await task
 
     try:

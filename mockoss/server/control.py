@@ -69,7 +69,10 @@ TEST_ID_HEADER = "x-mockoss-test-id"
 ADMIN_HEADER = "x-mockoss-admin-token"
 SESSION_HEADER = "x-mockoss-session"
 #: Sessions kept at once; the least recently used one is dropped beyond it.
-MAX_SESSIONS = 1024
+MAX_SESSIONS = 256
+#: Bytes of request log (bodies, completions) one test-id session keeps: with :data:`MAX_SESSIONS`
+#: the sessions hold at most 1 GiB together, besides the default session's own bound.
+SESSION_LOG_BYTES = 4 * 1024 * 1024
 #: Log entries kept per session when the server keeps an unbounded request log.
 DEFAULT_LOG_LIMIT = 10_000
 _TEST_ID = re.compile(r"[A-Za-z0-9._~:@+=-]{1,200}")
@@ -181,6 +184,8 @@ class ControlPlane:
             transport=base.transport,
             recorder=base.recorder,
         )
+        if hasattr(copy, "request_log_bytes"):  # a bounded RequestLog: give each session its share
+            copy.requests.max_bytes = copy.request_log_bytes = SESSION_LOG_BYTES
         if hasattr(base, "auto_session"):
             copy.auto_session = base.auto_session  # type: ignore[attr-defined]
         for name, scenario in list(getattr(base, "_scenarios", {}).items()):
@@ -215,8 +220,13 @@ class ControlPlane:
             "endpoint": endpoint,
             "test_id": test_id,
             "session": headers.get(SESSION_HEADER),
-            "record": record,
             "ms": round(seconds * 1000, 3),
+            # Only the index: the body and completion stay in the server's own (byte-bounded) log.
+            "index": record.index if record is not None else None,
+            "scenario": record.scenario if record is not None else None,
+            "rule": record.rule if record is not None else None,
+            "turn": record.turn if record is not None else None,
+            "step": record.step if record is not None else None,
         }
         if endpoint != "control":
             target = self.session(test_id, create=False) if test_id else self._default
@@ -303,8 +313,10 @@ class ControlPlane:
             session: str | None = Query(None, description="keep one conversation (X-Mockoss-Session)"),
         ) -> Response:
             target = plane.session(chosen(request, test_id), create=False)
-            entries = [] if target is None else list(target.log)
-            out = [_entry_json(e) for e in entries if session is None or e["session"] == session]
+            if target is None:
+                return JSONResponse([])
+            records = {r.index: r for r in list(target.server.requests)}
+            out = [_entry_json(e, records) for e in list(target.log) if session is None or e["session"] == session]
             return JSONResponse(out)
 
         @control.get("/sessions", summary="Test ids with state")
@@ -345,22 +357,11 @@ def _load_text(raw: bytes, name: str) -> Any:
             raise type(exc)(str(exc).replace(str(path), f"upload:{name}.yaml")) from None
 
 
-def _entry_json(entry: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in entry.items() if k != "record"}
-    record = entry["record"]
-    if record is not None:
-        out.update(
-            index=record.index,
-            scenario=record.scenario,
-            rule=record.rule,
-            turn=record.turn,
-            step=record.step,
-            body=record.body,
-            completion=record.completion,
-        )
-    else:
-        out.update(index=None, scenario=None, rule=None, turn=None, step=None, body=None, completion=None)
-    return out
+def _entry_json(entry: dict[str, Any], records: dict[int, RecordedRequest]) -> dict[str, Any]:
+    """A log entry with its request body and completion from the server's log (``None`` once
+    that log has dropped them)."""
+    record = records.get(entry["index"]) if entry["index"] is not None else None
+    return {**entry, "body": record.body if record is not None else None, "completion": record.completion if record is not None else None}
 
 
 def _header_map(scope: Scope) -> dict[str, str]:

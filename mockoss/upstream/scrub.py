@@ -28,7 +28,8 @@ Where the scan runs: the whole request (every string value but the id fields abo
 prompt shown in ``note``/``match`` get every detector; each value found is then replaced *wherever
 it appears* in the written step, replay bytes and completions included (an upstream that echoes
 ``instructions`` or ``metadata`` echoes the value found in the request). The upstream's own output
-gets the provider patterns only (not entropy: its ids are random by design). Known gap: a secret
+gets the provider patterns only (not entropy: its ids are random by design; not the
+assignment-context detectors: they cost ~1 ms per KB). Known gap: a secret
 a model streams token by token in pass-through mode is split across delta frames and no frame
 holds it whole; it is not replaced (nor does the file hold it as one string).
 
@@ -69,6 +70,12 @@ EXTRA_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 _UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.I)
 _KIND = re.compile(r"[^a-z0-9]+")
+#: detect-secrets plugins that look for an assignment context (``password = "…"``) rather than a
+#: provider's key shape; the slowest by far (KeywordDetector: ~1 ms per KB), so an upstream's own
+#: output (long streams) is not scanned with them. Request text always is.
+_CONTEXT_PLUGINS = frozenset(
+    {"KeywordDetector", "IbmCloudIamDetector", "CloudantDetector", "IbmCosHmacDetector", "SoftlayerDetector"}
+)
 #: Request keys whose values are ids, not secrets (see the module docstring).
 _ID_KEY = re.compile(r"(?:^|_)id$")
 
@@ -106,6 +113,8 @@ def _line_secrets(line: str, entropy: bool) -> Iterator[tuple[str, str]]:
     """(value, kind) of every secret detect-secrets and :data:`EXTRA_PATTERNS` find in one line."""
     patterns, entropies = _plugins()
     for plugin in patterns:
+        if not entropy and type(plugin).__name__ in _CONTEXT_PLUGINS:
+            continue
         try:
             found = plugin.analyze_line(filename="mockoss-recording", line=line, line_number=0)
         except Exception:  # a plugin bug must not stop the recording: the others still run
@@ -136,8 +145,9 @@ def find_secrets(text: str, *, entropy: bool = True) -> list[tuple[int, int, str
     (the longer of two overlapping finds wins).
 
     Args:
-        text: any text (multi-line; detect-secrets scans line by line, PEM blocks are found whole).
-        entropy: also run the entropy detectors (off for an upstream's own output).
+        text: any text (multi-line; PEM blocks are found whole).
+        entropy: also run the entropy and assignment-context detectors (off for an upstream's own
+            output: its ids are random by design, and its streams are long).
 
     Results are cached per text (a conversation resends its earlier messages every turn).
     """
@@ -150,10 +160,10 @@ def _find(text: str, entropy: bool) -> list[tuple[int, int, str]]:
         for match in pattern.finditer(text):
             group = 1 if pattern.groups else 0
             found.append((match.start(group), match.end(group), kind))
-    for line in text.splitlines() or [text]:
-        if len(line) < 8:
-            continue
-        for value, kind in _line_secrets(line, entropy):
+    # The whole text at once: detect-secrets' patterns do not cross line ends, and one pass
+    # costs far less than one per line (25 plugins each).
+    if len(text) >= 8:
+        for value, kind in _line_secrets(text, entropy):
             found.extend(_spans(text, value, kind))
     found.sort(key=lambda span: (span[0], -(span[1] - span[0])))
     kept: list[tuple[int, int, str]] = []
@@ -216,6 +226,31 @@ class Scrubber:
             for start, end, kind in find_secrets(text):
                 out.setdefault(text[start:end], kind)
         return out
+
+    def replace_all(self, texts: list[str], known: dict[str, str]) -> list[str]:
+        """:meth:`replace` on each of ``texts`` (stream frames) with one scan of them all: each
+        secret the provider patterns find in any of them is replaced wherever it appears."""
+        joined = "\n".join(texts)
+        found = dict(known)
+        for start, end, kind in find_secrets(joined, entropy=False):
+            found.setdefault(joined[start:end], kind)
+        if not found:
+            return list(texts)
+        return [self._replace_known(text, found) for text in texts]
+
+    def _replace_known(self, text: str, known: dict[str, str]) -> str:
+        spans = [span for value, kind in known.items() for span in _spans(text, value, kind)]
+        if not spans:
+            return text
+        spans.sort(key=lambda span: (span[0], -(span[1] - span[0])))
+        out, position = [], 0
+        for start, end, kind in spans:
+            if start < position:
+                continue
+            out += [text[position:start], self.placeholder(text[start:end], kind)]
+            position = end
+        out.append(text[position:])
+        return "".join(out)
 
     def replace(self, text: str, known: dict[str, str], *, entropy: bool = False) -> str:
         """``text`` with every ``known`` value and every provider-pattern secret replaced

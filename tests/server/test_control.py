@@ -174,3 +174,15 @@ def test_a_bad_test_id_is_refused(running):
     with httpx.Client(timeout=30) as client:
         answer = client.post(server.url + "/v1/chat/completions", json=CHAT, headers={"x-mockoss-test-id": "a b"})
     assert answer.status_code == 400
+
+
+def test_access_log_prints_every_request(running, capsys):
+    server = running(ControlOptions(access_log=True))
+    with httpx.Client(timeout=30) as client:
+        client.post(server.url + "/s/t9/v1/chat/completions", json=CHAT)
+        client.get(server.url + "/health")
+        client.get(server.url + "/mockoss/ready")
+    lines = [line for line in capsys.readouterr().err.splitlines() if '"' in line]
+    assert len(lines) == 3
+    assert '"POST /v1/chat/completions" 200' in lines[0] and lines[0].endswith("test_id=t9")
+    assert '"GET /health" 200' in lines[1] and '"GET /mockoss/ready" 200' in lines[2]

@@ -6,6 +6,7 @@ The full-size runs (20 ``kill -9`` tries, 250 streams under SIGTERM) are
 
 import importlib.util
 import shutil
+import signal
 import time
 from pathlib import Path
 
@@ -107,7 +108,9 @@ def test_kill_9_right_after_the_response_loses_nothing(tmp_path):
     assert result["lost"] == 0
 
 
-def test_sigterm_with_streams_in_flight_records_every_complete_stream(tmp_path):
-    result = bench.sigterm(tmp_path, 20)
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_with_streams_in_flight_records_every_complete_stream(tmp_path, sig):
+    result = bench.sigterm(tmp_path, 20, sig)
     assert result["held"] == 20, result
     assert result["lost"] == 0, result
+    assert result["exit"] in (-sig, 0), result  # it exits (uvicorn re-raises the signal after closing)
