@@ -17,6 +17,8 @@ import yaml
 
 from mockoss import __version__
 from mockoss import explain as explain_command
+from mockoss.engines import EngineError
+from mockoss.engines import cli as engine_cli
 from mockoss.eval import command as eval_command
 from mockoss.profiles.registry import PROFILES, ProfileError
 from mockoss.scenario import commands as scenario_commands
@@ -59,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--ttft-ms", type=float, metavar="MS", help="default time to first token, ms (transport)")
     serve.add_argument("--tokens-per-s", type=float, metavar="N", help="default stream pacing, frames (tokens) per s")
     upstream_cli.add_arguments(serve)  # --upstream*, --record*, --redact
+    engine_cli.add_arguments(serve)  # --engine vllm, --vllm-*
     control = serve.add_argument_group("control routes /mockoss/* (README: Sharing one server)")
     control.add_argument(
         "--admin-token", metavar="TOKEN", default=os.environ.get("MOCKOSS_ADMIN_TOKEN") or None,
@@ -82,6 +85,7 @@ def _serve(args: argparse.Namespace) -> int:
     from mockoss.server.core import MockServer
     from mockoss.server.run import base_url, bind, serve_forever
 
+    engine = None
     try:
         upstream, recorder = upstream_cli.from_args(args)
         server = MockServer(
@@ -96,12 +100,21 @@ def _serve(args: argparse.Namespace) -> int:
             upstream=upstream,
             recorder=recorder,
         )
-    except (ScenarioError, ProfileError, TransportError, UpstreamError) as exc:
+        engine = engine_cli.start(args, args.served_model_name)  # after the scenario is known to load
+        if engine is not None:
+            from mockoss.upstream import Upstream
+
+            server.upstream = upstream = Upstream(engine.url, mode="scripted")
+    except (ScenarioError, ProfileError, TransportError, UpstreamError, EngineError) as exc:
+        if engine is not None:
+            engine.stop()
         print(f"mockoss: error: {exc}", file=sys.stderr)
         return 2
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:
+        if engine is not None:
+            engine.stop()
         print(f"mockoss: error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     if server.scenario:
@@ -126,6 +139,8 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         if recorder is not None:
             recorder.close()
+        if engine is not None:
+            engine.stop()
     return 0
 
 

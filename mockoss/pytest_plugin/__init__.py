@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from mockoss.pytest_plugin import _engine
 from mockoss.pytest_plugin._fixture import MockossFixture, RealModeError
 from mockoss.pytest_plugin._leaks import mockoss_leak_score  # noqa: F401  (a fixture)
 from mockoss.pytest_plugin._options import MockossOptions, closest, real_target, resolve
 
 if TYPE_CHECKING:
+    from mockoss.engines.vllm.launcher import VllmEngine
     from mockoss.pytest_plugin._options import RealTarget
     from mockoss.server.run import ThreadedServer
 
@@ -71,6 +73,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="NAME",
         help="model name mockoss.model gives in real mode (default: $MOCKOSS_REAL_MODEL, else openai/gpt-oss-20b).",
     )
+    _engine.add_options(group)  # --mockoss-engine vllm
     group.addoption(
         "--mockoss-url",
         metavar="URL",
@@ -147,12 +150,21 @@ def mockoss_config() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def mockoss_server() -> Iterator[ThreadedServer]:
+def mockoss_engine(request: pytest.FixtureRequest) -> Iterator[VllmEngine | None]:
+    """Real vLLM with the scripted model under ``--mockoss-engine vllm`` (one per session), else ``None``."""
+    engine = _engine.start_engine(request.config)
+    yield engine
+    if engine is not None:
+        engine.stop()
+
+
+@pytest.fixture(scope="session")
+def mockoss_server(mockoss_engine: VllmEngine | None) -> Iterator[ThreadedServer]:
     """The fake server the ``mockoss`` fixture resets per test: one per session and xdist worker."""
     from mockoss.server.core import MockServer
     from mockoss.server.run import ThreadedServer
 
-    running = ThreadedServer(MockServer()).start()
+    running = ThreadedServer(MockServer(upstream=_engine.upstream_for(mockoss_engine))).start()
     yield running
     running.stop()
 
@@ -173,6 +185,7 @@ def mockoss(
     if real is not None:
         fixture = MockossFixture.against(real, explicit, options)
     else:
+        _engine.skip_unless_engine_applies(request.getfixturevalue("mockoss_engine"), options)
         fixture = MockossFixture.scripted(request.getfixturevalue("mockoss_server"), options)
     yield fixture
     __tracebackhide__ = True
@@ -195,7 +208,9 @@ def mockoss_session(request: pytest.FixtureRequest, mockoss_config: dict[str, An
     from mockoss.server.core import MockServer
     from mockoss.server.run import ThreadedServer
 
-    running = ThreadedServer(MockServer()).start()
+    engine = request.getfixturevalue("mockoss_engine")
+    _engine.skip_unless_engine_applies(engine, options)
+    running = ThreadedServer(MockServer(upstream=_engine.upstream_for(engine))).start()
     try:
         fixture = MockossFixture.scripted(running, options)
         yield fixture

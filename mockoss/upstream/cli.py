@@ -78,7 +78,7 @@ def describe(upstream: Upstream | None, recorder: Recorder | None) -> str:
     """The start-up line about them, e.g. ``upstream http://h:8000 (raw mode), recording to DIR/x.yaml``."""
     parts = []
     if upstream is not None:
-        parts.append(f"upstream {upstream.safe_url} ({'pass-through' if upstream.mode == 'pass' else 'raw'} mode)")
+        parts.append(f"upstream {upstream.safe_url} ({'pass-through' if upstream.mode == 'pass' else upstream.mode} mode)")
     if recorder is not None:
         parts.append(f"recording to {recorder.path}")
     return ", ".join(parts)

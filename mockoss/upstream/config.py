@@ -10,14 +10,16 @@ from urllib.parse import urlsplit, urlunsplit
 __all__ = ["DEFAULT_TIMEOUT_S", "MODES", "PROMPT_FORMS", "Upstream", "UpstreamError"]
 
 #: ``pass``: forward requests unchanged and relay the answers; ``raw``: ask the upstream for the raw
-#: Harmony completion and surface it through the active profile.
-MODES = ("pass", "raw")
+#: Harmony completion and surface it through the active profile; ``scripted``: the scenario picks
+#: the completion, the upstream (real vLLM with mockoss's scripted model, :mod:`mockoss.engines.vllm`)
+#: emits it and its answer is relayed.
+MODES = ("pass", "raw", "scripted")
 #: How raw mode sends the rendered prompt: o200k_harmony token ids, or their decoded text.
 PROMPT_FORMS = ("tokens", "text")
 #: Longest wait for the upstream's next bytes, seconds: 10 minutes, the openai SDK's default timeout.
 DEFAULT_TIMEOUT_S = 600.0
 
-Mode = Literal["pass", "raw"]
+Mode = Literal["pass", "raw", "scripted"]
 PromptForm = Literal["tokens", "text"]
 
 
@@ -35,7 +37,9 @@ class Upstream:
         mode: ``"pass"`` forwards every generation request and ``GET /v1/models`` unchanged and
             relays the answer as received; ``"raw"`` renders the request as a Harmony prompt,
             asks the upstream's ``POST /v1/completions`` for the raw completion (special tokens
-            kept) and surfaces it through the active profile.
+            kept) and surfaces it through the active profile; ``"scripted"`` plays the scenario
+            step, sends the request with the step's completion tokens in its side channel
+            (:mod:`mockoss.engines.vllm.sidechannel`) and relays the answer as received.
         api_key: sent as ``Authorization: Bearer KEY``; never logged, never recorded, not in ``repr``.
         model: raw mode: the model name sent upstream (default: the request's, else the first
             served name).

@@ -151,8 +151,8 @@ class Proxy:
             await self.aclose()
 
     def forwards(self, method: str, path: str) -> bool:
-        """Whether a non-generation request goes upstream: ``GET /v1/models`` in pass-through mode."""
-        return self.upstream.mode == "pass" and method == "GET" and path == "/v1/models"
+        """Whether a non-generation request goes upstream: ``GET /v1/models`` in pass-through and scripted mode."""
+        return self.upstream.mode in ("pass", "scripted") and method == "GET" and path == "/v1/models"
 
     def headers(self, received: Mapping[str, str]) -> dict[str, str]:
         """The headers sent upstream for a request that came with ``received``."""
@@ -167,6 +167,8 @@ class Proxy:
         raw = await request.body()
         if self.upstream.mode == "raw":
             return await self._raw(name, raw, request.headers)
+        if self.upstream.mode == "scripted":
+            return await self._scripted(name, raw, request.headers)
         return await self._pass(name, raw, request.headers)
 
     async def models(self, request: Request) -> Response:
@@ -201,6 +203,31 @@ class Proxy:
         tickets = expect_ticket()
         reply, delivery = self.server.respond(name, raw, headers, step=step)
         return durable(to_response(reply) if delivery is None else to_scheduled_response(reply, delivery), tickets)
+
+    async def _scripted(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
+        """The scenario picks the completion, the upstream engine emits it, its answer is relayed
+        as received (see :mod:`mockoss.engines.vllm.sidechannel`). Requests mockoss answers itself
+        (invalid, no scenario, scripted errors and replays, exhausted rules) never reach it."""
+        from mockoss.engines.vllm.sidechannel import attach
+        from mockoss.server.app import to_response
+
+        reply, step, log = self.server.play(name, raw, dict(headers))
+        if reply is not None:
+            log(reply.status)
+            return to_response(reply)
+        assert step is not None and step.completion is not None
+        content = json.dumps(attach(json.loads(raw), step.completion.tokens), ensure_ascii=False).encode()
+        client = self.client()
+        outgoing = client.build_request("POST", self.upstream.root + ENDPOINTS[name].path, content=content, headers=self.headers(headers))
+        try:
+            answer = await client.send(outgoing, stream=True)
+        except httpx.HTTPError as exc:
+            message = f"mockoss: upstream {self.upstream.safe_url} {describe(exc)}"
+            reply = self.server.error_reply(name, UPSTREAM_STATUS, message)
+            log(reply.status)
+            return to_response(reply)
+        log(answer.status_code)
+        return _Relay(answer, None)
 
     async def _pass(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
         from mockoss.server.app import to_response
