@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -12,6 +13,8 @@ from mockoss.profiles.llamacpp import LlamacppProfile
 from mockoss.profiles.lmstudio import LmstudioProfile
 from mockoss.profiles.ollama import OllamaProfile
 from mockoss.profiles.openai import OpenAIProfile
+from mockoss.profiles.releases import at_release, split_release
+from mockoss.profiles.timeline import TimelineError
 from mockoss.profiles.vllm import VllmProfile
 from mockoss.profiles.vllm.variants import VLLM_VARIANTS
 
@@ -37,22 +40,43 @@ def switch_names(profile: Profile) -> list[str]:
 def get_profile(name: str, switches: Mapping[str, Any] | None = None) -> Profile:
     """Return the profile ``name`` with ``switches`` applied.
 
+    ``name`` is a registered profile (``"vllm"``, the newest release) or a release of one,
+    ``"<profile>@<release>"`` (``"vllm@0.26.0"``): the switch values of that release on the
+    server's timeline (:mod:`mockoss.profiles.releases`), with ``switches`` on top.
+
     Raises:
         ProfileError: unknown name or switch; the message lists what is valid.
     """
+    server, release = split_release(name)
     try:
-        profile = PROFILES[name]
+        profile = PROFILES[server]
     except KeyError:
-        raise ProfileError(f"unknown profile {name!r}; profiles: {', '.join(PROFILES)}") from None
+        raise ProfileError(f"unknown profile {name!r}; profiles: {', '.join(PROFILES)} (a release: vllm@0.26.0)") from None
+    if release is not None:
+        return _at_release(profile, name, release, switches or {})
     if not switches:
         return profile
     unknown = sorted(set(switches) - set(switch_names(profile)))
     if unknown:
         raise ProfileError(
-            f"profile {name!r} has no switch {', '.join(map(repr, unknown))}; "
+            f"profile {name!r} has no switch {', '.join(map(repr, unknown))}"
+            + "".join(f" (did you mean {m!r}?)" for u in unknown for m in difflib.get_close_matches(u, switch_names(profile), 1))
+            + "; "
             + (f"switches: {', '.join(switch_names(profile))}" if switch_names(profile) else "it has no switches")
         )
     try:
         return dataclasses.replace(profile, **switches)  # type: ignore[type-var]
+    except (TypeError, ValueError) as exc:
+        raise ProfileError(f"profile {name!r}: {exc}") from None
+
+
+def _at_release(profile: Profile, name: str, release: str, switches: Mapping[str, Any]) -> Profile:
+    unknown = sorted(set(switches) - set(switch_names(profile)))
+    if unknown:
+        raise ProfileError(f"profile {name!r} has no switch {', '.join(map(repr, unknown))}; switches: {', '.join(switch_names(profile))}")
+    try:
+        return at_release(profile, release, name=name, extra=switches)
+    except TimelineError as exc:
+        raise ProfileError(str(exc)) from None
     except (TypeError, ValueError) as exc:
         raise ProfileError(f"profile {name!r}: {exc}") from None

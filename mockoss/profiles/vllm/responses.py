@@ -183,7 +183,7 @@ def _items(m: MessageView, incomplete: bool, b: TemplateBuilder, functions: froz
 
 def _build_plan(
     completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool, mapping: str = "2026",
-    parse: tuple[str, bool] = ("oss-harmony", True),
+    function_call_events: bool = True, parse: tuple[str, bool] = ("oss-harmony", True),
 ) -> _Plan:
     # parse: (harmony_library, skip_errors); vLLM 0.32/0.33's HarmonyContext.append_output feeds
     # HarmonyParser.process_chunk, which skips erroring tokens (vllm/entrypoints/openai/responses/context.py).
@@ -211,7 +211,8 @@ def _build_plan(
         ]
     stream_ids = TemplateBuilder(completion.text)
     events = stream_event_templates(
-        segments, stream_ids, function_tool_names=functions, ignore_recipients=ignore, legacy=legacy
+        segments, stream_ids, function_tool_names=functions, ignore_recipients=ignore, legacy=legacy,
+        function_call_events=function_call_events,
     )
     final_ids = TemplateBuilder(completion.text)
     items: list[dict[str, Any]] = []
@@ -238,12 +239,14 @@ def _build_plan(
 
 def _plan(
     completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool, mapping: str = "2026",
-    parse: tuple[str, bool] = ("oss-harmony", True),
+    function_call_events: bool = True, parse: tuple[str, bool] = ("oss-harmony", True),
 ) -> _Plan:
-    key = ("vllm.responses", max_tokens, strict, functions, ignore, mapping, parse)
+    key = ("vllm.responses", max_tokens, strict, functions, ignore, mapping, function_call_events, parse)
     plan = completion._memo.get(key)
     if plan is None:
-        plan = completion._memo[key] = _build_plan(completion, max_tokens, strict, functions, ignore, mapping, parse)
+        plan = completion._memo[key] = _build_plan(
+            completion, max_tokens, strict, functions, ignore, mapping, function_call_events, parse
+        )
     return plan  # type: ignore[return-value]
 
 
@@ -446,7 +449,10 @@ def surface_responses(profile: VllmProfile, completion: Completion, request: Res
     mapping = profile.responses_mapping
     # The 2025 mapping (dated variants) keeps its former error handling: errors surface.
     parse = (profile.harmony_library, profile.harmony_errors == "skip" and mapping == "2026")
-    plan = _plan(completion, request.max_output_tokens, profile.strict, request.function_tool_names, ignore, mapping, parse)
+    plan = _plan(
+        completion, request.max_output_tokens, profile.strict, request.function_tool_names, ignore, mapping,
+        profile.responses_stream_function_calls, parse,
+    )
     if not request.stream:
         if plan.harmony_error is not None:
             return profile.error(profile.harmony_error_status, plan.harmony_error)

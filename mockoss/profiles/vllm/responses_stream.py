@@ -114,8 +114,11 @@ def _mcp_name_label(recipient: str) -> tuple[str, str]:
 class _Stream:
     """``StreamingState`` plus the dispatchers; appends compiled frames to ``frames``."""
 
-    def __init__(self, b: TemplateBuilder, functions: frozenset[str], ignore_recipients: bool, legacy: bool = False) -> None:
+    def __init__(
+        self, b: TemplateBuilder, functions: frozenset[str], ignore_recipients: bool, legacy: bool = False, function_calls: bool = True
+    ) -> None:
         self.b, self.functions, self.ignore, self.legacy = b, functions, ignore_recipients, legacy
+        self.function_calls = function_calls
         self.frames: list[Template] = []
         self.index, self.content, self.item, self.call = 0, -1, "", ""
         self.added = self.first_fc = False
@@ -180,6 +183,8 @@ class _Stream:
         self.emit(kind, {"content_index": self.content, "delta": delta, "item_id": self.item, "output_index": self.index, "sequence_number": self.b.seq, "type": kind})
 
     def function_delta(self, delta: str, name: str) -> None:
+        if not self.function_calls:  # vLLM 0.10.1.1: no branch for functions.* (vllm#24076)
+            return
         if not self.first_fc:  # two separate uuids in the stream (one shared rid when not streamed)
             self.first_fc, self.item = True, "fc_" + self.b.new_id()
             self.call = "call_" + self.b.new_id()
@@ -238,6 +243,8 @@ class _Stream:
         self.done_item({"id": self.item, "summary": [], "type": "reasoning", "content": [part], "encrypted_content": None, "status": "completed"})
 
     def function_done(self, arguments: str, name: str) -> None:
+        if not self.function_calls:
+            return
         kind = "response.function_call_arguments.done"
         self.emit(kind, {"arguments": arguments, "item_id": self.item, "name": name, "output_index": self.index, "sequence_number": self.b.seq, "type": kind})
         self.done_item({"arguments": arguments, "call_id": self.call, "name": name, "type": "function_call", "id": None, "status": "completed", "item_id": self.item, "output_index": self.index, "sequence_number": -1})
@@ -269,6 +276,7 @@ def stream_event_templates(
     function_tool_names: frozenset[str],
     ignore_recipients: bool,
     legacy: bool = False,
+    function_call_events: bool = True,
 ) -> list[Template]:
     """Replay vLLM's ``_process_harmony_streaming_events`` over parser segments.
 
@@ -288,10 +296,14 @@ def stream_event_templates(
     recipients as parsed (the caller passes them un-normalised), ``functions.`` by prefix only, and
     a ``final`` message with a recipient emits no events at all.
 
+    ``function_call_events=False`` is vLLM 0.10.1.1 (vllm-project/vllm#24076; PR #25728's
+    "before" trace; PR #24317 added the events): a function-call message emits no event (it still
+    takes an ``output_index``; unverified), the stream shows only reasoning and text.
+
     Returns:
         One template per frame, between ``response.in_progress`` and ``response.completed``.
     """
-    stream = _Stream(builder, function_tool_names, ignore_recipients, legacy)
+    stream = _Stream(builder, function_tool_names, ignore_recipients, legacy, function_call_events)
     for channel, recipient, delta, completed in segments:
         if delta:
             stream.delta(channel, None if ignore_recipients else recipient, delta)
