@@ -186,3 +186,29 @@ def test_access_log_prints_every_request(running, capsys):
     assert len(lines) == 3
     assert '"POST /v1/chat/completions" 200' in lines[0] and lines[0].endswith("test_id=t9")
     assert '"GET /health" 200' in lines[1] and '"GET /mockoss/ready" 200' in lines[2]
+
+
+def test_the_readme_ci_recipe_flags_work_from_the_command_line(tmp_path):
+    """README 'Sharing one server': token from $MOCKOSS_ADMIN_TOKEN, --allowed-host, readiness, /s/ID/v1
+    (bound to 127.0.0.1 here instead of 0.0.0.0: tests talk only to loopback)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MOCKOSS_ADMIN_TOKEN": "ci-secret"}
+    command = [sys.executable, "-m", "mockoss.cli", "serve", "--host", "127.0.0.1", "--port", "0", "--scenario", "clean-answer", "--allowed-host", "mockoss"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        url = next(line.split()[2] for line in proc.stdout if line.startswith("root URL: "))
+        with httpx.Client(timeout=30) as client:
+            assert client.get(url + "/mockoss/ready").json()["ready"] is True
+            assert client.post(url + "/s/my-test/v1/chat/completions", json=CHAT).status_code == 200
+            assert client.get(url + "/mockoss/requests?test_id=my-test").status_code == 401
+            token = {"authorization": "Bearer ci-secret"}
+            log = client.get(url + "/mockoss/requests?test_id=my-test", headers={**token, "host": "mockoss:8000"})
+            assert log.status_code == 200 and [e["path"] for e in log.json()] == ["/v1/chat/completions"]
+            assert client.get(url + "/mockoss/requests", headers={**token, "host": "elsewhere:8000"}).status_code == 403
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        proc.stdout.close()
