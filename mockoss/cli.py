@@ -44,7 +44,14 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="serve a scenario over HTTP")
     serve.add_argument("--scenario", help="a shipped scenario name or a YAML file path")
-    serve.add_argument("--profile", default="vllm", choices=sorted(PROFILES), help="server to emulate (default: vllm)")
+    serve.add_argument(
+        "--profile",
+        default="vllm",
+        type=_profile_name,
+        metavar="PROFILE[@RELEASE]",
+        help=f"server to emulate: {', '.join(PROFILES)}, or a release such as vllm@0.26.0 "
+        "(mockoss profiles --timeline vllm lists them; default: vllm, the newest)",
+    )
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port, 0 for a free one (default: 8000)")
     serve.add_argument(
@@ -58,6 +65,12 @@ def _parser() -> argparse.ArgumentParser:
         "--switch", type=_switch, action="append", default=[], metavar="NAME=VALUE", help="set a profile switch"
     )
     serve.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    serve.add_argument(
+        "--stream-interval",
+        type=int,
+        metavar="N",
+        help="vLLM's --stream-interval: stream N tokens per chunk (the profile switch stream_interval)",
+    )
     serve.add_argument("--ttft-ms", type=float, metavar="MS", help="default time to first token, ms (transport)")
     serve.add_argument("--tokens-per-s", type=float, metavar="N", help="default stream pacing, frames (tokens) per s")
     upstream_cli.add_arguments(serve)  # --upstream*, --record*, --redact
@@ -78,6 +91,11 @@ def _parser() -> argparse.ArgumentParser:
     explain_command.add_arguments(commands.add_parser("explain", help=explain_command.HELP, description=explain_command.HELP))
     profiles = commands.add_parser("profiles", help="list the server profiles, their endpoints and switches")
     profiles.add_argument("--json", action="store_true", help="print JSON")
+    profiles.add_argument(
+        "--timeline",
+        metavar="PROFILE",
+        help="print the server's timeline: its releases and dated changes, with sources (e.g. vllm)",
+    )
     return parser
 
 
@@ -91,7 +109,7 @@ def _serve(args: argparse.Namespace) -> int:
         server = MockServer(
             scenario=args.scenario,
             profile=args.profile,
-            switches=dict(args.switch),
+            switches=_serve_switches(args),
             served_model_names=args.served_model_name,
             seed=args.seed,
             request_log_limit=10_000,
@@ -123,7 +141,7 @@ def _serve(args: argparse.Namespace) -> int:
         scenario = "none (requests go upstream)"
     else:
         scenario = "none (send X-Mockoss-Scenario)"
-    switches = ", ".join(f"{k}={v}" for k, v in sorted(dict(args.switch).items()))
+    switches = ", ".join(f"{k}={v}" for k, v in sorted(_serve_switches(args).items()))
     print(f"mockoss {__version__}: profile {args.profile}, scenario {scenario}" + (f", switches {switches}" if switches else ""), flush=True)
     print(f"base URL: {base_url(sock)}/v1", flush=True)
     print(f"root URL: {base_url(sock)} (native APIs such as Ollama's /api/chat)", flush=True)
@@ -166,11 +184,51 @@ def _main(argv: Sequence[str] | None) -> int:
     return scenario_commands.run(args)
 
 
+def _profile_name(text: str) -> str:
+    from mockoss.profiles.releases import split_release
+
+    if split_release(text)[0] not in PROFILES:
+        raise argparse.ArgumentTypeError(f"unknown profile {text!r}; profiles: {', '.join(PROFILES)} (a release: vllm@0.26.0)")
+    return text
+
+
+def _serve_switches(args: argparse.Namespace) -> dict[str, Any]:
+    switches = dict(args.switch)
+    if getattr(args, "stream_interval", None) is not None:
+        switches["stream_interval"] = args.stream_interval
+    return switches
+
+
 def _profiles(args: argparse.Namespace) -> int:
     from mockoss.profiles.catalog import describe_profiles, format_profiles
 
+    if args.timeline:
+        return _timeline(args)
     described = describe_profiles()
     print(json.dumps(described, indent=2) if args.json else format_profiles(described))
+    return 0
+
+
+def _timeline(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from mockoss.profiles.releases import TIMELINES
+    from mockoss.profiles.timeline import format_timeline
+
+    timeline = TIMELINES.get(args.timeline)
+    if timeline is None:
+        print(f"mockoss: error: no timeline for {args.timeline!r}; timelines: {', '.join(TIMELINES)}", file=sys.stderr)
+        return 2
+    if args.json:
+        data = {
+            "server": timeline.server,
+            "releases": [dataclasses.asdict(r) for r in timeline.ordered_releases],
+            "aliases": dict(timeline.aliases),
+            "changes": [dataclasses.asdict(c) for c in timeline.ordered_changes()],
+        }
+        print(json.dumps(data, indent=2))
+    else:
+        print(format_timeline(timeline))
     return 0
 
 

@@ -88,8 +88,9 @@ def pytest_configure(config: pytest.Config) -> None:
     profile = config.getoption("mockoss_profile", None)
     if profile is not None:
         from mockoss.profiles.registry import PROFILES
+        from mockoss.profiles.releases import split_release
 
-        if profile not in PROFILES:
+        if split_release(profile)[0] not in PROFILES:  # a release (vllm@0.26.0) is checked when used
             raise pytest.UsageError(f"--mockoss-profile: unknown profile {profile!r}; profiles: {', '.join(PROFILES)}")
 
 

@@ -121,7 +121,7 @@ def create_app(server: MockServer, control: ControlOptions | None = None) -> Fas
     async def other(request: Request) -> Response:
         if proxy is not None and proxy.forwards(request.method, request.url.path):
             return await proxy.models(request)
-        return to_response(plane.server_for(request.scope).probe(request.method, request.url.path))
+        return to_response(plane.server_for(request.scope).probe(request.method, request.url.path, await request.body()))
 
     # Plain Starlette routes: the request path skips FastAPI's parameter resolution.
     for endpoint in ENDPOINTS.values():

@@ -301,6 +301,7 @@ class MockServer:
                     problem=played.problem if played else None,
                     warnings=played.warnings if played else (),
                     exhausted=bool(played and played.rule is not None and played.step is None and not played.problem),
+                    server_log=reply.log,
                 )
             )
             _share(self.requests[-1])
@@ -491,13 +492,20 @@ class MockServer:
         """What identity endpoints report."""
         return ServerInfo(served_model_names=tuple(self.served_model_names), created=self.created)
 
-    def probe(self, method: str, path: str) -> Reply:
+    def probe(self, method: str, path: str, body: bytes = b"") -> Reply:
         """Answer a request that is not a generation endpoint: the active profile's identity and
-        health routes, else that server's 404 (or 405 for a generation path with the wrong method)."""
+        health routes, then its side routes that read a body (``side_route``: vLLM's
+        ``/tokenize``, llama-server's ``/apply-template``, …), else that server's 404 (or 405 for
+        a generation path with the wrong method)."""
         profile = self._base_profile
         reply = profile.probe(method, path, self.info)
         if reply is not None:
             return reply
+        side_route = getattr(profile, "side_route", None)
+        if side_route is not None:
+            reply = side_route(method, path, body, self.info)
+            if reply is not None:
+                return reply  # type: ignore[no-any-return]
         endpoint = endpoint_for_path(path)
         if endpoint is not None and endpoint.name in profile.endpoints and method != "POST":
             return profile.route_error(405, method, path)

@@ -39,6 +39,9 @@ class RecordedRequest:
         problem: why no step answered (no rule matches: each rule's reasons; a template failed), else ``None``.
         warnings: tool-check problems of the scripted tool calls (:mod:`mockoss.scenario.tool_check`).
         exhausted: the rule was used up and answered its ``exhausted_error`` (``when_exhausted: error``).
+        server_log: lines the emulated server logs for this request (``Reply.log``: LM Studio's
+            ``Failed to parse tool call: …`` when it drops a call, lmstudio-bug-tracker#876; mockoss
+            notes on an option it does not emulate).
     """
 
     index: int
@@ -54,6 +57,7 @@ class RecordedRequest:
     problem: str | None = None
     warnings: tuple[str, ...] = ()
     exhausted: bool = False
+    server_log: tuple[str, ...] = ()
 
     @property
     def body(self) -> Any:

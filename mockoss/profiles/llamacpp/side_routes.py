@@ -57,7 +57,8 @@ def _tokenize(body: dict[str, Any]) -> Reply:
     if not isinstance(content, str):
         return _json({"tokens": []}) if content is None else error_reply(400, "\"content\" must be a string")
     special = body.get("parse_special", True)
-    tokens = load_encoding().encode(content, allowed_special="all" if special else set())
+    encoding = load_encoding()
+    tokens = encoding.encode(content, allowed_special="all") if special else encoding.encode(content, disallowed_special=())
     if body.get("with_pieces"):
         return _json({"tokens": [{"id": t, "piece": _piece(t)} for t in tokens]})
     return _json({"tokens": list(tokens)})
