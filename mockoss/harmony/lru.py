@@ -42,13 +42,19 @@ class BytesLRU(Generic[V]):
         return len(self._items)
 
     def get(self, key: Hashable) -> V | None:
-        """The value stored under ``key``, else ``None``."""
-        with self._lock:
-            found = self._items.get(key)
-            if found is None:
-                return None
+        """The value stored under ``key``, else ``None``.
+
+        Lock-free (reads are the hot path): each ``OrderedDict`` operation is atomic under the
+        GIL, and an entry evicted between the two steps is simply not refreshed.
+        """
+        found = self._items.get(key)
+        if found is None:
+            return None
+        try:
             self._items.move_to_end(key)
-            return found[0]
+        except KeyError:
+            pass
+        return found[0]
 
     def put(self, key: Hashable, value: V, nbytes: int) -> V:
         """Store ``value`` under ``key`` as ``nbytes`` (plus a fixed per-entry overhead); return it."""

@@ -93,7 +93,7 @@ def _part_text(part: Any) -> str:
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}  # dict first: ABC checks are slow
 
 
 def _list(value: Any) -> list[Any]:

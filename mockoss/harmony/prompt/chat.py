@@ -93,7 +93,7 @@ def _chat_parts(
 ) -> tuple[str | None, list[Mapping[str, Any]], list[Mapping[str, Any]], dict[Any, str]]:
     """What vLLM reads from a chat body: (instructions, function specs, the other messages, tool
     names by call id). Shared by rendering and by :mod:`mockoss.harmony.prompt.count`."""
-    raw = [m for m in _list(body.get("messages")) if isinstance(m, Mapping)]
+    raw = [m for m in _list(body.get("messages")) if type(m) is dict or isinstance(m, Mapping)]
     instructions, rest = _leading_instructions(raw)
 
     tools_field = body.get("tools")
@@ -108,7 +108,7 @@ def _chat_parts(
     tool_names: dict[Any, str] = {}
     for msg in rest:
         for call in _list(msg.get("tool_calls")):
-            if isinstance(call, Mapping):
+            if type(call) is dict or isinstance(call, Mapping):
                 tool_names[_key(call.get("id"))] = _text(_mapping(call.get("function")).get("name"))
     return instructions, specs, rest, tool_names
 

@@ -28,8 +28,9 @@ reproduced here:
 A new message is counted without rendering it whole: its header's count (cached by the header
 fields) plus its texts' BPE counts (:func:`_message_tokens`, exact for the same reason).
 
-The per-message cache key is the request message's ``repr`` (injective on JSON data: strings,
-numbers, booleans, null, lists and dicts, key order included; cheaper than re-serialising) plus, for a chat ``tool`` message or
+The per-message cache key is the request message's content (:func:`_content_key`: its items when
+all values are strings or null, else its ``repr``, which is injective on JSON data: strings,
+numbers, booleans, null, lists and dicts, key order included) plus, for a chat ``tool`` message or
 a Responses ``function_call_output``, the tool name looked up by call id (the only thing the
 conversion reads outside the message). ``tests/harmony/test_prompt_count.py`` checks the counts
 against ``len(render_…_prompt(body))`` on the scenario library's requests, the prompt tests'
@@ -122,11 +123,28 @@ def _message_tokens(message: Message) -> int:
     return head + sum(_text_tokens(c.text) for c in contents)
 
 
-def _entries(key: tuple[str, str | None, str], build: Callable[[], list[Message]]) -> tuple[Entry, ...]:
+def _content_key(message: Mapping[str, Any]) -> Any:
+    """A key equal for two request messages exactly when their JSON data is equal (key order
+    included): the items themselves when every value is a string or null (hashing strings is
+    cheaper than writing them out; strings and ``None`` never compare equal to each other), else
+    the message's ``repr``."""
+    for value in message.values():
+        if value is not None and type(value) is not str:
+            return repr(message)
+    return tuple(message.items())
+
+
+def _key_bytes(key: Any) -> int:
+    if isinstance(key, str):
+        return sys.getsizeof(key)
+    return sum(sys.getsizeof(k) + sys.getsizeof(v) for k, v in key) + sys.getsizeof(key)
+
+
+def _entries(key: tuple[str, str | None, Any], build: Callable[[], list[Message]]) -> tuple[Entry, ...]:
     cached = _messages.get(key)
     if cached is None:
         cached = tuple((_message_tokens(m), m.author.role == Role.ASSISTANT, m.channel) for m in build())
-        _messages.put(key, cached, sys.getsizeof(key[2]) + 64 * len(cached))
+        _messages.put(key, cached, _key_bytes(key[2]) + 64 * len(cached))
     return cached
 
 
@@ -196,7 +214,7 @@ def count_chat_prompt(
         turns: list[Entry] = []
         for msg in rest:
             name = tool_names.get(_key(msg.get("tool_call_id")), "") if msg.get("role") == "tool" else None
-            turns.extend(_entries(("chat", name, repr(msg)), lambda m=msg: _chat_message(m, tool_names)))
+            turns.extend(_entries(("chat", name, _content_key(msg)), lambda m=msg: _chat_message(m, tool_names)))
         return total + _kept(turns, vllm_drop=True) + _suffix()
     except ValueError:  # openai-harmony cannot render it as is: the repairing path
         return len(
@@ -229,7 +247,7 @@ def count_responses_prompt(
         else:
             call_names: dict[Any, str] = {}
             for item in _list(request_input):
-                if not isinstance(item, Mapping):
+                if type(item) is not dict and not isinstance(item, Mapping):
                     continue
                 kind = item.get("type", "message")
                 name = None
@@ -238,7 +256,7 @@ def count_responses_prompt(
                 elif kind == "function_call_output":
                     name = call_names.get(_key(item.get("call_id")), "")
                 build = lambda i=item: [m] if (m := _response_item(i, dict(call_names))) is not None else []  # noqa: E731
-                turns.extend(_entries(("item", name, repr(item)), build))
+                turns.extend(_entries(("item", name, _content_key(item)), build))
         return total + _kept(turns, vllm_drop=False) + _suffix()
     except ValueError:
         return len(
