@@ -358,10 +358,15 @@ def _load_text(raw: bytes, name: str) -> Any:
 
 
 def _entry_json(entry: dict[str, Any], records: dict[int, RecordedRequest]) -> dict[str, Any]:
-    """A log entry with its request body and completion from the server's log (``None`` once
-    that log has dropped them)."""
+    """A log entry with its request body, completion and server log lines from the server's log
+    (``None`` and ``[]`` once that log has dropped them)."""
     record = records.get(entry["index"]) if entry["index"] is not None else None
-    return {**entry, "body": record.body if record is not None else None, "completion": record.completion if record is not None else None}
+    return {
+        **entry,
+        "body": record.body if record is not None else None,
+        "completion": record.completion if record is not None else None,
+        "server_log": list(record.server_log) if record is not None else [],
+    }
 
 
 def _header_map(scope: Scope) -> dict[str, str]:

@@ -219,6 +219,9 @@ def test_lmstudio_876_the_dropped_call_and_its_parse_error_in_the_request_log(mo
     assert error.startswith("[ERROR] [openai_gpt-oss-20b] Failed to generate a tool call")
     assert output.startswith("Model Output:  <|start|>assistant<|channel|>commentary to=functions.Web Search ")
     assert "server log: [ERROR]" in mockoss.describe()  # the pytest failure report shows it too
+    with httpx.Client(base_url=mockoss.url, timeout=10) as http:  # and so does GET /mockoss/requests
+        (entry,) = [e for e in http.get("/mockoss/requests").json() if e["endpoint"] == "chat"]
+    assert entry["server_log"] == [error, output]
 
 
 # -- hermes-agent's server-type probe waterfall (issue 10 of this project) -----------------------
