@@ -23,19 +23,14 @@ session as ``?test_id=ID`` or the ``X-Mockoss-Test-Id`` header (absent: the defa
 * ``GET /mockoss/sessions``: the test ids with state; ``DELETE /mockoss/sessions/ID`` drops one.
 * ``GET /mockoss/metrics``: Prometheus text (:mod:`prometheus_client`).
 
-**Safety** (every ``/mockoss/*`` route but ``/mockoss/ready``): requests whose ``Host`` is not a
-loopback name or an allowed host are refused (403: DNS rebinding), as are cross-origin ones
-(an ``Origin`` that is not a loopback or allowed origin, ``Sec-Fetch-Site: cross-site`` or
-``same-site``) and bodies of the types an HTML form or a CORS-simple ``fetch`` can send
-(``text/plain``, ``application/x-www-form-urlencoded``, ``multipart/form-data``; 415). With an
-admin token (``--admin-token`` / ``MOCKOSS_ADMIN_TOKEN``) every route but ``ready``, ``docs`` and
-``openapi.json`` needs ``Authorization: Bearer TOKEN`` or ``X-Mockoss-Admin-Token: TOKEN`` (401).
-The emulated API itself stays open, as the real servers' are.
+**Safety**: the control routes refuse foreign ``Host`` names, cross-origin requests and form
+content types, and need the admin token when one is set (:mod:`mockoss.server.control_guard`).
+The emulated API itself stays open, as the real servers' are. **Metrics**:
+:mod:`mockoss.server.control_metrics`. ``--access-log`` prints one line per request to stderr.
 """
 
 from __future__ import annotations
 
-import hmac
 import logging
 import re
 import sys
@@ -43,7 +38,6 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +48,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockoss import __version__
 from mockoss.endpoints import endpoint_for_path
+from mockoss.server.control_guard import ControlOptions, accepted_hosts, error
+from mockoss.server.control_guard import refusal as guard
+from mockoss.server.control_metrics import Metrics
 from mockoss.server.records import REQUEST_RECORDS
 
 if TYPE_CHECKING:
@@ -63,10 +60,8 @@ if TYPE_CHECKING:
 __all__ = ["MAX_SESSIONS", "TEST_ID_HEADER", "ControlOptions", "ControlPlane", "install"]
 
 logger = logging.getLogger("mockoss")
-access_logger = logging.getLogger("mockoss.access")
 
 TEST_ID_HEADER = "x-mockoss-test-id"
-ADMIN_HEADER = "x-mockoss-admin-token"
 SESSION_HEADER = "x-mockoss-session"
 #: Sessions kept at once; the least recently used one is dropped beyond it.
 MAX_SESSIONS = 256
@@ -78,41 +73,6 @@ DEFAULT_LOG_LIMIT = 10_000
 _TEST_ID = re.compile(r"[A-Za-z0-9._~:@+=-]{1,200}")
 _PREFIX = re.compile(r"^/s/([^/]+)(/.*)$")
 _SCENARIO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
-_FORM_TYPES = ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data")
-_OPEN_PATHS = ("/mockoss/ready",)
-_NO_TOKEN_PATHS = ("/mockoss/ready", "/mockoss/docs", "/mockoss/openapi.json")
-_BODY_TYPES = ("application/json", "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
-
-
-@dataclass(frozen=True)
-class ControlOptions:
-    """How the control plane guards itself and what it prints.
-
-    Attributes:
-        admin_token: required on control routes when set (``--admin-token``, ``MOCKOSS_ADMIN_TOKEN``).
-        allowed_hosts: ``Host`` names (without port) accepted besides loopback ones, e.g. a
-            docker-compose service name (``--allowed-host``).
-        access_log: print one line per request to stderr (``--access-log``).
-    """
-
-    admin_token: str | None = None
-    allowed_hosts: tuple[str, ...] = ()
-    access_log: bool = False
-
-
-def _host_name(host: str) -> str:
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[: host.find("]") + 1]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
-def _origin_host(origin: str) -> str | None:
-    scheme, sep, rest = origin.partition("://")
-    if not sep or scheme not in ("http", "https"):
-        return None
-    return _host_name(rest.split("/", 1)[0])
 
 
 @dataclass
@@ -139,7 +99,7 @@ class ControlPlane:
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._seq = 0
         self.started = time.time()
-        self.metrics = _Metrics(self)
+        self.metrics = Metrics(lambda: len(self._sessions), base.recorder)
         # A reset of the server as started (the pytest fixture resets it in-process before every
         # test) clears the default session's log too.
         original_reset = base.reset
@@ -279,14 +239,14 @@ class ControlPlane:
             request: Request, name: str = Query("uploaded", description="scenario name"), test_id: str | None = Query(None)
         ) -> Response:
             if not _SCENARIO_NAME.fullmatch(name):
-                return _error(400, f"name must be letters, digits, '.', '_' or '-', got {name!r}")
+                return error(400, f"name must be letters, digits, '.', '_' or '-', got {name!r}")
             raw = await request.body()
             try:
                 scenario = _load_text(raw, name)
                 target = plane.session(chosen(request, test_id))
                 target.server.use_scenario(scenario)  # type: ignore[union-attr]
             except ValueError as exc:  # ScenarioError is a ValueError
-                return _error(400, str(exc))
+                return error(400, str(exc))
             rules = getattr(scenario, "rules", ())
             return JSONResponse(
                 {"name": scenario.name, "test_id": chosen(request, test_id), "rules": len(rules), "steps": sum(len(r.steps) for r in rules)}
@@ -339,10 +299,6 @@ class ControlPlane:
         return control
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "status": status}}, status_code=status)
-
-
 def _load_text(raw: bytes, name: str) -> Any:
     """A scenario from YAML or JSON bytes, validated by the same loader as files: errors name the
     upload (``upload:NAME.yaml``), the line and the field."""
@@ -384,48 +340,12 @@ def _test_id(scope: Scope) -> str | None:
     return _header_map(scope).get(TEST_ID_HEADER) or None
 
 
-class _Metrics:
-    """Prometheus metrics of one app, in a registry of its own (several apps may share a process)."""
-
-    def __init__(self, plane: ControlPlane) -> None:
-        from prometheus_client import CollectorRegistry, Counter, Gauge
-
-        self.registry = CollectorRegistry(auto_describe=True)
-        self.requests = Counter(
-            "mockoss_requests", "Requests answered, by endpoint, status and scenario", ["endpoint", "status", "scenario"], registry=self.registry
-        )
-        self.frames = Counter("mockoss_stream_frames", "Stream frames (SSE events, NDJSON lines) sent, by endpoint", ["endpoint"], registry=self.registry)
-        Gauge("mockoss_sessions", "Test-id sessions held", registry=self.registry).set_function(lambda: len(plane._sessions))
-        recorder = plane.base.recorder
-        if recorder is not None:
-            Gauge("mockoss_recorder_lag_seconds", "Age of the oldest exchange not yet on disk", registry=self.registry).set_function(
-                recorder.lag_seconds
-            )
-            Gauge("mockoss_recorder_written", "Exchanges written to the recording", registry=self.registry).set_function(lambda: recorder.written)
-            Gauge(
-                "mockoss_recorder_write_seconds_max", "Longest wait of an exchange for its fsync", registry=self.registry
-            ).set_function(lambda: recorder.write_seconds_max)
-            Gauge(
-                "mockoss_recorder_write_seconds_mean", "Mean wait of an exchange for its fsync", registry=self.registry
-            ).set_function(lambda: recorder.write_seconds_total / recorder.written if recorder.written else 0.0)
-
-    def observe(self, endpoint: str, status: int, scenario: str | None, frames: int) -> None:
-        self.requests.labels(endpoint, str(status), scenario or "").inc()
-        if frames:
-            self.frames.labels(endpoint).inc(frames)
-
-    def render(self) -> tuple[bytes, str]:
-        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-
-        return generate_latest(self.registry), CONTENT_TYPE_LATEST
-
-
 class _Guarded:
     """ASGI middleware: the ``/s/ID/`` prefix, the control routes' guard, the log and metrics."""
 
     def __init__(self, app: ASGIApp, plane: ControlPlane) -> None:
         self.app, self.plane = app, plane
-        self._hosts = {*_LOOPBACK, *(h.lower() for h in plane.options.allowed_hosts)}
+        self._hosts = accepted_hosts(plane.options)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -443,9 +363,9 @@ class _Guarded:
         status, frames = 500, 0
         refusal = None
         if test_id is not None and not _TEST_ID.fullmatch(test_id):
-            refusal = _error(400, f"mockoss: {TEST_ID_HEADER}: 1-200 characters of letters, digits and ._~:@+=- please")
+            refusal = error(400, f"mockoss: {TEST_ID_HEADER}: 1-200 characters of letters, digits and ._~:@+=- please")
         elif path.startswith("/mockoss/") or path == "/mockoss":
-            refusal = self._guard(scope, headers)
+            refusal = guard(scope, headers, self.plane.options, self._hosts)
         stream = False
 
         async def watched(message: Message) -> None:
@@ -471,33 +391,6 @@ class _Guarded:
             REQUEST_RECORDS.reset(token)
             self.plane.log(scope, records[-1] if records else None, status, frames, time.perf_counter() - began)
 
-    def _guard(self, scope: Scope, headers: dict[str, str]) -> Response | None:
-        path = scope["path"]
-        if path in _OPEN_PATHS:
-            return None
-        host = _host_name(headers.get("host", ""))
-        if host not in self._hosts:
-            return _error(403, f"mockoss: control routes refuse Host {host!r} (DNS rebinding guard); allow it with --allowed-host")
-        origin = headers.get("origin")
-        if origin is not None and _origin_host(origin) not in self._hosts:
-            return _error(403, f"mockoss: control routes refuse cross-origin requests (Origin {origin!r})")
-        if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
-            return _error(403, "mockoss: control routes refuse cross-site requests (Sec-Fetch-Site)")
-        content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if scope["method"] not in ("GET", "HEAD", "OPTIONS") and content_type:
-            if content_type in _FORM_TYPES or content_type not in _BODY_TYPES:
-                return _error(415, f"mockoss: control routes take application/json or application/yaml bodies, not {content_type!r}")
-        token = self.plane.options.admin_token
-        if token and path not in _NO_TOKEN_PATHS:
-            given = headers.get(ADMIN_HEADER) or ""
-            authorization = headers.get("authorization", "")
-            if authorization.lower().startswith("bearer "):
-                given = given or authorization[7:].strip()
-            if not hmac.compare_digest(given.encode(), token.encode()):
-                return _error(401, "mockoss: control routes need the admin token (Authorization: Bearer TOKEN or X-Mockoss-Admin-Token)")
-        return None
-
-
 def install(app: FastAPI, server: MockServer, options: ControlOptions | None = None, *, upstream: bool = False) -> ControlPlane:
     """Mount the control routes at ``/mockoss`` and wrap ``app`` in the guard, log and metrics
     middleware. Call before adding a catch-all route (routes match in order)."""
@@ -506,5 +399,3 @@ def install(app: FastAPI, server: MockServer, options: ControlOptions | None = N
     app.add_middleware(_Guarded, plane=plane)
     return plane
 
-
-Endpoint = Callable[[Request], Awaitable[Response]]

@@ -30,7 +30,7 @@ note, the match regex, completions, replay bytes and error messages becomes a st
 Durability: an exchange is on disk before its client can hold the whole answer. Each finished
 exchange gets a *ticket* (:meth:`Recorder.finish`); the HTTP layer holds the response's body
 (:mod:`mockoss.server.durable`) or a relayed stream's last chunk (:mod:`mockoss.upstream.proxy`)
-until the ticket is done. One background thread renders the steps (so the event loop never waits
+until the ticket is done. One background thread (:mod:`mockoss.upstream.journal`) renders the steps (so the event loop never waits
 for YAML), appends them with one ``write`` per batch and ``fsync``s (group commit: under load one
 ``fsync`` covers every exchange that finished meanwhile). Steps are appended in the order their
 exchanges finish, which for a client sending one request at a time is the order it sent them
@@ -42,15 +42,11 @@ in-flight exchanges finish. A write error is logged and the response still goes 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
 import re
-import threading
-import time
 from collections.abc import Mapping
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import Future
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -60,6 +56,7 @@ import yaml
 from mockoss import __version__
 from mockoss.scenario.conversation import RequestFacts
 from mockoss.scenario.replay import replay_data
+from mockoss.upstream.journal import Journal
 from mockoss.upstream.redact import Redacted, Redactor
 from mockoss.upstream.scrub import Scrubber
 
@@ -169,20 +166,9 @@ class Recorder:
         self.name, self.match = name, match
         self._redactor = Redactor(seed) if redact else None
         self._scrubber = Scrubber()
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
-        self._queue: list[tuple[dict[str, Any], Future[None], float]] = []
-        self._open = 0  # exchanges begun and not yet on disk (or skipped)
-        self._writing_since: float | None = None
-        self._thread: threading.Thread | None = None
-        self._stopping = False
-        self._fd: int | None = None
-        self._started = self._created = False
+        self._started = False
         self._models: set[str] = set()
-        #: Exchanges written, and the seconds between an exchange's end and its fsync (sum, max).
-        self.written = 0
-        self.write_seconds_total = 0.0
-        self.write_seconds_max = 0.0
+        self._journal = Journal(self.path, self._scrubbed)
 
     # -- the server side (event loop) -----------------------------------------------------------
 
@@ -212,15 +198,12 @@ class Recorder:
     def begin(self) -> int:
         """Open an exchange whose step comes later (a relayed stream); returns its handle for
         :meth:`finish` or :meth:`skip`. :meth:`flush` waits for every open exchange."""
-        with self._lock:
-            self._open += 1
-            return self._open
+        self._journal.begin()
+        return 0
 
     def skip(self, slot: int) -> None:
         """Close an exchange that will have no step (the client left before an answer)."""
-        with self._lock:
-            self._open -= 1
-            self._changed.notify_all()
+        self._journal.skip()
 
     def finish(self, slot: int, server: MockServer, record: RecordedRequest, data: Mapping[str, Any]) -> Future[None]:
         """Record ``data`` (a step mapping without ``note``) for ``record``; steps are written in
@@ -247,21 +230,27 @@ class Recorder:
                 else None,
             },
         }
-        ticket: Future[None] = Future()
-        with self._lock:
-            self._queue.append((item, ticket, time.monotonic()))
-            if self._thread is None:
-                self._stopping = False
-                self._thread = threading.Thread(target=self._run, name="mockoss-record", daemon=True)
-                self._thread.start()
-            self._changed.notify_all()
-        return ticket
+        return self._journal.submit(item)
+
+    @property
+    def written(self) -> int:
+        """Exchanges written so far."""
+        return self._journal.written
+
+    @property
+    def write_seconds_max(self) -> float:
+        """Longest wait of an exchange, from its end to its fsync, in seconds."""
+        return self._journal.write_seconds_max
+
+    @property
+    def write_seconds_mean(self) -> float:
+        """Mean wait of an exchange, from its end to its fsync, in seconds (0 before any)."""
+        journal = self._journal
+        return journal.write_seconds_total / journal.written if journal.written else 0.0
 
     def lag_seconds(self) -> float:
         """Age of the oldest exchange finished but not yet on disk (0 when none waits)."""
-        with self._lock:
-            oldest = self._queue[0][2] if self._queue else self._writing_since
-        return 0.0 if oldest is None else max(0.0, time.monotonic() - oldest)
+        return self._journal.lag_seconds()
 
     def flush(self, timeout: float | None = 10.0) -> None:
         """Wait until every exchange begun so far (streams included) is on disk. Not from the
@@ -270,79 +259,22 @@ class Recorder:
         Raises:
             TimeoutError: not done within ``timeout`` seconds.
         """
-        with self._changed:
-            if not self._changed.wait_for(lambda: self._open <= 0 and not self._queue and self._writing_since is None, timeout):
-                raise TimeoutError(f"mockoss: recording {self.path}: exchanges still open after {timeout} s")
+        if not self._journal.flush(timeout):
+            raise TimeoutError(f"mockoss: recording {self.path}: exchanges still open after {timeout} s")
 
     def close(self) -> None:
         """Write what is queued, stop the writer thread and close the file (idempotent; a later
         exchange reopens it for appending)."""
-        with self._lock:
-            thread, self._stopping = self._thread, True
-            self._changed.notify_all()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
-        with self._lock:
-            if self._thread is thread:
-                self._thread = None
-            fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
+        self._journal.close()
 
-    # -- the writer thread ----------------------------------------------------------------------
-
-    def _run(self) -> None:
-        """Group commit: render every queued step, write them with one ``write``, ``fsync`` once,
-        then release their tickets."""
-        while True:
-            with self._changed:
-                while not self._queue and not self._stopping:
-                    self._changed.wait()
-                if not self._queue:
-                    return
-                batch, self._queue = self._queue, []
-                self._writing_since = batch[0][2]
-            texts = []
-            for item, _, _ in batch:
-                try:
-                    texts.append(self._scrubbed(item))
-                except Exception:
-                    logger.exception("mockoss: could not write request %s to the recording %s", item["index"], self.path)
-            try:
-                self._append("".join(texts).encode("utf-8"))
-            except OSError:
-                logger.exception("mockoss: could not write %d exchange(s) to the recording %s", len(batch), self.path)
-            now = time.monotonic()
-            with self._changed:
-                for _, ticket, queued in batch:
-                    with contextlib.suppress(InvalidStateError):
-                        ticket.set_result(None)
-                    waited = now - queued
-                    self.write_seconds_total += waited
-                    self.write_seconds_max = max(self.write_seconds_max, waited)
-                self.written += len(batch)
-                self._open -= len(batch)
-                self._writing_since = None
-                self._changed.notify_all()
-
-    def _append(self, data: bytes) -> None:
-        """Append ``data`` durably: one ``write`` call per batch (so a kill leaves whole steps),
-        then ``fsync``; the first write creates the file and syncs its directory entry."""
-        if not data:
-            return
-        if self._fd is None:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
-            created, self._created = not self._created, True
-            self._fd = os.open(self.path, flags | (os.O_TRUNC if created else 0), 0o644)
-            if created:
-                _sync_directory(self.path.parent)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
-        (getattr(os, "fdatasync", None) or os.fsync)(self._fd)
+    # -- the writer thread (mockoss.upstream.journal) -------------------------------------------
 
     def _scrubbed(self, item: dict[str, Any]) -> str:
-        text = self._render(item)
+        try:
+            text = self._render(item)
+        except Exception:
+            logger.exception("mockoss: could not write request %s to the recording %s", item["index"], self.path)
+            return ""
         for secret in item["secrets"]:
             text = text.replace(secret, "[REDACTED]")
         return text
@@ -425,15 +357,6 @@ def expect_ticket() -> list[Future[None]]:
 def _comment(text: str) -> str:
     """``text`` fit for a ``#`` comment line."""
     return " ".join(text.split())
-
-
-def _sync_directory(directory: Path) -> None:
-    with contextlib.suppress(OSError):  # not every file system lets a directory be opened
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def _scrub_data(data: Mapping[str, Any], scrubber: Scrubber, known: dict[str, str]) -> dict[str, Any]:

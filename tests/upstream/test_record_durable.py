@@ -10,7 +10,6 @@ import signal
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 import yaml
 from upstream_helpers import CHAT, RESPONSES, completion_step, scenario, stopped
@@ -18,6 +17,7 @@ from upstream_helpers import CHAT, RESPONSES, completion_step, scenario, stopped
 from mockoss.scenario.loader import load_scenario
 from mockoss.server.core import MockServer
 from mockoss.upstream import Recorder, Upstream
+from mockoss.upstream.journal import Journal
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_recording.py"
 _spec = importlib.util.spec_from_file_location("bench_recording", _PATH)
@@ -30,13 +30,13 @@ SLOW_WRITE_S = 0.3
 @pytest.fixture
 def slow_disk(monkeypatch):
     """Every recording write takes 0.3 s more: a response that does not wait for it would arrive first."""
-    original = Recorder._append
+    original = Journal._append
 
     def slow(self, data):
         time.sleep(SLOW_WRITE_S)
         original(self, data)
 
-    monkeypatch.setattr(Recorder, "_append", slow)
+    monkeypatch.setattr(Journal, "_append", slow)
 
 
 def _steps(path):
@@ -69,13 +69,13 @@ def test_pass_through_stream_last_chunk_waits_for_the_step(serve, http, tmp_path
 
 def test_recording_cut_at_any_exchange_boundary_is_a_valid_scenario(serve, http, tmp_path, monkeypatch):
     boundaries = []
-    original = Recorder._append
+    original = Journal._append
 
     def tracked(self, data):
         original(self, data)
         boundaries.append(self.path.stat().st_size)
 
-    monkeypatch.setattr(Recorder, "_append", tracked)
+    monkeypatch.setattr(Journal, "_append", tracked)
     recorder = Recorder(tmp_path, "cut")
     mock = serve(MockServer(scenario=scenario(completion_step(), name="cut"), recorder=recorder))
     for n in range(5):
