@@ -245,3 +245,15 @@ def test_version_reports_the_emulated_release(mockoss, http):
 def test_the_probe_waterfall_settles_on_llama_server_at_props(mockoss, http):
     statuses = [http.get(path).status_code for path in WATERFALL[:4]]
     assert statuses == [404, 404, 404, 200]  # upstream server.cpp registers /props, not /v1/props
+
+
+@pytest.mark.mockoss(profile="lmstudio")
+def test_the_probe_waterfall_settles_on_lm_studio_at_its_first_probe(mockoss, http):
+    models = http.get(WATERFALL[0]).json()["models"]  # LM Studio >= 0.4.0: the native REST API v1
+    assert [(m["type"], m["key"]) for m in models] == [("llm", "openai/gpt-oss-20b")]
+
+
+@pytest.mark.mockoss(profile="lmstudio@0.3.23")
+def test_lm_studio_before_0_4_has_no_rest_api_v1(mockoss, http):
+    reply = http.get(WATERFALL[0])
+    assert (reply.status_code, reply.json()) == (200, {"error": "Unexpected endpoint or method. (GET /api/v1/models)"})

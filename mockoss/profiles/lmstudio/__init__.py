@@ -48,6 +48,8 @@ class LmstudioProfile:
         pretty_json: non-streamed bodies are pretty-printed with two spaces, as curl transcripts
             in LM Studio issues show (unverified).
         max_context_length: ``/api/v0/models`` ``max_context_length``.
+        rest_api_v1: the native REST API v1 (``GET /api/v1/models``), LM Studio ≥ 0.4.0; see
+            :mod:`mockoss.profiles.lmstudio.rest_v1`.
     """
 
     #: Model name served when none is configured (LM Studio's model key).
@@ -62,13 +64,14 @@ class LmstudioProfile:
     route_error_status: Literal[200, 404] = 200
     pretty_json: bool = True
     max_context_length: int = 131072
+    rest_api_v1: bool = True
 
     def __post_init__(self) -> None:
         if self.reasoning_field not in ("reasoning", "reasoning_content", "content"):
             raise ValueError(f"reasoning_field must be 'reasoning', 'reasoning_content' or 'content', got {self.reasoning_field!r}")
         if self.route_error_status not in (200, 404):
             raise ValueError(f"route_error_status must be 200 or 404, got {self.route_error_status!r}")
-        for switch in ("strict", "pretty_json"):
+        for switch in ("strict", "pretty_json", "rest_api_v1"):
             if not isinstance(getattr(self, switch), bool):
                 raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
         if isinstance(self.max_context_length, bool) or not isinstance(self.max_context_length, int) or self.max_context_length < 1:
@@ -183,6 +186,12 @@ class LmstudioProfile:
             "compatibility_type": "gguf", "quantization": "MXFP4", "state": "loaded",
             "max_context_length": self.max_context_length,
         }
+
+    def side_route(self, method: str, path: str, body: bytes, info: ServerInfo) -> Reply | None:
+        """``GET /api/v1/models``; see :mod:`mockoss.profiles.lmstudio.rest_v1`."""
+        from mockoss.profiles.lmstudio.rest_v1 import side_route
+
+        return side_route(self, method, path, body, info)
 
     def route_error(self, status: int, method: str, path: str) -> Reply:
         """``{"error":"Unexpected endpoint or method. (METHOD /path)"}`` with ``route_error_status``."""
