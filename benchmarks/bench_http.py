@@ -1,45 +1,77 @@
 #!/usr/bin/env python3
-"""HTTP throughput of ``mockoss serve`` against a bare Starlette app serving the same bytes.
+"""HTTP cost of ``mockoss serve`` against a bare Starlette app serving the same bytes, on real traffic.
 
-Starts, on free 127.0.0.1 ports, one ``mockoss serve`` per scenario (``clean-answer``, and a
-generated long-answer scenario for streams) and a baseline: a Starlette app on uvicorn (uvloop +
-httptools) answering with the bytes captured from mockoss at start. Each server is a single-worker
-subprocess. The load generator (``wrk`` when on PATH, else a raw-socket asyncio client in this
-process) keeps ``--connections`` keep-alive connections busy for ``--seconds`` per run; the
-ratios mockoss/baseline are printed.
+Starts, on free 127.0.0.1 ports, ``mockoss serve`` on ``clean-answer`` and on generated scenarios
+whose final answer is 2,000 and 10,000 tokens long, and a baseline: a Starlette app on uvicorn
+(uvloop + httptools) answering every case with the bytes captured from mockoss at start, streams
+written in the same groups of frames. Each server is a single-worker subprocess of the installed
+package (``benchlib.mockoss_argv``). A closed loop of ``--connections`` keep-alive connections
+loads each server for ``--seconds`` after ``--warmup``; the cases:
 
-    python benchmarks/bench_http.py [--seconds 5] [--connections 32] [--generator auto|wrk|python] [--json]
+* ``chat unique`` / ``responses unique``: every request a new conversation turn (a body never sent
+  before), as agents send: nothing can be served from a whole-body cache;
+* ``chat repeated``: one body sent again and again;
+* ``stream 2k`` / ``stream 10k``: streamed chat answers of 2,000 and 10,000 tokens;
+* ``stream 1/send``: the 2,000-token stream written one SSE frame per send, the path paced
+  streams take (``X-Mockoss-Transport: frames_per_write=1``); the baseline writes one frame per
+  send too.
+
+Per case it prints req/s (events/s for streams), p50/p99 latency, and the server's CPU time per
+request (per event for streams), each with the ratio mockoss/baseline. The issue 9 targets are
+checked on CPU per request, which is throughput per core and does not depend on what else runs
+on the machine; the req/s ratio is printed beside it.
+
+    python benchmarks/bench_http.py [--seconds 5] [--connections 32] [--quick] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import http.client
 import importlib.util
 import json
 import os
 import pickle
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import (  # noqa: E402
+    CASE_HEADER,
+    ResponseParser,
+    Server,
+    build_request,
+    mockoss_argv,
+    python_load,
+    serve_baseline,
+    split_sse,
+    wrk_load,
+)
+
+__all__ = ["STREAM_MARK", "ResponseParser", "build_request", "long_scenario", "request_body", "split_sse", "unique_body"]
+
 MODEL = "openai/gpt-oss-20b"
 PROMPT = "What is 2 + 2?"
-STREAM_MARK = b'"stream":true'  # how the baseline tells a stream request (our bodies are compact JSON)
+STREAM_MARK = b'"stream":true'  # compact JSON of a stream request
+ONE_FRAME_PER_SEND = {"X-Mockoss-Transport": "frames_per_write=1"}
+#: Issue 9 targets, as (case, kind, bound): CPU-per-request efficiency baseline/mockoss >= bound,
+#: or CPU per event mockoss/baseline <= bound.
+TARGETS = (
+    ("chat unique", "efficiency", 0.45),
+    ("chat repeated", "efficiency", 0.55),
+    ("stream 1/send", "cpu_per_event", 1.10),
+)
 REFERENCE = (
-    "reference figures from the brief (context, not measured here): bare Starlette ~6,500 req/s; "
-    "best peer mock (Node) ~4,100 req/s and ~42k stream events/s; Python peer mocks 350-550 req/s"
+    "issue 9 figures before this work (context, measured then): chat unique 0.13x and repeated 0.44x bare "
+    "Starlette; the best peer mock (Node) 0.53x and 0.49x; one-frame-per-send streams 1.33x bare CPU per event"
 )
 
 
-# -- requests and response parsing (tests/test_benchmark_script.py) ----------------------------
+# -- request bodies (tests/test_benchmark_script.py) --------------------------------------------
 
 
 def request_body(endpoint: str, stream: bool = False) -> bytes:
@@ -54,260 +86,19 @@ def request_body(endpoint: str, stream: bool = False) -> bytes:
     return json.dumps(body, separators=(",", ":")).encode()
 
 
-def build_request(path: str, host: str, body: bytes) -> bytes:
-    """One keep-alive HTTP/1.1 ``POST`` with a JSON body, as raw bytes."""
-    head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-    return head.encode() + body
-
-
-def split_sse(body: bytes) -> list[bytes]:
-    """Split an SSE body into its frames, each with its terminating blank line."""
-    frames, start = [], 0
-    while (end := body.find(b"\n\n", start)) != -1:
-        frames.append(body[start : end + 2])
-        start = end + 2
-    return frames + [body[start:]] if start < len(body) else frames
-
-
-class ResponseParser:
-    """Incremental parser of the HTTP/1.1 responses on one keep-alive connection.
-
-    :meth:`feed` takes bytes as they arrive, split anywhere, and returns one ``(status,
-    body_length, sse_frames)`` per response it completed. Bodies are framed by ``Content-Length``
-    or chunked encoding (decoded, extensions and trailers skipped); ``sse_frames`` counts the
-    ``\\n\\n`` frame ends in the decoded body.
-    """
-
-    def __init__(self) -> None:
-        self._buf = bytearray()
-        self._state = "head"  # head | body | size (chunk-size line) | data (chunk) | trailer
-        self._remaining = self._status = 0
-        self._parts: list[bytes] = []
-
-    def feed(self, data: bytes) -> list[tuple[int, int, int]]:
-        buf, done = self._buf, []
-        buf += data
-        while True:
-            state = self._state
-            if state in ("body", "data"):
-                if not buf:
-                    return done
-                take = bytes(buf[: self._remaining])
-                del buf[: len(take)]
-                self._parts.append(take)
-                self._remaining -= len(take)
-                if self._remaining:
-                    return done
-                if state == "data":
-                    self._state = "size"  # the chunk's CRLF arrives as an empty "size" line
-                else:
-                    done.append(self._finish())
-                continue
-            end = buf.find(b"\r\n\r\n" if state == "head" else b"\r\n")
-            if end < 0:
-                return done
-            line = bytes(buf[:end])
-            del buf[: end + (4 if state == "head" else 2)]
-            if state == "head":
-                self._start(line)
-                if self._state == "body" and not self._remaining:
-                    done.append(self._finish())
-            elif state == "size" and line:
-                size = int(line.split(b";", 1)[0], 16)
-                self._state, self._remaining = ("data", size) if size else ("trailer", 0)
-            elif state == "trailer" and not line:
-                done.append(self._finish())
-
-    def _start(self, head: bytes) -> None:
-        lines = head.split(b"\r\n")
-        self._status = int(lines[0].split(b" ", 2)[1])
-        self._state, self._remaining = "body", 0
-        for header in lines[1:]:
-            name, _, value = header.partition(b":")
-            name = name.strip().lower()
-            if name == b"content-length":
-                self._remaining = int(value)
-            elif name == b"transfer-encoding" and b"chunked" in value.lower():
-                self._state = "size"
-
-    def _finish(self) -> tuple[int, int, int]:
-        body = b"".join(self._parts)
-        self._parts, self._state = [], "head"
-        return self._status, len(body), body.count(b"\n\n")
-
-
-# -- load generators ---------------------------------------------------------------------------
-
-
-class _Connection(asyncio.Protocol):
-    """One closed-loop keep-alive connection: send, read the whole response, send again."""
-
-    def __init__(self, request: bytes, stats: dict[str, Any]) -> None:
-        self.request, self.stats, self.parser, self.sent = request, stats, ResponseParser(), 0.0
-
-    def connection_made(self, transport: Any) -> None:
-        self.transport = transport
-
-    def send(self) -> None:
-        self.sent = time.perf_counter()
-        self.transport.write(self.request)
-
-    def data_received(self, data: bytes) -> None:
-        stats = self.stats
-        for status, _length, frames in self.parser.feed(data):
-            if stats["stopped"]:
-                return
-            stats["latencies"].append(time.perf_counter() - self.sent)
-            stats["requests"] += 1
-            stats["frames"] += frames
-            stats["errors"] += not 200 <= status < 300
-            self.send()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.stats["errors"] += not self.stats["stopped"]
-
-
-async def _python_load(host: str, port: int, request: bytes, seconds: float, connections: int) -> dict[str, Any]:
-    loop = asyncio.get_running_loop()
-    stats: dict[str, Any] = {"requests": 0, "frames": 0, "errors": 0, "latencies": [], "stopped": False}
-    conns = [(await loop.create_connection(lambda: _Connection(request, stats), host, port))[1] for _ in range(connections)]
-    for conn in conns:
-        conn.send()
-    await asyncio.sleep(seconds)
-    stats["stopped"] = True  # responses still in flight are dropped, as wrk does
-    for conn in conns:
-        conn.transport.close()
-    latencies = sorted(stats.pop("latencies"))
-    pct = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1e3 if latencies else float("nan")  # noqa: E731
-    return {k: stats[k] for k in ("requests", "frames", "errors")} | {"seconds": seconds, "p50_ms": pct(0.5), "p99_ms": pct(0.99)}
-
-
-def python_load(host: str, port: int, request: bytes, seconds: float, connections: int) -> dict[str, Any]:
-    """Run the asyncio raw-socket client (on uvloop when installed) in this process."""
-    try:
-        from uvloop import new_event_loop as factory
-    except ImportError:
-        factory = None
-    with asyncio.Runner(loop_factory=factory) as runner:
-        return runner.run(_python_load(host, port, request, seconds, connections))
-
-
-WRK_SCRIPT = """\
-local f = assert(io.open(%s, "rb"))
-wrk.method = "POST"
-wrk.body = f:read("*a")
-f:close()
-wrk.headers["Content-Type"] = "application/json"
-function done(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format('\\nBENCH {"requests":%%d,"duration_us":%%d,"errors":%%d,"p50_us":%%.0f,"p99_us":%%.0f}\\n',
-    summary.requests, summary.duration, e.connect + e.read + e.write + e.status + e.timeout,
-    latency:percentile(50), latency:percentile(99)))
-end
-"""
-
-
-def wrk_load(url: str, body: bytes, per_response: int, seconds: float, connections: int, threads: int, tmp: Path) -> dict[str, Any]:
-    """Run ``wrk`` and read the JSON line its ``done()`` hook prints.
-
-    wrk gets no Lua ``response()`` hook: one makes it buffer every body and become the bottleneck
-    on streams. SSE events are therefore successful responses x ``per_response``, the frames of a
-    sampled response of the same server (bodies are deterministic).
-    """
-    (tmp / "wrk-body.json").write_bytes(body)
-    (tmp / "wrk.lua").write_text(WRK_SCRIPT % json.dumps(str(tmp / "wrk-body.json")))
-    argv = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--timeout", "30s"]
-    out = subprocess.run([*argv, "-s", str(tmp / "wrk.lua"), url], capture_output=True, text=True, timeout=seconds + 60, check=True)
-    raw = json.loads(next(line for line in reversed(out.stdout.splitlines()) if line.startswith("BENCH "))[6:])
-    ok = raw["requests"] - raw["errors"]
-    return {
-        "requests": ok,
-        "frames": ok * per_response,
-        "errors": raw["errors"],
-        "seconds": raw["duration_us"] / 1e6,
-        "p50_ms": raw["p50_us"] / 1e3,
-        "p99_ms": raw["p99_us"] / 1e3,
-    }
-
-
-# -- servers -----------------------------------------------------------------------------------
-
-
-def serve_baseline(spec_path: str) -> None:
-    """Subprocess entry: bare Starlette replaying captured bodies. Spec: path -> {"plain": (media
-    type, body), "stream": (media type, [chunk, ...])}, chunks grouped as mockoss writes them."""
-    import socket
-
-    import uvicorn
-    from starlette.applications import Starlette
-    from starlette.responses import Response, StreamingResponse
-    from starlette.routing import Route
-
-    def endpoint(entry: dict[str, Any]) -> Any:
-        async def handle(request: Any) -> Response:
-            if "stream" in entry and STREAM_MARK in await request.body():
-                async def chunks() -> Any:
-                    for chunk in entry["stream"][1]:
-                        yield chunk
-
-                return StreamingResponse(chunks(), media_type=entry["stream"][0])
-            return Response(entry["plain"][1], media_type=entry["plain"][0])
-
-        return handle
-
-    spec = pickle.loads(Path(spec_path).read_bytes())
-    app = Starlette(routes=[Route(path, endpoint(entry), methods=["POST"]) for path, entry in spec.items()])
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(2048)
-    print(f"base URL: http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
-    config = uvicorn.Config(app, loop="uvloop", http="httptools", access_log=False, log_level="warning", lifespan="off")
-    uvicorn.Server(config).run(sockets=[sock])
-
-
-class Server:
-    """A server subprocess; it prints ``base URL: http://HOST:PORT[/v1]`` once it has bound."""
-
-    def __init__(self, name: str, argv: list[str], timeout: float = 60.0) -> None:
-        self.name, self.output, self._ready = name, [], threading.Event()
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        threading.Thread(target=self._drain, daemon=True).start()
-        if not self._ready.wait(timeout) or self.proc.poll() is not None:
-            self.stop()
-            raise RuntimeError(f"{name} did not start:\n" + "".join(self.output[-20:]))
-        url = next(line for line in self.output if line.startswith("base URL: ")).split()[2]
-        self.host, port = url.removeprefix("http://").split("/")[0].rsplit(":", 1)
-        self.port = int(port)
-
-    def _drain(self) -> None:
-        for line in self.proc.stdout:  # type: ignore[union-attr]
-            self.output.append(line)
-            if line.startswith("base URL: "):
-                self._ready.set()
-        self._ready.set()
-
-    def cpu_seconds(self) -> float:
-        """User + system CPU time of the server process so far."""
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def post(self, path: str, body: bytes) -> tuple[int, str, bytes]:
-        """One request with the standard library client: (status, content type, decoded body)."""
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
-        try:
-            conn.request("POST", path, body, {"Content-Type": "application/json"})
-            response = conn.getresponse()
-            return response.status, response.getheader("content-type", ""), response.read()
-        finally:
-            conn.close()
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+def unique_body(endpoint: str, n: int) -> bytes:
+    """Request ``n`` of a stream of distinct short conversations: an earlier exchange, then a new
+    user turn (different text for every ``n``)."""
+    turns = [
+        {"role": "user", "content": PROMPT},
+        {"role": "assistant", "content": "2 + 2 = 4."},
+        {"role": "user", "content": f"And what is {n} + {n % 97}? Show the steps, request {n}."},
+    ]
+    if endpoint == "chat":
+        body: dict[str, Any] = {"model": MODEL, "messages": turns}
+    else:
+        body = {"model": MODEL, "input": [{"type": "message", **t} for t in turns]}
+    return json.dumps(body, separators=(",", ":")).encode()
 
 
 def long_scenario(tokens: int) -> str:
@@ -320,50 +111,61 @@ def long_scenario(tokens: int) -> str:
 
 # -- the run -----------------------------------------------------------------------------------
 
-CASES = (  # name, mockoss server, path, body, stream
-    ("chat", "clean", "/v1/chat/completions", request_body("chat"), False),
-    ("responses", "clean", "/v1/responses", request_body("responses"), False),
-    ("chat stream", "long", "/v1/chat/completions", request_body("chat", stream=True), True),
+CHAT, RESPONSES = "/v1/chat/completions", "/v1/responses"
+#: name, mockoss server, path, endpoint whose unique bodies are sent (None: the fixed body), fixed body, headers, stream
+CASES: tuple[tuple[str, str, str, Any, bytes, dict[str, str], bool], ...] = (
+    ("chat unique", "clean", CHAT, "chat", unique_body("chat", 0), {}, False),
+    ("chat repeated", "clean", CHAT, None, request_body("chat"), {}, False),
+    ("responses unique", "clean", RESPONSES, "responses", unique_body("responses", 0), {}, False),
+    ("stream 2k", "long2000", CHAT, None, request_body("chat", stream=True), {}, True),
+    ("stream 10k", "long10000", CHAT, None, request_body("chat", stream=True), {}, True),
+    ("stream 1/send", "long2000", CHAT, None, request_body("chat", stream=True), ONE_FRAME_PER_SEND, True),
 )
+QUICK = ("chat unique", "chat repeated", "stream 1/send")
 
 
-def capture(mock: dict[str, Server]) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[str]]:
+def capture(mock: dict[str, Server], cases: list[tuple[Any, ...]], per_write: int) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[str]]:
     """Ask mockoss once per case: the baseline's spec, the cases mockoss can serve, skip notes."""
-    try:
-        from mockoss.server.app import (
-            FRAMES_PER_WRITE as per_write,  # how mockoss groups frames per send
-        )
-    except ImportError:
-        per_write = 64
-    spec: dict[str, dict[str, Any]] = {}
-    cases, notes = [], []
-    for name, key, path, body, stream in CASES:
-        status, media, payload = mock[key].post(path, body)
+    spec: dict[str, tuple[str, list[bytes]]] = {}
+    served, notes = [], []
+    for case in cases:
+        name, key, path, _, body, headers, stream = case
+        status, media, payload = mock[key].post(path, body, headers)
         if status != 200:
             notes.append(f"{name}: skipped, mockoss answered {status}: {payload[:160]!r}")
             continue
         if stream:
             frames = split_sse(payload)
-            spec.setdefault(path, {})["stream"] = (media, [b"".join(frames[i : i + per_write]) for i in range(0, len(frames), per_write)])
+            group = 1 if headers is ONE_FRAME_PER_SEND else per_write
+            spec[name] = (media, [b"".join(frames[i : i + group]) for i in range(0, len(frames), group)])
         else:
-            spec.setdefault(path, {})["plain"] = (media, payload)
-        cases.append((name, key, path, body, stream))
-    return spec, cases, notes
+            spec[name] = (media, [payload])
+        served.append(case)
+    return spec, served, notes
 
 
-def measure(args: argparse.Namespace, server: Server, path: str, body: bytes, stream: bool, tmp: Path) -> dict[str, Any]:
-    """Check one server, warm it up, then load it for ``--seconds``; adds rates and CPU shares."""
-    status, _, sample = server.post(path, body)
+def measure(args: argparse.Namespace, server: Server, case: tuple[Any, ...], tmp: Path) -> dict[str, Any]:
+    """Check one server on one case, warm it up, then load it for ``--seconds``."""
+    name, _, path, unique, body, headers, stream = case  # unique: an endpoint name or a function n -> body
+    headers = {**headers, CASE_HEADER: name}
+    status, _, sample = server.post(path, body, headers)
     if status != 200:
-        raise RuntimeError(f"{server.name} answered {path} with {status}: {sample[:200]!r}")
+        raise RuntimeError(f"{server.name} answered {name} with {status}: {sample[:200]!r}")
     per_response = sample.count(b"\n\n") if stream else 0
+    host = f"{server.host}:{server.port}"
+    offset = [0]
 
     def run(seconds: float) -> dict[str, Any]:
-        if args.generator == "wrk":
-            url = f"http://{server.host}:{server.port}{path}"
-            return wrk_load(url, body, per_response, seconds, args.connections, args.threads, tmp)
-        request = build_request(path, f"{server.host}:{server.port}", body)
-        return python_load(server.host, server.port, request, seconds, args.connections)
+        if args.generator == "wrk" and unique is None:
+            return wrk_load(f"http://{host}{path}", body, headers, per_response, seconds, args.connections, args.threads, tmp)
+        if unique is None:
+            requests: Any = build_request(path, host, body, headers)
+        else:  # a new conversation for every request, never one sent before (warm-up included)
+            make = unique if callable(unique) else lambda n: unique_body(unique, n)
+            requests = lambda n: build_request(path, host, make(offset[0] + n), headers)  # noqa: E731
+        result = python_load(server.host, server.port, requests, seconds, args.connections)
+        offset[0] += 10_000_000
+        return result
 
     if args.warmup > 0:
         run(args.warmup)
@@ -371,14 +173,33 @@ def measure(args: argparse.Namespace, server: Server, path: str, body: bytes, st
     cpu0, client0, wall0 = server.cpu_seconds(), client_cpu(), time.perf_counter()
     result = run(args.seconds)
     wall = time.perf_counter() - wall0
+    cpu = server.cpu_seconds() - cpu0
     return result | {
         "response_bytes": len(sample),
         "events_per_response": per_response,
         "rps": result["requests"] / result["seconds"],
         "events_per_s": result["frames"] / result["seconds"],
-        "server_cpu_pct": 100 * (server.cpu_seconds() - cpu0) / wall,
+        "cpu_us_per_request": 1e6 * cpu / max(1, result["requests"]),
+        "cpu_us_per_event": 1e6 * cpu / max(1, result["frames"]) if stream else float("nan"),
+        "server_cpu_pct": 100 * cpu / wall,
         "client_cpu_pct": 100 * (client_cpu() - client0) / wall,
     }
+
+
+def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The issue 9 targets with the values measured in this run."""
+    rows = []
+    for name, kind, bound in TARGETS:
+        if name not in results:
+            continue
+        m, b = results[name]["mockoss"], results[name]["baseline"]
+        if kind == "efficiency":
+            value = b["cpu_us_per_request"] / m["cpu_us_per_request"]
+            rows.append({"case": name, "what": "x bare Starlette (CPU per request)", "value": value, "bound": f">= {bound}", "met": value >= bound})
+        else:
+            value = m["cpu_us_per_event"] / b["cpu_us_per_event"]
+            rows.append({"case": name, "what": "x bare CPU per event", "value": value, "bound": f"<= {bound}", "met": value <= bound})
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -387,71 +208,80 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured warm-up per run (default 1)")
     parser.add_argument("--connections", type=int, default=32, help="keep-alive connections (default 32)")
     parser.add_argument("--threads", type=int, default=1, help="wrk threads (default 1: 2 cores, 1 for the server)")
-    parser.add_argument("--generator", choices=("auto", "wrk", "python"), default="auto", help="auto: wrk if on PATH")
-    parser.add_argument("--tokens", type=int, default=500, help="final-answer words of the stream scenario (default 500)")
+    parser.add_argument("--generator", choices=("auto", "wrk", "python"), default="auto", help="auto: wrk if on PATH (fixed bodies only)")
+    parser.add_argument("--quick", action="store_true", help=f"1 s runs, cases {', '.join(QUICK)}")
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     parser.add_argument("--serve-baseline", metavar="SPEC", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.serve_baseline:
+        serve_baseline(args.serve_baseline)
+        return 0
     missing = [m for m in ("uvloop", "httptools") if importlib.util.find_spec(m) is None]
     if missing:
         print(
             f"bench_http: {', '.join(missing)} not installed; both servers must run on uvloop + httptools "
-            "for a fair comparison: pip install -e '.[test,fast]'",
+            "for a fair comparison: pip install 'mockoss[fast]'",
             file=sys.stderr,
         )
         return 2
-    if args.serve_baseline:
-        serve_baseline(args.serve_baseline)
-        return 0
+    if args.quick:
+        args.seconds, args.warmup = min(args.seconds, 1.0), min(args.warmup, 0.3)
     if args.generator == "auto":
         args.generator = "wrk" if shutil.which("wrk") else "python"
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the finally below runs
+    try:
+        from mockoss.server.transport import FRAMES_PER_WRITE as per_write  # how mockoss groups frames per send
+    except ImportError:
+        per_write = 64
+    wanted = [c for c in CASES if not args.quick or c[0] in QUICK]
 
     servers: list[Server] = []
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="mockoss-bench-") as tmpdir:
         tmp = Path(tmpdir)
-        (tmp / "long.yaml").write_text(long_scenario(args.tokens))
         try:
             mock = {}
-            for key, scenario in (("clean", "clean-answer"), ("long", str(tmp / "long.yaml"))):
-                serve = ["serve", "--scenario", scenario, "--port", "0", "--log-level", "warning"]
-                mock[key] = Server(f"mockoss ({key})", [sys.executable, "-m", "mockoss", *serve])
+            for key in sorted({c[1] for c in wanted}):
+                scenario = "clean-answer"
+                if key.startswith("long"):
+                    (tmp / f"{key}.yaml").write_text(long_scenario(int(key.removeprefix("long"))))
+                    scenario = str(tmp / f"{key}.yaml")
+                argv_ = mockoss_argv("serve", "--scenario", scenario, "--port", "0", "--log-level", "warning")
+                mock[key] = Server(f"mockoss ({key})", argv_, cwd=tmp)
                 servers.append(mock[key])
-            spec, cases, notes = capture(mock)
+            spec, cases, notes = capture(mock, wanted, per_write)
             if not cases:
                 print("\n".join(notes), file=sys.stderr)
                 return 1
             (tmp / "baseline.pickle").write_bytes(pickle.dumps(spec))
-            servers.append(Server("baseline", [sys.executable, __file__, "--serve-baseline", str(tmp / "baseline.pickle")]))
-            for name, key, path, body, stream in cases:
-                results[name] = {
-                    label: measure(args, server, path, body, stream, tmp)
-                    for label, server in (("mockoss", mock[key]), ("baseline", servers[-1]))
-                }
+            baseline = Server("baseline", [sys.executable, "-P", __file__, "--serve-baseline", str(tmp / "baseline.pickle")], cwd=tmp)
+            servers.append(baseline)
+            for case in cases:
+                results[case[0]] = {label: measure(args, server, case, tmp) for label, server in (("mockoss", mock[case[1]]), ("baseline", baseline))}
         finally:
             for server in servers:
                 server.stop()
 
-    generator = f"wrk -t{args.threads}" if args.generator == "wrk" else "python asyncio raw-socket client"
+    generator = f"wrk -t{args.threads} (fixed bodies)" if args.generator == "wrk" else "python asyncio raw-socket client"
     report = {"generator": generator, "seconds": args.seconds, "connections": args.connections}
-    report |= {"results": results, "notes": notes, "reference": REFERENCE}
+    report |= {"results": results, "targets": targets(results), "notes": notes, "reference": REFERENCE}
     print(json.dumps(report, indent=2) if args.json else table(report))
     return 0
 
 
 def table(report: dict[str, Any]) -> str:
-    """metric / mockoss / baseline / ratio, then sizes, CPU shares, errors and the brief's figures."""
+    """metric / mockoss / baseline / ratio, then sizes, CPU shares, errors, the targets."""
     out = [f"load generator: {report['generator']}, {report['connections']} connections, {report['seconds']:g} s per run"]
-    out.append(f"{'metric':<26}{'mockoss':>12}{'baseline':>12}{'ratio':>9}")
+    out.append(f"{'metric':<34}{'mockoss':>12}{'baseline':>12}{'ratio':>9}")
     for name, result in report["results"].items():
         m, b = result["mockoss"], result["baseline"]
-        rows = [("req/s", "rps", "%.0f"), ("p50 ms", "p50_ms", "%.2f"), ("p99 ms", "p99_ms", "%.2f")]
+        rows = [("req/s", "rps", "%.0f"), ("p50 ms", "p50_ms", "%.2f"), ("p99 ms", "p99_ms", "%.2f"), ("CPU us/request", "cpu_us_per_request", "%.0f")]
         if m["events_per_response"]:
-            rows.insert(1, ("events/s", "events_per_s", "%.0f"))
+            rows[1:1] = [("events/s", "events_per_s", "%.0f")]
+            rows.append(("CPU us/event", "cpu_us_per_event", "%.2f"))
         for label, key, fmt in rows:
             ratio = m[key] / b[key] if b[key] else float("nan")
-            out.append(f"{name + ' ' + label:<26}{fmt % m[key]:>12}{fmt % b[key]:>12}{ratio:>9.3f}")
+            out.append(f"{name + ' ' + label:<34}{fmt % m[key]:>12}{fmt % b[key]:>12}{ratio:>9.3f}")
     for name, result in report["results"].items():
         m, b = result["mockoss"], result["baseline"]
         events = f", {m['events_per_response']}/{b['events_per_response']} events" if m["events_per_response"] else ""
@@ -460,6 +290,9 @@ def table(report: dict[str, Any]) -> str:
             f"CPU % of a core, server+generator: mockoss {m['server_cpu_pct']:.0f}+{m['client_cpu_pct']:.0f}, "
             f"baseline {b['server_cpu_pct']:.0f}+{b['client_cpu_pct']:.0f}; errors {m['errors']}/{b['errors']}"
         )
+    for row in report["targets"]:
+        verdict = "met" if row["met"] else "NOT met"
+        out.append(f"target {row['case']}: {row['value']:.2f}{row['what']} (target {row['bound']}: {verdict})")
     out += [f"note: {note}" for note in report["notes"]] + [report["reference"]]
     return "\n".join(out)
 

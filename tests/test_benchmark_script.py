@@ -65,3 +65,17 @@ def test_split_sse_keeps_frames_whole():
 def test_long_scenario_is_valid_json_yaml():
     doc = json.loads(bench.long_scenario(50))
     assert len(doc["steps"][0]["completion"]["messages"][1]["content"].split()) == 50
+
+
+def test_unique_bodies_are_new_conversation_turns():
+    bodies = [bench.unique_body("chat", n) for n in range(3)]
+    assert len(set(bodies)) == 3
+    first = json.loads(bodies[0])["messages"]
+    assert [m["role"] for m in first] == ["user", "assistant", "user"]
+    assert json.loads(bench.unique_body("responses", 1))["input"][-1]["type"] == "message"
+
+
+def test_baseline_case_header_is_sent_with_the_request():
+    raw = bench.build_request("/v1/chat/completions", "h:1", b"{}", {"X-Bench-Case": "chat unique"})
+    head = raw.partition(b"\r\n\r\n")[0]
+    assert b"\r\nX-Bench-Case: chat unique\r\n" in head and head.endswith(b"Content-Length: 2")

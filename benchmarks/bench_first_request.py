@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""The first request on a completion is linear in its length (issue 9 target: 10,000 tokens <= 12x 1,000).
+
+In process, no HTTP: for each length, a scenario whose final answer has about N tokens is compiled
+with every cache empty, then the first vLLM chat request (non-streamed, then streamed) is timed:
+parser trace, plan, chunk serialisation, all the work a new completion costs. Best of
+``--repeat`` runs. With ``--reference`` the parser trace is also timed the old way (``state`` and
+``messages`` read after every token), at the two shorter lengths only (it is quadratic).
+
+    python benchmarks/bench_first_request.py [--repeat 3] [--reference] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+MODEL = "openai/gpt-oss-20b"
+LENGTHS = (1_000, 2_000, 10_000)
+TARGET = 12.0
+
+
+def scenario_data(tokens: int) -> dict[str, Any]:
+    """A one-step scenario whose final answer is ``tokens`` words (about as many tokens)."""
+    words = "the quick brown fox jumps over a lazy dog while seven wise owls watch quietly".split()
+    text = " ".join(words[i % len(words)] for i in range(tokens))
+    messages = [{"channel": "analysis", "content": "Write a long answer."}, {"channel": "final", "content": text}]
+    return {"version": 1, "steps": [{"completion": {"messages": messages}}]}
+
+
+def first_request_ms(tokens: int) -> tuple[float, int]:
+    """Milliseconds of the first non-streamed + streamed chat request on a new completion."""
+    from mockoss.harmony.completion import clear_completion_cache
+    from mockoss.scenario.loader import scenario_from_data
+    from mockoss.server.core import MockServer
+
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+    plain, stream = json.dumps(body).encode(), json.dumps({**body, "stream": True}).encode()
+    server = MockServer(scenario_from_data(scenario_data(tokens + 1), name="warm-up"))
+    server.handle("chat", plain, {})  # the prompt count is now cached: only completion work is timed
+    clear_completion_cache()
+    scenario = scenario_from_data(scenario_data(tokens), name="long")
+    server.use_scenario(scenario)
+    started = time.perf_counter()
+    assert server.handle("chat", plain, {}).status == 200
+    server.use_scenario(scenario)
+    assert server.handle("chat", stream, {}).status == 200
+    return (time.perf_counter() - started) * 1e3, len(scenario.steps[0].completion.tokens)  # type: ignore[union-attr]
+
+
+def reference_trace_ms(tokens: int) -> float:
+    """The parser trace read the old way: ``state`` and ``messages`` after every token."""
+    from openai_harmony import Role, StreamableParser
+
+    from mockoss.harmony import Completion
+    from mockoss.harmony.encoding import load_encoding
+
+    completion = Completion.from_text(
+        "<|channel|>final<|message|>" + " ".join(["word"] * tokens) + "<|return|>"
+    )
+    started = time.perf_counter()
+    parser = StreamableParser(load_encoding(), Role.ASSISTANT, strict=True)
+    for token in completion.tokens:
+        parser.process(token)
+        _ = parser.state, parser.messages
+    return (time.perf_counter() - started) * 1e3
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per length, best kept (default 3)")
+    parser.add_argument("--reference", action="store_true", help="also time the old per-token trace (1,000 and 2,000)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    from mockoss.harmony.encoding import load_encoding
+
+    load_encoding()
+    first_request_ms(100)  # imports and one-time set-up out of the way
+    results: dict[str, Any] = {}
+    for tokens in LENGTHS:
+        runs = [first_request_ms(tokens) for _ in range(args.repeat)]
+        results[str(tokens)] = {"ms": min(ms for ms, _ in runs), "tokens": runs[0][1]}
+        if args.reference and tokens <= 2_000:
+            results[str(tokens)]["reference_trace_ms"] = min(reference_trace_ms(tokens) for _ in range(args.repeat))
+    ratio = results["10000"]["ms"] / results["1000"]["ms"]
+    report = {"results": results, "ratio_10000_over_1000": ratio, "target": TARGET, "met": ratio <= TARGET}
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        for tokens, row in results.items():
+            ref = f"   (old per-token trace alone: {row['reference_trace_ms']:.1f} ms)" if "reference_trace_ms" in row else ""
+            print(f"first request, {row['tokens']:>6} tokens: {row['ms']:8.2f} ms{ref}")
+        verdict = "met" if report["met"] else "NOT met"
+        print(f"10,000 / 1,000 tokens: {ratio:.2f}x (target <= {TARGET:g}x: {verdict})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

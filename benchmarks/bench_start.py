@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Cold start and idle memory of ``mockoss serve`` against a bare Starlette app (issue 9 targets:
+start to the first 200 <= 2.5x the bare app's, idle RSS <= 100 MB).
+
+Each run spawns the server (``python -P -m mockoss serve --scenario clean-answer``, and the bare
+Starlette app of ``bench_http.py`` on the captured reply), then sends a small chat request in a
+loop until the first 200: the time from spawn to that answer is the cold start. The server then
+answers ``--requests`` more (chat and Responses, streamed and not), idles ``--idle`` seconds, and
+its resident memory is read. The server's CPU time at the first 200 is printed beside the wall
+time (on a busy machine the wall time measures the neighbours too). Median of ``--repeat`` runs, after one untimed run of each.
+
+    python benchmarks/bench_start.py [--repeat 5] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import pickle
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_http import CHAT, RESPONSES, request_body  # noqa: E402
+from benchlib import CASE_HEADER, mockoss_argv  # noqa: E402
+
+COLD_TARGET, RSS_TARGET_MB = 2.5, 100.0
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _post(port: int, path: str, body: bytes) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("POST", path, body, {"Content-Type": "application/json", CASE_HEADER: "probe"})
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
+
+
+def one_run(argv: list[str], cwd: Path, requests: int, idle: float) -> dict[str, float]:
+    """Spawn, wait for the first 200, serve ``requests``, idle, read RSS, stop."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd)
+    try:
+        port = None
+        for line in proc.stdout:  # type: ignore[union-attr]
+            if line.startswith("base URL: "):
+                port = int(line.split()[2].removeprefix("http://").split("/")[0].rsplit(":", 1)[1])
+                break
+        if port is None:
+            raise RuntimeError(f"{argv} did not start")
+        while True:
+            try:
+                if _post(port, CHAT, request_body("chat")) == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.002)
+        cold = time.perf_counter() - started
+        cold_cpu = _cpu_s(proc.pid)
+        for i in range(requests):
+            path, endpoint = (CHAT, "chat") if i % 2 == 0 else (RESPONSES, "responses")
+            _post(port, path, request_body(endpoint, stream=i % 4 >= 2))
+        time.sleep(idle)
+        return {"cold_s": cold, "cold_cpu_s": cold_cpu, "rss_mb": _rss_mb(proc.pid)}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=5, help="runs per server, median kept (default 5)")
+    parser.add_argument("--requests", type=int, default=40, help="requests answered before idling (default 40)")
+    parser.add_argument("--idle", type=float, default=2.0, help="idle seconds before reading RSS (default 2)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="mockoss-bench-start-") as tmpdir:
+        tmp = Path(tmpdir)
+        mock = mockoss_argv("serve", "--scenario", "clean-answer", "--port", "0", "--log-level", "warning")
+        # The baseline answers every request with a small JSON body (the cold start is what counts).
+        spec = {"probe": ("application/json", [b'{"object":"chat.completion"}']), "": ("application/json", [b"{}"])}
+        (tmp / "baseline.pickle").write_bytes(pickle.dumps(spec))
+        bench_http = str(Path(__file__).with_name("bench_http.py"))
+        base = [sys.executable, "-P", bench_http, "--serve-baseline", str(tmp / "baseline.pickle")]
+        runs: dict[str, list[dict[str, float]]] = {"mockoss": [], "baseline": []}
+        one_run(mock, tmp, 0, 0)  # untimed: byte-compiled files and the page cache warm for both
+        one_run(base, tmp, 0, 0)
+        for _ in range(args.repeat):  # interleaved, so that both see the same machine
+            runs["mockoss"].append(one_run(mock, tmp, args.requests, args.idle))
+            runs["baseline"].append(one_run(base, tmp, args.requests, args.idle))
+    results: dict[str, Any] = {
+        label: {key: statistics.median(r[key] for r in rows) for key in ("cold_s", "cold_cpu_s", "rss_mb")} for label, rows in runs.items()
+    }
+    ratio = results["mockoss"]["cold_s"] / results["baseline"]["cold_s"]
+    cpu_ratio = results["mockoss"]["cold_cpu_s"] / results["baseline"]["cold_cpu_s"]
+    rss = results["mockoss"]["rss_mb"]
+    report = {
+        "results": results,
+        "cold_ratio": ratio,
+        "cold_cpu_ratio": cpu_ratio,
+        "cold_met": ratio <= COLD_TARGET,
+        "rss_met": rss <= RSS_TARGET_MB,
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    for label, r in results.items():
+        print(f"{label:<9} spawn to first 200: {r['cold_s'] * 1e3:7.0f} ms ({r['cold_cpu_s'] * 1e3:5.0f} ms CPU)   RSS after {args.requests} requests and {args.idle:g} s idle: {r['rss_mb']:6.1f} MB")
+    print(f"cold start {ratio:.2f}x bare Starlette, {cpu_ratio:.2f}x in CPU time (target <= {COLD_TARGET:g}x: {'met' if report['cold_met'] else 'NOT met'})")
+    print(f"idle RSS {rss:.1f} MB (target <= {RSS_TARGET_MB:g} MB: {'met' if report['rss_met'] else 'NOT met'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
