@@ -2,9 +2,11 @@
 generators, server subprocesses, and the bare Starlette baseline that replays captured bytes.
 
 Servers run as subprocesses started with ``python -P -m …`` from a temporary directory, so the
-installed package is what runs: ``python -m mockoss`` from a source checkout would import the
-checkout's ``mockoss`` (the current directory comes first on ``sys.path``), not the installed one,
-and fails whenever the two differ (a plain, non-editable install; a checkout mid-edit).
+installed package is what runs. ``python -m mockoss`` run from the repository root imports the
+checkout's ``mockoss`` (the current directory comes first on ``sys.path``) instead of the
+installed one; after a plain (non-editable) install that fails with ``No module named
+'mockoss.scenarios'``: the checkout has no such directory, the build maps the top-level
+``scenarios/`` into the package (``pyproject.toml``, ``package-dir``).
 """
 
 from __future__ import annotations
