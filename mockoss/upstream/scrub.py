@@ -109,8 +109,8 @@ def _spans(text: str, value: str, kind: str) -> Iterator[tuple[int, int, str]]:
         start = text.find(value, start + len(value))
 
 
-def _line_secrets(line: str, entropy: bool) -> Iterator[tuple[str, str]]:
-    """(value, kind) of every secret detect-secrets and :data:`EXTRA_PATTERNS` find in one line."""
+def _detected(line: str, entropy: bool) -> Iterator[tuple[str, str]]:
+    """(value, kind) of every secret detect-secrets finds in ``text``."""
     patterns, entropies = _plugins()
     for plugin in patterns:
         if not entropy and type(plugin).__name__ in _CONTEXT_PLUGINS:
@@ -163,16 +163,9 @@ def _find(text: str, entropy: bool) -> list[tuple[int, int, str]]:
     # The whole text at once: detect-secrets' patterns do not cross line ends, and one pass
     # costs far less than one per line (25 plugins each).
     if len(text) >= 8:
-        for value, kind in _line_secrets(text, entropy):
+        for value, kind in _detected(text, entropy):
             found.extend(_spans(text, value, kind))
-    found.sort(key=lambda span: (span[0], -(span[1] - span[0])))
-    kept: list[tuple[int, int, str]] = []
-    for span in found:
-        if not kept or span[0] >= kept[-1][1]:
-            kept.append(span)
-        elif span[1] > kept[-1][1] and span[0] == kept[-1][0]:
-            kept[-1] = span
-    return kept
+    return _non_overlapping(found)
 
 
 def _strings(data: Any, key: str = "") -> Iterator[str]:
@@ -207,17 +200,9 @@ class Scrubber:
             return found
 
     def spans(self, text: str, known: dict[str, str] | None = None) -> list[tuple[int, int, str]]:
-        """``(start, end, "secret")`` spans of :func:`find_secrets` in ``text`` plus every
+        """``(start, end, kind)`` spans of :func:`find_secrets` in ``text`` plus every
         occurrence of a ``known`` value (value → kind), none overlapping."""
-        spans = [(s, e, kind) for s, e, kind in find_secrets(text)]
-        for value, kind in (known or {}).items():
-            spans.extend(_spans(text, value, kind))
-        spans.sort(key=lambda span: (span[0], -(span[1] - span[0])))
-        kept: list[tuple[int, int, str]] = []
-        for span in spans:
-            if not kept or span[0] >= kept[-1][1]:
-                kept.append(span)
-        return kept
+        return _non_overlapping(find_secrets(text) + _known_spans(text, known or {}))
 
     def request_secrets(self, body: Any) -> dict[str, str]:
         """value → kind of every secret in a request body (every detector, id fields skipped)."""
@@ -234,38 +219,33 @@ class Scrubber:
         found = dict(known)
         for start, end, kind in find_secrets(joined, entropy=False):
             found.setdefault(joined[start:end], kind)
-        if not found:
-            return list(texts)
-        return [self._replace_known(text, found) for text in texts]
-
-    def _replace_known(self, text: str, known: dict[str, str]) -> str:
-        spans = [span for value, kind in known.items() for span in _spans(text, value, kind)]
-        if not spans:
-            return text
-        spans.sort(key=lambda span: (span[0], -(span[1] - span[0])))
-        out, position = [], 0
-        for start, end, kind in spans:
-            if start < position:
-                continue
-            out += [text[position:start], self.placeholder(text[start:end], kind)]
-            position = end
-        out.append(text[position:])
-        return "".join(out)
+        return [self._substitute(text, _known_spans(text, found)) for text in texts]
 
     def replace(self, text: str, known: dict[str, str], *, entropy: bool = False) -> str:
         """``text`` with every ``known`` value and every provider-pattern secret replaced
-        (``entropy``: the entropy detectors too)."""
-        spans = [(s, e, k) for s, e, k in find_secrets(text, entropy=entropy)]
-        for value, kind in known.items():
-            spans.extend(_spans(text, value, kind))
+        (``entropy``: the entropy and assignment-context detectors too)."""
+        return self._substitute(text, find_secrets(text, entropy=entropy) + _known_spans(text, known))
+
+    def _substitute(self, text: str, spans: list[tuple[int, int, str]]) -> str:
         if not spans:
             return text
-        spans.sort(key=lambda span: (span[0], -(span[1] - span[0])))
         out, position = [], 0
-        for start, end, kind in spans:
-            if start < position:
-                continue
+        for start, end, kind in _non_overlapping(spans):
             out += [text[position:start], self.placeholder(text[start:end], kind)]
             position = end
         out.append(text[position:])
         return "".join(out)
+
+
+def _known_spans(text: str, known: dict[str, str]) -> list[tuple[int, int, str]]:
+    """Every occurrence of every ``known`` value (value → kind) in ``text``."""
+    return [span for value, kind in known.items() for span in _spans(text, value, kind)]
+
+
+def _non_overlapping(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``spans`` in order, an overlapping one dropped (of two starting together, the longer stays)."""
+    kept: list[tuple[int, int, str]] = []
+    for span in sorted(spans, key=lambda span: (span[0], -(span[1] - span[0]))):
+        if not kept or span[0] >= kept[-1][1]:
+            kept.append(span)
+    return kept
