@@ -109,14 +109,14 @@ def _spans(text: str, value: str, kind: str) -> Iterator[tuple[int, int, str]]:
         start = text.find(value, start + len(value))
 
 
-def _detected(line: str, entropy: bool) -> Iterator[tuple[str, str]]:
+def _detected(text: str, entropy: bool) -> Iterator[tuple[str, str]]:
     """(value, kind) of every secret detect-secrets finds in ``text``."""
     patterns, entropies = _plugins()
     for plugin in patterns:
         if not entropy and type(plugin).__name__ in _CONTEXT_PLUGINS:
             continue
         try:
-            found = plugin.analyze_line(filename="mockoss-recording", line=line, line_number=0)
+            found = plugin.analyze_line(filename="mockoss-recording", line=text, line_number=0)
         except Exception:  # a plugin bug must not stop the recording: the others still run
             continue
         for secret in found or ():
@@ -127,7 +127,7 @@ def _detected(line: str, entropy: bool) -> Iterator[tuple[str, str]]:
     for plugin in entropies:
         hex_only = plugin.charset == "0123456789abcdefABCDEF" or "Hex" in type(plugin).__name__
         with plugin.non_quoted_string_regex(is_exact_match=False):
-            values = list(plugin.analyze_string(line))
+            values = list(plugin.analyze_string(text))
         for value in values:
             if len(value) < (MIN_HEX_CHARS if hex_only else MIN_ENTROPY_CHARS) or _UUID.fullmatch(value.strip("-")):
                 continue
