@@ -153,3 +153,18 @@ def test_stream_interval_on_the_responses_stream_is_noted_not_ignored() -> None:
     assert note.startswith("mockoss: stream_interval=4 is not emulated for the Responses stream")
     server.handle("chat", b'{"model":"openai/gpt-oss-20b","messages":[{"role":"user","content":"Hi"}],"stream":true}', {})
     assert server.requests[-1].server_log == ()  # the chat stream is regrouped
+
+
+def test_vllm_logs_its_warning_when_flush_recovers_raw_text() -> None:
+    """vllm-project/vllm@v0.32.0:vllm/parser/harmony.py ``flush``: a message left open at EOS whose
+    ``process_eos`` fails comes back as raw text, with a warning in the server log."""
+    from mockoss.profiles.vllm.options import RECOVERY_WARNING
+
+    chat = b'{"model":"openai/gpt-oss-20b","messages":[{"role":"user","content":"Hi"}]}'
+    server = MockServer(scenario="answer-cut-inside-header", profile="vllm")
+    reply = _json(server.handle("chat", chat, {}))
+    assert reply["choices"][0]["message"]["content"].startswith("<|start|>assistant<|channel|>final")
+    assert server.requests[-1].server_log == (RECOVERY_WARNING,)
+    before = MockServer(scenario="answer-cut-inside-header", profile="vllm", switches={"flush_raw_recovery": False})
+    assert _json(before.handle("chat", chat, {}))["choices"][0]["message"]["content"] is None  # vllm#45736
+    assert before.requests[-1].server_log == ()

@@ -213,7 +213,7 @@ class VllmProfile:
     def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
         """Dispatch to :meth:`chat` or :meth:`responses`, after the request options of
         :mod:`mockoss.profiles.vllm.options` (``ignore_eos``: a 400 for a bad value)."""
-        from mockoss.profiles.vllm.options import OptionError, ignore_eos_completion, interval_note
+        from mockoss.profiles.vllm.options import OptionError, ignore_eos_completion, interval_note, recovery_log
 
         note = None
         if endpoint in ("chat", "completions"):
@@ -224,9 +224,9 @@ class VllmProfile:
                 return self.error(400, str(exc), param=exc.param)
         elif endpoint == "responses" and request.stream:
             note = interval_note(self, endpoint, request)
-        if note is not None:
-            return dataclasses.replace(self._surface(endpoint, completion, request, ctx), log=(note,))
-        return self._surface(endpoint, completion, request, ctx)
+        reply = self._surface(endpoint, completion, request, ctx)
+        log = tuple(line for line in (note, recovery_log(self, endpoint, completion, request)) if line)
+        return dataclasses.replace(reply, log=reply.log + log) if log else reply
 
     def _surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
         if endpoint == "chat":

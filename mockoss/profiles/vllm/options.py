@@ -44,7 +44,22 @@ from mockoss.harmony.completion import CALL, RETURN, Completion, Emission
 if TYPE_CHECKING:
     from mockoss.profiles.vllm.chat_plan import Plan, TokenDelta
 
-__all__ = ["IGNORE_EOS_TAIL", "OptionError", "ignore_eos_completion", "interval_note", "regroup_deltas", "stream_interval"]
+__all__ = [
+    "IGNORE_EOS_TAIL",
+    "RECOVERY_WARNING",
+    "OptionError",
+    "ignore_eos_completion",
+    "interval_note",
+    "recovery_log",
+    "regroup_deltas",
+    "stream_interval",
+]
+
+#: What vLLM logs when ``HarmonyParser.flush()`` recovers the raw text of a message left open at
+#: the end (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py, ``logger.warning`` in ``flush``).
+RECOVERY_WARNING = (
+    "WARNING [vllm/parser/harmony.py] Harmony parser ended in a non-terminal state; returning the recovered raw output."
+)
 
 #: Tokens the "model" keeps emitting after its stop token under ``ignore_eos`` when the request
 #: sets no token limit (a real model runs to ``max_model_len``; bounded here to keep memory small).
@@ -200,3 +215,15 @@ def interval_note(profile: Any, endpoint: str, request: Any) -> str | None:
         f"mockoss: stream_interval={interval} is not emulated for {where}: one chunk per token "
         "(vLLM sends several tokens per chunk; vllm-project/vllm#32125, PR #36011)"
     )
+
+
+def recovery_log(profile: Any, endpoint: str, completion: Completion, request: Any) -> str | None:
+    """:data:`RECOVERY_WARNING` when the chat reply carries raw text ``flush()`` recovered (the
+    ``harmony_parser`` path with ``flush_raw_recovery``), else ``None``."""
+    if endpoint != "chat" or profile.chat_parser != "harmony_parser" or not profile.flush_raw_recovery:
+        return None
+    from mockoss.profiles.vllm.chat_plan import plan_completion
+
+    skip = profile.harmony_errors == "skip"
+    plan = plan_completion(completion, request.max_tokens, profile.strict, True, profile.harmony_library, skip)
+    return RECOVERY_WARNING if plan.parsed is not None and plan.parsed.raw_recovered else None
