@@ -8,12 +8,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mockoss.profiles.base import ChatRequestView, ToolDecl
 
 __all__ = ["ChatCompletionRequest"]
 
+
+def _one_choice(value: int | None) -> int | None:
+    """``n`` > 1 is refused: one scripted completion answers a request (vLLM would sample ``n``
+    choices), so the 400 says it is mockoss's limit, not the server's."""
+    if value is not None and value > 1:
+        raise ValueError(f"mockoss: n={value} is not emulated: one scripted completion answers each request")
+    return value
 
 class _Lenient(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -66,7 +73,12 @@ class ChatCompletionRequest(_Lenient):
     temperature: float | None = None
     top_p: float | None = None
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
-    n: int | None = Field(default=1, ge=1, le=1)
+    n: int | None = Field(default=1, ge=1)
+
+    @field_validator("n")
+    @classmethod
+    def _check_n(cls, value: int | None) -> int | None:
+        return _one_choice(value)
 
     @model_validator(mode="after")
     def _check_tool_usage(self) -> ChatCompletionRequest:

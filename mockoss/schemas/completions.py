@@ -9,12 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mockoss.profiles.base import CompletionsRequestView
 
 __all__ = ["CompletionRequest", "prompt_token_ids", "render_completions_prompt"]
 
+
+def _one_choice(value: int | None) -> int | None:
+    """``n`` > 1 is refused: one scripted completion answers a request (vLLM would sample ``n``
+    choices), so the 400 says it is mockoss's limit, not the server's."""
+    if value is not None and value > 1:
+        raise ValueError(f"mockoss: n={value} is not emulated: one scripted completion answers each request")
+    return value
 
 class _Lenient(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -35,7 +42,12 @@ class CompletionRequest(_Lenient):
     stream_options: CompletionStreamOptions | None = None
     echo: bool | None = False
     logprobs: int | None = Field(default=None, ge=0)
-    n: int = Field(default=1, ge=1, le=1)
+    n: int = Field(default=1, ge=1)
+
+    @field_validator("n")
+    @classmethod
+    def _check_n(cls, value: int | None) -> int | None:
+        return _one_choice(value)
     skip_special_tokens: bool = True
     include_stop_str_in_output: bool = False
     return_token_ids: bool | None = None

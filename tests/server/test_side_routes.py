@@ -168,3 +168,13 @@ def test_vllm_logs_its_warning_when_flush_recovers_raw_text() -> None:
     before = MockServer(scenario="answer-cut-inside-header", profile="vllm", switches={"flush_raw_recovery": False})
     assert _json(before.handle("chat", chat, {}))["choices"][0]["message"]["content"] is None  # vllm#45736
     assert before.requests[-1].server_log == ()
+
+
+@pytest.mark.parametrize("endpoint", ["chat", "completions"])
+def test_n_above_one_is_a_400_that_names_mockoss_as_the_limit(endpoint: str) -> None:
+    body = {"model": "openai/gpt-oss-20b", "n": 2}
+    body.update({"messages": [{"role": "user", "content": "Hi"}]} if endpoint == "chat" else {"prompt": "Hi"})
+    reply = MockServer(scenario="clean-answer", profile="vllm").handle(endpoint, json.dumps(body).encode(), {})
+    error = _json(reply)["error"]
+    assert (reply.status, error["param"]) == (400, "n")
+    assert "mockoss: n=2 is not emulated" in error["message"]
