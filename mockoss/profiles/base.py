@@ -57,6 +57,11 @@ class IdSource:
         """Return ``prefix`` + 32 hex digits."""
         return prefix + self._digest().hex()
 
+    def next16(self, prefix: str = "") -> str:
+        """Return ``prefix`` + 16 hex digits: the shape of vLLM 0.32/0.33's ``random_uuid()``
+        (``f"{uuid.uuid4().int & MASK_64_BITS:016x}"``, vllm-project/vllm@v0.32.0:vllm/utils/__init__.py)."""
+        return prefix + self._digest()[:8].hex()
+
     def digits(self, count: int) -> str:
         """Return ``count`` decimal digits (Ollama's ``rs_`` ids use 6), ``count`` ≤ 38."""
         return str(int.from_bytes(self._digest(), "big")).zfill(39)[-count:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -24,8 +25,11 @@ CREATED = 1_750_000_000
 PROMPT = 100
 MODEL = "openai/gpt-oss-20b"
 _ids = IdSource(0, 0)
-RID = _ids.next("chatcmpl-")
-TID = _ids.next("chatcmpl-tool-")
+# vLLM 0.32/0.33 ids: random_uuid() is 16 hex digits (vllm-project/vllm@v0.33.0:vllm/utils/__init__.py).
+RID = _ids.next16("chatcmpl-")
+TID = _ids.next16("chatcmpl-tool-")
+#: vllm-<version>-<hash8> (vllm-project/vllm@v0.33.0:vllm/entrypoints/serve/utils/fingerprint.py).
+FP = VllmProfile().system_fingerprint()
 WEATHER = (ToolDecl("function", "get_weather"),)
 
 ANSWER = (
@@ -85,10 +89,11 @@ def full(message: dict[str, Any], finish: str, stop_reason: int | None, use: dic
                 "stop_reason": stop_reason,
                 "token_ids": None,
                 "routed_experts": None,
+                "weight_versions": None,  # 0.33.0
             }
         ],
         "service_tier": None,
-        "system_fingerprint": None,
+        "system_fingerprint": FP,
         "usage": use,
         "prompt_logprobs": None,
         "prompt_token_ids": None,
@@ -131,11 +136,14 @@ def role_frame() -> bytes:
 
 
 def delta_frame(delta: dict[str, Any]) -> bytes:
+    """0.33.0 sets ``kv_transfer_params`` (None) on every chunk after the role chunk
+    (vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/chat_completion/serving.py)."""
     choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None, "token_ids": None}
-    return _frame({**_head(), "choices": [choice]})
+    return _frame({**_head(), "choices": [choice], "kv_transfer_params": None})
 
 
-def final_frame(delta: dict[str, Any], finish: str, stop_reason: int | None) -> bytes:
+def final_frame(delta: dict[str, Any], finish: str, stop_reason: int | None, *, usage_chunk_follows: bool = False) -> bytes:
+    """The finish chunk: ``weight_versions`` (0.33.0), and the fingerprint unless a usage chunk follows."""
     choice = {
         "index": 0,
         "delta": delta,
@@ -143,8 +151,10 @@ def final_frame(delta: dict[str, Any], finish: str, stop_reason: int | None) -> 
         "finish_reason": finish,
         "stop_reason": stop_reason,
         "token_ids": None,
+        "weight_versions": None,
     }
-    return _frame({**_head(), "choices": [choice]})
+    stamp = {} if usage_chunk_follows else {"system_fingerprint": FP}
+    return _frame({**_head(), "choices": [choice], **stamp, "kv_transfer_params": None})
 
 
 def usage_frame(completion_tokens: int, reasoning_tokens: int) -> bytes:
@@ -154,7 +164,7 @@ def usage_frame(completion_tokens: int, reasoning_tokens: int) -> bytes:
         "completion_tokens": completion_tokens,
         "completion_tokens_details": {"reasoning_tokens": reasoning_tokens},
     }
-    return _frame({**_head(), "choices": [], "usage": use})
+    return _frame({**_head(), "choices": [], "usage": use, "system_fingerprint": FP})
 
 
 DONE = b"data: [DONE]\n\n"
@@ -197,7 +207,7 @@ def test_answer_stream_with_usage(answer: Completion) -> None:
         role_frame(),
         *(delta_frame({"reasoning": d}) for d in REASONING_DELTAS),
         *(delta_frame({"content": d}) for d in ANSWER_DELTAS),
-        final_frame({}, "stop", None),
+        final_frame({}, "stop", None, usage_chunk_follows=True),
         usage_frame(25, 7),
         DONE,
     ]
@@ -255,7 +265,7 @@ def test_tool_call_stream() -> None:
         *(delta_frame({"reasoning": d}) for d in ["Need", " weather", "."]),
         delta_frame({"tool_calls": [first]}),
         *(delta_frame({"tool_calls": [{"index": 0, "function": {"arguments": d}}]}) for d in ARGUMENT_DELTAS),
-        final_frame({}, "tool_calls", 200012),
+        final_frame({}, "tool_calls", 200012, usage_chunk_follows=True),
         usage_frame(27, 8),
         DONE,
     ]
@@ -292,10 +302,15 @@ def test_without_auto_tool_choice_calls_are_dropped() -> None:
     data = body(chat(completion, profile, tools=WEATHER))
     assert data["choices"][0]["message"] == msg(None, "Need weather.")
     assert data["choices"][0]["finish_reason"] == "stop"
-    # required still reports tool_calls (vLLM: required + engine stop), with content "" and no calls.
+    # required: content "" and no calls. 0.33 resolve_finish_reason says tool_calls only with calls
+    # (vllm-project/vllm@v0.33.0:vllm/entrypoints/serve/utils/tool_calls_utils.py): "stop".
     data = body(chat(completion, profile, tools=WEATHER, tool_choice="required"))
     assert data["choices"][0]["message"] == msg("", "Need weather.")
-    assert data["choices"][0]["finish_reason"] == "tool_calls"
+    assert data["choices"][0]["finish_reason"] == "stop"
+    # 0.32: required + engine stop → tool_calls even without a call
+    # (vllm-project/vllm@v0.32.0:vllm/entrypoints/openai/chat_completion/serving.py, full generator).
+    v032 = profile.with_switches(finish_tool_calls_needs_calls=False)
+    assert body(chat(completion, v032, tools=WEATHER, tool_choice="required"))["choices"][0]["finish_reason"] == "tool_calls"
 
 
 def test_named_tool_choice_finishes_with_stop() -> None:
@@ -513,3 +528,69 @@ def test_tool_arguments() -> None:
     assert tool_arguments("{broken", "json") == "{broken"
     assert tool_arguments('{"a":1}', "code") == '{"a":1}'
     assert tool_arguments("", None) == ""
+
+
+# ---------------------------------------------------------------- vLLM 0.33.0 vs 0.32.0 (switches)
+
+V032 = VllmProfile().with_switches(
+    weight_versions_field=False, stream_kv_transfer_params=False, stream_tool_calls_need_tools=False, finish_tool_calls_needs_calls=False
+)
+
+
+def test_ids_are_16_hex_digits_and_deterministic(answer: Completion) -> None:
+    """random_uuid() is ``uuid4().int & MASK_64_BITS`` as 16 hex digits in vLLM 0.32/0.33
+    (vllm-project/vllm@v0.32.0:vllm/utils/__init__.py); ``id_digits=32`` gives ``uuid4().hex`` shapes."""
+    data = body(chat(Completion.from_text(TOOL_CALL), tools=WEATHER))
+    assert re.fullmatch(r"chatcmpl-[0-9a-f]{16}", data["id"])
+    assert re.fullmatch(r"chatcmpl-tool-[0-9a-f]{16}", data["choices"][0]["message"]["tool_calls"][0]["id"])
+    assert body(chat(answer))["id"] == data["id"]  # same seed and request index, same id
+    old = body(chat(answer, VllmProfile().with_switches(id_digits=32)))["id"]
+    assert re.fullmatch(r"chatcmpl-[0-9a-f]{32}", old)
+
+
+def test_system_fingerprint_names_the_version_on_the_body_and_the_last_chunk(answer: Completion) -> None:
+    """``vllm-<version>-<hash8>`` (vllm-project/vllm@v0.32.0:vllm/entrypoints/serve/utils/fingerprint.py,
+    ``--fingerprint-mode full`` on one device); real vLLM 0.32 sent it on the body and the last chunk."""
+    assert re.fullmatch(r"vllm-\d+\.\d+\.\d+-[0-9a-f]{8}", body(chat(answer))["system_fingerprint"])
+    streamed = [json.loads(f.removeprefix(b"data: ")) for f in frames(chat(answer, stream=True))[:-1]]
+    assert [c.get("system_fingerprint") for c in streamed] == [None] * (len(streamed) - 1) + [FP]
+    assert body(chat(answer, VllmProfile().with_switches(fingerprint_mode="none")))["system_fingerprint"] is None
+
+
+def test_vllm_0_32_has_no_weight_versions_nor_chunk_kv_transfer_params(answer: Completion) -> None:
+    """``weight_versions`` and per-chunk ``kv_transfer_params`` arrive with 0.33.0
+    (vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/chat_completion/serving.py; absent at v0.32.0)."""
+    assert "weight_versions" not in body(chat(answer, V032))["choices"][0]
+    old = frames(chat(answer, V032, stream=True))
+    assert b"kv_transfer_params" not in b"".join(old) and b"weight_versions" not in b"".join(old)
+    new = frames(chat(answer, stream=True))
+    assert all(b'"kv_transfer_params":null' in f for f in new[1:-1]) and b"kv_transfer_params" not in new[0]
+
+
+def test_a_tool_call_with_no_tools_declared_streams_in_0_32_not_in_0_33() -> None:
+    """0.32.0 streamed every call ``HarmonyParser.parse_delta`` yields and ended ``tool_calls``
+    (vllm-project/vllm@v0.32.0:vllm/entrypoints/openai/chat_completion/serving.py; measured on real
+    vLLM 0.32 with no tools declared); 0.33.0's ``ChatStreamProcessor`` drops calls
+    ``keeps_tool_calls`` rejects (vllm-project/vllm@v0.33.0:.../chat_completion/stream_processor.py).
+    Non-streamed, both drop them."""
+    completion = Completion.from_text(TOOL_CALL)
+    new = [json.loads(f.removeprefix(b"data: ")) for f in frames(chat(completion, stream=True))[:-1]]
+    assert not any("tool_calls" in c["choices"][0]["delta"] for c in new)
+    assert new[-1]["choices"][0]["finish_reason"] == "stop"
+    old = [json.loads(f.removeprefix(b"data: ")) for f in frames(chat(completion, V032, stream=True))[:-1]]
+    names = [t["function"].get("name") for c in old for t in c["choices"][0]["delta"].get("tool_calls", [])]
+    assert names[0] == "get_weather"
+    assert old[-1]["choices"][0]["finish_reason"] == "tool_calls"
+    assert "tool_calls" not in body(chat(completion, V032))["choices"][0]["message"]
+
+
+def test_a_script_without_a_stop_token_ends_with_endoftext() -> None:
+    """The scripted engine emits ``<|endoftext|>`` (199999) when the script runs out
+    (mockoss.engines.vllm.sidechannel.END_OF_SCRIPT); vLLM counts it and reports it as
+    ``stop_reason`` (a generation-config EOS other than the tokenizer's), as the 0.33 goldens show."""
+    completion = Completion.from_text("<|channel|>analysis<|message|>Only thinking.<|end|>")
+    choice = body(chat(completion))["choices"][0]
+    assert (choice["finish_reason"], choice["stop_reason"]) == ("stop", 199999)
+    assert body(chat(completion))["usage"]["completion_tokens"] == len(completion.tokens) + 1
+    plain = body(chat(completion, VllmProfile().with_switches(end_of_script_eos=False)))
+    assert plain["choices"][0]["stop_reason"] is None and plain["usage"]["completion_tokens"] == len(completion.tokens)

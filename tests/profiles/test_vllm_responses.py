@@ -20,7 +20,7 @@ MODEL = "openai/gpt-oss-20b"
 CREATED = 1_760_000_000
 PROMPT = 80
 _src = IdSource(0, 0)
-H = [_src.next() for _ in range(8)]
+H = [_src.next16() for _ in range(8)]  # 16 hex digits: vLLM 0.32/0.33 random_uuid() (vllm/utils/__init__.py)
 
 ANSWER = (
     "<|channel|>analysis<|message|>User says hi.<|end|>"

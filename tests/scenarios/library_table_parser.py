@@ -231,7 +231,10 @@ PARSER_CASES: dict[str, Case] = {
     "special-tokens-stripped-from-output": Case(
         tools=(),
         expect={
-            "vllm chat": [Seen(content="analysisUser says \"Hello World!\" Probably greeting. Should respond politely.assistantfinalHello! How can I help you today?", finish="stop")],
+            # The scripted engine follows a script without a stop token with <|endoftext|> (switch
+            # end_of_script_eos; the vLLM 0.33 golden of this scenario ends its content with it).
+            "vllm chat": [Seen(content="analysisUser says \"Hello World!\" Probably greeting. Should respond politely.assistantfinalHello! How can I help you today?<|endoftext|>", finish="stop")],
+            "vllm chat end_of_script_eos=false": [Seen(content="analysisUser says \"Hello World!\" Probably greeting. Should respond politely.assistantfinalHello! How can I help you today?", finish="stop")],
             "vllm chat flush_raw_recovery=false": [Seen(finish="stop")],
             "llamacpp chat": [PEG_500],
         },
@@ -240,7 +243,9 @@ PARSER_CASES: dict[str, Case] = {
     "answer-cut-inside-header": Case(
         tools=(),
         expect={
-            "vllm chat": [Seen(content="<|start|>assistant<|channel|>final", reasoning="User asks for a haiku about rain. Write one.", finish="stop")],
+            # end_of_script_eos: the vLLM 0.33 golden of this scenario recovers "<|start|>assistant<|channel|>final<|endoftext|>".
+            "vllm chat": [Seen(content="<|start|>assistant<|channel|>final<|endoftext|>", reasoning="User asks for a haiku about rain. Write one.", finish="stop")],
+            "vllm chat end_of_script_eos=false": [Seen(content="<|start|>assistant<|channel|>final", reasoning="User asks for a haiku about rain. Write one.", finish="stop")],
             "vllm chat flush_raw_recovery=false": [Seen(reasoning="User asks for a haiku about rain. Write one.", finish="stop")],
             "ollama chat": [Seen(content="", reasoning="User asks for a haiku about rain. Write one.", finish="stop")],
             "lmstudio chat": [Seen(content="", reasoning="User asks for a haiku about rain. Write one.", finish="stop")],

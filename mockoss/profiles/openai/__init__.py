@@ -36,6 +36,8 @@ VLLM = VllmProfile(
     responses_stream_error="error_event",
     flush_raw_recovery=True,
     token_ids_fields=False,
+    # OpenAI's ids are not vLLM's; the profile keeps the 32-digit shapes it was written with.
+    id_digits=32,
 )
 
 

@@ -7,6 +7,7 @@ Switches reproduce behaviours that vLLM changed over time, so a test can run one
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -15,6 +16,7 @@ from mockoss.harmony import Completion
 from mockoss.profiles.base import (
     ChatRequestView,
     CompletionsRequestView,
+    IdSource,
     Reply,
     RequestContext,
     ResponsesRequestView,
@@ -36,6 +38,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "stream_interval_channels": ("per_token", "last"),
     "harmony_library": ("oss-harmony", "openai-harmony-0.0.8"),
     "harmony_errors": ("skip", "raise"),
+    "fingerprint_mode": ("full", "none"),
 }
 _BOOLS = (
     "strict",
@@ -45,6 +48,11 @@ _BOOLS = (
     "flush_raw_recovery",
     "token_ids_fields",
     "responses_stream_function_calls",
+    "weight_versions_field",
+    "stream_kv_transfer_params",
+    "stream_tool_calls_need_tools",
+    "finish_tool_calls_needs_calls",
+    "end_of_script_eos",
     "stream_finish_keeps_length",
 )
 
@@ -150,6 +158,45 @@ class VllmProfile:
             surfaced as ``harmony_error_status`` (non-streamed) or an error chunk (streamed), as
             mockoss did before it was compared with vLLM (vllm#46464, #51977 describe 500s from
             earlier parser code; which release changed it is unverified).
+        id_digits: hex digits of the random part of ids (``chatcmpl-``, ``chatcmpl-tool-``,
+            ``resp_``, ``rs_``, ``msg_``, ``fc_``, ``call_``): 16 in vLLM 0.32/0.33
+            (``random_uuid()`` = ``uuid4().int & MASK_64_BITS`` as 16 hex digits,
+            vllm-project/vllm@v0.32.0:vllm/utils/__init__.py, same at v0.33.0); 32 is
+            ``uuid4().hex``, which earlier releases used (the release that changed it is
+            unverified). Ids stay deterministic: same seed, same ids (``IdSource``).
+        fingerprint_mode: ``--fingerprint-mode``: ``"full"`` (default) gives
+            ``system_fingerprint: "vllm-<version>-<hash8>"`` on the non-streamed chat body and on
+            the last stream chunk (the usage chunk when ``include_usage``)
+            (vllm-project/vllm@v0.32.0:vllm/entrypoints/serve/utils/fingerprint.py, same at
+            v0.33.0: no parallelism suffix on one device). ``<hash8>`` stands in for
+            ``vllm_config.compute_hash()[:8]`` (a hash of configuration mockoss does not have):
+            8 hex digits fixed per version and ``max_model_len``. ``"none"``: ``null``.
+        weight_versions_field: chat choices (non-streamed, and the stream's finish chunk) carry
+            ``"weight_versions": null`` (vLLM 0.33.0,
+            vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/chat_completion/serving.py). False:
+            vLLM 0.32.0, where the field does not exist.
+        stream_kv_transfer_params: every chat stream chunk after the role chunk carries
+            ``"kv_transfer_params": null`` (0.33.0 sets it explicitly on each chunk, so
+            ``exclude_unset`` keeps it; same file). False: 0.32.0 (set nowhere in the stream).
+        stream_tool_calls_need_tools: the chat stream keeps parsed tool calls only when
+            ``tool_choice`` forces them or is ``auto`` with tools declared and
+            ``--enable-auto-tool-choice`` (0.33.0 ``ChatStreamProcessor`` + ``keeps_tool_calls``,
+            vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/chat_completion/stream_processor.py
+            and message_assembly.py). False: 0.32.0, which streams every call
+            ``HarmonyParser.parse_delta`` yields whatever ``tools``/``tool_choice`` say and ends
+            ``tool_calls`` (vllm-project/vllm@v0.32.0:vllm/entrypoints/openai/chat_completion/serving.py;
+            measured on real vLLM 0.32 with no tools declared), while the non-streamed body drops them.
+        finish_tool_calls_needs_calls: ``finish_reason`` is ``tool_calls`` only when the choice
+            carries tool calls (0.33.0 ``resolve_finish_reason``,
+            vllm-project/vllm@v0.33.0:vllm/entrypoints/serve/utils/tool_calls_utils.py). False:
+            0.32.0's non-streamed rule, where ``tool_choice: "required"`` ends ``tool_calls`` even
+            with no call (vllm-project/vllm@v0.32.0:vllm/entrypoints/openai/chat_completion/serving.py).
+        end_of_script_eos: a scripted completion that ends without ``<|return|>`` or ``<|call|>``
+            is followed by ``<|endoftext|>`` (199999, one of gpt-oss's ``eos_token_id``), as the
+            scripted engine mockoss drives real vLLM with emits when the script runs out
+            (``mockoss.engines.vllm.sidechannel.END_OF_SCRIPT``): one more completion token,
+            ``stop_reason: 199999``, and the parser sees the token (skipped when
+            ``harmony_errors="skip"``). False: the completion ends at its last token.
     """
 
     #: Model name served when none is configured (the Hugging Face id ``vllm serve`` is usually given).
@@ -181,6 +228,13 @@ class VllmProfile:
     stream_interval_channels: Literal["per_token", "last"] = "per_token"
     harmony_library: Literal["oss-harmony", "openai-harmony-0.0.8"] = "oss-harmony"
     harmony_errors: Literal["skip", "raise"] = "skip"
+    id_digits: Literal[16, 32] = 16
+    fingerprint_mode: Literal["full", "none"] = "full"
+    weight_versions_field: bool = True
+    stream_kv_transfer_params: bool = True
+    stream_tool_calls_need_tools: bool = True
+    finish_tool_calls_needs_calls: bool = True
+    end_of_script_eos: bool = True
     version: str = "0.33.0"
 
     def __post_init__(self) -> None:
@@ -197,10 +251,24 @@ class VllmProfile:
                 raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")
         if not isinstance(self.version, str) or not self.version:
             raise ValueError(f"version must be a non-empty string, got {self.version!r}")
+        if self.id_digits not in (16, 32) or isinstance(self.id_digits, bool):
+            raise ValueError(f"id_digits must be 16 or 32, got {self.id_digits!r}")
         if not isinstance(self.max_model_len, int) or self.max_model_len < 1:
             raise ValueError(f"max_model_len must be a positive integer, got {self.max_model_len!r}")
         if isinstance(self.stream_interval, bool) or not isinstance(self.stream_interval, int) or self.stream_interval < 1:
             raise ValueError(f"stream_interval must be a positive integer, got {self.stream_interval!r}")
+
+    def new_id(self, ids: IdSource, prefix: str = "") -> str:
+        """``prefix`` + the random part of a vLLM id, ``id_digits`` hex digits (deterministic)."""
+        return ids.next16(prefix) if self.id_digits == 16 else ids.next(prefix)
+
+    def system_fingerprint(self) -> str | None:
+        """``vllm-<version>-<hash8>`` (``fingerprint_mode="full"``), else ``None``; see the switch."""
+        if self.fingerprint_mode == "none":
+            return None
+        version = getattr(self, "version", None) or "0.33.0"
+        hash8 = hashlib.blake2b(f"{version}|{self.max_model_len}".encode(), digest_size=4).hexdigest()
+        return f"vllm-{version}-{hash8}"
 
     def with_switches(self, **switches: Any) -> VllmProfile:
         """Return a copy with some switches changed.

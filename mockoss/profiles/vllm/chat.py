@@ -29,6 +29,8 @@ from mockoss.profiles.vllm.chat_plan import (
     dumps,
     effective_tool_choice,
     plan_completion,
+    stream_keeps_tool_calls,
+    with_end_of_script,
 )
 from mockoss.profiles.vllm.chat_stream import sse_pieces, stream
 from mockoss.profiles.vllm.options import OptionError, regroup_deltas, stream_interval
@@ -70,6 +72,9 @@ def _full_template(
         profile.reasoning_field,
         profile.harmony_library,
         profile.harmony_errors,
+        profile.weight_versions_field,
+        profile.finish_tool_calls_needs_calls,
+        profile.system_fingerprint(),
     )
     cached = completion._memo.get(key)
     if cached is not None:
@@ -97,7 +102,10 @@ def _full_template(
         message["reasoning"] = reasoning
     if profile.reasoning_field != "reasoning":
         message["reasoning_content"] = reasoning
-    tool_finish = auto_called or (required and plan.finish == "stop")
+    if profile.finish_tool_calls_needs_calls:  # 0.33 resolve_finish_reason
+        tool_finish = bool(calls) and not named and plan.finish == "stop"
+    else:  # 0.32: auto calls made, or "required" and the engine stopped
+        tool_finish = auto_called or (required and plan.finish == "stop")
     body = {
         "id": _slot("id"),
         "object": "chat.completion",
@@ -112,10 +120,11 @@ def _full_template(
                 "stop_reason": plan.stop_reason,
                 "token_ids": None,
                 "routed_experts": None,
+                **({"weight_versions": None} if profile.weight_versions_field else {}),
             }
         ],
         "service_tier": None,
-        "system_fingerprint": None,
+        "system_fingerprint": profile.system_fingerprint(),
         "usage": {
             "prompt_tokens": _slot("prompt"),
             "total_tokens": _slot("total"),
@@ -140,14 +149,14 @@ def _full(profile: VllmProfile, plan: Plan, request: ChatRequestView, ctx: Reque
     pieces, tool_calls = _full_template(profile, plan, request, completion)
     prompt = ctx.prompt_tokens
     values = {
-        "id": f'"{ctx.ids.next("chatcmpl-")}"',
+        "id": f'"{profile.new_id(ctx.ids, "chatcmpl-")}"',
         "created": str(ctx.created),
         "model": dumps(request.model),
         "prompt": str(prompt),
         "total": str(prompt + plan.completion_tokens),
     }
     for i in range(tool_calls):
-        values[f"tool{i}"] = f'"{ctx.ids.next("chatcmpl-tool-")}"'
+        values[f"tool{i}"] = f'"{profile.new_id(ctx.ids, "chatcmpl-tool-")}"'
     # split() with one group alternates text and slot names: text, name, text, name, …, text
     out = [values[piece] if i % 2 else piece for i, piece in enumerate(pieces)]
     return Reply(status=200, body="".join(out).encode())
@@ -201,6 +210,8 @@ def surface_chat(profile: VllmProfile, completion: Completion, request: ChatRequ
     strict = profile.strict
     raw_recovery = profile.flush_raw_recovery
     skip = profile.harmony_errors == "skip"
+    if profile.end_of_script_eos:
+        completion = with_end_of_script(completion)
     plan = plan_completion(completion, max_tokens, strict, raw_recovery, profile.harmony_library, skip)
     interval = _stream_interval(profile, request)
     if isinstance(interval, Reply):
@@ -209,7 +220,7 @@ def surface_chat(profile: VllmProfile, completion: Completion, request: ChatRequ
         if plan.error is not None:
             return profile.error(profile.harmony_error_status, plan.error)
         return _full(profile, plan, request, ctx, completion)
-    tools = profile.enable_auto_tool_choice and effective_tool_choice(request, profile) != "none"
+    tools = stream_keeps_tool_calls(profile, request)
     field = profile.reasoning_field
     variant: tuple[object, ...] = () if profile.harmony_library == "oss-harmony" and skip else (profile.harmony_library, skip)
     if interval > 1:  # --stream-interval / stream_interval: tokens merged into chunks

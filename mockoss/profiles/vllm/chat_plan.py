@@ -41,6 +41,26 @@ __all__ = [
 
 DONE = b"data: [DONE]\n\n"
 MEMO = "vllm.chat"
+#: ``<|endoftext|>``: in gpt-oss's ``generation_config.json`` ``eos_token_id`` with ``<|return|>`` and ``<|call|>``.
+END_OF_TEXT = 199999
+
+
+def with_end_of_script(completion: Completion) -> Completion:
+    """``completion`` followed by ``<|endoftext|>`` when it holds neither ``<|return|>`` nor
+    ``<|call|>`` (the engine would otherwise have to go on sampling), else ``completion`` itself;
+    the extended completion is memoised on the original (switch ``end_of_script_eos``)."""
+    extended = completion._memo.get("vllm.eos")
+    if extended is None:
+        from mockoss.harmony import Completion as _Completion
+        from mockoss.harmony.completion import RETURN
+
+        tokens = completion.tokens
+        if RETURN in tokens or CALL in tokens:
+            extended = completion
+        else:
+            extended = _Completion(text=completion.text + "<|endoftext|>", tokens=(*tokens, END_OF_TEXT))
+        completion._memo["vllm.eos"] = extended
+    return extended  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------- per completion
@@ -124,7 +144,8 @@ def plan_completion(
             last = deltas[-1]
             deltas[-1] = TokenDelta(last.content + parsed.raw_recovered, last.reasoning, last.tool)
     tokens = emission.tokens
-    stop_reason = CALL if emission.finish_reason == "stop" and tokens and tokens[-1] == CALL else None
+    # stop_reason: a stop token other than the tokenizer's EOS (<|return|>): <|call|> or <|endoftext|>.
+    stop_reason = tokens[-1] if emission.finish_reason == "stop" and tokens and tokens[-1] in (CALL, END_OF_TEXT) else None
     plan = Plan(
         error=trace.error,
         finish=emission.finish_reason,
@@ -160,6 +181,22 @@ def effective_tool_choice(request: ChatRequestView, profile: VllmProfile | None 
         if choice == "required" and profile.tool_choice_required == "ignored":
             return "auto"
     return choice
+
+
+def stream_keeps_tool_calls(profile: VllmProfile, request: ChatRequestView) -> bool:
+    """Whether the chat stream sends the tool-call deltas the parser yields.
+
+    0.33 (``stream_tool_calls_need_tools``): ``keeps_tool_calls``: ``tool_choice`` ``required``
+    or named, or ``auto`` (the default when tools are declared) with ``--enable-auto-tool-choice``
+    (vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/chat_completion/message_assembly.py).
+    0.32: every call, given the server has the tool parser (``--enable-auto-tool-choice``).
+    """
+    if not profile.stream_tool_calls_need_tools:
+        return profile.enable_auto_tool_choice
+    choice = effective_tool_choice(request, profile)
+    if isinstance(choice, Mapping) or choice == "required":
+        return True
+    return profile.enable_auto_tool_choice and choice == "auto"
 
 
 def assistant_message(content: str | None) -> dict[str, object]:

@@ -120,8 +120,11 @@ def sse_pieces(
 
 def stream(profile: VllmProfile, plan: Plan, sse: _Sse, request: ChatRequestView, ctx: RequestContext) -> Reply:
     """Frames of ``chat_completion_stream_generator`` (one engine step per token)."""
-    request_id = ctx.ids.next("chatcmpl-")
-    tool_ids = [ctx.ids.next("chatcmpl-tool-").encode() for _ in range(sse.tool_calls)]
+    request_id = profile.new_id(ctx.ids, "chatcmpl-")
+    tool_ids = [profile.new_id(ctx.ids, "chatcmpl-tool-").encode() for _ in range(sse.tool_calls)]
+    # 0.33 sets kv_transfer_params on every chunk after the role chunk (null until the finish chunk).
+    kv = b',"kv_transfer_params":null' if profile.stream_kv_transfer_params else b""
+    fingerprint = profile.system_fingerprint()
     prompt = ctx.prompt_tokens
     include_usage = request.include_usage
     continuous = include_usage and request.continuous_usage_stats
@@ -147,10 +150,10 @@ def stream(profile: VllmProfile, plan: Plan, sse: _Sse, request: ChatRequestView
     upto = plan.reasoning_upto
     if continuous:
         for delta, position in sse.chunks:
-            usage = (',"usage":' + usage_json(prompt, position + 1, upto[position]) + "}\n\n").encode()
+            usage = (',"usage":' + usage_json(prompt, position + 1, upto[position])).encode() + kv + b"}\n\n"
             frames.append(open_choice + delta_bytes(delta) + mid + usage)
     else:
-        tail = b"}\n\n"
+        tail = kv + b"}\n\n"
         frames.extend([open_choice + delta_bytes(delta) + mid + tail for delta, _ in sse.chunks])
     if plan.error is not None:
         frames.append(stream_error_frame(profile.harmony_error_status, plan.error, body=profile.error_body))
@@ -162,13 +165,17 @@ def stream(profile: VllmProfile, plan: Plan, sse: _Sse, request: ChatRequestView
     engine_stopped = plan.finish == "stop" or not profile.stream_finish_keeps_length
     finish = "tool_calls" if sse.tools_streamed and not named and engine_stopped else plan.finish
     stop_reason = "null" if plan.stop_reason is None else str(plan.stop_reason)
-    last = (f',"logprobs":null,"finish_reason":"{finish}","stop_reason":{stop_reason},"token_ids":null}}]').encode()
+    versions = ',"weight_versions":null' if profile.weight_versions_field else ""
+    last = (f',"logprobs":null,"finish_reason":"{finish}","stop_reason":{stop_reason},"token_ids":null{versions}}}]').encode()
     usage = b""
     if continuous:
         usage = (',"usage":' + usage_json(prompt, plan.completion_tokens, plan.reasoning_tokens)).encode()
-    frames.append(open_choice + delta_bytes(sse.final) + last + usage + b"}\n\n")
+    # The fingerprint goes on the finish chunk, or on the usage chunk when there is one.
+    stamp = b"" if include_usage or fingerprint is None else f',"system_fingerprint":"{fingerprint}"'.encode()
+    frames.append(open_choice + delta_bytes(sse.final) + last + usage + stamp + kv + b"}\n\n")
     if include_usage:
         total = usage_json(prompt, plan.completion_tokens, plan.reasoning_tokens).encode()
-        frames.append(head + b'],"usage":' + total + b"}\n\n")
+        stamp = b"" if fingerprint is None else f',"system_fingerprint":"{fingerprint}"'.encode()
+        frames.append(head + b'],"usage":' + total + stamp + b"}\n\n")
     frames.append(DONE)
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))

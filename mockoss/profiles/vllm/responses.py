@@ -347,7 +347,7 @@ class _Echo:
 
     def __init__(self, profile: VllmProfile, request: ResponsesRequestView, ctx: RequestContext) -> None:
         request_id = request.body.get("request_id")  # vLLM's request_id extra param becomes the id
-        self.id = dumps(request_id if isinstance(request_id, str) else f"resp_{ctx.ids.next()}")
+        self.id = dumps(request_id if isinstance(request_id, str) else profile.new_id(ctx.ids, "resp_"))
         self.prompt = ctx.prompt_tokens
         self.head, self.tail = _echo_templates(profile, request, ctx)
 
@@ -376,8 +376,9 @@ class _Echo:
         return f'{head},"output":{output_json},{tail}'
 
 
-def _hex_ids(ids: IdSource, count: int) -> list[str]:
-    return [ids.next() for _ in range(count)]
+def _hex_ids(ids: IdSource, count: int, digits: int = 32) -> list[str]:
+    """``count`` random id parts of ``digits`` hex digits (switch ``id_digits``)."""
+    return [ids.next16() if digits == 16 else ids.next() for _ in range(count)]
 
 
 def _response_frame(kind: str, response: str, seq: int) -> str:
@@ -385,13 +386,13 @@ def _response_frame(kind: str, response: str, seq: int) -> str:
 
 
 def _stream(profile: VllmProfile, plan: _Plan, echo: _Echo, ids: IdSource) -> Reply:
-    stream_hex = _hex_ids(ids, plan.stream_ids)
+    stream_hex = _hex_ids(ids, plan.stream_ids, profile.id_digits)
     initial = echo.render("in_progress", "[]", None)
     frames = [_response_frame("response.created", initial, 0), _response_frame("response.in_progress", initial, 1)]
     frames += [fill(t, stream_hex, seq) for seq, t in enumerate(plan.events, 2)]
     failure = (profile.harmony_error_status, plan.harmony_error) if plan.harmony_error is not None else plan.failure
     if failure is None:
-        output = fill(plan.output, _hex_ids(ids, plan.final_ids))
+        output = fill(plan.output, _hex_ids(ids, plan.final_ids, profile.id_digits))
         frames.append(_response_frame("response.completed", echo.render(plan.status, output, plan), len(frames)))
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(f.encode() for f in frames))
     status, message = failure
@@ -445,6 +446,10 @@ def surface_responses(profile: VllmProfile, completion: Completion, request: Res
     Ids are drawn from ``ctx.ids`` in vLLM's order: the response id, then (streamed) the stream
     item ids, then the output item ids.
     """
+    if profile.end_of_script_eos:  # the scripted engine's <|endoftext|> after a script without a stop token
+        from mockoss.profiles.vllm.chat_plan import with_end_of_script
+
+        completion = with_end_of_script(completion)
     ignore = profile.responses_ignore_recipients_without_tools and not request.tools
     mapping = profile.responses_mapping
     # The 2025 mapping (dated variants) keeps its former error handling: errors surface.
@@ -461,5 +466,5 @@ def surface_responses(profile: VllmProfile, completion: Completion, request: Res
     echo = _Echo(profile, request, ctx)
     if request.stream:
         return _stream(profile, plan, echo, ctx.ids)
-    body = echo.render(plan.status, fill(plan.output, _hex_ids(ctx.ids, plan.final_ids)), plan)
+    body = echo.render(plan.status, fill(plan.output, _hex_ids(ctx.ids, plan.final_ids, profile.id_digits)), plan)
     return Reply(status=200, body=body.encode())
