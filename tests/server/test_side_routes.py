@@ -178,3 +178,18 @@ def test_n_above_one_is_a_400_that_names_mockoss_as_the_limit(endpoint: str) -> 
     error = _json(reply)["error"]
     assert (reply.status, error["param"]) == (400, "n")
     assert "mockoss: n=2 is not emulated" in error["message"]
+
+
+def test_detokenizer_options_change_raw_completions_not_harmony_chat() -> None:
+    """vLLM 0.32.0's Harmony chat path parses token ids (``HarmonyParser``), so the detokenizer's
+    ``skip_special_tokens`` / ``include_stop_str_in_output`` do not touch chat content; the raw
+    ``/v1/completions`` text is the detokenizer's."""
+    server = MockServer(scenario="clean-answer", profile="vllm")
+    chat = {"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "Hi"}]}
+    raw = {"model": "openai/gpt-oss-20b", "prompt": "Hi", "max_tokens": 40}
+    contents, texts = set(), []
+    for options in ({}, {"skip_special_tokens": False}, {"include_stop_str_in_output": True}):
+        contents.add(_json(server.handle("chat", json.dumps({**chat, **options}).encode(), {}))["choices"][0]["message"]["content"])
+        texts.append(_json(server.handle("completions", json.dumps({**raw, **options}).encode(), {}))["choices"][0]["text"])
+    assert contents == {"2 + 2 = 4."}
+    assert "<|channel|>final<|message|>" in texts[1] and "<|" not in texts[0]
