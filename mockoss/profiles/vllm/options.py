@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IGNORE_EOS_TAIL",
+    "IGNORE_EOS_TAIL_MAX",
     "RECOVERY_WARNING",
     "OptionError",
     "ignore_eos_completion",
@@ -64,6 +65,10 @@ RECOVERY_WARNING = (
 #: Tokens the "model" keeps emitting after its stop token under ``ignore_eos`` when the request
 #: sets no token limit (a real model runs to ``max_model_len``; bounded here to keep memory small).
 IGNORE_EOS_TAIL = 64
+#: Most tokens the tail may add even when ``max_tokens`` asks for more, so one request cannot make
+#: the server parse millions of tokens (the reply then ends ``length`` early; a real server would run
+#: to ``max_tokens``).
+IGNORE_EOS_TAIL_MAX = 1024
 
 
 class OptionError(ValueError):
@@ -117,7 +122,8 @@ class _NoStopCompletion(Completion):
 def ignore_eos_completion(completion: Completion, body: Mapping[str, Any], max_tokens: int | None) -> Completion:
     """``completion`` as the engine emits it for ``body``: unchanged unless ``ignore_eos`` is true
     and the scripted output ends with a stop token before ``max_tokens``; then the stop token is
-    repeated up to ``max_tokens`` (or :data:`IGNORE_EOS_TAIL` more tokens), and the emission
+    repeated up to ``max_tokens`` (at most :data:`IGNORE_EOS_TAIL_MAX` more tokens; without a limit
+    :data:`IGNORE_EOS_TAIL` more), and the emission
     ignores stop tokens. Memoised on ``completion``.
 
     Raises:
@@ -132,7 +138,7 @@ def ignore_eos_completion(completion: Completion, body: Mapping[str, Any], max_t
     cached = completion._memo.get(key)
     if cached is None:
         head = emitted.tokens
-        total = max_tokens if max_tokens is not None else len(head) + IGNORE_EOS_TAIL
+        total = min(max_tokens, len(head) + IGNORE_EOS_TAIL_MAX) if max_tokens is not None else len(head) + IGNORE_EOS_TAIL
         tail = (head[-1],) * max(0, total - len(head))
         tokens = head + tail
         cached = _NoStopCompletion(text=completion.text, tokens=tokens)
