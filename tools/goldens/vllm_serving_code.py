@@ -24,8 +24,8 @@ of :mod:`mockoss.engines.vllm` does. All line references are to vllm-project/vll
 What this level does not cover: the real scheduler and sampler (a stream here has exactly one
 chunk per token; a loaded HTTP server may merge tokens into one chunk), uvicorn's framing of a
 stream that raises midway (recorded as ``note: connection dropped after frame N``), and
-structured-output enforcement (``tool_choice: "required"``'s grammar acts in the sampler, which
-the script overrides, as it does in the HTTP-level engine).
+structured-output enforcement: ``tool_choice: "required"``'s grammar acts in the sampler, so the
+scripted tokens pass unconstrained (such exchanges carry :data:`GRAMMAR_NOTE`).
 
 Run it in a virtual environment holding vLLM 0.33.0 (``pip install --no-deps vllm==0.33.0``,
 CPU torch, the dependencies listed in ``vllm-on-cpu.md``; ``transformers`` builds the offline
@@ -106,6 +106,24 @@ COVERS = (
     "rendering, serving classes, output processor, detokenizer); engine core scripted, one token "
     "per step; no sampler (structured outputs not enforced)"
 )
+
+
+#: The note on exchanges whose request makes vLLM build a structured-output grammar.
+GRAMMAR_NOTE = (
+    "level artefact: vLLM constrains this request with a JSON-schema grammar "
+    "(vllm/tool_parsers/abstract_tool_parser.py: adjust_request, for tool_choice 'required' or a named "
+    "function), which acts in the sampler; this level has no sampler, so the scripted tokens pass "
+    "unconstrained and this answer is vLLM's output mapping of tokens a constrained model might not emit "
+    "(the http-server level's engine rejects them: 500)"
+)
+
+
+def grammar_note(request: dict[str, Any]) -> str | None:
+    """:data:`GRAMMAR_NOTE` for a request that sets a tool-call grammar, else ``None``."""
+    choice = request.get("tool_choice")
+    if request.get("tools") and (choice == "required" or isinstance(choice, dict)):
+        return GRAMMAR_NOTE
+    return None
 
 
 class ScriptedCore:
@@ -218,12 +236,12 @@ async def record_case(client: Any, case: Case) -> list[GoldenExchange]:
     recorded = []
     for exchange in exchanges(case):
         body = attach(exchange.request, case.completion.tokens)
-        note = None
+        note = grammar_note(exchange.request)
         try:
             response = await client.post(exchange.endpoint, json=body)
             status, raw = response.status_code, response.content
         except Exception as exc:  # an exception escaping a stream generator after HTTP 200
-            status, raw, note = 200, b"", f"connection dropped: {type(exc).__name__}: {exc}"
+            status, raw, note = 200, b"", f"connection dropped: {type(exc).__name__}: {exc}; {note or ''}".rstrip("; ")
         streamed = exchange.stream and status == 200
         if streamed:
             frames = split_sse(raw)
