@@ -257,3 +257,9 @@ def test_the_probe_waterfall_settles_on_lm_studio_at_its_first_probe(mockoss, ht
 def test_lm_studio_before_0_4_has_no_rest_api_v1(mockoss, http):
     reply = http.get(WATERFALL[0])
     assert (reply.status_code, reply.json()) == (200, {"error": "Unexpected endpoint or method. (GET /api/v1/models)"})
+
+
+@pytest.mark.mockoss(profile="ollama")
+def test_the_probe_waterfall_settles_on_ollama_at_api_tags(mockoss, http):
+    assert [http.get(path).status_code for path in WATERFALL[:2]] == [404, 200]
+    assert http.get("/api/ps").json()["models"][0]["name"] == "gpt-oss:20b"
