@@ -30,11 +30,17 @@ from mockoss.upstream.config import UpstreamError
 __all__ = ["main"]
 
 
-def _switch(text: str) -> tuple[str, Any]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    return name, yaml.safe_load(value)
+def _switch(text: str) -> list[tuple[str, Any]]:
+    """``NAME=VALUE[,NAME=VALUE…]``, the list the ``X-Mockoss-Switch`` header takes."""
+    pairs = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise argparse.ArgumentTypeError(f"expected NAME=VALUE[,NAME=VALUE…], got {item!r} in {text!r}")
+        pairs.append((name.strip(), yaml.safe_load(value)))
+    if not pairs:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE[,NAME=VALUE…], got {text!r}")
+    return pairs
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -62,7 +68,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--seed", type=int, default=0, help="seed for ids and generated content (default: 0)")
     serve.add_argument(
-        "--switch", type=_switch, action="append", default=[], metavar="NAME=VALUE", help="set a profile switch"
+        "--switch",
+        type=_switch,
+        action="extend",
+        default=[],
+        metavar="NAME=VALUE[,…]",
+        help="set profile switches (repeatable; a comma list as X-Mockoss-Switch takes)",
     )
     serve.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
     serve.add_argument(

@@ -11,6 +11,7 @@ import os
 import sys
 from typing import IO, Any
 
+from mockoss.eval.classify import SEP
 from mockoss.eval.report import EvalResult, ResultFileError, compare_rows, format_compare, format_table
 from mockoss.eval.run import RequestFileError, load_request, run_requests
 
@@ -42,7 +43,11 @@ def _positive_float(text: str) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``mockoss eval``'s arguments to its subparser."""
-    parser.add_argument("--url", required=True, help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    parser.add_argument(
+        "--url",
+        required=True,
+        help="the server's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (a root URL gets /v1)",
+    )
     parser.add_argument(
         "--request",
         required=True,
@@ -114,13 +119,16 @@ def _progress_bar(stream: IO[str]) -> Any:
 def run_command(args: argparse.Namespace) -> int:
     """Run ``mockoss eval`` with parsed arguments; return the exit code.
 
-    0 once every request has an outcome (whatever the outcomes are); 2 for bad arguments or
-    unreadable files, before any request is sent; 1 when ``--save`` cannot write its file; 130
-    on Ctrl-C.
+    0 once every request has an outcome from the endpoint (whatever the outcomes are); 3 when a
+    request could not reach it: a connection error (nothing listening), or HTTP 404/405 (the URL
+    is not the server's base URL), after printing the table and a line saying so; 2 for bad
+    arguments or unreadable files, before any request is sent; 1 when ``--save`` cannot write its
+    file; 130 on Ctrl-C. A root URL (``http://HOST:PORT``) is taken as ``http://HOST:PORT/v1``.
     """
     if not args.url.startswith(("http://", "https://")):
         example = "http://127.0.0.1:8000/v1"
         return _error(f"--url: expected an http:// or https:// base URL such as {example}, got {args.url!r}")
+    args.url = base_url(args.url)
     try:
         request = load_request(args.request)
     except RequestFileError as exc:
@@ -170,4 +178,33 @@ def run_command(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"mockoss eval: error: --save: {args.save}: cannot write: {exc.strerror or exc}", file=sys.stderr)
             return 1
+    unreachable = _unreachable(keys)
+    if unreachable:
+        count, reason = unreachable
+        print(f"mockoss eval: error: {count} of {len(keys)} requests did not reach {request.url(args.url)}: {reason}",
+              file=sys.stderr)
+        return 3
     return 0
+
+
+def base_url(url: str) -> str:
+    """``url`` without trailing slashes; a root URL (no path) gets ``/v1``."""
+    from urllib.parse import urlsplit
+
+    url = url.rstrip("/")
+    return url + "/v1" if urlsplit(url).path in ("", "/") else url
+
+
+def _unreachable(keys: list[str]) -> tuple[int, str] | None:
+    """``(count, reason)`` when some outcome says the endpoint was not reached, else ``None``."""
+    refused = [k for k in keys if k.startswith("connection error")]
+    missing = [k for k in keys if k.split(SEP, 1)[0] in ("404", "405")]
+    if refused:
+        return len(refused), "connection error (is the server running, and is --url right?): " + refused[0].split(SEP, 1)[-1]
+    if missing:
+        status, _, text = missing[0].partition(SEP)
+        return len(missing), (
+            f"HTTP {status} ({text}); check --url (the server's base URL, e.g. http://127.0.0.1:8000/v1) "
+            "and the request's model"
+        )
+    return None

@@ -1,4 +1,10 @@
-"""The scenario commands of the ``mockoss`` CLI: ``scenarios``, ``validate`` and ``schema``.
+"""The scenario commands of the ``mockoss`` CLI: ``scenarios``, ``validate``, ``schema``, ``show``
+and ``faults``.
+
+``mockoss show NAME`` prints a shipped scenario (or a file) as written, ``--python`` as
+:mod:`mockoss.steps` builder code that evaluates to the same data. ``mockoss faults`` lists the
+Harmony fault kinds (:data:`mockoss.harmony.faults.FAULTS`) with their parameters, defaults,
+allowed values and sources.
 
 ``mockoss validate PATH…`` checks scenario files (a directory means every ``*.yaml``/``*.yml`` in
 it, recursively) without serving them; it prints every problem as ``FILE:LINE: FIELD: problem``
@@ -23,7 +29,7 @@ from mockoss.scenario.loader import (
 __all__ = ["COMMANDS", "add_arguments", "run"]
 
 #: The commands this module adds and runs.
-COMMANDS = ("scenarios", "validate", "schema")
+COMMANDS = ("scenarios", "validate", "schema", "show", "faults")
 
 
 def add_arguments(commands: Any) -> None:
@@ -41,12 +47,30 @@ def add_arguments(commands: Any) -> None:
     commands.add_parser(
         "schema", help="print the JSON Schema of scenario files", description="Print the JSON Schema of scenario files."
     )
+    show = commands.add_parser(
+        "show",
+        help="print a shipped scenario (or a scenario file)",
+        description="Print a shipped scenario as written, or as mockoss.steps builder code (--python).",
+    )
+    show.add_argument("name", metavar="NAME", help="a shipped scenario name (mockoss scenarios) or a YAML file path")
+    show.add_argument("--python", action="store_true", help="print mockoss.steps builder code instead of YAML")
+    faults = commands.add_parser(
+        "faults",
+        help="list the Harmony fault kinds and their parameters",
+        description="List the Harmony fault kinds a completion's `fault:` (or mockoss.steps fault()) takes.",
+    )
+    faults.add_argument("kind", nargs="?", help="print one kind's full documentation")
+    faults.add_argument("--json", action="store_true", help="print JSON")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run one of :data:`COMMANDS`; returns the exit code."""
     if args.command == "validate":
         return _validate(args.paths)
+    if args.command == "show":
+        return _show(args.name, python=args.python)
+    if args.command == "faults":
+        return _faults(args.kind, as_json=args.json)
     if args.command == "schema":
         from mockoss.scenario.json_schema import scenario_json_schema_text
 
@@ -108,4 +132,70 @@ def _validate(paths: list[str]) -> int:
         print(f"{len(problems)} problem(s)", file=sys.stderr)
         return 1
     print(f"ok: {scenarios} scenarios, {rules} rules, {steps} steps")
+    return 0
+
+
+def _show(name: str, *, python: bool) -> int:
+    import importlib.resources
+
+    import yaml
+
+    path = Path(name)
+    try:
+        if path.suffix in (".yaml", ".yml") or path.exists():
+            load_scenario(path)  # the file's own problems, with line and field
+            text = path.read_text(encoding="utf-8")
+        else:
+            load_scenario(name)  # unknown names: did-you-mean
+            text = (importlib.resources.files("mockoss.scenarios") / f"{name}.yaml").read_text(encoding="utf-8")
+    except ScenarioError as exc:
+        print(f"mockoss: error: {exc}", file=sys.stderr)
+        return 2
+    if not python:
+        sys.stdout.write(text)
+        return 0
+    from mockoss.steps import Script
+
+    print("from mockoss.steps import *  # noqa: F403\n")
+    print(f"scenario = {Script.from_dict(yaml.safe_load(text)).to_python()}")
+    return 0
+
+
+def _faults(kind: str | None, *, as_json: bool) -> int:
+    import difflib
+
+    from mockoss.harmony.faults import FAULTS
+
+    if kind is not None and kind not in FAULTS:
+        close = difflib.get_close_matches(kind, list(FAULTS), 3)
+        hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else f"; kinds: {', '.join(FAULTS)}"
+        print(f"mockoss: error: unknown fault kind {kind!r}{hint}", file=sys.stderr)
+        return 2
+    kinds = [FAULTS[kind]] if kind else list(FAULTS.values())
+    described = [
+        {
+            "kind": k.name,
+            "summary": k.summary,
+            "sources": list(k.sources),
+            "params": [
+                {"name": p.name, "default": p.default, "expects": p.expects(), "description": p.description}
+                for p in k.all_params
+            ],
+        }
+        for k in kinds
+    ]
+    if as_json:
+        print(json.dumps(described, indent=2, ensure_ascii=False))
+        return 0
+    if kind is not None:
+        print(FAULTS[kind].doc.strip())
+        print()
+    for entry in described:
+        print(f"{entry['kind']}: {entry['summary']}")
+        for param in entry["params"]:
+            print(f"    {param['name']} = {param['default']!r}  ({param['expects']}): {param['description']}")
+        print(f"    sources: {', '.join(entry['sources'])}")
+    if kind is None:
+        print("\nUse in a scenario: completion: {messages: [...], fault: {kind: KIND, PARAM: VALUE}};")
+        print("in Python: mockoss.steps.fault(KIND, *messages, PARAM=VALUE). `mockoss faults KIND` for details.")
     return 0

@@ -39,6 +39,7 @@ from mockoss.scenario.schema import (
     StepSpec,
 )
 from mockoss.scenario.transport import TransportSpec
+from mockoss.suggest import did_you_mean
 
 __all__ = ["Rule", "Scenario", "ScenarioError", "Step", "builtin_names", "load_scenario", "scenario_from_data"]
 
@@ -315,7 +316,8 @@ def _check_switch_names(origin: str, root: yaml.Node | None, switches: Mapping[s
         if switch not in known:
             line = _node_line(root, ["switches", switch])
             where = f"{origin}:{line}" if line else origin
-            raise ScenarioError(f"{where}: switches.{switch}: no profile has this switch; switches: {', '.join(sorted(known))}")
+            raise ScenarioError(f"{where}: switches.{switch}: no profile has this switch; "
+                                + did_you_mean(switch, sorted(known), "`mockoss profiles`"))
 
 
 def load_scenario(path_or_name: str | Path) -> Scenario:
@@ -334,8 +336,8 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
         resource = _builtin_dir() / f"{path_or_name}.yaml"
         if not resource.is_file():
             raise ScenarioError(
-                f"unknown scenario {str(path_or_name)!r}: not a file, and not one of the shipped scenarios: "
-                + ", ".join(builtin_names())
+                f"unknown scenario {str(path_or_name)!r}: not a file, and not a shipped scenario; "
+                + did_you_mean(str(path_or_name), builtin_names(), "`mockoss scenarios`")
             )
         raw, origin, name = resource.read_bytes(), f"mockoss:scenarios/{path_or_name}.yaml", str(path_or_name)
     key = (origin, name, raw)

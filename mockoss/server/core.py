@@ -64,6 +64,39 @@ def _for_endpoint(profile: Profile, endpoint: Endpoint) -> Profile:
     return profile if scoped is None else scoped(endpoint)  # type: ignore[no-any-return]
 
 
+def _model_hint(reply: Reply, model: str, served: Sequence[str]) -> Reply:
+    """The server's "model not found" reply, with a mockoss hint appended to its message when
+    ``model`` is a near miss of a served name (``gpt-oss-20b`` for ``openai/gpt-oss-20b``): how to
+    make the server accept it. Other names keep the server's exact text."""
+    import dataclasses
+    import difflib
+
+    bare = {name.rsplit("/", 1)[-1]: name for name in served}
+    close = [bare[model]] if model in bare else difflib.get_close_matches(model, list(served), 1, 0.6)
+    if not close or reply.streamed:
+        return reply
+    hint = (
+        f" (mockoss: this server answers to {close[0]!r}; to accept {model!r} too, start it with "
+        f"--served-model-name {close[0]} {model}, or MockServer(served_model_names=[...]))"
+    )
+    for key in ("message", "error"):
+        for value in _strings(json.loads(reply.body or b"null"), key):
+            encoded = json.dumps(value, ensure_ascii=False)[1:-1].encode()
+            if encoded and encoded in reply.body:
+                addition = json.dumps(hint, ensure_ascii=False)[1:-1].encode()
+                body = reply.body.replace(encoded, encoded + addition, 1)
+                return dataclasses.replace(reply, body=body)
+    return reply
+
+
+def _strings(data: Any, key: str) -> list[str]:
+    """String values under ``key`` anywhere in ``data``, outermost first."""
+    if isinstance(data, dict):
+        found = [data[key]] if isinstance(data.get(key), str) else []
+        return found + [s for v in data.values() for s in _strings(v, key)]
+    return []
+
+
 def _parse_switches(header: str) -> dict[str, Any]:
     switches: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in header.split(","))):
@@ -304,6 +337,8 @@ class MockServer:
                     server_log=reply.log,
                 )
             )
+            if played is not None and endpoint == "responses" and reply.status == 200:
+                self._remember(played, reply, body)
             _share(self.requests[-1])
             if self.recorder is not None:
                 self.recorder.observe(self, self.requests[-1], reply, step)
@@ -401,7 +436,7 @@ class MockServer:
             return profile.error(400, message, param=param)
         model = request.model or self.served_model_names[0]  # type: ignore[attr-defined]
         if model not in self.served_model_names and profile.model_check:
-            return profile.model_not_found(model)
+            return _model_hint(profile.model_not_found(model), model, self.served_model_names)
         return profile, request, model
 
     def precheck(self, endpoint: Endpoint, raw: bytes) -> Reply | None:

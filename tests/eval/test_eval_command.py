@@ -184,10 +184,13 @@ def test_connection_refused_is_an_outcome(request_file, capsys):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    data = _json(capsys, "--url", f"http://127.0.0.1:{port}/v1", "--request", request_file(REQUEST), "-n", "3")
-    [outcome] = data["outcomes"]
+    code, out, err = _eval(capsys, "--url", f"http://127.0.0.1:{port}/v1", "--request", request_file(REQUEST), "-n", "3", "--json")
+    [outcome] = json.loads(out)["outcomes"]
     assert outcome["outcome"].startswith("connection error — ConnectError")
     assert outcome["count"] == 3
+    # The table is still printed, but nothing reached the endpoint: the exit code says so.
+    assert code == 3
+    assert err.startswith(f"mockoss eval: error: 3 of 3 requests did not reach http://127.0.0.1:{port}/v1/responses: connection error")
 
 
 def test_a_server_that_never_answers_is_a_timeout(request_file, capsys):

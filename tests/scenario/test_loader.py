@@ -97,11 +97,13 @@ def test_top_level_must_be_a_mapping(tmp_path):
         load_scenario(path)
 
 
-def test_unknown_name_lists_shipped_scenarios():
+def test_unknown_name_suggests_the_closest_shipped_scenarios():
     with pytest.raises(ScenarioError) as info:
-        load_scenario("no-such-scenario")
-    assert "unknown scenario 'no-such-scenario'" in str(info.value)
-    assert "clean-answer" in str(info.value)
+        load_scenario("clean-answr")
+    assert str(info.value) == (
+        "unknown scenario 'clean-answr': not a file, and not a shipped scenario; did you mean 'clean-answer'? "
+        f"(`mockoss scenarios` lists all {len(builtin_names())})"
+    )
 
 
 def test_missing_file_path():
