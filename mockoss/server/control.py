@@ -7,8 +7,9 @@ server would give) and request log. A request picks its test id with the header
 client's base URL: no header needed). Requests without one use the default session (the server
 as started). A session is created on first use as a copy of the server's start-up configuration
 (scenario, profile, switches, model names, seed, transport, recorder); at most
-:data:`MAX_SESSIONS` are kept, the least recently used is dropped. With ``--upstream`` every
-request goes to the default session (the proxy serves the server as started).
+:data:`MAX_SESSIONS` are kept, the least recently used is dropped. With ``--upstream`` the
+proxy answers every request as the server as started; a test id then only keeps its own request
+log (a reset of it clears that log).
 
 **Routes** (a FastAPI sub-application with its own OpenAPI description at
 ``/mockoss/openapi.json``; the emulated server's routes are not in it). Every route takes the
@@ -114,7 +115,7 @@ class ControlPlane:
 
     def session(self, test_id: str | None, *, create: bool = True) -> _Session | None:
         """The session of ``test_id`` (``None``/empty: the default one), created on first use."""
-        if not test_id or self.upstream:
+        if not test_id:
             return self._default
         with self._lock:
             found = self._sessions.get(test_id)
@@ -124,7 +125,10 @@ class ControlPlane:
                 return found
             if not create:
                 return None
-            found = self._sessions[test_id] = _Session(self._copy(), deque(maxlen=self._log_limit))
+            # With an upstream the proxy answers for the server as started: a session has its own
+            # log only (the upstream's state is not ours to split).
+            server = self.base if self.upstream else self._copy()
+            found = self._sessions[test_id] = _Session(server, deque(maxlen=self._log_limit))
             while len(self._sessions) > MAX_SESSIONS:
                 self._sessions.popitem(last=False)
             return found
@@ -189,7 +193,7 @@ class ControlPlane:
             "step": record.step if record is not None else None,
         }
         if endpoint != "control":
-            target = self.session(test_id, create=False) if test_id else self._default
+            target = self.session(test_id)
             if target is not None:
                 target.log.append(entry)
         self.metrics.observe(endpoint, status, record.scenario if record is not None else None, frames)
@@ -262,7 +266,8 @@ class ControlPlane:
         async def reset(request: Request, test_id: str | None = Query(None), all: bool = Query(False)) -> Response:  # noqa: A002
             sessions = [plane._default, *plane._sessions.values()] if all else [plane.session(chosen(request, test_id))]
             for target in sessions:
-                target.server.reset()  # type: ignore[union-attr]
+                if target.server is not plane.base or target is plane._default:
+                    target.server.reset()  # type: ignore[union-attr]
                 target.log.clear()  # type: ignore[union-attr]
             return Response(status_code=204)
 

@@ -212,3 +212,19 @@ def test_the_readme_ci_recipe_flags_work_from_the_command_line(tmp_path):
         proc.terminate()
         proc.wait(30)
         proc.stdout.close()
+
+
+def test_with_an_upstream_each_test_id_still_reads_only_its_own_log(running):
+    from mockoss.upstream import Upstream
+
+    upstream = running()
+    proxy = running(upstream=Upstream(upstream.url), scenario=None)
+    with httpx.Client(timeout=30) as client:
+        assert client.post(proxy.url + "/s/a/v1/chat/completions", json=CHAT).status_code == 200
+        assert client.post(proxy.url + "/s/b/v1/chat/completions", json=CHAT).status_code == 200
+        a = client.get(proxy.url + "/mockoss/requests?test_id=a").json()
+        assert client.post(proxy.url + "/mockoss/reset?test_id=b").status_code == 204
+        b = client.get(proxy.url + "/mockoss/requests?test_id=b").json()
+        a_again = client.get(proxy.url + "/mockoss/requests?test_id=a").json()
+    assert [(e["test_id"], e["status"], e["endpoint"]) for e in a] == [("a", 200, "chat")]
+    assert b == [] and a_again == a
