@@ -192,10 +192,8 @@ class ControlPlane:
             "turn": record.turn if record is not None else None,
             "step": record.step if record is not None else None,
         }
-        if endpoint != "control":
-            target = self.session(test_id)
-            if target is not None:
-                target.log.append(entry)
+        if endpoint != "control" and (test_id is None or _TEST_ID.fullmatch(test_id)):
+            self.session(test_id).log.append(entry)  # type: ignore[union-attr]
         self.metrics.observe(endpoint, status, record.scenario if record is not None else None, frames)
         if self.options.access_log:
             client = scope.get("client") or ("-", 0)
