@@ -20,10 +20,12 @@ from mockoss import explain as explain_command
 from mockoss.engines import EngineError
 from mockoss.engines import cli as engine_cli
 from mockoss.eval import command as eval_command
+from mockoss.harmony.encoding import VocabularyError
 from mockoss.profiles.registry import PROFILES, ProfileError
 from mockoss.scenario import commands as scenario_commands
 from mockoss.scenario.loader import ScenarioError
 from mockoss.scenario.transport import TransportError
+from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT_S
 from mockoss.upstream import cli as upstream_cli
 from mockoss.upstream.config import UpstreamError
 
@@ -84,6 +86,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--ttft-ms", type=float, metavar="MS", help="default time to first token, ms (transport)")
     serve.add_argument("--tokens-per-s", type=float, metavar="N", help="default stream pacing, frames (tokens) per s")
+    limits = serve.add_argument_group("limits (README: Limits)")
+    limits.add_argument(
+        "--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, metavar="N",
+        help=f"largest request body; larger ones get 413 in the profile's error shape (default: {DEFAULT_MAX_BODY_BYTES:,})",
+    )
+    limits.add_argument(
+        "--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT_S, metavar="S",
+        help="seconds a client has to send a request head (idle and half-sent connections are closed), "
+        f"and then its body (408) (default: {DEFAULT_REQUEST_TIMEOUT_S:g})",
+    )
+    limits.add_argument(
+        "--scenario-dir", action="append", default=[], metavar="DIR",
+        help="a directory whose NAME.yaml files X-Mockoss-Scenario: NAME may select (repeatable); "
+        "no other file is ever opened for that header",
+    )
     upstream_cli.add_arguments(serve)  # --upstream*, --record*, --redact
     engine_cli.add_arguments(serve)  # --engine vllm, --vllm-*
     control = serve.add_argument_group("control routes /mockoss/* (README: Sharing one server)")
@@ -111,8 +128,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from mockoss.harmony.encoding import load_encoding
     from mockoss.server.core import MockServer
     from mockoss.server.run import base_url, bind, serve_forever
+
+    load_encoding()  # a broken vocabulary cache is reported here, as what it is (main())
 
     engine = None
     try:
@@ -124,6 +144,8 @@ def _serve(args: argparse.Namespace) -> int:
             served_model_names=args.served_model_name,
             seed=args.seed,
             request_log_limit=10_000,
+            max_body_bytes=args.max_body_bytes,
+            scenario_dirs=tuple(args.scenario_dir),
             transport={k: v for k, v in (("ttft_ms", args.ttft_ms), ("tokens_per_s", args.tokens_per_s)) if v is not None}
             or None,
             upstream=upstream,
@@ -162,7 +184,7 @@ def _serve(args: argparse.Namespace) -> int:
         from mockoss.server.control import ControlOptions
 
         options = ControlOptions(admin_token=args.admin_token, allowed_hosts=tuple(args.allowed_host), access_log=args.access_log)
-        serve_forever(server, sock, log_level=args.log_level, control=options)
+        serve_forever(server, sock, log_level=args.log_level, control=options, request_timeout_s=args.request_timeout)
     except KeyboardInterrupt:
         pass
     finally:
@@ -180,6 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `mockoss explain … | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except VocabularyError as exc:  # every command needs the tokenizer: one clear line, no traceback
+        print(f"mockoss: error: the o200k_base vocabulary cannot be loaded: {exc}", file=sys.stderr)
+        return 2
 
 
 def _main(argv: Sequence[str] | None) -> int:

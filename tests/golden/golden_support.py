@@ -54,6 +54,9 @@ class KnownDifference:
     exchange: str
     reason: str
     switch: str | None
+    #: JSON paths (``choices[].weight_versions``; ``[]`` = every list element) removed from both
+    #: answers before comparing again; empty: the whole exchange differs for ``reason``.
+    ignore: tuple[str, ...] = ()
 
     def matches(self, golden: str, case: str, exchange: str) -> bool:
         return (
@@ -64,7 +67,7 @@ class KnownDifference:
 
     @property
     def label(self) -> str:
-        return f"{self.golden}/{self.case}/{self.exchange}"
+        return f"{self.golden}/{self.case}/{self.exchange}" + (f" ignore {', '.join(self.ignore)}" if self.ignore else "")
 
 
 @cache
@@ -80,7 +83,7 @@ def known_differences() -> tuple[KnownDifference, ...]:
     out = []
     for index, entry in enumerate(entries):
         where = f"{KNOWN_FILE.name}: differences[{index}]"
-        unknown = set(entry) - {"golden", "case", "exchange", "reason", "switch"}
+        unknown = set(entry) - {"golden", "case", "exchange", "reason", "switch", "ignore"}
         if unknown:
             raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
         if not str(entry.get("reason") or "").strip():
@@ -90,13 +93,55 @@ def known_differences() -> tuple[KnownDifference, ...]:
         for key in ("case", "exchange"):
             if not isinstance(entry.get(key), str):
                 raise ValueError(f"{where}: {key!r} is required (a glob)")
+        ignore = entry.get("ignore") or []
+        if not isinstance(ignore, list) or not all(isinstance(p, str) and p for p in ignore):
+            raise ValueError(f"{where}: 'ignore' is a list of JSON paths such as choices[].weight_versions")
         out.append(KnownDifference(entry.get("golden", "*"), entry["case"], entry["exchange"],
-                                   " ".join(str(entry["reason"]).split()), entry["switch"]))
+                                   " ".join(str(entry["reason"]).split()), entry["switch"], tuple(ignore)))
     return tuple(out)
 
 
-def known_for(golden: str, case: str, exchange: str) -> KnownDifference | None:
-    return next((k for k in known_differences() if k.matches(golden, case, exchange)), None)
+def known_for(golden: str, case: str, exchange: str) -> list[KnownDifference]:
+    """Every entry of ``known_differences.yaml`` that names this exchange."""
+    return [k for k in known_differences() if k.matches(golden, case, exchange)]
+
+
+def _parts(path: str) -> list[str]:
+    return [part for part in path.replace("[]", ".[]").split(".") if part]
+
+
+def _drop(value: Any, parts: list[str]) -> Any:
+    """``value`` without what ``parts`` names (a copy where something changes)."""
+    if not parts:
+        return value
+    head, rest = parts[0], parts[1:]
+    if head == "[]":
+        return [_drop(item, rest) for item in value] if isinstance(value, list) else value
+    if not isinstance(value, dict) or head not in value:
+        return value
+    if not rest:
+        return {k: v for k, v in value.items() if k != head}
+    return {k: (_drop(v, rest) if k == head else v) for k, v in value.items()}
+
+
+def mask_json(value: Any, paths: tuple[str, ...]) -> Any:
+    """``value`` with every JSON path of ``paths`` removed."""
+    for path in paths:
+        value = _drop(value, _parts(path))
+    return value
+
+
+def mask_frame(frame: str, paths: tuple[str, ...]) -> str:
+    """An SSE frame with ``paths`` removed from its ``data:`` JSON."""
+    lines = []
+    for line in frame.split("\n"):
+        if line.startswith("data: "):
+            try:
+                line = "data: " + dumps(mask_json(json.loads(line[6:]), paths))
+            except ValueError:
+                pass
+        lines.append(line)
+    return "\n".join(lines)
 
 
 @cache
@@ -151,7 +196,7 @@ class Outcome:
     exchange: str
     result: str
     diff: str = ""
-    known: KnownDifference | None = None
+    known: tuple[KnownDifference, ...] = ()
 
 
 def answer(server: MockServer, golden: GoldenExchange, completion: Completion) -> tuple[int, Any, list[str] | None, str | None]:
@@ -172,25 +217,28 @@ def _lines_diff(want: list[str], got: list[str], limit: int = 24, width: int = 4
     return "\n".join(clipped)
 
 
-def compare(directory: str, golden_file: GoldenFile, golden: GoldenExchange) -> Outcome:
-    """Compare one golden exchange with mockoss's answer; a difference carries a compact diff."""
-    name, switches = profile_for(golden_file.header)
-    server = server_for(name, json.dumps(switches, sort_keys=True))
-    tokens = tuple(golden_file.completion["tokens"])
-    completion = Completion(text=golden_file.completion["text"], tokens=tokens)
-    status, body, frames, abort = answer(server, golden, completion)
+def _problems(
+    golden: GoldenExchange, status: int, body: Any, frames: list[str] | None, abort: str | None,
+    ignore: tuple[str, ...] = (),
+) -> list[str]:
+    """What differs between the golden and mockoss's answer, ``ignore``'s paths removed from both."""
+    want_body, want_frames = golden.body, golden.frames
+    if ignore:
+        body, want_body = mask_json(body, ignore), mask_json(want_body, ignore)
+        frames = None if frames is None else [mask_frame(f, ignore) for f in frames]
+        want_frames = None if want_frames is None else [mask_frame(f, ignore) for f in want_frames]
     problems = []
     if status != golden.status:
         problems.append(f"status: vllm {golden.status}, mockoss {status}")
-    if golden.frames is not None:
+    if want_frames is not None:
         if frames is None:
-            problems.append(f"vllm streams {len(golden.frames)} frames; mockoss answers a body: {dumps(body)[:300]}")
-        elif frames != golden.frames:
-            problems.append(_lines_diff(golden.frames, frames))
+            problems.append(f"vllm streams {len(want_frames)} frames; mockoss answers a body: {dumps(body)[:300]}")
+        elif frames != want_frames:
+            problems.append(_lines_diff(want_frames, frames))
     elif frames is not None:
-        problems.append(f"vllm answers a body, mockoss streams {len(frames)} frames; vllm body: {dumps(golden.body)[:300]}")
-    elif dumps(body) != dumps(golden.body):
-        want = json.dumps(golden.body, indent=1, ensure_ascii=False).splitlines()
+        problems.append(f"vllm answers a body, mockoss streams {len(frames)} frames; vllm body: {dumps(want_body)[:300]}")
+    elif dumps(body) != dumps(want_body):
+        want = json.dumps(want_body, indent=1, ensure_ascii=False).splitlines()
         got = json.dumps(body, indent=1, ensure_ascii=False).splitlines()
         problems.append(_lines_diff(want, got))
     dropped = "connection dropped" in (golden.note or "").lower()
@@ -198,11 +246,36 @@ def compare(directory: str, golden_file: GoldenFile, golden: GoldenExchange) -> 
         problems.append(f"mockoss drops the connection ({abort}); vllm ends the stream")
     elif dropped and not abort:
         problems.append(f"vllm: {golden.note}; mockoss ends the stream")
+    return problems
+
+
+def compare(directory: str, golden_file: GoldenFile, golden: GoldenExchange) -> Outcome:
+    """Compare one golden exchange with mockoss's answer; a difference carries a compact diff.
+
+    A difference is :data:`KNOWN` when ``known_differences.yaml`` names the exchange with an entry
+    without ``ignore``, or when removing the ``ignore`` paths of every entry naming it leaves
+    nothing different; otherwise it is :data:`DIFFERENT`, and the diff shown is what remains.
+    """
+    name, switches = profile_for(golden_file.header)
+    server = server_for(name, json.dumps(switches, sort_keys=True))
+    tokens = tuple(golden_file.completion["tokens"])
+    completion = Completion(text=golden_file.completion["text"], tokens=tokens)
+    status, body, frames, abort = answer(server, golden, completion)
+    problems = _problems(golden, status, body, frames, abort)
     if not problems:
         return Outcome(golden.id, IDENTICAL)
-    known = known_for(directory, golden_file.case, golden.id)
-    diff = "\n".join(problems)
-    return Outcome(golden.id, KNOWN if known else DIFFERENT, diff, known)
+    entries = known_for(directory, golden_file.case, golden.id)
+    whole = [k for k in entries if not k.ignore]
+    if whole:
+        return Outcome(golden.id, KNOWN, "\n".join(problems), tuple(whole))
+    masked = [k for k in entries if k.ignore]
+    if masked:
+        ignore = tuple(path for k in masked for path in k.ignore)
+        remaining = _problems(golden, status, body, frames, abort, ignore)
+        if not remaining:
+            return Outcome(golden.id, KNOWN, "\n".join(problems), tuple(masked))
+        problems = [f"(after removing the known differences {', '.join(ignore)})", *remaining]
+    return Outcome(golden.id, DIFFERENT, "\n".join(problems))
 
 
 @cache
