@@ -209,12 +209,44 @@ def answer(server: MockServer, golden: GoldenExchange, completion: Completion) -
     return reply.status, normalise_body(reply.body), None, reply.abort
 
 
-def _lines_diff(want: list[str], got: list[str], limit: int = 24, width: int = 400) -> str:
+def _window(line: str, at: int, width: int) -> str:
+    """``line`` cut to ``width`` characters around position ``at`` (its sign column kept)."""
+    if len(line) <= width:
+        return line
+    start = max(1, min(at - width // 3, len(line) - width))
+    return line[0] + ("…" if start > 1 else "") + line[start : start + width] + ("…" if start + width < len(line) else "")
+
+
+def _first_difference(a: str, b: str) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def _lines_diff(want: list[str], got: list[str], limit: int = 24, width: int = 300) -> str:
+    """A unified diff of two line lists; a long changed line is shown around its first difference."""
     lines = list(difflib.unified_diff(want, got, "vllm (golden)", "mockoss", n=1, lineterm=""))
-    clipped = [line if len(line) <= width else line[:width] + "…" for line in lines[:limit]]
-    if len(lines) > limit:
-        clipped.append(f"… {len(lines) - limit} more diff lines")
-    return "\n".join(clipped)
+    out = []
+    index = 0
+    while index < len(lines):
+        start = index
+        while index < len(lines) and lines[index].startswith("-") and not lines[index].startswith("---"):
+            index += 1
+        removed = lines[start:index]
+        added_start = index
+        while index < len(lines) and lines[index].startswith("+") and not lines[index].startswith("+++"):
+            index += 1
+        added = lines[added_start:index]
+        if removed and len(removed) == len(added):
+            for old, new in zip(removed, added):
+                at = _first_difference(old[1:], new[1:]) + 1
+                out.extend((_window(old, at, width), _window(new, at, width)))
+        else:
+            out.extend(_window(line, 0, width) for line in removed + added)
+        if index == start:
+            out.append(_window(lines[index], 0, width))
+            index += 1
+    if len(out) > limit:
+        out = out[:limit] + [f"… {len(out) - limit} more diff lines"]
+    return "\n".join(out)
 
 
 def _problems(
