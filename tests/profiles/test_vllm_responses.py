@@ -74,7 +74,8 @@ def surface(text: str, req: ResponsesRequestView, profile: VllmProfile | None = 
 def usage(output_tokens: int, reasoning_tokens: int) -> dict[str, Any]:
     return {
         "input_tokens": PROMPT,
-        "input_tokens_details": {"cached_tokens": 0, "input_tokens_per_turn": [PROMPT], "cached_tokens_per_turn": [0]},
+        # cache_write_tokens: vLLM 0.32/0.33 (responses_body_fields; measured on both)
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0, "input_tokens_per_turn": [PROMPT], "cached_tokens_per_turn": [0]},
         "output_tokens": output_tokens,
         "output_tokens_details": {"reasoning_tokens": reasoning_tokens, "tool_output_tokens": 0, "output_tokens_per_turn": [output_tokens], "tool_output_tokens_per_turn": [0]},
         "total_tokens": PROMPT + output_tokens,
@@ -82,7 +83,10 @@ def usage(output_tokens: int, reasoning_tokens: int) -> dict[str, Any]:
 
 
 def response(output: list[Any], *, status: str = "completed", use: dict[str, Any] | None = None, tools: list[Any] | None = None, max_output_tokens: int = 131072 - PROMPT) -> dict[str, Any]:
-    """``ResponsesResponse`` fields in vLLM's declaration order (protocol.py@010a69ce)."""
+    """``ResponsesResponse`` fields in vLLM 0.33.0's dump order (vllm-project/vllm@v0.33.0:
+    vllm/entrypoints/openai/responses/protocol.py ``from_request``; the 0.33 goldens): prompt-cache
+    fields and ``safety_identifier`` (0.33), penalties and transfer params (0.32 and 0.33),
+    ``tool_choice: "none"`` without tools (``check_tool_usage``)."""
     return {
         "id": f"resp_{H[0]}",
         "created_at": CREATED,
@@ -94,7 +98,7 @@ def response(output: list[Any], *, status: str = "completed", use: dict[str, Any
         "output": output,
         "parallel_tool_calls": True,
         "temperature": 1.0,
-        "tool_choice": "auto",
+        "tool_choice": "auto" if tools else "none",
         "tools": tools or [],
         "top_p": 1.0,
         "background": False,
@@ -102,7 +106,11 @@ def response(output: list[Any], *, status: str = "completed", use: dict[str, Any
         "max_tool_calls": None,
         "previous_response_id": None,
         "prompt": None,
+        "prompt_cache_options": None,
+        "prompt_cache_key": None,
+        "prompt_cache_retention": None,
         "reasoning": None,
+        "safety_identifier": None,
         "service_tier": "auto",
         "status": status,
         "text": None,
@@ -110,6 +118,10 @@ def response(output: list[Any], *, status: str = "completed", use: dict[str, Any
         "truncation": "disabled",
         "usage": use,
         "user": None,
+        "presence_penalty": 0.0,
+        "frequency_penalty": 0.0,
+        "kv_transfer_params": None,
+        "ec_transfer_params": None,
         "input_messages": None,
         "output_messages": None,
     }
@@ -120,7 +132,7 @@ def reasoning(item_id: str, text: str, status: str | None = None) -> dict[str, A
 
 
 def message(item_id: str, text: str, status: str = "completed") -> dict[str, Any]:
-    return {"id": item_id, "content": [{"annotations": [], "text": text, "type": "output_text", "logprobs": None}], "role": "assistant", "status": status, "type": "message"}
+    return {"id": item_id, "content": [{"annotations": [], "text": text, "type": "output_text", "logprobs": None}], "role": "assistant", "status": status, "type": "message", "phase": None}
 
 
 def mcp(item_id: str, arguments: str, name: str, label: str, status: str = "completed") -> dict[str, Any]:
@@ -160,8 +172,13 @@ def test_answer_with_reasoning_exact_body() -> None:
 
 def test_function_call_with_declared_tool_exact_body() -> None:
     reply = surface(CALL, request(tools=(WEATHER_TOOL,)))
-    call = {"arguments": '{"city":"Paris"}', "call_id": f"call_{H[2]}", "name": "get_weather", "type": "function_call", "id": f"fc_{H[2]}", "status": "completed"}
-    echoed_tool = {"name": "get_weather", "parameters": WEATHER_PARAMS, "strict": None, "type": "function", "description": "Get weather"}
+    # async/caller/namespace and the echoed tool's allowed_callers/async/defer_loading/output_schema:
+    # vLLM 0.32/0.33 over the newer openai types (responses_body_fields; measured on both).
+    call = {"arguments": '{"city":"Paris"}', "call_id": f"call_{H[2]}", "name": "get_weather", "type": "function_call", "id": f"fc_{H[2]}", "async": None, "caller": None, "namespace": None, "status": "completed"}
+    echoed_tool = {
+        "name": "get_weather", "parameters": WEATHER_PARAMS, "strict": None, "type": "function",
+        "allowed_callers": None, "async": None, "defer_loading": None, "description": "Get weather", "output_schema": None,
+    }
     expected = response([reasoning(f"rs_{H[1]}", "Need weather."), call], use=usage(27, 8), tools=[echoed_tool])
     assert reply.body == dumps(expected)
 
@@ -216,7 +233,7 @@ def test_truncated_function_call_is_incomplete() -> None:
     assert body["status"] == "incomplete"
     assert body["incomplete_details"] == {"reason": "max_output_tokens"}
     assert body["max_output_tokens"] == 23
-    assert body["output"][1] == {"arguments": '{"city', "call_id": f"call_{H[2]}", "name": "get_weather", "type": "function_call", "id": f"fc_{H[2]}", "status": "incomplete"}
+    assert body["output"][1] == {"arguments": '{"city', "call_id": f"call_{H[2]}", "name": "get_weather", "type": "function_call", "id": f"fc_{H[2]}", "async": None, "caller": None, "namespace": None, "status": "incomplete"}
 
 
 def test_truncated_header_is_recovered_as_raw_final_text() -> None:
@@ -268,7 +285,9 @@ def test_plan_is_memoised_per_completion() -> None:
 
 def _answer_stream() -> list[dict[str, Any]]:
     initial = response([], status="in_progress")
-    rid, mid = f"msg_{H[1]}", f"msg_{H[2]}"  # the streamed reasoning item id is msg_ (sic)
+    # vLLM 0.32/0.33 emit_reasoning_delta_events: rs_ id and response.content_part.* for reasoning
+    # (vllm-project/vllm@v0.32.0:vllm/entrypoints/openai/responses/streaming_events.py).
+    rid, mid = f"rs_{H[1]}", f"msg_{H[2]}"
 
     def ev(kind: str, **fields: Any) -> dict[str, Any]:
         return {**fields, "type": kind}
@@ -283,18 +302,19 @@ def _answer_stream() -> list[dict[str, Any]]:
         ev("response.created", response=initial, sequence_number=-1),
         ev("response.in_progress", response=initial, sequence_number=-1),
         ev("response.output_item.added", item={"id": rid, "summary": [], "type": "reasoning", "content": None, "encrypted_content": None, "status": "in_progress"}, output_index=0, sequence_number=-1),
-        ev("response.reasoning_part.added", content_index=0, item_id=rid, output_index=0, part={"text": "", "type": "reasoning_text"}, sequence_number=-1),
+        ev("response.content_part.added", content_index=0, item_id=rid, output_index=0, part={"text": "", "type": "reasoning_text"}, sequence_number=-1),
         *(delta("response.reasoning_text.delta", rid, 0, t, False) for t in ("User", " says", " hi", ".")),
         ev("response.reasoning_text.done", content_index=0, item_id=rid, output_index=0, sequence_number=-1, text="User says hi."),
-        ev("response.reasoning_part.done", content_index=0, item_id=rid, output_index=0, part={"text": "User says hi.", "type": "reasoning_text"}, sequence_number=-1),
+        ev("response.content_part.done", content_index=0, item_id=rid, output_index=0, part={"text": "User says hi.", "type": "reasoning_text"}, sequence_number=-1),
         ev("response.output_item.done", item=reasoning(rid, "User says hi.", "completed"), output_index=0, sequence_number=-1),
-        ev("response.output_item.added", item={"id": mid, "content": [], "role": "assistant", "status": "in_progress", "type": "message"}, output_index=1, sequence_number=-1),
+        ev("response.output_item.added", item={"id": mid, "content": [], "role": "assistant", "status": "in_progress", "type": "message", "phase": None}, output_index=1, sequence_number=-1),
         ev("response.content_part.added", content_index=0, item_id=mid, output_index=1, part={"annotations": [], "text": "", "type": "output_text", "logprobs": []}, sequence_number=-1),
         *(delta("response.output_text.delta", mid, 1, t, True) for t in ("Hello", "!")),
         ev("response.output_text.done", content_index=0, item_id=mid, logprobs=[], output_index=1, sequence_number=-1, text="Hello!"),
         ev("response.content_part.done", content_index=0, item_id=mid, output_index=1, part={"annotations": [], "text": "Hello!", "type": "output_text", "logprobs": None}, sequence_number=-1),
         ev("response.output_item.done", item=message(mid, "Hello!"), output_index=1, sequence_number=-1),
-        ev("response.completed", response=response([reasoning(f"rs_{H[3]}", "User says hi."), message(f"msg_{H[4]}", "Hello!")], use=usage(16, 4)), sequence_number=-1),
+        # reuse_streamed_item_ids (vllm/entrypoints/openai/responses/utils.py): the streamed ids again.
+        ev("response.completed", response=response([reasoning(rid, "User says hi."), message(mid, "Hello!")], use=usage(16, 4)), sequence_number=-1),
     ]
     for seq, payload in enumerate(out):
         payload["sequence_number"] = seq
@@ -315,10 +335,10 @@ def test_stream_sequence_numbers_and_order() -> None:
         "response.created",
         "response.in_progress",
         "response.output_item.added",
-        "response.reasoning_part.added",
+        "response.content_part.added",
         *["response.reasoning_text.delta"] * 3,
         "response.reasoning_text.done",
-        "response.reasoning_part.done",
+        "response.content_part.done",
         "response.output_item.done",
         "response.output_item.added",
         *["response.function_call_arguments.delta"] * 5,
@@ -327,12 +347,29 @@ def test_stream_sequence_numbers_and_order() -> None:
         "response.completed",
     ]
     fc, call = f"fc_{H[2]}", f"call_{H[3]}"  # two uuids when streamed
-    assert got[10]["item"] == {"arguments": "", "call_id": call, "name": "get_weather", "type": "function_call", "id": fc, "status": "in_progress"}
+    nulls = {"async": None, "caller": None, "namespace": None}
+    assert got[10]["item"] == {"arguments": "", "call_id": call, "name": "get_weather", "type": "function_call", "id": fc, **nulls, "status": "in_progress"}
+    # emit_function_call_done_events (0.32/0.33): ``name`` comes last in the openai event model ...
+    assert list(got[16]) == ["arguments", "item_id", "output_index", "sequence_number", "type", "name"]
     assert got[16] == {"arguments": '{"city":"Paris"}', "item_id": fc, "name": "get_weather", "output_index": 1, "sequence_number": 16, "type": "response.function_call_arguments.done"}
-    # vLLM builds this item without an id and with stray event fields.
+    # ... and the done item has its fc_ id (no item_id) plus stray output_index/sequence_number.
+    assert got[17]["item"] == {"arguments": '{"city":"Paris"}', "call_id": call, "name": "get_weather", "type": "function_call", "id": fc, **nulls, "status": "completed", "output_index": 1, "sequence_number": -1}
+    final = got[-1]["response"]["output"][1]
+    assert (final["id"], final["call_id"]) == (fc, call)  # reuse_streamed_item_ids
+
+
+def test_the_former_stream_shapes_stay_behind_switches() -> None:
+    """``responses_stream_events="reasoning_part"``, ``responses_reuse_stream_ids=False``,
+    ``responses_body_fields=False``: the stream mockoss emitted before it was compared with vLLM
+    0.32/0.33 (unverified against any release; kept for tests that pinned it)."""
+    old = VllmProfile(responses_stream_events="reasoning_part", responses_reuse_stream_ids=False, responses_body_fields=False)
+    got = events(surface(CALL, request(stream=True, tools=(WEATHER_TOOL,)), old))
+    assert got[3]["type"] == "response.reasoning_part.added" and got[2]["item"]["id"] == f"msg_{H[1]}"
+    fc, call = f"fc_{H[2]}", f"call_{H[3]}"
     assert got[17]["item"] == {"arguments": '{"city":"Paris"}', "call_id": call, "name": "get_weather", "type": "function_call", "id": None, "status": "completed", "item_id": fc, "output_index": 1, "sequence_number": -1}
     final = got[-1]["response"]["output"][1]
     assert (final["id"], final["call_id"]) == (f"fc_{H[5]}", f"call_{H[5]}")
+    assert "presence_penalty" not in got[-1]["response"] and got[-1]["response"]["tool_choice"] == "auto"
 
 
 def test_seed_stream_default_emits_mcp_events() -> None:
@@ -343,7 +380,8 @@ def test_seed_stream_default_emits_mcp_events() -> None:
     # The stream names the call after the raw recipient; the completed response splits it.
     assert got[11]["item"] == mcp(f"mcp_{H[2]}", "", "tool.mcp", "tool.mcp", "in_progress")
     assert got[-4]["name"] == "tool.mcp" and got[-4]["arguments"] == SEED_ARGS
-    assert got[-1]["response"]["output"][1] == mcp(f"mcp_{H[4]}", SEED_ARGS, "mcp", "tool")
+    # reuse_streamed_item_ids: the completed response keeps the streamed mcp_ id.
+    assert got[-1]["response"]["output"][1] == mcp(f"mcp_{H[2]}", SEED_ARGS, "mcp", "tool")
 
 
 def test_seed_stream_switch_on_has_no_tool_events() -> None:
@@ -353,7 +391,7 @@ def test_seed_stream_switch_on_has_no_tool_events() -> None:
     assert not [t for t in types if "mcp" in t or "function_call" in t]
     assert types[11:13] == ["response.output_item.added", "response.content_part.added"]
     assert "".join(e["delta"] for e in got if e["type"] == "response.output_text.delta") == SEED_ARGS
-    assert got[-1]["response"]["output"] == [reasoning(f"rs_{H[3]}", "Need the time."), message(f"msg_{H[4]}", SEED_ARGS)]
+    assert got[-1]["response"]["output"] == [reasoning(f"rs_{H[1]}", "Need the time."), message(f"msg_{H[2]}", SEED_ARGS)]
 
 
 def test_stream_final_with_function_recipient_streams_a_call() -> None:

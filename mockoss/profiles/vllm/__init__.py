@@ -39,6 +39,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "harmony_library": ("oss-harmony", "openai-harmony-0.0.8"),
     "harmony_errors": ("skip", "raise"),
     "fingerprint_mode": ("full", "none"),
+    "responses_stream_events": ("content_part", "reasoning_part"),
 }
 _BOOLS = (
     "strict",
@@ -53,6 +54,9 @@ _BOOLS = (
     "stream_tool_calls_need_tools",
     "finish_tool_calls_needs_calls",
     "end_of_script_eos",
+    "responses_body_fields",
+    "responses_prompt_cache_fields",
+    "responses_reuse_stream_ids",
     "stream_finish_keeps_length",
 )
 
@@ -197,6 +201,31 @@ class VllmProfile:
             (``mockoss.engines.vllm.sidechannel.END_OF_SCRIPT``): one more completion token,
             ``stop_reason: 199999``, and the parser sees the token (skipped when
             ``harmony_errors="skip"``). False: the completion ends at its last token.
+        responses_stream_events: ``"content_part"``: vLLM 0.32/0.33's Responses stream
+            (vllm-project/vllm@v0.32.0:vllm/entrypoints/openai/responses/streaming_events.py, same at
+            v0.33.0): a reasoning item has an ``rs_`` id and is announced with
+            ``response.content_part.added/.done``; a function call's ``output_item.done`` item
+            carries ``id: "fc_…"`` (no ``item_id``) and ``function_call_arguments.done`` has
+            ``name`` last. ``"reasoning_part"``: mockoss's former emulation (``msg_`` id,
+            ``response.reasoning_part.*``, an event in no vLLM source read here; ``id: null`` plus
+            ``item_id``); unverified, kept for tests that pinned it.
+        responses_body_fields: the Responses body and items as vLLM 0.32/0.33 dump them
+            (``ResponsesResponse`` over openai's types, measured on both): ``presence_penalty`` and
+            ``frequency_penalty`` (the sampling values), ``kv_transfer_params``/``ec_transfer_params``
+            (null), ``usage.input_tokens_details.cache_write_tokens`` (0), function-call items'
+            ``async``/``caller``/``namespace`` and messages' ``phase`` (null), echoed function
+            tools' ``allowed_callers``/``async``/``defer_loading``/``output_schema`` (null), and
+            ``tool_choice: "none"`` when no tools are declared (``ResponsesRequest.check_tool_usage``,
+            vllm-project/vllm@v0.32.0:vllm/entrypoints/openai/responses/protocol.py). False: the
+            body mockoss had before (older openai types; release unverified).
+        responses_prompt_cache_fields: ``prompt_cache_options``, ``prompt_cache_key``,
+            ``prompt_cache_retention`` and ``safety_identifier`` in the Responses body (vLLM
+            0.33.0 ``ResponsesResponse.from_request``,
+            vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/responses/protocol.py). False: 0.32.0.
+        responses_reuse_stream_ids: the streamed ``response.completed`` output reuses the ids (and
+            ``call_id``) its ``output_item.done`` events sent for the same message
+            (``reuse_streamed_item_ids``, vllm-project/vllm@v0.32.0:vllm/entrypoints/openai/responses/utils.py,
+            same at v0.33.0). False: fresh ids, as mockoss did before.
     """
 
     #: Model name served when none is configured (the Hugging Face id ``vllm serve`` is usually given).
@@ -235,6 +264,10 @@ class VllmProfile:
     stream_tool_calls_need_tools: bool = True
     finish_tool_calls_needs_calls: bool = True
     end_of_script_eos: bool = True
+    responses_stream_events: Literal["content_part", "reasoning_part"] = "content_part"
+    responses_body_fields: bool = True
+    responses_prompt_cache_fields: bool = True
+    responses_reuse_stream_ids: bool = True
     version: str = "0.33.0"
 
     def __post_init__(self) -> None:

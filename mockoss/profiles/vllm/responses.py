@@ -39,6 +39,7 @@ from mockoss.profiles.base import (
 )
 from mockoss.profiles.vllm.errors import ERROR_TYPES
 from mockoss.profiles.vllm.responses_stream import (
+    StreamShapes,
     BUILTIN_TOOL_TO_MCP_SERVER_LABEL,
     MessageView,
     Segment,
@@ -73,6 +74,7 @@ class _Plan:
     harmony_error: str | None
     failure: tuple[int, str] | None  # an _ItemError while building the output items
     output: Template  # the JSON array of output items; holes index the final ids
+    stream_output: Template  # the same after a stream: holes index the stream ids (ids reused)
     final_ids: int
     events: tuple[Template, ...]  # stream frames; holes index the stream ids
     stream_ids: int
@@ -155,8 +157,11 @@ def _web_search(text: str, recipient: str, b: TemplateBuilder) -> dict[str, Any]
     return {"id": "ws_" + b.new_id(), "action": action, "status": "completed", "type": "web_search_call"}
 
 
-def _items(m: MessageView, incomplete: bool, b: TemplateBuilder, functions: frozenset[str], ignore: bool) -> list[dict[str, Any]]:
-    """``harmony_to_response_output`` for one message (plus the no-tools switch)."""
+def _items(
+    m: MessageView, incomplete: bool, b: TemplateBuilder, functions: frozenset[str], ignore: bool, fields: bool = True
+) -> list[dict[str, Any]]:
+    """``harmony_to_response_output`` for one message (plus the no-tools switch); ``fields`` is the
+    ``responses_body_fields`` switch (function calls' ``async``/``caller``/``namespace``, messages' ``phase``)."""
     if m.role != "assistant":
         return []
     recipient = None if ignore else m.recipient
@@ -167,7 +172,8 @@ def _items(m: MessageView, incomplete: bool, b: TemplateBuilder, functions: froz
         if is_function_recipient(recipient, functions):
             rid = b.new_id()
             name = recipient.removeprefix("functions.")
-            return [{"arguments": m.text, "call_id": "call_" + rid, "name": name, "type": "function_call", "id": "fc_" + rid, "status": status}]
+            extra = {"async": None, "caller": None, "namespace": None} if fields else {}
+            return [{"arguments": m.text, "call_id": "call_" + rid, "name": name, "type": "function_call", "id": "fc_" + rid, **extra, "status": status}]
         if recipient in BUILTIN_TOOL_TO_MCP_SERVER_LABEL:
             return [_reasoning(m.text, b)]
         # "All other recipients are MCP calls" (_parse_mcp_recipient: first and last segment).
@@ -177,19 +183,50 @@ def _items(m: MessageView, incomplete: bool, b: TemplateBuilder, functions: froz
         return [_reasoning(m.text, b)]
     if m.channel in ("commentary", "final"):
         content = [{"annotations": [], "text": m.text, "type": "output_text", "logprobs": None}]
-        return [{"id": "msg_" + b.new_id(), "content": content, "role": "assistant", "status": status, "type": "message"}]
+        phase = {"phase": None} if fields else {}
+        return [{"id": "msg_" + b.new_id(), "content": content, "role": "assistant", "status": status, "type": "message", **phase}]
     raise _ItemError(400, f"Unknown channel: {m.channel}")  # ValueError → BadRequestError
+
+
+def _shapes(profile: VllmProfile) -> tuple[bool, bool, bool]:
+    """(0.32/0.33 stream events, body fields, id reuse) for ``profile``; the 2025 mapping (the dated
+    ``vllm-2025``/``vllm-0.10.1`` profiles) keeps the shapes mockoss emulated for it before."""
+    if profile.responses_mapping == "2025":
+        return (False, False, False)
+    return (profile.responses_stream_events == "content_part", profile.responses_body_fields, profile.responses_reuse_stream_ids)
+
+
+def _reuse_ids(items: list[dict[str, Any]], streamed: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """``reuse_streamed_item_ids`` (vllm-project/vllm@v0.32.0:vllm/entrypoints/openai/responses/utils.py):
+    pair rebuilt items with the items streamed for the same message by type, in order; a paired
+    item takes the streamed ``id`` (and ``call_id``), an unpaired one keeps its own."""
+    remaining = list(streamed)
+    out = []
+    for item in items:
+        for i, (kind, item_id, call_id) in enumerate(remaining):
+            if kind != item["type"]:
+                continue
+            item = {**item, "id": item_id}
+            if kind == "function_call":
+                item["call_id"] = call_id
+            del remaining[i]
+            break
+        out.append(item)
+    return out
 
 
 def _build_plan(
     completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool, mapping: str = "2026",
     function_call_events: bool = True, parse: tuple[str, bool] = ("oss-harmony", True),
+    shapes: tuple[bool, bool, bool] = (True, True, True),
 ) -> _Plan:
+    # shapes: (responses_stream_events == "content_part", responses_body_fields, responses_reuse_stream_ids)
     # parse: (harmony_library, skip_errors); vLLM 0.32/0.33's HarmonyContext.append_output feeds
     # HarmonyParser.process_chunk, which skips erroring tokens (vllm/entrypoints/openai/responses/context.py).
     trace = completion.trace(max_tokens=max_tokens, strict=strict, library=parse[0], skip_errors=parse[1])
     segments, messages, flushed, reasoning = _replay(trace)
-    items_of = lambda m, incomplete, b: _items(m, incomplete, b, functions, ignore)  # noqa: E731
+    content_part, fields, reuse = shapes
+    items_of = lambda m, incomplete, b: _items(m, incomplete, b, functions, ignore, fields)  # noqa: E731
     if mapping == "2025":  # recipients as parsed (no _normalize_recipient), 2025 rules
         from mockoss.profiles.vllm.responses_2025 import items_2025, raw_view
 
@@ -210,24 +247,30 @@ def _build_plan(
             for i, (c, r, d, m) in enumerate(segments)
         ]
     stream_ids = TemplateBuilder(completion.text)
+    streamed: dict[int, list[tuple[str, str, str]]] = {}
     events = stream_event_templates(
         segments, stream_ids, function_tool_names=functions, ignore_recipients=ignore, legacy=legacy,
-        function_call_events=function_call_events,
+        function_call_events=function_call_events, shapes=StreamShapes(content_part, fields), done_items=streamed,
     )
     final_ids = TemplateBuilder(completion.text)
     items: list[dict[str, Any]] = []
+    stream_items: list[dict[str, Any]] = []
     failure = None
     if trace.error is None:
         try:
             for index, message in enumerate(messages):
-                items += items_of(message, flushed and index == len(messages) - 1, final_ids)
+                last = flushed and index == len(messages) - 1
+                items += items_of(message, last, final_ids)
+                if reuse:
+                    stream_items += _reuse_ids(items_of(message, last, stream_ids), streamed.get(id(message), []))
         except _ItemError as exc:
-            failure, items = (exc.status, exc.message), []
+            failure, items, stream_items = (exc.status, exc.message), [], []
     length = completion.emit(max_tokens).finish_reason == "length"
     return _Plan(
         harmony_error=trace.error,
         failure=failure,
         output=final_ids.compile(items),
+        stream_output=stream_ids.compile(stream_items) if reuse else final_ids.compile(items),
         final_ids=final_ids.count,
         events=tuple(events),
         stream_ids=stream_ids.count,
@@ -240,22 +283,28 @@ def _build_plan(
 def _plan(
     completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool, mapping: str = "2026",
     function_call_events: bool = True, parse: tuple[str, bool] = ("oss-harmony", True),
+    shapes: tuple[bool, bool, bool] = (True, True, True),
 ) -> _Plan:
-    key = ("vllm.responses", max_tokens, strict, functions, ignore, mapping, function_call_events, parse)
+    key = ("vllm.responses", max_tokens, strict, functions, ignore, mapping, function_call_events, parse, shapes)
     plan = completion._memo.get(key)
     if plan is None:
         plan = completion._memo[key] = _build_plan(
-            completion, max_tokens, strict, functions, ignore, mapping, function_call_events, parse
+            completion, max_tokens, strict, functions, ignore, mapping, function_call_events, parse, shapes
         )
     return plan  # type: ignore[return-value]
 
 
-def _echo_tool(tool: Any) -> Any:
-    """``FunctionTool`` as dumped (also flattens the chat-style ``{"function": {...}}`` form)."""
+def _echo_tool(tool: Any, fields: bool = True) -> Any:
+    """``FunctionTool`` as dumped (also flattens the chat-style ``{"function": {...}}`` form); with
+    ``fields`` (``responses_body_fields``) the newer openai type's ``allowed_callers``, ``async``,
+    ``defer_loading`` and ``output_schema`` (null), as vLLM 0.32/0.33 echo them."""
     if not isinstance(tool, Mapping) or tool.get("type") != "function":
         return tool
     src = tool["function"] if "name" not in tool and isinstance(tool.get("function"), Mapping) else tool
-    return {"name": src.get("name"), "parameters": src.get("parameters"), "strict": src.get("strict"), "type": "function", "description": src.get("description")}
+    head = {"name": src.get("name"), "parameters": src.get("parameters"), "strict": src.get("strict"), "type": "function"}
+    if not fields:
+        return {**head, "description": src.get("description")}
+    return {**head, "allowed_callers": None, "async": None, "defer_loading": None, "description": src.get("description"), "output_schema": None}
 
 
 def _echo_text(text: Any) -> Any:
@@ -290,7 +339,9 @@ def _echo_templates(profile: VllmProfile, request: ResponsesRequestView, ctx: Re
     """The response object around ``output``, serialised once per distinct request: the head
     (``{…"object":"response"``) and tail (``"parallel_tool_calls":…}``) as text pieces around the
     slots ``id``, ``incomplete``, ``status`` and ``usage``."""
-    key = (ctx.raw_body, request.model, ctx.prompt_tokens, ctx.created, profile.max_model_len)
+    legacy = profile.responses_mapping == "2025"
+    fields, cache_fields = profile.responses_body_fields and not legacy, profile.responses_prompt_cache_fields and not legacy
+    key = (ctx.raw_body, request.model, ctx.prompt_tokens, ctx.created, profile.max_model_len, fields, cache_fields)
     cached = _ECHO_TEMPLATES.get(key) if ctx.raw_body else None
     if cached is not None:
         return cached
@@ -310,18 +361,31 @@ def _echo_templates(profile: VllmProfile, request: ResponsesRequestView, ctx: Re
         "model": request.model,
         "object": "response",
     }
+    tool_choice = request.tool_choice
+    if fields and not body.get("tools") and tool_choice in ("auto", "none"):
+        tool_choice = "none"  # ResponsesRequest.check_tool_usage (vllm/entrypoints/openai/responses/protocol.py)
     tail = {
         "parallel_tool_calls": body.get("parallel_tool_calls") is not False,
         "temperature": temperature,
-        "tool_choice": request.tool_choice,
-        "tools": [_echo_tool(t) for t in body.get("tools") or ()],
+        "tool_choice": tool_choice,
+        "tools": [_echo_tool(t, fields) for t in body.get("tools") or ()],
         "top_p": top_p,
         "background": bool(body.get("background")),
         "max_output_tokens": limit,
         "max_tool_calls": body.get("max_tool_calls"),
         "previous_response_id": body.get("previous_response_id"),
         "prompt": None,
+        **(
+            {
+                "prompt_cache_options": None,
+                "prompt_cache_key": body.get("prompt_cache_key"),
+                "prompt_cache_retention": body.get("prompt_cache_retention"),
+            }
+            if cache_fields
+            else {}
+        ),
         "reasoning": _echo_reasoning(body.get("reasoning")),
+        **({"safety_identifier": body.get("safety_identifier")} if cache_fields else {}),
         "service_tier": body.get("service_tier") or "auto",
         "status": _slot("status"),
         "text": _echo_text(body.get("text")),
@@ -329,6 +393,16 @@ def _echo_templates(profile: VllmProfile, request: ResponsesRequestView, ctx: Re
         "truncation": body.get("truncation") or "disabled",
         "usage": _slot("usage"),
         "user": body.get("user"),
+        **(
+            {
+                "presence_penalty": float(body.get("presence_penalty") or 0.0),
+                "frequency_penalty": float(body.get("frequency_penalty") or 0.0),
+                "kv_transfer_params": None,
+                "ec_transfer_params": None,
+            }
+            if fields
+            else {}
+        ),
         "input_messages": None,
         "output_messages": None,
     }
@@ -343,12 +417,14 @@ def _echo_templates(profile: VllmProfile, request: ResponsesRequestView, ctx: Re
 class _Echo:
     """The request-dependent parts of ``ResponsesResponse.from_request`` for one request."""
 
-    __slots__ = ("head", "id", "prompt", "tail")
+    __slots__ = ("cache_write", "head", "id", "prompt", "tail")
 
     def __init__(self, profile: VllmProfile, request: ResponsesRequestView, ctx: RequestContext) -> None:
         request_id = request.body.get("request_id")  # vLLM's request_id extra param becomes the id
         self.id = dumps(request_id if isinstance(request_id, str) else profile.new_id(ctx.ids, "resp_"))
         self.prompt = ctx.prompt_tokens
+        # usage.input_tokens_details.cache_write_tokens (not in the 2025 mapping's dated profiles)
+        self.cache_write = profile.responses_body_fields and profile.responses_mapping != "2025"
         self.head, self.tail = _echo_templates(profile, request, ctx)
 
     def render(self, status: str, output_json: str, plan: _Plan | None) -> str:
@@ -356,10 +432,11 @@ class _Echo:
         usage = "null"
         if plan is not None:
             n, p = plan.output_tokens, self.prompt
+            details: dict[str, Any] = {"cached_tokens": 0, "cache_write_tokens": 0} if self.cache_write else {"cached_tokens": 0}
             usage = dumps(
                 {
                     "input_tokens": p,
-                    "input_tokens_details": {"cached_tokens": 0, "input_tokens_per_turn": [p], "cached_tokens_per_turn": [0]},
+                    "input_tokens_details": {**details, "input_tokens_per_turn": [p], "cached_tokens_per_turn": [0]},
                     "output_tokens": n,
                     "output_tokens_details": {"reasoning_tokens": plan.reasoning_tokens, "tool_output_tokens": 0, "output_tokens_per_turn": [n], "tool_output_tokens_per_turn": [0]},
                     "total_tokens": p + n,
@@ -392,7 +469,10 @@ def _stream(profile: VllmProfile, plan: _Plan, echo: _Echo, ids: IdSource) -> Re
     frames += [fill(t, stream_hex, seq) for seq, t in enumerate(plan.events, 2)]
     failure = (profile.harmony_error_status, plan.harmony_error) if plan.harmony_error is not None else plan.failure
     if failure is None:
-        output = fill(plan.output, _hex_ids(ids, plan.final_ids, profile.id_digits))
+        if _shapes(profile)[2]:  # reuse_streamed_item_ids: the output holds the streamed ids
+            output = fill(plan.stream_output, stream_hex)
+        else:
+            output = fill(plan.output, _hex_ids(ids, plan.final_ids, profile.id_digits))
         frames.append(_response_frame("response.completed", echo.render(plan.status, output, plan), len(frames)))
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(f.encode() for f in frames))
     status, message = failure
@@ -457,6 +537,7 @@ def surface_responses(profile: VllmProfile, completion: Completion, request: Res
     plan = _plan(
         completion, request.max_output_tokens, profile.strict, request.function_tool_names, ignore, mapping,
         profile.responses_stream_function_calls, parse,
+        _shapes(profile),
     )
     if not request.stream:
         if plan.harmony_error is not None:

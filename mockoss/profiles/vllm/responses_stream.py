@@ -34,6 +34,7 @@ __all__ = [
     "BUILTIN_TOOL_TO_MCP_SERVER_LABEL",
     "MessageView",
     "Segment",
+    "StreamShapes",
     "Template",
     "TemplateBuilder",
     "dumps",
@@ -115,10 +116,16 @@ class _Stream:
     """``StreamingState`` plus the dispatchers; appends compiled frames to ``frames``."""
 
     def __init__(
-        self, b: TemplateBuilder, functions: frozenset[str], ignore_recipients: bool, legacy: bool = False, function_calls: bool = True
+        self, b: TemplateBuilder, functions: frozenset[str], ignore_recipients: bool, legacy: bool = False, function_calls: bool = True,
+        shapes: StreamShapes | None = None,
     ) -> None:
         self.b, self.functions, self.ignore, self.legacy = b, functions, ignore_recipients, legacy
         self.function_calls = function_calls
+        self.shapes = shapes or StreamShapes()
+        #: per completed message (by identity), the items its output_item.done events sent:
+        #: (type, id slot, call_id slot or "") (the context's ``streamed_items_by_message``)
+        self.done_items: dict[int, list[tuple[str, str, str]]] = {}
+        self._current_done: list[tuple[str, str, str]] = []
         self.frames: list[Template] = []
         self.index, self.content, self.item, self.call = 0, -1, "", ""
         self.added = self.first_fc = False
@@ -137,6 +144,8 @@ class _Stream:
     def done_item(self, item: dict[str, Any]) -> None:
         kind = "response.output_item.done"
         self.emit(kind, {"item": item, "output_index": self.index, "sequence_number": self.b.seq, "type": kind})
+        item_id = item.get("id") or item.get("item_id") or ""
+        self._current_done.append((item["type"], item_id, item.get("call_id") or ""))
 
     def part(self, kind: str, part: dict[str, Any]) -> None:
         self.emit(kind, {"content_index": self.content, "item_id": self.item, "output_index": self.index, "part": part, "sequence_number": self.b.seq, "type": kind})
@@ -167,18 +176,22 @@ class _Stream:
     def text_delta(self, delta: str) -> None:
         if not self.added:
             self.added, self.item = True, "msg_" + self.b.new_id()
-            self.added_item({"id": self.item, "content": [], "role": "assistant", "status": "in_progress", "type": "message"})
+            self.added_item({"id": self.item, "content": [], "role": "assistant", "status": "in_progress", "type": "message", **self.shapes.phase})
             self.content += 1
             self.part("response.content_part.added", {"annotations": [], "text": "", "type": "output_text", "logprobs": []})
         kind = "response.output_text.delta"
         self.emit(kind, {"content_index": self.content, "delta": delta, "item_id": self.item, "logprobs": [], "output_index": self.index, "sequence_number": self.b.seq, "type": kind})
 
     def reasoning_delta(self, delta: str) -> None:
-        if not self.added:  # vLLM quirk: the streamed reasoning item id is msg_, not rs_
-            self.added, self.item = True, "msg_" + self.b.new_id()
+        if not self.added:
+            # 0.32/0.33 emit_reasoning_delta_events: rs_ id, response.content_part.added; the former
+            # emulation (responses_stream_events="reasoning_part") used msg_ and reasoning_part.*.
+            prefix = "rs_" if self.shapes.content_part else "msg_"
+            self.added, self.item = True, prefix + self.b.new_id()
             self.added_item({"id": self.item, "summary": [], "type": "reasoning", "content": None, "encrypted_content": None, "status": "in_progress"})
             self.content += 1
-            self.part("response.reasoning_part.added", {"text": "", "type": "reasoning_text"})
+            kind = "response.content_part.added" if self.shapes.content_part else "response.reasoning_part.added"
+            self.part(kind, {"text": "", "type": "reasoning_text"})
         kind = "response.reasoning_text.delta"
         self.emit(kind, {"content_index": self.content, "delta": delta, "item_id": self.item, "output_index": self.index, "sequence_number": self.b.seq, "type": kind})
 
@@ -188,7 +201,7 @@ class _Stream:
         if not self.first_fc:  # two separate uuids in the stream (one shared rid when not streamed)
             self.first_fc, self.item = True, "fc_" + self.b.new_id()
             self.call = "call_" + self.b.new_id()
-            self.added_item({"arguments": "", "call_id": self.call, "name": name, "type": "function_call", "id": self.item, "status": "in_progress"})
+            self.added_item({"arguments": "", "call_id": self.call, "name": name, "type": "function_call", "id": self.item, **self.shapes.call_fields, "status": "in_progress"})
         kind = "response.function_call_arguments.delta"
         self.emit(kind, {"delta": delta, "item_id": self.item, "output_index": self.index, "sequence_number": self.b.seq, "type": kind})
 
@@ -225,6 +238,8 @@ class _Stream:
         elif msg.channel in ("commentary", "final"):
             self.text_done(text)
         # tool_server is None in a mock, so emit_tool_action_events() adds nothing.
+        self.done_items[id(msg)] = self._current_done
+        self._current_done = []
         self.index += 1
         self.content, self.call, self.added, self.first_fc = -1, "", False, False
 
@@ -233,19 +248,26 @@ class _Stream:
         self.emit(kind, {"content_index": self.content, "item_id": self.item, "logprobs": [], "output_index": self.index, "sequence_number": self.b.seq, "text": text, "type": kind})
         part = {"annotations": [], "text": text, "type": "output_text", "logprobs": None}
         self.part("response.content_part.done", part)
-        self.done_item({"id": self.item, "content": [part], "role": "assistant", "status": "completed", "type": "message"})
+        self.done_item({"id": self.item, "content": [part], "role": "assistant", "status": "completed", "type": "message", **self.shapes.phase})
 
     def reasoning_done(self, text: str) -> None:
         kind = "response.reasoning_text.done"
         self.emit(kind, {"content_index": self.content, "item_id": self.item, "output_index": self.index, "sequence_number": self.b.seq, "text": text, "type": kind})
         part = {"text": text, "type": "reasoning_text"}
-        self.part("response.reasoning_part.done", part)
+        self.part("response.content_part.done" if self.shapes.content_part else "response.reasoning_part.done", part)
         self.done_item({"id": self.item, "summary": [], "type": "reasoning", "content": [part], "encrypted_content": None, "status": "completed"})
 
     def function_done(self, arguments: str, name: str) -> None:
         if not self.function_calls:
             return
         kind = "response.function_call_arguments.done"
+        if self.shapes.content_part:
+            # emit_function_call_done_events (0.32/0.33): the openai model puts ``name`` last; the
+            # done item is a ResponseFunctionToolCall with its id plus stray output_index/sequence_number.
+            self.emit(kind, {"arguments": arguments, "item_id": self.item, "output_index": self.index, "sequence_number": self.b.seq, "type": kind, "name": name})
+            item = {"arguments": arguments, "call_id": self.call, "name": name, "type": "function_call", "id": self.item, **self.shapes.call_fields}
+            self.done_item({**item, "status": "completed", "output_index": self.index, "sequence_number": -1})
+            return
         self.emit(kind, {"arguments": arguments, "item_id": self.item, "name": name, "output_index": self.index, "sequence_number": self.b.seq, "type": kind})
         self.done_item({"arguments": arguments, "call_id": self.call, "name": name, "type": "function_call", "id": None, "status": "completed", "item_id": self.item, "output_index": self.index, "sequence_number": -1})
 
@@ -269,6 +291,26 @@ def _mcp_item(item_id: str, arguments: str, name: str, label: str, status: str) 
     return {"id": item_id, "arguments": arguments, "name": name, "server_label": label, "type": "mcp_call", "approval_request_id": None, "error": None, "output": None, "status": status}
 
 
+@dataclass(frozen=True, slots=True)
+class StreamShapes:
+    """Item and event shapes that changed between releases (see the ``responses_*`` switches).
+
+    ``content_part``: 0.32/0.33 reasoning events and function-call done events; ``body_fields``:
+    ``phase`` on messages and ``async``/``caller``/``namespace`` on function calls.
+    """
+
+    content_part: bool = True
+    body_fields: bool = True
+
+    @property
+    def phase(self) -> dict[str, Any]:
+        return {"phase": None} if self.body_fields else {}
+
+    @property
+    def call_fields(self) -> dict[str, Any]:
+        return {"async": None, "caller": None, "namespace": None} if self.body_fields else {}
+
+
 def stream_event_templates(
     segments: Iterable[Segment],
     builder: TemplateBuilder,
@@ -277,6 +319,8 @@ def stream_event_templates(
     ignore_recipients: bool,
     legacy: bool = False,
     function_call_events: bool = True,
+    shapes: StreamShapes | None = None,
+    done_items: dict[int, list[tuple[str, str, str]]] | None = None,
 ) -> list[Template]:
     """Replay vLLM's ``_process_harmony_streaming_events`` over parser segments.
 
@@ -303,10 +347,12 @@ def stream_event_templates(
     Returns:
         One template per frame, between ``response.in_progress`` and ``response.completed``.
     """
-    stream = _Stream(builder, function_tool_names, ignore_recipients, legacy, function_call_events)
+    stream = _Stream(builder, function_tool_names, ignore_recipients, legacy, function_call_events, shapes)
     for channel, recipient, delta, completed in segments:
         if delta:
             stream.delta(channel, None if ignore_recipients else recipient, delta)
         elif completed is not None:
             stream.done(completed)
+    if done_items is not None:  # filled for the caller: the ids each message's done events sent
+        done_items.update(stream.done_items)
     return stream.frames
