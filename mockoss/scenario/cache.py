@@ -16,7 +16,7 @@ from mockoss.harmony.completion import BYTES_PER_TOKEN
 from mockoss.harmony.lru import BytesLRU
 
 if TYPE_CHECKING:
-    from mockoss.scenario.loader import Scenario
+    from mockoss.scenario.compiled import Scenario
 
 __all__ = ["SCENARIO_CACHE_BYTES", "clear_scenario_cache", "loaded_scenarios", "scenario_cost"]
 

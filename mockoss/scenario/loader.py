@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.resources
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -20,13 +19,14 @@ import yaml
 from pydantic import ValidationError
 
 from mockoss.harmony import Completion
-from mockoss.profiles.base import Reply
+from mockoss.harmony.encoding import VocabularyError
 from mockoss.scenario.cache import loaded_scenarios, scenario_cost
+from mockoss.scenario.compiled import Rule, Scenario, ScenarioError, Step
 from mockoss.scenario.locate import key_line, validation_errors
 from mockoss.scenario.locate import loc_text as _loc_text
 from mockoss.scenario.locate import node_line as _node_line
 from mockoss.scenario.match_spec import MatchSpec
-from mockoss.scenario.matching import Matcher, compile_match
+from mockoss.scenario.matching import compile_match
 from mockoss.scenario.render import CompletionTemplate, compile_completion
 from mockoss.scenario.template import parse_template
 from mockoss.scenario.replay import compile_replay
@@ -35,99 +35,25 @@ from mockoss.scenario.schema import (
     PickOption,
     RuleSpec,
     ScenarioFile,
-    ScriptedError,
     StepSpec,
 )
-from mockoss.scenario.transport import TransportSpec
 from mockoss.suggest import did_you_mean
+from mockoss.scenario.yamlsafe import YamlLimitError, check_expansion
 
-__all__ = ["Rule", "Scenario", "ScenarioError", "Step", "builtin_names", "load_scenario", "scenario_from_data"]
+__all__ = [
+    "MAX_SCENARIO_BYTES",
+    "Rule",
+    "Scenario",
+    "ScenarioError",
+    "Step",
+    "builtin_names",
+    "load_named",
+    "load_scenario",
+    "scenario_from_data",
+]
 
-
-class ScenarioError(ValueError):
-    """A scenario file cannot be read or does not follow the format.
-
-    ``str()`` names the file, the line and the field, e.g.
-    ``scenarios/x.yaml:7: steps[0].completion.messages[0].chanel: unknown field``.
-    """
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """A compiled step: exactly one of ``completion``, ``template``, ``error``, ``options`` or ``replay`` is set.
-
-    ``index`` is the step's position in its rule; ``template`` is set instead of ``completion``
-    when the completion's text holds templates (render it per request).
-    """
-
-    index: int
-    completion: Completion | None
-    error: ScriptedError | None
-    note: str | None = None
-    #: Timing and transport faults for this step's reply (``transport:``), else ``None``.
-    transport: TransportSpec | None = None
-    #: Consecutive requests this step answers.
-    times: int = 1
-    template: CompletionTemplate | None = None
-    #: ``pick`` steps: ``(weight, answer)`` pairs, one chosen per request (:mod:`mockoss.scenario.pick`).
-    options: tuple[tuple[int, Step], ...] = ()
-    pick_mode: str = "deck"
-    #: ``replay`` steps: the recorded reply, returned as is (:mod:`mockoss.scenario.replay`).
-    replay: Reply | None = None
-    #: The step may go unused without failing ``assert_all_steps_used`` (``optional: true``).
-    optional: bool = False
-    #: The tool calls its completion makes, ``(name, arguments JSON text or None when templated)``,
-    #: checked against the request's tools (:mod:`mockoss.scenario.tool_check`); empty for steps
-    #: with a ``fault``, ``raw`` text or ``tool_mismatch_intended: true``.
-    tool_calls: tuple[tuple[str, str | None], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """A compiled rule.
-
-    Attributes:
-        index: position in the scenario (0-based).
-        name: the rule's ``name``, else ``None``.
-        label: ``rule 'leak'``, or ``rule #2`` (1-based) when unnamed.
-        where: ``scenario FILE:LINE`` (``scenario NAME`` for inline scenarios).
-        match: the compiled ``match`` block (no checks: every request).
-        steps: the rule's steps.
-        ends: running totals of the steps' ``times`` (step ``i`` answers positions up to ``ends[i] - 1``).
-        when_exhausted: ``repeat_last``, ``error`` or ``next_rule``.
-        exhausted_error: what ``error`` answers.
-    """
-
-    index: int
-    name: str | None
-    label: str
-    where: str
-    match: Matcher
-    steps: tuple[Step, ...]
-    ends: tuple[int, ...]
-    when_exhausted: str
-    exhausted_error: ScriptedError
-
-
-@dataclass(frozen=True, slots=True)
-class Scenario:
-    """A compiled scenario: rules ready to serve, plus the file's settings.
-
-    ``steps`` holds every rule's steps in file order (for a ``steps:`` file, its steps);
-    ``when_exhausted`` and ``exhausted_error`` are the scenario-wide defaults; ``seed`` seeds
-    templates (``None``: the server's seed).
-    """
-
-    name: str
-    description: str
-    steps: tuple[Step, ...]
-    when_exhausted: str
-    exhausted_error: ScriptedError
-    switches: Mapping[str, Any]
-    origin: str
-    rules: tuple[Rule, ...] = ()
-    seed: int | str | None = None
-    source: tuple[str, ...] = ()
+#: Largest scenario file read (bytes); larger files are refused before they are read.
+MAX_SCENARIO_BYTES = 64 * 1024 * 1024
 
 
 def _compile_step(index: int, spec: StepSpec | PickOption) -> Step:
@@ -274,6 +200,8 @@ def _compile_answer(
             problem = exc.problem
         else:
             loc, problem = [*loc, "fault"], exc.problem
+    except VocabularyError:  # the tokenizer cannot load at all: not a problem of this file
+        raise
     except Exception as exc:  # the renderer or tokenizer refused the content
         problem = str(exc)
     line = _node_line(root, loc)
@@ -331,6 +259,9 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     if candidate.suffix in (".yaml", ".yml") or candidate.exists():
         if not candidate.is_file():
             raise ScenarioError(f"{candidate}: no such scenario file")
+        size = candidate.stat().st_size
+        if size > MAX_SCENARIO_BYTES:
+            raise ScenarioError(f"{candidate}: {size:,} bytes, above the {MAX_SCENARIO_BYTES:,}-byte limit for a scenario file")
         raw, origin, name = candidate.read_bytes(), str(candidate), candidate.stem
     else:
         resource = _builtin_dir() / f"{path_or_name}.yaml"
@@ -355,10 +286,13 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
         try:
             root = loader.get_single_node()
             if root is not None:
+                check_expansion(root)  # before anything walks the tree
                 _reject_duplicate_keys(origin, root)
             data = loader.construct_document(root) if root is not None else None
         finally:
             loader.dispose()
+    except YamlLimitError as exc:
+        raise ScenarioError(f"{origin}:{exc.line}: {exc}" if exc.line else f"{origin}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{origin}:{mark.line + 1}:{mark.column + 1}" if mark else origin
@@ -367,3 +301,35 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
         raise ScenarioError(f"{origin}:1: (top level): a scenario file is a mapping with 'version' and 'steps' or 'rules'")
     scenario = scenario_from_data(data, name=name, origin=origin, root=root)
     return loaded_scenarios.put(key, scenario, scenario_cost(scenario, raw))
+
+
+def load_named(name: str, scenario_dirs: Sequence[str | Path] = ()) -> Scenario:
+    """Load the scenario a request names (``X-Mockoss-Scenario``): a shipped scenario, else
+    ``NAME.yaml`` or ``NAME.yml`` in one of ``scenario_dirs`` (searched in order), and nothing else.
+
+    Never opens a file outside those directories: a name with a path separator, a leading dot or
+    a ``.yaml`` suffix is refused, so a client cannot make the server read (and quote in an
+    error) ``.env``, a log or any other file of its working directory.
+
+    Raises:
+        ScenarioError: not a valid name, not found (the message lists the shipped names and the
+            directories searched), or the file's own problems (file, line and field).
+    """
+    if not name or "/" in name or "\\" in name or name.startswith(".") or name.endswith((".yaml", ".yml")) or "\0" in name:
+        raise ScenarioError(
+            f"X-Mockoss-Scenario takes a scenario name (a shipped one, one registered with the server, or a "
+            f"file NAME.yaml in a --scenario-dir), not a file path: {name!r}"
+        )
+    if (_builtin_dir() / f"{name}.yaml").is_file():
+        return load_scenario(name)
+    for directory in scenario_dirs:
+        base = Path(directory).resolve()
+        for suffix in (".yaml", ".yml"):
+            candidate = (base / f"{name}{suffix}").resolve()
+            if candidate.is_relative_to(base) and candidate.is_file():
+                return load_scenario(candidate)
+    searched = ", ".join(str(d) for d in scenario_dirs) if scenario_dirs else "none given (--scenario-dir)"
+    raise ScenarioError(
+        f"unknown scenario {name!r}: not registered with the server, not in the scenario directories ({searched}), "
+        "and not a shipped scenario; " + did_you_mean(name, builtin_names(), "`mockoss scenarios`")
+    )

@@ -1,10 +1,12 @@
 """The ``match`` block of a scenario rule, as pydantic models (part of the ``version: 1`` format).
 
 Every field is optional and every given field must hold; a rule without ``match`` matches every
-request. Regular expressions are Python :mod:`re` syntax, searched anywhere in the text
+request. Regular expressions are Python :mod:`re` syntax run by RE2 (linear time; no
+backreferences or lookarounds, see :mod:`mockoss.scenario.pattern`), searched anywhere in the text
 (``re.search``, as ``pytest.raises(match=…)`` does); anchor them with ``^…$`` for a full match and
-put flags inline, e.g. ``(?i)``. What ``turn``, ``last_user``, ``last_tool`` and ``last_message``
-read from each endpoint's body is described in :mod:`mockoss.scenario.conversation`.
+put flags inline, e.g. ``(?i)``. A pattern RE2 cannot run fails when the file loads. What
+``turn``, ``last_user``, ``last_tool`` and ``last_message`` read from each endpoint's body is
+described in :mod:`mockoss.scenario.conversation`.
 
 Example::
 
@@ -21,7 +23,6 @@ Example::
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -35,6 +36,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from mockoss.scenario.pattern import PatternError, compile_search
+
 __all__ = ["ROLES", "MatchSpec", "ModelRegex", "Regex", "TurnRange"]
 
 #: Roles a conversation message can have, as :mod:`mockoss.scenario.conversation` reports them.
@@ -43,15 +46,15 @@ ROLES = ("system", "developer", "user", "assistant", "tool")
 
 def _check_regex(pattern: str) -> str:
     try:
-        re.compile(pattern)
-    except re.error as exc:
+        compile_search(pattern)
+    except PatternError as exc:
         raise PydanticCustomError(
             "regex", "invalid regular expression '{pattern}': {reason}", {"pattern": pattern, "reason": str(exc)}
         ) from None
     return pattern
 
 
-#: A Python regular expression, checked when the file loads.
+#: A regular expression (Python syntax, run by RE2), checked when the file loads.
 Regex = Annotated[str, AfterValidator(_check_regex), Field(json_schema_extra={"format": "regex"})]
 
 

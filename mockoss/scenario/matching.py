@@ -1,18 +1,19 @@
 """Compiled rule matchers: a :class:`~mockoss.scenario.match_spec.MatchSpec` turned into checks.
 
-Regexes are compiled once, when the scenario loads; a request costs one cheap test per given
+Regexes are compiled once, when the scenario loads, by RE2 (:mod:`mockoss.scenario.pattern`:
+linear in the text, so no pattern can stall the server); a request costs one cheap test per given
 field. Each check can also say, in one short phrase, why a request failed it, for the error a
 request gets when no rule matches (``turn 3 not in [1]``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from mockoss.scenario.conversation import RequestFacts
 from mockoss.scenario.match_spec import MatchSpec, ModelRegex, TurnRange
+from mockoss.scenario.pattern import compile_search
 
 __all__ = ["Check", "Matcher", "compile_match"]
 
@@ -57,10 +58,10 @@ def _endpoint(value: str | list[str]) -> Check:
 
 def _model(value: str | list[str] | ModelRegex) -> Check:
     if isinstance(value, ModelRegex):
-        search = re.compile(value.regex).search
+        found = compile_search(value.regex)
         return Check(
             "model",
-            lambda f: search(f.model) is not None,
+            lambda f: found(f.model),
             lambda f: f"model {f.model!r} does not match /{value.regex}/",
         )
     names = frozenset([value] if isinstance(value, str) else value)
@@ -104,11 +105,11 @@ def _tool_choice(wanted: str) -> Check:
 
 def _last(field: str, role: str | None, pattern: str) -> Check:
     label = f"last {role} message" if role else "last message"
-    search = re.compile(pattern).search
+    found = compile_search(pattern)
 
     def test(f: RequestFacts) -> bool:
         message = f.last(role)
-        return message is not None and search(message[1]) is not None
+        return message is not None and found(message[1])
 
     def explain(f: RequestFacts) -> str:
         message = f.last(role)
@@ -140,11 +141,11 @@ def _turn(value: int | list[int] | TurnRange) -> Check:
 
 
 def _header(name: str, pattern: str) -> Check:
-    search = re.compile(pattern).search
+    found = compile_search(pattern)
 
     def test(f: RequestFacts) -> bool:
         value = f.header(name)
-        return value is not None and search(value) is not None
+        return value is not None and found(value)
 
     def explain(f: RequestFacts) -> str:
         value = f.header(name)

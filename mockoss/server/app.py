@@ -7,72 +7,21 @@ schedule its transport spec gives (:mod:`mockoss.server.transport`).
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import Response
 
 from mockoss import __version__
 from mockoss.endpoints import ENDPOINTS
-from mockoss.profiles.base import Reply
-from mockoss.server.control import ControlOptions, install
 from mockoss.server.core import MockServer
+from mockoss.server.control import ControlOptions, install
 from mockoss.server.durable import durable, expect_ticket, lifespan_for
-from mockoss.server.transport import (
-    FRAMES_PER_WRITE,
-    Delivery,
-    Schedule,
-    StreamAborted,
-    build_schedule,
-    play,
-    wait_until,
-)
+from mockoss.server.limits import DEFAULT_REQUEST_TIMEOUT_S, RequestLimits
+from mockoss.server.offload import Gate
+from mockoss.server.responses import to_response, to_scheduled_response
 
-__all__ = ["create_app"]
-
-
-async def _frames(frames: Sequence[bytes], abort: str | None) -> AsyncIterator[bytes]:
-    for start in range(0, len(frames), FRAMES_PER_WRITE):
-        yield b"".join(frames[start : start + FRAMES_PER_WRITE])
-    if abort is not None:
-        # Escaping the ASGI app after the response started makes uvicorn close the connection
-        # without the terminating chunk: the client sees a truncated stream.
-        raise StreamAborted(f"mockoss: stream dropped as the emulated server drops it: {abort}")
-
-
-def to_response(reply: Reply) -> Response:
-    """Turn a profile's reply into a Starlette response (streamed when it has frames)."""
-    headers = dict(reply.headers)
-    if reply.streamed:
-        return StreamingResponse(
-            _frames(reply.frames, reply.abort), status_code=reply.status, media_type=reply.media_type, headers=headers
-        )
-    return Response(reply.body, status_code=reply.status, media_type=reply.media_type, headers=headers)
-
-
-class _Scheduled(StreamingResponse):
-    """A response written on a :class:`~mockoss.server.transport.Schedule`: headers at ``head_ms``,
-    then its writes; Starlette cancels the waits when the client disconnects."""
-
-    def __init__(self, reply: Reply, schedule: Schedule) -> None:
-        self._clock = asyncio.get_running_loop().time
-        self._start, self._head_ms = self._clock(), schedule.head_ms
-        headers = dict(reply.headers)
-        if schedule.content_length is not None:
-            headers["content-length"] = str(schedule.content_length)
-        body = play(schedule, self._start, clock=self._clock)
-        super().__init__(body, status_code=reply.status, media_type=reply.media_type, headers=headers)
-
-    async def stream_response(self, send: Callable[..., Awaitable[None]]) -> None:
-        await wait_until(self._start, self._head_ms, clock=self._clock)
-        await super().stream_response(send)
-
-
-def to_scheduled_response(reply: Reply, delivery: Delivery) -> Response:
-    """Deliver ``reply`` with the timing and faults of ``delivery`` (see :mod:`mockoss.server.transport`)."""
-    schedule = build_schedule(reply, delivery.spec, delivery.seed, delivery.index, tokens=delivery.tokens)
-    return _Scheduled(reply, schedule)
+__all__ = ["create_app", "to_response", "to_scheduled_response"]
 
 
 def _headers(request: Request) -> dict[str, str]:
@@ -85,8 +34,15 @@ def _headers(request: Request) -> dict[str, str]:
     return headers
 
 
-def create_app(server: MockServer, control: ControlOptions | None = None) -> FastAPI:
+def create_app(
+    server: MockServer, request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S, control: ControlOptions | None = None
+) -> FastAPI:
     """Build the ASGI app serving ``server``.
+
+    Limits (:mod:`mockoss.server.limits`): a body above ``server.max_body_bytes`` gets 413, a body
+    not received within ``request_timeout_s`` of its headers 408, both in the profile's error
+    shape. Big bodies are answered off the event loop (:mod:`mockoss.server.offload`), so that
+    they do not delay other clients' requests.
 
     Routes: every generation endpoint of :data:`mockoss.endpoints.ENDPOINTS` (``POST``); the
     control routes ``/mockoss/*`` (:mod:`mockoss.server.control`, guarded by ``control``); every other request
@@ -103,6 +59,8 @@ def create_app(server: MockServer, control: ControlOptions | None = None) -> Fas
     lifespan = lifespan_for(server, proxy.lifespan if proxy is not None else None)
     app = FastAPI(title="mockoss", version=__version__, docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.mockoss = server
+    app.add_middleware(RequestLimits, server=server, request_timeout_s=request_timeout_s)
+    gate = app.state.mockoss_gate = Gate()
     # /mockoss/*: sessions per test id, run-time scenarios, request log, readiness, metrics, guard.
     plane = app.state.mockoss_control = install(app, server, control, upstream=proxy is not None)
 
@@ -112,7 +70,7 @@ def create_app(server: MockServer, control: ControlOptions | None = None) -> Fas
                 return await proxy.generate(name, request)
             target = plane.server_for(request.scope)
             tickets = expect_ticket()
-            reply, delivery = target.respond(name, await request.body(), _headers(request))
+            reply, delivery = await gate.respond(target, name, await request.body(), _headers(request))
             return durable(to_response(reply) if delivery is None else to_scheduled_response(reply, delivery), tickets)
 
         endpoint.__name__ = f"generate_{name}"

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections import deque
+from collections import OrderedDict
+from contextvars import ContextVar
+from pathlib import Path
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,10 +23,13 @@ from pydantic import ValidationError
 from mockoss.endpoints import ENDPOINTS, clear_prompt_caches, endpoint_for_path, prompt_tokens
 from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext, ServerInfo
 from mockoss.profiles.registry import ProfileError, get_profile
-from mockoss.scenario.loader import Scenario, ScenarioError, Step, load_scenario
+from mockoss.scenario.loader import Scenario, ScenarioError, Step, load_named, load_scenario
 from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
-from mockoss.server.records import REQUEST_RECORDS, Endpoint, RecordedRequest
+from mockoss.scenario.yamlsafe import YamlLimitError, load_plain
+from mockoss.server.inputs import lone_surrogate_field, out_of_vocabulary
+from mockoss.server.records import DEFAULT_LOG_BYTES, REQUEST_RECORDS, Endpoint, RecordedRequest, RequestLog
+from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES
 from mockoss.server.transport import Delivery
 
 if TYPE_CHECKING:
@@ -64,6 +69,13 @@ def _for_endpoint(profile: Profile, endpoint: Endpoint) -> Profile:
     return profile if scoped is None else scoped(endpoint)  # type: ignore[no-any-return]
 
 
+#: Distinct (scenario, ``X-Mockoss-Switch``) profiles kept; the least recently used go first.
+PROFILE_CACHE_SIZE = 256
+#: A prompt token count computed before :meth:`MockServer.respond` (the HTTP layer counts big
+#: prompts in a worker process, :mod:`mockoss.server.offload`); ``None``: count here.
+PRECOUNTED_PROMPT_TOKENS: ContextVar[int | None] = ContextVar("mockoss_prompt_tokens", default=None)
+
+
 def _model_hint(reply: Reply, model: str, served: Sequence[str]) -> Reply:
     """The server's "model not found" reply, with a mockoss hint appended to its message when
     ``model`` is a near miss of a served name (``gpt-oss-20b`` for ``openai/gpt-oss-20b``): how to
@@ -98,12 +110,23 @@ def _strings(data: Any, key: str) -> list[str]:
 
 
 def _parse_switches(header: str) -> dict[str, Any]:
+    """``name=value[,name=value]``, each value plain YAML (no tags, aliases bounded).
+
+    Raises:
+        ProfileError: not ``name=value``, not valid YAML, a tag, or an alias bomb (a 400).
+    """
     switches: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in header.split(","))):
         name, sep, value = item.partition("=")
         if not sep:
             raise ProfileError(f"{SWITCH_HEADER}: expected name=value, got {item!r}")
-        switches[name.strip()] = yaml.safe_load(value)
+        try:
+            switches[name.strip()] = load_plain(value)
+        except YamlLimitError as exc:
+            raise ProfileError(f"{SWITCH_HEADER}: {name.strip()}: {exc}") from None
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or type(exc).__name__
+            raise ProfileError(f"{SWITCH_HEADER}: {name.strip()}: value {value.strip()!r} is not valid YAML: {problem}") from None
     return switches
 
 
@@ -123,7 +146,7 @@ class MockServer:
             (``openai/gpt-oss-20b`` for vLLM, ``gpt-oss:20b`` for Ollama).
         seed: seeds every id; same scenario + seed ⇒ byte-identical output.
         created: unix seconds stamped on objects.
-        request_log_limit: keep only the newest N requests in :attr:`requests` (``None``: all);
+        request_log_limit: keep only the newest N requests in :attr:`requests` (``None``: no count limit);
             ``mockoss serve`` keeps 10,000.
         transport: default timing and faults for every scripted reply (a
             :class:`~mockoss.scenario.transport.TransportSpec` or a mapping such as
@@ -152,16 +175,24 @@ class MockServer:
     transport: TransportSpec | Mapping[str, Any] | None = None
     upstream: Upstream | None = None
     recorder: Recorder | None = None
+    #: Bytes :attr:`requests` keeps (bodies, headers, completions); the oldest entries go first.
+    request_log_bytes: int | None = DEFAULT_LOG_BYTES
+    #: Directories whose ``NAME.yaml`` files ``X-Mockoss-Scenario: NAME`` may select (besides the
+    #: shipped and registered scenarios); no other file is ever opened for that header.
+    scenario_dirs: Sequence[str | Path] = ()
+    #: Largest request body the HTTP layer accepts (bytes); larger ones get 413 in the profile's
+    #: error shape. ``None``: no limit.
+    max_body_bytes: int | None = DEFAULT_MAX_BODY_BYTES
     auto_session: bool = False
-    requests: deque[RecordedRequest] = field(init=False)
+    requests: RequestLog = field(init=False)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
-        self.requests = deque(maxlen=self.request_log_limit)
+        self.requests = RequestLog(maxlen=self.request_log_limit, max_bytes=self.request_log_bytes)
         self._handled = 0
         self._scenarios: dict[str, Scenario] = {}
-        self._player = Player(auto_session=self.auto_session)  # rule cursors and session turn counters
-        self._profiles: dict[tuple[Any, ...], Profile] = {}
+        self._player = Player(auto_session=self.auto_session)  # rule cursors, sessions, stored responses
+        self._profiles: OrderedDict[tuple[Any, ...], Profile] = OrderedDict()  # LRU, PROFILE_CACHE_SIZE
         self._base_profile = get_profile(self.profile, self.switches)
         # Without explicit names the server answers to its profile's usual model name, and
         # follows the profile when set_profile() changes it.
@@ -234,11 +265,12 @@ class MockServer:
                 self.served_model_names = (profile.default_model,)
 
     def reset(self) -> None:
-        """Rewind every scenario, forget every session, clear the request log and the prompt count
-        caches (ids restart too)."""
+        """Rewind every scenario, forget every session, clear the request log, the per-header
+        profile cache and the prompt count caches (ids restart too)."""
         with self._lock:
             self._player.clear()
             self.requests.clear()
+            self._profiles.clear()
             self._handled = 0
         clear_prompt_caches()
 
@@ -250,12 +282,7 @@ class MockServer:
             return self.scenario if isinstance(self.scenario, Scenario) else None
         found = self._scenarios.get(name)
         if found is None:
-            if "/" in name or "\\" in name or name.endswith((".yaml", ".yml")):
-                raise ScenarioError(
-                    f"{SCENARIO_HEADER} takes a scenario name (a shipped one, or one the server loaded), "
-                    f"not a file path: {name!r}"
-                )
-            loaded = load_scenario(name)
+            loaded = load_named(name, self.scenario_dirs)
             self._check_switches(loaded)
             # Called with the lock held: store directly (register() would take the lock again).
             found = self._scenarios[name] = loaded
@@ -271,6 +298,10 @@ class MockServer:
         if profile is None:
             merged = {**self.switches, **scenario.switches, **_parse_switches(header)}
             profile = self._profiles[key] = get_profile(self.profile, merged)
+            if len(self._profiles) > PROFILE_CACHE_SIZE:
+                self._profiles.popitem(last=False)
+        else:
+            self._profiles.move_to_end(key)
         return profile
 
     def handle(self, endpoint: Endpoint, raw: bytes, headers: Mapping[str, str] | Sequence[tuple[str, str]]) -> Reply:
@@ -316,9 +347,18 @@ class MockServer:
                 # Exception, and must not take the connection down with it.
                 if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                     raise
-                logger.exception("mockoss failed to answer request %d", index)
-                message = f"mockoss internal error (a bug, please report it): {type(exc).__name__}: {exc}"
-                reply, scenario, step, played = self._base_profile.error(500, message), None, None, None
+                if type(exc).__name__ == "PanicException":  # openai-harmony's tokenizer gave up on the input
+                    # e.g. a million-character word: its pre-tokenizer regex overflows its stack
+                    # (src/tiktoken.rs, "RuntimeError(StackOverflow)"). Documented 400, not a bug of ours.
+                    message = (
+                        "mockoss: openai-harmony cannot tokenize this request (its tokenizer panicked: "
+                        f"{str(exc)[:200]}); a real server would answer it. Shorten the longest word of the prompt."
+                    )
+                    reply, scenario, step, played = _for_endpoint(self._base_profile, endpoint).error(400, message), None, None, None
+                else:
+                    logger.exception("mockoss failed to answer request %d", index)
+                    message = f"mockoss internal error (a bug, please report it): {type(exc).__name__}: {exc}"
+                    reply, scenario, step, played = self._base_profile.error(500, message), None, None, None
             self.requests.append(
                 RecordedRequest(
                     index=index,
@@ -422,7 +462,7 @@ class MockServer:
             tokens = len(step.completion.emit(limit).tokens)
         return Delivery(spec, self.seed, index, tokens)  # type: ignore[arg-type]
 
-    def _validate(self, endpoint: Endpoint, body: Any) -> Reply | tuple[Profile, Any, str]:
+    def _validate(self, endpoint: Endpoint, body: Any, raw: bytes | None = None) -> Reply | tuple[Profile, Any, str]:
         """The error reply a request gets before any step is played, else (profile, request, model)."""
         profile = _for_endpoint(self._base_profile, endpoint)
         if endpoint not in profile.endpoints:
@@ -434,6 +474,12 @@ class MockServer:
         except ValidationError as exc:
             message, param = _pydantic_message(exc)
             return profile.error(400, message, param=param)
+        field = lone_surrogate_field(raw, body) if raw is not None and not profile.name.startswith("ollama") else None
+        if field is not None:  # see mockoss.server.inputs
+            message = f"Invalid request: {field} holds a lone UTF-16 surrogate (\\ud800-\\udfff without its pair): not Unicode text (RFC 8259 section 8.2)"
+            return profile.error(400, message, param=field)
+        if endpoint == "completions" and (token := out_of_vocabulary(body)) is not None:
+            return profile.error(400, f"Token id {token} is out of vocabulary")  # vLLM's words, see mockoss.server.inputs
         model = request.model or self.served_model_names[0]  # type: ignore[attr-defined]
         if model not in self.served_model_names and profile.model_check:
             return _model_hint(profile.model_not_found(model), model, self.served_model_names)
@@ -446,7 +492,7 @@ class MockServer:
             body = json.loads(raw)
         except (ValueError, RecursionError):
             body = None
-        checked = self._validate(endpoint, body)
+        checked = self._validate(endpoint, body, raw)
         return checked if isinstance(checked, Reply) else None
 
     def error_reply(self, endpoint: Endpoint, status: int, message: str) -> Reply:
@@ -468,7 +514,7 @@ class MockServer:
         self, endpoint: Endpoint, raw: bytes, body: Any, headers: Mapping[str, str], index: int, given: Step | None,
         surface: bool = True,
     ) -> tuple[Reply, Scenario | None, Step | None, Played | None]:
-        checked = self._validate(endpoint, body)
+        checked = self._validate(endpoint, body, raw)
         if isinstance(checked, Reply):
             return checked, None, None, None
         profile, request, model = checked
@@ -507,7 +553,7 @@ class MockServer:
         ctx = RequestContext(
             ids=IdSource(self.seed, index),
             created=self.created,
-            prompt_tokens=prompt_tokens(endpoint, raw, body),
+            prompt_tokens=counted if (counted := PRECOUNTED_PROMPT_TOKENS.get()) is not None else prompt_tokens(endpoint, raw, body),
             raw_body=raw,
         )
         view = request.view(model, body)  # type: ignore[attr-defined]

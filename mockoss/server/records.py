@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from contextvars import ContextVar
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["REQUEST_RECORDS", "Endpoint", "RecordedRequest"]
+__all__ = ["DEFAULT_LOG_BYTES", "REQUEST_RECORDS", "Endpoint", "RecordedRequest", "RequestLog"]
 
 #: Set per HTTP request by the control plane (:mod:`mockoss.server.control`): every
 #: :class:`RecordedRequest` the server logs for that request is appended here too, so the request
@@ -83,3 +85,46 @@ class RecordedRequest:
         """Declared ``tools`` of the request."""
         body = self.body
         return list(body.get("tools") or []) if isinstance(body, dict) else []
+
+
+#: Bytes the request log keeps by default (bodies, headers, completions): 256 MiB.
+DEFAULT_LOG_BYTES = 256 * 1024 * 1024
+#: What one entry costs besides its variable-length fields (the object, its tuple, ints).
+_ENTRY_OVERHEAD = 256
+
+
+def _cost(record: RecordedRequest) -> int:
+    """Approximate bytes ``record`` holds (its body, headers, completion and problem text)."""
+    cost = _ENTRY_OVERHEAD + len(record.raw) + len(record.completion or "") + len(record.problem or "")
+    for name, value in record.header_items:
+        cost += len(name) + len(value) + 64
+    return cost
+
+
+class RequestLog(deque):  # type: ignore[type-arg]
+    """:attr:`MockServer.requests <mockoss.server.core.MockServer.requests>`: a deque of
+    :class:`RecordedRequest` bounded in entries (``maxlen``) and in bytes (``max_bytes``).
+
+    Appending past either bound drops the oldest entries; the newest entry is always kept, even
+    alone above ``max_bytes``. :attr:`bytes` is the current total, by :func:`_cost`.
+    """
+
+    def __init__(self, entries: Iterable[RecordedRequest] = (), maxlen: int | None = None, max_bytes: int | None = DEFAULT_LOG_BYTES) -> None:
+        super().__init__((), maxlen)
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        for entry in entries:
+            self.append(entry)
+
+    def append(self, record: RecordedRequest) -> None:
+        if self.maxlen is not None and len(self) == self.maxlen and self.maxlen > 0:
+            self.bytes -= _cost(self.popleft())
+        super().append(record)
+        self.bytes += _cost(record)
+        if self.max_bytes is not None:
+            while self.bytes > self.max_bytes and len(self) > 1:
+                self.bytes -= _cost(self.popleft())
+
+    def clear(self) -> None:
+        super().clear()
+        self.bytes = 0

@@ -7,12 +7,16 @@ import logging
 import socket
 import threading
 
+from typing import Any
+
 import uvicorn
 from starlette.requests import ClientDisconnect
+from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from mockoss.server.app import create_app
 from mockoss.server.control import ControlOptions
 from mockoss.server.core import MockServer
+from mockoss.server.limits import DEFAULT_REQUEST_TIMEOUT_S, timed_protocol
 from mockoss.server.transport import StreamAborted
 
 __all__ = ["ThreadedServer", "bind", "serve_forever"]
@@ -73,16 +77,33 @@ _FILTER = _ExpectedDisconnects()
 logging.getLogger("uvicorn.error").addFilter(_FILTER)
 
 
-def _config(server: MockServer, log_level: str, control: ControlOptions | None = None) -> uvicorn.Config:
+def _config(
+    server: MockServer, log_level: str, request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S, control: ControlOptions | None = None
+) -> uvicorn.Config:
     # The lifespan only closes an upstream's HTTP client and the recorder (mockoss.upstream); without them, skip it.
     lifespan = "on" if server.upstream is not None or server.recorder is not None else "off"
-    return uvicorn.Config(create_app(server, control=control), log_level=log_level, access_log=False, lifespan=lifespan)
+    # uvicorn's own protocol (httptools when installed, else h11), plus a deadline for the request
+    # head: idle and half-sent connections are closed (mockoss.server.limits).
+    http: Any = "auto" if request_timeout_s is None else timed_protocol(AutoHTTPProtocol, request_timeout_s)
+    app = create_app(server, request_timeout_s=request_timeout_s, control=control)
+    return uvicorn.Config(app, log_level=log_level, access_log=False, lifespan=lifespan, http=http)
 
 
-def serve_forever(server: MockServer, sock: socket.socket, *, log_level: str = "warning", control: ControlOptions | None = None) -> None:
+def serve_forever(
+    server: MockServer,
+    sock: socket.socket,
+    *,
+    log_level: str = "warning",
+    request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S,
+    control: ControlOptions | None = None,
+) -> None:
     """Serve until interrupted (Ctrl-C). ``control``: the control routes' token, allowed hosts and
-    access log (:mod:`mockoss.server.control`)."""
-    config = _config(server, log_level, control)
+    access log (:mod:`mockoss.server.control`).
+
+    ``request_timeout_s``: seconds a client has to send a request head (after connecting or after
+    its previous response) and, separately, its body; ``None``: no deadline.
+    """
+    config = _config(server, log_level, request_timeout_s, control)
     # Everything loaded so far (encoding, scenarios, app) lives for the whole process: move it out
     # of the garbage collector's sight so collections stay short under load.
     gc.collect()
@@ -98,11 +119,13 @@ class ThreadedServer:
         server: the :class:`MockServer` it serves.
     """
 
-    def __init__(self, server: MockServer, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, server: MockServer, host: str = "127.0.0.1", request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S
+    ) -> None:
         self.server = server
         self._sock = bind(host, 0)
         self.url = base_url(self._sock)
-        self._uvicorn = uvicorn.Server(_config(server, "warning"))
+        self._uvicorn = uvicorn.Server(_config(server, "warning", request_timeout_s))
         self._uvicorn.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self._thread = threading.Thread(target=self._uvicorn.run, kwargs={"sockets": [self._sock]}, daemon=True)
 

@@ -178,14 +178,14 @@ class Proxy:
         try:
             answer = await client.send(outgoing, stream=True)
         except httpx.HTTPError as exc:
-            from mockoss.server.app import to_response
+            from mockoss.server.responses import to_response
 
             message = f"mockoss: upstream {self.upstream.safe_url} {describe(exc)}"
             return to_response(self.server.error_reply("chat", UPSTREAM_STATUS, message))
         return _Relay(answer, None)
 
     async def _raw(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
-        from mockoss.server.app import to_response, to_scheduled_response
+        from mockoss.server.responses import to_response, to_scheduled_response
         from mockoss.server.durable import durable, expect_ticket
 
         step = None
@@ -209,7 +209,7 @@ class Proxy:
         as received (see :mod:`mockoss.engines.vllm.sidechannel`). Requests mockoss answers itself
         (invalid, no scenario, scripted errors and replays, exhausted rules) never reach it."""
         from mockoss.engines.vllm.sidechannel import attach
-        from mockoss.server.app import to_response
+        from mockoss.server.responses import to_response
 
         reply, step, log = self.server.play(name, raw, dict(headers))
         if reply is not None:
@@ -230,7 +230,7 @@ class Proxy:
         return _Relay(answer, None)
 
     async def _pass(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
-        from mockoss.server.app import to_response
+        from mockoss.server.responses import to_response
 
         server, recorder = self.server, self.server.recorder
         slot = recorder.begin() if recorder is not None else -1

@@ -258,7 +258,7 @@ def test_a_steps_file_is_one_catch_all_rule():
         ),
         (
             {"rules": [{"match": {"model": {"regex": "("}}, "steps": [_final("x")]}]},
-            "rules[0].match.model.regex: invalid regular expression '(': missing ), unterminated subpattern at position 0",
+            "rules[0].match.model.regex: invalid regular expression '(': missing ): (",
         ),
         (
             {"rules": [{"steps": [_final("x")], "when_exhausted": "loop"}]},

@@ -33,7 +33,7 @@ def _write(tmp_path, name, text):
             "    match: {last_tool: '(unclosed'}\n    steps:\n" + GOOD_STEP,
             4,
             "rules[0].match.last_tool",
-            "invalid regular expression '(unclosed': missing ), unterminated subpattern at position 0",
+            "invalid regular expression '(unclosed': missing ): (unclosed",
         ),
         (
             "    steps:\n      - completion:\n          messages:\n            - {channel: final, content: '{{ faker.nope }}'}\n",

@@ -1,0 +1,67 @@
+"""Request bodies no reply can be built from, found before a step is played (each a documented 400).
+
+Framework-free checks used by :meth:`MockServer._validate <mockoss.server.core.MockServer>`:
+
+* a lone UTF-16 surrogate (``"\\ud800"``) in a field the reply echoes (``model``; the Responses
+  ``instructions`` and ``metadata``): JSON text allows the escape, but it is not Unicode (RFC 8259
+  §8.2), so no UTF-8 reply can carry it back. Ollama is exempt: Go's ``encoding/json`` replaces
+  it with U+FFFD while decoding, and the ollama profile already answers that way.
+* a ``/v1/completions`` prompt token id outside the vocabulary: vLLM answers 400 ``Token id N is
+  out of vocabulary`` (vllm-project/vllm@009daae:vllm/v1/engine/input_processor.py,
+  ``_validate_model_input``); gpt-oss's vocabulary is 201,088 ids (``vocab_size`` in the model's
+  config.json), so the largest valid id is 201,087.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["MAX_TOKEN_ID", "ECHOED_FIELDS", "lone_surrogate_field", "out_of_vocabulary"]
+
+#: Largest token id of gpt-oss's vocabulary (o200k_harmony, 201,088 ids).
+MAX_TOKEN_ID = 201_087
+#: Top-level fields a reply echoes back as text.
+ECHOED_FIELDS = ("model", "instructions", "metadata")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, Mapping):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(item) for item in value)
+    return False
+
+
+def lone_surrogate_field(raw: bytes, body: Mapping[str, Any]) -> str | None:
+    """The first of :data:`ECHOED_FIELDS` holding a lone surrogate, else ``None``.
+
+    Costs one scan of ``raw`` for a ``\\uD8xx``-``\\uDFxx`` escape; the parsed fields are only
+    looked at when there is one.
+    """
+    if _SURROGATE_ESCAPE.search(raw) is None:
+        return None
+    return next((name for name in ECHOED_FIELDS if name in body and _has_lone_surrogate(body[name])), None)
+
+
+def out_of_vocabulary(body: Mapping[str, Any]) -> int | None:
+    """The largest (or a negative) token id of a token-id ``prompt`` outside the vocabulary, else ``None``."""
+    prompt = body.get("prompt")
+    if not isinstance(prompt, list) or not prompt:
+        return None
+    rows = prompt if isinstance(prompt[0], list) else [prompt]
+    ids = [token for row in rows if isinstance(row, list) for token in row if isinstance(token, int) and not isinstance(token, bool)]
+    if not ids:
+        return None
+    low, high = min(ids), max(ids)
+    if high > MAX_TOKEN_ID:
+        return high
+    return low if low < 0 else None

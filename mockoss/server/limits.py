@@ -1,0 +1,157 @@
+"""Request limits of the HTTP layer: body size (413) and time to send the request (408, then close).
+
+Two pieces, both framework-level and both for every route (scripted, upstream and probes alike):
+
+* :class:`RequestLimits`, an ASGI middleware: a body above ``MockServer.max_body_bytes`` (by its
+  ``Content-Length``, or counted as it arrives when chunked) is answered 413 in the active
+  profile's error shape without reading the rest; a body still incomplete ``request_timeout_s``
+  after its headers is answered 408. Both close the connection (``Connection: close``).
+  The real servers set no body limit of their own (vLLM and SGLang run uvicorn, which has none);
+  the limit is mockoss's, so that one request cannot take gigabytes, and the message says so.
+* :func:`timed_protocol`: uvicorn's HTTP protocol class (httptools or h11, whichever uvicorn
+  picked) with a deadline for the request head: a connection that sends nothing, or half a
+  request line or header block, for ``request_timeout_s`` after it opened or after its previous
+  response is closed. uvicorn itself closes an idle keep-alive connection only after a response
+  (``timeout_keep_alive``, 5 s) and sets no deadline before the first request or inside a
+  half-sent head (uvicorn 0.54 ``protocols/http/h11_impl.py`` and ``httptools_impl.py``: the
+  keep-alive timer is armed in ``on_response_complete`` and cancelled by ``data_received``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mockoss.endpoints import endpoint_for_path
+from mockoss.server.responses import to_response
+from mockoss.server.settings import DEFAULT_REQUEST_TIMEOUT_S
+
+if TYPE_CHECKING:
+    from mockoss.server.core import MockServer
+
+__all__ = ["DEFAULT_REQUEST_TIMEOUT_S", "RequestLimits", "timed_protocol"]
+
+
+
+class _TooLarge(Exception):
+    def __init__(self, size: int, exact: bool) -> None:
+        super().__init__(size)
+        self.size, self.exact = size, exact
+
+
+class _TooSlow(Exception):
+    pass
+
+
+class RequestLimits:
+    """ASGI middleware enforcing ``server.max_body_bytes`` and the body's ``request_timeout_s``."""
+
+    def __init__(self, app: ASGIApp, server: MockServer, request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S) -> None:
+        self.app, self.server, self.timeout = app, server, request_timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.server.max_body_bytes
+        if limit is not None:
+            for name, value in scope["headers"]:
+                if name == b"content-length" and value.isdigit() and int(value) > limit:
+                    await self._refuse(scope, receive, send, 413, self._too_large(int(value), True, limit))
+                    return
+        loop = asyncio.get_running_loop()
+        deadline = None if self.timeout is None else loop.time() + self.timeout
+        state = {"received": 0, "complete": False, "started": False}
+
+        async def limited_receive() -> Message:
+            if state["complete"]:
+                return await receive()
+            try:
+                if deadline is None:
+                    message = await receive()
+                else:
+                    async with asyncio.timeout(max(0.0, deadline - loop.time())):
+                        message = await receive()
+            except TimeoutError:
+                raise _TooSlow from None
+            if message["type"] == "http.request":
+                state["received"] += len(message.get("body", b""))
+                if limit is not None and state["received"] > limit:
+                    raise _TooLarge(state["received"], False)
+                state["complete"] = not message.get("more_body", False)
+            else:
+                state["complete"] = True
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                state["started"] = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except _TooLarge as exc:
+            if state["started"]:
+                raise
+            await self._refuse(scope, receive, send, 413, self._too_large(exc.size, exc.exact, limit or 0))
+        except _TooSlow:
+            if state["started"]:
+                raise
+            message = f"mockoss: the request body was not received within {self.timeout:g} s of its headers (--request-timeout)"
+            await self._refuse(scope, receive, send, 408, message)
+
+    @staticmethod
+    def _too_large(size: int, exact: bool, limit: int) -> str:
+        amount = f"{size:,} bytes" if exact else f"more than {limit:,} bytes"
+        return (
+            f"mockoss: the request body ({amount}) is above the limit of {limit:,} bytes "
+            "(mockoss's own limit: --max-body-bytes, MockServer(max_body_bytes=…))"
+        )
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
+        found = endpoint_for_path(scope.get("path", ""))
+        reply = self.server.error_reply(found.name if found is not None else "chat", status, message)
+        response = to_response(reply)
+        response.headers["connection"] = "close"
+        await response(scope, receive, send)
+
+
+def timed_protocol(base: type[Any], request_timeout_s: float) -> type[Any]:
+    """``base`` (a uvicorn HTTP protocol class) closing connections whose request head is not
+    complete ``request_timeout_s`` seconds after the connection opened or the previous response
+    ended. A request being answered (a long stream included) is never cut by it."""
+
+    class TimedProtocol(base):  # type: ignore[misc, valid-type]
+        _mockoss_timer: asyncio.TimerHandle | None = None
+
+        def _mockoss_arm(self) -> None:
+            if self._mockoss_timer is not None:
+                self._mockoss_timer.cancel()
+            self._mockoss_timer = self.loop.call_later(request_timeout_s, self._mockoss_expire)
+
+        def _mockoss_expire(self) -> None:
+            self._mockoss_timer = None
+            cycle = getattr(self, "cycle", None)
+            waiting = cycle is None or cycle.response_complete  # no request head received since
+            if waiting and not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._mockoss_arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._mockoss_arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._mockoss_timer is not None:
+                self._mockoss_timer.cancel()
+                self._mockoss_timer = None
+            super().connection_lost(exc)
+
+    TimedProtocol.__name__ = TimedProtocol.__qualname__ = f"Timed{base.__name__}"
+    return TimedProtocol

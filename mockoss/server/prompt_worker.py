@@ -1,0 +1,52 @@
+"""The prompt-count worker process: ``python -m mockoss.server.prompt_worker`` (started by
+:mod:`mockoss.server.offload`, not by hand).
+
+Reads requests from stdin and writes answers to stdout, one at a time, each framed as a 4-byte
+big-endian length and a payload. Request payload: the endpoint name, a NUL byte, the raw body.
+Answer payload: the prompt token count in ASCII (:func:`mockoss.endpoints.prompt_tokens`).
+Exits when stdin closes (the server went away).
+
+A plain subprocess rather than :mod:`multiprocessing`: its ``spawn`` start method runs the
+parent's main script again in the child, which a user's test script without an
+``if __name__ == "__main__"`` guard does not survive.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from typing import BinaryIO
+
+__all__ = ["read_frame", "write_frame"]
+
+_LENGTH = struct.Struct(">I")
+
+
+def read_frame(stream: BinaryIO) -> bytes | None:
+    """One length-prefixed payload, or ``None`` at end of stream."""
+    head = stream.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        return None
+    (size,) = _LENGTH.unpack(head)
+    payload = stream.read(size)
+    return payload if len(payload) == size else None
+
+
+def write_frame(stream: BinaryIO, payload: bytes) -> None:
+    """Write one length-prefixed payload and flush."""
+    stream.write(_LENGTH.pack(len(payload)) + payload)
+    stream.flush()
+
+
+def main() -> int:
+    from mockoss.endpoints import prompt_tokens
+
+    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    while (payload := read_frame(source)) is not None:
+        endpoint, _, raw = payload.partition(b"\0")
+        write_frame(sink, str(prompt_tokens(endpoint.decode(), raw)).encode())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

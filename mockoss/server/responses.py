@@ -1,0 +1,69 @@
+"""Starlette responses for a profile's :class:`~mockoss.profiles.base.Reply`: at once, or on the
+schedule a transport spec gives (:mod:`mockoss.server.transport`).
+
+Shared by the app (:mod:`mockoss.server.app`) and the upstream proxy (:mod:`mockoss.upstream.proxy`),
+so that neither imports the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+from starlette.responses import Response, StreamingResponse
+
+from mockoss.profiles.base import Reply
+from mockoss.server.transport import (
+    FRAMES_PER_WRITE,
+    Delivery,
+    Schedule,
+    StreamAborted,
+    build_schedule,
+    play,
+    wait_until,
+)
+
+__all__ = ["to_response", "to_scheduled_response"]
+
+
+async def _frames(frames: Sequence[bytes], abort: str | None) -> AsyncIterator[bytes]:
+    for start in range(0, len(frames), FRAMES_PER_WRITE):
+        yield b"".join(frames[start : start + FRAMES_PER_WRITE])
+    if abort is not None:
+        # Escaping the ASGI app after the response started makes uvicorn close the connection
+        # without the terminating chunk: the client sees a truncated stream.
+        raise StreamAborted(f"mockoss: stream dropped as the emulated server drops it: {abort}")
+
+
+def to_response(reply: Reply) -> Response:
+    """Turn a profile's reply into a Starlette response (streamed when it has frames)."""
+    headers = dict(reply.headers)
+    if reply.streamed:
+        return StreamingResponse(
+            _frames(reply.frames, reply.abort), status_code=reply.status, media_type=reply.media_type, headers=headers
+        )
+    return Response(reply.body, status_code=reply.status, media_type=reply.media_type, headers=headers)
+
+
+class _Scheduled(StreamingResponse):
+    """A response written on a :class:`~mockoss.server.transport.Schedule`: headers at ``head_ms``,
+    then its writes; Starlette cancels the waits when the client disconnects."""
+
+    def __init__(self, reply: Reply, schedule: Schedule) -> None:
+        self._clock = asyncio.get_running_loop().time
+        self._start, self._head_ms = self._clock(), schedule.head_ms
+        headers = dict(reply.headers)
+        if schedule.content_length is not None:
+            headers["content-length"] = str(schedule.content_length)
+        body = play(schedule, self._start, clock=self._clock)
+        super().__init__(body, status_code=reply.status, media_type=reply.media_type, headers=headers)
+
+    async def stream_response(self, send: Callable[..., Awaitable[None]]) -> None:
+        await wait_until(self._start, self._head_ms, clock=self._clock)
+        await super().stream_response(send)
+
+
+def to_scheduled_response(reply: Reply, delivery: Delivery) -> Response:
+    """Deliver ``reply`` with the timing and faults of ``delivery`` (see :mod:`mockoss.server.transport`)."""
+    schedule = build_schedule(reply, delivery.spec, delivery.seed, delivery.index, tokens=delivery.tokens)
+    return _Scheduled(reply, schedule)

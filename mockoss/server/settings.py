@@ -1,0 +1,12 @@
+"""Default limits of a served mockoss (no imports: the CLI reads them without loading the server)."""
+
+from __future__ import annotations
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_REQUEST_TIMEOUT_S"]
+
+#: Largest request body accepted (bytes); larger ones get 413. A long coding-agent conversation
+#: (200k tokens of history, tool results and tool schemas) is a few MiB; 32 MiB leaves room.
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+#: Seconds a client has to send a request head (after connecting, or after its previous
+#: response), and then, separately, its body.
+DEFAULT_REQUEST_TIMEOUT_S = 30.0
