@@ -137,8 +137,10 @@ def _reasoning(text: str, b: TemplateBuilder) -> dict[str, Any]:
     return {"id": "rs_" + b.new_id(), "summary": [], "type": "reasoning", "content": [{"text": text, "type": "reasoning_text"}], "encrypted_content": None, "status": None}
 
 
-def _web_search(text: str, recipient: str, b: TemplateBuilder) -> dict[str, Any]:
-    """``_parse_browser_tool_call``: the ``cursor:`` prefix, the invalid-JSON placeholder."""
+def _web_search(text: str, recipient: str, b: TemplateBuilder, fields: bool = False) -> dict[str, Any]:
+    """``_parse_browser_tool_call``: the ``cursor:`` prefix, the invalid-JSON placeholder. With
+    ``fields`` (``responses_body_fields``) the search action in the field order of the openai types
+    vLLM 0.32/0.33 dump (``type, queries, query, sources``; both goldens)."""
     try:
         call = json.loads(text)
     except json.JSONDecodeError:
@@ -147,7 +149,12 @@ def _web_search(text: str, recipient: str, b: TemplateBuilder) -> dict[str, Any]
     if not isinstance(call, dict):
         raise _ItemError(500, f"'{type(call).__name__}' object has no attribute 'get'")
     if recipient == "browser.search":
-        action: dict[str, Any] = {"query": f"cursor:{call.get('query', '')}", "type": "search", "queries": None, "sources": None}
+        query = f"cursor:{call.get('query', '')}"
+        action: dict[str, Any] = (
+            {"type": "search", "queries": None, "query": query, "sources": None}
+            if fields
+            else {"query": query, "type": "search", "queries": None, "sources": None}
+        )
     elif recipient == "browser.open":
         action = {"type": "open_page", "url": f"cursor:{call.get('url', '')}"}
     elif recipient == "browser.find":
@@ -168,7 +175,7 @@ def _items(
     status = "incomplete" if incomplete else "completed"
     if recipient is not None:
         if recipient.startswith("browser."):
-            return [] if incomplete else [_web_search(m.text, recipient, b)]
+            return [] if incomplete else [_web_search(m.text, recipient, b, fields)]
         if is_function_recipient(recipient, functions):
             rid = b.new_id()
             name = recipient.removeprefix("functions.")
