@@ -96,7 +96,22 @@ def test_the_default_limit_fits_a_long_agent_conversation():
 # -- slow, idle and half-sent connections -------------------------------------------------------
 
 
-def test_idle_and_half_sent_connections_are_closed(served):
+@pytest.fixture(params=["httptools", "h11"])
+def protocol(request, monkeypatch):
+    """Both of uvicorn's HTTP/1.1 protocols (CI's plain install has only h11)."""
+    import mockoss.server.run as run
+
+    if request.param == "h11":
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        monkeypatch.setattr(run, "AutoHTTPProtocol", H11Protocol)
+    else:
+        httptools_impl = pytest.importorskip("uvicorn.protocols.http.httptools_impl")
+        monkeypatch.setattr(run, "AutoHTTPProtocol", httptools_impl.HttpToolsProtocol)
+    return request.param
+
+
+def test_idle_and_half_sent_connections_are_closed(served, protocol):
     url = served(MockServer("clean-answer"), request_timeout_s=0.5).url
     address = _address(url)
     idle = socket.create_connection(address, timeout=10)
@@ -113,7 +128,7 @@ def test_idle_and_half_sent_connections_are_closed(served):
         sock.close()
 
 
-def test_a_keep_alive_connection_with_half_a_second_request_is_closed(served):
+def test_a_keep_alive_connection_with_half_a_second_request_is_closed(served, protocol):
     url = served(MockServer("clean-answer"), request_timeout_s=0.5).url
     sock = socket.create_connection(_address(url), timeout=10)
     sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(HI), HI))
@@ -123,7 +138,7 @@ def test_a_keep_alive_connection_with_half_a_second_request_is_closed(served):
     sock.close()
 
 
-def test_a_long_answer_is_not_cut_by_the_request_deadline(served):
+def test_a_long_answer_is_not_cut_by_the_request_deadline(served, protocol):
     scenario = scenario_from_data(
         {"steps": [{"completion": {"messages": [{"channel": "final", "content": "slow"}]}, "transport": {"ttft_ms": 1200}}]},
         name="slow",
