@@ -446,3 +446,17 @@ def test_percent_and_marker_characters_in_content_survive_templating() -> None:
     got = events(reply)
     assert got[-2]["item"]["content"][0]["text"] == text
     assert got[-1]["response"]["output"][0]["content"][0]["text"] == text
+
+
+def test_vllm_0_32_has_no_prompt_cache_fields_and_both_echo_tool_choice_none_without_tools() -> None:
+    """``prompt_cache_options/key/retention`` and ``safety_identifier`` arrive with 0.33.0's
+    ``from_request`` (vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/responses/protocol.py);
+    ``check_tool_usage`` turns ``auto`` into ``none`` without tools in both (v0.32.0 too)."""
+    new = json.loads(surface(ANSWER, request(prompt_cache_key="k", safety_identifier="s")).body)
+    assert (new["prompt_cache_key"], new["safety_identifier"], new["prompt_cache_options"]) == ("k", "s", None)
+    assert new["tool_choice"] == "none" and new["presence_penalty"] == 0.0
+    old = json.loads(surface(ANSWER, request(), VllmProfile(responses_prompt_cache_fields=False)).body)
+    assert "prompt_cache_key" not in old and "safety_identifier" not in old
+    assert old["tool_choice"] == "none" and old["usage"]["input_tokens_details"]["cache_write_tokens"] == 0
+    with_tools = json.loads(surface(ANSWER, request(tools=(WEATHER_TOOL,))).body)
+    assert with_tools["tool_choice"] == "auto"
