@@ -7,6 +7,7 @@ Switches reproduce behaviours that vLLM changed over time, so a test can run one
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -59,6 +60,12 @@ _BOOLS = (
     "responses_reuse_stream_ids",
     "stream_finish_keeps_length",
 )
+
+
+@functools.lru_cache(maxsize=64)
+def _fingerprint(version: str, max_model_len: int) -> str:
+    """``vllm-<version>-<hash8>``: ``hash8`` stands in for ``vllm_config.compute_hash()[:8]``."""
+    return f"vllm-{version}-{hashlib.blake2b(f'{version}|{max_model_len}'.encode(), digest_size=4).hexdigest()}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,9 +306,7 @@ class VllmProfile:
         """``vllm-<version>-<hash8>`` (``fingerprint_mode="full"``), else ``None``; see the switch."""
         if self.fingerprint_mode == "none":
             return None
-        version = getattr(self, "version", None) or "0.33.0"
-        hash8 = hashlib.blake2b(f"{version}|{self.max_model_len}".encode(), digest_size=4).hexdigest()
-        return f"vllm-{version}-{hash8}"
+        return _fingerprint(getattr(self, "version", None) or "0.33.0", self.max_model_len)
 
     def with_switches(self, **switches: Any) -> VllmProfile:
         """Return a copy with some switches changed.
