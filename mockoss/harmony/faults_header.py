@@ -2,8 +2,10 @@
 
 Examples below use the completion ``analysis "Need to list files."`` then
 ``commentary to=functions.bash <|constrain|>json {"cmd":["ls"]}``, with the default
-``recipient_position: channel``; "parser" is openai-harmony 0.0.8's ``StreamableParser`` with
-``Role.ASSISTANT`` and ``strict=True``, as vLLM runs it.
+``recipient_position: channel``; "parser" is the Harmony ``StreamableParser`` with
+``Role.ASSISTANT`` and ``strict=True``, as vLLM runs it. Outcomes are openai-harmony 0.0.8's where the
+kind was written against it; where oss-harmony 0.0.11 (installed, what vLLM 0.32/0.33 ship) differs
+(a header holding ``<|channel|>`` twice), the docstring says so (mockoss.harmony.library).
 """
 
 from __future__ import annotations
@@ -145,9 +147,10 @@ def control_tokens_in_recipient(job: Job, suffix: str | None) -> str:
 
     Params: ``suffix`` (default ``<|channel|>`` + the target's channel). The target must be a tool
     call. Shape: ``<|channel|>commentary to=functions.bash<|channel|>commentary <|constrain|>json``.
-    Parser: no error; recipient ``functions.bash<|channel|>commentary`` (vLLM's tool call is then named
-    ``bash<|channel|>commentary``). With ``recipient_position: role`` the text equals
-    ``doubled_channel``'s, and the parser reads it the same way.
+    Parser: no error; openai-harmony 0.0.8: recipient ``functions.bash<|channel|>commentary`` (vLLM's
+    tool call is then named ``bash<|channel|>commentary``, vllm#32587); oss-harmony 0.0.11 cuts the
+    ``<|channel|>commentary`` out: recipient ``functions.bash``. With ``recipient_position: role``
+    the text equals ``doubled_channel``'s, and the parser reads it the same way.
     """
     recipient = job.recipient()
     glued = suffix if suffix is not None else f"<|channel|>{job.message.channel or 'commentary'}"
@@ -168,10 +171,12 @@ def doubled_channel(job: Job, channel: str | None) -> str:
 
     Params: ``channel`` (default: the target's channel). The target must have a channel. Shape:
     ``<|start|>assistant<|channel|>commentary<|channel|>commentary to=functions.bash <|constrain|>json``. Parser:
-    on the first message the second marker becomes the recipient (``<|channel|>analysis``); on a later
-    one it glues to the role: ``Unknown role: assistant<|channel|>final`` (HarmonyError) without a
-    recipient, or, on a tool call, a message of role ``tool`` named ``assistant<|channel|>commentary``
-    (vLLM drops it as not from the assistant).
+    openai-harmony 0.0.8: on the first message the second marker becomes the recipient
+    (``<|channel|>analysis``); on a later one it glues to the role: ``Unknown role:
+    assistant<|channel|>final`` (HarmonyError) without a recipient, or, on a tool call, a message of
+    role ``tool`` named ``assistant<|channel|>commentary`` (vLLM drops it as not from the
+    assistant). oss-harmony 0.0.11 cuts every ``<|channel|>NAME`` out of the header: the message
+    parses as if the marker were not doubled.
     """
     own = job.message.channel
     if not own:
