@@ -148,6 +148,22 @@ def test_side_channel_is_invisible_and_unscripted_requests_end_at_once(engine: V
     assert bad.status_code == 400 and XARGS_KEY in bad.text
 
 
+def test_concurrent_requests_each_get_their_own_script(engine: VllmEngine) -> None:
+    """vLLM batches these (--max-num-seqs 4): each row of the batch must follow its own script."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [f"Answer number {n}: " + "word " * (5 * n) for n in range(6)]
+
+    def ask(text: str) -> str:
+        tokens = Completion.from_text(f"<|channel|>final<|message|>{text}<|return|>").tokens
+        body = attach({"model": MODEL, "messages": [{"role": "user", "content": text}]}, tokens)
+        with httpx.Client(timeout=120) as http:
+            return http.post(engine.url + "/v1/chat/completions", json=body).json()["choices"][0]["message"]["content"]
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        assert list(pool.map(ask, texts)) == texts
+
+
 def test_model_directory_tokenizer_matches_openai_harmony(engine: VllmEngine) -> None:
     check = (
         "from mockoss.engines.vllm.model_dir import ensure_model_dir, check_tokenizer\n"

@@ -12,10 +12,18 @@ For a request whose ``SamplingParams.extra_args`` carry a script
 (:func:`mockoss.engines.vllm.sidechannel.script_of`), the row becomes :data:`FLOOR` everywhere
 except 0 at ``script[len(output_tokens)]`` (:data:`~mockoss.engines.vllm.sidechannel.END_OF_SCRIPT`
 past its end). Other rows are left alone.
+
+``MOCKOSS_VLLM_STEP_DELAY_MS`` (default 0) makes every step with a scripted row last at least that
+long. vLLM's API server merges the outputs of several engine steps into one stream chunk when it
+falls behind the engine (``vllm/v1/engine/output_processor.py``, ``RequestOutputCollector``), which
+on a loaded machine makes chunking vary from run to run; a few milliseconds per step keep it at one
+token per chunk (the golden generator uses it).
 """
 
 from __future__ import annotations
 
+import os
+import time
 from typing import Any
 
 import torch
@@ -23,7 +31,7 @@ from vllm import SamplingParams
 from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor
 from vllm.v1.sample.logits_processor.builtin import process_dict_updates
 
-from mockoss.engines.vllm.sidechannel import END_OF_SCRIPT, script_of
+from mockoss.engines.vllm.sidechannel import END_OF_SCRIPT, STEP_DELAY_ENV, script_of
 
 __all__ = ["FLOOR", "ScriptedTokens"]
 
@@ -37,6 +45,8 @@ class ScriptedTokens(LogitsProcessor):
     def __init__(self, vllm_config: Any, device: torch.device, is_pin_memory: bool) -> None:
         # batch row -> (script, live output token list)
         self.scripts: dict[int, tuple[tuple[int, ...], list[int]]] = {}
+        self.step_delay_s = float(os.environ.get(STEP_DELAY_ENV) or 0) / 1000
+        self._last_step = 0.0
 
     @classmethod
     def validate_params(cls, sampling_params: SamplingParams) -> None:
@@ -58,6 +68,11 @@ class ScriptedTokens(LogitsProcessor):
 
     def apply(self, logits: torch.Tensor) -> torch.Tensor:
         """``[rows, vocab]`` logits, scripted rows forced in place."""
+        if self.scripts and self.step_delay_s:
+            wait = self._last_step + self.step_delay_s - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            self._last_step = time.monotonic()
         for row, (script, output) in self.scripts.items():
             position = len(output)
             token = script[position] if position < len(script) else END_OF_SCRIPT

@@ -27,8 +27,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["END_OF_SCRIPT", "XARGS_KEY", "attach", "script_of"]
+__all__ = ["END_OF_SCRIPT", "STEP_DELAY_ENV", "XARGS_KEY", "attach", "script_of"]
 
+#: Environment variable of vLLM's process: least milliseconds per engine step that has a scripted
+#: row (see :mod:`mockoss.engines.vllm.logits`; the golden generator sets it).
+STEP_DELAY_ENV = "MOCKOSS_VLLM_STEP_DELAY_MS"
 #: The ``vllm_xargs`` key holding the token ids.
 XARGS_KEY = "mockoss_tokens"
 #: Forced once the scripted tokens run out: ``<|endoftext|>``.
