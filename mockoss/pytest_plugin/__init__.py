@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from mockoss.pytest_plugin import _engine
+from mockoss.pytest_plugin._cassette import RecordMode
 from mockoss.pytest_plugin._fixture import MockossFixture, RealModeError
 from mockoss.pytest_plugin._leaks import mockoss_leak_score  # noqa: F401  (a fixture)
 from mockoss.pytest_plugin._options import MockossOptions, closest, real_target, resolve
@@ -42,7 +43,7 @@ _MARKERS = (
     (
         "mockoss(*, scenario=None, profile=None, profiles=None, seed=None, switches=None, transport=None, "
         "assert_all_steps_used=False, assert_all_requests_were_expected=True, "
-        "assert_tool_calls_match_declared_tools=False, auto_session=False, scripted_only=False): configure the mockoss fixture for this test; "
+        "assert_tool_calls_match_declared_tools=False, auto_session=False, cassette=None, scripted_only=False): configure the mockoss fixture for this test; "
         "module, class and function markers merge, the closest wins; profiles=[...] runs the test once per "
         f"profile. See {DOCS}."
     ),
@@ -72,6 +73,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--mockoss-real-model",
         metavar="NAME",
         help="model name mockoss.model gives in real mode (default: $MOCKOSS_REAL_MODEL, else openai/gpt-oss-20b).",
+    )
+    group.addoption(
+        "--mockoss-record-mode",
+        choices=[mode.value for mode in RecordMode],
+        default=None,
+        help="how tests marked mockoss(cassette=...) use their cassette: none (replay only, the default), "
+        "once (record if missing), all/rewrite (record again); recording needs --mockoss-real.",
     )
     _engine.add_options(group)  # --mockoss-engine vllm
     group.addoption(
@@ -183,6 +191,14 @@ def mockoss(
     """A fake gpt-oss server reset for this test: .use(scenario), .base_url, .requests."""
     explicit, options = resolve(request.node, request.config, mockoss_config, _mockoss_profile)
     real = request.config.stash[_REAL]
+    if options.cassette is not None:  # recorded once from --mockoss-real, replayed offline
+        from mockoss.pytest_plugin._cassette import cassette_fixture
+
+        with cassette_fixture(request, options, real) as fixture:
+            yield fixture
+            __tracebackhide__ = True
+            fixture.check_teardown(options)
+        return
     if real is not None:
         fixture = MockossFixture.against(real, explicit, options)
     else:

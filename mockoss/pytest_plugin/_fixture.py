@@ -73,6 +73,8 @@ class MockossFixture:
         self._scenarios: dict[str, Scenario] = {}  # given to the marker or use(), by name
         self._inline = 0
         self._test_failed = False  # set by the plugin: skip the teardown steps check
+        #: The test's cassette file (``@pytest.mark.mockoss(cassette=…)``), else ``None``.
+        self.cassette: Path | None = None
 
     # -- construction (the plugin's) -------------------------------------------------------------
 

@@ -60,6 +60,9 @@ class MockossOptions:
             only, in the request log and the failure report).
         auto_session: keep a separate rule cursor per conversation without a header, keyed by its
             system text and first user message; default ``False``.
+        cassette: ``True``, a name or a ``.yaml`` path: record this test's exchanges with the
+            ``--mockoss-real`` server once and replay them offline (:mod:`mockoss.pytest_plugin._cassette`,
+            ``--mockoss-record-mode``); default none.
         scripted_only: skip the test under ``--mockoss-real`` (same as ``@pytest.mark.mockoss_scripted``).
 
     Raises:
@@ -76,6 +79,7 @@ class MockossOptions:
     assert_all_requests_were_expected: bool | None = None
     assert_tool_calls_match_declared_tools: bool | None = None
     auto_session: bool | None = None
+    cassette: str | bool | None = None
     scripted_only: bool | None = None
 
     def __post_init__(self) -> None:
@@ -94,6 +98,7 @@ class MockossOptions:
         _check(self.seed is None or seed_ok, "seed", "an int or a str")
         _check(self.switches is None or isinstance(self.switches, Mapping), "switches", "a dict of switch values")
         _check(self.transport is None or isinstance(self.transport, Mapping), "transport", "a dict of transport fields")
+        _check(self.cassette in (None, True) or isinstance(self.cassette, str), "cassette", "True, a name or a .yaml path")
         for name in ("assert_all_steps_used", "assert_all_requests_were_expected",
                      "assert_tool_calls_match_declared_tools", "auto_session", "scripted_only"):
             _check(getattr(self, name) is None or isinstance(getattr(self, name), bool), name, "True or False")
