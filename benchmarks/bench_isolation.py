@@ -168,9 +168,20 @@ def probe_during(port: int, heavy: bytes | int | float) -> dict[str, Any]:
     return result
 
 
-def measure(port: int, pid: int, probes: int) -> dict[str, Any]:
+def memory(port: int, pid: int, requests: int, size: int = 200_000) -> dict[str, float]:
+    """Resident memory before and after ``requests`` unique chat requests of ``size`` bytes (issue 9:
+    200 KB requests drove the server to 1.1-2.0 GB; the request log and caches are now bounded in bytes)."""
+    before = rss_mb(pid)
+    for n in range(requests):
+        post(port, _body([{"role": "user", "content": f"request {n}: " + "lorem ipsum dolor " * (size // 18)}]))
+    return {"requests": requests, "before_mb": before, "after_mb": rss_mb(pid)}
+
+
+def measure(port: int, pid: int, probes: int, log_requests: int) -> dict[str, Any]:
     alone = probe_alone(port, probes)
     out: dict[str, Any] = {"alone_ms": alone * 1000}
+    if log_requests:
+        out["memory"] = memory(port, pid, log_requests)
     for name, heavy in cases().items():
         during = probe_during(port, heavy)
         waits = during["waits"]
@@ -200,6 +211,7 @@ def measure(port: int, pid: int, probes: int) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--probes", type=int, default=40, help="small requests for the median alone (default 40)")
+    parser.add_argument("--log-requests", type=int, default=600, help="unique 200 KB requests for the memory row (0: skip)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results: dict[str, Any] = {}
@@ -218,7 +230,7 @@ def main() -> int:
             process = subprocess.Popen(command, stdout=subprocess.DEVNULL, cwd=tmp, env={**os.environ, "PYTHONUNBUFFERED": "1"})
             try:
                 _wait_up(port)
-                results[name] = measure(port, process.pid, args.probes)
+                results[name] = measure(port, process.pid, args.probes, args.log_requests)
             finally:
                 process.terminate()
                 process.wait(timeout=10)
@@ -236,6 +248,10 @@ def main() -> int:
                 f"{case:<7} {name:<10} {row['status']:>6} {row['heavy_s']:>8.3f} {row['extra_p50_ms']:>7.1f} "
                 f"{row['extra_p99_ms']:>7.1f} {row['extra_max_ms']:>7.1f} {row['probes']:>7} {row['rss_mb']:>7.0f}"
             )
+    for name in ("mockoss", "starlette"):
+        if "memory" in results[name]:
+            row = results[name]["memory"]
+            print(f"memory {name}: {row['before_mb']:.0f} MB -> {row['after_mb']:.0f} MB after {row['requests']} unique 200 KB requests")
     worst = max(results["mockoss"][case]["extra_p99_ms"] for case in cases())
     print(f"worst p99 extra wait under mockoss: {worst:.1f} ms (target <= 50 ms); machine noise max {results['mockoss']['noise']['extra_max_ms']:.1f} ms")
     return 0

@@ -87,8 +87,8 @@ class RecordedRequest:
         return list(body.get("tools") or []) if isinstance(body, dict) else []
 
 
-#: Bytes the request log keeps by default (bodies, headers, completions): 256 MiB.
-DEFAULT_LOG_BYTES = 256 * 1024 * 1024
+#: Bytes the request log keeps by default (bodies, headers, completions): 64 MiB.
+DEFAULT_LOG_BYTES = 64 * 1024 * 1024
 #: What one entry costs besides its variable-length fields (the object, its tuple, ints).
 _ENTRY_OVERHEAD = 256
 
