@@ -1,0 +1,84 @@
+"""Per-test cassettes (@pytest.mark.mockoss(cassette=...), --mockoss-record-mode): recorded once
+through a pass-through mockoss from a "real" server (here another mockoss), replayed offline."""
+
+import pytest
+
+from mockoss.server.core import MockServer
+from mockoss.server.run import ThreadedServer
+
+TEST = """
+import openai
+import pytest
+
+@pytest.mark.mockoss(cassette=True)
+def test_answer(mockoss):
+    with openai.OpenAI(base_url=mockoss.base_url, api_key=mockoss.api_key, max_retries=0) as client:
+        reply = client.chat.completions.create(model=mockoss.model, messages=[{"role": "user", "content": "What is 2 + 2?"}])
+        stream = client.chat.completions.create(
+            model=mockoss.model, messages=[{"role": "user", "content": "Stream it"}], stream=True
+        )
+        text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+    assert reply.choices[0].message.content == "4" and text == "4"
+    assert len(mockoss.requests) == 2
+"""
+
+
+@pytest.fixture(autouse=True)
+def _ini(pytester):
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+
+
+@pytest.fixture
+def upstream():
+    from mockoss.steps import final, script
+
+    running = ThreadedServer(MockServer(scenario=script(final("4")), seed=7)).start()
+    yield running
+    running.stop()
+
+
+def test_record_once_then_replay_offline(pytester, upstream):
+    pytester.makepyfile(test_calc=TEST)
+    missing = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    missing.assert_outcomes(errors=1)
+    missing.stdout.fnmatch_lines(["*cassette *cassettes/test_calc/test_answer.yaml does not exist; record it once*"])
+
+    recorded = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--mockoss-record-mode", "once", "--mockoss-real", upstream.url
+    )
+    recorded.assert_outcomes(passed=1)
+    assert len(upstream.server.requests) == 2
+    cassette = pytester.path / "cassettes" / "test_calc" / "test_answer.yaml"
+    text = cassette.read_text()
+    assert text.startswith("# Replay it byte for byte with:") and "authorization" not in text.lower()
+
+    replayed = pytester.runpytest_subprocess("-p", "no:cacheprovider")  # offline: no --mockoss-real
+    replayed.assert_outcomes(passed=1)
+    assert len(upstream.server.requests) == 2  # nothing reached the real server
+
+
+def test_a_request_the_cassette_does_not_hold_fails_with_the_recorded_rules(pytester, upstream):
+    pytester.makepyfile(test_calc=TEST)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mockoss-record-mode", "once", "--mockoss-real", upstream.url)
+    pytester.makepyfile(test_calc=TEST.replace("What is 2 + 2?", "What is 3 + 3?"))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*no rule of scenario 'test_answer' answers this chat request*",
+            "*rule #1 (scenario *cassettes/test_calc/test_answer.yaml:6): last user message 'What is 3 + 3?' "
+            "does not match /\\AWhat\\ is\\ 2\\ \\+\\ 2\\?\\Z/",
+        ]
+    )
+
+
+def test_new_episodes_is_refused_with_a_hint(pytester):
+    pytester.makepyfile(test_calc=TEST)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mockoss-record-mode", "new_episodes")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*new_episodes is not supported yet*"])
+
+
+def test_record_mode_choices_in_help(pytester):
+    result = pytester.runpytest_subprocess("--help")
+    result.stdout.fnmatch_lines(["*--mockoss-record-mode={none,once,new_episodes,all,rewrite}*"])
