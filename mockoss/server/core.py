@@ -355,6 +355,14 @@ class MockServer:
                         f"{str(exc)[:200]}); a real server would answer it. Shorten the longest word of the prompt."
                     )
                     reply, scenario, step, played = _for_endpoint(self._base_profile, endpoint).error(400, message), None, None, None
+                elif isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in str(exc):
+                    # A lone surrogate in a field the reply echoes, beyond the ones _validate checks
+                    # first (mockoss.server.inputs): still a 400, though the step is used.
+                    message = (
+                        "Invalid request: a field the reply echoes holds a lone UTF-16 surrogate (\\ud800-\\udfff "
+                        "without its pair): not Unicode text (RFC 8259 section 8.2)"
+                    )
+                    reply, scenario, step, played = _for_endpoint(self._base_profile, endpoint).error(400, message), None, None, None
                 else:
                     logger.exception("mockoss failed to answer request %d", index)
                     message = f"mockoss internal error (a bug, please report it): {type(exc).__name__}: {exc}"

@@ -411,6 +411,24 @@ def test_a_lone_surrogate_in_an_echoed_responses_field_is_a_400(profile, field):
     assert reply.status == 400 and field.encode() in reply.body
 
 
+@pytest.mark.parametrize(
+    ("profile", "endpoint", "field", "value"),
+    [
+        ("openai", "responses", "user", "\ud800"),
+        ("openai", "responses", "truncation", "\ud800"),
+        ("lmstudio", "responses", "tools", [{"type": "function", "name": "\ud800", "parameters": {}}]),
+        ("llamacpp", "chat", "response_format", {"type": "\ud800"}),
+    ],
+)
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_lone_surrogate_in_any_other_echoed_field_is_a_400_too(profile, endpoint, field, value, stream):
+    server = MockServer("clean-answer", profile=profile)
+    body = {"model": server.served_model_names[0], "stream": stream, field: value}
+    body.update({"input": "hi"} if endpoint == "responses" else {"messages": [{"role": "user", "content": "hi"}]})
+    reply = server.handle(endpoint, json.dumps(body).encode(), {})
+    assert reply.status == 400 and b"lone UTF-16 surrogate" in reply.body
+
+
 def test_a_lone_surrogate_in_message_content_is_still_answered():
     server = MockServer("clean-answer")
     reply = server.handle("chat", ('{"model":"%s","messages":[{"role":"user","content":%s}]}' % (MODEL, SURROGATE)).encode(), {})
