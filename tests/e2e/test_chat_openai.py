@@ -192,8 +192,17 @@ def test_reprompt_loop_gives_up_when_the_model_keeps_leaking(mockoss, client):
     assert len(mockoss.requests) == 4
 
 
+def test_malformed_header_drops_the_message_with_http_200_like_vllm_0_32(mockoss, client):
+    """vLLM 0.32/0.33 ``HarmonyParser.process_chunk`` skips the tokens that raise
+    (vllm-project/vllm@v0.32.0:vllm/parser/harmony.py): the client gets HTTP 200, reasoning only."""
+    mockoss.use("malformed-header-duplicate-recipient")
+    reply = client.chat.completions.create(model=MODEL, messages=USER, tools=TERMINAL)
+    assert reply.choices[0].message.tool_calls is None and reply.choices[0].finish_reason == "stop"
+
+
 def test_malformed_header_is_a_500_with_the_exact_harmony_error(mockoss, client):
     mockoss.use("malformed-header-duplicate-recipient")
+    mockoss.switches(harmony_errors="raise")  # releases that surfaced the HarmonyError (vllm#51977)
     with pytest.raises(openai.InternalServerError) as info:
         client.chat.completions.create(model=MODEL, messages=USER, tools=TERMINAL)
     assert info.value.status_code == 500
@@ -207,7 +216,7 @@ def test_malformed_header_is_a_500_with_the_exact_harmony_error(mockoss, client)
 
 def test_malformed_header_is_a_400_with_the_older_status_switch(mockoss, client):
     mockoss.use("malformed-header-duplicate-recipient")
-    mockoss.switches(harmony_error_status=400)
+    mockoss.switches(harmony_error_status=400, harmony_errors="raise")
     with pytest.raises(openai.BadRequestError) as info:
         client.chat.completions.create(model=MODEL, messages=USER)
     assert info.value.body["message"] == 'unexpected tokens remaining in message header: Some("to=functions.x")'
@@ -216,6 +225,7 @@ def test_malformed_header_is_a_400_with_the_older_status_switch(mockoss, client)
 
 def test_malformed_header_in_a_stream_is_an_error_chunk_after_http_200(mockoss, client):
     mockoss.use("malformed-header-duplicate-recipient")
+    mockoss.switches(harmony_errors="raise")  # releases that surfaced the HarmonyError (vllm#46464)
     with client.chat.completions.with_streaming_response.create(model=MODEL, messages=USER, stream=True) as raw:
         assert raw.status_code == 200
         frames = raw.read().decode().split("\n\n")

@@ -128,8 +128,16 @@ def test_clean_function_call_streamed(mockoss, client):
     assert done.arguments == arguments
 
 
+def test_malformed_header_drops_the_message_like_vllm_0_32(mockoss, client):
+    """vLLM 0.32/0.33 skip the tokens the parser rejects (HarmonyParser.process_chunk,
+    vllm-project/vllm@v0.32.0:vllm/parser/harmony.py): 200, the reasoning item only."""
+    mockoss.use("malformed-header-duplicate-recipient")
+    assert [item.type for item in client.responses.create(model=MODEL, input="hi").output] == ["reasoning"]
+
+
 def test_malformed_header_is_a_500(mockoss, client):
     mockoss.use("malformed-header-duplicate-recipient")
+    mockoss.switches(harmony_errors="raise")  # releases that surfaced the HarmonyError
     with pytest.raises(openai.InternalServerError) as info:
         client.responses.create(model=MODEL, input="hi")
     assert info.value.body["message"] == 'unexpected tokens remaining in message header: Some("to=functions.x")'
@@ -149,6 +157,7 @@ def test_harmony_error_mid_stream_drops_the_connection_after_the_events_so_far(m
     # vLLM's responses_stream_generator only catches GenerationError: a HarmonyError escapes after
     # HTTP 200, so the client gets the events so far and a truncated body, no error event.
     mockoss.use("malformed-header-duplicate-recipient")
+    mockoss.switches(harmony_errors="raise")
     seen = []
     with pytest.raises((openai.APIConnectionError, httpx.RemoteProtocolError)):
         for event in client.responses.create(model=MODEL, input="hi", stream=True):
@@ -161,7 +170,7 @@ def test_harmony_error_mid_stream_drops_the_connection_after_the_events_so_far(m
 
 def test_harmony_error_mid_stream_as_an_error_event_with_the_switch(mockoss, client):
     mockoss.use("malformed-header-duplicate-recipient")
-    mockoss.switches(responses_stream_error="error_event")
+    mockoss.switches(responses_stream_error="error_event", harmony_errors="raise")
     events = list(client.responses.create(model=MODEL, input="hi", stream=True))
     # The SDK yields an OpenAI `error` event for Responses streams rather than raising.
     assert events[-1].type == "error"
