@@ -181,11 +181,12 @@ def test_scenario_header_selects_per_request_with_its_own_cursor(mockoss, http):
     assert [(r.scenario, r.step) for r in mockoss.requests] == [("clean-answer", 0), ("clean-tool-call", 0)]
 
 
-def test_unknown_scenario_header_is_a_400_listing_names(mockoss, http):
-    reply = http.post("/v1/chat/completions", json=CHAT, headers={"X-Mockoss-Scenario": "nope"})
+def test_unknown_scenario_header_is_a_400_suggesting_names(mockoss, http):
+    reply = http.post("/v1/chat/completions", json=CHAT, headers={"X-Mockoss-Scenario": "clean-answr"})
     assert reply.status_code == 400
-    assert "unknown scenario 'nope'" in reply.json()["error"]["message"]
-    assert "clean-answer" in reply.json()["error"]["message"]
+    message = reply.json()["error"]["message"]
+    assert "unknown scenario 'clean-answr'" in message
+    assert "did you mean 'clean-answer'?" in message and "--scenario-dir" in message
 
 
 def test_no_scenario_selected_is_a_clear_400(mockoss, http):
