@@ -15,7 +15,7 @@ on a shared machine measures the neighbours), so pytest's own per-test cost canc
 CPU is the slope between a run of 20 tests and one of 20 + ``--tests`` (start-up cancels out);
 each run is the best of ``--repeat``.
 
-    python benchmarks/bench_fixture.py [--tests 400] [--repeat 3] [--json]
+    python benchmarks/bench_fixture.py [--tests 400] [--repeat 3] [--lengths 10,2000,10000] [--json]
 """
 
 from __future__ import annotations
@@ -97,12 +97,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tests", type=int, default=400, help="extra tests of the long run (default 400)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per file, best kept (default 3)")
+    parser.add_argument("--lengths", default=",".join(map(str, LENGTHS)), help="answer lengths in tokens (default 10,2000,10000)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     results = {}
     with tempfile.TemporaryDirectory(prefix="mockoss-bench-fixture-") as tmpdir:
         tmp = Path(tmpdir)
-        for tokens in LENGTHS:
+        for tokens in (int(n) for n in args.lengths.split(",")):
             scenario = tmp / f"long{tokens}.yaml"
             scenario.write_text(long_scenario(tokens))
             per_test = {}

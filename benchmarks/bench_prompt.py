@@ -35,13 +35,10 @@ WORDS = "the quick brown fox jumps over a lazy dog while seven wise owls watch q
 
 
 def _text(size: int, seed: int) -> str:
-    words, total, i = [], 0, seed
-    while total < size:
-        word = WORDS[i % len(WORDS)] + ("" if i % 7 else f"{i}")
-        words.append(word)
-        total += len(word) + 1
-        i += 1
-    return " ".join(words)
+    """About ``size`` characters of words, numbered here and there (distinct for distinct seeds)."""
+    count = size // 5 + 1
+    words = [WORDS[i % len(WORDS)] + ("" if i % 7 else f"{i}") for i in range(seed, seed + count)]
+    return " ".join(words)[:size]
 
 
 TOOLS = [

@@ -79,3 +79,33 @@ def test_baseline_case_header_is_sent_with_the_request():
     raw = bench.build_request("/v1/chat/completions", "h:1", b"{}", {"X-Bench-Case": "chat unique"})
     head = raw.partition(b"\r\n\r\n")[0]
     assert b"\r\nX-Bench-Case: chat unique\r\n" in head and head.endswith(b"Content-Length: 2")
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, _PATH.with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_prompt_benchmark_traffic_is_answered_and_agent_turns_share_their_prefix():
+    from mockoss.server.core import MockServer
+
+    prompt = _load("bench_prompt")
+    server = MockServer("clean-answer")
+    for name, _, _, make, body, _, _ in prompt.cases():
+        if len(body) > 20_000 and name != "agent 50+20":
+            continue  # the big ones cost time, not coverage
+        assert make(1) != make(2), name  # every request new
+        server.use_scenario(server.scenario)
+        assert server.handle("chat", make(3), {}).status == 200, name
+    agent = prompt.agent(48, prompt.TOOLS)
+    first, second = json.loads(agent(1)), json.loads(agent(2))
+    assert len(first["messages"]) == 50 and len(first["tools"]) == 20
+    assert first["messages"][:48] == second["messages"][:48] and first["messages"][48:] != second["messages"][48:]
+
+
+def test_the_first_request_benchmark_runs_in_quick_form():
+    first = _load("bench_first_request")
+    ms, tokens = first.first_request_ms(50)
+    assert ms > 0 and 50 <= tokens <= 80
