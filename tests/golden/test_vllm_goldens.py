@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from mockoss.golden.cases import all_cases, exchanges
 from golden_support import (
     DIFFERENT,
     IDENTICAL,
@@ -91,3 +93,25 @@ def test_known_difference_paths_are_removed_from_bodies_and_frames() -> None:
     frame = 'event: response.created\ndata: {"response":{"id":"r","safety_identifier":null}}'
     assert mask_frame(frame, ("response.safety_identifier",)) == 'event: response.created\ndata: {"response":{"id":"r"}}'
     assert mask_frame("data: [DONE]", ("id",)) == "data: [DONE]"
+
+
+@pytest.mark.parametrize("directory", golden_directories(), ids=lambda d: d.name)
+def test_goldens_cover_every_case_as_the_case_list_builds_it(directory: Path) -> None:
+    """Every case of mockoss.golden.cases has a golden, recorded for the same tokens and requests.
+
+    A new or edited scenario or fault kind makes this fail until the goldens are regenerated
+    (README, "Checked against real vLLM": tools/goldens/vllm_http.py, vllm_serving_code.py).
+    """
+    recorded = {golden.case: golden for golden in goldens(directory)}
+    stale = []
+    for case in all_cases():
+        golden = recorded.pop(case.id, None)
+        if golden is None:
+            stale.append(f"{case.id}: no golden")
+        elif golden.completion.get("tokens") != list(case.completion.tokens):
+            stale.append(f"{case.id}: the completion changed")
+        elif [(e.id, e.request) for e in golden.exchanges] != [(e.id, e.request) for e in exchanges(case)]:
+            stale.append(f"{case.id}: the exchanges or request bodies changed")
+    stale.extend(f"{name}: no such case any more" for name in recorded)
+    generator = goldens(directory)[0].header.get("generator", "tools/goldens/")
+    assert not stale, f"{directory.name} is stale; regenerate it with {generator}:\n" + "\n".join(stale)
