@@ -254,10 +254,10 @@ async def record_case(client: Any, case: Case) -> list[GoldenExchange]:
 
 
 async def run(out: Path | None, pattern: str) -> int:
-    import httpx
-    import openai_harmony
-    import vllm
     from importlib.metadata import version
+
+    import httpx
+    import vllm
 
     from mockoss.engines.vllm.model_dir import ensure_model_dir
 
@@ -275,7 +275,6 @@ async def run(out: Path | None, pattern: str) -> int:
         "covers": COVERS,
         "server_flags": SERVER_FLAGS,
     }
-    del openai_harmony
     cases = [case for case in all_cases() if fnmatch.fnmatchcase(case.id, pattern)]
     started = time.monotonic()
     transport = httpx.ASGITransport(app=app)
