@@ -125,14 +125,19 @@ def _detected(text: str, entropy: bool) -> Iterator[tuple[str, str]]:
     if not entropy:
         return
     for plugin in entropies:
-        hex_only = plugin.charset == "0123456789abcdefABCDEF" or "Hex" in type(plugin).__name__
-        with plugin.non_quoted_string_regex(is_exact_match=False):
-            values = list(plugin.analyze_string(text))
-        for value in values:
+        hex_only = "Hex" in type(plugin).__name__
+        # The plugin's alphabet, unquoted (detect-secrets' own non_quoted_string_regex() swaps the
+        # plugin's regex in place, which is not safe with several recorders' threads).
+        for value in _runs(plugin.charset).findall(text):
             if len(value) < (MIN_HEX_CHARS if hex_only else MIN_ENTROPY_CHARS) or _UUID.fullmatch(value.strip("-")):
                 continue
             if plugin.calculate_shannon_entropy(value) > (HEX_LIMIT if hex_only else BASE64_LIMIT):
                 yield value, "high-entropy-string"
+
+
+@functools.cache
+def _runs(charset: str) -> re.Pattern[str]:
+    return re.compile(f"[{re.escape(charset)}]+")
 
 
 @functools.lru_cache(maxsize=4096)
