@@ -31,7 +31,8 @@ it appears* in the written step, replay bytes and completions included (an upstr
 gets the provider patterns only (not entropy: its ids are random by design; not the
 assignment-context detectors: they cost ~1 ms per KB). Known gap: a secret
 a model streams token by token in pass-through mode is split across delta frames and no frame
-holds it whole; it is not replaced (nor does the file hold it as one string).
+holds it whole; it is not replaced (nor does the file hold it as one string). A replay body
+that is not UTF-8 (stored as ``body_base64``) is not scanned.
 
 Placeholders are ``[REDACTED:<kind>:<n>]`` (``n`` counts distinct values in one recording, in the
 order written): the same value gets the same placeholder throughout a recording, and the same
