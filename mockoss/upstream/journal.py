@@ -118,15 +118,9 @@ class Journal:
                     return
                 batch, self._queue = self._queue, []
                 self._writing_since = batch[0][2]
-            texts = []
-            for entry, _, _ in batch:
-                try:
-                    texts.append(self._render(entry))
-                except Exception:
-                    logger.exception("mockoss: could not render an entry of %s", self.path)
             try:
-                self._append("".join(texts).encode("utf-8"))
-            except OSError:
+                self._write(batch)
+            except Exception:  # whatever happens, the tickets complete: no response waits forever
                 logger.exception("mockoss: could not write %d entries to %s", len(batch), self.path)
             now = time.monotonic()
             with self._changed:
@@ -140,6 +134,15 @@ class Journal:
                 self._open -= len(batch)
                 self._writing_since = None
                 self._changed.notify_all()
+
+    def _write(self, batch: list[tuple[Any, Future[None], float]]) -> None:
+        texts = []
+        for entry, _, _ in batch:
+            try:
+                texts.append(self._render(entry))
+            except Exception:
+                logger.exception("mockoss: could not render an entry of %s", self.path)
+        self._append("".join(texts).encode("utf-8"))
 
     def _append(self, data: bytes) -> None:
         if not data:

@@ -114,3 +114,16 @@ def test_a_signal_with_streams_in_flight_records_every_complete_stream(tmp_path,
     assert result["held"] == 20, result
     assert result["lost"] == 0, result
     assert result["exit"] in (-sig, 0), result  # it exits (uvicorn re-raises the signal after closing)
+
+
+def test_a_failing_disk_is_logged_and_never_holds_a_response(serve, http, tmp_path, monkeypatch, caplog):
+    def broken(self, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Journal, "_append", broken)
+    recorder = Recorder(tmp_path, "full")
+    mock = serve(MockServer(scenario=scenario(completion_step(), name="full"), recorder=recorder))
+    response = http.post(mock.url + "/v1/chat/completions", json=CHAT)
+    assert response.status_code == 200
+    recorder.flush(timeout=5)
+    assert "could not write 1 entries" in caplog.text and "No space left on device" in caplog.text
