@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Event-loop lag under mixed load: how late a small request is answered while the server is busy.
 
-Starts ``mockoss serve`` (``clean-answer``, and the same server is sent long streams through a
-second scenario registered by name) and the bare Starlette baseline (same reply bytes). For each
+Starts ``mockoss serve`` on one scenario whose rules answer a request asking for a long answer
+with 10,000 tokens and any other with a short answer, and the bare Starlette baseline (same reply
+bytes). For each
 server, a probe sends one small chat request every ``--interval`` ms on its own connection,
 first alone, then while ``--connections`` connections load the server with a mix: new short
 conversations, agent turns of 50 messages and 20 tools (48 seen before), 10 KB new user messages
@@ -26,11 +27,28 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_http import CHAT, capture, long_scenario, request_body  # noqa: E402
+from bench_http import CHAT, MODEL, capture, long_scenario, request_body  # noqa: E402
 from bench_prompt import TOOLS, agent, short, user  # noqa: E402
 from benchlib import CASE_HEADER, Server, _Connection, build_request, mockoss_argv, percentile  # noqa: E402
 
-STREAM_HEADERS = {"X-Mockoss-Scenario": "long10000"}
+LONG_ASK = "Write a long answer."
+
+
+def mixed_scenario(tokens: int) -> str:
+    """One scenario for the whole mix: a ``tokens``-token answer when the last user message asks
+    for a long answer, else the short canonical answer."""
+    long_steps = json.loads(long_scenario(tokens))["steps"]
+    short_answer = [{"channel": "analysis", "content": "User asks: simple."}, {"channel": "final", "content": "2 + 2 = 4."}]
+    rules = [
+        {"name": "long", "match": {"last_user": "^Write a long"}, "steps": long_steps},
+        {"name": "short", "steps": [{"completion": {"messages": short_answer}}]},
+    ]
+    return json.dumps({"version": 1, "description": "benchmark: mixed load", "rules": rules})
+
+
+def long_stream_body() -> bytes:
+    body = {"model": MODEL, "messages": [{"role": "user", "content": LONG_ASK}], "stream": True}
+    return json.dumps(body, separators=(",", ":")).encode()
 
 
 def mix() -> list[tuple[Any, ...]]:
@@ -39,7 +57,7 @@ def mix() -> list[tuple[Any, ...]]:
         ("short", "clean", CHAT, short, short(0), {}, False),
         ("agent", "clean", CHAT, agent(48, TOOLS), agent(48, TOOLS)(0), {}, False),
         ("user 10k", "clean", CHAT, user(10_000), user(10_000)(0), {}, False),
-        ("stream 10k", "clean", CHAT, None, request_body("chat", stream=True), STREAM_HEADERS, True),
+        ("stream 10k", "clean", CHAT, None, long_stream_body(), {}, True),
     ]
 
 
@@ -113,10 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="mockoss-bench-lag-") as tmpdir:
         tmp = Path(tmpdir)
-        (tmp / "long10000.yaml").write_text(long_scenario(10_000))
+        (tmp / "mixed.yaml").write_text(mixed_scenario(10_000))
         servers: list[Server] = []
         try:
-            argv_ = mockoss_argv("serve", "--scenario", "clean-answer", "--scenario-dir", str(tmp), "--port", "0", "--log-level", "warning")
+            argv_ = mockoss_argv("serve", "--scenario", str(tmp / "mixed.yaml"), "--port", "0", "--log-level", "warning")
             mock = Server("mockoss", argv_, cwd=tmp)
             servers.append(mock)
             cases = [*mix(), ("probe", "clean", CHAT, None, request_body("chat"), {}, False)]
