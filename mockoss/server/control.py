@@ -358,8 +358,11 @@ class _Guarded:
         prefixed = _PREFIX.match(path) if path.startswith("/s/") else None
         if prefixed is not None:
             scope = dict(scope)
-            scope["path"], scope["raw_path"] = prefixed.group(2), prefixed.group(2).encode()
-            scope["headers"] = [*scope["headers"], (TEST_ID_HEADER.encode(), prefixed.group(1).encode())]
+            path = prefixed.group(2)
+            scope["path"], scope["raw_path"] = path, path.encode()
+            # First, so that the prefix wins over a header (first value wins, see _header_map).
+            scope["headers"] = [(TEST_ID_HEADER.encode(), prefixed.group(1).encode()), *scope["headers"]]
+            scope.pop("state", None)
         headers = _header_map(scope)
         test_id = headers.get(TEST_ID_HEADER)
         began = time.perf_counter()

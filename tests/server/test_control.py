@@ -228,3 +228,14 @@ def test_with_an_upstream_each_test_id_still_reads_only_its_own_log(running):
         a_again = client.get(proxy.url + "/mockoss/requests?test_id=a").json()
     assert [(e["test_id"], e["status"], e["endpoint"]) for e in a] == [("a", 200, "chat")]
     assert b == [] and a_again == a
+
+
+def test_the_session_prefix_does_not_bypass_the_guard(running):
+    server = running(ControlOptions(admin_token="tok"))
+    with httpx.Client(timeout=30) as client:
+        assert client.post(server.url + "/s/x/mockoss/reset", headers={"origin": "https://evil.example"}).status_code == 403
+        assert client.get(server.url + "/s/x/mockoss/requests").status_code == 401
+        client.post(server.url + "/s/x/v1/chat/completions", json=CHAT, headers={"x-mockoss-test-id": "other"})
+        ok = client.get(server.url + "/s/x/mockoss/requests", headers={"authorization": "Bearer tok", "x-mockoss-test-id": "other"})
+    assert ok.status_code == 200  # the prefix's test id wins over the header, for both routes
+    assert [(e["test_id"], e["path"]) for e in ok.json()] == [("x", "/v1/chat/completions")]
