@@ -108,3 +108,11 @@ def test_bad_request_is_a_vllm_400(client):
         client.completions.create(model=MODEL, prompt="")
     assert info.value.status_code == 400
     assert "Either prompt or prompt_embeds must be provided and non-empty." in info.value.body["message"]
+
+
+def test_completion_ids_have_vllm_0_32_shape(client):
+    """``cmpl-`` + ``random_uuid()``: 16 hex digits in vLLM 0.32/0.33 (vllm-project/vllm@v0.33.0:vllm/utils/__init__.py)."""
+    import re
+
+    reply = client.completions.create(model="openai/gpt-oss-20b", prompt="hi")
+    assert re.fullmatch(r"cmpl-[0-9a-f]{16}", reply.id)

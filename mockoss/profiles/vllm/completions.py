@@ -116,7 +116,7 @@ def _prompt_text(prompt: str | tuple[int, ...], return_token_ids: bool) -> str:
     return prompt if isinstance(prompt, str) else load_encoding().decode(list(prompt))
 
 
-def _full(out: RawOutput, request: CompletionsRequestView, ctx: RequestContext) -> Reply:
+def _full(out: RawOutput, request: CompletionsRequestView, ctx: RequestContext, digits: int = 32) -> Reply:
     choices = []
     for index, prompt in enumerate(request.prompts):
         ids = prompt_token_ids(prompt) if request.return_token_ids else None
@@ -137,7 +137,7 @@ def _full(out: RawOutput, request: CompletionsRequestView, ctx: RequestContext) 
         )
     generated = len(out.token_ids) * len(request.prompts)
     body = {
-        "id": ctx.ids.next("cmpl-"),
+        "id": ctx.ids.next16("cmpl-") if digits == 16 else ctx.ids.next("cmpl-"),
         "object": "text_completion",
         "created": ctx.created,
         "model": request.model,
@@ -155,9 +155,9 @@ def _full(out: RawOutput, request: CompletionsRequestView, ctx: RequestContext) 
     return Reply(status=200, body=_dumps(body).encode())
 
 
-def _stream(out: RawOutput, request: CompletionsRequestView, ctx: RequestContext) -> Reply:
+def _stream(out: RawOutput, request: CompletionsRequestView, ctx: RequestContext, digits: int = 32) -> Reply:
     head = (
-        f'data: {{"id":"{ctx.ids.next("cmpl-")}","object":"text_completion","created":{ctx.created},'
+        f'data: {{"id":"{ctx.ids.next16("cmpl-") if digits == 16 else ctx.ids.next("cmpl-")}","object":"text_completion","created":{ctx.created},'
         f'"model":{_dumps(request.model)},"choices":['
     )
     prompt_tokens = ctx.prompt_tokens
@@ -200,7 +200,7 @@ def surface_completions(
 
     Non-streamed (HTTP 200)::
 
-        {"id":"cmpl-<32hex>","object":"text_completion","created":…,"model":…,
+        {"id":"cmpl-<16hex>","object":"text_completion","created":…,"model":…,
          "choices":[{"index":0,"text":…,"logprobs":null,"finish_reason":"stop"|"length",
            "stop_reason":200012|null,"token_ids":[…]|null,"prompt_logprobs":null,
            "prompt_token_ids":[…]|null}],"service_tier":null,"system_fingerprint":null,
@@ -222,6 +222,7 @@ def surface_completions(
     out = raw_output(completion, request.max_tokens or None, request.skip_special_tokens, request.include_stop_str_in_output)
     if request.max_tokens == 0:  # echo only: vLLM returns the prompt and no generated text
         out = RawOutput((), (), "length", None)
+    # ids: cmpl-<random_uuid()>, 16 hex digits in 0.32/0.33 (switch id_digits).
     if request.stream:
-        return _stream(out, request, ctx)
-    return _full(out, request, ctx)
+        return _stream(out, request, ctx, profile.id_digits)
+    return _full(out, request, ctx, profile.id_digits)
