@@ -14,7 +14,9 @@ def test_json_lists_every_profile_with_endpoints_and_switch_defaults(capsys):
     assert vllm["endpoints"] == ["chat", "completions", "responses"]
     assert vllm["default_model"] == "openai/gpt-oss-20b"
     switches = {s["name"]: s for s in vllm["switches"]}
-    assert switches["harmony_error_status"] == {"name": "harmony_error_status", "default": 500, "choices": [400, 500]}
+    harmony_error_status = switches["harmony_error_status"]
+    assert harmony_error_status.pop("description").startswith("HTTP status of a ``HarmonyError``: 500 in current vLLM")
+    assert harmony_error_status == {"name": "harmony_error_status", "default": 500, "choices": [400, 500]}
     assert switches["max_model_len"]["choices"] is None
     assert described["ollama"]["default_model"] == "gpt-oss:20b"
     assert "ollama.chat" in described["ollama"]["endpoints"]
