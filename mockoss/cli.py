@@ -70,6 +70,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--seed", type=int, default=0, help="seed for ids and generated content (default: 0)")
     serve.add_argument(
+        "--auto-session",
+        action="store_true",
+        help="a rule cursor per conversation without X-Mockoss-Session, keyed by its system text and first "
+        "user message (README: Turns and sessions)",
+    )
+    serve.add_argument(
         "--switch",
         type=_switch,
         action="extend",
@@ -150,6 +156,7 @@ def _serve(args: argparse.Namespace) -> int:
             or None,
             upstream=upstream,
             recorder=recorder,
+            auto_session=args.auto_session,
         )
         engine = engine_cli.start(args, args.served_model_name)  # after the scenario is known to load
         if engine is not None:

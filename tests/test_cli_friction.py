@@ -133,3 +133,8 @@ def test_a_near_miss_model_name_says_how_to_accept_it():
 def test_readme_has_an_install_section_and_the_recipe():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "## Install into your project" in readme and "### Test your agent's tool loop" in readme
+
+
+def test_serve_takes_auto_session():
+    assert _parser().parse_args(["serve", "--auto-session"]).auto_session is True
+    assert _parser().parse_args(["serve"]).auto_session is False
