@@ -148,6 +148,13 @@ class MockServer:
         created: unix seconds stamped on objects.
         request_log_limit: keep only the newest N requests in :attr:`requests` (``None``: no count limit);
             ``mockoss serve`` keeps 10,000.
+        request_log_bytes: and at most this many bytes of bodies, headers and completions
+            (default 64 MiB; ``None``: no byte limit); the oldest entries go first.
+        scenario_dirs: directories whose ``NAME.yaml`` files ``X-Mockoss-Scenario: NAME`` may
+            select, besides shipped and registered scenarios (``mockoss serve --scenario-dir``).
+        max_body_bytes: the HTTP layer answers larger request bodies with 413 in the profile's
+            error shape (default 32 MiB; ``None``: no limit; read per request, so it can be
+            changed on a running server).
         transport: default timing and faults for every scripted reply (a
             :class:`~mockoss.scenario.transport.TransportSpec` or a mapping such as
             ``{"ttft_ms": 300, "tokens_per_s": 50}``); a step's ``transport:`` and the
