@@ -57,18 +57,34 @@ def test_record_once_then_replay_offline(pytester, upstream):
     assert len(upstream.server.requests) == 2  # nothing reached the real server
 
 
-def test_a_request_the_cassette_does_not_hold_fails_with_the_recorded_rules(pytester, upstream):
+MISS = """
+
+@pytest.mark.mockoss(cassette="test_answer")
+def test_other_question(mockoss):
+    with openai.OpenAI(base_url=mockoss.base_url, api_key=mockoss.api_key, max_retries=0) as client:
+        with pytest.raises(openai.BadRequestError, match="does not match"):
+            client.chat.completions.create(model=mockoss.model, messages=[{"role": "user", "content": "What is 3 + 3?"}])
+"""
+
+
+def test_a_request_the_cassette_does_not_hold_fails_with_the_nearest_recorded_one(pytester, upstream):
     pytester.makepyfile(test_calc=TEST)
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mockoss-record-mode", "once", "--mockoss-real", upstream.url)
-    pytester.makepyfile(test_calc=TEST.replace("What is 2 + 2?", "What is 3 + 3?"))
+    pytester.makepyfile(test_calc=TEST + MISS)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(
         [
-            "*no rule of scenario 'test_answer' answers this chat request*",
-            "*rule #1 (scenario *cassettes/test_calc/test_answer.yaml:6): last user message 'What is 3 + 3?' "
+            "E   AssertionError: mockoss: 1 request the scenario did not answer:",
+            "    - POST /v1/chat/completions -> 400: scenario 'test_answer': no rule answered (request #0)",
+            "        mockoss: no rule of scenario 'test_answer' answers this chat request (model 'openai/gpt-oss-20b', turn 1):",
+            "        rule #1 (scenario *cassettes/test_calc/test_answer.yaml:6): last user message 'What is 3 + 3?' "
             "does not match /\\AWhat\\ is\\ 2\\ \\+\\ 2\\?\\Z/",
-        ]
+            "        rule #2 (scenario *cassettes/test_calc/test_answer.yaml:15): *",
+            "        nearest recorded request: rule #1 (scenario *cassettes/test_calc/test_answer.yaml:6)",
+            "          last user message: What is [-2-]{+3+} + [-2-]{+3+}?",
+        ],
+        consecutive=True,
     )
 
 

@@ -286,7 +286,8 @@ class MockossFixture:
             RealModeError: in real mode.
         """
         __tracebackhide__ = True
-        lines = unexpected_requests(self._log("assert_all_requests_were_expected"))
+        recorded = self._scenarios.get(self.cassette.stem) if self.cassette is not None else None
+        lines = unexpected_requests(self._log("assert_all_requests_were_expected"), recorded)
         if lines:
             count = sum(1 for line in lines if line.startswith("- "))
             raise AssertionError(

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from mockoss.scenario.loader import Scenario
     from mockoss.server.core import RecordedRequest
 
-__all__ = ["describe_requests", "plural", "tool_warnings", "unexpected_requests", "unused_steps"]
+__all__ = ["describe_requests", "nearest_recorded", "plural", "tool_warnings", "unexpected_requests", "unused_steps"]
 
 #: Where the teardown assertion sends someone whose unused steps are on purpose.
 STEPS_DOC = "README.md, section 'Use it from pytest' (assert_all_steps_used)"
@@ -84,9 +84,11 @@ def unused_steps(scenarios: Iterable[Scenario], requests: Sequence[RecordedReque
     return lines
 
 
-def unexpected_requests(requests: Sequence[RecordedRequest]) -> list[str]:
+def unexpected_requests(requests: Sequence[RecordedRequest], recorded: Scenario | None = None) -> list[str]:
     """One entry per request the scenario did not answer: no rule matched (with each rule's
-    reasons, indented), a template failed, or a used-up ``when_exhausted: error`` rule answered."""
+    reasons, indented), a template failed, or a used-up ``when_exhausted: error`` rule answered.
+    With ``recorded`` (a cassette), an unmatched request also gets the nearest recorded request
+    and a word diff of the two last user messages (:func:`nearest_recorded`)."""
     lines = []
     for request in requests:
         if request.scenario is None or not (request.problem or request.exhausted):
@@ -97,7 +99,49 @@ def unexpected_requests(requests: Sequence[RecordedRequest]) -> list[str]:
             lines.append(f"    rule {request.rule} is used up (when_exhausted: error) and answered its exhausted_error")
         for line in (request.problem or "").splitlines():
             lines.append(f"    {line}")
+        if recorded is not None and request.problem and request.rule is None:
+            lines.extend(f"    {line}" for line in nearest_recorded(request, recorded))
     return lines
+
+
+def _word_diff(old: str, new: str) -> str:
+    """``What is [-2 + 2-]{+3 + 3+}?``: git's word-diff markers over the changed spans."""
+    import difflib
+
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(old[i1:i2])
+            continue
+        if i2 > i1:
+            out.append(f"[-{old[i1:i2]}-]")
+        if j2 > j1:
+            out.append(f"{{+{new[j1:j2]}+}}")
+    return "".join(out)
+
+
+def nearest_recorded(request: RecordedRequest, recorded: Scenario) -> list[str]:
+    """The recorded exchange whose last user message is closest to ``request``'s (its step
+    ``note`` holds it, as :class:`mockoss.upstream.Recorder` writes it), and a word diff."""
+    import difflib
+
+    from mockoss.scenario.conversation import RequestFacts
+
+    body = request.body if isinstance(request.body, dict) else {}
+    last = RequestFacts(request.endpoint, body, {}, "").last("user")
+    if last is None:
+        return []
+    received = last[1]
+    best: tuple[float, str, str] | None = None
+    for rule in recorded.rules:
+        for step in rule.steps:
+            note = (step.note or "").split(": ", 1)[-1]
+            ratio = difflib.SequenceMatcher(None, note, received, autojunk=False).ratio()
+            if best is None or ratio > best[0]:
+                best = (ratio, f"{rule.label} ({rule.where})", note)
+    if best is None:
+        return []
+    return [f"nearest recorded request: {best[1]}", f"  last user message: {_word_diff(best[2], received)}"]
 
 
 def tool_warnings(requests: Sequence[RecordedRequest]) -> list[str]:
