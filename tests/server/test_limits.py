@@ -297,7 +297,21 @@ def test_scenario_dirs_serve_their_files_by_name_and_nothing_outside(tmp_path):
     assert server.handle("chat", HI, {"x-mockoss-scenario": "clean-answer"}).status == 200  # shipped names still work
 
 
+def test_a_huge_file_in_a_scenario_dir_is_refused_before_it_is_read(tmp_path):
+    """Issue 9: a 100 MB file named by the header took 54 s and 1.3 GB to parse."""
+    with open(tmp_path / "huge.yaml", "wb") as handle:
+        handle.truncate(65 * 1024 * 1024)  # sparse: nothing is written
+    reply = MockServer(None, scenario_dirs=[tmp_path]).handle("chat", HI, {"x-mockoss-scenario": "huge"})
+    assert reply.status == 400
+    assert b"above the 67,108,864-byte limit for a scenario file" in reply.body
+
+
 # -- YAML and regex that cannot stall the server ------------------------------------------------
+
+
+def test_a_recursive_alias_in_a_switch_header_is_a_400():
+    reply = MockServer("clean-answer").handle("chat", HI, {"x-mockoss-switch": "stream_interval=&a [*a]"})
+    assert reply.status == 400 and b"recursive YAML alias" in reply.body
 
 _LAUGHS = "".join(
     f"{name}: &{name} [{', '.join([f'*{previous}'] * 9) if previous else ', '.join(['lol'] * 9)}]\n"
