@@ -25,6 +25,7 @@ tokens and nothing more for them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Literal, get_args
 
@@ -160,10 +161,72 @@ def parse_with(
 
 
 def _parse_skipping(tokens: tuple[int, ...], strict: bool) -> ParserTrace:
+    """The installed parser fed every token, errors caught and skipped (``process_chunk``), in
+    linear time.
+
+    After a ``HarmonyError`` raised at ``<|message|>`` (a rejected header) or while expecting
+    ``<|start|>``, the parser expects ``<|start|>``: every token up to the next ``<|start|>`` fails
+    the same way (``Unexpected token T while expecting start token 200006``). So the trace is the
+    genuine trace up to the error, those tokens as skipped steps, then the genuine (linear) trace
+    of the rest, read by a parser brought to the same state by a synthetic, discarded message.
+    Other cases (the completion's first header rejected, where the parser keeps the role it was
+    given; an error elsewhere) take :func:`_parse_skipping_slow`. Both were checked equal on the
+    3,081 generated completions of tests/harmony (strict and not).
+    """
+    trace = parse_tokens(tokens, strict=strict)
+    if trace.error is None or trace.error_index is None:
+        return trace
+    e = trace.error_index
+    before = trace.steps[e - 1].state if e > 0 else StreamState.HEADER
+    header_error = tokens[e] == MESSAGE and before == StreamState.HEADER and bool(trace.messages)
+    if not (header_error or before == StreamState.EXPECT_START):
+        return _parse_skipping_slow(tokens, strict)
+    try:
+        restart = tokens.index(START, e + 1)
+    except ValueError:
+        restart = len(tokens)
+    skipped = [(e, trace.error)] + [
+        (i, f"Unexpected token {tokens[i]} while expecting start token {START}") for i in range(e + 1, restart)
+    ]
+    steps = [*trace.steps[:e], *(TokenStep(tokens[i], StreamState.EXPECT_START, None, None, None, None, None) for i in range(e, restart))]
+    pending = trace.pending_tokens[:-1]  # accepted since the last completed message (the failing token is not)
+    messages = list(trace.messages)
+    eos_messages: tuple[Message, ...] = ()
+    eos_error = None
+    if restart < len(tokens):
+        prelude = _synthetic_message()
+        rest = _parse_skipping((*prelude, *tokens[restart:]), strict)
+        offset = restart - len(prelude)
+        steps += rest.steps[len(prelude) :]
+        skipped += [(i + offset, text) for i, text in rest.skipped]
+        messages += rest.messages[1:]
+        pending = rest.pending_tokens if len(rest.messages) > 1 else (*pending, *rest.pending_tokens)
+        eos_messages, eos_error = rest.eos_messages, rest.eos_error
+    return ParserTrace(
+        tokens=tokens,
+        steps=tuple(steps),
+        messages=tuple(messages),
+        error=None,
+        error_index=None,
+        pending_tokens=tuple(pending),
+        eos_messages=eos_messages,
+        eos_error=eos_error,
+        strict=strict,
+        skipped=tuple(skipped),
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _synthetic_message() -> tuple[int, ...]:
+    """``<|channel|>analysis<|message|><|end|>``: brings a fresh parser to ``ExpectStart``, role forgotten."""
+    return (CHANNEL, *load_encoding().encode("analysis", allowed_special=set()), MESSAGE, 200007)
+
+
+def _parse_skipping_slow(tokens: tuple[int, ...], strict: bool) -> ParserTrace:
     """The installed parser fed every token, errors caught and skipped (``process_chunk``).
 
-    Reads the parser's state after every token (the per-token reading ``parse_tokens`` avoids);
-    only completions that raise take this path.
+    Reads the parser's state after every token (quadratic: the per-token reading ``parse_tokens``
+    avoids); only the cases :func:`_parse_skipping` cannot splice take this path.
     """
     from openai_harmony import HarmonyError, StreamableParser
 

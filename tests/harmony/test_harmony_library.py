@@ -68,3 +68,36 @@ def test_an_unknown_library_is_refused_with_the_choices():
     assert HARMONY_LIBRARIES == ("oss-harmony", "openai-harmony-0.0.8")
     with pytest.raises(ValueError, match="oss-harmony, openai-harmony-0.0.8"):
         parse_with((200005,), library="openai-harmony-0.0.9")
+
+
+def test_skipping_errors_in_linear_time_equals_reading_the_parser_token_by_token():
+    """The spliced linear reading (``_parse_skipping``) reports what the parser fed every token with
+    errors caught reports (``_parse_skipping_slow``, vLLM's ``process_chunk`` loop), on seeded
+    random completions built from header and stop-token fragments."""
+    import random
+
+    from mockoss.harmony import load_encoding
+    from mockoss.harmony import library
+
+    pieces = ["<|channel|>", "commentary", "analysis", "final", " ", " to=functions.x", "<|constrain|>", "json", "assistant", "<", " x"]
+    rng = random.Random(7)
+    encoding = load_encoding()
+
+    def key(trace):
+        steps = [(s.token, s.state, s.channel, s.recipient, s.content_type, s.delta, s.completed) for s in trace.steps]
+        return steps, trace.messages, trace.pending_tokens, trace.eos_messages, trace.eos_error, trace.skipped
+
+    skipped = 0
+    for _ in range(300):
+        text = ""
+        for k in range(rng.randint(1, 3)):
+            if k:
+                text += "<|start|>" + rng.choice(["assistant", ""])
+            text += "".join(rng.choice(pieces) for _ in range(rng.randint(1, 5)))
+            text += rng.choice(["<|message|>", ""]) + rng.choice(["hi", ""]) + rng.choice(["<|end|>", "<|call|>", "<|return|>", ""])
+        tokens = tuple(encoding.encode(text, allowed_special="all"))
+        for strict in (True, False):
+            fast = library._parse_skipping(tokens, strict)
+            assert key(fast) == key(library._parse_skipping_slow(tokens, strict)), text
+            skipped += bool(fast.skipped)
+    assert skipped > 100  # the comparison covers many completions that do raise
