@@ -31,6 +31,7 @@ from mockoss.server.inputs import lone_surrogate_field, out_of_vocabulary
 from mockoss.server.records import DEFAULT_LOG_BYTES, REQUEST_RECORDS, Endpoint, RecordedRequest, RequestLog
 from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES
 from mockoss.server.transport import Delivery
+from mockoss.server.validation import validate_request
 
 if TYPE_CHECKING:
     from mockoss.upstream import Recorder, Upstream
@@ -485,7 +486,7 @@ class MockServer:
         if not isinstance(body, dict):
             return profile.error(400, "Invalid request: the body is not a JSON object")
         try:
-            request = ENDPOINTS[endpoint].schema.model_validate(body)
+            request = validate_request(ENDPOINTS[endpoint].schema, body)  # long lists a slice at a time
         except ValidationError as exc:
             message, param = _pydantic_message(exc)
             return profile.error(400, message, param=param)

@@ -237,6 +237,25 @@ def test_a_big_request_counts_the_same_prompt_tokens_as_in_process(served):
     assert over_http == in_process > 60_000
 
 
+def test_sliced_validation_gives_pydantics_result_and_errors():
+    from pydantic import ValidationError
+
+    from mockoss.endpoints import ENDPOINTS
+    from mockoss.server.validation import SLICE_ITEMS, validate_request
+
+    schema = ENDPOINTS["chat"].schema
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}", "name": f"n{i}"} for i in range(3 * SLICE_ITEMS + 7)]
+    body = {"model": MODEL, "messages": messages, "tools": [{"type": "function", "function": {"name": "f"}}]}
+    assert validate_request(schema, body) == schema.model_validate(body)
+    broken = {**body, "messages": [*messages[:-1], {"role": "robot"}]}
+    with pytest.raises(ValidationError) as whole:
+        schema.model_validate(broken)
+    with pytest.raises(ValidationError) as sliced:
+        validate_request(schema, broken)
+    assert sliced.value.errors() == whole.value.errors()
+    assert sliced.value.errors()[0]["loc"][:2] == ("messages", 3 * SLICE_ITEMS + 6)
+
+
 # -- bounded state ------------------------------------------------------------------------------
 
 
