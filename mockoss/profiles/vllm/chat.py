@@ -169,24 +169,28 @@ def surface_chat(profile: VllmProfile, completion: Completion, request: ChatRequ
     """Surface ``completion`` as vLLM's ``/v1/chat/completions`` reply, JSON or SSE.
 
     Non-streamed (``chat_completion_full_generator``): HTTP 200 with
-    ``{"id":"chatcmpl-<32hex>","object":"chat.completion","created","model","choices":[{"index":0,
+    ``{"id":"chatcmpl-<16hex>","object":"chat.completion","created","model","choices":[{"index":0,
     "message":{"role","content","refusal","annotations","audio","function_call",["tool_calls"],
-    "reasoning"},"logprobs","finish_reason","stop_reason","token_ids","routed_experts"}],
+    "reasoning"},"logprobs","finish_reason","stop_reason","token_ids","routed_experts",
+    ["weight_versions"]}],
     "service_tier","system_fingerprint","usage":{"prompt_tokens","total_tokens","completion_tokens",
     "prompt_tokens_details","completion_tokens_details":{"reasoning_tokens"}},"prompt_logprobs",
     "prompt_token_ids","prompt_text","kv_transfer_params","ec_transfer_params","metrics"}``.
     Reasoning/content/tool calls come from :func:`~mockoss.profiles.vllm.segments.parse_output`.
-    Tool calls (``{"id":"chatcmpl-tool-<32hex>","type":"function","function":{name,arguments}}``)
+    Tool calls (``{"id":"chatcmpl-tool-<16hex>","type":"function","function":{name,arguments}}``)
     are kept when ``tool_choice`` names a function or is ``required`` (content then ``content or
     ""``), or is ``auto`` or absent with ``enable_auto_tool_choice``; dropped otherwise,
     and never without ``--enable-auto-tool-choice`` (no tool parser, ``ParserManager.get_parser``).
     ``tool_calls`` is omitted when empty (``ChatMessage._serialize``). ``finish_reason`` is
-    ``tool_calls`` when auto calls were surfaced or ``required`` stopped normally, else the engine's
-    ``stop``/``length``; ``stop_reason`` is 200012 after ``<|call|>`` (a generation-config stop
-    token), ``null`` after ``<|return|>`` (the tokenizer EOS) or on ``length``.
-    ``reasoning_tokens`` counts tokens left in ``analysis`` or addressed ``commentary``
-    (``HarmonyParser.process_chunk``). A ``HarmonyError`` → ``profile.error(harmony_error_status,
-    message)`` (``create_error_response``; vllm#51977).
+    ``tool_calls`` when the choice carries calls and the engine stopped, the tool choice not named
+    (0.33 ``resolve_finish_reason``; switch ``finish_tool_calls_needs_calls`` for 0.32's rule),
+    else the engine's ``stop``/``length``; ``stop_reason`` is 200012 after ``<|call|>`` or 199999
+    after ``<|endoftext|>`` (generation-config stop tokens; switch ``end_of_script_eos``), ``null``
+    after ``<|return|>`` (the tokenizer EOS) or on ``length``. ``reasoning_tokens`` counts the
+    non-special tokens left in ``analysis`` or addressed ``commentary``
+    (``HarmonyParser._is_reasoning_token``). A token the parser rejects is skipped
+    (``harmony_errors="skip"``, 0.32/0.33); with ``"raise"`` a ``HarmonyError`` →
+    ``profile.error(harmony_error_status, message)`` (``create_error_response``; vllm#51977).
 
     Streamed (``chat_completion_stream_generator``): HTTP 200, ``data: {chunk}\\n\\n`` frames
     serialised with ``model_dump_json(exclude_unset=True)``: a role chunk
@@ -198,8 +202,11 @@ def surface_chat(profile: VllmProfile, completion: Completion, request: ChatRequ
     and ``stop_reason``; with ``include_usage`` a ``choices: []`` usage chunk
     (``exclude_none``); ``data: [DONE]``. ``continuous_usage_stats`` (only with
     ``include_usage``, ``should_include_usage``) adds running usage to every chunk. Tool deltas
-    need ``enable_auto_tool_choice`` and ``tool_choice != "none"``. A ``HarmonyError`` mid-stream
-    (vllm#46464, #51977): the chunks before the failing token (role chunk included), then
+    follow :func:`~mockoss.profiles.vllm.chat_plan.stream_keeps_tool_calls`. 0.33 adds
+    ``kv_transfer_params`` to every chunk after the role chunk and ``weight_versions`` to the
+    finish chunk; ``system_fingerprint`` goes on the finish chunk or the usage chunk. With
+    ``harmony_errors="raise"``, a ``HarmonyError`` mid-stream (vllm#46464, #51977): the chunks
+    before the failing token (role chunk included), then
     :func:`~mockoss.profiles.vllm.errors.stream_error_frame`, then ``data: [DONE]``.
     """
     if profile.chat_parser != "harmony_parser":
