@@ -6,7 +6,9 @@ What is reproduced, and from where (vllm-project/vllm unless noted):
   ``HarmonyContext`` uses since PR #47185: recipients pass through ``_normalize_recipient``, so
   ``<|channel|>final <|constrain|>json`` is a plain final message; at the end ``flush()`` calls
   ``process_eos`` and recovers a ``HarmonyError`` there as a ``final`` message holding the raw
-  tokens. A ``HarmonyError`` while processing a token is not caught.
+  tokens. A ``HarmonyError`` while processing a token is caught and the token skipped
+  (``process_chunk`` at v0.32.0/v0.33.0; switch ``harmony_errors``, ``"raise"`` for releases that
+  surfaced it).
 * Output items: ``responses/harmony.py@004ae2c0`` ``harmony_to_response_output(message,
   function_tool_names, incomplete)``; the last message is ``incomplete`` when ``flush()`` produced
   it (output cut by ``max_output_tokens``).
@@ -15,8 +17,11 @@ What is reproduced, and from where (vllm-project/vllm unless noted):
   (``responses/protocol.py@010a69ce``), dumped with ``model_dump()`` (no ``exclude_none``) and
   written by ``JSONResponse``.
 * Stream: see :mod:`mockoss.profiles.vllm.responses_stream`.
-* Field orders of output items: openai-python 2.20.0 (the first release with the
-  ``find_in_page`` action vLLM builds, and before ``phase``/``namespace`` were added).
+* Field orders and fields of the body and output items: vLLM 0.32/0.33 as dumped with the openai
+  types they ship (``phase``, ``async``/``caller``/``namespace``, penalties, transfer params,
+  prompt-cache fields in 0.33; checked against the goldens), switches ``responses_body_fields``
+  and ``responses_prompt_cache_fields``; without them, openai-python 2.20.0's (the former
+  emulation).
 """
 
 from __future__ import annotations
