@@ -57,17 +57,23 @@ class KnownDifference:
     #: JSON paths (``choices[].weight_versions``; ``[]`` = every list element) removed from both
     #: answers before comparing again; empty: the whole exchange differs for ``reason``.
     ignore: tuple[str, ...] = ()
+    #: A glob the golden exchange's ``note`` must match (e.g. ``engine artefact*``), else ``None``.
+    note: str | None = None
 
-    def matches(self, golden: str, case: str, exchange: str) -> bool:
+    def matches(self, golden: str, case: str, exchange: str, note: str | None = None) -> bool:
         return (
             fnmatch.fnmatchcase(golden, self.golden)
             and fnmatch.fnmatchcase(case, self.case)
             and fnmatch.fnmatchcase(exchange, self.exchange)
+            and (self.note is None or fnmatch.fnmatchcase(note or "", self.note))
         )
 
     @property
     def label(self) -> str:
-        return f"{self.golden}/{self.case}/{self.exchange}" + (f" ignore {', '.join(self.ignore)}" if self.ignore else "")
+        label = f"{self.golden}/{self.case}/{self.exchange}"
+        if self.note is not None:
+            label += f" note {self.note!r}"
+        return label + (f" ignore {', '.join(self.ignore)}" if self.ignore else "")
 
 
 @cache
@@ -83,7 +89,7 @@ def known_differences() -> tuple[KnownDifference, ...]:
     out = []
     for index, entry in enumerate(entries):
         where = f"{KNOWN_FILE.name}: differences[{index}]"
-        unknown = set(entry) - {"golden", "case", "exchange", "reason", "switch", "ignore"}
+        unknown = set(entry) - {"golden", "case", "exchange", "reason", "switch", "ignore", "note"}
         if unknown:
             raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
         if not str(entry.get("reason") or "").strip():
@@ -96,14 +102,17 @@ def known_differences() -> tuple[KnownDifference, ...]:
         ignore = entry.get("ignore") or []
         if not isinstance(ignore, list) or not all(isinstance(p, str) and p for p in ignore):
             raise ValueError(f"{where}: 'ignore' is a list of JSON paths such as choices[].weight_versions")
+        note = entry.get("note")
+        if note is not None and not isinstance(note, str):
+            raise ValueError(f"{where}: 'note' is a glob over the golden exchange's note")
         out.append(KnownDifference(entry.get("golden", "*"), entry["case"], entry["exchange"],
-                                   " ".join(str(entry["reason"]).split()), entry["switch"], tuple(ignore)))
+                                   " ".join(str(entry["reason"]).split()), entry["switch"], tuple(ignore), note))
     return tuple(out)
 
 
-def known_for(golden: str, case: str, exchange: str) -> list[KnownDifference]:
-    """Every entry of ``known_differences.yaml`` that names this exchange."""
-    return [k for k in known_differences() if k.matches(golden, case, exchange)]
+def known_for(golden: str, case: str, exchange: str, note: str | None = None) -> list[KnownDifference]:
+    """Every entry of ``known_differences.yaml`` that names this exchange (and its golden note)."""
+    return [k for k in known_differences() if k.matches(golden, case, exchange, note)]
 
 
 def _parts(path: str) -> list[str]:
@@ -296,7 +305,7 @@ def compare(directory: str, golden_file: GoldenFile, golden: GoldenExchange) -> 
     problems = _problems(golden, status, body, frames, abort)
     if not problems:
         return Outcome(golden.id, IDENTICAL)
-    entries = known_for(directory, golden_file.case, golden.id)
+    entries = known_for(directory, golden_file.case, golden.id, golden.note)
     whole = [k for k in entries if not k.ignore]
     if whole:
         return Outcome(golden.id, KNOWN, "\n".join(problems), tuple(whole))
