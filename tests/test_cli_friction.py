@@ -138,3 +138,10 @@ def test_readme_has_an_install_section_and_the_recipe():
 def test_serve_takes_auto_session():
     assert _parser().parse_args(["serve", "--auto-session"]).auto_session is True
     assert _parser().parse_args(["serve"]).auto_session is False
+
+
+def test_faults_transport_lists_the_transport_fields(capsys):
+    assert main(["faults", "--transport"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ttft_ms = 0.0: Time to first token, ms")
+    assert "disconnect_after_frames = None: Drop the connection after this many frames" in out

@@ -61,6 +61,9 @@ def add_arguments(commands: Any) -> None:
     )
     faults.add_argument("kind", nargs="?", help="print one kind's full documentation")
     faults.add_argument("--json", action="store_true", help="print JSON")
+    faults.add_argument(
+        "--transport", action="store_true", help="list the transport fields (timing, disconnects) instead"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "show":
         return _show(args.name, python=args.python)
     if args.command == "faults":
+        if args.transport:
+            return _transport_fields(as_json=args.json)
         return _faults(args.kind, as_json=args.json)
     if args.command == "schema":
         from mockoss.scenario.json_schema import scenario_json_schema_text
@@ -198,4 +203,22 @@ def _faults(kind: str | None, *, as_json: bool) -> int:
     if kind is None:
         print("\nUse in a scenario: completion: {messages: [...], fault: {kind: KIND, PARAM: VALUE}};")
         print("in Python: mockoss.steps.fault(KIND, *messages, PARAM=VALUE). `mockoss faults KIND` for details.")
+    return 0
+
+
+def _transport_fields(*, as_json: bool) -> int:
+    """``mockoss faults --transport``: the fields a step's ``transport:`` (and ``X-Mockoss-Transport``) take."""
+    from mockoss.scenario.transport import TransportSpec
+
+    fields = [
+        {"name": name, "default": field.default, "description": " ".join((field.description or "").split())}
+        for name, field in TransportSpec.model_fields.items()
+    ]
+    if as_json:
+        print(json.dumps(fields, indent=2, ensure_ascii=False))
+        return 0
+    for entry in fields:
+        print(f"{entry['name']} = {entry['default']!r}: {entry['description']}")
+    print("\nUse in a scenario step: transport: {FIELD: VALUE, ...}; per request: X-Mockoss-Transport: FIELD=VALUE,...;")
+    print("in Python: step.with_transport(FIELD=VALUE).")
     return 0
