@@ -282,7 +282,9 @@ def test_vllm_2025_chat_message_always_carries_tool_calls():
 
 
 def test_browser_call_without_tools_is_a_web_search_call_with_a_cursor_query():
-    """Row 14 (vllm#27385) and §2.4 rule 2: ``browser.search`` → ``web_search_call``, query ``cursor:…``."""
+    """Row 14 (vllm#27385: a built-in tool called although no tools are declared). The mapping,
+    ``browser.search`` → ``web_search_call`` with query ``cursor:…``, is the reference's §2.4 rule 2,
+    not something the report shows."""
     text = '<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>analysis to=browser.search code<|message|>{"query":"oslo"}<|call|>'
     item = json.loads(reply("vllm", text, endpoint="responses").body)["output"][1]
     action = item["action"]
@@ -340,8 +342,16 @@ def test_llamacpp_reasoning_format_none_keeps_markup_in_content():
 
 
 def test_llamacpp_analysis_only_is_reasoning_without_content():
-    """Row 18 (llama.cpp#15789): only analysis returned, no content, no tools."""
+    """An analysis-only completion under the default reasoning format: reasoning, empty content,
+    no tools (mockoss's reading of the gpt-oss grammar; no report shows this configuration)."""
     assert out("llamacpp", "<|channel|>analysis<|message|>Thinking.<|end|>", tools=["f"]) == Out(content="", reasoning="Thinking.")
+
+
+def test_llamacpp_analysis_only_with_reasoning_format_none_is_raw_markup_in_content():
+    """Row 18 (llama.cpp#15789): the reporter ran ``--reasoning-format none``; the answer held only
+    the analysis, as raw markup in ``content``, with no tool calls."""
+    got = out("llamacpp reasoning_format=none", "<|channel|>analysis<|message|>Thinking.<|end|>", tools=["f"])
+    assert got == Out(content="<|channel|>analysis<|message|>Thinking.<|end|>")
 
 
 def test_llamacpp_rejects_channel_markup_echoed_back():

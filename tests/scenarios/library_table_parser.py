@@ -146,7 +146,8 @@ PARSER_CASES: dict[str, Case] = {
             "llamacpp chat": [PEG_500],
         },
     ),
-    # sglang#8914: 'channel marker present but no channel value found in header'.
+    # sglang#8914: 'channel marker present but no channel value found in header', raised inside a
+    # stream there (a crash mid-stream, not an HTTP 500); no sglang profile, so every row is unsourced.
     "empty-channel-header-error": Case(
         tools=(),
         expect={

@@ -137,10 +137,12 @@ SERVER_CASES: dict[str, Case] = {
             "ollama chat": [Seen(status=500, error="unexpected error format in response", error_type="api_error")],
         },
     ),
-    # llama.cpp#15789: reasoning only.
+    # llama.cpp#15789 ran with --reasoning-format none: content held the raw analysis markup (the
+    # reasoning_format=none row). The other rows, reasoning only, are no report's observation.
     "analysis-only-no-answer": Case(
         tools=("get_weather",),
         expect={
+            "llamacpp chat reasoning_format=none": [Seen(content="<|channel|>analysis<|message|>The user wants the weather. I should call get_weather for Berlin.<|end|>", finish="stop")],
             "vllm chat": [Seen(reasoning="The user wants the weather. I should call get_weather for Berlin.", finish="stop")],
             "llamacpp chat": [Seen(content="", reasoning="The user wants the weather. I should call get_weather for Berlin.", finish="stop")],
             "lmstudio chat": [Seen(content="", reasoning="The user wants the weather. I should call get_weather for Berlin.", finish="stop")],
@@ -158,7 +160,8 @@ SERVER_CASES: dict[str, Case] = {
             "lmstudio chat": [Seen(content="", reasoning="The user wants a one-line summary of the quarterly report. The report covers revenue, costs, hiring and", finish="length")],
         },
     ),
-    # vllm#27385: browser.search → web_search_call ('cursor:' query); python → reasoning.
+    # vllm#27385: a built-in tool called with no tools declared (the browser.search-then-python
+    # sequence is ours, not the report's). browser.search → web_search_call ('cursor:' query); python → reasoning.
     "builtin-tool-called-without-tools": Case(
         tools=(),
         expect={
