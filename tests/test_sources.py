@@ -11,67 +11,12 @@ index's ``short_names`` (``vllm#51977``), and a bare ``PR #N`` (some indexed pul
 from __future__ import annotations
 
 import re
-from functools import cache
-from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
+from sources_index import _BARE_PR, CHECKED, INDEX_FILE, KINDS, SERVERS, cited_in_text, citing_files, index, resolve
 
 from mockoss.scenario.loader import builtin_names, load_scenario
-
-ROOT = Path(__file__).resolve().parent.parent
-INDEX_FILE = ROOT / "tests" / "sources.yaml"
-KINDS = {"issue", "pr", "doc", "commit"}
-CHECKED = {"search", "not-found", "notes"}
-SERVERS = {"vllm", "ollama", "llamacpp", "lmstudio", "openai", "harmony"}
-
-_NUMBERED = re.compile(r"^([\w.-]+/[\w.-]+)(?: PR)? ?#(\d+)$")
-#: ``owner/repo#N``, ``short#N`` and ``owner/repo PR #N`` inside free text.
-_IN_TEXT = re.compile(r"(?<![\w./-])(?:([\w-]+)/([\w.-]+)(?: PR #|#)|([A-Za-z][\w.-]*)#)(\d+)")
-_BARE_PR = re.compile(r"(?<![\w/.-])PR #(\d+)")
-
-
-@cache
-def index() -> dict[str, Any]:
-    return yaml.safe_load(INDEX_FILE.read_text(encoding="utf-8"))
-
-
-def resolve(citation: str) -> str:
-    """The index key a scenario ``source`` entry names (``KeyError`` if it names none)."""
-    reports = index()["reports"]
-    match = _NUMBERED.match(citation.strip())
-    key = f"{match.group(1)}#{match.group(2)}" if match else re.sub(r" \(.*\)$", "", citation.strip())
-    if key not in reports:
-        raise KeyError(key)
-    return key
-
-
-def cited_in_text(text: str) -> set[str]:
-    """The index keys the numbered citations in ``text`` stand for (unresolvable ones as written)."""
-    shorts = index()["short_names"]
-    found = set()
-    for owner, repo, name, number in _IN_TEXT.findall(text):
-        if owner:
-            found.add(f"{owner}/{repo}#{number}")
-        elif name in shorts:
-            found.add(f"{shorts[name]}#{number}")
-        elif name[0].islower() and re.fullmatch(r"[a-z][\w.-]*", name) and name not in {"row", "id", "step"}:
-            found.add(f"{name}#{number}")  # an unknown short name: must be added to short_names
-    return found
-
-
-def citing_files() -> list[Path]:
-    return sorted(
-        [*(ROOT / "scenarios").glob("*.yaml"), *(ROOT / "tests" / "scenarios").glob("library_table_*.py"), *(ROOT / "tests" / "conformance").glob("*.py")]
-    )
-
-
-def servers_of(scenario: str) -> set[str]:
-    """The servers the sources of a shipped scenario involve (``harmony`` included as such)."""
-    reports = index()["reports"]
-    return {server for source in load_scenario(scenario).source for server in reports[resolve(source)]["servers"]}
-
 
 # --------------------------------------------------------------------------- the index itself
 

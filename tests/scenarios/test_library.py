@@ -1,7 +1,9 @@
 """The shipped scenario library: for every scenario, what a client of each emulated server sees.
 
 ``CASES`` (``library_table_parser.py``, ``library_table_servers.py``) maps each shipped scenario to
-the targets its public report concerns, ``"PROFILE ENDPOINT [SWITCH=VALUE]"``, and to what a client
+targets, ``"PROFILE ENDPOINT [SWITCH=VALUE]"`` (a row whose server none of the scenario's sources
+involves, per ``tests/sources.yaml``, has ``-unsourced`` in its test id: its expected values are
+mockoss's reading of that server's code, not an observation), and to what a client
 sees for each request: status, Responses item types, content, reasoning, tool calls (name and
 arguments), finish reason, exact error text and type. Reading across one scenario shows where the
 servers disagree. Every target is replayed in process through ``MockServer.handle`` (the server's
@@ -15,6 +17,8 @@ from __future__ import annotations
 import importlib.resources
 import json
 import re
+import sys
+from pathlib import Path
 
 import openai
 import pytest
@@ -31,6 +35,9 @@ from library_support import (
 from library_table_parser import PARSER_CASES
 from library_table_servers import SERVER_CASES
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from sources_index import row_is_sourced  # noqa: E402
+
 from mockoss.cli import main
 from mockoss.harmony.faults import FAULTS
 from mockoss.scenario.loader import builtin_names, load_scenario
@@ -42,7 +49,11 @@ SDK_TARGETS = [(name, key) for name, key in TARGETS if key in ("vllm chat", "vll
 
 
 def _id(name: str, key: str) -> str:
-    return f"{name}[{key.replace(' ', ':')}]"
+    """``scenario[target]``, with ``-unsourced`` when no source of the scenario involves the
+    target's server (``tests/sources.yaml`` ``servers``): that row's expected values come from
+    mockoss's reading of the server's code, not from the cited report."""
+    mark = "" if row_is_sourced(name, key) else "-unsourced"
+    return f"{name}[{key.replace(' ', ':')}]{mark}"
 
 
 @pytest.fixture
@@ -183,7 +194,8 @@ def test_every_fault_kind_is_used_by_a_shipped_scenario():
 @pytest.mark.parametrize("name", builtin_names())
 def test_every_shipped_scenario_cites_its_report(name):
     """A kebab-case name, a one-line description, a ``source`` naming an issue, PR or commit, and a
-    leading comment saying what the real server returned."""
+    leading comment saying what the real server returned. That each source is in the project's
+    index of sources (``tests/sources.yaml``) is checked in ``tests/test_sources.py``."""
     text, _ = _shipped_yaml(name)
     scenario = load_scenario(name)
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9.]+)+", name)
