@@ -29,6 +29,8 @@ PROMPT = 30
 WEATHER = (ToolDecl("function", "get_weather"),)
 _ids = IdSource(0, 0)
 CHAT_ID = chat_id(_ids)
+#: Unverified: a 9-digit call id is mockoss's choice (mockoss/profiles/lmstudio/chat.py); no source
+#: shows LM Studio's call-id shape.
 CALL_ID = _ids.digits(9)
 
 ANALYSIS = "<|channel|>analysis<|message|>Need weather.<|end|>"
@@ -80,9 +82,9 @@ def test_clean_answer_exact_pretty_body():
             ],
             "usage": {"prompt_tokens": 30, "completion_tokens": 15, "total_tokens": 45},
             "stats": {},
-            "system_fingerprint": MODEL,
+            "system_fingerprint": MODEL,  # unverified: the model key as fingerprint (lmstudio/chat.py)
         },
-        indent=2,
+        indent=2,  # unverified: switch pretty_json (LmstudioProfile.pretty_json), from curl transcripts only
     )
     assert CHAT_ID.startswith("chatcmpl-") and len(CHAT_ID) == 30
 
@@ -137,6 +139,7 @@ def test_stream_exact_chunks():
     chunks = [json.loads(f[6:]) for f in reply.frames[:-1]]
     for chunk in chunks:
         ChatCompletionChunk.model_validate(chunk)
+        # system_fingerprint = model key: unverified (lmstudio/chat.py), pinned so a change is seen.
         assert (chunk["id"], chunk["object"], chunk["system_fingerprint"]) == (CHAT_ID, "chat.completion.chunk", MODEL)
     assert [c["choices"][0]["delta"] for c in chunks] == [
         {"role": "assistant", "reasoning": "Need"},
