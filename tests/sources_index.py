@@ -58,7 +58,11 @@ def cited_in_text(text: str) -> set[str]:
 
 def citing_files() -> list[Path]:
     return sorted(
-        [*(ROOT / "scenarios").glob("*.yaml"), *(ROOT / "tests" / "scenarios").glob("library_table_*.py"), *(ROOT / "tests" / "conformance").glob("*.py")]
+        [
+            *(ROOT / "scenarios").glob("*.yaml"),
+            *(ROOT / "tests" / "scenarios").glob("library_table_*.py"),
+            *(ROOT / "tests" / "conformance").glob("*.py"),
+        ]
     )
 
 

@@ -34,7 +34,7 @@ from upstream_support import case
 from mockoss.profiles.llamacpp.gptoss import build_grammar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from conformance_support import out  # noqa: E402
+from conformance_support import out
 
 SRC = "ggml-org/llama.cpp@0042e2079d3428ba7af410df553202aa7fdf8d7a:tests/test-chat.cpp"
 HELLO = "Hello, world!\nWhat's up?"
@@ -49,8 +49,26 @@ def _case(n: int, comment: str, *values, xfail: str | None = None):
 
 # (text, tools, reasoning_format, json_schema, partial) -> (content, reasoning, calls)
 PARSER_CASES = [
-    _case(0, "Basic content only - final channel", "<|channel|>final<|message|>" + HELLO, (), "auto", False, False, (HELLO, "", [])),
-    _case(1, "Basic content only - commentary channel", "<|channel|>commentary<|message|>" + HELLO, (), "auto", False, False, (HELLO, "", [])),
+    _case(
+        0,
+        "Basic content only - final channel",
+        "<|channel|>final<|message|>" + HELLO,
+        (),
+        "auto",
+        False,
+        False,
+        (HELLO, "", []),
+    ),
+    _case(
+        1,
+        "Basic content only - commentary channel",
+        "<|channel|>commentary<|message|>" + HELLO,
+        (),
+        "auto",
+        False,
+        False,
+        (HELLO, "", []),
+    ),
     _case(
         2,
         "Analysis channel (reasoning) with final channel (content)",
@@ -71,7 +89,16 @@ PARSER_CASES = [
         False,
         (f"<|channel|>analysis<|message|>{THINK}<|end|>{HELLO}", "", []),
     ),
-    _case(4, "Analysis channel only (partial)", f"<|channel|>analysis<|message|>{THINK}", (), "auto", False, True, ("", THINK, [])),
+    _case(
+        4,
+        "Analysis channel only (partial)",
+        f"<|channel|>analysis<|message|>{THINK}",
+        (),
+        "auto",
+        False,
+        True,
+        ("", THINK, []),
+    ),
     _case(
         5,
         "Tool call with recipient in role header",
@@ -136,7 +163,12 @@ PARSER_CASES = [
         (
             "",
             "Thinking about edit...",
-            [("edit", {"oldString": "if (part < railCount - 1) {", "newString": "if (part < 4) {", "replaceAll": False})],
+            [
+                (
+                    "edit",
+                    {"oldString": "if (part < railCount - 1) {", "newString": "if (part < 4) {", "replaceAll": False},
+                )
+            ],
         ),
     ),
     _case(

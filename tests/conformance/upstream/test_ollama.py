@@ -113,16 +113,20 @@ HEADER_EVENTS = [
     ("<|start|>user<|message|>What is 2 + 2?<|end|>", False, ("user", "", "")),
     ("<|start|>assistant<|channel|>analysis<|message|>What is 2 + 2?<|end|>", False, ("assistant", "analysis", "")),
     (
-        "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
-        '{"location":"San Francisco"}<|call|><|start|>functions.get_weather to=assistant<|message|>'
-        '{"sunny": true, "temperature": 20}<|end|>',
+        (
+            "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+            '{"location":"San Francisco"}<|call|><|start|>functions.get_weather to=assistant<|message|>'
+            '{"sunny": true, "temperature": 20}<|end|>'
+        ),
         False,
         ("assistant", "commentary", "functions.get_weather"),
     ),
     (
-        "<|channel|>analysis<|message|>User asks weather in SF. We need location. Use get_current_weather with "
-        'location "San Francisco, CA".<|end|><|start|>assistant<|channel|>commentary '
-        'to=functions.get_current_weather <|constrain|>json<|message|>{"location":"San Francisco, CA"}<|call|>',
+        (
+            "<|channel|>analysis<|message|>User asks weather in SF. We need location. Use get_current_weather with "
+            'location "San Francisco, CA".<|end|><|start|>assistant<|channel|>commentary '
+            'to=functions.get_current_weather <|constrain|>json<|message|>{"location":"San Francisco, CA"}<|call|>'
+        ),
         True,
         ("assistant", "analysis", ""),
     ),
@@ -359,12 +363,20 @@ REALTIME = {
         ("<|start|>assistant<|message|>Done<|end|>", True, "Done", "", None),
     ],
     "simple assistant after analysis": [
-        ("<|channel|>analysis<|message|>Think<|end|><|start|>assistant<|message|>Answer<|end|>", True, "Answer", "Think", None),
+        (
+            "<|channel|>analysis<|message|>Think<|end|><|start|>assistant<|message|>Answer<|end|>",
+            True,
+            "Answer",
+            "Think",
+            None,
+        ),
     ],
     "tool call parsed and returned correctly": [
         (
-            '<|channel|>commentary to=functions.get_weather<|message|>{"location":"San Francisco"}<|end|>'
-            "<|start|>assistant<|message|>The weather is sunny<|end|>",
+            (
+                '<|channel|>commentary to=functions.get_weather<|message|>{"location":"San Francisco"}<|end|>'
+                "<|start|>assistant<|message|>The weather is sunny<|end|>"
+            ),
             True,
             "The weather is sunny",
             "",
@@ -390,7 +402,10 @@ def test_route_chunks_arrive_as_the_pieces_do(steps):
     assert got_calls == [call for *_, call in want if call is not None]
 
 
-@pytest.mark.parametrize("pieces", [_case(ROUTES_TEST, "TestChatHarmonyParserStreamingSimple", ["<|message|>First ", "chunk ", "here<|end|>"])])
+@pytest.mark.parametrize(
+    "pieces",
+    [_case(ROUTES_TEST, "TestChatHarmonyParserStreamingSimple", ["<|message|>First ", "chunk ", "here<|end|>"])],
+)
 def test_route_streaming_simple(pieces):
     got = chunks([(piece, i == len(pieces) - 1) for i, piece in enumerate(pieces)])
     assert "".join(c for _, c, _, _ in got) == "First chunk here"

@@ -37,7 +37,7 @@ from mockoss.harmony.prompt.chat import _chat_message, _drop_stale_analysis
 from mockoss.harmony.prompt.responses import _response_item
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from conformance_support import out  # noqa: E402
+from conformance_support import out
 
 SRC = "vllm-project/vllm@00b596beebf629ed652055b981f825df4c556896:tests/entrypoints/openai/parser/test_harmony_utils.py"
 
@@ -78,7 +78,11 @@ def chat(msg: dict[str, Any], tool_id_names: dict[str, str] | None = None) -> li
 
 WEATHER = {"function": {"name": "get_weather", "arguments": '{"location": "San Francisco"}'}}
 WEATHER_CALL = want(
-    "assistant", '{"location": "San Francisco"}', channel="commentary", recipient="functions.get_weather", content_type="json"
+    "assistant",
+    '{"location": "San Francisco"}',
+    channel="commentary",
+    recipient="functions.get_weather",
+    content_type="json",
 )
 THINKING = "I'm thinking about the user's question."
 
@@ -92,7 +96,13 @@ CHAT_INPUT = [
         None,
         [
             WEATHER_CALL,
-            want("assistant", '{"query": "latest news"}', channel="commentary", recipient="functions.search_web", content_type="json"),
+            want(
+                "assistant",
+                '{"query": "latest news"}',
+                channel="commentary",
+                recipient="functions.search_web",
+                content_type="json",
+            ),
         ],
     ),
     _case(
@@ -149,10 +159,30 @@ CHAT_INPUT = [
         None,
         [want("user", "", "actual text")],
     ),
-    _case("TestParseChatInputToHarmonyMessage::test_user_message_with_empty_content", {"role": "user", "content": ""}, None, [want("user", "")]),
-    _case("TestParseChatInputToHarmonyMessage::test_user_message_with_none_content", {"role": "user", "content": None}, None, [want("user", "")]),
-    _case("TestParseChatInputToHarmonyMessage::test_assistant_message_with_empty_content", {"role": "assistant", "content": ""}, None, []),
-    _case("TestParseChatInputToHarmonyMessage::test_assistant_message_with_none_content", {"role": "assistant", "content": None}, None, []),
+    _case(
+        "TestParseChatInputToHarmonyMessage::test_user_message_with_empty_content",
+        {"role": "user", "content": ""},
+        None,
+        [want("user", "")],
+    ),
+    _case(
+        "TestParseChatInputToHarmonyMessage::test_user_message_with_none_content",
+        {"role": "user", "content": None},
+        None,
+        [want("user", "")],
+    ),
+    _case(
+        "TestParseChatInputToHarmonyMessage::test_assistant_message_with_empty_content",
+        {"role": "assistant", "content": ""},
+        None,
+        [],
+    ),
+    _case(
+        "TestParseChatInputToHarmonyMessage::test_assistant_message_with_none_content",
+        {"role": "assistant", "content": None},
+        None,
+        [],
+    ),
     _case(
         "TestParseChatInputToHarmonyMessage::test_assistant_message_with_content_but_empty_reasoning",
         {"role": "assistant", "content": "The answer is 4.", "reasoning": ""},
@@ -264,12 +294,28 @@ NO_PREVIOUS_INPUT = (
 #: The common class run with ``response_previous_input_to_harmony``: the same chat-format messages,
 #: given as ``previous_input_messages``; what the upstream test asserts must reach the prompt.
 PREVIOUS_INPUT = [
-    ("test_assistant_message_with_tool_calls", CHAT_INPUT[0].values[0], ["to=functions.get_weather", "to=functions.search_web", "latest news"]),
-    ("test_assistant_message_with_empty_tool_call_arguments", CHAT_INPUT[1].values[0], ["to=functions.get_current_time"]),
+    (
+        "test_assistant_message_with_tool_calls",
+        CHAT_INPUT[0].values[0],
+        ["to=functions.get_weather", "to=functions.search_web", "latest news"],
+    ),
+    (
+        "test_assistant_message_with_empty_tool_call_arguments",
+        CHAT_INPUT[1].values[0],
+        ["to=functions.get_current_time"],
+    ),
     ("test_system_message", CHAT_INPUT[2].values[0], ["You are a helpful assistant"]),
     ("test_developer_message", CHAT_INPUT[3].values[0], ["Use concise language"]),
-    ("test_user_message_with_string_content", CHAT_INPUT[4].values[0], ["<|start|>user<|message|>What's the weather in San Francisco?"]),
-    ("test_user_message_with_array_content", CHAT_INPUT[5].values[0], ["What's in this image? ", "Please describe it."]),
+    (
+        "test_user_message_with_string_content",
+        CHAT_INPUT[4].values[0],
+        ["<|start|>user<|message|>What's the weather in San Francisco?"],
+    ),
+    (
+        "test_user_message_with_array_content",
+        CHAT_INPUT[5].values[0],
+        ["What's in this image? ", "Please describe it."],
+    ),
     ("test_assistant_message_with_string_content", CHAT_INPUT[6].values[0], ["Hello! How can I help you today?"]),
     ("test_tool_call_with_missing_function_fields", CHAT_INPUT[7].values[0], ["to=functions.<"]),
     ("test_array_content_with_missing_text", CHAT_INPUT[8].values[0], ["actual text"]),
@@ -321,7 +367,14 @@ AUTO_DROP = [
     ),
     _case(
         "TestAutoDropAnalysisMessages::test_multiple_analysis_messages_with_multiple_final_messages",
-        [A(T1, "analysis"), A(T2, "analysis"), A(T3, "analysis"), A(FOUR, "final"), A(HARDER, "analysis"), A("The answer is 5.", "final")],
+        [
+            A(T1, "analysis"),
+            A(T2, "analysis"),
+            A(T3, "analysis"),
+            A(FOUR, "final"),
+            A(HARDER, "analysis"),
+            A("The answer is 5.", "final"),
+        ],
         [3, 5],
     ),
     _case(
@@ -434,7 +487,9 @@ def test_system_message_channels(tools):
 
     body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "Hi"}]}
     if tools:
-        body["tools"] = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
+        body["tools"] = [
+            {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
+        ]
     system = load_encoding().decode(render_chat_prompt(body)).split("<|end|>", 1)[0]
     assert "# Valid channels: analysis, commentary, final." in system
 
@@ -467,7 +522,12 @@ REASONING_ITEMS = [
     ),
     _case(
         "TestResponseInputToHarmonyReasoningItem::test_reasoning_with_none_content_returns_none",
-        {"type": "reasoning", "id": "rs_123", "content": None, "summary": [{"type": "summary_text", "text": "Thinking about math"}]},
+        {
+            "type": "reasoning",
+            "id": "rs_123",
+            "content": None,
+            "summary": [{"type": "summary_text", "text": "Thinking about math"}],
+        },
         None,
     ),
     _case(

@@ -34,7 +34,7 @@ from mockoss.harmony.prompt.chat import _chat_message
 from mockoss.harmony.prompt.responses import _response_item
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from conformance_support import reply  # noqa: E402
+from conformance_support import reply
 
 PARITY = "vllm-project/vllm@2506874329a019238f255fb8227ba1f9fc61998b:tests/entrypoints/openai/parser/test_harmony_render_parity.py"
 VALIDATION = "vllm-project/vllm@27bad8e4e24419ba319ed0682430481f16415061:tests/entrypoints/openai/parser/test_harmony_validation.py"
@@ -142,7 +142,10 @@ SINGLE = [
         T + "test_reasoning_combined_with_function_call",
         [{"role": "assistant", "reasoning": "I should get the weather for Paris.", "tool_calls": [CALL]}],
         [
-            {"type": "reasoning", "content": [{"type": "reasoning_text", "text": "I should get the weather for Paris."}]},
+            {
+                "type": "reasoning",
+                "content": [{"type": "reasoning_text", "text": "I should get the weather for Paris."}],
+            },
             {"type": "function_call", "name": "get_weather", "arguments": WEATHER_ARGS},
         ],
         {},
@@ -175,7 +178,10 @@ def test_full_multi_turn_tool_call_conversation(x):
     from_responses = responses_path(
         [
             {"type": "message", "role": "user", "content": "What's the weather in Paris?"},
-            {"type": "reasoning", "content": [{"type": "reasoning_text", "text": "I should call get_weather for Paris."}]},
+            {
+                "type": "reasoning",
+                "content": [{"type": "reasoning_text", "text": "I should call get_weather for Paris."}],
+            },
             {"type": "function_call", "name": "get_weather", "arguments": WEATHER_ARGS},
             {"type": "function_call_output", "call_id": "call_1", "output": "18°C, clear skies."},
             {"type": "message", "role": "assistant", "content": answer},
@@ -224,7 +230,9 @@ NO_PREVIOUS_INPUT = (
 )
 
 
-@pytest.mark.parametrize("x", [case("vllm", PARITY, T + "test_completed_turns_drop_reasoning", None, xfail=NO_PREVIOUS_INPUT)])
+@pytest.mark.parametrize(
+    "x", [case("vllm", PARITY, T + "test_completed_turns_drop_reasoning", None, xfail=NO_PREVIOUS_INPUT)]
+)
 def test_completed_turns_drop_reasoning(x):
     from mockoss.harmony.prompt import render_chat_prompt, render_responses_prompt
 
@@ -239,7 +247,11 @@ def test_completed_turns_drop_reasoning(x):
     previous = [
         {"author": {"role": "user"}, "content": [{"type": "text", "text": "What is 2+2?"}]},
         {"author": {"role": "assistant"}, "channel": "analysis", "content": [{"type": "text", "text": first}]},
-        {"author": {"role": "assistant"}, "channel": "final", "content": [{"type": "text", "text": "The answer is 4."}]},
+        {
+            "author": {"role": "assistant"},
+            "channel": "final",
+            "content": [{"type": "text", "text": "The answer is 4."}],
+        },
         {"author": {"role": "user"}, "content": [{"type": "text", "text": "Now what is 3+3?"}]},
         {"author": {"role": "assistant"}, "channel": "analysis", "content": [{"type": "text", "text": second}]},
         {
@@ -252,7 +264,9 @@ def test_completed_turns_drop_reasoning(x):
     ]
     enc = load_encoding()
     chat_prompt = enc.decode(render_chat_prompt({"model": "m", "messages": chat_messages}))
-    responses_prompt = enc.decode(render_responses_prompt({"model": "m", "input": [], "previous_input_messages": previous}))
+    responses_prompt = enc.decode(
+        render_responses_prompt({"model": "m", "input": [], "previous_input_messages": previous})
+    )
     assert first not in chat_prompt and second in chat_prompt
     assert first not in responses_prompt and second in responses_prompt
 
@@ -275,7 +289,17 @@ PDF = {"filename": "test.pdf", "file_data": "data:application/pdf;base64,dGVzdA=
             VALIDATION,
             "test_parse_chat_input_unsupported_content_type",
             "chat",
-            {"messages": [{"role": "user", "content": [{"type": "input_file", "file": PDF}, {"type": "text", "text": "Summarize the document"}]}]},
+            {
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "input_file", "file": PDF},
+                            {"type": "text", "text": "Summarize the document"},
+                        ],
+                    }
+                ]
+            },
             "input_file",
             xfail=NO_PART_CHECK,
         ),

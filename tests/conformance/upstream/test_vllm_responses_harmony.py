@@ -28,7 +28,7 @@ from upstream_support import case
 from mockoss.harmony.encoding import load_encoding
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from conformance_support import reply  # noqa: E402
+from conformance_support import reply
 
 SRC = "vllm-project/vllm@0f9357a923067e0675da5a0fff8ec633d83316e2:tests/entrypoints/openai/responses/test_harmony_utils.py"
 T = "TestHarmonyToResponseOutput::"
@@ -40,7 +40,9 @@ def _case(test: str, *values: Any, xfail: str | None = None) -> Any:
     return case("vllm", SRC, test, *values, xfail=xfail)
 
 
-def output(header: str, content: str, *, tools=(), incomplete: bool = False, end: str = "<|end|>") -> list[dict[str, Any]]:
+def output(
+    header: str, content: str, *, tools=(), incomplete: bool = False, end: str = "<|end|>"
+) -> list[dict[str, Any]]:
     """The Responses ``output`` for a completion that is one message (``header`` after ``<|start|>assistant``)."""
     text = f"{header}<|message|>{content}"
     extra = {"max_output_tokens": len(load_encoding().encode(text, allowed_special="all"))} if incomplete else {}
@@ -81,8 +83,15 @@ FUNCTION_RECIPIENTS = [
     ],
 )
 def test_function_recipient_creates_function_call(channel, recipient, tools, name, content, incomplete):
-    (item,) = output(f"<|channel|>{channel} to={recipient}", content, tools=tools, incomplete=incomplete, end="<|call|>")
-    assert (item["type"], item["name"], item["arguments"], item["status"]) == ("function_call", name, content, status(incomplete))
+    (item,) = output(
+        f"<|channel|>{channel} to={recipient}", content, tools=tools, incomplete=incomplete, end="<|call|>"
+    )
+    assert (item["type"], item["name"], item["arguments"], item["status"]) == (
+        "function_call",
+        name,
+        content,
+        status(incomplete),
+    )
     assert item["call_id"].startswith("call_") and item["id"].startswith("fc_")
 
 
@@ -119,21 +128,41 @@ MCP_RECIPIENTS = [
 @pytest.mark.parametrize(
     ("channel", "recipient", "tools", "content", "name", "label", "incomplete"),
     [
-        _case(f"{T}test_non_function_non_builtin_recipient_creates_mcp_call[{i}-{rec}-{ch}]", ch, rec, tools, content, name, label, i)
+        _case(
+            f"{T}test_non_function_non_builtin_recipient_creates_mcp_call[{i}-{rec}-{ch}]",
+            ch,
+            rec,
+            tools,
+            content,
+            name,
+            label,
+            i,
+        )
         for ch in CHANNELS
         for rec, tools, content, name, label in MCP_RECIPIENTS
         for i in (False, True)
     ],
 )
-def test_non_function_non_builtin_recipient_creates_mcp_call(channel, recipient, tools, content, name, label, incomplete):
-    (item,) = output(f"<|channel|>{channel} to={recipient}", content, tools=tools, incomplete=incomplete, end="<|call|>")
+def test_non_function_non_builtin_recipient_creates_mcp_call(
+    channel, recipient, tools, content, name, label, incomplete
+):
+    (item,) = output(
+        f"<|channel|>{channel} to={recipient}", content, tools=tools, incomplete=incomplete, end="<|call|>"
+    )
     got = (item["type"], item["name"], item["server_label"], item["arguments"], item["status"])
     assert got == ("mcp_call", name, label, content, status(incomplete))
 
 
-@pytest.mark.parametrize("incomplete", [_case(f"{T}test_browser_search_recipient_respects_incomplete[{i}]", i) for i in (False, True)])
+@pytest.mark.parametrize(
+    "incomplete", [_case(f"{T}test_browser_search_recipient_respects_incomplete[{i}]", i) for i in (False, True)]
+)
 def test_browser_search_recipient_respects_incomplete(incomplete):
-    items = output("<|channel|>commentary to=browser.search", '{"query": "weather in San Francisco"}', incomplete=incomplete, end="<|call|>")
+    items = output(
+        "<|channel|>commentary to=browser.search",
+        '{"query": "weather in San Francisco"}',
+        incomplete=incomplete,
+        end="<|call|>",
+    )
     if incomplete:
         assert items == []
         return
@@ -145,7 +174,11 @@ def test_browser_search_recipient_respects_incomplete(incomplete):
 @pytest.mark.parametrize("x", [_case(f"{T}test_browser_find_recipient_uses_responses_action_type", None)])
 def test_browser_find_recipient_uses_responses_action_type(x):
     (item,) = output("<|channel|>analysis to=browser.find", '{"pattern": "vLLM", "cursor": 42}', end="<|call|>")
-    assert (item["type"], item["action"]["type"], item["action"]["pattern"]) == ("web_search_call", "find_in_page", "vLLM")
+    assert (item["type"], item["action"]["type"], item["action"]["pattern"]) == (
+        "web_search_call",
+        "find_in_page",
+        "vLLM",
+    )
 
 
 @pytest.mark.parametrize("x", [_case(f"{T}test_commentary_with_empty_content_and_no_recipient", None)])
@@ -201,7 +234,12 @@ P = "TestResponsePreviousInputToHarmony::"
 @pytest.mark.parametrize(
     ("msg", "fragments"),
     [
-        _case(f"{P}test_message_with_empty_content", {"role": "user", "content": ""}, ["<|start|>user<|message|><|end|>"], xfail=NO_PREVIOUS_INPUT),
+        _case(
+            f"{P}test_message_with_empty_content",
+            {"role": "user", "content": ""},
+            ["<|start|>user<|message|><|end|>"],
+            xfail=NO_PREVIOUS_INPUT,
+        ),
         _case(
             f"{P}test_tool_message_with_string_content",
             {"role": "tool", "name": "get_weather", "content": "The weather in San Francisco is sunny, 72°F"},
@@ -239,10 +277,22 @@ def test_response_previous_input_to_harmony(msg, fragments):
     assert all(fragment in rendered for fragment in fragments)
 
 
-@pytest.mark.parametrize("x", [_case(f"{P}test_chat_message_without_role_raises_validation_error", None, xfail=NO_PREVIOUS_INPUT + " (nor checks them: answers 200)")])
+@pytest.mark.parametrize(
+    "x",
+    [
+        _case(
+            f"{P}test_chat_message_without_role_raises_validation_error",
+            None,
+            xfail=NO_PREVIOUS_INPUT + " (nor checks them: answers 200)",
+        )
+    ],
+)
 def test_chat_message_without_role_is_a_400(x):
     answer = reply(
-        "vllm", "<|channel|>final<|message|>ok<|return|>", endpoint="responses", previous_input_messages=[{"content": "hello, no role here"}]
+        "vllm",
+        "<|channel|>final<|message|>ok<|return|>",
+        endpoint="responses",
+        previous_input_messages=[{"content": "hello, no role here"}],
     )
     assert answer.status == 400
     assert "Message has no 'role' key" in json.loads(answer.body)["error"]["message"]

@@ -30,7 +30,7 @@ from upstream_support import case
 from mockoss.harmony.encoding import load_encoding
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from conformance_support import frames, sse_data  # noqa: E402
+from conformance_support import frames, sse_data
 
 SRC = "vllm-project/vllm@0847a95f7ff542cb8c7e8b517841c5a29d84ff1f:tests/entrypoints/openai/chat_completion/test_serving_chat_stream_harmony.py"
 ONE_STEP = 100_000  # a stream interval longer than any completion here: one chunk after token 0
@@ -67,7 +67,13 @@ def calls(ds: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    "text", [_case("TestExtractHarmonyStreamingDelta::test_final_channel_returns_content_delta[Hello, world!-Hello, world!]", "Hello, world!")]
+    "text",
+    [
+        _case(
+            "TestExtractHarmonyStreamingDelta::test_final_channel_returns_content_delta[Hello, world!-Hello, world!]",
+            "Hello, world!",
+        )
+    ],
 )
 def test_final_channel_returns_content_delta(text):
     ds = deltas(f"<|channel|>final<|message|>{text}<|return|>", interval=ONE_STEP)
@@ -95,15 +101,29 @@ def test_returns_preambles_as_content(x):
 
 @pytest.mark.parametrize("x", [_case("TestExtractHarmonyStreamingDelta::test_consecutive_token_grouping", None)])
 def test_consecutive_token_grouping(x):
-    assert deltas("<|channel|>final<|message|>Hello, World<|return|>", interval=ONE_STEP) == [{"content": "Hello, World"}]
+    assert deltas("<|channel|>final<|message|>Hello, World<|return|>", interval=ONE_STEP) == [
+        {"content": "Hello, World"}
+    ]
 
 
 @pytest.mark.parametrize(
     ("channel", "recipient"),
     [
-        _case("TestExtractHarmonyStreamingDelta::test_returns_none_for_invalid_inputs[unknown_channel-None]", "unknown_channel", None),
-        _case("TestExtractHarmonyStreamingDelta::test_returns_none_for_invalid_inputs[commentary-browser.search]", "commentary", "browser.search"),
-        _case("TestExtractHarmonyStreamingDelta::test_returns_none_for_invalid_inputs[commentary-assistant]", "commentary", "assistant"),
+        _case(
+            "TestExtractHarmonyStreamingDelta::test_returns_none_for_invalid_inputs[unknown_channel-None]",
+            "unknown_channel",
+            None,
+        ),
+        _case(
+            "TestExtractHarmonyStreamingDelta::test_returns_none_for_invalid_inputs[commentary-browser.search]",
+            "commentary",
+            "browser.search",
+        ),
+        _case(
+            "TestExtractHarmonyStreamingDelta::test_returns_none_for_invalid_inputs[commentary-assistant]",
+            "commentary",
+            "assistant",
+        ),
     ],
 )
 def test_returns_none_for_invalid_inputs(channel, recipient):
@@ -122,14 +142,48 @@ def _new_call(channel: str, recipient: str, name: str, test: str):
 @pytest.mark.parametrize(
     ("channel", "recipient", "name"),
     [
-        _new_call("commentary", "functions.get_weather", "get_weather", "TestExtractHarmonyStreamingDelta::test_new_tool_call"),
-        _new_call("analysis", "functions.get_weather", "get_weather", "TestExtractHarmonyStreamingDelta::test_new_tool_call"),
-        _new_call("commentary", "get_weather", "get_weather", "TestExtractHarmonyStreamingDelta::test_new_tool_call_without_functions_prefix"),
-        _new_call("analysis", "get_weather", "get_weather", "TestExtractHarmonyStreamingDelta::test_new_tool_call_without_functions_prefix"),
-        _new_call("commentary", "math.sum", "math.sum", "TestExtractHarmonyStreamingDelta::test_new_tool_call_dotted_function_name"),
-        _new_call("analysis", "math.sum", "math.sum", "TestExtractHarmonyStreamingDelta::test_new_tool_call_dotted_function_name"),
-        _new_call("comment", "functions.get_weather", "get_weather", "TestToolCallsOnNonStandardChannels::test_prefixed_tool_call_on_comment_channel"),
-        _new_call("comment", "get_weather", "get_weather", "TestToolCallsOnNonStandardChannels::test_bare_tool_call_on_comment_channel"),
+        _new_call(
+            "commentary", "functions.get_weather", "get_weather", "TestExtractHarmonyStreamingDelta::test_new_tool_call"
+        ),
+        _new_call(
+            "analysis", "functions.get_weather", "get_weather", "TestExtractHarmonyStreamingDelta::test_new_tool_call"
+        ),
+        _new_call(
+            "commentary",
+            "get_weather",
+            "get_weather",
+            "TestExtractHarmonyStreamingDelta::test_new_tool_call_without_functions_prefix",
+        ),
+        _new_call(
+            "analysis",
+            "get_weather",
+            "get_weather",
+            "TestExtractHarmonyStreamingDelta::test_new_tool_call_without_functions_prefix",
+        ),
+        _new_call(
+            "commentary",
+            "math.sum",
+            "math.sum",
+            "TestExtractHarmonyStreamingDelta::test_new_tool_call_dotted_function_name",
+        ),
+        _new_call(
+            "analysis",
+            "math.sum",
+            "math.sum",
+            "TestExtractHarmonyStreamingDelta::test_new_tool_call_dotted_function_name",
+        ),
+        _new_call(
+            "comment",
+            "functions.get_weather",
+            "get_weather",
+            "TestToolCallsOnNonStandardChannels::test_prefixed_tool_call_on_comment_channel",
+        ),
+        _new_call(
+            "comment",
+            "get_weather",
+            "get_weather",
+            "TestToolCallsOnNonStandardChannels::test_bare_tool_call_on_comment_channel",
+        ),
     ],
 )
 def test_new_tool_call(channel, recipient, name):
@@ -144,11 +198,36 @@ def test_new_tool_call(channel, recipient, name):
 @pytest.mark.parametrize(
     ("channel", "recipient", "name"),
     [
-        _new_call("commentary", "functions.get_weather", "get_weather", "TestExtractHarmonyStreamingDelta::test_tool_call_argument_streaming"),
-        _new_call("analysis", "functions.get_weather", "get_weather", "TestExtractHarmonyStreamingDelta::test_tool_call_argument_streaming"),
-        _new_call("commentary", "get_weather", "get_weather", "TestExtractHarmonyStreamingDelta::test_tool_call_argument_streaming_without_functions_prefix"),
-        _new_call("analysis", "get_weather", "get_weather", "TestExtractHarmonyStreamingDelta::test_tool_call_argument_streaming_without_functions_prefix"),
-        _new_call("comment", "functions.get_weather", "get_weather", "TestToolCallsOnNonStandardChannels::test_tool_call_arguments_on_comment_channel"),
+        _new_call(
+            "commentary",
+            "functions.get_weather",
+            "get_weather",
+            "TestExtractHarmonyStreamingDelta::test_tool_call_argument_streaming",
+        ),
+        _new_call(
+            "analysis",
+            "functions.get_weather",
+            "get_weather",
+            "TestExtractHarmonyStreamingDelta::test_tool_call_argument_streaming",
+        ),
+        _new_call(
+            "commentary",
+            "get_weather",
+            "get_weather",
+            "TestExtractHarmonyStreamingDelta::test_tool_call_argument_streaming_without_functions_prefix",
+        ),
+        _new_call(
+            "analysis",
+            "get_weather",
+            "get_weather",
+            "TestExtractHarmonyStreamingDelta::test_tool_call_argument_streaming_without_functions_prefix",
+        ),
+        _new_call(
+            "comment",
+            "functions.get_weather",
+            "get_weather",
+            "TestToolCallsOnNonStandardChannels::test_tool_call_arguments_on_comment_channel",
+        ),
     ],
 )
 def test_tool_call_argument_streaming(channel, recipient, name):
@@ -199,7 +278,9 @@ BATCH_SPLIT = (
 )
 
 
-@pytest.mark.parametrize("x", [_case("TestExtractHarmonyStreamingDelta::test_complex_batch_permutation", None, xfail=BATCH_SPLIT)])
+@pytest.mark.parametrize(
+    "x", [_case("TestExtractHarmonyStreamingDelta::test_complex_batch_permutation", None, xfail=BATCH_SPLIT)]
+)
 def test_complex_batch_permutation(x):
     text = (
         "<|channel|>analysis<|message|>Reasoning about query...<|end|>"
@@ -224,7 +305,14 @@ MULTI_CALL_STEP = (
 
 
 @pytest.mark.parametrize(
-    "x", [_case("TestExtractHarmonyStreamingDelta::test_tool_call_index_consistency_with_ongoing_call", None, xfail=MULTI_CALL_STEP)]
+    "x",
+    [
+        _case(
+            "TestExtractHarmonyStreamingDelta::test_tool_call_index_consistency_with_ongoing_call",
+            None,
+            xfail=MULTI_CALL_STEP,
+        )
+    ],
 )
 def test_tool_call_index_consistency_with_ongoing_call(x):
     # Step 1 (padded with reasoning so that it is the longer one): a previous call and tool_a's header.
@@ -248,9 +336,13 @@ def test_tool_call_index_consistency_with_ongoing_call(x):
     assert tool_a and "id" not in tool_a[0] and tool_a[0]["function"]["arguments"] == '{"key_a": "val_a"}'
     b_header = next(t for t in entries if t.get("id") and t["function"].get("name") == "tool_b")
     assert b_header["index"] == 2
-    assert next(t for t in entries if t["index"] == 2 and "id" not in t)["function"]["arguments"] == '{"key_b": "val_b"}'
+    assert (
+        next(t for t in entries if t["index"] == 2 and "id" not in t)["function"]["arguments"] == '{"key_b": "val_b"}'
+    )
     c_header = next(t for t in entries if t.get("id") and t["function"].get("name") == "tool_c")
     assert c_header["index"] == 3
-    assert next(t for t in entries if t["index"] == 3 and "id" not in t)["function"]["arguments"] == '{"key_c": "val_c"}'
+    assert (
+        next(t for t in entries if t["index"] == 3 and "id" not in t)["function"]["arguments"] == '{"key_c": "val_c"}'
+    )
     assert delta["content"] == "Thinking... Thinking again..."
     assert json.dumps(delta)  # serialisable as sent
