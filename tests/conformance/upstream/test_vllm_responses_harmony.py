@@ -28,7 +28,7 @@ from upstream_support import case
 from mockoss.harmony.encoding import load_encoding
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from conformance_support import reply
+from conformance_support import frames, reply
 
 SRC = "vllm-project/vllm@0f9357a923067e0675da5a0fff8ec633d83316e2:tests/entrypoints/openai/responses/test_harmony_utils.py"
 T = "TestHarmonyToResponseOutput::"
@@ -296,3 +296,30 @@ def test_chat_message_without_role_is_a_400(x):
     )
     assert answer.status == 400
     assert "Message has no 'role' key" in json.loads(answer.body)["error"]["message"]
+
+
+# --------------------------------------------------------------------------- streaming events
+
+EVENTS = "vllm-project/vllm@0af939b5d9d62089b07a13b6560e51bfce27cd7c:tests/entrypoints/openai/responses/test_streaming_events.py"
+STREAM_BROWSER_FIND = (
+    "the vllm profile's Responses stream announces a browser.find call as an mcp_call item (added and "
+    "done); the non-streamed reply has the web_search_call find_in_page item upstream expects in both"
+)
+
+
+@pytest.mark.parametrize(
+    "x", [case("vllm", EVENTS, "test_browser_find_uses_responses_action_type", None, xfail=STREAM_BROWSER_FIND)]
+)
+def test_streamed_browser_find_uses_responses_action_type(x):
+    """Left out from that file: the ``split_delta`` / ``SimpleStreamingEventProcessor`` classes, which
+    stream ``DeltaMessage`` objects of models with reasoning/tool parsers, not the Harmony path."""
+    text = '<|channel|>analysis to=browser.find<|message|>{"pattern": "vLLM", "cursor": 42}<|call|>'
+    items = []
+    for frame in frames("vllm", text, endpoint="responses"):
+        event = frame.split("\n", 1)[0].removeprefix("event: ")
+        if event in ("response.output_item.added", "response.output_item.done"):
+            items.append((event, json.loads(frame.split("data: ", 1)[1])["item"]))
+    assert [event for event, _ in items] == ["response.output_item.added", "response.output_item.done"]
+    for _, item in items:
+        assert item["type"] == "web_search_call"
+        assert item["action"] == item["action"] | {"type": "find_in_page", "pattern": "vLLM", "url": "cursor:42"}
