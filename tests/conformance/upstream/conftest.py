@@ -4,7 +4,7 @@ Every test here carries ``@pytest.mark.upstream(server, "owner/repo@commit:path:
 (:func:`upstream_support.case`); the marker's values travel to the report as user properties, so
 the count is right under pytest-xdist too. A case counts as reproduced when its call passed;
 strict xfails, failures and setup errors count as not reproduced. The summary lists each
-unreproduced case with its upstream name.
+unreproduced case with its upstream name (``-v``: every case).
 """
 
 from __future__ import annotations
@@ -52,7 +52,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         done = sum(ok for _, ok in rows)
         share = 100.0 * done / len(rows)
         terminalreporter.write_line(f"{server}: {done}/{len(rows)} upstream cases reproduced ({share:.1f}%)")
+    verbose = config.getoption("verbose") > 0
     for nodeid in sorted(outcome):
         server, name, ok = outcome[nodeid]
         if not ok:
             terminalreporter.write_line(f"  not reproduced: {name}")
+        elif verbose:
+            terminalreporter.write_line(f"  reproduced: {name}")
