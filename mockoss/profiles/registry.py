@@ -14,6 +14,7 @@ from mockoss.profiles.lmstudio import LmstudioProfile
 from mockoss.profiles.ollama import OllamaProfile
 from mockoss.profiles.openai import OpenAIProfile
 from mockoss.profiles.releases import at_release, split_release
+from mockoss.profiles.sglang import SglangProfile
 from mockoss.profiles.timeline import TimelineError
 from mockoss.profiles.vllm import VllmProfile
 from mockoss.profiles.vllm.variants import VLLM_VARIANTS
@@ -21,7 +22,7 @@ from mockoss.profiles.vllm.variants import VLLM_VARIANTS
 __all__ = ["PROFILES", "ProfileError", "get_profile"]
 
 #: Read-only view of the shipped profiles by name.
-PROFILES: Mapping[str, Profile] = MappingProxyType({"vllm": VllmProfile(), **VLLM_VARIANTS, "llamacpp": LlamacppProfile(), "lmstudio": LmstudioProfile(), "ollama": OllamaProfile(), "openai": OpenAIProfile()})
+PROFILES: Mapping[str, Profile] = MappingProxyType({"vllm": VllmProfile(), **VLLM_VARIANTS, "llamacpp": LlamacppProfile(), "lmstudio": LmstudioProfile(), "ollama": OllamaProfile(), "openai": OpenAIProfile(), "sglang": SglangProfile()})
 
 
 class ProfileError(ValueError):

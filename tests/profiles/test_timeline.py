@@ -92,7 +92,7 @@ def test_user_switches_apply_on_top_of_a_release() -> None:
     [
         ("vllm@0.9.0", "the vllm timeline starts at 0.10.1+gptoss"),
         ("vllm@latest", "is not a version"),
-        ("sglang@0.5.0", "unknown profile 'sglang@0.5.0'"),
+        ("nosuchserver@0.5.0", "unknown profile 'nosuchserver@0.5.0'"),
         ("openai@1.0", "profile 'openai' has no timeline"),
     ],
 )

@@ -1,0 +1,144 @@
+"""SGLang's two gpt-oss detectors on top of its string parser, reproduced.
+
+* Reasoning (``--reasoning-parser gpt-oss``): ``GptOssDetector`` in
+  sgl-project/sglang@v0.5.23:python/sglang/srt/parser/reasoning_parser.py. ``reasoning`` events
+  become ``reasoning_content``; ``normal`` events, and each ``tool_call`` event's raw markup (kept
+  for the tool-call parser), become the remaining text, joined with nothing between them.
+* Tool calls (``--tool-call-parser gpt-oss``): ``GptOssDetector`` in
+  sgl-project/sglang@v0.5.23:python/sglang/srt/function_call/gpt_oss_detector.py. A call is taken
+  from a ``tool_call`` event's raw markup with ``to=NAME … <|constrain|>json<|message|>ARGS``; the
+  name is the part after the last dot; a name not among the declared tools, a header without
+  ``<|constrain|>json``, or arguments that are not JSON drop the call without a trace; arguments
+  are re-serialised with Python's ``json.dumps`` (``", "`` and ``": "`` separators, non-ASCII
+  kept). Non-streamed, calls are only looked for when the text holds
+  ``<|start|>assistant<|channel|>commentary``, so a call that is the completion's first message
+  (no ``<|start|>`` before it) stays in ``content`` as raw markup; the remaining normal texts are
+  joined with a space and stripped. Streamed, that check is not made (the call is parsed) and the
+  texts are concatenated as they come.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from mockoss.profiles.sglang.harmony_text import SglangHarmonyParser
+
+__all__ = ["ToolCallItem", "ReasoningStream", "ToolCallStream", "parse_tool_calls", "split_reasoning"]
+
+BOT_TOKEN = "<|start|>assistant<|channel|>commentary"
+_CALL = re.compile(r"to=([a-zA-Z_][a-zA-Z0-9_.-]*)\s*<\|constrain\|>json<\|message\|>(.*?)(?:<\|call\|>|$)", re.DOTALL)
+_MARKERS = ("<|start|>", "<|channel|>", "<|message|>", "<|constrain|>", "<|end|>", "<|call|>", "<|return|>", "assistantfinal")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallItem:
+    """A parsed call: ``index`` among this completion's calls, ``name``, ``arguments`` as JSON text."""
+
+    index: int
+    name: str
+    arguments: str
+
+
+def _joined(events, *, raw_calls: bool) -> tuple[str, str]:
+    reasoning = "".join(e.content for e in events if e.kind == "reasoning")
+    normal = "".join(e.content if e.kind == "normal" else (e.raw or e.content) for e in events if e.kind != "reasoning" and (raw_calls or e.kind == "normal"))
+    return reasoning, normal
+
+
+def split_reasoning(text: str) -> tuple[str, str]:
+    """``(reasoning_content, rest)`` of a whole completion's text, as the reasoning detector's
+    one-shot parse (``parse(text)`` then ``parse("")``) gives them."""
+    parser = SglangHarmonyParser()
+    return _joined(parser.feed(text) + parser.feed(""), raw_calls=True)
+
+
+class ReasoningStream:
+    """The reasoning detector fed one detokenized step at a time."""
+
+    def __init__(self) -> None:
+        self._parser = SglangHarmonyParser()
+
+    def feed(self, text: str) -> tuple[str, str]:
+        """``(reasoning delta, remaining text delta)``; either may be empty."""
+        return _joined(self._parser.feed(text), raw_calls=True)
+
+
+def _extract(raw: str, tools: frozenset[str], index: int, forward_unknown: bool) -> ToolCallItem | None:
+    match = _CALL.search(raw)
+    if match is None:
+        return None
+    name = match.group(1).rsplit(".", 1)[-1]
+    if name not in tools and not forward_unknown:
+        return None
+    try:
+        arguments = json.loads(match.group(2)) if match.group(2).strip() else {}
+    except json.JSONDecodeError:
+        return None
+    return ToolCallItem(index, name, json.dumps(arguments, ensure_ascii=False))
+
+
+def parse_tool_calls(text: str, tools: frozenset[str], *, forward_unknown: bool = False) -> tuple[str, list[ToolCallItem]]:
+    """``(content, calls)`` from the reasoning detector's remaining text, non-streamed.
+
+    ``tools`` are the declared function names (none: the text is returned as is);
+    ``forward_unknown`` is ``SGLANG_FORWARD_UNKNOWN_TOOLS``.
+    """
+    if not tools or BOT_TOKEN not in text:
+        return text, []
+    parser = SglangHarmonyParser()
+    calls: list[ToolCallItem] = []
+    normal: list[str] = []
+    for event in parser.feed(text) + parser.feed(""):
+        if event.kind == "tool_call":
+            call = _extract(event.raw or event.content, tools, len(calls), forward_unknown)
+            if call is not None:
+                calls.append(call)
+        elif event.kind == "normal":
+            normal.append(event.content)
+    return " ".join(normal).strip(), calls
+
+
+@dataclass
+class ToolCallStream:
+    """The tool-call detector fed the reasoning detector's remaining text, a step at a time.
+
+    Each complete call is returned whole (name and all arguments in one delta), as SGLang's
+    gpt-oss detector does.
+    """
+
+    tools: frozenset[str]
+    forward_unknown: bool = False
+    _parser: SglangHarmonyParser = field(default_factory=SglangHarmonyParser)
+    _buffer: str = ""
+    _next_index: int = -1
+
+    def feed(self, text: str) -> tuple[str, list[ToolCallItem]]:
+        """``(content delta, calls completed by this step)``."""
+        if not self.tools:
+            return text, []
+        self._buffer += text
+        events = self._parser.feed(text)
+        if not events and not any(m in self._buffer for m in _MARKERS):
+            out, self._buffer = self._buffer, ""
+            return out, []
+        if "<|channel|>commentary to=" not in self._buffer:
+            normal = "".join(e.content for e in events if e.kind == "normal")
+            if normal or events:
+                self._buffer = ""
+            return normal, []
+        if not events:
+            return "", []
+        calls: list[ToolCallItem] = []
+        normal = ""
+        for event in events:
+            if event.kind == "tool_call":
+                call = _extract(event.raw or event.content, self.tools, max(self._next_index, 0), self.forward_unknown)
+                if call is not None:
+                    self._next_index = max(self._next_index, 0) + 1
+                    calls.append(call)
+            elif event.kind == "normal":
+                normal += event.content
+        self._buffer = ""
+        return normal, calls

@@ -1,0 +1,154 @@
+"""The official openai SDK against the ``sglang`` profile over HTTP, through the project's pytest
+marker. Each expectation is what SGLang 0.5.23's serving code gives for the scripted text (see
+:mod:`mockoss.profiles.sglang`); a test names the rule it pins."""
+
+from __future__ import annotations
+
+import httpx
+import openai
+import pytest
+
+from mockoss.scenario.loader import scenario_from_data
+
+MODEL = "openai/gpt-oss-20b"
+USER = [{"role": "user", "content": "Weather in Paris?"}]
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+ANALYSIS = "<|channel|>analysis<|message|>Need the weather.<|end|>"
+CALL = '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>'
+FIRST_CALL = '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>'
+
+pytestmark = pytest.mark.mockoss(profile="sglang")
+
+
+@pytest.fixture
+def server(mockoss):
+    return mockoss
+
+
+def use(server, *raw: str) -> None:
+    steps = [{"completion": {"raw": text}} for text in raw]
+    server.server.use_scenario(scenario_from_data({"steps": steps}, name="sglang-e2e", default_version=True))
+
+
+@pytest.fixture
+def client(server):
+    with openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0) as client:
+        yield client
+
+
+@pytest.fixture
+def http(server):
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        yield client
+
+
+def streamed(client, **kwargs) -> tuple[str, str, list[tuple[str, str]], str | None, list]:
+    """(content, reasoning_content, calls, finish_reason, chunks) of a streamed chat completion."""
+    content, reasoning, calls, finish, chunks = "", "", [], None, []
+    with client.chat.completions.create(model=MODEL, messages=USER, stream=True, **kwargs) as stream:
+        for chunk in stream:
+            chunks.append(chunk)
+            if not chunk.choices:
+                continue
+            delta = chunk.choices[0].delta
+            content += delta.content or ""
+            reasoning += (delta.model_extra or {}).get("reasoning_content") or ""
+            calls += [(c.function.name, c.function.arguments) for c in delta.tool_calls or ()]
+            finish = chunk.choices[0].finish_reason or finish
+    return content, reasoning, calls, finish, chunks
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_clean_answer_with_reasoning_content_and_matched_stop(client):
+    reply = client.chat.completions.create(model=MODEL, messages=USER)
+    choice = reply.choices[0]
+    assert (choice.message.content, choice.finish_reason) == ("2 + 2 = 4.", "stop")
+    assert choice.message.model_extra["reasoning_content"] == "User asks: What is 2 + 2? Simple arithmetic. Provide answer."
+    assert choice.model_extra["matched_stop"] == 200002  # <|return|>, cut from the text
+    assert len(reply.id) == 32 and int(reply.id, 16) >= 0  # the bare request id, no chatcmpl-
+    assert reply.to_dict()["metadata"] == {"weight_version": "default"}
+    assert reply.usage.total_tokens == reply.usage.prompt_tokens + reply.usage.completion_tokens
+
+
+def test_tool_call_arguments_are_reserialised_by_python_json(server, client):
+    use(server, ANALYSIS + CALL)
+    reply = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
+    choice = reply.choices[0]
+    assert (choice.finish_reason, choice.message.content, choice.model_extra["matched_stop"]) == ("tool_calls", "", None)
+    [call] = choice.message.tool_calls
+    assert (call.function.name, call.function.arguments) == ("get_weather", '{"city": "Paris"}')
+    assert call.id.startswith("call_") and len(call.id) == 29
+
+
+def test_streamed_tool_call_arrives_whole_in_one_delta(server, client):
+    use(server, ANALYSIS + CALL)
+    content, reasoning, calls, finish, chunks = streamed(client, tools=WEATHER, stream_options={"include_usage": True})
+    assert (content, reasoning, calls, finish) == ("", "Need the weather.", [("get_weather", '{"city": "Paris"}')], "tool_calls")
+    assert chunks[0].choices[0].delta.role == "assistant" and chunks[-1].choices == [] and chunks[-1].usage.completion_tokens > 0
+    assert chunks[-2].choices[0].model_extra["matched_stop"] == 200012  # the stream keeps the stop token id
+
+
+def test_first_message_call_is_raw_markup_in_content_but_parsed_when_streamed(server, client):
+    # Non-streamed, GptOssDetector.has_tool_call needs "<|start|>assistant<|channel|>commentary";
+    # streamed, parse_streaming_increment does not check it.
+    use(server, FIRST_CALL, FIRST_CALL)
+    reply = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
+    assert (reply.choices[0].message.content, reply.choices[0].message.tool_calls, reply.choices[0].finish_reason) == (FIRST_CALL, None, "stop")
+    _, _, calls, finish, _ = streamed(client, tools=WEATHER)
+    assert (calls, finish) == ([("get_weather", '{"city": "Paris"}')], "tool_calls")
+
+
+def test_recipient_before_the_channel_leaks_unstreamed_and_vanishes_streamed(server, client):
+    # "<|start|>assistant to=functions.get_weather<|channel|>commentary …" (the form the
+    # clean-tool-call scenario renders): the detector's pattern wants
+    # "to=NAME <|constrain|>json<|message|>", so no call is found either way.
+    role_form = '<|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{"city":"Paris"}<|call|>'
+    use(server, ANALYSIS + role_form, ANALYSIS + role_form)
+    reply = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
+    assert reply.choices[0].message.tool_calls is None
+    assert reply.choices[0].message.content.startswith("<|start|>assistant to=functions.get_weather<|channel|>commentary")
+    content, reasoning, calls, finish, _ = streamed(client, tools=WEATHER)
+    assert (content, calls, finish) == ("", [], "stop")
+
+
+def test_call_to_an_undeclared_tool_is_dropped_without_a_trace(server, client):
+    use(server, ANALYSIS + CALL.replace("get_weather", "get_time"))
+    reply = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
+    assert (reply.choices[0].message.content, reply.choices[0].message.tool_calls, reply.choices[0].finish_reason) == ("", None, "stop")
+
+
+@pytest.mark.mockoss(scenario="clean-answer", switches={"reasoning_parser": None})
+def test_without_reasoning_parser_the_markup_is_content(client):
+    reply = client.chat.completions.create(model=MODEL, messages=USER)
+    assert reply.choices[0].message.content == (
+        "<|channel|>analysis<|message|>User asks: What is 2 + 2? Simple arithmetic. Provide answer.<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>2 + 2 = 4."
+    )
+    assert reply.choices[0].message.model_extra["reasoning_content"] is None
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_separate_reasoning_false_per_request(client):
+    reply = client.chat.completions.create(model=MODEL, messages=USER, extra_body={"separate_reasoning": False})
+    assert reply.choices[0].message.content.startswith("<|channel|>analysis<|message|>User asks")
+
+
+@pytest.mark.mockoss(switches={"tool_call_parser": None})
+def test_without_tool_parser_the_trimmed_call_never_closes_and_vanishes(server, client):
+    # --tool-call-parser unset: <|call|> is cut like any stop token, the block has no end marker,
+    # and the string parser holds it to the end.
+    use(server, ANALYSIS + CALL)
+    reply = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
+    message = reply.choices[0].message
+    assert (message.content, message.model_extra["reasoning_content"], message.tool_calls) == ("", "Need the weather.", None)
+
+
+def test_identity_routes_and_errors(http):
+    assert (http.get("/health").status_code, http.get("/health").content) == (200, b"")
+    card = http.get("/v1/models").json()["data"][0]
+    assert (card["id"], card["owned_by"], card["root"], card["max_model_len"]) == (MODEL, "sglang", MODEL, 131072)
+    assert http.get("/get_model_info").json()["tool_call_parser"] == "gpt-oss"
+    assert (http.get("/nope").status_code, http.get("/nope").json()) == (404, {"detail": "Not Found"})
+    bad = http.post("/v1/chat/completions", json={"model": MODEL})
+    assert bad.status_code == 400
+    assert {k: bad.json()[k] for k in ("object", "type", "code")} == {"object": "error", "type": "BadRequestError", "code": 400}
