@@ -1,4 +1,4 @@
-"""SGLang's own Harmony parser tests, converted: ``test/srt/test_harmony_parser.py`` at
+"""SGLang's own gpt-oss parser tests, converted. First the Harmony string parser's, ``test/srt/test_harmony_parser.py`` at
 sgl-project/sglang@042e90cce27dab3b7c562ac7d3caa7a5e19d6feb (every test of every class, named
 ``Class::test``). The upstream tests drive SGLang's parser pieces (``prefix_hold``,
 ``iter_tokens``, ``CanonicalStrategy.parse``, ``TextStrategy.parse``, ``HarmonyParser.parse``); here
@@ -9,14 +9,19 @@ and the upstream assertions are kept. Assertions on private attributes (``strate
 
 That file tests the module when it lived at ``sglang/srt/harmony_parser.py``; the profile
 reproduces the 0.5.23 module (``sglang/srt/parser/harmony_parser.py``), which
-``tools/sglang_parser_diff.py`` compares with mockoss's directly. Left out: nothing.
+``tools/sglang_parser_diff.py`` compares with mockoss's directly. Then the gpt-oss tool-call and
+reasoning detectors' tests (sources at their sections below). Left out: the detector's
+``structure_info``/structural-tag tests (grammar constraints for sampling; mockoss samples nothing).
 """
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from upstream_support import case
 
+from mockoss.profiles.sglang.detectors import BOT_TOKEN, ReasoningStream, ToolCallStream, parse_tool_calls, split_reasoning
 from mockoss.profiles.sglang.harmony_text import (
     Event,
     Marker,
@@ -296,3 +301,111 @@ def test_parser_behaviour(check):
 )
 def test_parser_events(chunks, expected):
     assert kinds(feed_all(chunks)) == expected
+
+
+# -- the gpt-oss tool-call detector ----------------------------------------------------------------
+# sgl-project/sglang@bf845b969d0497d55c6537f684253e6e1fd7aaf7:test/registered/unit/function_call/test_gptoss_detector.py
+# (every test but test_structure_info_not_implemented: structure_info feeds xgrammar constraints,
+# and mockoss samples nothing) and
+# sgl-project/sglang@4e285c7766ea604ac2100100d7d02962b0831a57:test/registered/function_call/test_gpt_oss_detector.py
+# (all three) and the marker test of
+# sgl-project/sglang@5c57d4c3bcd7b2f9d5478c7a76e557c014211b7d:test/registered/unit/function_call/test_gpt_oss_detector.py
+# (its structural-tag test is left out), through mockoss.profiles.sglang.detectors (parse_tool_calls, ToolCallStream). The
+# detector's has_tool_call is the BOT_TOKEN substring test.
+
+FC_SRC = "sgl-project/sglang@bf845b969d0497d55c6537f684253e6e1fd7aaf7:test/registered/unit/function_call/test_gptoss_detector.py"
+FC_MARKER = "sgl-project/sglang@5c57d4c3bcd7b2f9d5478c7a76e557c014211b7d:test/registered/unit/function_call/test_gpt_oss_detector.py"
+FC_OLD = "sgl-project/sglang@4e285c7766ea604ac2100100d7d02962b0831a57:test/registered/function_call/test_gpt_oss_detector.py"
+#: Why the three FC_OLD cases are not reproduced: they test a truncation of the text after a call
+#: that SGLang 0.5.23's own detector (loaded from the wheel with its heavy imports stubbed, as
+#: tools/sglang_parser_diff.py does) does not do either; checked case by case.
+NO_TRUNCATION_0523 = "SGLang 0.5.23's own GptOssDetector gives the same result (checked by loading it): no truncation of text after a call;"
+FC_TOOLS = frozenset({"get_weather", "search"})
+BEIJING = '<|start|>assistant<|channel|>commentary to=functions.get_weather<|constrain|>json<|message|>{"city":"Beijing"}<|call|>'
+READ_FILE = (
+    "<|channel|>analysis<|message|>Reasoning...<|end|>"
+    '<|start|>assistant<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>{\n  "files": []\n}<|call|>'
+    "<|start|>assistant<|channel|>final<|message|>This text should be truncated."
+)
+
+
+def _stream_calls(chunks, tools=FC_TOOLS):
+    stream = ToolCallStream(tools)
+    text, calls = "", []
+    for chunk in chunks:
+        piece, new = stream.feed(chunk)
+        text, calls = text + piece, calls + new
+    return text, calls
+
+
+def _fast_path():
+    stream = ToolCallStream(frozenset({"read_file"}))
+    _, first = stream.feed("<|start|>assistant<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>{}<|call|>")
+    second, _ = stream.feed("This is normal text that should be ignored.")
+    return len(first) == 1 and second == ""
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        case("sglang", FC_SRC, "TestGptOssDetector::test_has_tool_call_true", lambda: BOT_TOKEN in BEIJING),
+        case("sglang", FC_SRC, "TestGptOssDetector::test_has_tool_call_false", lambda: BOT_TOKEN not in "The weather in Beijing is sunny today."),
+        case("sglang", FC_SRC, "TestGptOssDetector::test_single_tool_call", lambda: [(c.name, json.loads(c.arguments)["city"]) for c in parse_tool_calls(BEIJING, FC_TOOLS)[1]] == [("get_weather", "Beijing")]),
+        case("sglang", FC_SRC, "TestGptOssDetector::test_normal_text_before_tool_call", lambda: parse_tool_calls("Let me check." + BEIJING, FC_TOOLS)[0] == "Let me check."),
+        case("sglang", FC_SRC, "TestGptOssDetector::test_no_tool_call", lambda: parse_tool_calls("The weather is nice today.", FC_TOOLS) == ("The weather is nice today.", [])),
+        case("sglang", FC_SRC, "TestGptOssDetector::test_multiple_tool_calls", lambda: [c.name for c in parse_tool_calls(
+            BEIJING + '<|start|>assistant<|channel|>commentary to=functions.search<|constrain|>json<|message|>{"query":"restaurants"}<|call|>', FC_TOOLS)[1]] == ["get_weather", "search"]),
+        case("sglang", FC_SRC, "TestGptOssDetector::test_streaming_single_tool_call", lambda: [(c.name, json.loads(c.arguments)["city"]) for c in _stream_calls(
+            ["<|start|>", "assistant<|channel|>", "commentary to=functions.get_weather", '<|constrain|>json<|message|>{"city":"Beijing"}<|call|>'])[1]] == [("get_weather", "Beijing")]),
+        case("sglang", FC_SRC, "TestGptOssDetector::test_streaming_normal_text_before_tool", lambda: _stream_calls(["Let me check the weather. "]) == ("Let me check the weather. ", [])),
+        case("sglang", FC_SRC, "TestGptOssDetector::test_streaming_text_then_tool_call", lambda: (lambda r: r[0] == "I'll look that up. " and [(c.name, json.loads(c.arguments)) for c in r[1]] == [("get_weather", {"city": "Beijing", "unit": "celsius"})])(
+            _stream_calls(["I'll look", " that up. <|start|>", "assistant<|channel|>", "commentary to=functions.get_weather", '<|constrain|>json<|message|>{"city":"Beijing", "unit":"celsius"}<|call|>'])),
+             xfail="SGLang 0.5.23's own GptOssDetector gives the same result (checked by loading it): the first chunk is passed through "
+                   "while its parser still holds it, so the text is \"I'll lookI'll look that up. \""),
+        case("sglang", FC_MARKER, "TestGptOssDetector::test_has_tool_call_detects_marker",
+             lambda: BOT_TOKEN in "<|start|>assistant<|channel|>commentary to=get_weather<|return|>" and BOT_TOKEN not in "no tool call here"),
+        case("sglang", FC_OLD, "TestGptOssDetector::test_detect_and_parse_truncate_normal", lambda: (lambda r: [c.name for c in r[1]] == ["read_file"] and r[0] == "")(parse_tool_calls(READ_FILE, frozenset({"read_file"}))),
+             xfail=f"{NO_TRUNCATION_0523} the text is 'This text should be truncated.'"),
+        case("sglang", FC_OLD, "TestGptOssDetector::test_parse_streaming_truncate_normal", lambda: (lambda r: [c.name for c in r[1]] == ["read_file"] and r[0] == "")(
+            _stream_calls([READ_FILE[i : i + 10] for i in range(0, len(READ_FILE), 10)], frozenset({"read_file"}))),
+             xfail=f"{NO_TRUNCATION_0523} 10-character chunks split the markers, so no call is found and the markup streams out as text"),
+        case("sglang", FC_OLD, "TestGptOssDetector::test_parse_streaming_fast_path_fix", _fast_path,
+             xfail=f"{NO_TRUNCATION_0523} the text after the call is returned"),
+    ],
+)
+def test_tool_call_detector(check):
+    assert check()
+
+
+# -- the gpt-oss reasoning detector ----------------------------------------------------------------
+# sgl-project/sglang@e0bfdb2b8105fe856bd3192ac46af67b74206f5e:test/registered/unit/parser/test_reasoning_parser.py
+# (TestGptOssDetector, TestGptOssDetectorToolCall), through split_reasoning and ReasoningStream.
+RP_SRC = "sgl-project/sglang@e0bfdb2b8105fe856bd3192ac46af67b74206f5e:test/registered/unit/parser/test_reasoning_parser.py"
+
+
+def _stream_reasoning(chunks):
+    stream = ReasoningStream()
+    pieces = [stream.feed(chunk) for chunk in chunks]
+    return "".join(r for r, _ in pieces), "".join(n for _, n in pieces)
+
+
+@pytest.mark.parametrize(
+    ("run", "reasoning_has", "normal_has"),
+    [
+        case("sglang", RP_SRC, "TestGptOssDetector::test_detect_and_parse_with_analysis_and_final",
+             lambda: split_reasoning("<|start|><|channel|>analysis<|message|>thinking hard<|end|><|channel|>final<|message|>the answer<|end|>"), "thinking hard", "the answer"),
+        case("sglang", RP_SRC, "TestGptOssDetector::test_detect_and_parse_normal_only",
+             lambda: split_reasoning("<|start|><|channel|>final<|message|>just the answer<|end|>"), "", "just the answer"),
+        case("sglang", RP_SRC, "TestGptOssDetector::test_streaming_analysis_then_final",
+             lambda: _stream_reasoning(["<|start|><|channel|>analysis<|message|>", "reasoning part", "<|end|>", "<|channel|>final<|message|>answer", "<|end|>"]), "reasoning part", "answer"),
+        case("sglang", RP_SRC, "TestGptOssDetector::test_streaming_with_tool_call",
+             lambda: split_reasoning("<|start|><|channel|>analysis<|message|>think<|end|><|call|>tool_data<|return|><|channel|>final<|message|>result<|end|>"), "think", "result"),
+        case("sglang", RP_SRC, "TestGptOssDetectorToolCall::test_detect_and_parse_tool_call_raw_text",
+             lambda: split_reasoning("<|start|><|channel|>analysis<|message|>think<|end|><|call|>function_data<|return|><|channel|>final<|message|>result<|end|>"), "think", "result"),
+        case("sglang", RP_SRC, "TestGptOssDetectorToolCall::test_streaming_tool_call_raw_text",
+             lambda: _stream_reasoning(["<|start|><|channel|>analysis<|message|>reason<|end|>", "<|call|>tool_payload<|return|>", "<|channel|>final<|message|>done<|end|>"]), "reason", "done"),
+    ],
+)
+def test_reasoning_detector(run, reasoning_has, normal_has):
+    reasoning, normal = run()
+    assert reasoning_has in reasoning and normal_has in normal
