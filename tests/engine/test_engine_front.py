@@ -146,3 +146,25 @@ def test_pytest_option_reports_a_missing_vllm(pytester: pytest.Pytester, tmp_pat
     result = pytester.runpytest_subprocess("--mockoss-engine", "vllm", "--mockoss-vllm-python", str(python), "-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*real vLLM is not usable*mockoss[[]vllm[]]*"])
+
+
+def test_plugin_is_inert_unless_mockoss_starts_vllm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installed next to a real vLLM, mockoss must not replace its gpt-oss: without
+    MOCKOSS_VLLM_SCRIPTED=1 the entry point returns before importing vLLM at all."""
+    import sys
+
+    from mockoss.engines.vllm.plugin import ENABLE_ENV, register
+
+    monkeypatch.delenv(ENABLE_ENV, raising=False)
+    monkeypatch.setitem(sys.modules, "vllm", None)  # importing vllm now raises ImportError
+    register()
+
+
+def test_engine_environment_points_vllm_at_the_plugin_and_a_source_checkout(tmp_path: Path) -> None:
+    from mockoss.engines.vllm.launcher import VllmEngine
+    from mockoss.engines.vllm.plugin import ENABLE_ENV, PLUGIN_NAME
+
+    env = VllmEngine(python="py", vllm_src=str(tmp_path), log_path=tmp_path / "log")._env()
+    assert env[ENABLE_ENV] == "1" and env["VLLM_PLUGINS"] == PLUGIN_NAME
+    assert env["PYTHONPATH"].split(":")[0] == str(tmp_path)
+    assert env["HF_HUB_OFFLINE"] == "1" and (Path(env["TIKTOKEN_ENCODINGS_BASE"]) / "o200k_base.tiktoken").is_file()
