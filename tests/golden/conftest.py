@@ -1,4 +1,5 @@
-"""Print, per golden directory, how many exchanges mockoss answers byte-identically (issue 8).
+"""Print, per golden directory (vllm-*, and any other test that records the same property), how
+many exchanges mockoss answers byte-identically (issue 8).
 
 Reads the ``golden`` user property each ``test_emulated_vllm_matches_the_golden`` report
 carries, so the tally is right under pytest-xdist too (reports travel to the controller with
@@ -26,7 +27,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                     total[key] += int(value.get(key, 0))
     if not totals:
         return
-    terminalreporter.section("vLLM goldens")
+    terminalreporter.section("Goldens")
     for directory in sorted(totals):
         t = totals[directory]
         count = sum(t.values())
