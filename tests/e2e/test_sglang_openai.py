@@ -152,3 +152,17 @@ def test_identity_routes_and_errors(http):
     bad = http.post("/v1/chat/completions", json={"model": MODEL})
     assert bad.status_code == 400
     assert {k: bad.json()[k] for k in ("object", "type", "code")} == {"object": "error", "type": "BadRequestError", "code": 400}
+
+
+@pytest.mark.mockoss(scenario="tool-call-ended-with-return")
+def test_call_ended_with_return_gives_only_reasoning_content(client):
+    # sgl-project/sglang PR #10576 (closed unmerged): "I often get an empty response containing only
+    # reasoning_content" when gpt-oss ends a call with <|return|>. In 0.5.23 <|return|> is cut as
+    # the matched stop, the commentary block has no <|end|>/<|call|>, and the parser holds it.
+    for _ in range(2):
+        reply = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
+        message = reply.choices[0].message
+        assert (message.content, message.tool_calls, reply.choices[0].finish_reason) == ("", None, "stop")
+        assert message.model_extra["reasoning_content"] == "Need the weather in Tokyo."
+        content, reasoning, calls, finish, _ = streamed(client, tools=WEATHER)
+        assert (content, reasoning, calls, finish) == ("", "Need the weather in Tokyo.", [], "stop")
