@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 from mockoss.profiles.base import Profile
+from mockoss.profiles.gptoss_ref import GptossReferenceProfile
 from mockoss.profiles.llamacpp import LlamacppProfile
 from mockoss.profiles.lmstudio import LmstudioProfile
 from mockoss.profiles.ollama import OllamaProfile
@@ -22,7 +23,7 @@ from mockoss.profiles.vllm.variants import VLLM_VARIANTS
 __all__ = ["PROFILES", "ProfileError", "get_profile"]
 
 #: Read-only view of the shipped profiles by name.
-PROFILES: Mapping[str, Profile] = MappingProxyType({"vllm": VllmProfile(), **VLLM_VARIANTS, "llamacpp": LlamacppProfile(), "lmstudio": LmstudioProfile(), "ollama": OllamaProfile(), "openai": OpenAIProfile(), "sglang": SglangProfile()})
+PROFILES: Mapping[str, Profile] = MappingProxyType({"vllm": VllmProfile(), **VLLM_VARIANTS, "llamacpp": LlamacppProfile(), "lmstudio": LmstudioProfile(), "ollama": OllamaProfile(), "openai": OpenAIProfile(), "gptoss-reference": GptossReferenceProfile(), "sglang": SglangProfile()})
 
 
 class ProfileError(ValueError):

@@ -1,0 +1,191 @@
+"""Profile ``gptoss-reference``: the Responses server of openai/gpt-oss (``gpt_oss.responses_api``).
+
+Source: openai/gpt-oss@7b583341fe16729127f6d5b94a7b09ccae97e1a1 (package version 0.0.9):
+``gpt_oss/responses_api/api_server.py`` (``create_api_server``), ``types.py``, ``events.py``,
+``serve.py``. The server is a FastAPI app around a pluggable ``infer_next_token(tokens,
+temperature, new_request) -> int``; it parses with openai-harmony (gpt-oss declares it unpinned,
+so 0.0.8, the newest release): ``StreamableParser`` token by token while streaming, then
+``parse_messages_from_completion_tokens`` on the kept tokens for the final response.
+
+What it serves: ``POST /v1/responses`` only (plus FastAPI's ``/docs``, ``/redoc``,
+``/openapi.json``, not emulated); every other route is FastAPI's ``{"detail":"Not Found"}`` (404)
+or ``{"detail":"Method Not Allowed"}`` (405). No ``/v1/models``, no health route; any ``model``
+is accepted and every response says ``"model":"gpt-oss-120b"``. Request validation errors are
+FastAPI's 422 ``{"detail":[…]}``; an exception in the server (a Harmony parse error of the final
+response, a ``function_call_output`` without its call) is Starlette's 500 ``Internal Server
+Error`` as ``text/plain``, or, once a stream has started, the connection dropped after the
+events so far (the openai SDK raises ``APIConnectionError``). Ids are ``resp_``, ``rs_``,
+``item_`` (messages), ``fc_`` and ``call_`` + 32 hex digits (``uuid4().hex``). Usage counts the
+rendered prompt and the kept output tokens (the final stop token is not kept); there is no
+``incomplete`` status: a response cut by ``max_output_tokens`` is ``completed``.
+
+Checked against the real code: goldens recorded from the server itself (uvicorn, a scripted
+``infer_next_token``; ``tools/goldens/gptoss_reference.py``) for every golden case, compared byte
+for byte after normalisation by ``tests/golden/test_gptoss_reference_goldens.py``; its own tests
+(``tests/test_api_endpoints.py``, ``tests/test_responses_api.py``) ran against it and are
+converted in ``tests/conformance/upstream/test_gptoss_reference_upstream.py``. Not checked: the
+browser and code-interpreter tools (they need network backends or Docker; a request declaring
+them is answered as if it declared none), ``previous_response_id`` with ``store`` (the profile
+keeps no responses: the id is echoed, the earlier turn is not prepended), ``metadata.__debug``
+(emulated from the source; its fields hold the prompt with the day's date, so no golden).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from mockoss.harmony import Completion, load_encoding
+from mockoss.harmony.library import parse_with
+from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView, ServerInfo
+from mockoss.profiles.gptoss_ref.loop import CALL, RETURN, LoopResult, run_loop
+from mockoss.profiles.gptoss_ref.objects import final_output, response_object
+from mockoss.profiles.gptoss_ref.prompt import PromptError, literal_errors, prompt_tokens
+from mockoss.profiles.wire import dumps
+
+__all__ = ["GptossReferenceProfile"]
+
+_PLAIN = (("content-type", "text/plain; charset=utf-8"),)
+_STOPS = (RETURN, CALL)
+
+
+def _json(status: int, value: Any, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
+    return Reply(status=status, body=dumps(value).encode(), headers=headers)
+
+
+def internal_error() -> Reply:
+    """Starlette's ``ServerErrorMiddleware`` answer to an unhandled exception: 500, ``text/plain``."""
+    return Reply(status=500, body=b"Internal Server Error", headers=_PLAIN)
+
+
+@dataclass(frozen=True, slots=True)
+class GptossReferenceProfile:
+    """The gpt-oss reference Responses server (see the module docstring for sources and checks).
+
+    Attributes:
+        harmony_library: the Harmony library the server runs: ``openai-harmony-0.0.8`` (what
+            ``pip install gpt-oss`` resolves today; gpt-oss does not pin it) or ``oss-harmony``
+            (a deployment that installed the fork instead).
+        end_of_script: what the scripted backend does when a completion ends without
+            ``<|return|>``/``<|call|>`` (the server's loop only stops on those): ``return`` gives
+            ``<|return|>`` (the goldens' backend), ``error`` raises, so the stream is cut and a
+            non-streamed request gets the 500. A mockoss choice, not the server's: a real model
+            keeps sampling.
+        conversation_start_date: the ``Current date:`` of the system message (the server uses
+            today's date; fixed here for determinism). Its length never changes the token count.
+    """
+
+    default_model: ClassVar[str] = "gpt-oss-120b"
+    model_check: ClassVar[bool] = False
+
+    name: str = "gptoss-reference"
+    endpoints: frozenset[str] = frozenset({"responses"})
+    harmony_library: Literal["openai-harmony-0.0.8", "oss-harmony"] = "openai-harmony-0.0.8"
+    end_of_script: Literal["return", "error"] = "return"
+    conversation_start_date: str = "2025-08-05"
+
+    def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
+        """Dispatch to :meth:`responses` (the only endpoint)."""
+        if endpoint != "responses":
+            raise ValueError(f"profile gptoss-reference does not serve endpoint {endpoint!r}")
+        return self.responses(completion, request, ctx)
+
+    def _backend_tokens(self, completion: Completion) -> tuple[list[int], str | None]:
+        """What ``infer_next_token`` returns: the completion up to its first stop token, then
+        ``<|return|>`` or nothing (``end_of_script``); with the exception text when it runs out."""
+        tokens: list[int] = []
+        for token in completion.tokens:
+            tokens.append(token)
+            if token in _STOPS:
+                return tokens, None
+        if self.end_of_script == "return":
+            return [*tokens, RETURN], None
+        return tokens, "RuntimeError: scripted completion exhausted"
+
+    def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
+        """``POST /v1/responses``: 422 for ``tool_choice``/``reasoning.effort`` outside the
+        server's literals, else the events of :func:`~mockoss.profiles.gptoss_ref.loop.run_loop`
+        and the response object of ``generate_response``; streamed as ``event: TYPE`` /
+        ``data: {…}`` frames numbered by ``sequence_number`` from 0, with no ``[DONE]``."""
+        body = dict(request.body)
+        errors = literal_errors(body)
+        if errors:
+            return _json(422, {"detail": errors})
+        try:
+            prompt = prompt_tokens(body, self.conversation_start_date)
+        except PromptError:
+            return internal_error()
+        response_id = ctx.ids.next("resp_")
+        debug = bool((body.get("metadata") or {}).get("__debug", False))
+        tokens, exhausted = self._backend_tokens(completion)
+        max_tokens = body.get("max_output_tokens", 131072)
+        result = run_loop(tokens, max_output_tokens=max_tokens, library=self.harmony_library, ids=ctx.ids, exhausted=exhausted)
+        initial = response_object(response_id=response_id, created=ctx.created, body=body, status="in_progress", output=[], usage=None)
+        events: list[dict[str, Any]] = [{"type": "response.created", "response": initial}, {"type": "response.in_progress", "response": initial},
+                                        *result.events]
+        final, crash = (None, result.crash) if result.crash else self._final(result, prompt, body, response_id, ctx, debug)
+        if final is not None:
+            events.append({"type": "response.completed", "response": final})
+        if not request.stream:
+            return internal_error() if final is None else _json(200, final)
+        frames = tuple(
+            f"event: {event['type']}\ndata: {dumps({'sequence_number': number, **event})}\n\n".encode()
+            for number, event in enumerate(events)
+        )
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=frames, abort=crash)
+
+    def _final(
+        self, result: LoopResult, prompt: list[int], body: dict[str, Any], response_id: str, ctx: RequestContext, debug: bool
+    ) -> tuple[dict[str, Any] | None, str | None]:
+        """``generate_response`` for the kept tokens: (response object, None) or (None, crash)."""
+        output_tokens = result.output_tokens
+        output: list[dict[str, Any]] = []
+        error = None
+        if output_tokens:
+            trace = parse_with(tuple(output_tokens), strict=True, library=self.harmony_library)  # type: ignore[arg-type]
+            problem = trace.error or trace.eos_error
+            if problem is not None and not debug:
+                return None, f"HarmonyError: {problem}"
+            if problem is not None:
+                error = {"code": "invalid_function_call", "message": problem}
+            else:
+                try:
+                    output = final_output([*trace.messages, *trace.eos_messages], result.ids, ctx.ids)
+                except (IndexError, AttributeError) as exc:
+                    return None, f"IndexError: {exc}"
+        usage = None
+        if output_tokens:
+            usage = {"input_tokens": len(prompt), "output_tokens": len(output_tokens), "total_tokens": len(prompt) + len(output_tokens)}
+        metadata = None
+        if debug:
+            encoding = load_encoding()
+            metadata = {"__debug": encoding.decode_utf8([*prompt, *output_tokens]), "__debug_input": encoding.decode_utf8(prompt),
+                        "__debug_output": encoding.decode_utf8(output_tokens)}
+        final = response_object(response_id=response_id, created=ctx.created, body=body, status="completed", output=output,
+                                usage=usage, error=error, metadata=metadata)
+        return final, None
+
+    def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
+        """FastAPI's error bodies: a rejected request (mockoss's 400) is a 422 ``{"detail":[{…}]}``
+        (entry ``type: "value_error"``, ``loc`` from ``param``: the reference's exact pydantic
+        entries are reproduced only for ``tool_choice`` and ``reasoning.effort``); any other status
+        is ``{"detail": message}`` (``HTTPException``)."""
+        if status == 400:
+            loc = ["body", *(param.split(".") if param else ())]
+            return _json(422, {"detail": [{"type": "value_error", "loc": loc, "msg": message, "input": None}]})
+        return _json(status, {"detail": message})
+
+    def model_not_found(self, model: str) -> Reply:
+        """Never used by the server (it accepts any model); kept for the contract: 404 ``Not Found``."""
+        return _json(404, {"detail": "Not Found"})
+
+    def probe(self, method: str, path: str, info: ServerInfo) -> Reply | None:
+        """The server has no identity or health route: nothing is a probe."""
+        return None
+
+    def route_error(self, status: int, method: str, path: str) -> Reply:
+        """Starlette's router: 404 ``{"detail":"Not Found"}``, 405 ``{"detail":"Method Not
+        Allowed"}`` with ``allow: POST`` (``/v1/responses`` is the only route)."""
+        if status == 405:
+            return _json(405, {"detail": "Method Not Allowed"}, (("allow", "POST"),))
+        return _json(404, {"detail": "Not Found"})

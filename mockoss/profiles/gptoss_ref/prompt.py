@@ -1,0 +1,140 @@
+"""The prompt the gpt-oss reference server renders for a Responses request, and its request checks.
+
+Facts from openai/gpt-oss@7b58334:gpt_oss/responses_api/api_server.py (``generate``) and
+``types.py`` (``ResponsesRequest``); the code is ours.
+
+The prompt (its length is ``usage.input_tokens``): a system message (``SystemContent`` with the
+conversation start date and ``reasoning.effort``, ``low`` when the request sends no ``reasoning``,
+none when it sends ``"reasoning": null``); a developer message when the request has
+``instructions`` or any ``tools`` (the function tools as ``with_function_tools``); then ``input``:
+a string is one user message; list items map as the server maps them (a message per content part,
+an assistant message on channel ``final``, ``function_call`` as a ``commentary`` message to
+``functions.NAME``, ``function_call_output`` as a ``tool`` message from ``functions.NAME``, a
+``reasoning`` item only after the last assistant message when the last item is a
+``function_call_output``). Rendered with ``render_conversation_for_completion(…, Role.ASSISTANT)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from openai_harmony import (
+    Author,
+    Conversation,
+    DeveloperContent,
+    Message,
+    ReasoningEffort,
+    Role,
+    SystemContent,
+    ToolDescription,
+)
+
+from mockoss.harmony import load_encoding
+
+__all__ = ["PromptError", "literal_errors", "prompt_tokens"]
+
+_EFFORTS = {"low": ReasoningEffort.LOW, "medium": ReasoningEffort.MEDIUM, "high": ReasoningEffort.HIGH}
+
+
+class PromptError(ValueError):
+    """The server raises while building the prompt (an uncaught ``ValueError``: HTTP 500)."""
+
+
+def _literal(loc: tuple[str, ...], value: Any, expected: str) -> dict[str, Any]:
+    """pydantic's ``literal_error`` entry as FastAPI lists it under ``detail``."""
+    return {"type": "literal_error", "loc": ["body", *loc], "msg": f"Input should be {expected}", "input": value, "ctx": {"expected": expected}}
+
+
+def literal_errors(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """FastAPI's 422 ``detail`` entries for the ``Literal`` fields of ``ResponsesRequest`` that
+    the request breaks: ``tool_choice`` (``'auto' or 'none'``) and ``reasoning.effort``
+    (``'low', 'medium' or 'high'``); pydantic's ``literal_error`` wording. Empty when none."""
+    errors = []
+    choice = body.get("tool_choice", "auto")
+    if choice is not None and choice not in ("auto", "none"):
+        errors.append(_literal(("tool_choice",), choice, "'auto' or 'none'"))
+    reasoning = body.get("reasoning")
+    if isinstance(reasoning, Mapping) and "effort" in reasoning and reasoning["effort"] not in _EFFORTS:
+        errors.append(_literal(("reasoning", "effort"), reasoning["effort"], "'low', 'medium' or 'high'"))
+    return errors
+
+
+def _system(body: Mapping[str, Any], date: str) -> Message:
+    content = SystemContent.new().with_conversation_start_date(date)
+    if "reasoning" not in body or body["reasoning"] is not None:
+        effort = (body.get("reasoning") or {}).get("effort", "low")
+        content = content.with_reasoning_effort(_EFFORTS.get(effort, ReasoningEffort.LOW))
+    return Message.from_role_and_content(Role.SYSTEM, content)
+
+
+def _developer(body: Mapping[str, Any]) -> Message | None:
+    tools = body.get("tools") or []
+    if not (body.get("instructions") or tools):
+        return None
+    content = DeveloperContent.new().with_instructions(body.get("instructions"))
+    functions = [
+        ToolDescription.new(t.get("name", ""), t.get("description", ""), t.get("parameters"))
+        for t in tools
+        if isinstance(t, Mapping) and t.get("type") == "function"
+    ]
+    if functions:
+        content = content.with_function_tools(functions)
+    return Message.from_role_and_content(Role.DEVELOPER, content)
+
+
+def _text_parts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    return [str(part.get("text", "")) for part in content or () if isinstance(part, Mapping)]
+
+
+def _input_messages(items: list[Any]) -> list[Message]:
+    out: list[Message] = []
+    last_is_output = bool(items) and isinstance(items[-1], Mapping) and items[-1].get("type") == "function_call_output"
+    last_assistant = max((i for i, it in enumerate(items) if isinstance(it, Mapping) and it.get("type", "message") == "message"
+                          and it.get("role") == "assistant"), default=-1)
+    calls: dict[str, Mapping[str, Any]] = {}
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            continue
+        kind = item.get("type", "message")
+        if kind == "message":
+            role = Role(item.get("role", "user"))
+            for text in _text_parts(item.get("content")):
+                out.append(Message.from_role_and_content(role, text))
+            if role == Role.ASSISTANT and out:
+                out[-1] = out[-1].with_channel("final")
+        elif kind == "reasoning" and index > last_assistant and last_is_output:
+            for part in item.get("content") or ():
+                out.append(Message.from_role_and_content(Role.ASSISTANT, str(part.get("text", ""))).with_channel("analysis"))
+        elif kind == "function_call":
+            calls[str(item.get("call_id", "call_1234"))] = item
+            out.append(Message.from_role_and_content(Role.ASSISTANT, str(item.get("arguments", "")))
+                       .with_recipient(f"functions.{item.get('name')}").with_channel("commentary"))
+        elif kind == "function_call_output":
+            call = calls.get(str(item.get("call_id", "call_1234")))
+            if call is None:
+                raise PromptError(f"Function call {item.get('call_id', 'call_1234')} not found")
+            out.append(Message.from_author_and_content(Author.new(Role.TOOL, f"functions.{call.get('name')}"), str(item.get("output", "")))
+                       .with_recipient("assistant").with_channel("commentary"))
+    return out
+
+
+def prompt_tokens(body: Mapping[str, Any], date: str) -> list[int]:
+    """The prompt tokens the reference server renders for ``body`` on day ``date`` (``YYYY-MM-DD``).
+
+    Raises:
+        PromptError: a ``function_call_output`` names no earlier ``function_call`` (the server's
+            ``ValueError("Function call … not found")``, an HTTP 500).
+    """
+    messages = [_system(body, date)]
+    developer = _developer(body)
+    if developer is not None:
+        messages.append(developer)
+    given = body.get("input")
+    if isinstance(given, str):
+        messages.append(Message.from_role_and_content(Role.USER, given))
+    elif isinstance(given, list):
+        messages.extend(_input_messages(given))
+    return list(load_encoding().render_conversation_for_completion(Conversation.from_messages(messages), Role.ASSISTANT))
