@@ -148,3 +148,20 @@ def test_switches_are_validated_through_the_registry():
         get_profile("sglang", {"reasoning_parser": "qwen3"})
     with pytest.raises(ProfileError, match="context_length"):
         get_profile("sglang", {"context_length": 0})
+
+
+def test_continuous_usage_stats_and_default_include_usage():
+    chunks = frames(chat(ANSWER, SglangProfile(stream_default_include_usage=True), stream=True, continuous_usage_stats=True))
+    counted = [c["usage"] for c in chunks[1:-2] if "usage" in c]
+    assert counted and [u["completion_tokens"] for u in counted] == sorted(u["completion_tokens"] for u in counted)
+    reasoning_end = ANSWER.emit(None).tokens.index(200007) + 1
+    assert all(u["reasoning_tokens"] == min(u["completion_tokens"], reasoning_end) for u in counted)
+    assert "usage" not in chunks[0] and "usage" not in chunks[-2]  # the role and finish chunks carry none
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] == len(ANSWER.emit(None).tokens)
+    plain = frames(chat(ANSWER, stream=True))
+    assert plain[-1]["choices"] and all("usage" not in c for c in plain)
+
+
+def test_count_reasoning_tokens_switch():
+    usage = json.loads(chat(ANSWER, SglangProfile(count_reasoning_tokens=False)).body)["usage"]
+    assert (usage["reasoning_tokens"], usage["completion_tokens_details"]) == (0, None)

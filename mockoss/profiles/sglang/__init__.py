@@ -60,6 +60,11 @@ class SglangProfile:
         skip_special_tokens: strip special tokens before parsing (0.5.23 forces ``false`` for
             gpt-oss; ``true`` shows the text fallback, e.g. ``analysis…assistantfinal…``).
         context_length: ``max_model_len`` in ``/v1/models``.
+        stream_default_include_usage: ``--stream-response-default-include-usage``: every stream
+            ends with the usage chunk, asked for or not.
+        count_reasoning_tokens: report ``reasoning_tokens`` (up to the first ``<|end|>``); whether
+            the scheduler counts them for gpt-oss depends on the chat template's reasoning config,
+            which was not settled (unverified; ``false`` reports 0).
     """
 
     #: The served model name: SGLang serves the model path unless ``--served-model-name`` is set.
@@ -75,12 +80,14 @@ class SglangProfile:
     forward_unknown_tools: bool = False
     skip_special_tokens: bool = False
     context_length: int = 131072
+    stream_default_include_usage: bool = False
+    count_reasoning_tokens: bool = True
 
     def __post_init__(self) -> None:
         for switch in ("reasoning_parser", "tool_call_parser"):
             if getattr(self, switch) not in _PARSERS:
                 raise ValueError(f"{switch} must be 'gpt-oss' or null, got {getattr(self, switch)!r}")
-        for switch in ("separate_reasoning", "forward_unknown_tools", "skip_special_tokens"):
+        for switch in ("separate_reasoning", "forward_unknown_tools", "skip_special_tokens", "stream_default_include_usage", "count_reasoning_tokens"):
             if not isinstance(getattr(self, switch), bool):
                 raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
         if isinstance(self.context_length, bool) or not isinstance(self.context_length, int) or self.context_length < 1:

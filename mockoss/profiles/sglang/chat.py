@@ -77,7 +77,10 @@ def _finish(profile: SglangProfile, tokens: tuple[int, ...], finish: str) -> tup
 
 
 def _reasoning_tokens(profile: SglangProfile, tokens: tuple[int, ...]) -> int:
-    if profile.reasoning_parser is None:
+    """Tokens up to and with the first ``<|end|>`` (``Req.update_reasoning_tokens``), when a
+    reasoning parser is set and ``count_reasoning_tokens`` (whether the scheduler counts them for
+    gpt-oss depends on its chat template's reasoning config: unverified)."""
+    if profile.reasoning_parser is None or not profile.count_reasoning_tokens:
         return 0
     return tokens.index(END) + 1 if END in tokens else len(tokens)
 
@@ -101,14 +104,15 @@ def surface_chat(profile: SglangProfile, completion: Completion, request: ChatRe
     """SGLang's chat reply for ``completion``; see the module docstring for the rules."""
     emission = completion.emit(request.max_tokens)
     tokens, finish, matched = _finish(profile, emission.tokens, emission.finish_reason)
-    usage = _usage(ctx.prompt_tokens, len(emission.tokens), _reasoning_tokens(profile, emission.tokens))
+    reasoning_tokens = _reasoning_tokens(profile, emission.tokens)
+    usage = _usage(ctx.prompt_tokens, len(emission.tokens), reasoning_tokens)
     rid = ctx.ids.next()
     tools = _tools(profile, request)
     if request.stream:
         steps = step_texts(emission.tokens, skip_special=profile.skip_special_tokens)
         if steps and len(tokens) < len(emission.tokens):
             steps[-1] = ""  # the trimmed stop token's step still runs the parsers, with no text
-        return _stream(profile, steps, finish, matched, usage, rid, tools, request, ctx)
+        return _stream(profile, steps, finish, matched, (usage, reasoning_tokens), rid, tools, request, ctx)
     kept = [t for t in tokens if not (profile.skip_special_tokens and t >= FIRST_SPECIAL)]
     text = load_encoding().decode(kept) if kept else ""
     reasoning: str | None = None
@@ -134,31 +138,39 @@ def surface_chat(profile: SglangProfile, completion: Completion, request: ChatRe
 
 
 def _stream(
-    profile: SglangProfile, steps: list[str], finish: str, matched: int | None, usage: dict[str, Any],
+    profile: SglangProfile, steps: list[str], finish: str, matched: int | None, usage_total: tuple[dict[str, Any], int],
     rid: str, tools: frozenset[str] | None, request: ChatRequestView, ctx: RequestContext,
 ) -> Reply:
+    """The SSE frames. ``stream_options.include_usage`` or ``stream_default_include_usage`` adds the
+    usage chunk (``should_include_usage``); ``continuous_usage_stats`` puts the counts so far on
+    every reasoning, content and tool-call chunk."""
+    usage, reasoning_total = usage_total
     head = f'{{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{dumps(request.model)},"choices":[{{"index":0,"delta":'
+    step_usage: dict[str, Any] | None = None
 
-    def light(delta: dict[str, Any], finish_reason: str | None = None, stop: int | None = None) -> bytes:
-        # sse_utils.build_sse_content: msgspec, reasoning_content always present, usage omitted.
-        tail = f',"logprobs":null,"finish_reason":{dumps(finish_reason)},"matched_stop":{dumps(stop)}}}]}}'
+    def light(delta: dict[str, Any], finish_reason: str | None = None, stop: int | None = None, with_usage: bool = False) -> bytes:
+        # sse_utils.build_sse_content: msgspec, reasoning_content always present, usage only when set.
+        extra = f',"usage":{dumps(step_usage)}' if with_usage and step_usage is not None else ""
+        tail = f',"logprobs":null,"finish_reason":{dumps(finish_reason)},"matched_stop":{dumps(stop)}}}]{extra}}}'
         return f"data: {head}{dumps(delta)}{tail}\n\n".encode()
 
     def full(delta: dict[str, Any]) -> bytes:
         # ChatCompletionStreamResponse.model_dump_json(): every field, tool_calls only when set.
         base = {"role": None, "content": None, "reasoning_content": None}
-        tail = ',"logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}'
+        tail = f',"logprobs":null,"finish_reason":null,"matched_stop":null}}],"usage":{dumps(step_usage)}}}'
         return f"data: {head}{dumps({**base, **delta})}{tail}\n\n".encode()
 
     frames = [light({"reasoning_content": None, "role": "assistant", "content": ""})]
     reasoning_stream = ReasoningStream() if profile.reasoning_parser is not None and profile.separate_reasoning else None
     call_stream = ToolCallStream(tools, profile.forward_unknown_tools) if tools is not None else None
     called = False
-    for delta in steps:
+    for done, delta in enumerate(steps, 1):
+        if request.continuous_usage_stats:
+            step_usage = _usage(ctx.prompt_tokens, done, min(done, reasoning_total))
         if reasoning_stream is not None:
             thought, delta = reasoning_stream.feed(delta)
             if thought:
-                frames.append(light({"reasoning_content": thought}))
+                frames.append(light({"reasoning_content": thought}, with_usage=True))
         if call_stream is not None:
             text, calls = call_stream.feed(delta)
             if text:
@@ -168,10 +180,10 @@ def _stream(
                 entry = {"id": ctx.ids.next("call_")[:29], "index": call.index, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
                 frames.append(full({"tool_calls": [entry]}))
         elif delta:
-            frames.append(light({"reasoning_content": None, "content": delta}))
+            frames.append(light({"reasoning_content": None, "content": delta}, with_usage=True))
     final = "tool_calls" if called and finish == "stop" else finish
     frames.append(light({"reasoning_content": None}, final, matched))
-    if request.include_usage:
+    if request.include_usage or profile.stream_default_include_usage:
         frames.append(f'data: {{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{dumps(request.model)},"choices":[],"usage":{dumps(usage)}}}\n\n'.encode())
     frames.append(_DONE)
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
