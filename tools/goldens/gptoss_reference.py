@@ -9,8 +9,8 @@ the Python given as ``--server-python``); only the inference backend is scripted
 token ids of each case's completion (:mod:`mockoss.golden.cases`), then ``<|return|>``.
 
 Every case is asked the Responses exchanges of :func:`mockoss.golden.cases.exchanges` (the
-reference server has no chat endpoint) plus :data:`EXTRA`, this server's options that change the
-answer. Answers are stored through :mod:`mockoss.golden.store` (normalised there) in
+reference server has no chat endpoint) plus this server's options that change the answer and,
+for one case, request variants (:func:`reference_exchanges`). Answers are stored through :mod:`mockoss.golden.store` (normalised there) in
 ``tests/golden/gptoss-reference-<version>/``. A stream that breaks is stored as far as it came,
 with ``note: connection dropped after frame N``.
 
@@ -25,6 +25,7 @@ Run it from the main venv (mockoss importable)::
 from __future__ import annotations
 
 import argparse
+import datetime
 import fnmatch
 import json
 import os
@@ -64,14 +65,46 @@ def _body(case: Case, *, tools: bool, stream: bool, **options: Any) -> dict[str,
     return body
 
 
-def reference_exchanges(case: Case) -> tuple[Exchange, ...]:
-    """The exchanges each case is asked: the Responses ones of the shared case list, then :data:`EXTRA`.
+#: The case the request variants are asked with: an analysis message, then a final answer.
+VARIANT_CASE = "scenario-clean-tool-call-1"
+_TOOLS = [{"type": "function", "name": "get_weather", "description": "Current weather for a location.",
+           "parameters": {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}}]
+_CALL = {"type": "function_call", "name": "get_weather", "arguments": '{"location":"Paris"}', "call_id": "call_1"}
+_OUTPUT = {"type": "function_call_output", "call_id": "call_1", "output": '{"sky":"sunny"}'}
+_USER = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": USER_MESSAGE}]}
+_REASONING = {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "Call get_weather."}]}
+_ASSISTANT = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Let me check."}]}
 
-    The extra ones are the options of the reference server's ``ResponsesRequest``
+#: Request shapes the reference server treats in its own way: (exchange id, stream, body).
+VARIANTS: tuple[tuple[str, bool, dict[str, Any]], ...] = (
+    ("variant-input-items", False, {"model": MODEL, "input": [_USER, _CALL, _OUTPUT], "tools": _TOOLS}),
+    ("variant-input-reasoning-after-assistant", False, {"model": MODEL, "input": [_USER, _ASSISTANT, _REASONING, _CALL, _OUTPUT], "tools": _TOOLS}),
+    ("variant-input-system-and-text-content", False,
+     {"model": MODEL, "input": [{"role": "system", "content": "Be terse."}, {"role": "user", "content": USER_MESSAGE}]}),
+    ("variant-unknown-call-id", False, {"model": MODEL, "input": [_USER, {**_OUTPUT, "call_id": "call_x"}], "tools": _TOOLS}),
+    ("variant-unknown-call-id-stream", True, {"model": MODEL, "input": [_USER, {**_OUTPUT, "call_id": "call_x"}], "stream": True}),
+    ("variant-reasoning-null", False, {"model": MODEL, "input": USER_MESSAGE, "reasoning": None}),
+    ("variant-effort-minimal", False, {"model": MODEL, "input": USER_MESSAGE, "reasoning": {"effort": "minimal"}}),
+    ("variant-no-input", False, {"model": MODEL}),
+    ("variant-max-tokens-null", False, {"model": MODEL, "input": USER_MESSAGE, "max_output_tokens": None}),
+    ("variant-max-tokens-null-stream", True, {"model": MODEL, "input": USER_MESSAGE, "max_output_tokens": None, "stream": True}),
+    ("variant-browser-tool", False, {"model": MODEL, "input": USER_MESSAGE, "tools": [{"type": "browser_search"}]}),
+    ("variant-previous-response-id", False, {"model": MODEL, "input": USER_MESSAGE, "previous_response_id": "resp_0123456789abcdef0123456789abcdef"}),
+    ("variant-other-model", False, {"model": "my-gpt-oss", "input": USER_MESSAGE}),
+)
+
+
+def reference_exchanges(case: Case) -> tuple[Exchange, ...]:
+    """The exchanges each case is asked: the Responses ones of the shared case list, then the
+    options below, and for :data:`VARIANT_CASE` the :data:`VARIANTS`.
+
+    The options are those of the reference server's ``ResponsesRequest``
     (gpt_oss/responses_api/types.py) that change the answer: ``tool_choice`` (only ``auto`` and
     ``none`` validate: ``required`` is a 422), ``reasoning.effort`` (the system message, hence
-    ``input_tokens``), ``instructions`` (a developer message) and a token limit on a stream. ``metadata.__debug`` is
-    left out: its fields hold the prompt with the day's date.
+    ``input_tokens``), ``instructions`` (a developer message), a token limit on a stream, and
+    ``metadata.__debug`` (a parse error becomes the response's ``error`` instead of a 500, and the
+    decoded prompt and output are in ``metadata``; the prompt holds the day's date, which the
+    header's ``conversation_start_date`` switch carries).
     """
     shared = [e for e in exchanges(case) if e.endpoint == RESPONSES]
     limit = cut_point(case)
@@ -81,18 +114,11 @@ def reference_exchanges(case: Case) -> tuple[Exchange, ...]:
         ("responses-nostream-notools-effort-high", False, _body(case, tools=False, stream=False, reasoning={"effort": "high"})),
         ("responses-nostream-notools-instructions", False, _body(case, tools=False, stream=False, instructions="Answer briefly.")),
         ("responses-stream-tools-max-tokens", True, _body(case, tools=True, stream=True, max_output_tokens=limit)),
+        ("responses-nostream-notools-debug", False, _body(case, tools=False, stream=False, metadata={"__debug": True})),
     ]
+    if case.id == VARIANT_CASE:
+        extra += VARIANTS
     return (*shared, *(Exchange(ident, RESPONSES, stream, body) for ident, stream, body in extra))
-
-
-#: Exchange ids :func:`reference_exchanges` adds to the shared list.
-EXTRA = (
-    "responses-nostream-tools-choice-none",
-    "responses-nostream-tools-choice-required",
-    "responses-nostream-notools-effort-high",
-    "responses-nostream-notools-instructions",
-    "responses-stream-tools-max-tokens",
-)
 
 
 def _free_port() -> int:
@@ -148,13 +174,14 @@ def main() -> None:
                     if server.poll() is not None:
                         raise SystemExit(f"the reference server exited: {(Path(tmp) / 'server.log').read_text()[-2000:]}") from None
                     time.sleep(0.1)
+            today = datetime.date.today().isoformat()  # the server's system message date (its __debug fields show it)
             header = {
                 "server": "gptoss-reference",
                 "version": VERSION,
                 "harmony_library": HARMONY,
                 "level": "http-server",
                 "generator": GENERATOR,
-                "profile": {"name": "gptoss-reference", "switches": {}},
+                "profile": {"name": "gptoss-reference", "switches": {"conversation_start_date": today}},
                 "source": f"openai/gpt-oss@{COMMIT}:gpt_oss/responses_api (uvicorn, scripted infer_next_token, then <|return|>)",
             }
             count = 0

@@ -26,8 +26,12 @@ for byte after normalisation by ``tests/golden/test_gptoss_reference_goldens.py`
 converted in ``tests/conformance/upstream/test_gptoss_reference_upstream.py``. Not checked: the
 browser and code-interpreter tools (they need network backends or Docker; a request declaring
 them is answered as if it declared none), ``previous_response_id`` with ``store`` (the profile
-keeps no responses: the id is echoed, the earlier turn is not prepended), ``metadata.__debug``
-(emulated from the source; its fields hold the prompt with the day's date, so no golden).
+keeps no responses: the id is echoed, the earlier turn is not prepended). The goldens cover 66
+completions × 11 exchanges (streamed or not, tools or not, ``tool_choice``, ``reasoning.effort``,
+``instructions``, token limits, ``metadata.__debug``) and 13 request variants (input item lists,
+an unknown ``call_id``, ``reasoning: null``, ``max_output_tokens: null``, invalid literals): 737 of
+739 byte-identical; the two explained exceptions are a missing ``input`` (the 422 entry's type and
+text) and a declared ``browser_search`` tool (its namespace in the prompt, not emulated).
 """
 
 from __future__ import annotations
