@@ -151,7 +151,7 @@ def test_identity_routes_and_errors(http):
     assert (http.get("/nope").status_code, http.get("/nope").json()) == (404, {"detail": "Not Found"})
     bad = http.post("/v1/chat/completions", json={"model": MODEL})
     assert bad.status_code == 400
-    assert {k: bad.json()[k] for k in ("object", "type", "code")} == {"object": "error", "type": "BadRequestError", "code": 400}
+    assert {k: bad.json()[k] for k in ("object", "type", "code")} == {"object": "error", "type": "Bad Request", "code": 400}
 
 
 @pytest.mark.mockoss(scenario="tool-call-ended-with-return")

@@ -136,7 +136,7 @@ def test_identity_routes_and_errors():
     assert (profile.probe("GET", "/health", info).status, profile.probe("GET", "/health", info).body) == (200, b"")
     assert json.loads(profile.probe("GET", "/model_info", info).body)["architectures"] == ["GptOssForCausalLM"]
     assert profile.probe("POST", "/health", info) is None
-    assert json.loads(profile.error(400, "bad").body) == {"object": "error", "message": "bad", "type": "BadRequestError", "param": None, "code": 400}
+    assert json.loads(profile.error(400, "bad").body) == {"object": "error", "message": "bad", "type": "Bad Request", "param": None, "code": 400}
     assert json.loads(profile.route_error(404, "GET", "/x").body) == {"detail": "Not Found"}
     assert json.loads(profile.route_error(405, "GET", "/v1/chat/completions").body) == {"detail": "Method Not Allowed"}
     assert SglangProfile.model_check is False

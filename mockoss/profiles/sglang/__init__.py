@@ -37,7 +37,12 @@ from mockoss.profiles.wire import dumps
 
 __all__ = ["SglangProfile"]
 
-_ERROR_TYPES = {400: "BadRequestError", 404: "NotFoundError", 500: "InternalServerError", 503: "ServiceUnavailable"}
+#: ``type`` by status. 400: FastAPI's request validation, which SGLang answers with
+#: ``HTTPStatus.BAD_REQUEST.phrase`` (http_server.py ``validation_exception_handler``): the 400s the
+#: mock gives before any step are of that kind (its own checks, ``_validate_request``, say
+#: ``BadRequestError``, e.g. ``Messages cannot be empty.``). 500: ``create_error_response``'s
+#: ``InternalServerError`` (``Failed to parse reasoning content``).
+_ERROR_TYPES = {400: "Bad Request", 404: "Not Found", 500: "InternalServerError", 503: "ServiceUnavailable"}
 _PARSERS = (None, "gpt-oss")
 
 
@@ -115,8 +120,9 @@ class SglangProfile:
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
         """SGLang's flat ``ErrorResponse``: ``{"object":"error","message","type","param","code"}``
-        with ``type`` ``BadRequestError`` (400) or ``InternalServerError`` (500)
-        (serving_base.py ``create_error_response``)."""
+        (protocol.py ``ErrorResponse``, written by serving_base.py ``create_error_response`` and
+        http_server.py's validation handler), ``type`` as in ``_ERROR_TYPES``. The wording of a
+        validation message is mockoss's (SGLang's is pydantic's ``str(exc)`` and its error list)."""
         kind = _ERROR_TYPES.get(status, "BadRequestError" if status < 500 else "InternalServerError")
         return Reply(status=status, body=dumps({"object": "error", "message": message, "type": kind, "param": param, "code": status}).encode())
 
