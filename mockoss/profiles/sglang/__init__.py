@@ -20,6 +20,10 @@ What was checked against SGLang's own code, and how:
 Read, not run (SGLang's server needs its scheduler and a model): the reasoning detector's join of
 the parser's events (its module imports half of SGLang; the logic is a few lines), the response
 and chunk shapes, the stop-token trimming, ids, usage, error bodies and the routes.
+Not emulated yet: SGLang's ``/v1/completions`` and ``/v1/responses`` (the latter parses gpt-oss
+with openai-harmony, not this string parser); here they answer FastAPI's 404, unlike SGLang.
+No timeline of SGLang releases yet: the profile is 0.5.23.
+
 Unverified, so switches or stated guesses: ``reasoning_tokens`` (counted up to the first
 ``<|end|>`` as the scheduler's ``update_reasoning_tokens`` does, when a reasoning parser is set),
 ``metadata.weight_version`` (``"default"``), and ``skip_special_tokens=true`` (0.5.23 forces it
