@@ -14,7 +14,7 @@ from typing import Any
 
 from mockoss.profiles.llamacpp.gptoss import ChatMsg, build_grammar
 
-__all__ = ["ParserChoice", "RequestError", "check_messages", "parser_for"]
+__all__ = ["ParserChoice", "RequestError", "check_messages", "continuation", "parser_for"]
 
 #: ``common_reasoning_format_from_name`` accepts exactly these.
 REASONING_FORMATS = ("none", "auto", "deepseek", "deepseek-legacy")
@@ -91,6 +91,43 @@ def _response_format(body: Mapping[str, Any]) -> bool:
     return isinstance(schema, Mapping)
 
 
+def continuation(body: Mapping[str, Any]) -> str:
+    """The text of a trailing assistant message that the gpt-oss parser continues, ``""`` if none.
+
+    llama-server prefills a request that ends with an assistant message (``--prefill-assistant``,
+    on by default): ``continue_final_message`` becomes ``AUTO`` (``oaicompat_chat_params_parse``),
+    which resolves to ``REASONING`` when the message has ``reasoning_content`` and no content, else
+    ``CONTENT`` (``common_chat_templates_apply``). The gpt-oss parser then reads
+    ``<|start|>assistant<|channel|>analysis<|message|>{reasoning}`` and, for ``CONTENT``,
+    ``<|end|><|start|>assistant<|channel|>final<|message|>{content}`` before the generated text, so
+    the parsed message carries the prefilled reasoning and content (``common/parsers/gpt-oss.cpp``).
+    Read in copies of those llama.cpp files found by code search (their commit could not be
+    resolved); the result is checked against ggml-org/llama.cpp@0042e2079d34:tests/test-chat.cpp
+    (GPT-OSS continuation cases, ``tests/conformance/upstream/test_llamacpp.py``). Returns the part
+    after ``<|start|>assistant``. In a stream the prefilled text comes first, in the first deltas
+    (each parse is diffed against the previous one, starting from an empty message; not observed
+    on a real server). The late-2025 regex parser (``parser=regex``) gets no continuation.
+    """
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages or not isinstance(messages[-1], Mapping):
+        return ""
+    last = messages[-1]
+    if last.get("role") != "assistant":
+        return ""
+    reasoning = last.get("reasoning_content")
+    reasoning = reasoning if isinstance(reasoning, str) else ""
+    content = last.get("content")
+    if isinstance(content, list):
+        content = "".join(
+            p.get("text", "") for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+        )
+    content = content if isinstance(content, str) else ""
+    prefix = "<|channel|>analysis<|message|>" + reasoning
+    if content or not reasoning:
+        prefix += "<|end|><|start|>assistant<|channel|>final<|message|>" + content
+    return prefix
+
+
 def parser_for(
     body: Mapping[str, Any], tool_names: tuple[str, ...], *, reasoning_format: str, parser: str
 ) -> ParserChoice:
@@ -118,5 +155,6 @@ def parser_for(
             lambda text, partial: parse_regex(text, extract_reasoning=extract, tool_calls=calls, partial=partial),
         )
     grammar = build_grammar(tool_names, tool_choice, extract, schema)
-    key = ("peg", tool_names, tool_choice, extract, schema)
-    return ParserChoice(key, lambda text, partial: grammar.parse(text, partial=partial))
+    prefill = continuation(body)
+    key = ("peg", tool_names, tool_choice, extract, schema, prefill)
+    return ParserChoice(key, lambda text, partial: grammar.parse(prefill + text, partial=partial))

@@ -9,7 +9,7 @@ JSON schema, partial or final) and the expected ``common_chat_msg``. Here the te
 same request shape, and the message must equal the upstream one (tool-call arguments compared as
 JSON, as the upstream ``assert_msg_equals`` does through ``renormalize_json``). The two continuation
 cases need the prefilled assistant turn, so they go through the whole profile
-(``MockServer.handle``, chat endpoint).
+(``MockServer.handle``, chat endpoint; :func:`mockoss.profiles.llamacpp.options.continuation`).
 
 Left out:
 
@@ -238,14 +238,6 @@ def test_gpt_oss_parser(text, tools, reasoning_format, schema, partial, want):
     assert [(name, json.loads(args)) for name, args in msg.tool_calls] == calls
 
 
-NO_PREFILL = (
-    "the llamacpp profile does not continue a trailing assistant message (llama.cpp's "
-    "COMMON_CHAT_CONTINUATION_*: the prefilled reasoning/content is prepended to what the model "
-    "generates and the parser starts inside it); mockoss parses the generated text alone and answers "
-    "500 peg-native"
-)
-
-
 @pytest.mark.parametrize(
     ("generated", "prefill", "want"),
     [
@@ -255,7 +247,6 @@ NO_PREFILL = (
             "world!\nWhat's up?",
             {"role": "assistant", "content": "Hello, ", "reasoning_content": "I'm thinking"},
             (HELLO, "I'm thinking"),
-            xfail=NO_PREFILL,
         ),
         _case(
             17,
@@ -263,7 +254,6 @@ NO_PREFILL = (
             f" thinking<|end|><|start|>assistant<|channel|>final<|message|>{HELLO}",
             {"role": "assistant", "content": "", "reasoning_content": "I'm"},
             (HELLO, "I'm thinking"),
-            xfail=NO_PREFILL,
         ),
     ],
 )
