@@ -75,6 +75,6 @@ def servers_of(scenario: str) -> set[str]:
 def row_is_sourced(scenario: str, target: str) -> bool:
     """Whether a source of ``scenario`` involves the server of a library-table target
     (``"vllm-2025 chat"`` → ``vllm``; a report on the harmony library alone covers no server row)."""
-    profile = target.split()[0]
-    server = re.split(r"[-@]", profile, maxsplit=1)[0]
+    profile = target.split()[0].split("@", 1)[0]
+    server = profile if profile in SERVERS else profile.split("-", 1)[0]
     return server in servers_of(scenario)
