@@ -22,6 +22,6 @@ def test_serve_refuses_a_bad_release_or_interval_before_listening(args, message,
 
 def test_serve_refuses_an_unknown_profile_name(capsys):
     with pytest.raises(SystemExit) as exited:
-        main(["serve", "--profile", "sglang@0.5"])
+        main(["serve", "--profile", "tgi@3.0"])
     assert exited.value.code == 2
-    assert "unknown profile 'sglang@0.5'" in capsys.readouterr().err
+    assert "unknown profile 'tgi@3.0'" in capsys.readouterr().err
