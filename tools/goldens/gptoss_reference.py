@@ -148,9 +148,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server-python", required=True, help="a Python where gpt_oss.responses_api imports")
     parser.add_argument("--source", required=True, type=Path, help="openai/gpt-oss checkout (PYTHONPATH)")
-    parser.add_argument("--out", type=Path, default=ROOT / "tests" / "golden" / f"gptoss-reference-{VERSION}")
+    parser.add_argument("--version", default=VERSION, help="the gpt-oss release --source is (its tag without v)")
+    parser.add_argument("--commit", default=COMMIT, help="the commit --source is")
+    parser.add_argument("--out", type=Path, help="default: tests/golden/gptoss-reference-<version>")
     parser.add_argument("--case", default="*")
     args = parser.parse_args()
+    out = args.out or ROOT / "tests" / "golden" / f"gptoss-reference-{args.version}"
+    # The newest release is the bare profile; an older one is the profile at that release.
+    profile = "gptoss-reference" if args.version == VERSION else f"gptoss-reference@{args.version}"
 
     port = _free_port()
     with tempfile.TemporaryDirectory() as tmp:
@@ -177,12 +182,12 @@ def main() -> None:
             today = datetime.date.today().isoformat()  # the server's system message date (its __debug fields show it)
             header = {
                 "server": "gptoss-reference",
-                "version": VERSION,
+                "version": args.version,
                 "harmony_library": HARMONY,
                 "level": "http-server",
                 "generator": GENERATOR,
-                "profile": {"name": "gptoss-reference", "switches": {"conversation_start_date": today}},
-                "source": f"openai/gpt-oss@{COMMIT}:gpt_oss/responses_api (uvicorn, scripted infer_next_token, then <|return|>)",
+                "profile": {"name": profile, "switches": {"conversation_start_date": today}},
+                "source": f"openai/gpt-oss@{args.commit}:gpt_oss/responses_api (uvicorn, scripted infer_next_token, then <|return|>)",
             }
             count = 0
             for case in all_cases():
@@ -192,9 +197,9 @@ def main() -> None:
                 for exchange in reference_exchanges(case):
                     script.write_text(json.dumps(list(case.completion.tokens)))
                     recorded.append(_ask(client, exchange))
-                write_golden(args.out, header, case, recorded)
+                write_golden(out, header, case, recorded)
                 count += 1
-            print(f"{count} cases written to {args.out}")
+            print(f"{count} cases written to {out}")
         except httpx.TransportError:
             sys.stderr.write((Path(tmp) / "server.log").read_text()[-3000:])
             raise

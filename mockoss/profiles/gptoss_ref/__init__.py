@@ -42,7 +42,7 @@ from typing import Any, ClassVar, Literal
 from mockoss.harmony import Completion, load_encoding
 from mockoss.harmony.library import parse_with
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView, ServerInfo
-from mockoss.profiles.gptoss_ref.loop import CALL, RETURN, LoopResult, run_loop
+from mockoss.profiles.gptoss_ref.loop import CALL, RETURN, LoopResult, Rules, run_loop
 from mockoss.profiles.gptoss_ref.objects import final_output, response_object
 from mockoss.profiles.gptoss_ref.prompt import PromptError, literal_errors, prompt_tokens
 from mockoss.profiles.wire import dumps
@@ -77,6 +77,16 @@ class GptossReferenceProfile:
             keeps sampling.
         conversation_start_date: the ``Current date:`` of the system message (the server uses
             today's date; fixed here for determinism). Its length never changes the token count.
+        default_max_output_tokens: ``max_output_tokens`` when the request has none
+            (``types.DEFAULT_MAX_OUTPUT_TOKENS``): 131072 from v0.0.6 (openai/gpt-oss#165), 10000 before.
+        event_item_ids: every event names its item (``item_id``) and message items get ``item_``
+            ids (v0.0.9, openai/gpt-oss#199); false, as before: every event's ``item_id`` is
+            ``"item_1234"`` (the event models' default) and message items have no ``id`` key.
+        analysis_recipient_reasoning: before v0.0.9, an ``analysis`` message with a recipient is
+            also closed as reasoning in the stream and is a reasoning item in the response
+            (unless it became a function call); v0.0.9 skips it.
+        stream_browser_calls: v0.0.9 streams a ``browser.*`` recipient (no browser tool declared)
+            as a function call; before, it got no event.
     """
 
     default_model: ClassVar[str] = "gpt-oss-120b"
@@ -87,6 +97,10 @@ class GptossReferenceProfile:
     harmony_library: Literal["openai-harmony-0.0.8", "oss-harmony"] = "openai-harmony-0.0.8"
     end_of_script: Literal["return", "error"] = "return"
     conversation_start_date: str = "2025-08-05"
+    default_max_output_tokens: int = 131072
+    event_item_ids: bool = True
+    analysis_recipient_reasoning: bool = False
+    stream_browser_calls: bool = True
 
     def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
         """Dispatch to :meth:`responses` (the only endpoint)."""
@@ -106,6 +120,9 @@ class GptossReferenceProfile:
             return [*tokens, RETURN], None
         return tokens, "RuntimeError: scripted completion exhausted"
 
+    def _rules(self) -> Rules:
+        return Rules(self.event_item_ids, self.analysis_recipient_reasoning, self.stream_browser_calls)
+
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/responses``: 422 for ``tool_choice``/``reasoning.effort`` outside the
         server's literals, else the events of :func:`~mockoss.profiles.gptoss_ref.loop.run_loop`
@@ -122,12 +139,14 @@ class GptossReferenceProfile:
         response_id = ctx.ids.next("resp_")
         debug = bool((body.get("metadata") or {}).get("__debug", False))
         tokens, exhausted = self._backend_tokens(completion)
-        max_tokens = body.get("max_output_tokens", 131072)
-        result = run_loop(tokens, max_output_tokens=max_tokens, library=self.harmony_library, ids=ctx.ids, exhausted=exhausted)
-        initial = response_object(response_id=response_id, created=ctx.created, body=body, status="in_progress", output=[], usage=None)
+        max_tokens = body.get("max_output_tokens", self.default_max_output_tokens)
+        result = run_loop(tokens, max_output_tokens=max_tokens, library=self.harmony_library, ids=ctx.ids, exhausted=exhausted,
+                          rules=self._rules())
+        initial = response_object(response_id=response_id, created=ctx.created, body=body, status="in_progress", output=[], usage=None,
+                                  max_output_tokens=max_tokens)
         events: list[dict[str, Any]] = [{"type": "response.created", "response": initial}, {"type": "response.in_progress", "response": initial},
                                         *result.events]
-        final, crash = (None, result.crash) if result.crash else self._final(result, prompt, body, response_id, ctx, debug)
+        final, crash = (None, result.crash) if result.crash else self._final(result, prompt, body, response_id, ctx, debug, max_tokens)
         if final is not None:
             events.append({"type": "response.completed", "response": final})
         if not request.stream:
@@ -139,7 +158,8 @@ class GptossReferenceProfile:
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=frames, abort=crash)
 
     def _final(
-        self, result: LoopResult, prompt: list[int], body: dict[str, Any], response_id: str, ctx: RequestContext, debug: bool
+        self, result: LoopResult, prompt: list[int], body: dict[str, Any], response_id: str, ctx: RequestContext, debug: bool,
+        max_tokens: int | None,
     ) -> tuple[dict[str, Any] | None, str | None]:
         """``generate_response`` for the kept tokens: (response object, None) or (None, crash)."""
         output_tokens = result.output_tokens
@@ -154,7 +174,8 @@ class GptossReferenceProfile:
                 error = {"code": "invalid_function_call", "message": problem}
             else:
                 try:
-                    output = final_output([*trace.messages, *trace.eos_messages], result.ids, ctx.ids)
+                    output = final_output([*trace.messages, *trace.eos_messages], result.ids, ctx.ids, with_ids=self.event_item_ids,
+                                          analysis_recipient_reasoning=self.analysis_recipient_reasoning)
                 except (IndexError, AttributeError) as exc:
                     return None, f"IndexError: {exc}"
         usage = None
@@ -166,7 +187,7 @@ class GptossReferenceProfile:
             metadata = {"__debug": encoding.decode_utf8([*prompt, *output_tokens]), "__debug_input": encoding.decode_utf8(prompt),
                         "__debug_output": encoding.decode_utf8(output_tokens)}
         final = response_object(response_id=response_id, created=ctx.created, body=body, status="completed", output=output,
-                                usage=usage, error=error, metadata=metadata)
+                                usage=usage, error=error, metadata=metadata, max_output_tokens=max_tokens)
         return final, None
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:

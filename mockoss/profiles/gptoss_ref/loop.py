@@ -40,9 +40,27 @@ from mockoss.harmony.library import parse_with
 from mockoss.profiles.base import IdSource
 from mockoss.profiles.gptoss_ref.objects import StreamIds, function_call, function_name, message_item, reasoning_item, text_part
 
-__all__ = ["RETURN", "CALL", "LoopResult", "run_loop"]
+__all__ = ["CALL", "RETURN", "LoopResult", "Rules", "run_loop"]
 
 RETURN, CALL = 200002, 200012
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """The behaviours that changed with openai/gpt-oss#199 (v0.0.9); the defaults are v0.0.9's.
+
+    Attributes:
+        event_item_ids: events name their item and message items have ``item_`` ids; false: every
+            ``item_id`` is ``"item_1234"`` and message items have no ``id`` key.
+        analysis_recipient_reasoning: an ``analysis`` message with a recipient is also closed as
+            reasoning (stream) and mapped to a reasoning item (final response), as before v0.0.9.
+        browser_calls: a ``browser.*`` recipient (no browser tool declared) is streamed as a
+            function call; false (before v0.0.9): it gets no event.
+    """
+
+    event_item_ids: bool = True
+    analysis_recipient_reasoning: bool = False
+    browser_calls: bool = True
 
 
 @dataclass(slots=True)
@@ -63,8 +81,10 @@ class LoopResult:
 
 
 class _Loop:
-    def __init__(self, ids: IdSource) -> None:
+    def __init__(self, ids: IdSource, rules: Rules) -> None:
         self.fresh = ids
+        self.rules = rules
+        self.message_ids = rules.event_item_ids
         self.out = LoopResult()
         self.reasoning_id: str | None = None
         self.message_id: str | None = None
@@ -76,22 +96,27 @@ class _Loop:
         return self.reasoning_id
 
     def _message(self) -> str:
+        if not self.message_ids:  # before openai/gpt-oss#199: message items have no id
+            return "item_1234"
         if self.message_id is None:
             self.message_id = self.fresh.next("item_")
             self.out.ids.messages.append(self.message_id)
         return self.message_id
 
     def emit(self, kind: str, **fields: Any) -> None:
+        if "item_id" in fields and not self.message_ids:  # before openai/gpt-oss#199: the models' default
+            fields["item_id"] = "item_1234"
         self.out.events.append({"type": kind, **fields})
 
     def close(self, previous: Message, index: int) -> None:
         """The ``done`` events for ``previous`` at ``index`` (step 2 of the module docstring)."""
-        if previous.recipient is not None and previous.recipient != "python":
+        recipient = previous.recipient
+        if recipient is not None and recipient != "python" and (self.rules.browser_calls or not recipient.startswith("browser.")):
             fc_id, call_id = self.fresh.next("fc_"), self.fresh.next("call_")
             self.out.ids.function_calls.append((fc_id, call_id))
             item = function_call(function_name(previous.recipient), previous.content[0].text, fc_id, call_id)  # type: ignore[union-attr]
             self.emit("response.output_item.done", output_index=index, item=item)
-        if previous.channel == "analysis" and previous.recipient is None:
+        if previous.channel == "analysis" and (recipient is None or self.rules.analysis_recipient_reasoning):
             rid = self._reasoning()
             text = previous.content[0].text  # type: ignore[union-attr]
             part = {"type": "reasoning_text", "text": text}
@@ -105,19 +130,22 @@ class _Loop:
             part = text_part(text, [])
             self.emit("response.output_text.done", item_id=mid, output_index=index, content_index=0, text=text, logprobs=[])
             self.emit("response.content_part.done", item_id=mid, output_index=index, content_index=0, part=part)
-            self.emit("response.output_item.done", output_index=index, item=message_item(mid, [part], None))
+            self.emit("response.output_item.done", output_index=index, item=message_item(mid, [part], None, with_id=self.message_ids))
             self.message_id = None
 
 
-def run_loop(tokens: Sequence[int], *, max_output_tokens: int | None, library: str, ids: IdSource, exhausted: str | None) -> LoopResult:
+def run_loop(
+    tokens: Sequence[int], *, max_output_tokens: int | None, library: str, ids: IdSource, exhausted: str | None, rules: Rules = Rules()
+) -> LoopResult:
     """Run the loop over the tokens the backend returns.
 
     ``tokens``: what ``infer_next_token`` returns, call by call; when the loop asks for more,
     ``exhausted`` is the backend's exception text (``None``: the tokens always end the loop first).
     ``max_output_tokens``: the request's (``None`` when it sent ``null``: the comparison raises
-    ``TypeError`` at the first token that is not a stop token).
+    ``TypeError`` at the first token that is not a stop token). ``rules``: the release's
+    behaviours (:class:`Rules`).
     """
-    loop = _Loop(ids)
+    loop = _Loop(ids, rules)
     out = loop.out
     limit = len(tokens) if max_output_tokens is None else min(len(tokens), max_output_tokens + 1)
     trace = parse_with(tuple(tokens[:limit]), strict=True, library=library, skip_errors=True)  # type: ignore[arg-type]
@@ -139,7 +167,7 @@ def run_loop(tokens: Sequence[int], *, max_output_tokens: int | None, library: s
                     mid = loop._message()
                     if not opened:
                         opened = True
-                        loop.emit("response.output_item.added", output_index=index, item=message_item(mid, [], None))
+                        loop.emit("response.output_item.added", output_index=index, item=message_item(mid, [], None, with_id=rules.event_item_ids))
                         loop.emit("response.content_part.added", item_id=mid, output_index=index, content_index=0,
                                   part=text_part("", None))
                     loop.emit("response.output_text.delta", item_id=mid, output_index=index, content_index=0, delta=step.delta, logprobs=[])

@@ -67,9 +67,13 @@ def text_part(text: str, annotations: list[Any] | None) -> dict[str, Any]:
     return {"type": "output_text", "text": text, "status": "completed", "annotations": annotations}
 
 
-def message_item(item_id: str | None, parts: list[dict[str, Any]], status: str | None) -> dict[str, Any]:
-    """``Item``: ``id, type: "message", role: "assistant", content, status``."""
-    return {"id": item_id, "type": "message", "role": "assistant", "content": parts, "status": status}
+def message_item(item_id: str | None, parts: list[dict[str, Any]], status: str | None, *, with_id: bool = True) -> dict[str, Any]:
+    """``Item``: ``id, type: "message", role: "assistant", content, status`` (no ``id`` key before
+    v0.0.9: ``with_id=False``)."""
+    item = {"id": item_id, "type": "message", "role": "assistant", "content": parts, "status": status}
+    if not with_id:
+        del item["id"]
+    return item
 
 
 def function_name(recipient: str) -> str:
@@ -77,8 +81,12 @@ def function_name(recipient: str) -> str:
     return recipient[len("functions."):] if recipient.startswith("functions.") else recipient
 
 
-def final_output(messages: Sequence[Message], ids: StreamIds, fresh: IdSource) -> list[dict[str, Any]]:
-    """``generate_response``'s ``output`` for the parsed ``messages`` (see the module docstring)."""
+def final_output(
+    messages: Sequence[Message], ids: StreamIds, fresh: IdSource, *, with_ids: bool = True, analysis_recipient_reasoning: bool = False
+) -> list[dict[str, Any]]:
+    """``generate_response``'s ``output`` for the parsed ``messages`` (see the module docstring).
+    Before v0.0.9 (openai/gpt-oss#199): message items have no ``id`` (``with_ids=False``) and an
+    ``analysis`` message to a built-in recipient is a reasoning item (``analysis_recipient_reasoning``)."""
     output: list[dict[str, Any]] = []
     calls: Iterator[tuple[str, str]] = iter(ids.function_calls)
     reasoning: Iterator[str] = iter(ids.reasoning)
@@ -90,8 +98,8 @@ def final_output(messages: Sequence[Message], ids: StreamIds, fresh: IdSource) -
             output.append(function_call(function_name(recipient), _text(message), fc_id, call_id))
         elif message.channel == "final":
             parts = [text_part(getattr(c, "text", ""), []) for c in message.content]
-            output.append(message_item(next(message_ids, None), parts, "completed"))
-        elif message.channel == "analysis" and not recipient:
+            output.append(message_item(next(message_ids, None), parts, "completed", with_id=with_ids))
+        elif message.channel == "analysis" and (not recipient or analysis_recipient_reasoning):
             output.append(reasoning_item(next(reasoning, None) or fresh.next("rs_"), [getattr(c, "text", "") for c in message.content]))
     return output
 
@@ -106,9 +114,10 @@ def response_object(
     usage: dict[str, int] | None,
     error: dict[str, str] | None = None,
     metadata: dict[str, Any] | None = None,
+    max_output_tokens: int | None = 131072,
 ) -> dict[str, Any]:
-    """``ResponseObject`` as ``generate_response`` fills it: ``max_output_tokens`` and
-    ``previous_response_id`` from the request, ``instructions: null``, ``model`` always
+    """``ResponseObject`` as ``generate_response`` fills it: ``max_output_tokens`` (the request's or
+    the default) and ``previous_response_id`` from the request, ``instructions: null``, ``model`` always
     :data:`MODEL_IDENTIFIER`, ``tool_choice: "auto"`` and ``top_p: 1`` whatever was asked."""
     return {
         "output": output,
@@ -119,7 +128,7 @@ def response_object(
         "error": error,
         "incomplete_details": None,
         "instructions": None,
-        "max_output_tokens": body.get("max_output_tokens", 131072),
+        "max_output_tokens": max_output_tokens,
         "max_tool_calls": None,
         "metadata": metadata or {},
         "model": MODEL_IDENTIFIER,
