@@ -31,7 +31,9 @@ completions × 11 exchanges (streamed or not, tools or not, ``tool_choice``, ``r
 ``instructions``, token limits, ``metadata.__debug``) and 13 request variants (input item lists,
 an unknown ``call_id``, ``reasoning: null``, ``max_output_tokens: null``, invalid literals): 737 of
 739 byte-identical; the two explained exceptions are a missing ``input`` (the 422 entry's type and
-text) and a declared ``browser_search`` tool (its namespace in the prompt, not emulated).
+text) and a declared ``browser_search`` tool (its namespace in the prompt, not emulated). The same
+goldens from the v0.0.8 tag match ``gptoss-reference@0.0.8`` equally (the timeline,
+:mod:`.releases`). Releases before 0.0.8 are read from the tags' source only.
 """
 
 from __future__ import annotations
