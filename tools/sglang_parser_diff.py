@@ -1,8 +1,9 @@
 """Differential check: mockoss's SGLang Harmony parser and gpt-oss tool-call detector against
 SGLang's own modules.
 
-Usage: ``python tools/sglang_parser_diff.py /path/to/sglang/srt`` (the ``sglang/srt`` directory of
-the unzipped wheel: ``pip download --no-deps sglang==0.5.23`` and unzip). ``parser/harmony_parser.py``
+Usage: ``python tools/sglang_parser_diff.py /path/to/sglang/srt [RELEASE]`` (the ``sglang/srt``
+directory of the unzipped wheel, and its version to compare with ``sglang@RELEASE``; the newest
+release when left out: ``pip download --no-deps sglang==0.5.23`` and unzip). ``parser/harmony_parser.py``
 is pure Python; ``function_call/gpt_oss_detector.py`` and its base class are loaded with the
 imports they do not use for gpt-oss stubbed (the OpenAI protocol models, ``envs``), which needs
 ``pydantic``, ``orjson`` and ``partial_json_parser`` (a scratch venv, not mockoss's). Not imported by
@@ -34,6 +35,7 @@ from typing import Any
 from mockoss.harmony.encoding import load_encoding
 from mockoss.profiles.sglang.detectors import ToolCallStream, parse_tool_calls
 from mockoss.profiles.sglang.harmony_text import SglangHarmonyParser
+from mockoss.profiles.sglang.releases import SGLANG_TIMELINE
 from mockoss.scenario.loader import builtin_names, load_named
 
 PIECES = ["<|start|>", "assistant", "<|channel|>", "analysis", "commentary", "final", " to=functions.get_weather",
@@ -122,15 +124,19 @@ def _calls_theirs(detector_class, chunks, names):
     return (whole.normal_text, [(c.tool_index, c.name, c.parameters) for c in whole.calls]), streamed
 
 
-def _calls_ours(chunks, names):
-    text, calls = parse_tool_calls("".join(chunks), frozenset(names))
-    stream = ToolCallStream(frozenset(names))
+def _calls_ours(chunks, names, release):
+    """mockoss's detectors with the switch values of ``release`` on the sglang timeline."""
+    values = SGLANG_TIMELINE.switches_at(release) if release else {}
+    hyphenated = values.get("hyphenated_tool_names", True)
+    text, calls = parse_tool_calls("".join(chunks), frozenset(names), hyphenated=hyphenated)
+    stream = ToolCallStream(frozenset(names), plain_text_passthrough=values.get("stream_plain_text_passthrough", True), hyphenated=hyphenated)
     streamed = [(t, [(c.index, c.name, c.arguments) for c in cs]) for t, cs in map(stream.feed, chunks)]
     return (text, [(c.index, c.name, c.arguments) for c in calls]), streamed
 
 
 def main() -> int:
     harmony, detector_class = load_sglang(sys.argv[1].rstrip("/"))
+    release = sys.argv[2] if len(sys.argv) > 2 else None  # the wheel's version: compare with sglang@RELEASE
     total = differ = calls_total = calls_differ = 0
     for label, chunks in texts():
         text = "".join(chunks)
@@ -143,7 +149,7 @@ def main() -> int:
                     print(f"DIFF {label} {mode}: {text!r}\n  sglang:  {theirs}\n  mockoss: {ours}")
         names = {"get_weather", *re.findall(r"to=functions\.([A-Za-z0-9_.-]+)", text)}
         calls_total += 1
-        theirs, ours = _calls_theirs(detector_class, chunks, names), _calls_ours(chunks, names)
+        theirs, ours = _calls_theirs(detector_class, chunks, names), _calls_ours(chunks, names, release)
         if theirs != ours:
             calls_differ += 1
             if calls_differ <= 5:

@@ -165,3 +165,19 @@ def test_continuous_usage_stats_and_default_include_usage():
 def test_count_reasoning_tokens_switch():
     usage = json.loads(chat(ANSWER, SglangProfile(count_reasoning_tokens=False)).body)["usage"]
     assert (usage["reasoning_tokens"], usage["completion_tokens_details"]) == (0, None)
+
+
+def test_releases_before_0_5_3_lose_a_streamed_answer_when_tools_are_declared():
+    # sgl-project/sglang@v0.5.2 gpt_oss_detector.py keeps marker-free text in its buffer.
+    def content(profile):
+        return "".join(c["choices"][0]["delta"].get("content") or "" for c in frames(chat(ANSWER, profile, stream=True, tools=WEATHER))[1:])
+
+    assert content(get_profile("sglang@0.5.2")) == ""
+    assert content(get_profile("sglang@0.5.3")) == content(get_profile("sglang")) == "Sunny."
+
+
+def test_releases_before_0_5_4_drop_a_call_to_a_hyphenated_tool():
+    hyphen = Completion.from_text(ANALYSIS + '<|start|>assistant<|channel|>commentary to=functions.get-weather <|constrain|>json<|message|>{}<|call|>')
+    tools = (ToolDecl("function", "get-weather"),)
+    assert "tool_calls" not in json.loads(chat(hyphen, get_profile("sglang@0.5.3"), tools=tools).body)["choices"][0]["message"]
+    assert json.loads(chat(hyphen, get_profile("sglang@0.5.4"), tools=tools).body)["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "get-weather"

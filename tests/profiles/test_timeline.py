@@ -135,5 +135,5 @@ def test_cli_prints_a_timeline_and_refuses_an_unknown_one(capsys: pytest.Capture
     assert main(["profiles", "--timeline", "ollama", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["server"] == "ollama" and data["changes"][0]["sources"][0] == "ollama/ollama#11781"
-    assert main(["profiles", "--timeline", "sglang"]) == 2
-    assert "no timeline for 'sglang'" in capsys.readouterr().err
+    assert main(["profiles", "--timeline", "tgi"]) == 2
+    assert "no timeline for 'tgi'" in capsys.readouterr().err

@@ -22,7 +22,8 @@ the parser's events (its module imports half of SGLang; the logic is a few lines
 and chunk shapes, the stop-token trimming, ids, usage, error bodies and the routes.
 Not emulated yet: SGLang's ``/v1/completions`` and ``/v1/responses`` (the latter parses gpt-oss
 with openai-harmony, not this string parser); here they answer FastAPI's 404, unlike SGLang.
-No timeline of SGLang releases yet: the profile is 0.5.23.
+The releases from 0.5.2 (the first with this string parser) to 0.5.23 are a timeline
+(:mod:`.releases`, ``sglang@0.5.2``), each change found by diffing the released wheels.
 
 Unverified, so switches or stated guesses: ``reasoning_tokens`` (counted up to the first
 ``<|end|>`` as the scheduler's ``update_reasoning_tokens`` does, when a reasoning parser is set),
@@ -74,6 +75,11 @@ class SglangProfile:
         count_reasoning_tokens: report ``reasoning_tokens`` (up to the first ``<|end|>``); whether
             the scheduler counts them for gpt-oss depends on the chat template's reasoning config,
             which was not settled (unverified; ``false`` reports 0).
+        hyphenated_tool_names: the call pattern takes ``-`` in tool names (from 0.5.4; before, a
+            call to ``get-weather`` is not found and vanishes).
+        stream_plain_text_passthrough: streamed with tools declared, text without Harmony markers
+            reaches ``content`` (from 0.5.3; before, it stays in the tool parser's buffer and is
+            lost). See :mod:`.releases`.
     """
 
     #: The served model name: SGLang serves the model path unless ``--served-model-name`` is set.
@@ -91,12 +97,14 @@ class SglangProfile:
     context_length: int = 131072
     stream_default_include_usage: bool = False
     count_reasoning_tokens: bool = True
+    hyphenated_tool_names: bool = True
+    stream_plain_text_passthrough: bool = True
 
     def __post_init__(self) -> None:
         for switch in ("reasoning_parser", "tool_call_parser"):
             if getattr(self, switch) not in _PARSERS:
                 raise ValueError(f"{switch} must be 'gpt-oss' or null, got {getattr(self, switch)!r}")
-        for switch in ("separate_reasoning", "forward_unknown_tools", "skip_special_tokens", "stream_default_include_usage", "count_reasoning_tokens"):
+        for switch in ("separate_reasoning", "forward_unknown_tools", "skip_special_tokens", "stream_default_include_usage", "count_reasoning_tokens", "hyphenated_tool_names", "stream_plain_text_passthrough"):
             if not isinstance(getattr(self, switch), bool):
                 raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
         if isinstance(self.context_length, bool) or not isinstance(self.context_length, int) or self.context_length < 1:

@@ -120,7 +120,7 @@ def surface_chat(profile: SglangProfile, completion: Completion, request: ChatRe
         reasoning, text = split_reasoning(text)
     calls: list = []
     if tools is not None:
-        text, calls = parse_tool_calls(text, tools, forward_unknown=profile.forward_unknown_tools)
+        text, calls = parse_tool_calls(text, tools, forward_unknown=profile.forward_unknown_tools, hyphenated=profile.hyphenated_tool_names)
         if calls and finish == "stop":
             finish, matched = "tool_calls", None
     message: dict[str, Any] = {"role": "assistant", "content": text or "", "reasoning_content": reasoning or None}
@@ -162,7 +162,11 @@ def _stream(
 
     frames = [light({"reasoning_content": None, "role": "assistant", "content": ""})]
     reasoning_stream = ReasoningStream() if profile.reasoning_parser is not None and profile.separate_reasoning else None
-    call_stream = ToolCallStream(tools, profile.forward_unknown_tools) if tools is not None else None
+    call_stream = (
+        ToolCallStream(tools, profile.forward_unknown_tools, profile.stream_plain_text_passthrough, profile.hyphenated_tool_names)
+        if tools is not None
+        else None
+    )
     called = False
     for done, delta in enumerate(steps, 1):
         if request.continuous_usage_stats:

@@ -28,7 +28,11 @@ from mockoss.profiles.sglang.harmony_text import SglangHarmonyParser
 __all__ = ["ToolCallItem", "ReasoningStream", "ToolCallStream", "parse_tool_calls", "split_reasoning"]
 
 BOT_TOKEN = "<|start|>assistant<|channel|>commentary"
-_CALL = re.compile(r"to=([a-zA-Z_][a-zA-Z0-9_.-]*)\s*<\|constrain\|>json<\|message\|>(.*?)(?:<\|call\|>|$)", re.DOTALL)
+#: The call pattern by ``hyphenated`` (tool names may hold ``-`` from 0.5.4 on).
+_CALL = {
+    True: re.compile(r"to=([a-zA-Z_][a-zA-Z0-9_.-]*)\s*<\|constrain\|>json<\|message\|>(.*?)(?:<\|call\|>|$)", re.DOTALL),
+    False: re.compile(r"to=([a-zA-Z_][a-zA-Z0-9_.]*)\s*<\|constrain\|>json<\|message\|>(.*?)(?:<\|call\|>|$)", re.DOTALL),
+}
 _MARKERS = ("<|start|>", "<|channel|>", "<|message|>", "<|constrain|>", "<|end|>", "<|call|>", "<|return|>", "assistantfinal")
 
 
@@ -65,8 +69,8 @@ class ReasoningStream:
         return _joined(self._parser.feed(text), raw_calls=True)
 
 
-def _extract(raw: str, tools: frozenset[str], index: int, forward_unknown: bool) -> ToolCallItem | None:
-    match = _CALL.search(raw)
+def _extract(raw: str, tools: frozenset[str], index: int, forward_unknown: bool, hyphenated: bool = True) -> ToolCallItem | None:
+    match = _CALL[hyphenated].search(raw)
     if match is None:
         return None
     name = match.group(1).rsplit(".", 1)[-1]
@@ -79,11 +83,12 @@ def _extract(raw: str, tools: frozenset[str], index: int, forward_unknown: bool)
     return ToolCallItem(index, name, json.dumps(arguments, ensure_ascii=False))
 
 
-def parse_tool_calls(text: str, tools: frozenset[str], *, forward_unknown: bool = False) -> tuple[str, list[ToolCallItem]]:
+def parse_tool_calls(text: str, tools: frozenset[str], *, forward_unknown: bool = False, hyphenated: bool = True) -> tuple[str, list[ToolCallItem]]:
     """``(content, calls)`` from the reasoning detector's remaining text, non-streamed.
 
     ``tools`` are the declared function names (none: the text is returned as is);
-    ``forward_unknown`` is ``SGLANG_FORWARD_UNKNOWN_TOOLS``.
+    ``forward_unknown`` is ``SGLANG_FORWARD_UNKNOWN_TOOLS``; ``hyphenated=False`` is the pattern
+    before 0.5.4, where a name holding ``-`` ends at it (the call is then not found).
     """
     if not tools or BOT_TOKEN not in text:
         return text, []
@@ -92,7 +97,7 @@ def parse_tool_calls(text: str, tools: frozenset[str], *, forward_unknown: bool 
     normal: list[str] = []
     for event in parser.feed(text) + parser.feed(""):
         if event.kind == "tool_call":
-            call = _extract(event.raw or event.content, tools, len(calls), forward_unknown)
+            call = _extract(event.raw or event.content, tools, len(calls), forward_unknown, hyphenated)
             if call is not None:
                 calls.append(call)
         elif event.kind == "normal":
@@ -105,11 +110,16 @@ class ToolCallStream:
     """The tool-call detector fed the reasoning detector's remaining text, a step at a time.
 
     Each complete call is returned whole (name and all arguments in one delta), as SGLang's
-    gpt-oss detector does.
+    gpt-oss detector does. ``plain_text_passthrough=False`` is the detector before 0.5.3: text
+    without any Harmony marker stays in its buffer (a streamed answer is lost when tools are
+    declared); from 0.5.3 it is passed through, though the inner parser still holds it, so when
+    a marker follows, the same text comes out again.
     """
 
     tools: frozenset[str]
     forward_unknown: bool = False
+    plain_text_passthrough: bool = True
+    hyphenated: bool = True
     _parser: SglangHarmonyParser = field(default_factory=SglangHarmonyParser)
     _buffer: str = ""
     _next_index: int = -1
@@ -120,7 +130,7 @@ class ToolCallStream:
             return text, []
         self._buffer += text
         events = self._parser.feed(text)
-        if not events and not any(m in self._buffer for m in _MARKERS):
+        if self.plain_text_passthrough and not events and not any(m in self._buffer for m in _MARKERS):
             out, self._buffer = self._buffer, ""
             return out, []
         if "<|channel|>commentary to=" not in self._buffer:
@@ -134,7 +144,7 @@ class ToolCallStream:
         normal = ""
         for event in events:
             if event.kind == "tool_call":
-                call = _extract(event.raw or event.content, self.tools, max(self._next_index, 0), self.forward_unknown)
+                call = _extract(event.raw or event.content, self.tools, max(self._next_index, 0), self.forward_unknown, self.hyphenated)
                 if call is not None:
                     self._next_index = max(self._next_index, 0) + 1
                     calls.append(call)
