@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from mockoss.profiles.gptoss_ref.releases import GPTOSS_REFERENCE_TIMELINE
 from mockoss.profiles.llamacpp.releases import LLAMACPP_TIMELINE
 from mockoss.profiles.lmstudio.releases import LMSTUDIO_TIMELINE
 from mockoss.profiles.ollama.releases import OLLAMA_TIMELINE
@@ -22,7 +23,7 @@ __all__ = ["TIMELINES", "at_release", "split_release"]
 
 #: Profile name → its server's timeline (read-only).
 TIMELINES: Mapping[str, Timeline] = MappingProxyType(
-    {t.server: t for t in (VLLM_TIMELINE, OLLAMA_TIMELINE, LLAMACPP_TIMELINE, LMSTUDIO_TIMELINE, SGLANG_TIMELINE)}
+    {t.server: t for t in (VLLM_TIMELINE, OLLAMA_TIMELINE, LLAMACPP_TIMELINE, LMSTUDIO_TIMELINE, GPTOSS_REFERENCE_TIMELINE, SGLANG_TIMELINE)}
 )
 
 P = TypeVar("P")
