@@ -123,7 +123,31 @@ def random_responses(rng: random.Random) -> dict[str, Any]:
         body["tools"] = _tools(rng, responses=True)
     if rng.random() < 0.4:
         body["reasoning"] = {"effort": rng.choice(["low", "high", "minimal"])}
+    if rng.random() < 0.4:  # vLLM's previous_input_messages, chat and Harmony formats
+        body["previous_input_messages"] = [_previous_input(rng) for _ in range(rng.randint(0, 5))]
     return body
+
+
+def _previous_input(rng: random.Random) -> dict[str, Any]:
+    if rng.random() < 0.5:
+        entry: dict[str, Any] = {
+            "author": {"role": rng.choice(["user", "assistant", "tool", "system", "developer", "nobody"])},
+            "content": rng.choice([_text(rng), [{"type": "text", "text": _text(rng)}], None]),
+        }
+        if rng.random() < 0.6:
+            entry["channel"] = rng.choice(["analysis", "final", "commentary"])
+        if rng.random() < 0.3:
+            entry["recipient"], entry["content_type"] = "functions.tool_0", "json"
+        if rng.random() < 0.2:
+            entry["author"]["name"] = "functions.tool_1"
+        return entry
+    role = rng.choice(["user", "assistant", "tool", "system", "developer"])
+    entry = {"role": role, "content": _content(rng)}
+    if role == "assistant" and rng.random() < 0.5:
+        entry["tool_calls"] = [{"function": {"name": f"tool_{i}", "arguments": rng.choice(['{"a":1}', None])}} for i in range(2)]
+    if role == "tool":
+        entry["name"] = rng.choice(["tool_0", "functions.tool_1", ""])
+    return entry
 
 
 @pytest.mark.parametrize("seed", range(60))

@@ -80,7 +80,8 @@ def _chat_message(msg: Mapping[str, Any], tool_names: Mapping[Any, str]) -> list
 
 def _drop_stale_analysis(messages: list[Message]) -> list[Message]:
     """vLLM's ``auto_drop_analysis_messages``: drop every analysis message before the last
-    assistant final message (chat path only)."""
+    assistant final message (vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/parser/harmony_utils.py
+    ``render_for_completion`` applies it to chat and Responses prompts alike)."""
     last_final = max(
         (i for i, m in enumerate(messages) if m.author.role == Role.ASSISTANT and m.channel == "final"),
         default=-1,

@@ -22,7 +22,8 @@ reproduced here:
 * ``auto_drop_analysis`` (the default config): when the last assistant message is on the final
   channel, analysis messages before the first final-channel message are left out. vLLM's chat
   path first drops every analysis message before the last assistant final message
-  (``auto_drop_analysis_messages``). Each cached entry keeps its messages' author role and channel,
+  (``auto_drop_analysis_messages``), and so does its Responses path (``render_for_completion``).
+  Each cached entry keeps its messages' author role and channel,
   so both rules are applied to the cached counts.
 
 A new message is counted without rendering it whole: its header's count (cached by the header
@@ -63,7 +64,12 @@ from mockoss.harmony.prompt._common import (
     _tool_description,
 )
 from mockoss.harmony.prompt.chat import _chat_message, _chat_parts, render_chat_prompt
-from mockoss.harmony.prompt.responses import _response_item, _responses_parts, render_responses_prompt
+from mockoss.harmony.prompt.responses import (
+    _response_item,
+    _responses_parts,
+    previous_input_message,
+    render_responses_prompt,
+)
 
 __all__ = ["MESSAGE_CACHE_BYTES", "cache_size", "clear_caches", "count_chat_prompt", "count_responses_prompt"]
 
@@ -196,6 +202,11 @@ def _kept(turns: Iterable[Entry], vllm_drop: bool) -> int:
     return sum(t[0] for t in turns)
 
 
+def _previous(entry: Mapping[str, Any]) -> list[Message]:
+    """One ``previous_input_messages`` entry as rendered (system/developer messages left out)."""
+    return [m for m in previous_input_message(entry) if m.author.role not in (Role.SYSTEM, Role.DEVELOPER)]
+
+
 def count_chat_prompt(
     body: Mapping[str, Any],
     *,
@@ -242,8 +253,13 @@ def count_responses_prompt(
         instructions, specs, namespaces, effort, request_input = _responses_parts(body, builtin_tools)
         total = _preamble_count(instructions, specs, effort, conversation_start_date, namespaces)
         turns: list[Entry] = []
+        previous = _list(body.get("previous_input_messages"))
+        for entry in previous:
+            if type(entry) is dict or isinstance(entry, Mapping):
+                turns.extend(_entries(("previous", None, _content_key(entry)), lambda e=entry: _previous(e)))
         if isinstance(request_input, str):
-            turns.extend(_entries(("input", None, request_input), lambda: [Message.from_role_and_content(Role.USER, request_input)]))
+            if request_input or not body.get("previous_input_messages"):
+                turns.extend(_entries(("input", None, request_input), lambda: [Message.from_role_and_content(Role.USER, request_input)]))
         else:
             call_names: dict[Any, str] = {}
             for item in _list(request_input):
@@ -257,7 +273,7 @@ def count_responses_prompt(
                     name = call_names.get(_key(item.get("call_id")), "")
                 build = lambda i=item: [m] if (m := _response_item(i, dict(call_names))) is not None else []  # noqa: E731
                 turns.extend(_entries(("item", name, _content_key(item)), build))
-        return total + _kept(turns, vllm_drop=False) + _suffix()
+        return total + _kept(turns, vllm_drop=True) + _suffix()
     except ValueError:
         return len(
             render_responses_prompt(body, conversation_start_date=conversation_start_date, builtin_tools=builtin_tools)

@@ -318,7 +318,9 @@ class VllmProfile:
 
     def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
         """Dispatch to :meth:`chat` or :meth:`responses`, after the request options of
-        :mod:`mockoss.profiles.vllm.options` (``ignore_eos``: a 400 for a bad value)."""
+        :mod:`mockoss.profiles.vllm.options` (``ignore_eos``: a 400 for a bad value) and, for
+        Responses, the check of ``previous_input_messages`` vLLM makes while rendering (an entry
+        without ``role``: 400, :func:`mockoss.harmony.prompt.responses.missing_role_error`)."""
         from mockoss.profiles.vllm.options import OptionError, ignore_eos_completion, interval_note, recovery_log
 
         note = None
@@ -328,8 +330,14 @@ class VllmProfile:
                 note = interval_note(self, endpoint, request)
             except OptionError as exc:
                 return self.error(400, str(exc), param=exc.param)
-        elif endpoint == "responses" and request.stream:
-            note = interval_note(self, endpoint, request)
+        elif endpoint == "responses":
+            from mockoss.harmony.prompt.responses import missing_role_error
+
+            # A previous_input_messages entry without a role: VLLMValidationError → 400 (param "input").
+            if (message := missing_role_error(request.body)) is not None:
+                return self.error(400, message, param="input")
+            if request.stream:
+                note = interval_note(self, endpoint, request)
         reply = self._surface(endpoint, completion, request, ctx)
         log = tuple(line for line in (note, recovery_log(self, endpoint, completion, request)) if line)
         return dataclasses.replace(reply, log=reply.log + log) if log else reply

@@ -224,15 +224,7 @@ def test_multi_turn_two_tool_calls_with_reasoning_between(x):
     assert first in prompt and second in prompt
 
 
-NO_PREVIOUS_INPUT = (
-    "the Responses half goes through previous_input_messages (response_previous_input_to_harmony), which "
-    "mockoss does not render"
-)
-
-
-@pytest.mark.parametrize(
-    "x", [case("vllm", PARITY, T + "test_completed_turns_drop_reasoning", None, xfail=NO_PREVIOUS_INPUT)]
-)
+@pytest.mark.parametrize("x", [case("vllm", PARITY, T + "test_completed_turns_drop_reasoning", None)])
 def test_completed_turns_drop_reasoning(x):
     from mockoss.harmony.prompt import render_chat_prompt, render_responses_prompt
 

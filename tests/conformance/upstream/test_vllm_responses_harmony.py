@@ -227,7 +227,6 @@ def test_unknown_channel_does_not_affect_neighbouring_messages(x):
 
 # --------------------------------------------------------------------------- response_previous_input_to_harmony
 
-NO_PREVIOUS_INPUT = "mockoss renders no previous_input_messages in a Responses prompt (render_responses_prompt)"
 P = "TestResponsePreviousInputToHarmony::"
 
 
@@ -238,13 +237,11 @@ P = "TestResponsePreviousInputToHarmony::"
             f"{P}test_message_with_empty_content",
             {"role": "user", "content": ""},
             ["<|start|>user<|message|><|end|>"],
-            xfail=NO_PREVIOUS_INPUT,
         ),
         _case(
             f"{P}test_tool_message_with_string_content",
             {"role": "tool", "name": "get_weather", "content": "The weather in San Francisco is sunny, 72°F"},
             ["<|start|>functions.get_weather", "The weather in San Francisco is sunny, 72°F"],
-            xfail=NO_PREVIOUS_INPUT,
         ),
         _case(
             f"{P}test_tool_message_with_array_content",
@@ -259,13 +256,11 @@ P = "TestResponsePreviousInputToHarmony::"
                 ],
             },
             ["<|start|>functions.search_results", "Result 1: Result 2: Result 3"],
-            xfail=NO_PREVIOUS_INPUT,
         ),
         _case(
             f"{P}test_tool_message_with_empty_content",
             {"role": "tool", "name": "empty_tool", "content": None},
             ["<|start|>functions.empty_tool"],
-            xfail=NO_PREVIOUS_INPUT,
         ),
     ],
 )
@@ -280,11 +275,7 @@ def test_response_previous_input_to_harmony(msg, fragments):
 @pytest.mark.parametrize(
     "x",
     [
-        _case(
-            f"{P}test_chat_message_without_role_raises_validation_error",
-            None,
-            xfail=NO_PREVIOUS_INPUT + " (nor checks them: answers 200)",
-        )
+        _case(f"{P}test_chat_message_without_role_raises_validation_error", None)
     ],
 )
 def test_chat_message_without_role_is_a_400(x):
