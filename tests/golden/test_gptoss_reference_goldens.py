@@ -135,3 +135,18 @@ def test_goldens_cover_every_case_as_the_generator_asks_it(directory: Path) -> N
             stale.append(f"{case.id}: the exchanges or request bodies changed")
     stale.extend(f"{name}: no such case any more" for name in recorded)
     assert not stale, f"{directory.name} is stale; regenerate it with tools/goldens/gptoss_reference.py:\n" + "\n".join(stale)
+
+
+def test_the_harmony_library_switch_is_what_makes_the_oss_harmony_goldens_match() -> None:
+    """The server run with oss-harmony instead of openai-harmony 0.0.8 answers some exchanges
+    differently (headers with two ``<|channel|>`` tokens); only ``harmony_library=oss-harmony``
+    reproduces them, so the switch is checked against the real server on both values."""
+    directory = ROOT / "gptoss-reference-0.0.9+oss-harmony"
+    differing = 0
+    for golden_file in _goldens(directory):
+        switches = dict(golden_file.header["profile"]["switches"])
+        assert switches.pop("harmony_library") == "oss-harmony"
+        default = GoldenFile({**golden_file.header, "profile": {"name": "gptoss-reference", "switches": switches}},
+                             golden_file.case, golden_file.completion, golden_file.exchanges)
+        differing += sum(_difference(default, e) is not None and not _known(golden_file.case, e.id) for e in golden_file.exchanges)
+    assert differing > 0, "openai-harmony 0.0.8 (the default) reproduces every oss-harmony golden: the switch is not exercised"

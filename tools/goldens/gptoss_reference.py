@@ -150,6 +150,9 @@ def main() -> None:
     parser.add_argument("--source", required=True, type=Path, help="openai/gpt-oss checkout (PYTHONPATH)")
     parser.add_argument("--version", default=VERSION, help="the gpt-oss release --source is (its tag without v)")
     parser.add_argument("--commit", default=COMMIT, help="the commit --source is")
+    parser.add_argument("--harmony", default=HARMONY, help="the Harmony library --server-python has (header)")
+    parser.add_argument("--switch", action="append", default=[], metavar="NAME=VALUE",
+                        help="a profile switch the header records (e.g. harmony_library=oss-harmony)")
     parser.add_argument("--out", type=Path, help="default: tests/golden/gptoss-reference-<version>")
     parser.add_argument("--case", default="*")
     args = parser.parse_args()
@@ -183,10 +186,10 @@ def main() -> None:
             header = {
                 "server": "gptoss-reference",
                 "version": args.version,
-                "harmony_library": HARMONY,
+                "harmony_library": args.harmony,
                 "level": "http-server",
                 "generator": GENERATOR,
-                "profile": {"name": profile, "switches": {"conversation_start_date": today}},
+                "profile": {"name": profile, "switches": {"conversation_start_date": today, **dict(kv.split("=", 1) for kv in args.switch)}},
                 "source": f"openai/gpt-oss@{args.commit}:gpt_oss/responses_api (uvicorn, scripted infer_next_token, then <|return|>)",
             }
             count = 0
