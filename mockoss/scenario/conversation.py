@@ -31,7 +31,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["RequestFacts", "conversation_key", "response_id", "text_of"]
+__all__ = ["LowerCaseHeaders", "RequestFacts", "conversation_key", "response_id", "text_of"]
 
 #: Responses input item types the model produced (an earlier response's output).
 MODEL_ITEMS = frozenset(
@@ -212,11 +212,18 @@ class RequestFacts:
     def header(self, name: str) -> str | None:
         """A request header by lower-case name, else ``None``."""
         value = self.headers.get(name)
-        if value is None and type(self.headers) is dict:
+        if value is None and type(self.headers) is dict:  # not LowerCaseHeaders: names may have capitals
             if self._lower is None:
                 self._lower = {k.lower(): v for k, v in self.headers.items()}
             value = self._lower.get(name)
         return value
+
+
+class LowerCaseHeaders(dict[str, str]):
+    """Request headers whose names are all lower-case already (the HTTP layer's, from ASGI), so
+    :meth:`RequestFacts.header` need not build a lower-cased copy to look up an absent header."""
+
+    __slots__ = ()
 
 
 # --------------------------------------------------------------------------- conversation keys

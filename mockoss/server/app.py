@@ -11,11 +11,14 @@ from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
+from starlette.middleware.errors import ServerErrorMiddleware
+from starlette.requests import ClientDisconnect
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mockoss import __version__
 from mockoss.endpoints import ENDPOINTS
 from mockoss.server.core import MockServer
-from mockoss.server.control import ControlOptions, install
+from mockoss.server.control import ControlOptions, header_map, install, route_path
 from mockoss.server.durable import durable, expect_ticket, lifespan_for
 from mockoss.server.limits import DEFAULT_REQUEST_TIMEOUT_S, RequestLimits
 from mockoss.server.offload import Gate
@@ -24,14 +27,45 @@ from mockoss.server.responses import to_response, to_scheduled_response
 __all__ = ["create_app", "to_response", "to_scheduled_response"]
 
 
-def _headers(request: Request) -> dict[str, str]:
-    """Request headers as a plain dict (names are lower-case in ASGI; for a repeated header the
-    first value wins, as ``Headers.get`` does). Built once: every lookup on Starlette's ``Headers``
-    scans the raw list."""
-    headers: dict[str, str] = {}
-    for name, value in request.scope["headers"]:
-        headers.setdefault(name.decode("latin-1"), value.decode("latin-1"))
-    return headers
+async def _read_body(receive: Receive) -> bytes:
+    """The request body, as :meth:`starlette.requests.Request.body` reads it (``ClientDisconnect``
+    when the client leaves first), without building a ``Request``."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise ClientDisconnect()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+class _App(FastAPI):
+    """FastAPI, with a short path for scripted generation requests.
+
+    A ``POST`` to a generation endpoint (with or without the ``/s/ID`` test-id prefix) goes
+    straight to ``mockoss_generation``: the same guard/log and limits middleware instances' classes
+    the rest of the app runs under (:class:`mockoss.server.control.ControlPlane.guarded`,
+    :class:`~mockoss.server.limits.RequestLimits`) around the generation handler, inside
+    Starlette's :class:`ServerErrorMiddleware` (an unexpected exception is a plain 500, as on every
+    other route). It skips what a generation request never needs: FastAPI's exception and
+    body-limit layers, the async exit stack and route matching, which together cost more CPU per
+    request than answering it (``benchmarks/bench_http.py``). Every other request takes the full
+    FastAPI stack.
+    """
+
+    mockoss_generation: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        fast = self.mockoss_generation
+        if fast is not None and scope["type"] == "http" and scope["method"] == "POST" and route_path(scope["path"]) in _GENERATION_PATHS:
+            scope["app"] = self
+            await fast(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+_GENERATION_PATHS = {endpoint.path: endpoint.name for endpoint in ENDPOINTS.values()}
 
 
 def create_app(
@@ -57,21 +91,24 @@ def create_app(
 
         proxy = Proxy(server)
     lifespan = lifespan_for(server, proxy.lifespan if proxy is not None else None)
-    app = FastAPI(title="mockoss", version=__version__, docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app = _App(title="mockoss", version=__version__, docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.mockoss = server
     app.add_middleware(RequestLimits, server=server, request_timeout_s=request_timeout_s)
     gate = app.state.mockoss_gate = Gate()
     # /mockoss/*: sessions per test id, run-time scenarios, request log, readiness, metrics, guard.
     plane = app.state.mockoss_control = install(app, server, control, upstream=proxy is not None)
 
+    async def scripted_response(name: str, scope: Scope, raw: bytes) -> Response:
+        target = plane.server_for(scope)
+        tickets = expect_ticket()
+        reply, delivery = await gate.respond(target, name, raw, header_map(scope))
+        return durable(to_response(reply) if delivery is None else to_scheduled_response(reply, delivery), tickets)
+
     def generation(name: str) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             if proxy is not None:
                 return await proxy.generate(name, request)
-            target = plane.server_for(request.scope)
-            tickets = expect_ticket()
-            reply, delivery = await gate.respond(target, name, await request.body(), _headers(request))
-            return durable(to_response(reply) if delivery is None else to_scheduled_response(reply, delivery), tickets)
+            return await scripted_response(name, request.scope, await request.body())
 
         endpoint.__name__ = f"generate_{name}"
         return endpoint
@@ -84,5 +121,13 @@ def create_app(
     # Plain Starlette routes: the request path skips FastAPI's parameter resolution.
     for endpoint in ENDPOINTS.values():
         app.add_route(endpoint.path, generation(endpoint.name), methods=["POST"])
+    if proxy is None:
+
+        async def scripted(scope: Scope, receive: Receive, send: Send) -> None:
+            response = await scripted_response(_GENERATION_PATHS[scope["path"]], scope, await _read_body(receive))
+            await response(scope, receive, send)
+
+        limits = RequestLimits(scripted, server=server, request_timeout_s=request_timeout_s)
+        app.mockoss_generation = ServerErrorMiddleware(plane.guarded(limits))
     app.add_route("/{path:path}", other, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
     return app

@@ -49,6 +49,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockoss import __version__
 from mockoss.endpoints import endpoint_for_path
+from mockoss.scenario.conversation import LowerCaseHeaders
 from mockoss.server.control_guard import ControlOptions, accepted_hosts, error
 from mockoss.server.control_guard import refusal as guard
 from mockoss.server.control_metrics import Metrics
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from mockoss.server.core import MockServer
     from mockoss.server.records import RecordedRequest
 
-__all__ = ["MAX_SESSIONS", "TEST_ID_HEADER", "ControlOptions", "ControlPlane", "install"]
+__all__ = ["MAX_SESSIONS", "TEST_ID_HEADER", "ControlOptions", "ControlPlane", "header_map", "install", "route_path"]
 
 logger = logging.getLogger("mockoss")
 
@@ -156,6 +157,11 @@ class ControlPlane:
             copy._scenarios.setdefault(name, scenario)
         return copy
 
+    def guarded(self, app: ASGIApp) -> ASGIApp:
+        """``app`` under this plane's guard, log and metrics middleware (the ``/s/ID`` prefix,
+        the test id, the control routes' guard, :meth:`log`), as :func:`install` wraps the whole app."""
+        return _Guarded(app, self)
+
     def server_for(self, scope: Scope) -> MockServer:
         """The :class:`MockServer` answering a request (its test id's session)."""
         return self.session(_test_id(scope)).server  # type: ignore[union-attr]
@@ -163,7 +169,7 @@ class ControlPlane:
     def log(self, scope: Scope, record: RecordedRequest | None, status: int, frames: int, seconds: float) -> None:
         """Add a finished request (``record``: its generation log record, if any) to its
         session's log, the metrics and the access log."""
-        headers = _header_map(scope)
+        headers = header_map(scope)
         test_id = _test_id(scope)
         path = scope.get("path", "")
         if path.startswith("/mockoss/"):
@@ -328,19 +334,30 @@ def _entry_json(entry: dict[str, Any], records: dict[int, RecordedRequest]) -> d
     }
 
 
-def _header_map(scope: Scope) -> dict[str, str]:
+def header_map(scope: Scope) -> dict[str, str]:
+    """The request headers as a dict (lower-case names; for a repeated header the first value
+    wins, as ``Headers.get`` does), built once per request and kept in ``scope["state"]``."""
     cached = scope.get("state", {}).get("mockoss.headers")
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    headers: dict[str, str] = {}
+    headers = LowerCaseHeaders()
     for name, value in scope.get("headers", ()):
         headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
     scope.setdefault("state", {})["mockoss.headers"] = headers
     return headers
 
 
+def route_path(path: str) -> str:
+    """``path`` without its ``/s/ID`` test-id prefix (what the routes see)."""
+    if path.startswith("/s/"):
+        prefixed = _PREFIX.match(path)
+        if prefixed is not None:
+            return prefixed.group(2)
+    return path
+
+
 def _test_id(scope: Scope) -> str | None:
-    return _header_map(scope).get(TEST_ID_HEADER) or None
+    return header_map(scope).get(TEST_ID_HEADER) or None
 
 
 class _Guarded:
@@ -363,7 +380,7 @@ class _Guarded:
             # First, so that the prefix wins over a header (first value wins, see _header_map).
             scope["headers"] = [(TEST_ID_HEADER.encode(), prefixed.group(1).encode()), *scope["headers"]]
             scope.pop("state", None)
-        headers = _header_map(scope)
+        headers = header_map(scope)
         test_id = headers.get(TEST_ID_HEADER)
         began = time.perf_counter()
         status, frames = 500, 0
@@ -372,18 +389,20 @@ class _Guarded:
             refusal = error(400, f"mockoss: {TEST_ID_HEADER}: 1-200 characters of letters, digits and ._~:@+=- please")
         elif path.startswith("/mockoss/") or path == "/mockoss":
             refusal = guard(scope, headers, self.plane.options, self._hosts)
-        stream = False
+        separator: bytes | None = None  # of a stream's frames, once its content type is known
 
         async def watched(message: Message) -> None:
-            nonlocal status, frames, stream
-            if message["type"] == "http.response.start":
+            nonlocal status, frames, separator
+            if separator is not None and message["type"] == "http.response.body":  # runs once per stream write
+                frames += message.get("body", b"").count(separator)
+            elif message["type"] == "http.response.start":
                 status = message["status"]
                 for name, value in message.get("headers", ()):
                     if name.lower() == b"content-type":
-                        stream = value.startswith((b"text/event-stream", b"application/x-ndjson"))
-            elif stream and message["type"] == "http.response.body":
-                chunk = message.get("body", b"")
-                frames += chunk.count(b"\n\n") if b"data:" in chunk or b"event:" in chunk else chunk.count(b"\n")
+                        if value.startswith(b"text/event-stream"):
+                            separator = b"\n\n"  # SSE: a blank line ends each event
+                        elif value.startswith(b"application/x-ndjson"):
+                            separator = b"\n"
             await send(message)
 
         records: list[RecordedRequest] = []

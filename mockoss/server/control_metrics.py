@@ -13,7 +13,7 @@ Each app has a registry of its own, so several servers can share a process (test
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mockoss.upstream.record import Recorder
@@ -28,6 +28,7 @@ class Metrics:
         from prometheus_client import CollectorRegistry, Counter, Gauge
 
         self.registry = CollectorRegistry(auto_describe=True)
+        self._children: dict[tuple[str, int, str | None], Any] = {}
         self.requests = Counter(
             "mockoss_requests", "Requests answered, by endpoint, status and scenario", ["endpoint", "status", "scenario"], registry=self.registry
         )
@@ -46,7 +47,11 @@ class Metrics:
             ).set_function(lambda: recorder.write_seconds_mean)
 
     def observe(self, endpoint: str, status: int, scenario: str | None, frames: int) -> None:
-        self.requests.labels(endpoint, str(status), scenario or "").inc()
+        key = (endpoint, status, scenario)
+        child = self._children.get(key)
+        if child is None:  # labels() costs a lock and a tuple of strings per call: once per label set
+            child = self._children[key] = self.requests.labels(endpoint, str(status), scenario or "")
+        child.inc()
         if frames:
             self.frames.labels(endpoint).inc(frames)
 
