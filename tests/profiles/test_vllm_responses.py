@@ -414,6 +414,22 @@ def test_stream_unknown_channel_cuts_before_completed() -> None:
     assert [e["type"] for e in events(reply)] == ["response.created", "response.in_progress"]
 
 
+def test_unknown_channel_drop_switch_keeps_the_rest_streamed_and_not() -> None:
+    """``responses_unknown_channel="drop"`` (vLLM main after 0.33.0): no item for the stray message,
+    no 400, and the stream reaches ``response.completed`` with the same output."""
+    text = "<|channel|>comment<|message|>stray<|end|><|start|>assistant<|channel|>final<|message|>answer<|return|>"
+    drop = VllmProfile(responses_unknown_channel="drop")
+    body = json.loads(surface(text, request(), drop).body)
+    assert [(i["type"], i["content"][0]["text"]) for i in body["output"]] == [("message", "answer")]
+    streamed = surface(text, request(stream=True), drop)
+    assert streamed.abort is None
+    completed = events(streamed)[-1]
+    assert completed["type"] == "response.completed"
+    assert [i["type"] for i in completed["response"]["output"]] == ["message"]
+    with pytest.raises(ValueError, match="responses_unknown_channel"):
+        VllmProfile(responses_unknown_channel="ignore")
+
+
 def test_stream_error_event_mode() -> None:
     reply = surface(BAD_HEADER, request(stream=True), VllmProfile(responses_stream_error="error_event", harmony_errors="raise"))
     assert reply.abort is None

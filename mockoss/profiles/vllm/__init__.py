@@ -41,6 +41,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "harmony_errors": ("skip", "raise"),
     "fingerprint_mode": ("full", "none"),
     "responses_stream_events": ("content_part", "reasoning_part"),
+    "responses_unknown_channel": ("error", "drop"),
 }
 _BOOLS = (
     "strict",
@@ -233,6 +234,16 @@ class VllmProfile:
             ``call_id``) its ``output_item.done`` events sent for the same message
             (``reuse_streamed_item_ids``, vllm-project/vllm@v0.32.0:vllm/entrypoints/openai/responses/utils.py,
             same at v0.33.0). False: fresh ids, as mockoss did before.
+        responses_unknown_channel: a Responses output message with no recipient on a channel
+            other than ``analysis``/``commentary``/``final`` (``<|channel|>comment``): ``"error"``
+            (vLLM 0.32.0 and 0.33.0: ``_parse_message_no_recipient`` raises ``Unknown channel:
+            comment``, HTTP 400 ``BadRequestError``; a stream is cut before ``response.completed``;
+            vllm-project/vllm@v0.32.0:vllm/entrypoints/openai/responses/harmony.py,
+            vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/responses/harmony.py) or ``"drop"``
+            (vLLM main after 0.33.0: the message gives no output item and its neighbours are kept,
+            as vLLM's own test pins at
+            vllm-project/vllm@0f9357a923067e0675da5a0fff8ec633d83316e2:tests/entrypoints/openai/responses/test_harmony_utils.py::test_unknown_channel_with_no_recipient_is_dropped;
+            no release on the package index ships it yet, so it is a switch, not a timeline change).
     """
 
     #: Model name served when none is configured (the Hugging Face id ``vllm serve`` is usually given).
@@ -275,6 +286,7 @@ class VllmProfile:
     responses_body_fields: bool = True
     responses_prompt_cache_fields: bool = True
     responses_reuse_stream_ids: bool = True
+    responses_unknown_channel: Literal["error", "drop"] = "error"
     version: str = "0.33.0"
 
     def __post_init__(self) -> None:

@@ -16,6 +16,10 @@ the PR or report (month precision where that is all there is).
 
 Switches that are not on the timeline are server flags (``enable_auto_tool_choice``,
 ``max_model_len``, ``stream_interval``), proposals (``responses_ignore_recipients_without_tools``),
+changes on vLLM's main branch that no release has shipped yet (``responses_unknown_channel="drop"``:
+0.32.0 and 0.33.0, the newest on the package index, raise ``Unknown channel``, read in both
+sources; vllm-project/vllm@0f9357a9:tests/entrypoints/openai/responses/test_harmony_utils.py
+pins the drop),
 or behaviours whose releases the record does not settle: ``harmony_error_status`` (500 in the
 reports of 0.18.0, 0.26.0 and in 0.32.0; the 400 era is not pinned), ``responses_stream_error``,
 ``chat_stream`` (the 2025 paths' stream rules), ``strict``. ``responses_stream_events="reasoning_part"``

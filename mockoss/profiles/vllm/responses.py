@@ -170,10 +170,13 @@ def _web_search(text: str, recipient: str, b: TemplateBuilder, fields: bool = Fa
 
 
 def _items(
-    m: MessageView, incomplete: bool, b: TemplateBuilder, functions: frozenset[str], ignore: bool, fields: bool = True
+    m: MessageView, incomplete: bool, b: TemplateBuilder, functions: frozenset[str], ignore: bool, fields: bool = True,
+    unknown_channel: str = "error",
 ) -> list[dict[str, Any]]:
     """``harmony_to_response_output`` for one message (plus the no-tools switch); ``fields`` is the
-    ``responses_body_fields`` switch (function calls' ``async``/``caller``/``namespace``, messages' ``phase``)."""
+    ``responses_body_fields`` switch (function calls' ``async``/``caller``/``namespace``, messages' ``phase``);
+    ``unknown_channel`` is the ``responses_unknown_channel`` switch (``"drop"``: no item for a
+    message without recipient on a channel other than analysis/commentary/final)."""
     if m.role != "assistant":
         return []
     recipient = None if ignore else m.recipient
@@ -197,7 +200,9 @@ def _items(
         content = [{"annotations": [], "text": m.text, "type": "output_text", "logprobs": None}]
         phase = {"phase": None} if fields else {}
         return [{"id": "msg_" + b.new_id(), "content": content, "role": "assistant", "status": status, "type": "message", **phase}]
-    raise _ItemError(400, f"Unknown channel: {m.channel}")  # ValueError → BadRequestError
+    if unknown_channel == "drop":
+        return []
+    raise _ItemError(400, f"Unknown channel: {m.channel}")  # ValueError / VLLMValidationError → BadRequestError
 
 
 def _shapes(profile: VllmProfile) -> tuple[bool, bool, bool]:
@@ -230,7 +235,7 @@ def _reuse_ids(items: list[dict[str, Any]], streamed: list[tuple[str, str, str]]
 def _build_plan(
     completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool, mapping: str = "2026",
     function_call_events: bool = True, parse: tuple[str, bool] = ("oss-harmony", True),
-    shapes: tuple[bool, bool, bool] = (True, True, True),
+    shapes: tuple[bool, bool, bool] = (True, True, True), unknown_channel: str = "error",
 ) -> _Plan:
     # shapes: (responses_stream_events == "content_part", responses_body_fields, responses_reuse_stream_ids)
     # parse: (harmony_library, skip_errors); vLLM 0.32/0.33's HarmonyContext.append_output feeds
@@ -238,7 +243,7 @@ def _build_plan(
     trace = completion.trace(max_tokens=max_tokens, strict=strict, library=parse[0], skip_errors=parse[1])
     segments, messages, flushed, reasoning = _replay(trace)
     content_part, fields, reuse = shapes
-    items_of = lambda m, incomplete, b: _items(m, incomplete, b, functions, ignore, fields)  # noqa: E731
+    items_of = lambda m, incomplete, b: _items(m, incomplete, b, functions, ignore, fields, unknown_channel)  # noqa: E731
     if mapping == "2025":  # recipients as parsed (no _normalize_recipient), 2025 rules
         from mockoss.profiles.vllm.responses_2025 import items_2025, raw_view
 
@@ -295,13 +300,13 @@ def _build_plan(
 def _plan(
     completion: Completion, max_tokens: int | None, strict: bool, functions: frozenset[str], ignore: bool, mapping: str = "2026",
     function_call_events: bool = True, parse: tuple[str, bool] = ("oss-harmony", True),
-    shapes: tuple[bool, bool, bool] = (True, True, True),
+    shapes: tuple[bool, bool, bool] = (True, True, True), unknown_channel: str = "error",
 ) -> _Plan:
-    key = ("vllm.responses", max_tokens, strict, functions, ignore, mapping, function_call_events, parse, shapes)
+    key = ("vllm.responses", max_tokens, strict, functions, ignore, mapping, function_call_events, parse, shapes, unknown_channel)
     plan = completion._memo.get(key)
     if plan is None:
         plan = completion._memo[key] = _build_plan(
-            completion, max_tokens, strict, functions, ignore, mapping, function_call_events, parse, shapes
+            completion, max_tokens, strict, functions, ignore, mapping, function_call_events, parse, shapes, unknown_channel
         )
     return plan  # type: ignore[return-value]
 
@@ -518,8 +523,9 @@ def surface_responses(profile: VllmProfile, completion: Completion, request: Res
     share one hex); ``python``/``browser``/``container`` → ``reasoning``; any other recipient →
     ``mcp_call`` (server_label = first dotted segment, name = last); no recipient: ``analysis`` →
     ``reasoning`` (``rs_``), ``commentary``/``final`` → ``message`` (``msg_``), other channel →
-    ``ValueError("Unknown channel: …")`` → 400 (ValueError maps to ``BadRequestError`` in every
-    2026 ``create_error_response``). The message/function/MCP item cut by ``max_output_tokens``
+    ``ValueError("Unknown channel: …")`` (0.32.0; ``VLLMValidationError`` in 0.33.0) → 400
+    ``BadRequestError`` (vllm-project/vllm@v0.32.0:vllm/entrypoints/openai/responses/harmony.py,
+    @v0.33.0 the same path), or no item with ``responses_unknown_channel="drop"``. The message/function/MCP item cut by ``max_output_tokens``
     has ``status: "incomplete"``. ``HarmonyError`` → ``profile.error(harmony_error_status, text)``.
 
     Streamed (200, ``text/event-stream``, ``event: T\\ndata: {…}\\n\\n`` frames, no ``[DONE]``,
@@ -549,7 +555,7 @@ def surface_responses(profile: VllmProfile, completion: Completion, request: Res
     plan = _plan(
         completion, request.max_output_tokens, profile.strict, request.function_tool_names, ignore, mapping,
         profile.responses_stream_function_calls, parse,
-        _shapes(profile),
+        _shapes(profile), profile.responses_unknown_channel,
     )
     if not request.stream:
         if plan.harmony_error is not None:

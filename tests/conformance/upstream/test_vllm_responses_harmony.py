@@ -41,12 +41,12 @@ def _case(test: str, *values: Any, xfail: str | None = None) -> Any:
 
 
 def output(
-    header: str, content: str, *, tools=(), incomplete: bool = False, end: str = "<|end|>"
+    header: str, content: str, *, tools=(), incomplete: bool = False, end: str = "<|end|>", target: str = "vllm"
 ) -> list[dict[str, Any]]:
     """The Responses ``output`` for a completion that is one message (``header`` after ``<|start|>assistant``)."""
     text = f"{header}<|message|>{content}"
     extra = {"max_output_tokens": len(load_encoding().encode(text, allowed_special="all"))} if incomplete else {}
-    answer = reply("vllm", text if incomplete else text + end, endpoint="responses", tools=tools, **extra)
+    answer = reply(target, text if incomplete else text + end, endpoint="responses", tools=tools, **extra)
     assert answer.status == 200, answer.body
     return json.loads(answer.body)["output"]
 
@@ -193,34 +193,41 @@ def test_analysis_channel_creates_reasoning(x):
     assert item["type"] == "reasoning" and item["content"][0]["text"] == "Analyzing the problem step by step..."
 
 
-UNKNOWN_CHANNEL = (
-    "the vllm profile answers 400 'Unknown channel: …' for an unknown channel without recipient (what "
-    "vLLM did before the fix this upstream test pins: harmony_to_response_output raised ValueError); the "
-    "fix is not a switch on the vLLM timeline yet"
-)
+#: The fix these upstream tests pin is on vLLM's main branch after 0.33.0 (0.32.0 and 0.33.0 raise
+#: ``Unknown channel``: a 400, the ``vllm`` default, checked below); it is the profile switch
+#: ``responses_unknown_channel=drop`` (see :class:`mockoss.profiles.vllm.VllmProfile`).
+DROP = "vllm responses_unknown_channel=drop"
 
 
 @pytest.mark.parametrize(
     ("channel", "incomplete"),
     [
-        _case(f"{T}test_unknown_channel_with_no_recipient_is_dropped[{i}-{ch}]", ch, i, xfail=UNKNOWN_CHANNEL)
+        _case(f"{T}test_unknown_channel_with_no_recipient_is_dropped[{i}-{ch}]", ch, i)
         for ch in ("comment", "commentaryanalysis")
         for i in (False, True)
     ],
 )
 def test_unknown_channel_with_no_recipient_is_dropped(channel, incomplete):
-    assert output(f"<|channel|>{channel}", "some text", incomplete=incomplete) == []
+    assert output(f"<|channel|>{channel}", "some text", incomplete=incomplete, target=DROP) == []
 
 
-@pytest.mark.parametrize(
-    "x", [_case(f"{T}test_unknown_channel_does_not_affect_neighbouring_messages", None, xfail=UNKNOWN_CHANNEL)]
-)
+@pytest.mark.parametrize("channel", ["comment", "commentaryanalysis"])
+def test_released_vllm_answers_400_for_an_unknown_channel(channel):
+    """vLLM 0.32.0/0.33.0 (the default): ``_parse_message_no_recipient`` raises, HTTP 400
+    (vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/responses/harmony.py)."""
+    answer = reply("vllm", f"<|channel|>{channel}<|message|>some text<|end|>", endpoint="responses")
+    assert answer.status == 400
+    assert json.loads(answer.body)["error"]["message"] == f"Unknown channel: {channel}"
+
+
+@pytest.mark.parametrize("x", [_case(f"{T}test_unknown_channel_does_not_affect_neighbouring_messages", None)])
 def test_unknown_channel_does_not_affect_neighbouring_messages(x):
     items = output(
         "<|channel|>analysis",
         "thinking<|end|><|start|>assistant<|channel|>comment<|message|>stray text<|end|>"
         "<|start|>assistant<|channel|>final<|message|>answer",
         end="<|return|>",
+        target=DROP,
     )
     assert [(i["type"], i["content"][0]["text"]) for i in items] == [("reasoning", "thinking"), ("message", "answer")]
 
