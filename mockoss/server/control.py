@@ -32,6 +32,7 @@ The emulated API itself stays open, as the real servers' are. **Metrics**:
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import sys
@@ -99,7 +100,7 @@ class ControlPlane:
         self._lock = threading.Lock()
         self._default = _Session(base, deque(maxlen=limit))
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
-        self._seq = 0
+        self._seq = itertools.count(1)  # next() is atomic: no lock per request
         self.started = time.time()
         self.metrics = Metrics(lambda: len(self._sessions), base.recorder)
         # A reset of the server as started (the pytest fixture resets it in-process before every
@@ -170,7 +171,7 @@ class ControlPlane:
         """Add a finished request (``record``: its generation log record, if any) to its
         session's log, the metrics and the access log."""
         headers = header_map(scope)
-        test_id = _test_id(scope)
+        test_id = headers.get(TEST_ID_HEADER) or None
         path = scope.get("path", "")
         if path.startswith("/mockoss/"):
             endpoint = "control"
@@ -179,9 +180,7 @@ class ControlPlane:
         else:
             found = endpoint_for_path(path)
             endpoint = found.name if found is not None and scope.get("method") == "POST" else "probe"
-        with self._lock:
-            self._seq += 1
-            seq = self._seq
+        seq = next(self._seq)
         entry = {
             "seq": seq,
             "method": scope.get("method"),
@@ -337,7 +336,8 @@ def _entry_json(entry: dict[str, Any], records: dict[int, RecordedRequest]) -> d
 def header_map(scope: Scope) -> dict[str, str]:
     """The request headers as a dict (lower-case names; for a repeated header the first value
     wins, as ``Headers.get`` does), built once per request and kept in ``scope["state"]``."""
-    cached = scope.get("state", {}).get("mockoss.headers")
+    state = scope.get("state")
+    cached = state.get("mockoss.headers") if state is not None else None
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     headers = LowerCaseHeaders()
