@@ -2,7 +2,7 @@
 
 The request comes from a JSON or YAML file, either ``{"endpoint": "responses" | "chat", "body":
 {…}}`` or the body alone, whose endpoint is then inferred (``input`` ⇒ Responses, ``messages`` ⇒
-Chat Completions). Requests run on one asyncio loop with :class:`httpx.AsyncClient`, at most
+Chat Completions). Requests run on one asyncio loop with :class:`httpx2.AsyncClient`, at most
 ``concurrency`` at a time; each gets ``timeout`` seconds in total (connect + head + whole body,
 streams included). Every answer is read to the end and classified by
 :func:`mockoss.eval.classify.classify`.
@@ -108,7 +108,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 async def _exchange(client: Any, request: EvalRequest, url: str, timeout: float) -> Exchange:
-    import httpx
+    import httpx2
 
     status: int | None = None
     media_type = ""
@@ -124,9 +124,9 @@ async def _exchange(client: Any, request: EvalRequest, url: str, timeout: float)
                     body += chunk
     except TimeoutError:
         failure, failure_text = "timeout", f"no complete answer within {timeout:g} s"
-    except httpx.TimeoutException as exc:
+    except httpx2.TimeoutException as exc:
         failure, failure_text = "timeout", type(exc).__name__
-    except httpx.RequestError as exc:
+    except httpx2.RequestError as exc:
         failure, failure_text = "connection", _first_line(exc)
     return Exchange(request.endpoint, request.stream, status, bytes(body), media_type, failure, failure_text)
 
@@ -140,16 +140,16 @@ async def _run(
     headers: Mapping[str, str],
     progress: Progress | None,
 ) -> list[str]:
-    import httpx
+    import httpx2
 
     url = request.url(base_url)
     keys: list[str] = [""] * n
     next_index = 0
     done = 0
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     # No per-phase httpx timeouts: only the total one in _exchange, so a slow server always gives
     # the same outcome key, whichever phase it is slow in.
-    async with httpx.AsyncClient(timeout=None, limits=limits, headers=dict(headers)) as client:
+    async with httpx2.AsyncClient(timeout=None, limits=limits, headers=dict(headers)) as client:
 
         async def worker() -> None:
             nonlocal next_index, done

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 
 __all__ = ["RemoteSession"]
 
@@ -38,9 +38,9 @@ class RemoteSession:
         headers = {"x-mockoss-test-id": self.test_id}
         if token:
             headers["authorization"] = f"Bearer {token}"
-        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=30)
+        self._http = httpx2.Client(base_url=self.url, headers=headers, timeout=30)
 
-    def _check(self, response: httpx.Response) -> httpx.Response:
+    def _check(self, response: httpx2.Response) -> httpx2.Response:
         if response.status_code >= 400:
             raise AssertionError(f"mockoss control call {response.request.method} {response.request.url.path} -> {response.status_code}: {response.text}")
         return response
@@ -79,7 +79,7 @@ class RemoteSession:
         """Drop the session on the server and close the control client."""
         try:
             self._http.delete(f"/mockoss/sessions/{self.test_id}")
-        except httpx.HTTPError:
+        except httpx2.HTTPError:
             pass
         self._http.close()
 

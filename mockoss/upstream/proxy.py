@@ -2,7 +2,7 @@
 
 One :class:`Proxy` serves one app (:func:`mockoss.server.app.create_app` makes it when the
 :class:`~mockoss.server.core.MockServer` has an ``upstream``). It talks to the upstream with one
-:class:`httpx.AsyncClient` (created on first use, closed by the app's lifespan), so waiting for a
+:class:`httpx2.AsyncClient` (created on first use, closed by the app's lifespan), so waiting for a
 real model never blocks the event loop; scripted replies keep going through the synchronous
 :meth:`MockServer.respond <mockoss.server.core.MockServer.respond>`.
 
@@ -30,7 +30,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
+import httpx2
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
@@ -67,7 +67,7 @@ class _Relay(StreamingResponse):
     (:mod:`mockoss.upstream.record`). The cost: each chunk reaches the client one upstream chunk
     later while recording."""
 
-    def __init__(self, answer: httpx.Response, done: Done | None) -> None:
+    def __init__(self, answer: httpx2.Response, done: Done | None) -> None:
         self._answer, self._done = answer, done
         self._chunks: list[bytes] = []
         self._abort: str | None = None
@@ -94,7 +94,7 @@ class _Relay(StreamingResponse):
                 if held is not None:
                     yield held
                 held = chunk
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             self._abort = f"the upstream broke the stream: {type(exc).__name__}: {exc}"
         ticket = self._finish()
         if ticket is not None and not ticket.done():
@@ -126,14 +126,14 @@ class Proxy:
             raise ValueError("Proxy needs a MockServer with an upstream")
         self.server = server
         self.upstream: Upstream = server.upstream
-        self._client: httpx.AsyncClient | None = None
+        self._client: httpx2.AsyncClient | None = None
 
-    def client(self) -> httpx.AsyncClient:
+    def client(self) -> httpx2.AsyncClient:
         """The shared async client, created on first use (in the serving event loop)."""
         if self._client is None:
-            timeout = httpx.Timeout(self.upstream.timeout_s, connect=self.upstream.connect_timeout_s)
-            limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
-            self._client = httpx.AsyncClient(timeout=timeout, limits=limits)
+            timeout = httpx2.Timeout(self.upstream.timeout_s, connect=self.upstream.connect_timeout_s)
+            limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+            self._client = httpx2.AsyncClient(timeout=timeout, limits=limits)
         return self._client
 
     async def aclose(self) -> None:
@@ -177,7 +177,7 @@ class Proxy:
         outgoing = client.build_request("GET", self.upstream.root + "/v1/models", headers=self.headers(request.headers))
         try:
             answer = await client.send(outgoing, stream=True)
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             from mockoss.server.responses import to_response
 
             message = f"mockoss: upstream {self.upstream.safe_url} {describe(exc)}"
@@ -221,7 +221,7 @@ class Proxy:
         outgoing = client.build_request("POST", self.upstream.root + ENDPOINTS[name].path, content=content, headers=self.headers(headers))
         try:
             answer = await client.send(outgoing, stream=True)
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             message = f"mockoss: upstream {self.upstream.safe_url} {describe(exc)}"
             reply = self.server.error_reply(name, UPSTREAM_STATUS, message)
             log(reply.status)
@@ -239,7 +239,7 @@ class Proxy:
         try:
             answer = await client.send(outgoing, stream=True)
         except BaseException as exc:
-            if not isinstance(exc, httpx.HTTPError):  # cancelled (client gone): nothing to record
+            if not isinstance(exc, httpx2.HTTPError):  # cancelled (client gone): nothing to record
                 if recorder is not None:
                     recorder.skip(slot)
                 raise

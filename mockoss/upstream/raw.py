@@ -29,7 +29,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import httpx
+import httpx2
 
 from mockoss.endpoints import ENDPOINTS
 from mockoss.harmony import Completion, load_encoding
@@ -122,17 +122,17 @@ def failure(upstream: Upstream, message: str) -> Step:
     return Step(index=0, completion=None, error=ScriptedError(status=UPSTREAM_STATUS, message=f"mockoss: upstream {upstream.safe_url} {message}"))
 
 
-def describe(error: httpx.HTTPError) -> str:
+def describe(error: httpx2.HTTPError) -> str:
     """An httpx failure in words: ``is unreachable: …`` or ``did not answer within N s (ReadTimeout)``."""
-    if isinstance(error, httpx.TimeoutException):
+    if isinstance(error, httpx2.TimeoutException):
         return f"did not answer in time ({type(error).__name__})"
-    if isinstance(error, httpx.ConnectError):
+    if isinstance(error, httpx2.ConnectError):
         return f"is unreachable: {str(error) or type(error).__name__}"
     return f"failed: {type(error).__name__}: {error}"
 
 
 async def fetch_step(
-    client: httpx.AsyncClient, upstream: Upstream, headers: Mapping[str, str], endpoint: str, body: Mapping[str, Any], model: str
+    client: httpx2.AsyncClient, upstream: Upstream, headers: Mapping[str, str], endpoint: str, body: Mapping[str, Any], model: str
 ) -> Step:
     """Ask ``upstream`` for the raw completion of ``body`` and return the step that answers it:
     the :class:`~mockoss.harmony.Completion`, or a 502 :func:`failure` (never raises for the
@@ -142,7 +142,7 @@ async def fetch_step(
     payload = completion_request(upstream, endpoint, body, model)
     try:
         answer = await client.post(url, content=json.dumps(payload).encode(), headers=dict(headers))
-    except httpx.HTTPError as exc:
+    except httpx2.HTTPError as exc:
         return failure(upstream, describe(exc))
     text = answer.text
     if answer.status_code != 200:
