@@ -71,12 +71,15 @@ class TokenDelta:
     """What ``parse_delta`` combines for one token, before request options are applied.
 
     ``tool`` is ``(index, name, arguments)`` for the first delta of a call (``name`` set) or
-    ``(index, None, arguments)`` for a later arguments delta.
+    ``(index, None, arguments)`` for a later arguments delta. ``more_tools``: further
+    ``tool_calls`` entries of the same delta, in order (only a stream-interval chunk that spans
+    several calls has them, :func:`mockoss.profiles.vllm.options.regroup_deltas`).
     """
 
     content: str
     reasoning: str
     tool: tuple[int, str | None, str] | None
+    more_tools: tuple[tuple[int, str | None, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

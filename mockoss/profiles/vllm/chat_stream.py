@@ -71,14 +71,22 @@ def _delta_json(
     head = "{" + ",".join(parts) + ("," if parts and tool else "")
     if tool is None:
         return (head + "}").encode()
-    index, name, arguments = tool
-    if name is None:
-        call = f'"tool_calls":[{{"index":{index},"function":{{"arguments":{dumps(arguments)}}}}}]}}'
-        return (head + call).encode()
-    before = (head + '"tool_calls":[{"id":"').encode()
-    function = f'{{"name":{dumps(name)},"arguments":{dumps(arguments)}}}'
-    after = f'","type":"function","index":{index},"function":{function}}}]}}'
-    return (before, index, after.encode())
+    # One entry per call (a stream-interval chunk may carry several); a named entry's id is a
+    # placeholder (the call's index) filled per request.
+    pieces: list[bytes | int] = []
+    text = head + '"tool_calls":['
+    for n, (index, name, arguments) in enumerate((tool, *d.more_tools)):
+        text += "," if n else ""
+        if name is None:
+            text += f'{{"index":{index},"function":{{"arguments":{dumps(arguments)}}}}}'
+            continue
+        pieces += [(text + '{"id":"').encode(), index]
+        function = f'{{"name":{dumps(name)},"arguments":{dumps(arguments)}}}'
+        text = f'","type":"function","index":{index},"function":{function}}}'
+    text += "]}"
+    if not pieces:
+        return text.encode()
+    return (*pieces, text.encode())
 
 
 def sse_pieces(
@@ -112,7 +120,9 @@ def sse_pieces(
         final = (deltas and _delta_json(deltas[-1], include_reasoning, tools, field)) or empty
     emitted = deltas if plan.error is None else body
     streamed = tools and any(d.tool is not None for d in emitted)
-    calls = sum(1 for d in emitted if d.tool is not None and d.tool[1] is not None) if tools else 0
+    calls = (
+        sum(1 for d in emitted if d.tool is not None for t in (d.tool, *d.more_tools) if t[1] is not None) if tools else 0
+    )
     result = _Sse(tuple(chunks), final, streamed, calls)
     completion._memo[key] = result
     return result

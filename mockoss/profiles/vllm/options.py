@@ -146,20 +146,42 @@ def ignore_eos_completion(completion: Completion, body: Mapping[str, Any], max_t
     return cached  # type: ignore[return-value]
 
 
+def _tool_entries(tools: Sequence[tuple[int, str | None, str]]) -> list[tuple[int, str | None, str]]:
+    """The ``tool_calls`` entries ``HarmonyParser.parse_delta`` builds for one chunk from its
+    tokens' tool deltas (vllm-project/vllm@v0.33.0:vllm/parser/harmony.py, same at v0.32.0): a
+    call's first delta opens an entry with its id, name and that delta's arguments; every later
+    non-empty arguments delta is appended to the last entry; one that comes before any entry of
+    the chunk (a call begun in an earlier chunk) opens an entry with only its index and arguments.
+    """
+    entries: list[tuple[int, str | None, str]] = []
+    for index, name, arguments in tools:
+        if name is not None:
+            entries.append((index, name, arguments))
+        elif not arguments:
+            continue
+        elif entries:
+            last = entries[-1]
+            entries[-1] = (last[0], last[1], last[2] + arguments)
+        else:
+            entries.append((index, None, arguments))
+    return entries
+
+
 def _merge(group: Sequence[TokenDelta], mode: str, last_kind: str | None) -> TokenDelta | None:
     from mockoss.profiles.vllm.chat_plan import TokenDelta
 
-    tools = [d.tool for d in group if d.tool is not None]
-    if len({t[0] for t in tools}) > 1:
-        return None  # two tool calls in one chunk: not representable as one delta; keep per token
+    tools = [t for d in group if d.tool is not None for t in (d.tool, *d.more_tools)]
     content = "".join(d.content for d in group)
     reasoning = "".join(d.reasoning for d in group)
+    if mode != "last":
+        entries = _tool_entries(tools)
+        return TokenDelta(content, reasoning, entries[0] if entries else None, tuple(entries[1:]))
+    if len({t[0] for t in tools}) > 1:
+        return None  # "last" (before per-token channels): how such a chunk looked is unknown; per token
     tool = None
     if tools:
         name = next((t[1] for t in tools if t[1] is not None), None)
         tool = (tools[0][0], name, "".join(t[2] for t in tools))
-    if mode != "last":
-        return TokenDelta(content, reasoning, tool)
     text = "".join(d.content + d.reasoning + (d.tool[2] if d.tool else "") for d in group)  # token order
     if last_kind not in ("CONTENT", "REASONING", "TOOL"):
         # No channel at the chunk's end (inside a header, or just after an end token): the kind of

@@ -272,9 +272,11 @@ def test_tool_call_index_counts_previous_calls(earlier, recipient):
 
 
 BATCH_SPLIT = (
-    "vLLM returns a new call's header (id, name, arguments '') and its arguments as two tool_calls "
-    "entries of one DeltaMessage; the vllm profile's stream-interval merge (options.regroup_deltas) "
-    "writes one entry with the name and the whole arguments"
+    "upstream's extract_harmony_streaming_delta (chat_completion/stream_harmony.py, gone from 0.32/0.33) "
+    "returns a new call's header (id, name, arguments '') and its arguments as two tool_calls entries; "
+    "vLLM 0.32/0.33 stream through HarmonyParser.parse_delta, which appends a chunk's argument deltas to "
+    "the call's header entry (vllm-project/vllm@v0.33.0:vllm/parser/harmony.py), and so does the vllm "
+    "profile (one entry with the name and the whole arguments; tests/profiles/test_vllm_stream_interval_calls.py)"
 )
 
 
@@ -298,9 +300,11 @@ def test_complex_batch_permutation(x):
 
 
 MULTI_CALL_STEP = (
-    "a stream-interval chunk that spans several tool-call messages is not merged by the vllm "
-    "profile (options.regroup_deltas falls back to per-token deltas); vLLM returns one DeltaMessage "
-    "with every call's entries and the content joined"
+    "the vllm profile now merges a chunk spanning several calls into one delta as vLLM 0.32/0.33's "
+    "HarmonyParser.parse_delta does (vllm-project/vllm@v0.33.0:vllm/parser/harmony.py): content joined, "
+    "tool_a's arguments as an index-only entry, one entry per new call with its name AND its arguments; "
+    "upstream's older extract_harmony_streaming_delta (stream_harmony.py, gone from 0.32/0.33) also gives "
+    "tool_b and tool_c a separate arguments-only entry, which this case checks"
 )
 
 
