@@ -117,10 +117,11 @@ CHAT_INPUT = [
         None,
         "role:system",
         xfail=(
-            "vLLM at this commit keeps a system message's role (Message.from_dict); mockoss's prompt layer "
-            "follows the later get_system_or_developer_message and turns a non-leading system message into a "
-            "developer message (mockoss/harmony/prompt/_common.py:_instruction_message); a vLLM-version "
-            "divergence, reported, not changed here"
+            "vLLM at this commit keeps a system message's role; vLLM 0.32.0 and 0.33.0 turn a non-leading "
+            "system message into a developer message (parse_chat_input_to_harmony_message → "
+            "get_system_or_developer_message, vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/parser/"
+            "harmony_utils.py; a system message only with VLLM_GPT_OSS_HARMONY_SYSTEM_INSTRUCTIONS set), "
+            "and so does the vllm profile (mockoss/harmony/prompt/_common.py:_instruction_message)"
         ),
     ),
     _case(

@@ -300,8 +300,12 @@ def test_chat_message_without_role_is_a_400(x):
 
 EVENTS = "vllm-project/vllm@0af939b5d9d62089b07a13b6560e51bfce27cd7c:tests/entrypoints/openai/responses/test_streaming_events.py"
 STREAM_BROWSER_FIND = (
-    "the vllm profile's Responses stream announces a browser.find call as an mcp_call item (added and "
-    "done); the non-streamed reply has the web_search_call find_in_page item upstream expects in both"
+    "vLLM 0.32.0/0.33.0 stream a browser.* message as an MCP call (emit_content_delta_events: a recipient "
+    "that is not a function is_mcp_tool_by_namespace → mcp_call added/done), and add the web_search_call "
+    "events only when a tool server serves 'browser' (emit_tool_action_events, "
+    "vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/responses/streaming_events.py); the vllm profile "
+    "emulates no tool server, so it streams the mcp_call; the single web_search_call item (url from "
+    "'cursor') this case pins is a later vLLM"
 )
 
 
