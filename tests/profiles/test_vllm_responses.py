@@ -430,6 +430,31 @@ def test_unknown_channel_drop_switch_keeps_the_rest_streamed_and_not() -> None:
         VllmProfile(responses_unknown_channel="ignore")
 
 
+@pytest.mark.parametrize(
+    ("extra", "message", "error_type", "param"),
+    [
+        (
+            {"previous_input_messages": [{"role": "user", "content": "x"}], "previous_response_id": "resp_1"},
+            "Only one of `previous_input_messages` and `previous_response_id` can be set.",
+            "invalid_request_error",
+            "previous_response_id",
+        ),
+        (
+            {"previous_input_messages": [{"content": "no role"}]},
+            "Message has no 'role' key: {'content': 'no role'} (parameter=input)",
+            "BadRequestError",
+            "input",
+        ),
+    ],
+)
+def test_previous_input_messages_checks_are_400s(extra: dict[str, Any], message: str, error_type: str, param: str) -> None:
+    """vLLM 0.33.0: ``_validate_create_responses_input`` (responses/serving.py) and
+    ``_parse_chat_format_message`` (responses/harmony.py, a ``VLLMValidationError``)."""
+    reply = VllmProfile().surface("responses", Completion.from_text("<|channel|>final<|message|>ok<|return|>"), request(**extra), ctx())
+    assert reply.status == 400
+    assert json.loads(reply.body)["error"] == {"message": message, "type": error_type, "param": param, "code": 400}
+
+
 def test_stream_error_event_mode() -> None:
     reply = surface(BAD_HEADER, request(stream=True), VllmProfile(responses_stream_error="error_event", harmony_errors="raise"))
     assert reply.abort is None

@@ -331,8 +331,9 @@ class VllmProfile:
     def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
         """Dispatch to :meth:`chat` or :meth:`responses`, after the request options of
         :mod:`mockoss.profiles.vllm.options` (``ignore_eos``: a 400 for a bad value) and, for
-        Responses, the check of ``previous_input_messages`` vLLM makes while rendering (an entry
-        without ``role``: 400, :func:`mockoss.harmony.prompt.responses.missing_role_error`)."""
+        Responses, vLLM's checks of ``previous_input_messages`` (set together with
+        ``previous_response_id``: 400 ``invalid_request_error``; an entry without ``role``: 400,
+        :func:`mockoss.harmony.prompt.responses.missing_role_error`)."""
         from mockoss.profiles.vllm.options import OptionError, ignore_eos_completion, interval_note, recovery_log
 
         note = None
@@ -345,6 +346,12 @@ class VllmProfile:
         elif endpoint == "responses":
             from mockoss.harmony.prompt.responses import missing_role_error
 
+            # _validate_create_responses_input (vllm@v0.33.0:vllm/entrypoints/openai/responses/serving.py).
+            if request.body.get("previous_input_messages") and request.body.get("previous_response_id"):
+                message = "Only one of `previous_input_messages` and `previous_response_id` can be set."
+                return error_reply(
+                    400, message, param="previous_response_id", body=self.error_body, err_type="invalid_request_error"
+                )
             # A previous_input_messages entry without a role: VLLMValidationError → 400 (param "input").
             if (message := missing_role_error(request.body)) is not None:
                 return self.error(400, message, param="input")

@@ -54,9 +54,12 @@ def error_object(
     return {"error": {"message": message, "type": kind, "param": param, "code": status}}
 
 
-def error_reply(status: int, message: str, *, param: str | None = None, body: ErrorBody = "nested") -> Reply:
-    """A non-streamed error reply with vLLM's body and the given HTTP status."""
-    data = json.dumps(error_object(status, message, param=param, body=body), separators=(",", ":")).encode()
+def error_reply(
+    status: int, message: str, *, param: str | None = None, body: ErrorBody = "nested", err_type: str | None = None
+) -> Reply:
+    """A non-streamed error reply with vLLM's body and the given HTTP status (``err_type``: as
+    :func:`error_object`)."""
+    data = json.dumps(error_object(status, message, param=param, body=body, err_type=err_type), separators=(",", ":")).encode()
     return Reply(status=status, media_type=JSON_MEDIA_TYPE, body=data)
 
 
