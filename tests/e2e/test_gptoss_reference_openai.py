@@ -3,7 +3,7 @@
 What the SDK sees here is what it sees against openai/gpt-oss@7b58334's ``gpt_oss.responses_api``:
 the profile's bytes equal the real server's on the goldens (tests/golden/test_gptoss_reference_goldens.py),
 and the same SDK calls were made against the real server (uvicorn, scripted backend) with the same
-outcomes (the profile's module docstring and the report of issue 13).
+outcomes (mockoss.profiles.gptoss_ref's module docstring).
 """
 
 from __future__ import annotations

@@ -33,7 +33,13 @@ an unknown ``call_id``, ``reasoning: null``, ``max_output_tokens: null``, invali
 739 byte-identical; the two explained exceptions are a missing ``input`` (the 422 entry's type and
 text) and a declared ``browser_search`` tool (its namespace in the prompt, not emulated). The same
 goldens from the v0.0.8 tag match ``gptoss-reference@0.0.8`` equally (the timeline,
-:mod:`.releases`). Releases before 0.0.8 are read from the tags' source only.
+:mod:`.releases`), and goldens from v0.0.9 run with oss-harmony 0.0.11 instead match with
+``harmony_library=oss-harmony``. Releases before 0.0.8 are read from the tags' source only. The
+openai SDK (3.57) was run against the real server and against the profile on the same
+completions with the same outcomes: ``responses.create`` (streamed or not) works;
+``responses.stream(...)`` raises ``RuntimeError: Received a content event for output index 1
+before receiving its output item`` on a reasoning-then-answer completion (the shifted indices) and
+``APIConnectionError`` on a cut stream (tests/e2e/test_gptoss_reference_openai.py).
 """
 
 from __future__ import annotations
