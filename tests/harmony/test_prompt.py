@@ -41,13 +41,13 @@ FUNCTIONS_NAMESPACE = (
     'location: string,\nunit?: "c" | "f",\n}) => any;\n\n} // namespace functions'
 )
 # vLLM 0.32/0.33 render the prompt with oss-harmony 0.0.11 (their declared dependency), which puts
-# the recipient after the channel and renders the content type as <|constrain|>json; openai-harmony
-# 0.0.8 rendered "<|start|>assistant to=functions.get_weather<|channel|>commentary json" (measured with
-# both wheels; the token count of these two shapes differs by the <|constrain|> token).
-CALL = (
-    "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
-    '{"location":"Paris"}<|call|>'
-)
+# the recipient after the channel and renders the content type as <|constrain|>json, then rewrite each
+# assistant tool-call header back to the shape openai-harmony 0.0.8 and the gpt-oss chat template
+# write, "<|start|>assistant to=functions.get_weather<|channel|>commentary json"
+# (render_for_completion → _use_legacy_tool_call_headers,
+# vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/parser/harmony_utils.py; 2 tokens fewer).
+CALL = '<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{"location":"Paris"}<|call|>'
+
 RESULT = "<|start|>functions.get_weather<|channel|>commentary to=assistant<|message|>18C, sunny<|end|>"
 
 
@@ -242,7 +242,7 @@ def test_parallel_tool_calls_render_one_message_each_and_results_find_their_name
     ]
     assert chat(messages=messages).endswith(
         CALL
-        + "<|start|>assistant<|channel|>commentary to=functions.get_time <|constrain|>json<|message|>{}<|call|>"
+        + "<|start|>assistant to=functions.get_time<|channel|>commentary json<|message|>{}<|call|>"
         + "<|start|>functions.get_time<|channel|>commentary to=assistant<|message|>noon<|end|>"
         + RESULT
         + "<|start|>assistant"
@@ -508,7 +508,7 @@ def test_tool_call_arguments_given_as_an_object_are_serialised_as_json():
     rendered = chat(
         messages=[{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": {"a": 1}}}]}]
     )
-    assert '<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a": 1}<|call|>' in rendered
+    assert '<|start|>assistant to=functions.f<|channel|>commentary json<|message|>{"a": 1}<|call|>' in rendered
 
 
 def test_rendering_is_deterministic_and_does_not_mutate_the_body():
@@ -516,3 +516,29 @@ def test_rendering_is_deterministic_and_does_not_mutate_the_body():
     before = copy.deepcopy(body)
     assert render_chat_prompt(body) == render_chat_prompt(body)
     assert body == before
+
+
+def test_legacy_tool_call_headers_rewrites_assistant_calls_only():
+    """vLLM 0.32/0.33 ``_use_legacy_tool_call_headers`` (parser/harmony_utils.py): an assistant
+    call header becomes ``assistant to=<recipient><|channel|><channel> <content type>``; other
+    headers (no ``<|constrain|>``, a tool author, a call without a recipient) stay as rendered."""
+    from mockoss.harmony.prompt._common import legacy_tool_call_headers
+
+    enc = load_encoding()
+    kept = (
+        "<|start|>assistant<|channel|>analysis<|message|>a to=b <|constrain|>json<|end|>"
+        "<|start|>functions.f<|channel|>commentary to=assistant<|message|>r<|end|>"
+        "<|start|>assistant<|channel|>final <|constrain|>json<|message|>{}<|return|>"
+    )
+    calls = (
+        "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}<|call|>"
+        "<|start|>assistant<|channel|>analysis to=python <|constrain|>code<|message|>x<|call|>"
+    )
+    tokens = enc.encode(kept + calls, allowed_special="all")
+    got = legacy_tool_call_headers(tokens)
+    assert enc.decode(got) == kept + (
+        "<|start|>assistant to=functions.f<|channel|>commentary json<|message|>{}<|call|>"
+        "<|start|>assistant to=python<|channel|>analysis code<|message|>x<|call|>"
+    )
+    assert len(got) == len(tokens) - 4  # two tokens fewer per rewritten header
+    assert got == enc.encode(enc.decode(got), allowed_special="all")

@@ -164,15 +164,80 @@ def _leading_instructions(items: list[Any]) -> tuple[str | None, list[Any]]:
 
 
 def _render(build: Any, body: Mapping[str, Any]) -> list[int]:
-    """Render ``build(body)`` with openai-harmony; on a ``ValueError`` (openai-harmony cannot
-    serialise a lone surrogate or a NaN, pydantic rejected a value) retry once on a repaired body."""
+    """Render ``build(body)`` with openai-harmony, tool-call headers in the legacy shape
+    (:func:`legacy_tool_call_headers`); on a ``ValueError`` (openai-harmony cannot serialise a lone
+    surrogate or a NaN, pydantic rejected a value) retry once on a repaired body."""
     encoding = load_encoding()
     try:
         messages = build(body)
-        return encoding.render_conversation_for_completion(Conversation.from_messages(messages), Role.ASSISTANT)
+        tokens = encoding.render_conversation_for_completion(Conversation.from_messages(messages), Role.ASSISTANT)
     except ValueError:
         messages = build(_repair(body))
-        return encoding.render_conversation_for_completion(Conversation.from_messages(messages), Role.ASSISTANT)
+        tokens = encoding.render_conversation_for_completion(Conversation.from_messages(messages), Role.ASSISTANT)
+    return legacy_tool_call_headers(tokens)
+
+
+@functools.cache
+def _header_tokens() -> tuple[int, int, int, int]:
+    encoding = load_encoding()
+    return tuple(encoding.encode(t, allowed_special="all")[0] for t in ("<|start|>", "<|channel|>", "<|constrain|>", "<|message|>"))  # type: ignore[return-value]
+
+
+def legacy_tool_call_headers(tokens: list[int]) -> list[int]:
+    """``tokens`` with every assistant tool-call header in the shape gpt-oss was trained on.
+
+    oss-harmony (0.0.10 on) renders a call's header as ``<|start|>assistant<|channel|>commentary
+    to=functions.f <|constrain|>json<|message|>``; vLLM 0.32.0/0.33.0 rewrite each such header, at
+    the token level, to ``<|start|>assistant to=functions.f<|channel|>commentary json<|message|>``
+    (``render_for_completion`` → ``_use_legacy_tool_call_headers``,
+    vllm-project/vllm@v0.32.0:vllm/entrypoints/openai/parser/harmony_utils.py, same at v0.33.0),
+    the shape openai-harmony 0.0.8 and the gpt-oss chat template render. Two tokens fewer per call
+    here. A header is rewritten when its author is ``assistant`` and, between ``<|channel|>`` and
+    ``<|constrain|>``, it reads ``<channel> to=<recipient> `` with both parts and a content type
+    after ``<|constrain|>``; any other header is kept. Tokens outside headers are never touched, so
+    the rewrite of a conversation is the rewrite of each message (what the incremental counts in
+    :mod:`mockoss.harmony.prompt.count` rely on).
+
+    Args:
+        tokens: o200k_harmony token ids.
+
+    Returns:
+        A new list (``tokens`` itself is not modified).
+    """
+    start, channel_token, constrain, message = _header_tokens()
+    if constrain not in tokens:
+        return list(tokens)
+    encoding = load_encoding()
+    out = list(tokens)
+    i = 0
+    while i < len(out):
+        if out[i] != start:
+            i += 1
+            continue
+        try:
+            end = out.index(message, i + 1)
+            ch = out.index(channel_token, i + 1, end)
+            co = out.index(constrain, ch + 1, end)
+        except ValueError:
+            i += 1
+            continue
+        author = encoding.decode(out[i + 1 : ch])
+        middle = encoding.decode(out[ch + 1 : co])
+        content_type = encoding.decode(out[co + 1 : end])
+        name, sep, recipient = middle[:-1].partition(" to=")
+        if author != "assistant" or not middle.endswith(" ") or not sep or not name or not recipient or not content_type:
+            i = end + 1
+            continue
+        header = [
+            start,
+            *encoding.encode(f"assistant to={recipient}", disallowed_special=()),
+            channel_token,
+            *encoding.encode(f"{name} {content_type}", disallowed_special=()),
+            message,
+        ]
+        out[i : end + 1] = header
+        i += len(header)
+    return out
 
 
 def _repair(value: Any) -> Any:

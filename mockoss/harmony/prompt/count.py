@@ -62,6 +62,7 @@ from mockoss.harmony.prompt._common import (
     _system_message,
     _text,
     _tool_description,
+    legacy_tool_call_headers,
 )
 from mockoss.harmony.prompt.chat import _chat_message, _chat_parts, render_chat_prompt
 from mockoss.harmony.prompt.responses import (
@@ -114,18 +115,20 @@ def _message_tokens(message: Message) -> int:
     ``Render<Message>`` emits the header (formatting tokens and the role, recipient, channel and
     content type pieces), then each content, then the closing token; a text content is
     ``render_text_into(text)`` alone. So the count is that of the same message with empty texts
-    (cached by the header fields and the number of parts) plus each text's own BPE count.
+    (cached by the header fields and the number of parts) plus each text's own BPE count. The
+    legacy tool-call header rewrite (``_common.legacy_tool_call_headers``) touches the header only,
+    so it is applied to the empty message's tokens.
     Non-text contents (system and developer contents) are rendered whole.
     """
     contents = message.content
     if not all(type(c) is TextContent for c in contents):
-        return len(load_encoding().render(message))
+        return len(legacy_tool_call_headers(load_encoding().render(message)))
     author = message.author
     key = ("header", author.role, author.name, message.channel, message.recipient, message.content_type, len(contents))
     head = _preambles.get(key)
     if head is None:
         empty = message.model_copy(update={"content": [TextContent(text="") for _ in contents]})
-        head = _preambles.put(key, len(load_encoding().render(empty)), 256)
+        head = _preambles.put(key, len(legacy_tool_call_headers(load_encoding().render(empty))), 256)
     return head + sum(_text_tokens(c.text) for c in contents)
 
 

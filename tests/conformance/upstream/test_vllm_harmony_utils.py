@@ -32,7 +32,7 @@ from upstream_support import case
 
 from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.prompt import render_responses_prompt
-from mockoss.harmony.prompt._common import _key
+from mockoss.harmony.prompt._common import _key, legacy_tool_call_headers
 from mockoss.harmony.prompt.chat import _chat_message, _drop_stale_analysis
 from mockoss.harmony.prompt.responses import _response_item, previous_input_message
 
@@ -318,22 +318,10 @@ PREVIOUS_INPUT = [
 ]
 
 
-#: Cases the conversion does not reproduce, with the reason.
-PREVIOUS_INPUT_XFAIL = {
-    "test_tool_call_with_missing_function_fields": (
-        "upstream checks the legacy tool-call header 'assistant to=functions.<|channel|>commentary json', "
-        "which vLLM 0.32/0.33 write into every prompt (render_for_completion → _use_legacy_tool_call_headers, "
-        "vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/parser/harmony_utils.py); mockoss renders "
-        "oss-harmony's own shape 'assistant<|channel|>commentary to=functions. <|constrain|>json' and does "
-        "not apply that rewrite (a prompt-token difference for conversations with tool calls, not fixed here)"
-    ),
-}
-
-
 @pytest.mark.parametrize(
     ("msg", "fragments"),
     [
-        _case(f"TestCommonParseInputToHarmonyMessage::{name}[responses]", msg, frags, xfail=PREVIOUS_INPUT_XFAIL.get(name))
+        _case(f"TestCommonParseInputToHarmonyMessage::{name}[responses]", msg, frags)
         for name, msg, frags in PREVIOUS_INPUT
     ],
 )
@@ -341,10 +329,11 @@ def test_response_previous_input_to_harmony(msg, fragments):
     """Upstream asserts what ``response_previous_input_to_harmony`` returns: here
     :func:`previous_input_message`'s messages, rendered. The rendered prompt then holds them, except
     system/developer messages, which ``construct_harmony_previous_input_messages`` leaves out
-    (vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/responses/harmony.py, same at v0.32.0)."""
+    (vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/responses/harmony.py, same at v0.32.0).
+    Messages are rendered as vLLM's ``render_for_completion`` renders them (legacy tool-call headers)."""
     enc = load_encoding()
     messages = previous_input_message(msg)
-    converted = "".join(enc.decode(enc.render(m)) for m in messages)
+    converted = "".join(enc.decode(legacy_tool_call_headers(enc.render(m))) for m in messages)
     assert all(fragment in converted for fragment in fragments)
     body = {"model": "m", "input": "Next question", "previous_input_messages": [msg]}
     prompt = enc.decode(render_responses_prompt(body))
