@@ -28,6 +28,13 @@ What vLLM renders (and so do we):
 * Developer message, only when there are instructions or tools: ``# Instructions`` then the
   ``functions`` namespace of the request's function tools.
 * Conversation turns, then ``<|start|>assistant``.
+* Assistant tool-call headers in the legacy shape ``<|start|>assistant to=functions.f<|channel|>commentary
+  json<|message|>``: vLLM 0.32/0.33 rewrite oss-harmony's ``…<|channel|>commentary to=functions.f
+  <|constrain|>json…`` so (``_use_legacy_tool_call_headers``,
+  vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/parser/harmony_utils.py).
+* Responses: vLLM's ``previous_input_messages`` (its ``construct_harmony_previous_input_messages``),
+  and, for chat and Responses alike, every analysis message before the last assistant final one
+  dropped (``render_for_completion``).
 
 Assistant ``reasoning_content`` is read when ``reasoning`` is absent: vLLM's converter reads only
 ``reasoning``; whether its request layer still maps the older name onto it is unverified.

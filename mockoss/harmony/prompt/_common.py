@@ -208,35 +208,34 @@ def legacy_tool_call_headers(tokens: list[int]) -> list[int]:
     if constrain not in tokens:
         return list(tokens)
     encoding = load_encoding()
-    out = list(tokens)
-    i = 0
-    while i < len(out):
-        if out[i] != start:
+    out: list[int] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        if tokens[i] != start:
+            out.append(tokens[i])
             i += 1
             continue
         try:
-            end = out.index(message, i + 1)
-            ch = out.index(channel_token, i + 1, end)
-            co = out.index(constrain, ch + 1, end)
+            end = tokens.index(message, i + 1)
+            ch = tokens.index(channel_token, i + 1, end)
+            co = tokens.index(constrain, ch + 1, end)
         except ValueError:
+            out.append(tokens[i])
             i += 1
             continue
-        author = encoding.decode(out[i + 1 : ch])
-        middle = encoding.decode(out[ch + 1 : co])
-        content_type = encoding.decode(out[co + 1 : end])
+        author = encoding.decode(tokens[i + 1 : ch])
+        middle = encoding.decode(tokens[ch + 1 : co])
+        content_type = encoding.decode(tokens[co + 1 : end])
         name, sep, recipient = middle[:-1].partition(" to=")
         if author != "assistant" or not middle.endswith(" ") or not sep or not name or not recipient or not content_type:
-            i = end + 1
-            continue
-        header = [
-            start,
-            *encoding.encode(f"assistant to={recipient}", disallowed_special=()),
-            channel_token,
-            *encoding.encode(f"{name} {content_type}", disallowed_special=()),
-            message,
-        ]
-        out[i : end + 1] = header
-        i += len(header)
+            out.extend(tokens[i : end + 1])
+        else:
+            out.append(start)
+            out.extend(encoding.encode(f"assistant to={recipient}", disallowed_special=()))
+            out.append(channel_token)
+            out.extend(encoding.encode(f"{name} {content_type}", disallowed_special=()))
+            out.append(message)
+        i = end + 1
     return out
 
 
