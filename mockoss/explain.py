@@ -28,7 +28,7 @@ from mockoss.profiles.registry import PROFILES, ProfileError, get_profile, switc
 
 __all__ = ["HELP", "Outcome", "add_arguments", "explain", "render_table", "run_command"]
 
-HELP = "show what every emulated server returns for a scenario's completions"
+HELP = "show where the emulated servers disagree about a scenario's completions (--full: every row)"
 MODEL = "openai/gpt-oss-20b"
 CREATED = 1767225600
 EXPLAINED_ENDPOINTS = ("chat", "responses")
@@ -53,6 +53,8 @@ class Outcome:
         error: the error message of a non-2xx reply, else ``None``.
         answer: which answer of the step this row shows when it has several (``pick 2/4, weight
             4``) or was rendered from a template; else ``None``.
+        rule: the scenario rule the step belongs to (``rule 'leak'``, ``rule #2``), ``None`` for a
+            ``steps:`` file or a completion on stdin.
     """
 
     step: int
@@ -66,6 +68,7 @@ class Outcome:
     tool_calls: list[dict[str, str]] = field(default_factory=list)
     error: str | None = None
     answer: str | None = None
+    rule: str | None = None
 
 
 def tool_names_for(completion: Completion, requested: Sequence[str] | None) -> list[str]:
@@ -159,7 +162,7 @@ def _surface(profile: Profile, endpoint: str, completion: Completion, body: dict
 
 
 def explain(
-    steps: Iterable[tuple[int, Completion | None, tuple[int, str] | None]],
+    steps: Iterable[tuple[Any, ...]],
     *,
     endpoints: Sequence[str] = EXPLAINED_ENDPOINTS,
     tools: Sequence[str] | None = None,
@@ -169,8 +172,8 @@ def explain(
     """Surface every step with every profile; see the module docstring.
 
     Args:
-        steps: ``(index, completion, scripted_error)``; a scripted error ``(status, message)``
-            is shown as each profile's error body.
+        steps: ``(index, completion, scripted_error[, answer label[, rule label]])``; a scripted
+            error ``(status, message)`` is shown as each profile's error body.
         endpoints: a subset of ``("chat", "responses")``.
         tools: function tool names to declare (default: inferred, see :func:`tool_names_for`).
         switches: applied to each profile that has them.
@@ -180,10 +183,12 @@ def explain(
     rows: list[Outcome] = []
     for entry in steps:
         index, completion, scripted = entry[:3]
-        answer = entry[3] if len(entry) > 3 else None  # type: ignore[misc]
+        answer = entry[3] if len(entry) > 3 else None
+        rule = entry[4] if len(entry) > 4 else None
         if completion is None and scripted is None:  # nothing a profile can surface
-            rows.append(Outcome(index, "-", "-", "-", 0, error=answer, answer=answer))
+            rows.append(Outcome(index, "-", "-", "-", 0, error=answer, answer=answer, rule=rule))
             continue
+        start = len(rows)
         for name, base in registry.items():
             own = {k: v for k, v in (switches or {}).items() if k in switch_names(base)}
             profile = get_profile(name, own) if own and profiles is None else base
@@ -203,6 +208,8 @@ def explain(
                         rows.append(Outcome(index, name, endpoint, label, 0, error=f"mockoss: {type(exc).__name__}: {exc}", answer=answer))
                         continue
                     rows.append(_with_answer(summarise(index, name, endpoint, label, status, body), answer))
+        if rule is not None:
+            rows[start:] = [dataclasses.replace(r, rule=rule) for r in rows[start:]]
     return rows
 
 
@@ -262,18 +269,22 @@ def _answers(step: Any) -> list[tuple[Completion | None, tuple[int, str] | None,
     return out
 
 
-def _steps(
-    source: str, step: int | None
-) -> list[tuple[int, Completion | None, tuple[int, str] | None, str | None]]:
+def _steps(source: str, step: int | None) -> list[tuple[Any, ...]]:
+    """``(index, completion, scripted error, answer label, rule label)`` per answer; the rule label
+    is ``None`` for a ``steps:`` file (one unnamed rule) and for a completion on stdin."""
     if source == "-":
-        return [(0, Completion.from_text(sys.stdin.read()), None, None)]
+        return [(0, Completion.from_text(sys.stdin.read()), None, None, None)]
     from mockoss.scenario.loader import load_scenario
 
+    scenario = load_scenario(source)
+    plain = len(scenario.rules) == 1 and scenario.rules[0].name is None
     out = []
-    for s in load_scenario(source).steps:
-        if (step is not None and s.index != step) or getattr(s, "replay", None) is not None:
-            continue  # a replay step returns recorded bytes: nothing for a profile to surface
-        out.extend((s.index, completion, scripted, label) for completion, scripted, label in _answers(s))
+    for rule in scenario.rules:
+        for s in rule.steps:
+            if (step is not None and s.index != step) or getattr(s, "replay", None) is not None:
+                continue  # a replay step returns recorded bytes: nothing for a profile to surface
+            where = None if plain else rule.label
+            out.extend((s.index, completion, scripted, label, where) for completion, scripted, label in _answers(s))
     return out
 
 
@@ -299,7 +310,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated profiles or releases to compare, e.g. vllm@0.10.1,vllm@0.26.0,vllm "
         "(default: every registered profile); rows are grouped so releases sit side by side",
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--full", action="store_true",
+        help="print every row as a wide table (default: only where profiles disagree, in 100 columns)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table (every row)")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -330,11 +345,14 @@ def run_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([asdict(r) for r in rows], ensure_ascii=False, indent=2))
     else:
-        print(render_table(rows))
+        from mockoss.explain_diff import render_compact, wrap_notes
+
+        full = getattr(args, "full", False)
+        print(render_table(rows) if full else render_compact(rows))
         if chosen is not None:
             notes = release_changes(list(chosen))
             if notes:
-                print("\n" + notes)
+                print("\n" + (notes if full else wrap_notes(notes)))
     return 0
 
 
@@ -363,7 +381,12 @@ def side_by_side(rows: Sequence[Outcome], order: Sequence[str]) -> list[Outcome]
     group, so one completion's outcome across releases reads top to bottom."""
     rank = {name: i for i, name in enumerate(order)}
     positions = {id(r): i for i, r in enumerate(rows)}
-    return sorted(rows, key=lambda r: (r.step, positions[id(r)] if r.profile == "-" else 0, r.endpoint, r.tools, rank.get(r.profile, len(rank))))
+    first: dict[tuple[str | None, int], int] = {}
+    for i, r in enumerate(rows):
+        first.setdefault((r.rule, r.step), i)
+    return sorted(rows, key=lambda r: (
+        first[(r.rule, r.step)], positions[id(r)] if r.profile == "-" else 0, r.endpoint, r.tools, rank.get(r.profile, len(rank)),
+    ))
 
 
 def release_changes(names: Sequence[str]) -> str:

@@ -38,6 +38,7 @@ def test_leaked_recipient_is_an_mcp_call_for_vllm_responses(capsys):
             "tool_calls": [MCP],
             "error": None,
             "answer": None,
+            "rule": None,
         }
     assert {r["endpoint"] for r in rows} == {"responses"}
 
@@ -85,7 +86,7 @@ def test_raw_completion_on_stdin(capsys, monkeypatch):
 
 
 def test_table_is_aligned(capsys):
-    assert main(["explain", "leaked-recipient-no-tools", "--endpoint", "responses"]) == 0
+    assert main(["explain", "leaked-recipient-no-tools", "--endpoint", "responses", "--full"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["step", "profile", "endpoint", "tools", "status", "items", "content", "reasoning", "tool_calls", "error"]
     column = lines[0].index("items")
