@@ -12,6 +12,7 @@ from mockoss.profiles.base import Profile
 from mockoss.profiles.gptoss_ref import GptossReferenceProfile
 from mockoss.profiles.llamacpp import LlamacppProfile
 from mockoss.profiles.lmstudio import LmstudioProfile
+from mockoss.profiles.mlxlm import MlxLmProfile
 from mockoss.profiles.ollama import OllamaProfile
 from mockoss.profiles.openai import OpenAIProfile
 from mockoss.profiles.releases import at_release, split_release
@@ -23,7 +24,7 @@ from mockoss.profiles.vllm.variants import VLLM_VARIANTS
 __all__ = ["PROFILES", "ProfileError", "get_profile"]
 
 #: Read-only view of the shipped profiles by name.
-PROFILES: Mapping[str, Profile] = MappingProxyType({"vllm": VllmProfile(), **VLLM_VARIANTS, "llamacpp": LlamacppProfile(), "lmstudio": LmstudioProfile(), "ollama": OllamaProfile(), "openai": OpenAIProfile(), "gptoss-reference": GptossReferenceProfile(), "sglang": SglangProfile()})
+PROFILES: Mapping[str, Profile] = MappingProxyType({"vllm": VllmProfile(), **VLLM_VARIANTS, "llamacpp": LlamacppProfile(), "lmstudio": LmstudioProfile(), "ollama": OllamaProfile(), "openai": OpenAIProfile(), "gptoss-reference": GptossReferenceProfile(), "sglang": SglangProfile(), "mlx-lm": MlxLmProfile()})
 
 
 class ProfileError(ValueError):

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from mockoss.profiles.gptoss_ref.releases import GPTOSS_REFERENCE_TIMELINE
 from mockoss.profiles.llamacpp.releases import LLAMACPP_TIMELINE
 from mockoss.profiles.lmstudio.releases import LMSTUDIO_TIMELINE
+from mockoss.profiles.mlxlm.releases import MLXLM_TIMELINE
 from mockoss.profiles.ollama.releases import OLLAMA_TIMELINE
 from mockoss.profiles.sglang.releases import SGLANG_TIMELINE
 from mockoss.profiles.timeline import Timeline, TimelineError
@@ -23,7 +24,7 @@ __all__ = ["TIMELINES", "at_release", "split_release"]
 
 #: Profile name → its server's timeline (read-only).
 TIMELINES: Mapping[str, Timeline] = MappingProxyType(
-    {t.server: t for t in (VLLM_TIMELINE, OLLAMA_TIMELINE, LLAMACPP_TIMELINE, LMSTUDIO_TIMELINE, GPTOSS_REFERENCE_TIMELINE, SGLANG_TIMELINE)}
+    {t.server: t for t in (VLLM_TIMELINE, OLLAMA_TIMELINE, LLAMACPP_TIMELINE, LMSTUDIO_TIMELINE, GPTOSS_REFERENCE_TIMELINE, SGLANG_TIMELINE, MLXLM_TIMELINE)}
 )
 
 P = TypeVar("P")

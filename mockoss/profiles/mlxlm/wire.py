@@ -1,0 +1,112 @@
+"""``POST /v1/chat/completions`` and ``POST /v1/completions`` as ``mlx_lm.server`` writes them.
+
+Read from ``ml-explore/mlx-lm@v0.32.2:mlx_lm/server.py`` (``APIHandler.handle_completion``,
+``generate_response``, ``completion_usage_response``, ``handle_chat_completions``,
+``handle_text_completions``):
+
+* Bodies are ``json.dumps`` with its defaults (``", "`` / ``": "`` separators, non-ASCII escaped);
+  keys in the order ``id, system_fingerprint, object, model, created, choices[, usage]``.
+* ``id``: ``chatcmpl-`` / ``cmpl-`` + a hyphenated uuid4; ``model`` echoes the request (absent:
+  ``"default_model"``).
+* gpt-oss has no reasoning markers nor tool parser in mlx-lm (``_infer_thinking`` and
+  ``_infer_tool_parser`` match nothing in its vocabulary or template), so the text state machine
+  passes everything: the whole completion, Harmony markup included, is ``content``; no
+  ``reasoning``, no ``tool_calls``; a call ends on ``<|call|>``, an EOS token, with
+  ``finish_reason: "stop"``.
+* Non-streamed: ``message`` ``{"role", "content"}`` (``null`` when empty); ``usage`` with
+  ``prompt_tokens_details.cached_tokens``; completion tokens count the stop token.
+* Streamed: one chunk per decode step that produced text, every delta ``{"role": "assistant",
+  "content": …}``; a finish chunk whose delta is ``{"role": "assistant"}``; with
+  ``stream_options.include_usage`` a usage chunk (``choices: []``, ``object: "chat.completion"``
+  even on ``/v1/completions``); ``data: [DONE]``. Text completions carry ``text`` instead of a delta.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
+from mockoss.profiles.mlxlm.detokenizer import step_texts
+
+if TYPE_CHECKING:
+    from mockoss.harmony import Completion
+    from mockoss.profiles.mlxlm import MlxLmProfile
+
+__all__ = ["surface"]
+
+#: gpt-oss's EOS ids as mlx-lm loads them: ``generation_config.json``'s ``eos_token_id``
+#: (``<|return|>``, ``<|endoftext|>``, ``<|call|>``; utils.py ``load_config``) plus the tokenizer's
+#: ``eos_token`` (``<|return|>``).
+EOS = frozenset({200002, 199999, 200012})
+_DONE = b"data: [DONE]\n\n"
+
+
+def _uuid(ctx: RequestContext) -> str:
+    """A deterministic uuid4 in its hyphenated form (``str(uuid.uuid4())``)."""
+    return str(uuid.UUID(hex=ctx.ids.next(), version=4))
+
+
+def _limit(profile: MlxLmProfile, body: Any) -> int:
+    """``max_completion_tokens``, else ``max_tokens``, else ``--max-tokens`` (512)."""
+    body = body if isinstance(body, dict) else {}
+    for key in ("max_completion_tokens", "max_tokens"):
+        if isinstance(body.get(key), int) and not isinstance(body.get(key), bool):
+            return int(body[key])
+    return profile.max_tokens
+
+
+def _usage(ctx: RequestContext, completion_tokens: int) -> dict[str, Any]:
+    return {
+        "prompt_tokens": ctx.prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": ctx.prompt_tokens + completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": 0},
+    }
+
+
+def surface(profile: MlxLmProfile, kind: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
+    """``kind`` is ``"chat"`` or ``"text"``; ``request`` a chat or completions request view."""
+    body = request.body if isinstance(request.body, dict) else {}
+    emission = completion.emit(_limit(profile, body))
+    tokens = list(emission.tokens)
+    finish = emission.finish_reason
+    if finish == "stop":  # an earlier EOS (<|endoftext|>) ends generation too
+        cut = next((i for i, t in enumerate(tokens) if t in EOS), None)
+        if cut is not None:
+            tokens = tokens[: cut + 1]
+    steps = step_texts(tokens, finish, EOS)
+    prefix = "chatcmpl-" if kind == "chat" else "cmpl-"
+    chat = kind == "chat"
+    model = body.get("model", "default_model")
+    stream = bool(body.get("stream", False))
+    head: dict[str, Any] = {"id": prefix + _uuid(ctx), "system_fingerprint": profile.system_fingerprint}
+
+    def response(text: str, finish_reason: str | None, usage: dict[str, Any] | None = None) -> dict[str, Any]:
+        obj = ("chat.completion.chunk" if stream else "chat.completion") if chat else "text_completion"
+        out: dict[str, Any] = {**head, "object": obj, "model": model, "created": ctx.created, "choices": [{"index": 0, "finish_reason": finish_reason}]}
+        if usage is not None:
+            out["usage"] = usage
+        choice = out["choices"][0]
+        if chat:
+            message: dict[str, Any] = {"role": "assistant"}
+            if not stream:
+                message["content"] = text or None
+            elif text:
+                message["content"] = text
+            choice["delta" if stream else "message"] = message
+        else:
+            choice["text"] = text
+        return out
+
+    if not stream:
+        return Reply(status=200, body=json.dumps(response("".join(steps), finish, _usage(ctx, len(tokens)))).encode())
+    frames = [f"data: {json.dumps(response(text, None))}\n\n".encode() for text in steps if text]
+    frames.append(f"data: {json.dumps(response('', finish))}\n\n".encode())
+    options = body.get("stream_options")
+    if isinstance(options, dict) and options.get("include_usage"):
+        usage = {**head, "object": "chat.completion", "model": model, "created": ctx.created, "choices": [], "usage": _usage(ctx, len(tokens))}
+        frames.append(f"data: {json.dumps(usage)}\n\n".encode())
+    frames.append(_DONE)
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
