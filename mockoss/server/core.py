@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import ValidationError
 
 from mockoss.endpoints import ENDPOINTS, clear_prompt_caches, endpoint_for_path, prompt_tokens
@@ -26,11 +25,18 @@ from mockoss.profiles.registry import ProfileError, get_profile
 from mockoss.scenario.loader import Scenario, ScenarioError, Step, load_named, load_scenario
 from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
-from mockoss.scenario.yamlsafe import YamlLimitError, load_plain
 from mockoss.server.inputs import lone_surrogate_field, out_of_vocabulary
 from mockoss.server.records import DEFAULT_LOG_BYTES, REQUEST_RECORDS, Endpoint, RecordedRequest, RequestLog
 from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES
 from mockoss.server.transport import Delivery
+from mockoss.server.replies import (
+    SWITCH_HEADER,
+    _for_endpoint,
+    _model_hint,
+    _parse_switches,
+    _pydantic_message,
+    failure_reply,
+)
 from mockoss.server.validation import validate_request
 
 if TYPE_CHECKING:
@@ -44,7 +50,6 @@ __all__ = ["DEFAULT_CREATED", "MockServer", "RecordedRequest"]
 #: same scenario and seed give byte-identical output.
 DEFAULT_CREATED = 1767225600
 SCENARIO_HEADER = "x-mockoss-scenario"
-SWITCH_HEADER = "x-mockoss-switch"
 
 #: Request fields limiting completion tokens (chat, chat legacy, responses), first set wins.
 _LIMIT_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
@@ -56,79 +61,11 @@ def _share(record: RecordedRequest) -> None:
         sink.append(record)
 
 
-def _pydantic_message(error: ValidationError) -> tuple[str, str | None]:
-    first = error.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"])
-    lines = [f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in error.errors()]
-    return "Invalid request: " + "; ".join(lines), (loc or None)
-
-
-def _for_endpoint(profile: Profile, endpoint: Endpoint) -> Profile:
-    """The profile answering ``endpoint``. A profile whose error shapes differ by endpoint (Ollama:
-    native ``/api/*`` vs OpenAI-compatible ``/v1/*``) has ``for_endpoint(endpoint)``."""
-    scoped = getattr(profile, "for_endpoint", None)
-    return profile if scoped is None else scoped(endpoint)  # type: ignore[no-any-return]
-
-
 #: Distinct (scenario, ``X-Mockoss-Switch``) profiles kept; the least recently used go first.
 PROFILE_CACHE_SIZE = 256
 #: A prompt token count computed before :meth:`MockServer.respond` (the HTTP layer counts big
 #: prompts in a worker process, :mod:`mockoss.server.offload`); ``None``: count here.
 PRECOUNTED_PROMPT_TOKENS: ContextVar[int | None] = ContextVar("mockoss_prompt_tokens", default=None)
-
-
-def _model_hint(reply: Reply, model: str, served: Sequence[str]) -> Reply:
-    """The server's "model not found" reply, with a mockoss hint appended to its message when
-    ``model`` is a near miss of a served name (``gpt-oss-20b`` for ``openai/gpt-oss-20b``): how to
-    make the server accept it. Other names keep the server's exact text."""
-    import dataclasses
-    import difflib
-
-    bare = {name.rsplit("/", 1)[-1]: name for name in served}
-    close = [bare[model]] if model in bare else difflib.get_close_matches(model, list(served), 1, 0.6)
-    if not close or reply.streamed:
-        return reply
-    hint = (
-        f" (mockoss: this server answers to {close[0]!r}; to accept {model!r} too, start it with "
-        f"--served-model-name {close[0]} {model}, or MockServer(served_model_names=[...]))"
-    )
-    for key in ("message", "error"):
-        for value in _strings(json.loads(reply.body or b"null"), key):
-            encoded = json.dumps(value, ensure_ascii=False)[1:-1].encode()
-            if encoded and encoded in reply.body:
-                addition = json.dumps(hint, ensure_ascii=False)[1:-1].encode()
-                body = reply.body.replace(encoded, encoded + addition, 1)
-                return dataclasses.replace(reply, body=body)
-    return reply
-
-
-def _strings(data: Any, key: str) -> list[str]:
-    """String values under ``key`` anywhere in ``data``, outermost first."""
-    if isinstance(data, dict):
-        found = [data[key]] if isinstance(data.get(key), str) else []
-        return found + [s for v in data.values() for s in _strings(v, key)]
-    return []
-
-
-def _parse_switches(header: str) -> dict[str, Any]:
-    """``name=value[,name=value]``, each value plain YAML (no tags, aliases bounded).
-
-    Raises:
-        ProfileError: not ``name=value``, not valid YAML, a tag, or an alias bomb (a 400).
-    """
-    switches: dict[str, Any] = {}
-    for item in filter(None, (part.strip() for part in header.split(","))):
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise ProfileError(f"{SWITCH_HEADER}: expected name=value, got {item!r}")
-        try:
-            switches[name.strip()] = load_plain(value)
-        except YamlLimitError as exc:
-            raise ProfileError(f"{SWITCH_HEADER}: {name.strip()}: {exc}") from None
-        except yaml.YAMLError as exc:
-            problem = getattr(exc, "problem", None) or type(exc).__name__
-            raise ProfileError(f"{SWITCH_HEADER}: {name.strip()}: value {value.strip()!r} is not valid YAML: {problem}") from None
-    return switches
 
 
 @dataclass
@@ -355,26 +292,7 @@ class MockServer:
                 # Exception, and must not take the connection down with it.
                 if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                     raise
-                if type(exc).__name__ == "PanicException":  # openai-harmony's tokenizer gave up on the input
-                    # e.g. a million-character word: its pre-tokenizer regex overflows its stack
-                    # (src/tiktoken.rs, "RuntimeError(StackOverflow)"). Documented 400, not a bug of ours.
-                    message = (
-                        "mockoss: openai-harmony cannot tokenize this request (its tokenizer panicked: "
-                        f"{str(exc)[:200]}); a real server would answer it. Shorten the longest word of the prompt."
-                    )
-                    reply, scenario, step, played = _for_endpoint(self._base_profile, endpoint).error(400, message), None, None, None
-                elif isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in str(exc):
-                    # A lone surrogate in a field the reply echoes, beyond the ones _validate checks
-                    # first (mockoss.server.inputs): still a 400, though the step is used.
-                    message = (
-                        "Invalid request: a field the reply echoes holds a lone UTF-16 surrogate (\\ud800-\\udfff "
-                        "without its pair): not Unicode text (RFC 8259 section 8.2)"
-                    )
-                    reply, scenario, step, played = _for_endpoint(self._base_profile, endpoint).error(400, message), None, None, None
-                else:
-                    logger.exception("mockoss failed to answer request %d", index)
-                    message = f"mockoss internal error (a bug, please report it): {type(exc).__name__}: {exc}"
-                    reply, scenario, step, played = self._base_profile.error(500, message), None, None, None
+                reply, scenario, step, played = failure_reply(exc, self._base_profile, endpoint, index), None, None, None
             self.requests.append(
                 RecordedRequest(
                     index=index,
