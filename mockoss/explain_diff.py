@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from mockoss.explain import Outcome
+#: A :class:`mockoss.explain.Outcome` (not imported: explain imports this module).
+Outcome = Any
 
 __all__ = ["FIELDS", "WIDTH", "disagreements", "render_compact", "wrap_notes"]
 
