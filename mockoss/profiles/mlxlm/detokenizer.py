@@ -135,7 +135,7 @@ def step_texts(tokens: tuple[int, ...] | list[int], finish: str, eos: frozenset[
             out.append("")  # finalize()'s text is dropped with the stop
             break
         detok.add_token(token)
-        if i == last:  # "length", or a script that ends without a stop token: flushed and kept
+        if i == last and finish == "length":
             detok.finalize()
         out.append(detok.last_segment())
     return out

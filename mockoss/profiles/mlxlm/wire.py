@@ -40,6 +40,7 @@ __all__ = ["surface"]
 #: (``<|return|>``, ``<|endoftext|>``, ``<|call|>``; utils.py ``load_config``) plus the tokenizer's
 #: ``eos_token`` (``<|return|>``).
 EOS = frozenset({200002, 199999, 200012})
+RETURN = 200002
 _DONE = b"data: [DONE]\n\n"
 
 
@@ -69,13 +70,18 @@ def _usage(ctx: RequestContext, completion_tokens: int) -> dict[str, Any]:
 def surface(profile: MlxLmProfile, kind: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
     """``kind`` is ``"chat"`` or ``"text"``; ``request`` a chat or completions request view."""
     body = request.body if isinstance(request.body, dict) else {}
-    emission = completion.emit(_limit(profile, body))
+    limit = _limit(profile, body)
+    emission = completion.emit(limit)
     tokens = list(emission.tokens)
     finish = emission.finish_reason
-    if finish == "stop":  # an earlier EOS (<|endoftext|>) ends generation too
-        cut = next((i for i, t in enumerate(tokens) if t in EOS), None)
-        if cut is not None:
-            tokens = tokens[: cut + 1]
+    cut = next((i for i, t in enumerate(tokens) if t in EOS), None)
+    if cut is not None:  # an earlier EOS (<|endoftext|>) ends generation too
+        tokens, finish = tokens[: cut + 1], "stop"
+    elif finish == "stop":
+        if len(tokens) >= limit:  # the limit is checked before the next token is sampled
+            finish = "length"
+        else:  # a script that stops without a stop token: the model's next token is an EOS, counted
+            tokens.append(RETURN)
     steps = step_texts(tokens, finish, EOS)
     prefix = "chatcmpl-" if kind == "chat" else "cmpl-"
     chat = kind == "chat"
