@@ -66,6 +66,20 @@ def test_tool_call_is_flattened_into_content_with_finish_stop(server, client):
     assert (choice.message.content, choice.message.tool_calls, choice.finish_reason) == ((ANALYSIS + CALL).removesuffix("<|call|>"), None, "stop")
 
 
+def test_report_875_channel_markup_and_an_analysis_channel_call_reach_content(server, client):
+    # ml-explore/mlx-lm#875 (0.30.6, mlx-community/gpt-oss-20b-MXFP4-Q8): channel tokens leak into
+    # message.content. A call addressed on the analysis channel (the form of waybarrios/vllm-mlx#562)
+    # is no different for mlx-lm: no parser looks at either.
+    text = ANALYSIS + '<|start|>assistant<|channel|>analysis to=functions.get_weather code<|message|>{"city":"Paris"}<|call|>'
+    use(server, text, text)
+    reply = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
+    assert (reply.choices[0].message.content, reply.choices[0].message.tool_calls) == (text.removesuffix("<|call|>"), None)
+    with client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER, stream=True) as stream:
+        chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == text.removesuffix("<|call|>")
+    assert not any(c.choices[0].delta.tool_calls for c in chunks) and chunks[-1].choices[0].finish_reason == "stop"
+
+
 @pytest.mark.mockoss(scenario="clean-answer")
 def test_stream_repeats_role_in_every_delta_and_ends_with_usage_then_done(client):
     content, chunks = "", []

@@ -101,6 +101,8 @@ def test_probes_routes_and_errors():
 def test_registered_with_a_timeline_and_switches_checked():
     assert isinstance(get_profile("mlx-lm"), MlxLmProfile)
     assert get_profile("mlx-lm@0.32.2").name == "mlx-lm@0.32.2"
+    with pytest.raises(ValueError, match="starts at 0.32.0"):  # older wires differ and are not emulated
+        get_profile("mlx-lm@0.31.3")
     assert get_profile("mlx-lm", {"max_tokens": 64}).max_tokens == 64
     with pytest.raises(ValueError, match="max_tokens"):
         MlxLmProfile(max_tokens=0)

@@ -12,7 +12,9 @@ detokenizer keeps special tokens as text. So what the model writes after the pro
 ``<|start|>assistant`` — ``<|channel|>analysis<|message|>…<|end|><|start|>assistant<|channel|>final
 <|message|>…`` — is ``content``, verbatim, analysis and all; a tool call is raw markup in ``content``
 with ``finish_reason: "stop"`` (``<|call|>`` is an EOS token and is not decoded); no ``reasoning``,
-no ``tool_calls``. :mod:`.detokenizer` reproduces the streaming detokenizer, :mod:`.wire` the JSON.
+no ``tool_calls``. That is what ml-explore/mlx-lm#875 reports (0.30.6); the fix proposed in
+ml-explore/mlx-lm#1867 is unmerged. :mod:`.detokenizer` reproduces the streaming detokenizer,
+:mod:`.wire` the JSON.
 
 What was checked against mlx-lm's own code, and how: ``tools/mlxlm_diff.py`` imports mlx-lm
 0.32.2's ``server.py`` on Linux (``mlx[cpu]`` in a scratch venv, ``transformers`` stubbed) and
@@ -22,7 +24,8 @@ serves its real ``APIHandler`` on loopback, with mlx-lm's ``TokenizerWrapper``,
 tokens the way ``stream_generate`` does. Every completion of the 49 built-in scenarios and 400
 seeded token sequences (single bytes, byte 0, partial UTF-8, lone spaces, special tokens,
 ``<|endoftext|>`` mid-stream), with no limit and a 7-token limit, as chat and text completion,
-streamed and not: 3,592 replies, byte for byte (ids and ``created`` normalised), 0 differ. Also
+streamed and not: 3,592 replies, byte for byte (ids and ``created`` normalised), 0 differ; the
+same against the 0.32.0 and 0.32.1 wheels (the timeline, :mod:`.releases`). Also
 checked so: mlx-lm infers no reasoning or tool markers from gpt-oss's vocabulary. Read, not run:
 the model-loading path (its 404), ``/v1/models`` (a Hugging Face cache scan), ``/health``, the
 route errors, and that the EOS set is ``<|return|>``, ``<|endoftext|>``, ``<|call|>`` (gpt-oss's
