@@ -97,6 +97,17 @@ def test_stream_repeats_role_in_every_delta_and_ends_with_usage_then_done(client
 
 
 @pytest.mark.mockoss(scenario="clean-answer")
+def test_stream_options_without_include_usage_ends_the_stream_before_done(http, client):
+    # server.py reads stream_options["include_usage"] after the finish chunk: a KeyError, and the
+    # close-delimited body just ends.
+    body = {"model": MODEL, "messages": USER, "stream": True, "stream_options": {}}
+    frames = [f for f in http.post("/v1/chat/completions", json=body).text.split("\n\n") if f]
+    assert "[DONE]" not in frames[-1] and json.loads(frames[-1].removeprefix("data: "))["choices"][0]["finish_reason"] == "stop"
+    with client.chat.completions.create(model=MODEL, messages=USER, stream=True, stream_options={}) as stream:
+        assert "".join(c.choices[0].delta.content or "" for c in stream) == CLEAN
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
 def test_default_max_tokens_is_512_and_a_request_limit_wins(client):
     reply = client.chat.completions.create(model=MODEL, messages=USER, max_tokens=5)
     assert (reply.choices[0].finish_reason, reply.usage.completion_tokens) == ("length", 5)

@@ -18,7 +18,8 @@ Read from ``ml-explore/mlx-lm@v0.32.2:mlx_lm/server.py`` (``APIHandler.handle_co
 * Streamed: one chunk per decode step that produced text, every delta ``{"role": "assistant",
   "content": …}``; a finish chunk whose delta is ``{"role": "assistant"}``; with
   ``stream_options.include_usage`` a usage chunk (``choices: []``, ``object: "chat.completion"``
-  even on ``/v1/completions``); ``data: [DONE]``. Text completions carry ``text`` instead of a delta.
+  even on ``/v1/completions``); ``data: [DONE]``. ``stream_options`` without ``include_usage``
+  (``{}``) raises a ``KeyError`` after the finish chunk: the stream ends there, no ``[DONE]``. Text completions carry ``text`` instead of a delta.
 """
 
 from __future__ import annotations
@@ -111,7 +112,12 @@ def surface(profile: MlxLmProfile, kind: str, completion: Completion, request: A
     frames = [f"data: {json.dumps(response(text, None))}\n\n".encode() for text in steps if text]
     frames.append(f"data: {json.dumps(response('', finish))}\n\n".encode())
     options = body.get("stream_options")
-    if isinstance(options, dict) and options.get("include_usage"):
+    if options is not None and not (isinstance(options, dict) and "include_usage" in options):
+        # ``self.stream_options["include_usage"]`` raises after the finish chunk: http.server logs
+        # the exception and closes the connection; the close-delimited (HTTP/1.0) body just ends,
+        # without ``data: [DONE]``.
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames), log=("KeyError: 'include_usage'",))
+    if options and options.get("include_usage"):
         usage = {**head, "object": "chat.completion", "model": model, "created": ctx.created, "choices": [], "usage": _usage(ctx, len(tokens))}
         frames.append(f"data: {json.dumps(usage)}\n\n".encode())
     frames.append(_DONE)
