@@ -18,9 +18,10 @@ loopback, writing every byte of every reply. What stands in for mlx-lm: the resp
 (no model): it replays the scripted tokens through mlx-lm's detokenizer the way ``stream_generate``
 does (break on an EOS before decoding it, ``finalize`` at the end, ``"stop"``/``"length"``).
 
-For every completion of every built-in scenario and 400 seeded token sequences, under no limit and a 7-token limit, it sends the
-chat request (streamed with ``include_usage`` and not) and the text completion (streamed and not)
-to both and compares the bytes, ids and ``created`` normalised. Prints the counts and the first
+For every completion of every built-in scenario and 400 seeded token sequences, under no limit and
+a 7-token limit, it sends the chat request and the text completion, streamed and not (streamed chat
+with ``include_usage``; streamed text completions with ``stream_options: {}``, which mlx-lm answers
+with a stream cut before ``[DONE]``) to both and compares the bytes, ids and ``created`` normalised. Prints the counts and the first
 differences; exit status 1 when any differ.
 """
 
