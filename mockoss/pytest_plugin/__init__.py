@@ -79,7 +79,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=[mode.value for mode in RecordMode],
         default=None,
         help="how tests marked mockoss(cassette=...) use their cassette: none (replay only, the default), "
-        "once (record if missing), all/rewrite (record again); recording needs --mockoss-real.",
+        "once (record if missing), new_episodes (replay what is recorded, record and append the rest), "
+        "all/rewrite (record again); recording needs --mockoss-real.",
     )
     _engine.add_options(group)  # --mockoss-engine vllm
     group.addoption(

@@ -12,7 +12,11 @@ cassette does not hold fails the test at teardown with each recorded rule's reas
 Where: ``cassette=True`` is ``<test file dir>/cassettes/<module>/<test name>.yaml`` (pytest-recording's
 layout); ``cassette="name"`` is ``name.yaml`` in that directory; a value ending in ``.yaml`` is a
 path relative to the test file. The mode comes from ``--mockoss-record-mode`` (command line
-first, as pytest-recording), default ``none``.
+first, as pytest-recording), default ``none``; ``new_episodes`` replays what the cassette holds
+and appends what it does not (:mod:`mockoss.pytest_plugin._episodes`).
+
+Timing: recordings keep when each stream frame arrived (``frame_times_ms``), and a replay is paced
+from it through the transport pacing (:mod:`mockoss.scenario.replay`).
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ class RecordMode(str, Enum):
     NONE = "none"
     #: Replay the cassette if it exists, else record it (needs ``--mockoss-real``).
     ONCE = "once"
-    #: Replay what is recorded and record new requests: not supported yet (rejected with a hint).
+    #: Replay what is recorded and record the requests the cassette does not hold, appending them
+    #: (needs ``--mockoss-real``; :mod:`mockoss.pytest_plugin._episodes`); no cassette yet: record it.
     NEW_EPISODES = "new_episodes"
     #: Record every request again, replay none; the cassette is written anew.
     ALL = "all"
@@ -88,18 +93,24 @@ def cassette_fixture(
     recording it through a pass-through server of the test's own (see the module docstring).
 
     Raises:
-        pytest.UsageError: ``new_episodes``, or recording without ``--mockoss-real``.
+        pytest.UsageError: recording (``once`` without a cassette, ``new_episodes``, ``all``,
+            ``rewrite``) without ``--mockoss-real``.
         pytest.fail.Exception: mode ``none`` and the cassette does not exist.
     """
     from mockoss.pytest_plugin._fixture import MockossFixture
 
     path = cassette_path(request.node, options.cassette)  # type: ignore[arg-type]
     mode = record_mode(request.config)
-    if mode is RecordMode.NEW_EPISODES:
-        raise pytest.UsageError(
-            "--mockoss-record-mode new_episodes is not supported yet: record the cassette again with "
-            "--mockoss-record-mode rewrite, or keep the new exchanges in a cassette of their own"
-        )
+    if mode is RecordMode.NEW_EPISODES and path.exists():
+        if real is None:
+            raise pytest.UsageError(
+                f"mockoss: --mockoss-record-mode new_episodes records what cassette {path} does not hold "
+                "and needs a real server: add --mockoss-real URL"
+            )
+        from mockoss.pytest_plugin._episodes import new_episodes
+
+        yield from new_episodes(request.getfixturevalue("mockoss_server"), path, options, real, _served_names(path))
+        return
     replay = mode is RecordMode.NONE or (mode is RecordMode.ONCE and path.exists())
     if replay:
         if not path.exists():
@@ -133,7 +144,7 @@ def _record(path: Path, mode: RecordMode, options: MockossOptions, real: RealTar
     from mockoss.upstream import Recorder
     from mockoss.upstream.config import Upstream
 
-    if path.exists():  # all, rewrite: written anew
+    if path.exists():  # all, rewrite: written anew (new_episodes comes here only without a cassette)
         path.unlink()
     key = real.api_key if real.api_key != "unused" else None
     recorder = Recorder(path.parent, path.stem, match=True)

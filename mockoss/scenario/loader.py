@@ -29,7 +29,8 @@ from mockoss.scenario.match_spec import MatchSpec
 from mockoss.scenario.matching import compile_match
 from mockoss.scenario.render import CompletionTemplate, compile_completion
 from mockoss.scenario.template import parse_template
-from mockoss.scenario.replay import compile_replay
+from mockoss.scenario.replay import compile_replay, replay_transport
+from mockoss.scenario.transport import TransportSpec
 from mockoss.scenario.schema import (
     FORMAT_VERSION,
     PickOption,
@@ -66,13 +67,22 @@ def _compile_step(index: int, spec: StepSpec | PickOption) -> Step:
         completion=completion,
         error=spec.error,
         note=spec.note,
-        transport=spec.transport,
+        transport=_transport(spec),
         times=getattr(spec, "times", 1),
         template=template,
         replay=compile_replay(replay) if (replay := getattr(spec, "replay", None)) is not None else None,
         optional=getattr(spec, "optional", False),
         tool_calls=_tool_calls(spec),
     )
+
+
+def _transport(spec: StepSpec | PickOption) -> TransportSpec | None:
+    """The step's ``transport:``; for a ``replay:`` step without one, the pacing of its recorded
+    ``frame_times_ms`` (:func:`mockoss.scenario.replay.replay_transport`)."""
+    replay = getattr(spec, "replay", None)
+    if spec.transport is not None or replay is None:
+        return spec.transport
+    return replay_transport(replay)
 
 
 def _tool_calls(spec: StepSpec | PickOption) -> tuple[tuple[str, str | None], ...]:

@@ -22,6 +22,15 @@ or ``frames`` (a stream: each element one SSE event or NDJSON line, written in o
 the bytes on the wire are ``body`` or the frames joined. ``abort`` drops the connection after the
 frames (no terminating chunk), as the recorded server did. ``content_type`` is written as the
 ``Content-Type`` (Starlette adds ``; charset=utf-8`` to a ``text/*`` type without a charset).
+
+Timing: ``frame_times_ms`` (written by recordings) holds when each frame arrived from the recorded
+server, in ms after the request was sent (one value for a ``body``). A replay step without a
+``transport:`` of its own is paced from it through the ordinary transport pacing
+(:func:`replay_transport`): ``ttft_ms`` is the first frame's time and ``tokens_per_s`` the mean
+rate of the later frames, so the first frame and the last arrive when they did and the frames
+between are evenly spaced (the transport schedule has one interval per stream, not one per
+frame). No jitter: the same recording replays on the same schedule. A step's own ``transport:``
+replaces the recorded timing (``transport: {}`` replays at once).
 """
 
 from __future__ import annotations
@@ -34,8 +43,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mockoss.profiles.base import JSON_MEDIA_TYPE, Reply
+from mockoss.scenario.transport import MAX_DELAY_MS, TransportSpec
 
-__all__ = ["ReplaySpec", "compile_replay", "replay_data", "split_frames"]
+__all__ = ["ReplaySpec", "compile_replay", "frame_times", "replay_data", "replay_transport", "split_frames"]
 
 #: Response headers a recording keeps besides ``Content-Type`` (lower-case); every other header
 #: (``Set-Cookie``, ``Server``, ``Date``…) is left out.
@@ -57,11 +67,23 @@ class ReplaySpec(BaseModel):
     body_base64: str | None = Field(default=None, description="the whole body, base64 (bodies that are not UTF-8)")
     frames: list[str] | None = Field(default=None, description="a stream, one element per SSE event / NDJSON line")
     abort: str | None = Field(default=None, description="drop the connection after the frames (why, for logs)")
+    frame_times_ms: list[float] | None = Field(
+        default=None,
+        description="when each frame arrived, ms after the request was sent (one value for a body); "
+        "replayed as transport ttft_ms + tokens_per_s unless the step has a transport",
+    )
 
     @model_validator(mode="after")
     def _one_body(self) -> ReplaySpec:
         if sum(x is not None for x in (self.body, self.body_base64, self.frames)) != 1:
             raise ValueError("give exactly one of 'body', 'body_base64' or 'frames'")
+        if self.frame_times_ms is not None:
+            count = len(self.frames) if self.frames is not None else 1
+            times = self.frame_times_ms
+            if len(times) != count:
+                raise ValueError(f"'frame_times_ms' has {len(times)} values for {count} frame(s)")
+            if any(not 0 <= t <= MAX_DELAY_MS for t in times) or any(b < a for a, b in zip(times, times[1:])):
+                raise ValueError(f"'frame_times_ms' must be non-decreasing ms from 0 to {MAX_DELAY_MS:g}")
         if self.body_base64 is not None:
             try:
                 base64.b64decode(self.body_base64, validate=True)
@@ -91,6 +113,43 @@ def compile_replay(spec: ReplaySpec) -> Reply:
     return Reply(spec.status, spec.content_type, frames=chunks, headers=headers, abort=spec.abort)
 
 
+def replay_transport(spec: ReplaySpec) -> TransportSpec | None:
+    """The pacing that reproduces a recording's ``frame_times_ms`` (module docstring), else ``None``.
+
+    ``ttft_ms`` = the first frame's time; with two or more frames spread in time, ``tokens_per_s``
+    = ``(frames - 1) * 1000 / (last - first)``. Bounded: every recorded time is at most
+    :data:`~mockoss.scenario.transport.MAX_DELAY_MS` (the validator checks it).
+    """
+    times = spec.frame_times_ms
+    if not times:
+        return None
+    values: dict[str, Any] = {"ttft_ms": times[0]}
+    span = times[-1] - times[0]
+    if len(times) > 1 and span > 0:
+        values["tokens_per_s"] = (len(times) - 1) * 1000.0 / span
+    return TransportSpec.from_data(values, where="replay.frame_times_ms")
+
+
+def frame_times(chunks: list[bytes] | tuple[bytes, ...], chunk_times_ms: list[float], frames: list[bytes]) -> list[float]:
+    """When each of ``frames`` was complete: the arrival time of the network chunk holding its
+    last byte. ``chunks`` (as received, ``chunk_times_ms`` their arrival, ms) and ``frames`` (the
+    same bytes cut by :func:`split_frames`) join to the same bytes. Rounded to 0.1 ms and capped at
+    :data:`~mockoss.scenario.transport.MAX_DELAY_MS`."""
+    ends, total = [], 0
+    for chunk in chunks:
+        total += len(chunk)
+        ends.append(total)
+    out, position, at = [], 0, 0
+    for frame in frames:
+        position += len(frame)
+        while at < len(ends) - 1 and ends[at] < position:
+            at += 1
+        out.append(round(min(chunk_times_ms[at], MAX_DELAY_MS), 1) if chunk_times_ms else 0.0)
+    for i in range(1, len(out)):  # clocks are monotonic; keep the list valid whatever the rounding
+        out[i] = max(out[i], out[i - 1])
+    return out
+
+
 def split_frames(content_type: str, data: bytes) -> list[bytes]:
     """``data`` cut where its server flushed a unit: after each SSE event (a blank line) for
     ``text/event-stream``, after each line for NDJSON (``application/x-ndjson``); else one piece.
@@ -109,6 +168,7 @@ def replay_data(
     data: bytes | list[bytes] | tuple[bytes, ...],
     headers: dict[str, str] | None = None,
     abort: str | None = None,
+    chunk_times_ms: list[float] | None = None,
 ) -> dict[str, Any]:
     """The ``replay:`` mapping for a reply, ready for YAML (:class:`ReplaySpec` fields).
 
@@ -117,6 +177,8 @@ def replay_data(
             so each frame is one event whatever the network's chunking was.
         headers: extra response headers to store (``Content-Type`` aside); pass only those a
             replay should repeat (:data:`KEPT_HEADERS` for an upstream's answer).
+        chunk_times_ms: when each element of ``data`` (a list) arrived, ms after the request was
+            sent; stored per frame as ``frame_times_ms`` (see :func:`frame_times`).
 
     A body or stream that is not UTF-8 is stored as ``body_base64``.
     """
@@ -138,4 +200,7 @@ def replay_data(
             out["body"] = joined.decode()
     if abort is not None:
         out["abort"] = abort
+    if chunk_times_ms is not None and not isinstance(data, bytes) and len(chunk_times_ms) == len(data):
+        pieces = [frame.encode() for frame in out["frames"]] if "frames" in out else [joined]
+        out["frame_times_ms"] = frame_times(list(data), list(chunk_times_ms), pieces)
     return out

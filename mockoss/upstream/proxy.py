@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import Future
 from contextlib import asynccontextmanager
@@ -53,9 +54,10 @@ FORWARDED_HEADERS = ("content-type", "accept")
 #: Upstream response headers relayed to the client besides the body's ``Content-Type``.
 _RELAYED = ("content-length", *KEPT_HEADERS)
 
-#: ``done(chunks, abort)``: called once the relay ends, with the bytes relayed and why it broke;
-#: returns the recording's ticket (done once the exchange is on disk), or ``None``.
-Done = Callable[[list[bytes], "str | None"], "Future[None] | None"]
+#: ``done(chunks, abort, times)``: called once the relay ends, with the bytes relayed, why it broke
+#: and when each chunk arrived (ms after the request was sent); returns the recording's ticket
+#: (done once the exchange is on disk), or ``None``.
+Done = Callable[[list[bytes], "str | None", list[float]], "Future[None] | None"]
 
 
 class _Relay(StreamingResponse):
@@ -67,9 +69,10 @@ class _Relay(StreamingResponse):
     (:mod:`mockoss.upstream.record`). The cost: each chunk reaches the client one upstream chunk
     later while recording."""
 
-    def __init__(self, answer: httpx2.Response, done: Done | None) -> None:
-        self._answer, self._done = answer, done
+    def __init__(self, answer: httpx2.Response, done: Done | None, sent: float = 0.0) -> None:
+        self._answer, self._done, self._sent = answer, done, sent
         self._chunks: list[bytes] = []
+        self._times: list[float] = []  # arrival of each chunk, ms after the request was sent
         self._abort: str | None = None
         self._ticket: Future[None] | None = None
         self._finished = False
@@ -80,7 +83,7 @@ class _Relay(StreamingResponse):
     def _finish(self) -> Future[None] | None:
         if not self._finished and self._done is not None:
             self._finished = True
-            self._ticket = self._done(self._chunks, self._abort)
+            self._ticket = self._done(self._chunks, self._abort, self._times)
         return self._ticket
 
     async def _relay(self) -> AsyncIterator[bytes]:
@@ -91,6 +94,7 @@ class _Relay(StreamingResponse):
                     yield chunk
                     continue
                 self._chunks.append(chunk)
+                self._times.append((time.monotonic() - self._sent) * 1000.0)
                 if held is not None:
                     yield held
                 held = chunk
@@ -236,6 +240,7 @@ class Proxy:
         slot = recorder.begin() if recorder is not None else -1
         client = self.client()
         outgoing = client.build_request("POST", self.upstream.root + ENDPOINTS[name].path, content=raw, headers=self.headers(headers))
+        sent = time.monotonic()
         try:
             answer = await client.send(outgoing, stream=True)
         except BaseException as exc:
@@ -256,12 +261,13 @@ class Proxy:
         content_type = answer.headers.get("content-type", "application/octet-stream")
         kept = {k: answer.headers[k] for k in KEPT_HEADERS if k in answer.headers}
 
-        def done(chunks: list[bytes], abort: str | None) -> Future[None] | None:
+        def done(chunks: list[bytes], abort: str | None, times: list[float]) -> Future[None] | None:
             try:
-                return recorder.finish(slot, server, record, {"replay": replay_data(answer.status_code, content_type, chunks, kept, abort)})
+                replay = replay_data(answer.status_code, content_type, chunks, kept, abort, chunk_times_ms=times)
+                return recorder.finish(slot, server, record, {"replay": replay})
             except Exception:  # never leave the exchange open: flush() would wait for it forever
                 logger.exception("mockoss: could not record request %d", record.index)
                 recorder.skip(slot)
                 return None
 
-        return _Relay(answer, done)
+        return _Relay(answer, done, sent)

@@ -101,7 +101,12 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
     """libyaml's emitter when PyYAML has it (several times faster on long frames), else PyYAML's."""
 
 
+class _Flow(list):  # type: ignore[type-arg]
+    """A list written on one line (``[2.1, 14.0, …]``): a stream's ``frame_times_ms``."""
+
+
 _Dumper.add_representer(_Exact, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:str", str(value), style='"'))
+_Dumper.add_representer(_Flow, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True))
 
 
 def _dump(data: Any) -> str:
@@ -389,5 +394,7 @@ def _exact(data: Mapping[str, Any]) -> dict[str, Any]:
                 replay[key] = _Exact(replay[key])
         if "frames" in replay:
             replay["frames"] = [_Exact(frame) for frame in replay["frames"]]
+        if "frame_times_ms" in replay:
+            replay["frame_times_ms"] = _Flow(replay["frame_times_ms"])
         out["replay"] = replay
     return out
