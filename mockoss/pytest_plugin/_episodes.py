@@ -19,10 +19,11 @@ mode: it was recorded.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +60,7 @@ class _Front:
         self.sent_on: set[int] = set()
         self._sock = bind("127.0.0.1", 0)
         self.url = base_url(self._sock)
-        self._uvicorn = uvicorn.Server(uvicorn.Config(self._app(), log_level="warning", access_log=False, lifespan="off"))
+        self._uvicorn = uvicorn.Server(uvicorn.Config(self._app(), log_level="warning", access_log=False, lifespan="on"))
         self._uvicorn.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self._thread = threading.Thread(target=self._uvicorn.run, kwargs={"sockets": [self._sock]}, daemon=True)
 
@@ -115,8 +116,13 @@ class _Front:
                 answer.aiter_raw(), status_code=answer.status_code, headers=relayed, background=BackgroundTask(answer.aclose)
             )
 
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            yield
+            await client.aclose()
+
         methods = ["GET", "POST", "PUT", "DELETE", "PATCH"]
-        return Starlette(routes=[Route("/{path:path}", handle, methods=methods)])
+        return Starlette(routes=[Route("/{path:path}", handle, methods=methods)], lifespan=lifespan)
 
 
 async def _send(client, method: str, url: str, body: bytes, headers: dict[str, str]):  # noqa: ANN001, ANN202
