@@ -80,7 +80,7 @@ class _Front:
         self._thread.join(timeout=10)
         self._sock.close()
 
-    def _app(self):  # noqa: ANN202 - a Starlette app
+    def _app(self) -> Any:  # a Starlette app
         import httpx2
         from starlette.applications import Starlette
         from starlette.background import BackgroundTask
@@ -125,7 +125,7 @@ class _Front:
         return Starlette(routes=[Route("/{path:path}", handle, methods=methods)], lifespan=lifespan)
 
 
-async def _send(client, method: str, url: str, body: bytes, headers: dict[str, str]):  # noqa: ANN001, ANN202
+async def _send(client: Any, method: str, url: str, body: bytes, headers: dict[str, str]) -> Any:
     return await client.send(client.build_request(method, url, content=body, headers=headers), stream=True)
 
 
@@ -137,12 +137,12 @@ def append_rules(cassette: Path, recorded: Path) -> int:
         ValueError: either file does not end with its ``rules:`` list, or the merged text is not a
             valid scenario (the cassette is then left as it was).
     """
-    from mockoss.scenario.loader import load_scenario
+    from mockoss.scenario.loader import ScenarioError, load_scenario
 
     old, new = cassette.read_text(encoding="utf-8"), recorded.read_text(encoding="utf-8")
     tails = []
     for text, where in ((old, cassette), (new, recorded)):
-        head, sep, tail = text.partition("\nrules:\n")
+        _, sep, tail = text.partition("\nrules:\n")
         if not sep or re.search(r"^\S", tail, re.MULTILINE) and not re.fullmatch(r"(?:(?:- |  |#).*\n?)*", tail):
             raise ValueError(f"mockoss: {where} does not end with its rules: list")
         tails.append(tail)
@@ -152,7 +152,7 @@ def append_rules(cassette: Path, recorded: Path) -> int:
     cassette.write_text(old.rstrip("\n") + "\n" + tails[1], encoding="utf-8")
     try:
         load_scenario(str(cassette))
-    except Exception as exc:
+    except (ScenarioError, OSError) as exc:
         cassette.write_text(old, encoding="utf-8")
         raise ValueError(f"mockoss: appending the new exchanges to {cassette} failed: {exc}") from None
     return added

@@ -28,9 +28,7 @@ from mockoss.scenario.locate import node_line as _node_line
 from mockoss.scenario.match_spec import MatchSpec
 from mockoss.scenario.matching import compile_match
 from mockoss.scenario.render import CompletionTemplate, compile_completion
-from mockoss.scenario.template import parse_template
 from mockoss.scenario.replay import compile_replay, replay_transport
-from mockoss.scenario.transport import TransportSpec
 from mockoss.scenario.schema import (
     FORMAT_VERSION,
     PickOption,
@@ -38,8 +36,10 @@ from mockoss.scenario.schema import (
     ScenarioFile,
     StepSpec,
 )
-from mockoss.suggest import did_you_mean
+from mockoss.scenario.template import parse_template
+from mockoss.scenario.transport import TransportSpec
 from mockoss.scenario.yamlsafe import YamlLimitError, check_expansion
+from mockoss.suggest import did_you_mean
 
 __all__ = [
     "MAX_SCENARIO_BYTES",

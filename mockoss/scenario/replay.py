@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import re
 from typing import Any
 
@@ -82,7 +83,7 @@ class ReplaySpec(BaseModel):
             times = self.frame_times_ms
             if len(times) != count:
                 raise ValueError(f"'frame_times_ms' has {len(times)} values for {count} frame(s)")
-            if any(not 0 <= t <= MAX_DELAY_MS for t in times) or any(b < a for a, b in zip(times, times[1:])):
+            if any(not 0 <= t <= MAX_DELAY_MS for t in times) or any(b < a for a, b in itertools.pairwise(times)):
                 raise ValueError(f"'frame_times_ms' must be non-decreasing ms from 0 to {MAX_DELAY_MS:g}")
         if self.body_base64 is not None:
             try:

@@ -8,6 +8,7 @@ import re
 
 import pytest
 import yaml
+from upstream_helpers import stopped, stream_bytes
 
 from mockoss.profiles.base import Reply
 from mockoss.scenario.loader import ScenarioError, load_scenario, scenario_from_data
@@ -17,8 +18,6 @@ from mockoss.server.transport import build_schedule
 from mockoss.steps import final, script
 from mockoss.upstream import Recorder
 from mockoss.upstream.config import Upstream
-
-from upstream_helpers import stopped, stream_bytes
 
 CHAT = {"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "Count"}], "stream": True}
 
