@@ -18,7 +18,15 @@ from pathlib import Path
 
 from openai_harmony import HarmonyEncoding, HarmonyEncodingName, load_harmony_encoding
 
-__all__ = ["VOCABULARY_FILE", "VOCABULARY_SHA256", "VocabularyError", "cache_dir", "load_encoding"]
+__all__ = [
+    "VOCABULARY_FILE",
+    "VOCABULARY_SHA256",
+    "HarmonyLibraryError",
+    "VocabularyError",
+    "cache_dir",
+    "check_harmony_library",
+    "load_encoding",
+]
 
 VOCABULARY_FILE = "o200k_base.tiktoken"
 #: The hash openai-harmony itself checks the vocabulary file against.
@@ -27,6 +35,45 @@ VOCABULARY_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cf
 
 class VocabularyError(RuntimeError):
     """The o200k_base vocabulary file is missing or does not have the expected sha256."""
+
+
+class HarmonyLibraryError(VocabularyError):
+    """The ``openai_harmony`` module is not oss-harmony's.
+
+    oss-harmony (the fork current vLLM ships, which mockoss depends on) and openai-harmony install
+    the same ``openai_harmony`` module, and pip lets both be installed: whichever was installed last
+    owns the files, and ``pip check`` sees nothing wrong. Under openai-harmony mockoss would parse
+    headers as openai-harmony 0.0.8 does (a tool named ``bash<|channel|>commentary``, vllm#32587)
+    while claiming current vLLM, so it refuses to start instead. A subclass of
+    :class:`VocabularyError`: like a broken vocabulary, it means the tokenizer cannot load as mockoss
+    needs it, and the CLI reports both in one line.
+    """
+
+
+def check_harmony_library() -> None:
+    """Make sure oss-harmony, not openai-harmony, provides ``openai_harmony``.
+
+    Raises:
+        HarmonyLibraryError: openai-harmony is installed (alone, or beside oss-harmony: then either
+            may own the module's files), or oss-harmony is not; the message says how to repair it.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(name: str) -> str | None:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+
+    fork, original = installed("oss-harmony"), installed("openai-harmony")
+    if original is None and fork is not None:
+        return
+    found = ", ".join(f"{name} {v}" for name, v in (("oss-harmony", fork), ("openai-harmony", original)) if v) or "neither"
+    raise HarmonyLibraryError(
+        f"mockoss needs oss-harmony (the fork current vLLM ships) to own the openai_harmony module; installed: {found}. "
+        "The two install the same module and cannot share an environment. Repair it with: "
+        "pip uninstall -y openai-harmony oss-harmony && pip install 'oss-harmony>=0.0.11'"
+    )
 
 
 def cache_dir() -> Path:
@@ -100,7 +147,10 @@ def load_encoding() -> HarmonyEncoding:
     """Return openai-harmony's ``HARMONY_GPT_OSS`` encoding, loaded once per process, offline.
 
     Raises:
+        HarmonyLibraryError: openai-harmony owns the ``openai_harmony`` module
+            (:func:`check_harmony_library`).
         VocabularyError: see :func:`vocabulary_dir`.
     """
+    check_harmony_library()
     os.environ["TIKTOKEN_ENCODINGS_BASE"] = str(vocabulary_dir())
     return load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
