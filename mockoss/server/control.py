@@ -285,7 +285,10 @@ class ControlPlane:
                 return JSONResponse([])
             records = {r.index: r for r in list(target.server.requests)}
             out = [_entry_json(e, records) for e in list(target.log) if session is None or e["session"] == session]
-            return JSONResponse(out)
+            try:
+                return JSONResponse(out)
+            except ValueError:  # a body held NaN or Infinity: Python's json reads them, JSON has no such numbers
+                return JSONResponse(_finite(out))
 
         @control.get("/sessions", summary="Test ids with state")
         async def sessions() -> list[dict[str, Any]]:
@@ -319,6 +322,20 @@ def _load_text(raw: bytes, name: str) -> Any:
             return load_scenario(str(path))
         except ValueError as exc:
             raise type(exc)(str(exc).replace(str(path), f"upload:{name}.yaml")) from None
+
+
+def _finite(data: Any) -> Any:
+    """``data`` with each float that JSON cannot hold (``NaN``, ``±Infinity``, which a client may
+    send and Python's ``json.loads`` accepts) replaced by its JavaScript spelling as a string."""
+    if isinstance(data, float) and data != data:
+        return "NaN"
+    if isinstance(data, float) and data in (float("inf"), float("-inf")):
+        return "Infinity" if data > 0 else "-Infinity"
+    if isinstance(data, dict):
+        return {key: _finite(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_finite(value) for value in data]
+    return data
 
 
 def _entry_json(entry: dict[str, Any], records: dict[int, RecordedRequest]) -> dict[str, Any]:

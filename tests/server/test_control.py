@@ -239,3 +239,19 @@ def test_the_session_prefix_does_not_bypass_the_guard(running):
         ok = client.get(server.url + "/s/x/mockoss/requests", headers={"authorization": "Bearer tok", "x-mockoss-test-id": "other"})
     assert ok.status_code == 200  # the prefix's test id wins over the header, for both routes
     assert [(e["test_id"], e["path"]) for e in ok.json()] == [("x", "/v1/chat/completions")]
+
+
+def test_a_body_with_infinity_or_nan_does_not_break_the_request_log(running):
+    """Newcomer report: one request with ``"top_p": Infinity`` (Python's json and so the server read
+    it) made ``GET /mockoss/requests`` a 500 until a reset. The log now shows such numbers as
+    their JavaScript spellings, as strings."""
+    server = running()
+    raw = '{"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}], "top_p": Infinity, "temperature": NaN}'
+    with httpx.Client(timeout=30) as client:
+        answered = client.post(server.url + "/v1/chat/completions", content=raw, headers={"content-type": "application/json"})
+        log = client.get(server.url + "/mockoss/requests")
+    assert answered.status_code == 200
+    assert log.status_code == 200
+    [entry] = log.json()
+    assert entry["body"]["top_p"] == "Infinity" and entry["body"]["temperature"] == "NaN"
+    assert entry["body"]["messages"] == [{"role": "user", "content": "hi"}]
