@@ -45,24 +45,37 @@ class RemoteSession:
             raise AssertionError(f"mockoss control call {response.request.method} {response.request.url.path} -> {response.status_code}: {response.text}")
         return response
 
-    def use(self, scenario: str | Path | dict[str, Any], name: str | None = None) -> dict[str, Any]:
-        """Load ``scenario`` (a shipped name, a YAML file, YAML text or a mapping) into this test's
-        session and select it. Returns the server's summary (name, rules, steps).
+    def use(self, scenario: Any, *more: Any, name: str | None = None) -> dict[str, Any]:
+        """Load ``scenario`` into this test's session and select it. Takes what ``mockoss.use``
+        takes (a shipped name, a YAML file, a scenario mapping, a bare list of steps, or
+        :mod:`mockoss.steps` builder items, each positional item one step or rule) and YAML text.
+        Returns the server's summary (name, rules, steps).
 
         Raises:
-            AssertionError: the server refused it (the message has file, line and field).
+            mockoss.scenario.loader.ScenarioError: an unknown shipped name (with the nearest names).
+            AssertionError: the server refused the scenario (the message has file, line and field).
         """
+        from mockoss.scenario.loader import _builtin_dir, load_scenario
+        from mockoss.scenario.schema import FORMAT_VERSION
+        from mockoss.steps import as_scenario_data, is_builder
+
+        if more or is_builder(scenario) or (isinstance(scenario, (list, tuple)) and any(is_builder(i) for i in scenario)):
+            scenario = as_scenario_data(scenario, *more)
+        elif isinstance(scenario, (list, tuple)):
+            scenario = {"steps": list(scenario)}
         if isinstance(scenario, dict):
-            content, kind, name = json.dumps(scenario).encode(), "application/json", name or "inline"
+            data = scenario if "version" in scenario else {"version": FORMAT_VERSION, **scenario}
+            content, kind, name = json.dumps(data).encode(), "application/json", name or "inline"
         elif isinstance(scenario, Path) or (isinstance(scenario, str) and scenario.endswith((".yaml", ".yml")) and "\n" not in scenario):
             path = Path(scenario)
             content, kind, name = path.read_bytes(), "application/yaml", name or path.stem
         elif "\n" in scenario:
             content, kind, name = scenario.encode(), "application/yaml", name or "inline"
         else:
-            from mockoss.scenario.loader import _builtin_dir
-
-            content, kind, name = (_builtin_dir() / f"{scenario}.yaml").read_bytes(), "application/yaml", name or scenario
+            shipped = _builtin_dir() / f"{scenario}.yaml"
+            if not shipped.is_file():
+                load_scenario(scenario)  # raises ScenarioError naming the nearest shipped scenarios
+            content, kind, name = shipped.read_bytes(), "application/yaml", name or scenario
         response = self._http.post("/mockoss/scenario", params={"name": name}, content=content, headers={"content-type": kind})
         return self._check(response).json()  # type: ignore[no-any-return]
 
