@@ -35,8 +35,9 @@ def _answered_by(request: RecordedRequest) -> str:
     if request.step is None:
         return f"{where}, rule {request.rule}: no step (the rule is used up, or its template failed)"
     turn = f", turn {request.turn}" if request.turn is not None else ""
-    scripted_error = " (scripted error)" if request.completion is None else ""
-    return f"{where}, rule {request.rule}, step {request.step}{turn}{scripted_error}"
+    # A step without a completion is a scripted error, or a recorded reply replayed as its bytes.
+    kind = "" if request.completion is not None else " (scripted error)" if request.status >= 400 else " (replayed bytes)"
+    return f"{where}, rule {request.rule}, step {request.step}{turn}{kind}"
 
 
 def describe_request(request: RecordedRequest) -> list[str]:
