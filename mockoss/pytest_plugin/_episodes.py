@@ -13,7 +13,8 @@ relayed chunk by chunk as they arrive, so a replay keeps its pacing. At teardown
 exchanges' rules are appended to the cassette's ``rules:`` (recorded rules first, so a request
 the cassette already held still gets its recorded answer), and the result is loaded once to check
 it is a valid scenario. A request unmatched by the cassette is therefore not a loud miss in this
-mode: it was recorded.
+mode: it was recorded. ``mockoss.requests`` is the cassette server's log: a request that went to
+the real server appears there with the 400 the cassette gave before it was sent on.
 """
 
 from __future__ import annotations
