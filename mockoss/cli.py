@@ -20,7 +20,7 @@ from mockoss import explain as explain_command
 from mockoss.engines import EngineError
 from mockoss.engines import cli as engine_cli
 from mockoss.eval import command as eval_command
-from mockoss.harmony.encoding import VocabularyError
+from mockoss.harmony.encoding import HarmonyLibraryError, VocabularyError
 from mockoss.profiles.registry import PROFILES, ProfileError
 from mockoss.scenario import commands as scenario_commands
 from mockoss.scenario.loader import ScenarioError
@@ -108,7 +108,6 @@ def _parser() -> argparse.ArgumentParser:
         "no other file is ever opened for that header",
     )
     upstream_cli.add_arguments(serve)  # --upstream*, --record*, --redact
-    engine_cli.add_arguments(serve)  # --engine vllm, --vllm-*
     control = serve.add_argument_group("control routes /mockoss/* (README: Sharing one server)")
     control.add_argument(
         "--admin-token", metavar="TOKEN", default=os.environ.get("MOCKOSS_ADMIN_TOKEN") or None,
@@ -119,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
         help="a Host name the control routes accept besides loopback ones (repeatable), e.g. a compose service name",
     )
     control.add_argument("--access-log", action="store_true", help="print one line per request to stderr")
+    engine_cli.add_arguments(serve)  # --engine vllm, --vllm-*
 
     scenario_commands.add_arguments(commands)  # scenarios, validate, schema
     eval_command.add_arguments(commands.add_parser("eval", help=eval_command.HELP, description=eval_command.HELP))
@@ -209,6 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `mockoss explain … | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except HarmonyLibraryError as exc:  # the wrong Harmony library: one clear line, no traceback
+        print(f"mockoss: error: {exc}", file=sys.stderr)
+        return 2
     except VocabularyError as exc:  # every command needs the tokenizer: one clear line, no traceback
         print(f"mockoss: error: the o200k_base vocabulary cannot be loaded: {exc}", file=sys.stderr)
         return 2
