@@ -20,7 +20,7 @@ from mockoss import explain as explain_command
 from mockoss.engines import EngineError
 from mockoss.engines import cli as engine_cli
 from mockoss.eval import command as eval_command
-from mockoss.harmony.encoding import HarmonyLibraryError, VocabularyError
+from mockoss.harmony.encoding import HarmonyLibraryError, VocabularyError, check_harmony_library
 from mockoss.profiles.registry import PROFILES, ProfileError
 from mockoss.scenario import commands as scenario_commands
 from mockoss.scenario.loader import ScenarioError
@@ -205,6 +205,7 @@ def _serve(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mockoss`` command; returns the exit code."""
     try:
+        check_harmony_library()  # before anything cached can hide the wrong library
         return _main(argv)
     except BrokenPipeError:  # `mockoss explain … | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

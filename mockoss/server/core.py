@@ -11,15 +11,16 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from contextvars import ContextVar
-from pathlib import Path
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from mockoss.endpoints import ENDPOINTS, clear_prompt_caches, endpoint_for_path, prompt_tokens
+from mockoss.harmony.encoding import check_harmony_library
 from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext, ServerInfo
 from mockoss.profiles.registry import ProfileError, get_profile
 from mockoss.scenario.loader import Scenario, ScenarioError, Step, load_named, load_scenario
@@ -27,8 +28,6 @@ from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
 from mockoss.server.inputs import lone_surrogate_field, out_of_vocabulary
 from mockoss.server.records import DEFAULT_LOG_BYTES, REQUEST_RECORDS, Endpoint, RecordedRequest, RequestLog
-from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES
-from mockoss.server.transport import Delivery
 from mockoss.server.replies import (
     SWITCH_HEADER,
     _for_endpoint,
@@ -37,6 +36,8 @@ from mockoss.server.replies import (
     _pydantic_message,
     failure_reply,
 )
+from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES
+from mockoss.server.transport import Delivery
 from mockoss.server.validation import validate_request
 
 if TYPE_CHECKING:
@@ -132,6 +133,7 @@ class MockServer:
     requests: RequestLog = field(init=False)
 
     def __post_init__(self) -> None:
+        check_harmony_library()  # HarmonyLibraryError: openai-harmony owns the openai_harmony module
         self._lock = threading.Lock()
         self.requests = RequestLog(maxlen=self.request_log_limit, max_bytes=self.request_log_bytes)
         self._handled = 0

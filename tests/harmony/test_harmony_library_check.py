@@ -40,12 +40,17 @@ def test_other_library_is_refused_with_the_repair(monkeypatch, installed):
 
 def test_cli_reports_it_in_one_line(monkeypatch, capsys):
     from mockoss import cli
-    from mockoss.harmony import encoding
 
     _versions(monkeypatch, {"openai-harmony": "0.0.8"})
-    monkeypatch.setattr(encoding, "load_encoding", encoding.load_encoding.__wrapped__)  # bypass the process cache
-    monkeypatch.setattr("mockoss.harmony.completion.load_encoding", encoding.load_encoding, raising=False)
     assert cli.main(["explain", "clean-answer"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("mockoss: error: mockoss needs oss-harmony") and "Traceback" not in err
     assert err.count("\n") == 1
+
+
+def test_a_server_refuses_to_start(monkeypatch):
+    from mockoss.server.core import MockServer
+
+    _versions(monkeypatch, {"openai-harmony": "0.0.8"})
+    with pytest.raises(HarmonyLibraryError):
+        MockServer(scenario="clean-answer")
