@@ -169,7 +169,7 @@ def test_bad_options_fail_the_test_at_setup_naming_the_fix(pytester):
         [
             (
                 "ERROR test_bad.py::test_unknown_profile - mockoss.profiles.registry.ProfileError: "
-                "unknown profile 'vllmm'; profiles: vllm, *"
+                "unknown profile 'vllmm' (did you mean 'vllm'?); profiles: vllm, *"
             ),
             (
                 "ERROR test_bad.py::test_profile_and_profiles - TypeError: @pytest.mark.mockoss: mockoss: "

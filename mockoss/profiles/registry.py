@@ -54,7 +54,9 @@ def get_profile(name: str, switches: Mapping[str, Any] | None = None) -> Profile
     try:
         profile = PROFILES[server]
     except KeyError:
-        raise ProfileError(f"unknown profile {name!r}; profiles: {', '.join(PROFILES)} (a release: vllm@0.26.0)") from None
+        near = difflib.get_close_matches(server, list(PROFILES), 1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise ProfileError(f"unknown profile {name!r}{hint}; profiles: {', '.join(PROFILES)} (a release: vllm@0.26.0)") from None
     if release is not None:
         return _at_release(profile, name, release, switches or {})
     if not switches:

@@ -137,3 +137,13 @@ def test_cli_prints_a_timeline_and_refuses_an_unknown_one(capsys: pytest.Capture
     assert data["server"] == "ollama" and data["changes"][0]["sources"][0] == "ollama/ollama#11781"
     assert main(["profiles", "--timeline", "tgi"]) == 2
     assert "no timeline for 'tgi'" in capsys.readouterr().err
+
+
+def test_a_misspelt_profile_name_gets_a_suggestion():
+    """Newcomer report: ``--profile vlm`` named no candidate while misspelt switches did."""
+    from mockoss.profiles.registry import ProfileError, get_profile
+
+    with pytest.raises(ProfileError, match=r"unknown profile 'vlm' \(did you mean 'vllm'\?\)"):
+        get_profile("vlm")
+    with pytest.raises(ProfileError, match=r"unknown profile 'olama@0.11.3' \(did you mean 'ollama'\?\)"):
+        get_profile("olama@0.11.3")
