@@ -187,6 +187,14 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"root URL: {base_url(sock)} (native APIs such as Ollama's /api/chat)", flush=True)
     if upstream is not None or recorder is not None:
         print(f"real backends: {upstream_cli.describe(upstream, recorder)}", flush=True)
+    if not _loopback(args.host) and not args.admin_token:
+        print(
+            f"mockoss: warning: listening on {args.host}, beyond loopback, with no --admin-token: anyone who can reach "
+            "the port can use the API, and with an allowed Host read every request log and reset the server "
+            "(README: Sharing one server)",
+            file=sys.stderr,
+            flush=True,
+        )
     try:
         from mockoss.server.control import ControlOptions
 
@@ -200,6 +208,18 @@ def _serve(args: argparse.Namespace) -> int:
         if engine is not None:
             engine.stop()
     return 0
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` (a ``--host`` value) only listens on this machine's loopback interface."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -84,3 +84,15 @@ def test_scenarios_lists_names_with_descriptions(capsys):
     rows = dict(line.split(None, 1) for line in out.splitlines())
     assert rows["leaked-recipient-no-tools"].startswith("Responses request without tools")
     assert rows["tool-call-leaked-as-text"].startswith("Three tool calls leaked as final text")
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [("127.0.0.1", True), ("127.0.0.5", True), ("localhost", True), ("::1", True), ("[::1]", True), ("0.0.0.0", False), ("::", False), ("mockoss", False)],
+)
+def test_serve_warns_beyond_loopback_without_a_token(host, loopback):
+    """``serve --host 0.0.0.0`` with no ``--admin-token`` prints a warning (newcomer report); the
+    check that decides it."""
+    from mockoss.cli import _loopback
+
+    assert _loopback(host) is loopback
