@@ -83,6 +83,13 @@ class _Session:
     server: MockServer
     log: deque[dict[str, Any]]
     last_used: float = field(default_factory=time.monotonic)
+    #: Times the log was cleared: a request that began before a reset and ends after it (the
+    #: client has its answer, the test has moved on) is not logged into the next test's log.
+    epoch: int = 0
+
+    def clear(self) -> None:
+        self.log.clear()
+        self.epoch += 1
 
 
 class ControlPlane:
@@ -109,7 +116,7 @@ class ControlPlane:
 
         def reset() -> None:
             original_reset()
-            self._default.log.clear()
+            self._default.clear()
 
         base.reset = reset  # type: ignore[method-assign]
 
@@ -167,9 +174,17 @@ class ControlPlane:
         """The :class:`MockServer` answering a request (its test id's session)."""
         return self.session(_test_id(scope)).server  # type: ignore[union-attr]
 
-    def log(self, scope: Scope, record: RecordedRequest | None, status: int, frames: int, seconds: float) -> None:
+    def epoch(self, test_id: str | None) -> int:
+        """The :attr:`_Session.epoch` of ``test_id``'s session (0 if it has none yet)."""
+        found = self.session(test_id, create=False) if test_id is None or _TEST_ID.fullmatch(test_id) else None
+        return found.epoch if found is not None else 0
+
+    def log(
+        self, scope: Scope, record: RecordedRequest | None, status: int, frames: int, seconds: float, epoch: int | None = None
+    ) -> None:
         """Add a finished request (``record``: its generation log record, if any) to its
-        session's log, the metrics and the access log."""
+        session's log, the metrics and the access log. ``epoch``: the session's :meth:`epoch` when
+        the request began; if the session was reset since, the request stays out of its log."""
         headers = header_map(scope)
         test_id = headers.get(TEST_ID_HEADER) or None
         path = scope.get("path", "")
@@ -198,7 +213,9 @@ class ControlPlane:
             "step": record.step if record is not None else None,
         }
         if endpoint != "control" and (test_id is None or _TEST_ID.fullmatch(test_id)):
-            self.session(test_id).log.append(entry)  # type: ignore[union-attr]
+            target = self.session(test_id)
+            if epoch is None or target.epoch == epoch:  # type: ignore[union-attr]
+                target.log.append(entry)  # type: ignore[union-attr]
         self.metrics.observe(endpoint, status, record.scenario if record is not None else None, frames)
         if self.options.access_log:
             client = scope.get("client") or ("-", 0)
@@ -271,7 +288,7 @@ class ControlPlane:
             for target in sessions:
                 if target.server is not plane.base or target is plane._default:
                     target.server.reset()  # type: ignore[union-attr]
-                target.log.clear()  # type: ignore[union-attr]
+                target.clear()  # type: ignore[union-attr]
             return Response(status_code=204)
 
         @control.get("/requests", summary="A session's request log, every route, oldest first")
@@ -400,6 +417,7 @@ class _Guarded:
         headers = header_map(scope)
         test_id = headers.get(TEST_ID_HEADER)
         began = time.perf_counter()
+        epoch = self.plane.epoch(test_id)
         status, frames = 500, 0
         refusal = None
         if test_id is not None and not _TEST_ID.fullmatch(test_id):
@@ -407,11 +425,24 @@ class _Guarded:
         elif path.startswith("/mockoss/") or path == "/mockoss":
             refusal = guard(scope, headers, self.plane.options, self._hosts)
         separator: bytes | None = None  # of a stream's frames, once its content type is known
+        records: list[RecordedRequest] = []
+        logged = False
+
+        def finish() -> None:
+            nonlocal logged
+            if not logged:
+                logged = True
+                self.plane.log(scope, records[-1] if records else None, status, frames, time.perf_counter() - began, epoch)
 
         async def watched(message: Message) -> None:
             nonlocal status, frames, separator
-            if separator is not None and message["type"] == "http.response.body":  # runs once per stream write
-                frames += message.get("body", b"").count(separator)
+            if message["type"] == "http.response.body":
+                if separator is not None:  # runs once per stream write
+                    frames += message.get("body", b"").count(separator)
+                if not message.get("more_body", False):
+                    # Logged before the last byte leaves: a client that has its answer finds it in
+                    # GET /mockoss/requests, and a reset after it cannot be overtaken by it.
+                    finish()
             elif message["type"] == "http.response.start":
                 status = message["status"]
                 for name, value in message.get("headers", ()):
@@ -422,7 +453,6 @@ class _Guarded:
                             separator = b"\n"
             await send(message)
 
-        records: list[RecordedRequest] = []
         token = REQUEST_RECORDS.set(records)
         try:
             if refusal is not None:
@@ -431,7 +461,8 @@ class _Guarded:
                 await self.app(scope, receive, watched)
         finally:
             REQUEST_RECORDS.reset(token)
-            self.plane.log(scope, records[-1] if records else None, status, frames, time.perf_counter() - began)
+            finish()  # a request that ended without its last body message (an error, a disconnect)
+
 
 def install(app: FastAPI, server: MockServer, options: ControlOptions | None = None, *, upstream: bool = False) -> ControlPlane:
     """Mount the control routes at ``/mockoss`` and wrap ``app`` in the guard, log and metrics

@@ -255,3 +255,25 @@ def test_a_body_with_infinity_or_nan_does_not_break_the_request_log(running):
     [entry] = log.json()
     assert entry["body"]["top_p"] == "Infinity" and entry["body"]["temperature"] == "NaN"
     assert entry["body"]["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_a_request_that_ends_after_a_reset_stays_out_of_the_next_log(running):
+    """Newcomer report (a flaky failure): a request still finishing when the next test's reset ran
+    landed in that test's request log. A request is logged only if its session was not reset
+    while it was being answered."""
+    import threading
+
+    server = running(transport={"ttft_ms": 400})
+    with httpx.Client(timeout=30) as client:
+        slow = threading.Thread(target=lambda: client.post(server.url + "/v1/chat/completions", json=CHAT))
+        slow.start()
+        import time
+
+        time.sleep(0.15)  # the slow request has begun (its answer is due at 400 ms)
+        assert client.post(server.url + "/mockoss/reset").status_code == 204
+        slow.join()
+        after_reset = client.get(server.url + "/mockoss/requests").json()
+        client.post(server.url + "/v1/chat/completions", json=CHAT, headers={"x-mockoss-transport": "ttft_ms=0"})
+        later = client.get(server.url + "/mockoss/requests").json()
+    assert after_reset == []
+    assert [e["path"] for e in later] == ["/v1/chat/completions"]
