@@ -63,7 +63,7 @@ class RequestLimits:
                     return
         loop = asyncio.get_running_loop()
         deadline = None if self.timeout is None else loop.time() + self.timeout
-        state = {"received": 0, "complete": False, "started": False}
+        state = {"received": 0, "complete": False}
 
         async def limited_receive() -> Message:
             if state["complete"]:
@@ -85,22 +85,23 @@ class RequestLimits:
                 state["complete"] = True
             return message
 
-        async def tracking_send(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                state["started"] = True
-            await send(message)
-
+        # No wrapper around send (it would run once per stream frame): both errors come from
+        # reading the body, before any of mockoss's handlers starts its response. Should an app
+        # ever start one first, the server refuses the second response start (uvicorn raises
+        # RuntimeError) and the original error goes up instead.
         try:
-            await self.app(scope, limited_receive, tracking_send)
+            await self.app(scope, limited_receive, send)
         except _TooLarge as exc:
-            if state["started"]:
-                raise
-            await self._refuse(scope, receive, send, 413, self._too_large(exc.size, exc.exact, limit or 0))
-        except _TooSlow:
-            if state["started"]:
-                raise
+            await self._refuse_or_raise(exc, scope, receive, send, 413, self._too_large(exc.size, exc.exact, limit or 0))
+        except _TooSlow as exc:
             message = f"mockoss: the request body was not received within {self.timeout:g} s of its headers (--request-timeout)"
-            await self._refuse(scope, receive, send, 408, message)
+            await self._refuse_or_raise(exc, scope, receive, send, 408, message)
+
+    async def _refuse_or_raise(self, exc: Exception, scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
+        try:
+            await self._refuse(scope, receive, send, status, message)
+        except RuntimeError:  # the response had already started
+            raise exc from None
 
     @staticmethod
     def _too_large(size: int, exact: bool, limit: int) -> str:
