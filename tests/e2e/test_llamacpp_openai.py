@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import httpx
 import openai
 import pytest
 
-from mockoss.scenario.loader import scenario_from_data
+from profile_e2e_support import use_raw
 
 MODEL = "ggml-org/gpt-oss-20b-GGUF"  # LlamacppProfile.default_model
 USER = [{"role": "user", "content": "Weather in Paris?"}]
@@ -18,27 +17,8 @@ PEG = {"code": 500, "message": "The model produced output that does not match th
 pytestmark = pytest.mark.mockoss(profile="llamacpp")
 
 
-@pytest.fixture
-def server(mockoss):
-    """The ``mockoss`` fixture: ``.url``, ``.server`` (the MockServer), reset for this test."""
-    return mockoss
-
-
 def use(server, *raw: str) -> None:
-    steps = [{"completion": {"raw": text}} for text in raw]
-    server.server.use_scenario(scenario_from_data({"steps": steps}, name="llamacpp-e2e", default_version=True))
-
-
-@pytest.fixture
-def client(server):
-    with openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0) as client:
-        yield client
-
-
-@pytest.fixture
-def http(server):
-    with httpx.Client(base_url=server.url, timeout=10) as client:
-        yield client
+    use_raw(server, *raw, name="llamacpp-e2e")
 
 
 def test_clean_answer_and_tool_call_with_reasoning_content(server, client):

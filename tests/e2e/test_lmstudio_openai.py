@@ -18,12 +18,6 @@ pytestmark = pytest.mark.mockoss(profile="lmstudio")
 
 
 @pytest.fixture
-def server(mockoss):
-    """The ``mockoss`` fixture: ``.url``, ``.server`` (the MockServer), reset for this test."""
-    return mockoss
-
-
-@pytest.fixture
 def client(server):
     with openai.OpenAI(base_url=f"{server.url}/v1", api_key="lm-studio", max_retries=0) as client:
         yield client

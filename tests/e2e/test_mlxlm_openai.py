@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import uuid
 
-import httpx
 import openai
 import pytest
 
-from mockoss.scenario.loader import scenario_from_data
+from profile_e2e_support import use_raw
 
 MODEL = "mlx-community/gpt-oss-20b-MXFP4-Q8"
 USER = [{"role": "user", "content": "Weather in Paris?"}]
@@ -26,26 +25,8 @@ CLEAN = (
 pytestmark = pytest.mark.mockoss(profile="mlx-lm")
 
 
-@pytest.fixture
-def server(mockoss):
-    return mockoss
-
-
 def use(server, *raw: str) -> None:
-    steps = [{"completion": {"raw": text}} for text in raw]
-    server.server.use_scenario(scenario_from_data({"steps": steps}, name="mlxlm-e2e", default_version=True))
-
-
-@pytest.fixture
-def client(server):
-    with openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0) as client:
-        yield client
-
-
-@pytest.fixture
-def http(server):
-    with httpx.Client(base_url=server.url, timeout=10) as client:
-        yield client
+    use_raw(server, *raw, name="mlxlm-e2e")
 
 
 @pytest.mark.mockoss(scenario="clean-answer")

@@ -3,7 +3,6 @@ compares a real server's output with."""
 
 from __future__ import annotations
 
-import openai
 import pytest
 
 MODEL = "openai/gpt-oss-20b"
@@ -12,18 +11,6 @@ USER = [{"role": "user", "content": "Weather?"}]
 
 # The suite's own pytest plugin serves these tests (one session server, reset per test).
 pytestmark = pytest.mark.mockoss(profile="openai")
-
-
-@pytest.fixture
-def server(mockoss):
-    """The ``mockoss`` fixture: ``.url``, ``.server`` (the MockServer), reset for this test."""
-    return mockoss
-
-
-@pytest.fixture
-def client(server):
-    with openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0) as client:
-        yield client
 
 
 def test_malformed_header_is_content_not_a_500(server, client):

@@ -4,11 +4,9 @@ marker. Each expectation is what SGLang 0.5.23's serving code gives for the scri
 
 from __future__ import annotations
 
-import httpx
-import openai
 import pytest
 
-from mockoss.scenario.loader import scenario_from_data
+from profile_e2e_support import use_raw
 
 MODEL = "openai/gpt-oss-20b"
 USER = [{"role": "user", "content": "Weather in Paris?"}]
@@ -20,26 +18,8 @@ FIRST_CALL = '<|channel|>commentary to=functions.get_weather <|constrain|>json<|
 pytestmark = pytest.mark.mockoss(profile="sglang")
 
 
-@pytest.fixture
-def server(mockoss):
-    return mockoss
-
-
 def use(server, *raw: str) -> None:
-    steps = [{"completion": {"raw": text}} for text in raw]
-    server.server.use_scenario(scenario_from_data({"steps": steps}, name="sglang-e2e", default_version=True))
-
-
-@pytest.fixture
-def client(server):
-    with openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0) as client:
-        yield client
-
-
-@pytest.fixture
-def http(server):
-    with httpx.Client(base_url=server.url, timeout=10) as client:
-        yield client
+    use_raw(server, *raw, name="sglang-e2e")
 
 
 def streamed(client, **kwargs) -> tuple[str, str, list[tuple[str, str]], str | None, list]:
