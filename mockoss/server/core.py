@@ -69,6 +69,36 @@ PROFILE_CACHE_SIZE = 256
 PRECOUNTED_PROMPT_TOKENS: ContextVar[int | None] = ContextVar("mockoss_prompt_tokens", default=None)
 
 
+def _record(
+    index: int,
+    endpoint: Endpoint,
+    raw: bytes,
+    headers: Mapping[str, str],
+    scenario: Scenario | None,
+    step: Step | None,
+    played: Played | None,
+    status: int,
+    server_log: tuple[str, ...] = (),
+) -> RecordedRequest:
+    """The request-log record of one answered request (:meth:`MockServer.respond`, :meth:`MockServer.play`)."""
+    return RecordedRequest(
+        index=index,
+        endpoint=endpoint,
+        raw=raw,
+        header_items=tuple(headers.items()),
+        scenario=scenario.name if scenario else None,
+        step=step.index if step and scenario else None,
+        status=status,
+        completion=step.completion.text if step and step.completion else None,
+        rule=played.rule_id if played else None,
+        turn=played.turn if played else None,
+        problem=played.problem if played else None,
+        warnings=played.warnings if played else (),
+        exhausted=bool(played and played.rule is not None and played.step is None and not played.problem),
+        server_log=server_log,
+    )
+
+
 @dataclass
 class MockServer:
     """A fake gpt-oss server: scenario + profile + request log.
@@ -295,24 +325,7 @@ class MockServer:
                 if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                     raise
                 reply, scenario, step, played = failure_reply(exc, self._base_profile, endpoint, index), None, None, None
-            self.requests.append(
-                RecordedRequest(
-                    index=index,
-                    endpoint=endpoint,
-                    raw=raw,
-                    header_items=tuple(headers.items()),
-                    scenario=scenario.name if scenario else None,
-                    step=step.index if step and scenario else None,
-                    status=reply.status,
-                    completion=step.completion.text if step and step.completion else None,
-                    rule=played.rule_id if played else None,
-                    turn=played.turn if played else None,
-                    problem=played.problem if played else None,
-                    warnings=played.warnings if played else (),
-                    exhausted=bool(played and played.rule is not None and played.step is None and not played.problem),
-                    server_log=reply.log,
-                )
-            )
+            self.requests.append(_record(index, endpoint, raw, headers, scenario, step, played, reply.status, reply.log))
             if played is not None and endpoint == "responses" and reply.status == 200:
                 self._remember(played, reply, body)
             _share(self.requests[-1])
@@ -359,21 +372,7 @@ class MockServer:
                 reply, scenario, step, played = self._base_profile.error(500, message), None, None, None
 
         def log(status: int) -> RecordedRequest:
-            record = RecordedRequest(
-                index=index,
-                endpoint=endpoint,
-                raw=raw,
-                header_items=tuple(headers.items()),
-                scenario=scenario.name if scenario else None,
-                step=step.index if step and scenario else None,
-                status=status,
-                completion=step.completion.text if step and step.completion else None,
-                rule=played.rule_id if played else None,
-                turn=played.turn if played else None,
-                problem=played.problem if played else None,
-                warnings=played.warnings if played else (),
-                exhausted=bool(played and played.rule is not None and played.step is None and not played.problem),
-            )
+            record = _record(index, endpoint, raw, headers, scenario, step, played, status)
             with self._lock:
                 self.requests.append(record)
             _share(record)
