@@ -364,12 +364,10 @@ class MockServer:
                 body = None
             try:
                 reply, scenario, step, played = self._answer(endpoint, raw, body, headers, index, None, surface=False)
-            except BaseException as exc:  # as in respond(): a bug answers 500 in the error shape
+            except BaseException as exc:  # as in respond(): never a bare 500
                 if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                     raise
-                logger.exception("mockoss failed to answer request %d", index)
-                message = f"mockoss internal error (a bug, please report it): {type(exc).__name__}: {exc}"
-                reply, scenario, step, played = self._base_profile.error(500, message), None, None, None
+                reply, scenario, step, played = failure_reply(exc, self._base_profile, endpoint, index), None, None, None
 
         def log(status: int) -> RecordedRequest:
             record = _record(index, endpoint, raw, headers, scenario, step, played, status)
