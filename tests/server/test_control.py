@@ -263,13 +263,16 @@ def test_a_request_that_ends_after_a_reset_stays_out_of_the_next_log(running):
     while it was being answered."""
     import threading
 
-    server = running(transport={"ttft_ms": 400})
+    server = running(transport={"ttft_ms": 1500})
     with httpx.Client(timeout=30) as client:
         slow = threading.Thread(target=lambda: client.post(server.url + "/v1/chat/completions", json=CHAT))
         slow.start()
         import time
 
-        time.sleep(0.15)  # the slow request has begun (its answer is due at 400 ms)
+        deadline = time.monotonic() + 10
+        while not server.server.requests and time.monotonic() < deadline:  # answered, its delivery paced
+            time.sleep(0.01)
+        assert server.server.requests, "the slow request never reached the server"
         assert client.post(server.url + "/mockoss/reset").status_code == 204
         slow.join()
         after_reset = client.get(server.url + "/mockoss/requests").json()
