@@ -18,13 +18,14 @@ from mockoss.profiles.openai import OpenAIProfile
 from mockoss.profiles.releases import at_release, split_release
 from mockoss.profiles.sglang import SglangProfile
 from mockoss.profiles.timeline import TimelineError
+from mockoss.profiles.trtllm import TrtllmProfile
 from mockoss.profiles.vllm import VllmProfile
 from mockoss.profiles.vllm.variants import VLLM_VARIANTS
 
 __all__ = ["PROFILES", "ProfileError", "get_profile"]
 
 #: Read-only view of the shipped profiles by name.
-PROFILES: Mapping[str, Profile] = MappingProxyType({"vllm": VllmProfile(), **VLLM_VARIANTS, "llamacpp": LlamacppProfile(), "lmstudio": LmstudioProfile(), "ollama": OllamaProfile(), "openai": OpenAIProfile(), "gptoss-reference": GptossReferenceProfile(), "sglang": SglangProfile(), "mlx-lm": MlxLmProfile()})
+PROFILES: Mapping[str, Profile] = MappingProxyType({"vllm": VllmProfile(), **VLLM_VARIANTS, "llamacpp": LlamacppProfile(), "lmstudio": LmstudioProfile(), "ollama": OllamaProfile(), "openai": OpenAIProfile(), "gptoss-reference": GptossReferenceProfile(), "sglang": SglangProfile(), "mlx-lm": MlxLmProfile(), "trtllm": TrtllmProfile()})
 
 
 class ProfileError(ValueError):

@@ -270,4 +270,12 @@ SERVER_CASES: dict[str, Case] = {
             ],
         },
     ),
+    # NVIDIA/TensorRT-LLM#9256: trtllm-serve wraps a recipientless commentary message in markup.
+    "recipientless-call-wrapped-in-content": Case(
+        tools=("grep",),
+        expect={
+            "trtllm chat": [Seen(content='<|channel|>commentary<|message|>{"path": "/", "name_pattern": "*Chen*", "type_filter": "file"}<|end|>', reasoning="No matches. Try a broader pattern.", finish="stop")],
+            "vllm chat": [Seen(content='{"path": "/", "name_pattern": "*Chen*", "type_filter": "file"}', reasoning="No matches. Try a broader pattern.", finish="stop")],
+        },
+    ),
 }

@@ -1,0 +1,165 @@
+"""Profile ``trtllm``: how TensorRT-LLM's OpenAI-compatible server (``trtllm-serve``) serves gpt-oss.
+
+For a ``gpt_oss`` model ``trtllm-serve`` routes ``/v1/chat/completions`` to ``chat_harmony``, which
+renders the prompt and parses the output with openai-harmony (pinned ``openai-harmony==0.0.4`` in
+its ``requirements.txt``) through its own Harmony adapter, ``tensorrt_llm/serve/harmony_adapter.py``.
+:mod:`.adapter` reproduces the adapter's own mapping rules (the parser is mockoss's genuine
+openai-harmony trace), :mod:`.chat` the wire, :mod:`.releases` the dated changes.
+
+Sources (NVIDIA/TensorRT-LLM; its mirror is over ``fetch``'s size limit and its wheels are not on
+the package index, so files were read one by one in the search tool's index, each at the commit it
+is stored at): ``tensorrt_llm/serve/harmony_adapter.py@38134b130944ed5c037949456df20300126ec728``
+(read whole), ``tests/unittest/llmapi/apps/test_harmony_parsing.py@2d6bc80262dd1d2c073bbcd2fb3bb57b39c305b7``
+and ``tests/unittest/llmapi/apps/test_harmony_channel_validation.py@30d2c50cffa7cb02284d339c0caa335431df007b``
+(the later behaviour, which these tests pin), and stored versions of ``openai_server.py``
+(routes, ``create_error_response``, ``chat_harmony``), ``openai_protocol.py`` (the models and
+their field order), ``postprocess_handlers.py`` and ``executor/result.py`` (stop handling), whose
+commits the index does not name.
+
+What was checked, and how: only by reading. ``harmony_adapter.py`` imports ``tensorrt_llm.executor``
+and ``tensorrt_llm.logger`` (torch, the C++ bindings), and no copy of the newest module could be
+brought onto the machine, so no ``tools/trtllm_adapter_diff.py`` was built: the adapter was not run
+against this profile. TensorRT-LLM's own adapter tests are converted in
+``tests/conformance/upstream/test_trtllm_upstream.py`` (they run mockoss's counterparts, not the
+upstream module). Not checked at all: the behaviours after the read commit are built from the
+tests and PR descriptions that name them (their code was not read), the exact stop handling of
+``<|return|>`` (read as the end id: not in the output, no ``stop_reason``), what an aborted stream
+(``should_stop``) sends after its usage chunk (here nothing but ``[DONE]``), and openai-harmony
+0.0.4's parser (the switch ``harmony_library`` picks the closest emulated, 0.0.8).
+
+Not emulated: ``/v1/completions`` and ``/v1/responses`` (both exist in trtllm-serve; here they get
+the route 404), ``/health_generate``, ``/metrics``, ``/perf_metrics``, the prompt TensorRT-LLM
+renders (its own system message: ``prompt_tokens`` is mockoss's rendering), logprobs, and
+``DISABLE_HARMONY_ADAPTER=1`` (the plain chat route).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from mockoss.harmony.library import HARMONY_LIBRARIES
+from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo
+from mockoss.profiles.wire import dumps
+
+__all__ = ["TrtllmProfile"]
+
+_CHOICES = {
+    "stream_usage": ("never", "always", "stream_options"),
+    "role_chunk": ("never", "every_batch", "first"),
+    "harmony_library": HARMONY_LIBRARIES,
+}
+_BOOLS = ("channel_validation", "tool_calls_on_analysis", "reasoning_content_alias", "flush_final_batch", "merge_deltas", "cached_tokens_in_usage", "stable_stream_ids")
+
+
+@dataclass(frozen=True, slots=True)
+class TrtllmProfile:
+    """``trtllm-serve openai/gpt-oss-20b`` (the PyTorch backend), chat completions through its
+    Harmony adapter. Switch values are the newest behaviour known; :mod:`.releases` dates each.
+
+    Attributes:
+        harmony_library: the parser library (TensorRT-LLM pins openai-harmony 0.0.4; the closest
+            emulated is ``openai-harmony-0.0.8``).
+        stream_interval: ``stream_interval`` of the LLM API: tokens per streamed engine response.
+        channel_validation: ``_check_channel_valid`` (PR #7849): a message on a third channel after
+            analysis and final ends the stream (``finish_reason: "stop"``, generation aborted) and
+            is dropped from a non-streamed reply.
+        stream_usage: the usage chunk at the end of a stream: ``never`` (before PR #7849),
+            ``always`` (#7849), ``stream_options`` (PR #12292: unless ``include_usage`` is false).
+        role_chunk: the ``{"role": "assistant"}`` chunk: ``never`` (before #7849), ``every_batch``
+            (one before every engine response's chunks: the bug PR #10808 fixed), ``first``.
+        tool_calls_on_analysis: PR #12046: ``to=functions.X`` on the analysis channel is a tool
+            call (before, its arguments were reasoning), a bare recipient on commentary
+            (``to=python``) is streamed as a call (before, as preamble content), and ``code``
+            calls lose the ``functions.`` prefix.
+        reasoning_content_alias: PR #12046: ``reasoning_content`` repeats ``reasoning``.
+        flush_final_batch: PR #12046: the tokens of the last engine response are parsed (before,
+            dropped: a stream cut by ``max_tokens`` loses its last ``stream_interval`` tokens).
+        merge_deltas: PR #12292: consecutive deltas of one kind within an engine response are
+            one chunk.
+        cached_tokens_in_usage: PR #12292: ``prompt_tokens_details: {"cached_tokens": 0}``
+            (before, ``null``).
+        stable_stream_ids: PR #14708: one ``id`` for every chunk of a stream (before, each chunk
+            had a fresh ``chatcmpl-`` id).
+        version: what ``GET /version`` reports.
+    """
+
+    #: The served model name: the model argument of ``trtllm-serve`` (a directory's basename).
+    default_model: ClassVar[str] = "openai/gpt-oss-20b"
+    #: trtllm-serve does not check a request's ``model``; the reply echoes it.
+    model_check: ClassVar[bool] = False
+
+    name: str = "trtllm"
+    endpoints: frozenset[str] = frozenset({"chat"})
+    harmony_library: Literal["oss-harmony", "openai-harmony-0.0.8"] = "openai-harmony-0.0.8"
+    stream_interval: int = 1
+    channel_validation: bool = True
+    stream_usage: Literal["never", "always", "stream_options"] = "stream_options"
+    role_chunk: Literal["never", "every_batch", "first"] = "first"
+    tool_calls_on_analysis: bool = True
+    reasoning_content_alias: bool = True
+    flush_final_batch: bool = True
+    merge_deltas: bool = True
+    cached_tokens_in_usage: bool = True
+    stable_stream_ids: bool = True
+    version: str = "1.2.1"
+
+    def __post_init__(self) -> None:
+        for switch, choices in _CHOICES.items():
+            if getattr(self, switch) not in choices:
+                raise ValueError(f"{switch} must be one of {', '.join(choices)}, got {getattr(self, switch)!r}")
+        for switch in _BOOLS:
+            if not isinstance(getattr(self, switch), bool):
+                raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
+        if isinstance(self.stream_interval, bool) or not isinstance(self.stream_interval, int) or self.stream_interval < 1:
+            raise ValueError(f"stream_interval must be a positive integer, got {self.stream_interval!r}")
+        if not isinstance(self.version, str):
+            raise ValueError(f"version must be a string, got {self.version!r}")  # noqa: TRY004
+
+    def with_switches(self, **switches: Any) -> TrtllmProfile:
+        """Return a copy with some switches changed (``TypeError`` for an unknown name)."""
+        return dataclasses.replace(self, **switches)
+
+    def surface(self, endpoint: str, completion: Any, request: Any, ctx: RequestContext) -> Reply:
+        """``chat`` only; see :mod:`mockoss.profiles.trtllm.chat`."""
+        if endpoint != "chat":
+            raise ValueError(f"profile trtllm does not serve endpoint {endpoint!r}")
+        return self.chat(completion, request, ctx)
+
+    def chat(self, completion: Any, request: ChatRequestView, ctx: RequestContext) -> Reply:
+        """``POST /v1/chat/completions``, streamed or not."""
+        from mockoss.profiles.trtllm.chat import surface_chat
+
+        return surface_chat(self, completion, request, ctx)
+
+    def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
+        """``create_error_response``: ``ErrorResponse(object="error", message, type, param, code)``
+        dumped whole. Request validation is a 400 ``BadRequestError`` (the handler passes
+        ``str(exc)``; the wording here is mockoss's); an exception in ``chat_harmony`` is a 400 with
+        type ``internal_error``; other statuses take ``BadRequestError`` below 500, else
+        ``InternalServerError``."""
+        kind = "BadRequestError" if status < 500 else "InternalServerError"
+        return Reply(status=status, body=dumps({"object": "error", "message": message, "type": kind, "param": param, "code": status}).encode())
+
+    def model_not_found(self, model: str) -> Reply:
+        """Never used (``model_check`` is false); a 404 in the error shape."""
+        return self.error(404, f"The model `{model}` does not exist.", param="model")
+
+    def probe(self, method: str, path: str, info: ServerInfo) -> Reply | None:
+        """``GET /health`` (200, empty body), ``GET /version`` (``{"version"}``) and
+        ``GET /v1/models`` (``ModelList`` of one ``ModelCard``, ``owned_by: "tensorrt_llm"``)."""
+        if method != "GET":
+            return None
+        if path == "/health":
+            return Reply(status=200, body=b"")
+        if path == "/version":
+            return Reply(status=200, body=dumps({"version": self.version}).encode())
+        if path == "/v1/models":
+            cards = [{"id": name, "object": "model", "created": info.created, "owned_by": "tensorrt_llm"} for name in info.served_model_names[:1]]
+            return Reply(status=200, body=dumps({"object": "list", "data": cards}).encode())
+        return None
+
+    def route_error(self, status: int, method: str, path: str) -> Reply:
+        """FastAPI's own ``{"detail":"Not Found"}`` (404) or ``{"detail":"Method Not Allowed"}`` (405)."""
+        return Reply(status=status, body=b'{"detail":"Not Found"}' if status == 404 else b'{"detail":"Method Not Allowed"}')

@@ -1,0 +1,75 @@
+"""TensorRT-LLM's gpt-oss timeline: the changes of the ``trtllm`` profile's switches.
+
+TensorRT-LLM's release branches could not be read here (its repository is over ``fetch``'s size
+limit; its wheels are not on the package index), so which release first shipped each change is
+unknown. Releases on this timeline are therefore named by the date of the pull request that made
+the change, ``YYYY.MM.DD`` (``trtllm@2025.09.19``), taken from the PR's description or review in
+the search tool's issues corpus, not its merge date. Only the state after PR #7849 was read in
+code (``harmony_adapter.py`` at 38134b130944ed5c037949456df20300126ec728); each later change is
+what the PR's description and the tests it added say (``verified=False``).
+"""
+
+from __future__ import annotations
+
+from mockoss.profiles.timeline import Change, Release, Timeline
+
+__all__ = ["TRTLLM_TIMELINE"]
+
+_REPO = "NVIDIA/TensorRT-LLM"
+_ADAPTER = f"{_REPO}@38134b130944ed5c037949456df20300126ec728:tensorrt_llm/serve/harmony_adapter.py"
+_TESTS = f"{_REPO}@2d6bc80262dd1d2c073bbcd2fb3bb57b39c305b7:tests/unittest/llmapi/apps/test_harmony_parsing.py"
+
+
+def _change(release: str, switch: str, before: object, after: object, summary: str, was: str, now: str, pr: int, *extra: str, note: str = "") -> Change:
+    return Change(
+        release=release, date=release.replace(".", "-"), switch=switch, before=before, after=after, summary=summary,
+        behaviour_before=was, behaviour_after=now, sources=(f"{_REPO}#{pr}", *extra), verified=False, note=note,
+    )
+
+
+_AFTER_READ = "read in the adapter at the commit the profile is read from"
+_FROM_TESTS = "from the PR's tests (test_harmony_parsing.py names it); its code was not read"
+
+TRTLLM_TIMELINE = Timeline(
+    server="trtllm",
+    releases=(
+        Release("2025.08.27", "2025-08-27", "PR #7261: chat completions for gpt-oss through the Harmony adapter"),
+        Release("2025.09.19", "2025-09-19", "PR #7849: channel validation, role and usage chunks (the adapter read in code)"),
+        Release("2026.01.20", "2026-01-20", "PR #10808: the role chunk only once"),
+        Release("2026.03.09", "2026-03-09", "PR #12046: Harmony parser fixes for agentic coding"),
+        Release("2026.03.17", "2026-03-17", "PR #12292: deltas grouped per engine response, cached_tokens, stream_options"),
+        Release("2026.05.28", "2026-05-28", "PR #14708: one id and created per stream (the profile's defaults)"),
+    ),
+    changes=(
+        _change("2025.09.19", "channel_validation", False, True, "a third channel after analysis and final stops the reply",
+                "every message is surfaced, however many analysis and final messages the model repeats",
+                "streamed: a chunk with finish_reason stop, the usage chunk, generation aborted; non-streamed: the extra messages are dropped",
+                7849, _ADAPTER, note=_AFTER_READ),
+        _change("2025.09.19", "stream_usage", "never", "always", "a usage chunk ends every stream",
+                "no usage chunk", "a usage chunk (choices: []) before [DONE], asked for or not", 7849, _ADAPTER, note=_AFTER_READ),
+        _change("2025.09.19", "role_chunk", "never", "every_batch", "a role chunk is sent",
+                "no role chunk", "a {role: assistant} chunk before the chunks of every engine response (first_iteration was a local variable)",
+                7849, _ADAPTER, note=_AFTER_READ),
+        _change("2026.01.20", "role_chunk", "every_batch", "first", "the role chunk comes once",
+                "a role chunk before every engine response's chunks", "one role chunk, first", 10808, f"{_REPO}#10614",
+                note="PR #10808 passes first_iteration from the postprocess args (review thread); fixes #10614"),
+        _change("2026.03.09", "tool_calls_on_analysis", False, True, "calls on the analysis channel and bare recipients become tool calls",
+                "to=functions.X on analysis is reasoning; a streamed to=python on commentary is preamble content; code calls keep 'functions.'",
+                "all are tool_calls with the prefix stripped", 12046, _TESTS, note=_FROM_TESTS),
+        _change("2026.03.09", "reasoning_content_alias", False, True, "reasoning_content repeats reasoning",
+                "only reasoning carries the analysis text (reasoning_content null or absent)", "both fields carry it", 12046, _TESTS, note=_FROM_TESTS),
+        _change("2026.03.09", "flush_final_batch", False, True, "the last engine response's tokens are parsed",
+                "dropped: the last stream_interval tokens of a length-cut stream never arrive", "parsed before the finish chunk",
+                12046, _TESTS, note=_FROM_TESTS),
+        _change("2026.03.17", "merge_deltas", False, True, "one chunk per kind per engine response",
+                "a chunk per token even when stream_interval groups tokens", "consecutive reasoning, content or call-argument deltas joined",
+                12292, _TESTS, note=_FROM_TESTS),
+        _change("2026.03.17", "stream_usage", "always", "stream_options", "stream_options.include_usage is honoured",
+                "a usage chunk always", "a usage chunk unless include_usage is false", 12292, _TESTS, note=_FROM_TESTS),
+        _change("2026.03.17", "cached_tokens_in_usage", False, True, "usage reports cached tokens",
+                "prompt_tokens_details null", "prompt_tokens_details {cached_tokens}", 12292, _TESTS, note=_FROM_TESTS),
+        _change("2026.05.28", "stable_stream_ids", False, True, "one id per stream",
+                "every chunk has a fresh chatcmpl- id and created", "one id and created for the stream", 14708,
+                note="from the PR's description; the newest stored postprocess_handlers.py passes stream_response_id"),
+    ),
+)
