@@ -138,9 +138,9 @@ class TrtllmProfile:
         dumped whole. Request validation is a 400 ``BadRequestError`` (the handler passes
         ``str(exc)``; the wording here is mockoss's); an exception in ``chat_harmony`` is a 400 with
         type ``internal_error``; other statuses take ``BadRequestError`` below 500, else
-        ``InternalServerError``."""
+        ``InternalServerError``. ``param`` is always null: ``create_error_response`` takes none."""
         kind = "BadRequestError" if status < 500 else "InternalServerError"
-        return Reply(status=status, body=dumps({"object": "error", "message": message, "type": kind, "param": param, "code": status}).encode())
+        return Reply(status=status, body=dumps({"object": "error", "message": message, "type": kind, "param": None, "code": status}).encode())
 
     def model_not_found(self, model: str) -> Reply:
         """Never used (``model_check`` is false); a 404 in the error shape."""

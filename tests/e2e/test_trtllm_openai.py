@@ -1,0 +1,160 @@
+"""The official openai SDK against the ``trtllm`` profile over HTTP, through the project's pytest
+marker. Each expectation is what trtllm-serve's ``chat_harmony`` route gives for the scripted text
+(see :mod:`mockoss.profiles.trtllm`); a test names the rule it pins."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from profile_e2e_support import use_raw
+
+from mockoss.harmony import Completion
+
+MODEL = "openai/gpt-oss-20b"
+USER = [{"role": "user", "content": "Weather in Paris?"}]
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+ANALYSIS = "<|channel|>analysis<|message|>Need the weather.<|end|>"
+PREAMBLE = "<|start|>assistant<|channel|>commentary<|message|>Checking the forecast.<|end|>"
+CALL = '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>'
+REPEATED = "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final<|message|>Sunny.<|end|><|start|>assistant<|channel|>analysis<|message|>Again.<|end|><|start|>assistant<|channel|>final<|message|>Sunny again.<|return|>"
+
+pytestmark = pytest.mark.mockoss(profile="trtllm")
+
+
+def use(server, *raw: str) -> None:
+    use_raw(server, *raw, name="trtllm-e2e")
+
+
+def streamed(client, **kwargs) -> tuple[str, str, list[tuple[str, str]], str | None, list]:
+    """(content, reasoning, calls, finish_reason, chunks) of a streamed chat completion."""
+    content, reasoning, calls, finish, chunks = "", "", {}, None, []
+    with client.chat.completions.create(model=MODEL, messages=USER, stream=True, **kwargs) as stream:
+        for chunk in stream:
+            chunks.append(chunk)
+            if not chunk.choices:
+                continue
+            delta = chunk.choices[0].delta
+            content += delta.content or ""
+            reasoning += (delta.model_extra or {}).get("reasoning") or ""
+            for call in delta.tool_calls or ():
+                name, args = calls.get(call.index, ("", ""))
+                calls[call.index] = (name + (call.function.name or ""), args + (call.function.arguments or ""))
+            finish = chunk.choices[0].finish_reason or finish
+    return content, reasoning, list(calls.values()), finish, chunks
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_clean_answer_carries_reasoning_twice_and_every_field(client):
+    reply = client.chat.completions.create(model=MODEL, messages=USER)
+    choice, extra = reply.choices[0], reply.choices[0].message.model_extra
+    assert (choice.message.content, choice.finish_reason, choice.message.tool_calls) == ("2 + 2 = 4.", "stop", [])
+    assert extra["reasoning"] == extra["reasoning_content"] == "User asks: What is 2 + 2? Simple arithmetic. Provide answer."
+    assert reply.id.startswith("chatcmpl-") and len(reply.id) == 41
+    body = reply.to_dict()
+    assert body["prompt_token_ids"] is None and body["choices"][0]["stop_reason"] is None
+    assert body["usage"]["prompt_tokens_details"] == {"cached_tokens": 0}
+    # <|return|> is the end id: not output, not counted
+    assert reply.usage.total_tokens == reply.usage.prompt_tokens + reply.usage.completion_tokens
+
+
+def test_preamble_is_wrapped_in_markup_next_to_the_call(server, client):
+    # harmony_adapter.py _apply_harmony_to_openai_mapping; NVIDIA/TensorRT-LLM#9256.
+    use(server, ANALYSIS + PREAMBLE + CALL)
+    reply = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
+    choice = reply.choices[0]
+    assert choice.message.content == "<|channel|>commentary<|message|>Checking the forecast.<|end|>"
+    [call] = choice.message.tool_calls
+    assert (choice.finish_reason, call.function.name, call.function.arguments) == ("tool_calls", "get_weather", '{"city":"Paris"}')
+    assert call.id.startswith("call_") and len(call.id) == 13
+    assert reply.usage.completion_tokens == len(Completion.from_text(ANALYSIS + PREAMBLE + CALL).tokens) - 1  # <|call|> trimmed
+
+
+@pytest.mark.mockoss(scenario="recipientless-call-wrapped-in-content")
+def test_recipientless_call_arrives_as_wrapped_content(client):
+    # NVIDIA/TensorRT-LLM#9256: finish_reason stop, the JSON in markup, tool_calls [].
+    reply = client.chat.completions.create(model=MODEL, messages=USER, tools=[{"type": "function", "function": {"name": "grep"}}])
+    message = reply.choices[0].message
+    assert (reply.choices[0].finish_reason, message.tool_calls) == ("stop", [])
+    assert message.content.startswith("<|channel|>commentary<|message|>{") and message.content.endswith("}<|end|>")
+
+
+def test_streamed_call_ends_with_finish_reason_stop_and_the_stop_token(server, client):
+    use(server, ANALYSIS + CALL)
+    content, reasoning, calls, finish, chunks = streamed(client, tools=WEATHER)
+    assert (content, reasoning, calls, finish) == ("", "Need the weather.", [("get_weather", '{"city":"Paris"}')], "stop")
+    assert chunks[0].choices[0].delta.role == "assistant" and sum(1 for c in chunks if c.choices and c.choices[0].delta.role) == 1
+    assert chunks[-2].choices[0].model_extra["stop_reason"] == 200012
+    assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens > 0  # usage unasked
+    assert len({c.id for c in chunks}) == 1
+
+
+def test_stream_options_without_usage_drop_the_usage_chunk(server, client):
+    use(server, ANALYSIS + "<|start|>assistant<|channel|>final<|message|>Sunny.<|return|>")
+    *_, chunks = streamed(client, stream_options={"include_usage": False})
+    assert chunks[-1].choices[0].finish_reason == "stop" and all(c.usage is None for c in chunks)
+
+
+def test_repeated_channels_stop_the_stream_and_are_dropped_unstreamed(server, client):
+    # _check_channel_valid (NVIDIA/TensorRT-LLM#7849): only the first analysis and final count.
+    use(server, REPEATED, REPEATED)
+    reply = client.chat.completions.create(model=MODEL, messages=USER)
+    assert (reply.choices[0].message.content, reply.choices[0].message.model_extra["reasoning"]) == ("Sunny.", "Think.")
+    content, reasoning, _, finish, chunks = streamed(client)
+    assert (content, reasoning, finish) == ("Sunny.", "Think.", "stop")
+    assert chunks[-2].choices[0].delta.model_dump(exclude_none=True) in ({}, {"tool_calls": []}) and chunks[-1].choices == []
+
+
+def test_call_on_the_analysis_channel_is_a_tool_call(server, client):
+    call = '<|start|>assistant<|channel|>analysis to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>'
+    use(server, ANALYSIS + call, ANALYSIS + call)
+    reply = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
+    assert [(c.function.name, c.function.arguments) for c in reply.choices[0].message.tool_calls] == [("get_weather", '{"city":"Paris"}')]
+    _, reasoning, calls, _, _ = streamed(client, tools=WEATHER)
+    assert (reasoning, calls) == ("Need the weather.", [("get_weather", '{"city":"Paris"}')])
+
+
+@pytest.mark.mockoss(profile="trtllm@2026.01.20")
+def test_before_12046_a_call_on_analysis_is_reasoning(server, client):
+    call = '<|start|>assistant<|channel|>analysis to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>'
+    use(server, ANALYSIS + call)
+    _, reasoning, calls, _, _ = streamed(client, tools=WEATHER)
+    assert (reasoning, calls) == ('Need the weather.{"city":"Paris"}', [])
+
+
+@pytest.mark.mockoss(profile="trtllm@2025.09.19", scenario="clean-answer")
+def test_in_2025_every_token_brings_a_role_chunk_and_a_new_id(client):
+    content, reasoning, _, finish, chunks = streamed(client)
+    assert (content, reasoning, finish) == ("2 + 2 = 4.", "User asks: What is 2 + 2? Simple arithmetic. Provide answer.", "stop")
+    roles = sum(1 for c in chunks if c.choices and c.choices[0].delta.role == "assistant")
+    assert roles > 10 and len({c.id for c in chunks}) == len(chunks)
+    assert all("reasoning_content" not in (c.choices[0].delta.model_extra or {}) for c in chunks if c.choices)
+
+
+def test_tool_filtering(server, client):
+    # No tools declared: every call passes. tool_choice "none" or another declared tool: dropped.
+    use(server, ANALYSIS + CALL, ANALYSIS + CALL, ANALYSIS + CALL)
+    assert client.chat.completions.create(model=MODEL, messages=USER).choices[0].finish_reason == "tool_calls"
+    other = [{"type": "function", "function": {"name": "get_time"}}]
+    dropped = client.chat.completions.create(model=MODEL, messages=USER, tools=other)
+    assert (dropped.choices[0].message.tool_calls, dropped.choices[0].finish_reason, dropped.choices[0].message.content) == ([], "stop", "")
+    _, _, calls, finish, _ = streamed(client, tools=WEATHER, tool_choice="none")
+    assert (calls, finish) == ([], "stop")
+
+
+def test_unparseable_output_falls_back_to_the_raw_text(server, client):
+    broken = '<|channel|>commentary to=functions.get_weather to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>'
+    use(server, broken)
+    reply = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
+    assert reply.choices[0].message.content == broken.removesuffix("<|call|>") and reply.choices[0].finish_reason == "stop"
+
+
+def test_identity_routes_and_errors(http):
+    assert (http.get("/health").status_code, http.get("/health").content) == (200, b"")
+    assert http.get("/version").json() == {"version": "1.2.1"}
+    assert [(c["id"], c["owned_by"]) for c in http.get("/v1/models").json()["data"]] == [(MODEL, "tensorrt_llm")]
+    assert (http.get("/nope").status_code, http.get("/nope").json()) == (404, {"detail": "Not Found"})
+    bad = http.post("/v1/chat/completions", content=json.dumps({"model": MODEL}))
+    assert bad.status_code == 400
+    assert {k: bad.json()[k] for k in ("object", "type", "param", "code")} == {"object": "error", "type": "BadRequestError", "param": None, "code": 400}
