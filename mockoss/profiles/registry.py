@@ -21,11 +21,12 @@ from mockoss.profiles.timeline import TimelineError
 from mockoss.profiles.trtllm import TrtllmProfile
 from mockoss.profiles.vllm import VllmProfile
 from mockoss.profiles.vllm.variants import VLLM_VARIANTS
+from mockoss.profiles.vllm_mlx import VllmMlxProfile
 
 __all__ = ["PROFILES", "ProfileError", "get_profile"]
 
 #: Read-only view of the shipped profiles by name.
-PROFILES: Mapping[str, Profile] = MappingProxyType({"vllm": VllmProfile(), **VLLM_VARIANTS, "llamacpp": LlamacppProfile(), "lmstudio": LmstudioProfile(), "ollama": OllamaProfile(), "openai": OpenAIProfile(), "gptoss-reference": GptossReferenceProfile(), "sglang": SglangProfile(), "mlx-lm": MlxLmProfile(), "trtllm": TrtllmProfile()})
+PROFILES: Mapping[str, Profile] = MappingProxyType({"vllm": VllmProfile(), **VLLM_VARIANTS, "llamacpp": LlamacppProfile(), "lmstudio": LmstudioProfile(), "ollama": OllamaProfile(), "openai": OpenAIProfile(), "gptoss-reference": GptossReferenceProfile(), "sglang": SglangProfile(), "mlx-lm": MlxLmProfile(), "trtllm": TrtllmProfile(), "vllm-mlx": VllmMlxProfile()})
 
 
 class ProfileError(ValueError):

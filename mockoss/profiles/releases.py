@@ -20,12 +20,13 @@ from mockoss.profiles.sglang.releases import SGLANG_TIMELINE
 from mockoss.profiles.timeline import Timeline, TimelineError
 from mockoss.profiles.trtllm.releases import TRTLLM_TIMELINE
 from mockoss.profiles.vllm.releases import VLLM_TIMELINE
+from mockoss.profiles.vllm_mlx.releases import VLLM_MLX_TIMELINE
 
 __all__ = ["TIMELINES", "at_release", "split_release"]
 
 #: Profile name → its server's timeline (read-only).
 TIMELINES: Mapping[str, Timeline] = MappingProxyType(
-    {t.server: t for t in (VLLM_TIMELINE, OLLAMA_TIMELINE, LLAMACPP_TIMELINE, LMSTUDIO_TIMELINE, GPTOSS_REFERENCE_TIMELINE, SGLANG_TIMELINE, MLXLM_TIMELINE, TRTLLM_TIMELINE)}
+    {t.server: t for t in (VLLM_TIMELINE, OLLAMA_TIMELINE, LLAMACPP_TIMELINE, LMSTUDIO_TIMELINE, GPTOSS_REFERENCE_TIMELINE, SGLANG_TIMELINE, MLXLM_TIMELINE, TRTLLM_TIMELINE, VLLM_MLX_TIMELINE)}
 )
 
 P = TypeVar("P")

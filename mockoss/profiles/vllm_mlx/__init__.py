@@ -1,0 +1,158 @@
+"""Profile ``vllm-mlx``: how vllm-mlx (waybarrios/vllm-mlx, PyPI ``vllm-mlx``) serves gpt-oss.
+
+Source: the 0.6.0 wheel and sdist (``pip download --no-deps vllm-mlx==0.6.0``), cited as
+``waybarrios/vllm-mlx@v0.6.0:vllm_mlx/<file>``; history read in the GitHub repository (its tags end
+at v0.4.1; 0.5.0 and 0.6.0 were read from their wheels). Started as
+``vllm-mlx serve mlx-community/gpt-oss-20b-MXFP4-Q8 --reasoning-parser gpt_oss
+--enable-auto-tool-choice --tool-call-parser harmony`` (the configuration of
+waybarrios/vllm-mlx#562; ``gpt-oss`` is an alias of the ``harmony`` tool parser).
+
+vllm-mlx parses gpt-oss output with its own regular expressions over the detokenized text, not
+with openai-harmony: :mod:`.parsers` reproduces them, :mod:`.chat` and :mod:`.stream` the engine's
+text and the chat wire format. What a client sees, in short: streamed, ``reasoning_content`` and
+``content`` from the parsers, and a tool call only when the Harmony tool parser ever sees the
+commentary block (with the ``gpt_oss`` reasoning parser it never does: the block falls in that
+parser's "transition" phase, so the call is lost); non-streamed, the engine has already cleaned the
+text (``clean_output_text``), so no reasoning, and without a final channel the analysis text and
+the call's arguments end up in ``content`` (``"Need weather.<|end|>{\\"city\\":\\"Paris\\"}"``).
+
+What was checked against vllm-mlx's own code, and how: ``tools/vllm_mlx_diff.py`` imports the
+0.6.0 wheel's ``server.py`` on Linux (``mlx[cpu]``, ``mlx-lm`` 0.31.3, ``transformers`` stubbed)
+and serves its real FastAPI app in process, with its real reasoning and tool parsers, its
+``clean_output_text`` and mlx-lm's real ``BPEStreamingDetokenizer``; only the engine is replaced,
+by one that replays the scripted tokens the way ``SimpleEngine`` with ``MLXLanguageModel`` does
+(read, not run: the engine's own code needs a model). Every completion of the built-in scenarios
+and seeded random completions, under three parser configurations, with and without tools and a
+token limit, streamed and not, are compared byte for byte (ids and ``created`` normalised); the
+counts are in the README. The parsers' own tests are converted in
+``tests/conformance/upstream/test_vllm_mlx_upstream.py``.
+
+Read, not run, so stated guesses: the engine's text (mlx-lm's detokenizer; the EOS set
+``<|return|>``, ``<|call|>``, ``<|endoftext|>`` from gpt-oss's ``generation_config.json``); the
+non-streamed ``completion_tokens`` without tools (the text re-encoded, here by o200k_harmony, by
+the Hugging Face tokenizer there); ``prompt_tokens`` (mockoss's Harmony rendering, not the
+model's Jinja template or openai-harmony's rendering). Not emulated: ``/v1/completions``,
+``/v1/responses``, ``/v1/messages`` (they answer 404 here, unlike vllm-mlx), the generic fallback
+tool parser that runs when the Harmony parser finds no call (or when no tool parser is set), the
+continuous-batching engine, ``response_format``, ``enable_thinking`` and ``stop``.
+Timeline: :mod:`.releases`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo
+
+__all__ = ["VllmMlxProfile"]
+
+_REASONING = (None, "gpt_oss", "harmony")
+_TOOLS = (None, "harmony")
+
+
+@dataclass(frozen=True, slots=True)
+class VllmMlxProfile:
+    """``vllm-mlx serve`` (0.6.0) with gpt-oss and the SimpleEngine.
+
+    Attributes:
+        reasoning_parser: ``--reasoning-parser``: ``"gpt_oss"`` (``reasoning/gpt_oss_parser.py``),
+            ``"harmony"`` (``reasoning/harmony_parser.py``) or ``None`` (streamed deltas have the
+            Harmony tokens stripped; the rest of the markup text stays).
+        tool_call_parser: ``--tool-call-parser harmony`` (or ``gpt-oss``) with
+            ``--enable-auto-tool-choice``; ``None``: no Harmony tool parsing (vllm-mlx then runs its
+            generic parser, not reproduced).
+        max_tokens: ``--max-tokens``, the limit when a request sets none (32768).
+        max_request_tokens: ``--max-request-tokens``: a larger ``max_tokens`` is a 400.
+        healthy: ``/health`` says ``healthy``; false: ``unhealthy`` (a failed lazy load).
+        harmony_call_fix: waybarrios/vllm-mlx#562 (0.4.1): a call may end at ``<|end|>``, the next
+            channel or the end of the text, the stream gate knows the Harmony markers, and an
+            analysis-only text is handed to the tool parser. ``False`` (0.2.6–0.4.0): a call must
+            end in ``<|call|>``, which the engine never writes, so no call is ever returned.
+        body_generation_metadata, chunk_generation_metadata: the ``"generation_metadata": null``
+            field on responses (from 0.4.0) and on stream chunks (from 0.6.0).
+    """
+
+    #: The served model: vllm-mlx serves the model path given to ``serve``.
+    default_model: ClassVar[str] = "mlx-community/gpt-oss-20b-MXFP4-Q8"
+    #: ``_validate_model_name``: another ``model`` is a 404.
+    model_check: ClassVar[bool] = True
+
+    name: str = "vllm-mlx"
+    endpoints: frozenset[str] = frozenset({"chat"})
+    reasoning_parser: str | None = "gpt_oss"
+    tool_call_parser: str | None = "harmony"
+    max_tokens: int = 32768
+    max_request_tokens: int = 32768
+    healthy: bool = True
+    harmony_call_fix: bool = True
+    body_generation_metadata: bool = True
+    chunk_generation_metadata: bool = True
+
+    def __post_init__(self) -> None:
+        if self.reasoning_parser not in _REASONING:
+            raise ValueError(f"reasoning_parser must be 'gpt_oss', 'harmony' or null, got {self.reasoning_parser!r}")
+        if self.tool_call_parser == "gpt-oss":
+            object.__setattr__(self, "tool_call_parser", "harmony")
+        if self.tool_call_parser not in _TOOLS:
+            raise ValueError(f"tool_call_parser must be 'harmony' (or 'gpt-oss') or null, got {self.tool_call_parser!r}")
+        for switch in ("max_tokens", "max_request_tokens"):
+            value = getattr(self, switch)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{switch} must be a positive integer, got {value!r}")
+        for switch in ("healthy", "harmony_call_fix", "body_generation_metadata", "chunk_generation_metadata"):
+            if not isinstance(getattr(self, switch), bool):
+                raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
+
+    def with_switches(self, **switches: Any) -> VllmMlxProfile:
+        """Return a copy with some switches changed (``TypeError`` for an unknown name)."""
+        return dataclasses.replace(self, **switches)
+
+    def surface(self, endpoint: str, completion: Any, request: Any, ctx: RequestContext) -> Reply:
+        """``chat`` only; see :mod:`mockoss.profiles.vllm_mlx.chat`."""
+        if endpoint != "chat":
+            raise ValueError(f"profile vllm-mlx does not serve endpoint {endpoint!r}")
+        return self.chat(completion, request, ctx)
+
+    def chat(self, completion: Any, request: ChatRequestView, ctx: RequestContext) -> Reply:
+        """``POST /v1/chat/completions``, streamed or not; a ``max_tokens`` above
+        ``max_request_tokens`` is a 400 (``_resolve_request_max_tokens``)."""
+        from mockoss.profiles.vllm_mlx.chat import surface_chat
+
+        if request.max_tokens is not None and request.max_tokens > self.max_request_tokens:
+            return self.error(400, f"max_tokens exceeds server limit ({self.max_request_tokens})")
+        return surface_chat(self, completion, request, ctx, request.model)
+
+    def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
+        """FastAPI's ``HTTPException`` body, ``{"detail": "<message>"}`` (vllm-mlx registers no
+        exception handler). Its request validation errors are FastAPI's 422 with a ``detail``
+        list; mockoss's own validation answers in this shape with its status and wording."""
+        return Reply(status=status, body=json.dumps({"detail": message}, ensure_ascii=False, separators=(",", ":")).encode())
+
+    def model_not_found(self, model: str) -> Reply:
+        """``_validate_model_name``: 404 naming the served model (the default name here)."""
+        return self.error(404, f"The model `{model}` does not exist. Available model: `{self.default_model}`")
+
+    def probe(self, method: str, path: str, info: ServerInfo) -> Reply | None:
+        """``GET /health`` and ``GET /v1/models`` (``owned_by: "vllm-mlx"``), server.py ``health``
+        and ``list_models``."""
+        if method != "GET":
+            return None
+        name = info.served_model_names[0]
+        if path == "/health":
+            body = {
+                "status": "healthy" if self.healthy else "unhealthy", "model_loaded": True, "model_name": name,
+                "available_models": [name], "model_type": "llm", "engine_type": "simple", "mcp": None,
+            }
+            return Reply(status=200, body=json.dumps(body, separators=(",", ":")).encode())
+        if path == "/v1/models":
+            data = [{"id": n, "object": "model", "created": info.created, "owned_by": "vllm-mlx"} for n in info.served_model_names[:1]]
+            return Reply(status=200, body=json.dumps({"object": "list", "data": data}, separators=(",", ":")).encode())
+        return None
+
+    def route_error(self, status: int, method: str, path: str) -> Reply:
+        """Starlette's routing errors: ``{"detail":"Not Found"}`` (404), ``{"detail":"Method Not
+        Allowed"}`` (405)."""
+        return Reply(status=status, body=b'{"detail":"Not Found"}' if status == 404 else b'{"detail":"Method Not Allowed"}')

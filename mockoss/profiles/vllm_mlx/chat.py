@@ -1,0 +1,205 @@
+"""``POST /v1/chat/completions`` as vllm-mlx serves gpt-oss (waybarrios/vllm-mlx@v0.6.0).
+
+The engine (``engine/simple.py``, ``models/llm.py`` over ``mlx_lm.stream_generate`` 0.31) is
+emulated by :func:`engine_outputs`; ``server.py`` (``create_chat_completion``,
+``_extract_reasoning_and_tool_calls``, ``_parse_tool_calls_with_parser``,
+``stream_chat_completion``) by :func:`surface_chat`. Rules:
+
+* Text is mlx-lm's streaming detokenizer output: Harmony markup kept as text; the EOS tokens
+  (``<|return|>``, ``<|call|>``, ``<|endoftext|>``) end generation undecoded, so a call never ends
+  in ``<|call|>`` in the text the parsers see.
+* Non-streamed, the engine runs ``clean_output_text`` *before* the parsers: with a final channel
+  only the final text is left (no ``reasoning_content``); without one, channel headers go but
+  analysis text, ``<|end|>`` and call arguments stay and become ``content``: a tool call is never
+  found (the state after waybarrios/vllm-mlx#562, whose engine-side bypass was removed in review).
+  Without tools ``completion_tokens`` is the re-encoded text's length and ``finish_reason`` is
+  ``length`` when that reaches ``max_tokens``; with tools it is the streamed count (below).
+* Streamed: one engine output per mlx-lm response (one per token, one more for the flush, one
+  more ``finished`` output when the generator ends on an EOS), so ``completion_tokens`` counts the
+  stop token, and a completion that stops exactly one token short of ``max_tokens`` says
+  ``length``. The reasoning parser sees every delta; its content goes to the tool parser; chunks
+  come out even with an empty delta (``"delta":{}``); a call is one delta with the whole call;
+  the finish chunk carries ``usage``; ``stream_options.include_usage`` adds a ``choices: []``
+  usage chunk; ``data: [DONE]``.
+* Bodies are pydantic's compact JSON (``ensure_ascii=False``); ``id`` is ``chatcmpl-`` + 8 hex
+  digits, call ids ``call_`` + 8; ``model`` is the served name; ``generation_metadata: null``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from mockoss.harmony.encoding import load_encoding
+from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
+from mockoss.profiles.mlxlm.detokenizer import StreamingDetokenizer
+from mockoss.profiles.vllm_mlx import parsers as p
+
+if TYPE_CHECKING:
+    from mockoss.harmony import Completion
+    from mockoss.profiles.vllm_mlx import VllmMlxProfile
+
+__all__ = ["engine_outputs", "surface_chat"]
+
+EOS = frozenset({200002, 199999, 200012})
+RETURN = 200002
+_MARKERS = ("<tool_call>", "<|tool_call>", "<function=", "[Calling tool:", "[TOOL_CALLS]", "<minimax:tool_call>", '<invoke name="', "<|channel|>commentary", "<|call|>", "｜DSML｜")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def engine_outputs(tokens: list[int], limit: int) -> list[tuple[str, bool, str | None]]:
+    """The engine's stream: ``(new_text, finished, finish_reason)`` per output, from the emitted
+    tokens (a script that stops without an EOS is followed by ``<|return|>``)."""
+    detok = StreamingDetokenizer()
+    segments: list[str] = []
+    for n, token in enumerate(tokens):
+        if token in EOS:
+            break
+        detok.add_token(token)
+        if n + 1 == limit:
+            break
+        segments.append(detok.last_segment())
+    detok.finalize()
+    segments.append(detok.last_segment())
+    out: list[tuple[str, bool, str | None]] = []
+    for count, text in enumerate(segments, 1):
+        if count >= limit:
+            out.append((text, True, "length"))
+            return out
+        out.append((text, False, None))
+    out.append(("", True, "stop"))
+    return out
+
+
+def _tokens(completion: Completion, limit: int) -> list[int]:
+    emission = completion.emit(limit)
+    tokens = list(emission.tokens)
+    if emission.finish_reason == "stop" and not any(t in EOS for t in tokens) and len(tokens) < limit:
+        tokens.append(RETURN)
+    return tokens
+
+
+def _tools(profile: VllmMlxProfile, request: ChatRequestView) -> list[dict] | None:
+    body = request.body if isinstance(request.body, dict) else {}
+    tools = body.get("tools")
+    return tools if tools else None
+
+
+def _coerce(arguments: str, name: str, tools: list[dict] | None) -> str:
+    """``_coerce_tool_arguments``: only schema-typed recoveries change anything; a string-typed
+    property given an object, or a string holding a number/bool/array/object for such a type."""
+    schema = next((t.get("function", {}).get("parameters", {}) for t in tools or () if isinstance(t, dict) and t.get("function", {}).get("name") == name), None)
+    if not schema or "properties" not in schema:
+        return arguments
+    try:
+        args = json.loads(arguments)
+    except (json.JSONDecodeError, TypeError):
+        return arguments
+    if not isinstance(args, dict):
+        return arguments
+    changed = False
+    for key, value in args.items():
+        prop = schema["properties"].get(key)
+        if isinstance(prop, dict):
+            new = _coerce_value(value, prop.get("type"))
+            if new != value or type(new) is not type(value):
+                args[key], changed = new, True
+    if not changed:
+        return arguments
+    try:
+        return json.dumps(args, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return arguments
+
+
+_TYPES = {"string": (str,), "array": (list,), "object": (dict,), "integer": (int,), "number": (int, float), "boolean": (bool,), "null": (type(None),)}
+
+
+def _matches(value: Any, kind: str) -> bool:
+    if kind in ("integer", "number") and isinstance(value, bool):
+        return False
+    return isinstance(value, _TYPES.get(kind, ()))
+
+
+def _coerce_value(value: Any, declared: Any) -> Any:
+    kinds = (declared,) if isinstance(declared, str) else tuple(k for k in declared if isinstance(k, str)) if isinstance(declared, list) else None
+    if kinds is None or any(_matches(value, k) for k in kinds):
+        return value
+    if "string" in kinds and isinstance(value, (dict, list)):
+        try:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except ValueError:
+            return value
+    if not isinstance(value, str):
+        return value
+    for kind in kinds:
+        if kind in {"array", "object", "integer", "number", "boolean", "null"}:
+            try:
+                decoded = json.loads(value)
+                json.dumps(decoded, allow_nan=False)
+            except (ValueError, TypeError):
+                continue
+            if _matches(decoded, kind):
+                return decoded
+    return value
+
+
+def _usage(prompt: int, completion: int) -> dict[str, int]:
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def surface_chat(profile: VllmMlxProfile, completion: Completion, request: ChatRequestView, ctx: RequestContext, model: str) -> Reply:
+    """vllm-mlx's chat reply for ``completion`` (see the module docstring)."""
+    limit = request.max_tokens or profile.max_tokens
+    tokens = _tokens(completion, limit)
+    outputs = engine_outputs(tokens, limit)
+    rid = "chatcmpl-" + ctx.ids.next()[:8]
+    tools = _tools(profile, request) if request.tool_choice != "none" else None
+    declared = _tools(profile, request)
+    if request.stream:
+        from mockoss.profiles.vllm_mlx.stream import stream_frames
+
+        frames = stream_frames(profile, outputs, request, ctx, rid, model, tools, declared)
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+    raw = "".join(text for text, _, _ in outputs)
+    if declared:  # SimpleEngine aggregates its stream when tools are passed to the template
+        finish = outputs[-1][2] or "stop"
+        count = len(outputs) if finish == "length" else len(outputs) - 1
+    else:
+        count = len(load_encoding().encode(raw, allowed_special="all"))
+        finish = "length" if count >= limit else "stop"
+    text = p.clean_output_text(raw)
+    reasoning, content, calls = _extract(profile, text, declared, tools)
+    message: dict[str, Any] = {"role": "assistant", "content": p.clean_output_text(content) if content else None}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
+    if calls:
+        message["tool_calls"] = [{"id": "call_" + ctx.ids.next()[:8], "type": "function", "function": {"name": c.name, "arguments": _coerce(c.arguments, c.name, declared)}} for c in calls]
+    body = {
+        "id": rid, "object": "chat.completion", "created": ctx.created, "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else finish}],
+        "usage": _usage(ctx.prompt_tokens, count),
+    }
+    if profile.body_generation_metadata:
+        body["generation_metadata"] = None
+    return Reply(status=200, body=_dumps(body).encode())
+
+
+def _extract(profile: VllmMlxProfile, text: str, declared: list | None, tools: list | None) -> tuple[str | None, str | None, list]:
+    """``_extract_reasoning_and_tool_calls`` then ``_parse_tool_calls_with_parser`` (the Harmony
+    parser; the generic fallback parser, tried when it finds nothing, is not reproduced)."""
+    reasoning, for_tools = None, text
+    if profile.reasoning_parser is not None:
+        extract = p.gpt_oss_extract if profile.reasoning_parser == "gpt_oss" else p.harmony_extract
+        reasoning, cleaned = extract(text)
+        if cleaned is not None:
+            for_tools = cleaned
+        elif reasoning is not None:
+            for_tools = p.strip_analysis_blocks(text) if declared and profile.harmony_call_fix else ""
+    if not declared or tools is None or profile.tool_call_parser is None:
+        return reasoning, for_tools, []
+    calls, content = p.harmony_tool_extract(for_tools or "", fixed=profile.harmony_call_fix)
+    return reasoning, content, calls

@@ -1,0 +1,123 @@
+"""The official openai SDK against the ``vllm-mlx`` profile over HTTP. Each expectation is what
+vllm-mlx 0.6.0's server gives for the scripted text, as ``tools/vllm_mlx_diff.py`` measured it
+against the server's own code (see :mod:`mockoss.profiles.vllm_mlx`)."""
+
+from __future__ import annotations
+
+import re
+
+import openai
+import pytest
+
+from profile_e2e_support import use_raw
+
+from mockoss.harmony.encoding import load_encoding
+
+MODEL = "mlx-community/gpt-oss-20b-MXFP4-Q8"
+USER = [{"role": "user", "content": "Weather in Paris?"}]
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+ANSWER = "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant<|channel|>final<|message|>Sunny.<|return|>"
+CALL = '<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>'
+
+pytestmark = pytest.mark.mockoss(profile="vllm-mlx")
+
+
+def tokens(text: str) -> list[int]:
+    return load_encoding().encode(text, allowed_special="all")
+
+
+def use(server, *raw: str) -> None:
+    use_raw(server, *raw, name="vllm-mlx-e2e")
+
+
+def streamed(client, **kwargs):
+    content, reasoning, calls, finish, chunks = "", "", [], None, []
+    with client.chat.completions.create(model=MODEL, messages=USER, stream=True, **kwargs) as stream:
+        for chunk in stream:
+            chunks.append(chunk)
+            if not chunk.choices:
+                continue
+            delta = chunk.choices[0].delta
+            content += delta.content or ""
+            reasoning += (delta.model_extra or {}).get("reasoning_content") or ""
+            calls += [(c.function.name, c.function.arguments) for c in delta.tool_calls or ()]
+            finish = chunk.choices[0].finish_reason or finish
+    return content, reasoning, calls, finish, chunks
+
+
+def test_non_streamed_answer_loses_the_reasoning_to_the_engine_cleaner(server, client):
+    # SimpleEngine runs clean_output_text before the reasoning parser sees the text.
+    use(server, ANSWER)
+    reply = client.chat.completions.create(model=MODEL, messages=USER)
+    message = reply.choices[0].message
+    assert (message.content, (message.model_extra or {}).get("reasoning_content"), reply.choices[0].finish_reason) == ("Sunny.", None, "stop")
+    assert re.fullmatch(r"chatcmpl-[0-9a-f]{8}", reply.id) and reply.model == MODEL
+
+
+def test_streamed_answer_splits_reasoning_and_content(server, client):
+    use(server, ANSWER)
+    content, reasoning, calls, finish, chunks = streamed(client, stream_options={"include_usage": True})
+    assert (content, reasoning, calls, finish) == ("Sunny.", "Need the weather.", [], "stop")
+    assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == chunks[-2].usage.completion_tokens
+    # streamed, the stop token counts (the engine's flush output); not streamed, the text re-encoded does not
+    assert chunks[-1].usage.completion_tokens == len(tokens(ANSWER))
+    assert client.chat.completions.create(model=MODEL, messages=USER).usage.completion_tokens == len(tokens(ANSWER)) - 1
+
+
+def test_non_streamed_call_is_flattened_into_content(server, client):
+    # waybarrios/vllm-mlx#562's configuration: the engine's cleaner strips the channel headers, the
+    # parsers find no call; analysis text and arguments are the answer.
+    use(server, CALL)
+    reply = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
+    choice = reply.choices[0]
+    assert (choice.message.content, choice.message.tool_calls, choice.finish_reason) == ('Need the weather.{"city":"Paris"}', None, "stop")
+
+
+def test_streamed_call_is_lost_behind_the_gpt_oss_reasoning_parser(server, client):
+    # The commentary block is the gpt_oss parser's "transition" phase: it never reaches the tool parser.
+    use(server, CALL)
+    content, reasoning, calls, finish, _ = streamed(client, tools=WEATHER)
+    assert (content, reasoning, calls, finish) == ("", "Need the weather.", [], "stop")
+
+
+@pytest.mark.mockoss(switches={"reasoning_parser": None})
+def test_without_reasoning_parser_the_streamed_call_is_found(server, client):
+    use(server, CALL)
+    content, reasoning, calls, finish, chunks = streamed(client, tools=WEATHER)
+    assert calls == [("get_weather", '{"city": "Paris"}')] and finish == "tool_calls"
+    # Harmony tokens stripped, their words kept, until "<|channel|>commentary" is complete and the tool parser takes over
+    assert content == "analysisNeed the weather.assistantcomment" and reasoning == ""
+    assert all(re.fullmatch(r"call_[0-9a-f]{8}", c.id) for ch in chunks if ch.choices for c in ch.choices[0].delta.tool_calls or ())
+
+
+@pytest.mark.mockoss(switches={"reasoning_parser": None, "harmony_call_fix": False})
+def test_before_562_no_call_is_ever_found(server, client):
+    use(server, CALL)
+    assert streamed(client, tools=WEATHER)[2:4] == ([], "stop")
+
+
+def test_streamed_stop_one_token_short_of_the_limit_reports_length(server, client):
+    # mlx-lm's flush is one more engine output: k tokens before <|return|> give k + 1 outputs, so
+    # max_tokens = k + 1 reads as a length stop, with the whole answer.
+    text = "<|channel|>final<|message|>Hi there<|return|>"
+    use(server, text, text)
+    k = len(tokens(text)) - 1
+    content, _, _, finish, _ = streamed(client, max_tokens=k + 1)
+    assert (content, finish) == ("Hi there", "length")
+    assert streamed(client, max_tokens=k + 2)[3] == "stop"
+
+
+def test_errors_are_fastapi_detail_bodies(http, client):
+    missing = http.post("/v1/chat/completions", json={"model": "other", "messages": USER})
+    assert missing.status_code == 404
+    assert missing.json() == {"detail": f"The model `other` does not exist. Available model: `{MODEL}`"}
+    with pytest.raises(openai.BadRequestError):
+        client.chat.completions.create(model=MODEL, messages=USER, max_tokens=40000)
+    assert http.get("/v1/nothing").json() == {"detail": "Not Found"}
+
+
+def test_probes(http):
+    health = http.get("/health").json()
+    assert (health["status"], health["model_name"], health["engine_type"]) == ("healthy", MODEL, "simple")
+    models = http.get("/v1/models").json()
+    assert models["data"][0]["id"] == MODEL and models["data"][0]["owned_by"] == "vllm-mlx"

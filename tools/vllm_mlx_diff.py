@@ -1,0 +1,212 @@
+"""Differential check: the ``vllm-mlx`` profile against vllm-mlx's own server and parsers.
+
+Usage: ``python tools/vllm_mlx_diff.py WHEEL_DIR STUB_DIR [SEEDED]``: ``WHEEL_DIR`` holds ``vllm_mlx/``
+from ``pip download --no-deps vllm-mlx==0.6.0`` (unzipped), ``STUB_DIR`` a ``transformers`` stub
+package (as for ``tools/mlxlm_diff.py``). Needs a scratch venv with ``mlx[cpu]``, ``mlx-lm==0.31.3
+--no-deps``, fastapi, uvicorn, pydantic, httpx, jsonschema, regex, numpy, pyyaml, jinja2, requests,
+huggingface_hub, and *without* openai-harmony (mockoss's oss-harmony comes from its own venv)::
+
+    /work/vllmmlx-venv/bin/python -c "import site, sys, runpy; site.addsitedir('.venv/lib/python3.11/site-packages'); \\
+        sys.argv = ['x', '/tmp/vmlx/w/0.6.0', '/tmp/vmlx/stubs']; runpy.run_path('tools/vllm_mlx_diff.py', run_name='__main__')"
+
+What runs as vllm-mlx's own code: ``server.app`` (FastAPI, in process through httpx's ASGI
+transport) with ``create_chat_completion``, ``stream_chat_completion``, its reasoning parsers
+(``gpt_oss``, ``harmony``), ``HarmonyToolParser``, ``clean_output_text``, ``/health``,
+``/v1/models`` and the model check; mlx-lm 0.31.3's ``BPEStreamingDetokenizer`` over gpt-oss's
+byte-level token map. What stands in: the engine, replaying the scripted tokens as
+``SimpleEngine`` + ``MLXLanguageModel`` + ``mlx_lm.stream_generate`` do (read from the source).
+
+For every completion of the built-in scenarios and ``SEEDED`` (default 300) seeded token sequences,
+under three configurations (``gpt_oss`` + ``harmony``, ``harmony`` + ``harmony``, no parsers), it
+asks with and without a declared tool, with no limit and a 9-token limit, streamed (with
+``include_usage``) and not, and compares the bytes (ids and ``created`` normalised). Prints the
+counts and the first differences; exit status 1 when any differ. Not imported by mockoss or its tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+PROMPT_TOKENS = 37
+MODEL = "mlx-community/gpt-oss-20b-MXFP4-Q8"
+EOS = (200002, 199999, 200012)
+CONFIGS = (("gpt_oss", "harmony"), ("harmony", "harmony"), (None, None))
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+_ID = re.compile(rb'"(chatcmpl|call)_?-?[0-9a-f]{8}"')
+_CREATED = re.compile(rb'"created":\d+')
+
+
+def _norm(raw: bytes) -> bytes:
+    return _CREATED.sub(b'"created":0', _ID.sub(b'"ID"', raw))
+
+
+def _engine(server_mod, base, clean, detok, tokens: list[int]):
+    """An engine with SimpleEngine's surface for gpt-oss text: ``stream_chat`` per mlx-lm response
+    (one per token, one for the flush, one ``finished`` after an EOS) and ``chat`` (aggregated
+    stream with tools; ``MLXLanguageModel.generate`` without), both as vllm-mlx builds them."""
+    from mockoss.harmony.encoding import load_encoding
+
+    class Engine:
+        model_name, is_mllm, use_harmony_rendering, tokenizer, _tokenizer = MODEL, False, False, None, None
+
+        def get_stats(self):
+            return {"engine_type": "simple"}
+
+        def _segments(self, limit):
+            detok.reset()
+            for n, token in enumerate(tokens):
+                if token in EOS:
+                    break
+                detok.add_token(token)
+                if n + 1 == limit:
+                    break
+                yield detok.last_segment
+            detok.finalize()
+            yield detok.last_segment
+
+        async def stream_chat(self, messages, max_tokens=32768, **kwargs):
+            acc, count, finished = "", 0, False
+            for seg in self._segments(max_tokens):
+                count += 1
+                acc += seg
+                finished = count >= max_tokens
+                yield base.GenerationOutput(text=acc, new_text=seg, prompt_tokens=PROMPT_TOKENS, completion_tokens=count, finished=finished, finish_reason="length" if finished else None)
+                if finished:
+                    return
+            yield base.GenerationOutput(text=acc, new_text="", prompt_tokens=PROMPT_TOKENS, completion_tokens=count, finished=True, finish_reason="stop")
+
+        async def chat(self, messages, max_tokens=32768, tools=None, **kwargs):
+            if tools:
+                last = base.GenerationOutput(text="")
+                async for last in self.stream_chat(messages, max_tokens=max_tokens):
+                    pass
+                return base.GenerationOutput(text=clean(last.text), prompt_tokens=PROMPT_TOKENS, completion_tokens=last.completion_tokens, finish_reason=last.finish_reason)
+            text = "".join(self._segments(max_tokens))
+            ids = load_encoding().encode(text, allowed_special="all")
+            return base.GenerationOutput(text=clean(text), tokens=ids, prompt_tokens=PROMPT_TOKENS, completion_tokens=len(ids), finish_reason="length" if len(ids) >= max_tokens else "stop")
+
+    return Engine()
+
+
+class _Seeded:
+    def __init__(self, tokens: list[int]) -> None:
+        self.tokens = tokens
+
+    def emit(self, limit=None):
+        from types import SimpleNamespace
+
+        out: list[int] = []
+        for token in self.tokens:
+            if limit is not None and len(out) == limit:
+                return SimpleNamespace(tokens=tuple(out), finish_reason="length")
+            out.append(token)
+            if token in (200002, 200012):
+                break
+        return SimpleNamespace(tokens=tuple(out), finish_reason="stop")
+
+
+def _seeded(count: int) -> list[tuple[str, Any]]:
+    """Harmony-shaped token soups: headers, channels, recipients, JSON pieces, stop tokens."""
+    from mockoss.harmony.encoding import load_encoding
+
+    enc = load_encoding()
+    pieces = ["<|channel|>", "analysis", "final", "commentary", " to=functions.get_weather", " to=functions.x", "<|message|>", "<|end|>",
+              "<|start|>", "assistant", "<|constrain|>", "json", '{"city":"Paris"}', '{"a":', "1}", " hi", " there.", "\n", " ", "é",
+              "<|call|>", "<|return|>", "[", "x(", "{", "Done", "<|endoftext|>"]
+    rng = random.Random(7)
+    out = []
+    for i in range(count):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 18)))
+        out.append((f"seeded-{i}", _Seeded(enc.encode(text, allowed_special="all"))))
+    return out
+
+
+def _ours(profile, completion, body, index) -> bytes:
+    from mockoss.profiles.base import ChatRequestView, IdSource, RequestContext, ToolDecl
+
+    ctx = RequestContext(ids=IdSource(0, index), created=0, prompt_tokens=PROMPT_TOKENS)
+    tools = tuple(ToolDecl("function", t["function"]["name"]) for t in body.get("tools", ()))
+    view = ChatRequestView(model=body["model"], tools=tools, stream=body["stream"], include_usage=bool(body.get("stream_options")), max_tokens=body.get("max_tokens"), body=body)
+    reply = profile.chat(completion, view, ctx)
+    return reply.body if not reply.streamed else b"".join(reply.frames)
+
+
+async def _run(seeded: int) -> int:
+    import httpx
+    import vllm_mlx.server as server
+    from mlx_lm import tokenizer_utils as tu
+    from vllm_mlx.api.utils import clean_output_text
+    from vllm_mlx.engine import base
+    from vllm_mlx.reasoning import get_parser
+
+    from mockoss.profiles.mlxlm.detokenizer import token_strings
+    from mockoss.profiles.registry import get_profile
+    from mockoss.scenario.loader import builtin_names, load_named
+
+    class Tok:
+        clean_up_tokenization_spaces = False
+
+        def __init__(self):
+            self.vocab = {t: i for i, t in enumerate(token_strings())}
+
+    detok = tu.BPEStreamingDetokenizer(Tok())
+    release = next(Path(sys.argv[1]).glob("vllm_mlx-*.dist-info")).name.removesuffix(".dist-info").split("-")[1]
+    server._model_name = MODEL
+    cases = [(name, step.completion) for name in builtin_names() for step in load_named(name).steps if step.completion is not None]
+    cases += _seeded(seeded)
+    compared, diffs, generic = 0, [], []
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server.app), base_url="http://mlx") as client:
+        for reasoning, tools in CONFIGS:
+            server._reasoning_parser = get_parser(reasoning)() if reasoning else None
+            server._enable_auto_tool_choice, server._tool_call_parser, server._tool_parser_instance = bool(tools), tools, None
+            profile = dataclasses.replace(get_profile(f"vllm-mlx@{release}"), reasoning_parser=reasoning, tool_call_parser=tools)
+            for name, completion in cases:
+                for limit in (None, 9):
+                    for with_tools in (False, True) if tools else (False,):  # no tool parser + tools: the generic parser (not emulated)
+                        for stream in (False, True):
+                            body: dict[str, Any] = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "stream": stream}
+                            if with_tools:
+                                body["tools"] = TOOLS
+                            if limit:
+                                body["max_tokens"] = limit
+                            if stream:
+                                body["stream_options"] = {"include_usage": True}
+                            emission = completion.emit(limit or 32768)
+                            tokens = list(emission.tokens)
+                            if emission.finish_reason == "stop" and not any(t in EOS for t in tokens) and len(tokens) < (limit or 32768):
+                                tokens.append(200002)
+                            server._engine = _engine(server, base, clean_output_text, detok, tokens)
+                            theirs = _norm((await client.post("/v1/chat/completions", json=body)).content)
+                            ours = _norm(_ours(profile, completion, body, compared))
+                            compared += 1
+                            if theirs != ours and b'"tool_calls"' in theirs and b'"tool_calls"' not in ours and not stream:
+                                generic.append((name, theirs[:300]))  # the generic fallback parser found a call (not emulated)
+                            elif theirs != ours:
+                                diffs.append((f"{reasoning}/{tools}", name, limit, with_tools, stream, theirs[:600], ours[:600]))
+        for path in ("/health", "/v1/models"):
+            compared += 1
+            theirs = _norm((await client.get(path)).content)
+            if path == "/health" and theirs != b'{"status":"healthy","model_loaded":true,"model_name":"' + MODEL.encode() + b'","available_models":["' + MODEL.encode() + b'"],"model_type":"llm","engine_type":"simple","mcp":null}':
+                diffs.append(("probe", path, theirs))
+    print(f"vllm-mlx {release}: {len(cases)} completions ({len(cases) - seeded} from the built-in scenarios, {seeded} seeded) x {len(CONFIGS)} parser configurations, {compared} replies compared byte for byte with vllm_mlx.server's app, {len(diffs)} differ; {len(generic)} more differ only by a call vllm-mlx's generic fallback parser found (not emulated): {sorted({g[0] for g in generic})}")
+    for diff in diffs[:6]:
+        print(*diff, sep="\n  ")
+    return 1 if diffs else 0
+
+
+def main() -> int:
+    sys.path[:0] = [sys.argv[2], sys.argv[1]]
+    import logging
+
+    logging.disable(logging.WARNING)
+    return asyncio.run(_run(int(sys.argv[3]) if len(sys.argv) > 3 else 300))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
