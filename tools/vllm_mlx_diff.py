@@ -139,12 +139,13 @@ def _ours(profile, completion, body, index) -> bytes:
 
 async def _run(seeded: int) -> int:
     import httpx
-    import vllm_mlx.server as server
     from mlx_lm import tokenizer_utils as tu
+    from vllm_mlx import server
     from vllm_mlx.api.utils import clean_output_text
     from vllm_mlx.engine import base
     from vllm_mlx.reasoning import get_parser
 
+    from mockoss.profiles.base import ServerInfo
     from mockoss.profiles.mlxlm.detokenizer import token_strings
     from mockoss.profiles.registry import get_profile
     from mockoss.scenario.loader import builtin_names, load_named
@@ -189,11 +190,18 @@ async def _run(seeded: int) -> int:
                                 generic.append((name, theirs[:300]))  # the generic fallback parser found a call (not emulated)
                             elif theirs != ours:
                                 diffs.append((f"{reasoning}/{tools}", name, limit, with_tools, stream, theirs[:600], ours[:600]))
-        for path in ("/health", "/v1/models"):
+        info = ServerInfo(served_model_names=(MODEL,), created=0)
+        for method, path in (("GET", "/health"), ("GET", "/v1/models"), ("GET", "/v1/nothing"), ("POST", "/health")):
             compared += 1
-            theirs = _norm((await client.get(path)).content)
-            if path == "/health" and theirs != b'{"status":"healthy","model_loaded":true,"model_name":"' + MODEL.encode() + b'","available_models":["' + MODEL.encode() + b'"],"model_type":"llm","engine_type":"simple","mcp":null}':
-                diffs.append(("probe", path, theirs))
+            theirs_reply = await client.request(method, path)
+            ours_reply = profile.probe(method, path, info) or profile.route_error(404 if method == "GET" else 405, method, path)
+            if (theirs_reply.status_code, _norm(theirs_reply.content)) != (ours_reply.status, _norm(ours_reply.body)):
+                diffs.append(("probe", method, path, theirs_reply.status_code, theirs_reply.content, ours_reply.status, ours_reply.body))
+        compared += 1
+        wrong = await client.post("/v1/chat/completions", json={"model": "other", "messages": [{"role": "user", "content": "hi"}]})
+        ours_reply = profile.model_not_found("other")
+        if (wrong.status_code, wrong.content) != (ours_reply.status, ours_reply.body):
+            diffs.append(("model check", wrong.status_code, wrong.content, ours_reply.status, ours_reply.body))
     print(f"vllm-mlx {release}: {len(cases)} completions ({len(cases) - seeded} from the built-in scenarios, {seeded} seeded) x {len(CONFIGS)} parser configurations, {compared} replies compared byte for byte with vllm_mlx.server's app, {len(diffs)} differ; {len(generic)} more differ only by a call vllm-mlx's generic fallback parser found (not emulated): {sorted({g[0] for g in generic})}")
     for diff in diffs[:6]:
         print(*diff, sep="\n  ")

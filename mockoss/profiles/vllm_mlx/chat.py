@@ -189,17 +189,35 @@ def surface_chat(profile: VllmMlxProfile, completion: Completion, request: ChatR
 
 
 def _extract(profile: VllmMlxProfile, text: str, declared: list | None, tools: list | None) -> tuple[str | None, str | None, list]:
-    """``_extract_reasoning_and_tool_calls`` then ``_parse_tool_calls_with_parser`` (the Harmony
-    parser; the generic fallback parser, tried when it finds nothing, is not reproduced)."""
+    """The server's extraction with the profile's parsers (the generic fallback parser, tried when
+    the Harmony parser finds nothing, is not reproduced)."""
+    extract = {"gpt_oss": p.gpt_oss_extract, "harmony": p.harmony_extract}.get(profile.reasoning_parser or "")
+    parse = None
+    if tools is not None and profile.tool_call_parser is not None:
+        def parse(text: str) -> tuple[list, str]:
+            return p.harmony_tool_extract(text, fixed=profile.harmony_call_fix)
+    return extract_reasoning_and_calls(text, extract, parse, declared=bool(declared), strip_analysis=profile.harmony_call_fix)
+
+
+def extract_reasoning_and_calls(
+    text: str, reasoning_extract: Any, tool_parse: Any, *, declared: bool, strip_analysis: bool = True
+) -> tuple[str | None, str | None, list]:
+    """``server.py`` ``_extract_reasoning_and_tool_calls``: ``(reasoning, content, calls)``.
+
+    ``reasoning_extract(text) -> (reasoning, content)`` is the reasoning parser or ``None``;
+    ``tool_parse(text) -> (calls, content)`` the tool parser, ``None`` when it does not run (no
+    tools, ``tool_choice: "none"``, no parser). When the reasoning parser finds reasoning but no
+    content, the tool parser gets the text with the analysis blocks removed if tools are declared
+    (``""`` otherwise, and always before 0.4.1: ``strip_analysis=False``).
+    """
     reasoning, for_tools = None, text
-    if profile.reasoning_parser is not None:
-        extract = p.gpt_oss_extract if profile.reasoning_parser == "gpt_oss" else p.harmony_extract
-        reasoning, cleaned = extract(text)
+    if reasoning_extract is not None:
+        reasoning, cleaned = reasoning_extract(text)
         if cleaned is not None:
             for_tools = cleaned
         elif reasoning is not None:
-            for_tools = p.strip_analysis_blocks(text) if declared and profile.harmony_call_fix else ""
-    if not declared or tools is None or profile.tool_call_parser is None:
+            for_tools = p.strip_analysis_blocks(text) if declared and strip_analysis else ""
+    if not declared or tool_parse is None:
         return reasoning, for_tools, []
-    calls, content = p.harmony_tool_extract(for_tools or "", fixed=profile.harmony_call_fix)
+    calls, content = tool_parse(for_tools or "")
     return reasoning, content, calls
