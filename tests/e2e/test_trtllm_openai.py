@@ -158,3 +158,22 @@ def test_identity_routes_and_errors(http):
     bad = http.post("/v1/chat/completions", content=json.dumps({"model": MODEL}))
     assert bad.status_code == 400
     assert {k: bad.json()[k] for k in ("object", "type", "param", "code")} == {"object": "error", "type": "BadRequestError", "param": None, "code": 400}
+
+
+@pytest.mark.mockoss(scenario="text-between-messages")
+def test_stray_text_is_raw_content_unstreamed_but_skipped_when_streamed(client):
+    # Non-streamed, parse_messages_from_completion_tokens raises and the raw text is content;
+    # streamed, the batch whose token raised is lost and the parser goes on (checked against
+    # harmony_adapter.py by tools/trtllm_adapter_diff.py).
+    reply = client.chat.completions.create(model=MODEL, messages=USER)
+    assert reply.choices[0].message.content.startswith("<|channel|>analysis<|message|>User greets.")
+    assert reply.choices[0].message.model_extra["reasoning"] is None
+    content, reasoning, _, finish, _ = streamed(client)
+    assert (content, reasoning, finish) == ("Hello! How can I help?", "User greets. Reply politely.", "stop")
+
+
+@pytest.mark.mockoss(scenario="clean-answer", switches={"stream_interval": 4})
+def test_stream_interval_groups_each_engine_response_into_one_chunk(client):
+    *_, chunks = streamed(client)
+    reasoning = [c.choices[0].delta.model_extra.get("reasoning") for c in chunks if c.choices and c.choices[0].delta.model_extra.get("reasoning")]
+    assert "".join(reasoning) == "User asks: What is 2 + 2? Simple arithmetic. Provide answer." and len(reasoning) < 8

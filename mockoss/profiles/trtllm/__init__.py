@@ -16,16 +16,25 @@ and ``tests/unittest/llmapi/apps/test_harmony_channel_validation.py@30d2c50cffa7
 their field order), ``postprocess_handlers.py`` and ``executor/result.py`` (stop handling), whose
 commits the index does not name.
 
-What was checked, and how: only by reading. ``harmony_adapter.py`` imports ``tensorrt_llm.executor``
-and ``tensorrt_llm.logger`` (torch, the C++ bindings), and no copy of the newest module could be
-brought onto the machine, so no ``tools/trtllm_adapter_diff.py`` was built: the adapter was not run
-against this profile. TensorRT-LLM's own adapter tests are converted in
-``tests/conformance/upstream/test_trtllm_upstream.py`` (they run mockoss's counterparts, not the
-upstream module). Not checked at all: the behaviours after the read commit are built from the
-tests and PR descriptions that name them (their code was not read), the exact stop handling of
-``<|return|>`` (read as the end id: not in the output, no ``stop_reason``), what an aborted stream
-(``should_stop``) sends after its usage chunk (here nothing but ``[DONE]``), and openai-harmony
-0.0.4's parser (the switch ``harmony_library`` picks the closest emulated, 0.0.8).
+What was checked, and how: ``tools/trtllm_adapter_diff.py`` runs the adapter module itself
+(``harmony_adapter.py`` at 38134b13, in a scratch venv with TensorRT-LLM's pinned
+``openai-harmony==0.0.4``; its runtime imports and protocol models stubbed) against this profile at
+``trtllm@2025.09.19``, the behaviour of that commit: ``handle_non_streaming_response`` and
+``handle_streaming_response`` called per engine response as ``chat_harmony`` does, on every
+completion of the built-in scenarios and 300 seeded malformed ones, whole and cut at 7 tokens,
+without tools, with tools and with ``tool_choice: "none"``, streamed with ``stream_interval`` 1 and
+3: 6,300 replies (4,200 streamed), 0 differ byte for byte with ``harmony_library:
+openai-harmony-0.0.8`` (ids and ``created`` normalised); with ``oss-harmony`` 6 differ (the doubled
+``<|channel|>`` header, as expected). The module was brought onto the machine by copying the text
+the search tool's index stores (the mirror is over ``fetch``'s limit, the wheels are not on the
+package index): 73,533 characters, equal in length page by page; never committed. TensorRT-LLM's own
+adapter tests are converted in ``tests/conformance/upstream/test_trtllm_upstream.py`` (66 of 67
+reproduced). Not checked by running: the behaviours after that commit (the switches dated 2026,
+built from the tests and PR descriptions that name them, their code not read), the engine's stop
+handling (``executor/result.py`` read: ``<|return|>`` as the end id, not output; ``<|call|>`` a
+stop token, trimmed, ``stop_reason`` 200012), what an aborted stream (``should_stop``) sends after
+its usage chunk (here nothing but ``[DONE]``), the protocol models (stubbed from the stored
+``openai_protocol.py`` of that period), and the routes and error bodies (read).
 
 Not emulated: ``/v1/completions`` and ``/v1/responses`` (both exist in trtllm-serve; here they get
 the route 404), ``/health_generate``, ``/metrics``, ``/perf_metrics``, the prompt TensorRT-LLM

@@ -89,12 +89,11 @@ class StreamState:
     preamble_seen: bool = False
     prev: tuple[str | None, str | None] = (None, None)
 
-    def batch(self, trace: ParserTrace, start: int, stop: int) -> list[dict[str, Any]] | None:
-        """Deltas of tokens ``start:stop`` (``process_token_batch``), or ``None`` when the parser
-        raised inside the batch (``stateful_stream_harmony_tokens_to_openai_deltas`` logs and
-        returns ``[]``: the batch's deltas are lost)."""
-        if stop > len(trace.steps):
-            return None
+    def batch(self, trace: ParserTrace, start: int, stop: int, failed: bool = False) -> list[dict[str, Any]] | None:
+        """Deltas of the parser steps ``start:stop`` (``process_token_batch``), or ``None`` when
+        ``failed``: the parser raised on the token after them, the rest of the batch was never fed,
+        and ``stateful_stream_harmony_tokens_to_openai_deltas`` logged and returned ``[]`` (the
+        steps still moved the state on)."""
         deltas: list[dict[str, Any]] = []
         for step in trace.steps[start:stop]:
             prev_channel, prev_recipient = self.prev
@@ -112,7 +111,7 @@ class StreamState:
                 delta = self.delta_from_parser(step.channel, step.recipient, step.delta)
                 if delta:
                     deltas.append(delta)
-        return deltas
+        return None if failed else deltas
 
     def delta_from_parser(self, channel: str | None, recipient: str | None, text: str) -> dict[str, Any] | None:
         """``_create_delta_from_parser_state`` for a token that added ``text`` to a message on

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.library import parse_with
+from mockoss.harmony.trace import ParserTrace
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
 from mockoss.profiles.trtllm.adapter import StreamState, ToolFilter, map_messages, merge_deltas, strip_incomplete
 from mockoss.profiles.wire import dumps
@@ -99,7 +100,9 @@ def surface_chat(profile: TrtllmProfile, completion: Completion, request: ChatRe
     rid = ctx.ids.next("chatcmpl-")
     clean = strip_incomplete(tokens)
     trace = parse_with(clean, strict=True, library=profile.harmony_library)  # type: ignore[arg-type]
-    if trace.error is not None or trace.eos_error is not None:
+    # parse_messages_from_completion_tokens ends with process_eos(): with nothing left after the
+    # stripping, the parser is still waiting for the first header and raises.
+    if not clean or trace.error is not None or trace.eos_error is not None:
         parsed: dict[str, Any] = {"role": "assistant", "content": load_encoding().decode(list(tokens))}
     else:
         parsed = map_messages(
@@ -130,6 +133,26 @@ def _batches(emitted: int, output: int, interval: int) -> list[tuple[int, int, b
     return bounds
 
 
+def _fed(tokens: tuple[int, ...], bounds: list[tuple[int, int, bool]], library: str) -> tuple[ParserTrace, list[tuple[int, int, bool]]]:
+    """What the stream's parser was fed: a batch whose token raises ``HarmonyError`` stops there
+    (the rest of the batch is never processed); later batches go on. Returns the parser's trace
+    over the fed tokens (erroring tokens skipped, as a caught error leaves the parser) and, per
+    batch, ``(first step, step after the last good one, failed)``."""
+    trace = parse_with(tokens, strict=True, library=library, skip_errors=True)  # type: ignore[arg-type]
+    if not trace.skipped or all(stop - start <= 1 for start, stop, _ in bounds):
+        failed = {index for index, _ in trace.skipped}
+        return trace, [(start, stop - (stop - 1 in failed), stop - 1 in failed) for start, stop, _ in bounds]
+    fed: list[int] = []
+    spans = []
+    for start, stop, _ in bounds:
+        begin = len(fed)
+        attempt = parse_with((*fed, *tokens[start:stop]), strict=True, library=library, skip_errors=True)  # type: ignore[arg-type]
+        error = next((index for index, _ in attempt.skipped if index >= begin), None)
+        fed.extend(tokens[start:stop] if error is None else tokens[start : start + error - begin + 1])
+        spans.append((begin, len(fed) if error is None else error, error is not None))
+    return parse_with(tuple(fed), strict=True, library=library, skip_errors=True), spans  # type: ignore[arg-type]
+
+
 def _include_usage(profile: TrtllmProfile, request: ChatRequestView) -> bool:
     if profile.stream_usage != "stream_options":
         return profile.stream_usage == "always"
@@ -142,7 +165,8 @@ def _stream(
     request: ChatRequestView, ctx: RequestContext,
 ) -> Reply:
     """The SSE frames, batch by batch as ``handle_streaming_response`` writes them."""
-    trace = parse_with(tokens, strict=True, library=profile.harmony_library)  # type: ignore[arg-type]
+    bounds = _batches(len(emitted), len(tokens), profile.stream_interval)
+    trace, spans = _fed(tokens, bounds, profile.harmony_library)
     state = StreamState(_filter(request), lambda: ctx.ids.next("call_")[:13], analysis_calls=profile.tool_calls_on_analysis, validate=profile.channel_validation)
     stream_id = ctx.ids.next("chatcmpl-") if profile.stable_stream_ids else None
     model = dumps(request.model)
@@ -150,11 +174,12 @@ def _stream(
 
     def frame(choices: list[dict[str, Any]], usage: dict[str, Any] | None = None) -> bytes:
         rid = stream_id or ctx.ids.next("chatcmpl-")
-        tail = f',"usage":{dumps(usage)}' if usage is not None else ""
+        # exclude_none: a null prompt_tokens_details is left out of a streamed usage
+        tail = f',"usage":{dumps({k: v for k, v in usage.items() if v is not None})}' if usage is not None else ""
         return f'data: {{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{model},"choices":{dumps(choices)}{tail}}}\n\n'.encode()
 
-    def deltas(start: int, stop: int) -> tuple[list[bytes], bool]:
-        raw = state.batch(trace, start, stop)
+    def deltas(span: tuple[int, int, bool]) -> tuple[list[bytes], bool]:
+        raw = state.batch(trace, *span)
         if raw is None:
             return [], False
         out = []
@@ -171,8 +196,8 @@ def _stream(
     frames: list[bytes] = []
     usage_on = _include_usage(profile, request)
     first = True
-    for start, stop, done in _batches(len(emitted), len(tokens), profile.stream_interval):
-        chunks, should_stop = (deltas(start, stop) if not done or (profile.flush_final_batch and stop > start) else ([], False))
+    for (start, stop, done), span in zip(bounds, spans, strict=True):
+        chunks, should_stop = (deltas(span) if not done or (profile.flush_final_batch and stop > start) else ([], False))
         if profile.role_chunk == "every_batch" and not done or profile.role_chunk == "first" and first:
             frames.append(frame([{"index": 0, "delta": {"role": "assistant"}}]))
         first = False

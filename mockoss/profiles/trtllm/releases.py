@@ -5,8 +5,10 @@ limit; its wheels are not on the package index), so which release first shipped 
 unknown. Releases on this timeline are therefore named by the date of the pull request that made
 the change, ``YYYY.MM.DD`` (``trtllm@2025.09.19``), taken from the PR's description or review in
 the search tool's issues corpus, not its merge date. Only the state after PR #7849 was read in
-code (``harmony_adapter.py`` at 38134b130944ed5c037949456df20300126ec728); each later change is
-what the PR's description and the tests it added say (``verified=False``).
+code (``harmony_adapter.py`` at 38134b130944ed5c037949456df20300126ec728) and run
+(``tools/trtllm_adapter_diff.py``: ``trtllm@2025.09.19`` matches it byte for byte); the state before
+it, and each later change, is what the PR's description and the tests it added say
+(``verified=False``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def _change(release: str, switch: str, before: object, after: object, summary: s
     )
 
 
-_AFTER_READ = "read in the adapter at the commit the profile is read from"
+_AFTER_READ = "the after-behaviour is the adapter at 38134b13, run by tools/trtllm_adapter_diff.py (0 differences); the PR that brought it is from its description"
 _FROM_TESTS = "from the PR's tests (test_harmony_parsing.py names it); its code was not read"
 
 TRTLLM_TIMELINE = Timeline(
