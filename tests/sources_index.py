@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 INDEX_FILE = ROOT / "tests" / "sources.yaml"
 KINDS = {"issue", "pr", "doc", "commit"}
 CHECKED = {"search", "not-found", "notes"}
-SERVERS = {"vllm", "ollama", "llamacpp", "lmstudio", "openai", "sglang", "gptoss-reference", "harmony", "trtllm"}
+SERVERS = {"vllm", "ollama", "llamacpp", "lmstudio", "openai", "sglang", "gptoss-reference", "harmony", "trtllm", "vllm-mlx"}
 
 _NUMBERED = re.compile(r"^([\w.-]+/[\w.-]+)(?: PR)? ?#(\d+)$")
 #: ``owner/repo#N``, ``short#N`` and ``owner/repo PR #N`` inside free text.

@@ -8,7 +8,6 @@ import re
 
 import openai
 import pytest
-
 from profile_e2e_support import use_raw
 
 from mockoss.harmony.encoding import load_encoding

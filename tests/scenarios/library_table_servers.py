@@ -278,4 +278,15 @@ SERVER_CASES: dict[str, Case] = {
             "vllm chat": [Seen(content='{"path": "/", "name_pattern": "*Chen*", "type_filter": "file"}', reasoning="No matches. Try a broader pattern.", finish="stop")],
         },
     ),
+    # waybarrios/vllm-mlx#562: vllm-mlx's engine cleans the text before its parsers, so the call
+    # and the analysis channel end up as content when not streamed; Harmony-token servers call.
+    "read-file-call-after-analysis": Case(
+        tools=("read_file",),
+        expect={
+            "vllm-mlx chat": [Seen(content='The user wants the hosts file. Use read_file.{"path":"/etc/hosts"}', finish="stop")],
+            "vllm-mlx chat reasoning_parser=harmony": [Seen(content='The user wants the hosts file. Use read_file.{"path":"/etc/hosts"}', finish="stop")],
+            "vllm chat": [Seen(reasoning="The user wants the hosts file. Use read_file.", calls=(("function", "read_file", '{"path": "/etc/hosts"}'),), finish="tool_calls")],
+            "mlx-lm chat": [Seen(content='<|channel|>analysis<|message|>The user wants the hosts file. Use read_file.<|end|><|start|>assistant<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>{"path":"/etc/hosts"}', finish="stop")],
+        },
+    ),
 }
