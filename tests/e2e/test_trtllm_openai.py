@@ -177,3 +177,39 @@ def test_stream_interval_groups_each_engine_response_into_one_chunk(client):
     *_, chunks = streamed(client)
     reasoning = [c.choices[0].delta.model_extra.get("reasoning") for c in chunks if c.choices and c.choices[0].delta.model_extra.get("reasoning")]
     assert "".join(reasoning) == "User asks: What is 2 + 2? Simple arithmetic. Provide answer." and len(reasoning) < 8
+
+
+# -- /v1/responses (responses_utils.py of autumn 2025, read) ---------------------------------------
+
+def test_responses_drop_the_preamble_and_carry_no_usage(server, client):
+    use(server, ANALYSIS + PREAMBLE + CALL)
+    response = client.responses.create(model=MODEL, input="Weather in Paris?", tools=[{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}])
+    assert [item.type for item in response.output] == ["reasoning", "function_call"]
+    call = response.output[1]
+    assert (call.name, call.arguments, call.call_id[5:], call.id[3:]) == ("get_weather", '{"city":"Paris"}', call.id[3:], call.call_id[5:])
+    assert (response.status, response.usage, response.max_output_tokens, response.parallel_tool_calls) == ("completed", None, 16384, False)
+    assert response.id.startswith("resp_")
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_responses_stream_quirks(client):
+    events = list(client.responses.create(model=MODEL, input="What is 2 + 2?", stream=True))
+    kinds = [e.type for e in events]
+    assert kinds[:2] == ["response.created", "response.in_progress"] and kinds[-1] == "response.completed"
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    assert {getattr(e, "item_id", "") for e in events} == {""}  # ids are never set
+    # the reasoning ends with <|end|>: its done events carry the next output_index
+    added, done = next(e for e in events if e.type == "response.output_item.added"), next(e for e in events if e.type == "response.output_item.done")
+    assert (added.output_index, done.output_index) == (0, 1)
+    # the answer ends with <|return|>, which is not output: no done events for it
+    assert kinds.count("response.output_item.done") == 1 and "response.output_text.done" not in kinds
+    assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == "2 + 2 = 4."
+    assert events[-1].response.output[-1].content[0].text == "2 + 2 = 4."
+
+
+def test_responses_parse_error_is_a_400(server, client, http):
+    use(server, "<|channel|>analysis<|message|>Hmm.<|end|> stray<|start|>assistant<|channel|>final<|message|>Hi<|return|>")
+    reply = http.post("/v1/responses", json={"model": MODEL, "input": "hi"})
+    assert reply.status_code == 400 and reply.json()["object"] == "error" and "Unexpected token" in reply.json()["message"]
+    bad = http.post("/v1/responses", json={"model": MODEL, "input": "hi", "previous_response_id": "abc"})
+    assert (bad.status_code, bad.json()["type"]) == (400, "InvalidRequestError")

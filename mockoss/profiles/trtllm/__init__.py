@@ -36,8 +36,9 @@ stop token, trimmed, ``stop_reason`` 200012), what an aborted stream (``should_s
 its usage chunk (here nothing but ``[DONE]``), the protocol models (stubbed from the stored
 ``openai_protocol.py`` of that period), and the routes and error bodies (read).
 
-Not emulated: ``/v1/completions`` and ``/v1/responses`` (both exist in trtllm-serve; here they get
-the route 404), ``/health_generate``, ``/metrics``, ``/perf_metrics``, the prompt TensorRT-LLM
+``/v1/responses`` is :mod:`.responses`, read (not run) from ``responses_utils.py`` of the same
+period; it answers as that version whatever the release. Not emulated: ``/v1/completions`` (it
+exists in trtllm-serve; here it gets the route 404), ``/health_generate``, ``/metrics``, ``/perf_metrics``, the prompt TensorRT-LLM
 renders (its own system message: ``prompt_tokens`` is mockoss's rendering), logprobs, and
 ``DISABLE_HARMONY_ADAPTER=1`` (the plain chat route).
 """
@@ -100,7 +101,7 @@ class TrtllmProfile:
     model_check: ClassVar[bool] = False
 
     name: str = "trtllm"
-    endpoints: frozenset[str] = frozenset({"chat"})
+    endpoints: frozenset[str] = frozenset({"chat", "responses"})
     harmony_library: Literal["oss-harmony", "openai-harmony-0.0.8"] = "openai-harmony-0.0.8"
     stream_interval: int = 1
     channel_validation: bool = True
@@ -131,7 +132,11 @@ class TrtllmProfile:
         return dataclasses.replace(self, **switches)
 
     def surface(self, endpoint: str, completion: Any, request: Any, ctx: RequestContext) -> Reply:
-        """``chat`` only; see :mod:`mockoss.profiles.trtllm.chat`."""
+        """``chat`` (:mod:`.chat`) or ``responses`` (:mod:`.responses`)."""
+        if endpoint == "responses":
+            from mockoss.profiles.trtllm.responses import surface_responses
+
+            return surface_responses(self, completion, request, ctx)
         if endpoint != "chat":
             raise ValueError(f"profile trtllm does not serve endpoint {endpoint!r}")
         return self.chat(completion, request, ctx)
@@ -142,13 +147,14 @@ class TrtllmProfile:
 
         return surface_chat(self, completion, request, ctx)
 
-    def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
+    def error(self, status: int, message: str, *, param: str | None = None, kind: str | None = None) -> Reply:
         """``create_error_response``: ``ErrorResponse(object="error", message, type, param, code)``
         dumped whole. Request validation is a 400 ``BadRequestError`` (the handler passes
         ``str(exc)``; the wording here is mockoss's); an exception in ``chat_harmony`` is a 400 with
         type ``internal_error``; other statuses take ``BadRequestError`` below 500, else
-        ``InternalServerError``. ``param`` is always null: ``create_error_response`` takes none."""
-        kind = "BadRequestError" if status < 500 else "InternalServerError"
+        ``InternalServerError``, unless ``kind`` names it (``InvalidRequestError`` for a bad
+        ``previous_response_id``). ``param`` is always null: ``create_error_response`` takes none."""
+        kind = kind or ("BadRequestError" if status < 500 else "InternalServerError")
         return Reply(status=status, body=dumps({"object": "error", "message": message, "type": kind, "param": None, "code": status}).encode())
 
     def model_not_found(self, model: str) -> Reply:

@@ -1,0 +1,237 @@
+"""``POST /v1/responses`` as ``trtllm-serve`` answers for gpt-oss (read, not run).
+
+Read from ``tensorrt_llm/serve/responses_utils.py`` (the stored version whose
+``process_streaming_events(request, sampling_params, generator, harmony_adapter, …)`` matches the
+``openai_server.py`` the chat route was read from; NVIDIA/TensorRT-LLM, autumn 2025:
+``parse_output_message``, ``create_response``, ``process_streaming_events``,
+``finish_reason_mapping``, ``request_preprocess``) and ``openai_protocol.py``
+(``ResponsesRequest``, ``ResponsesResponse.from_request``). The later rewrites of this endpoint
+(a streaming processor class, usage, more stop tokens: NVIDIA/TensorRT-LLM#10651) are not
+emulated; the endpoint answers as that version whatever the profile's release.
+
+* Output: openai-harmony's ``parse_messages_from_completion_tokens`` on the output tokens (no
+  stripping, no recovery: a ``HarmonyError`` is a 400). Per message: analysis → a ``reasoning`` item
+  per content; commentary without recipient → nothing (a preamble vanishes); ``functions.X`` →
+  ``function_call`` (name after the last ``.``, ``call_``/``fc_`` sharing 32 hex digits), also on
+  analysis only for ``browser.*``; ``python``/``browser`` on commentary → ``reasoning``; another
+  recipient → 400 ``Unknown recipient``; ``browser.*`` → ``web_search_call`` with ``cursor:``
+  URLs; final → ``message``; a tool-role message → nothing. ``usage`` is null; ``status`` is
+  ``completed`` or ``incomplete`` (``length``); ``max_output_tokens`` defaults to 16384.
+* Stream: ``response.created`` and ``response.in_progress`` with sequence numbers from 0, then per
+  engine response only the *last* token's content delta (``stream_interval`` > 1 loses text), every
+  item id ``""``, content part ``output_text`` even for reasoning, done events only when a message
+  ends with ``<|end|>`` and with the output index already advanced (the last message, ended by a
+  stop token that is not output, gets none; calls get none), then ``response.completed`` with the
+  non-streamed response. A parse error there aborts the stream after HTTP 200.
+* Field sets: the body as TensorRT-LLM's ``ResponsesResponse`` dumps it; items and the response
+  inside events as openai-python 2.x (autumn 2025) dumps them (which version the server ran is
+  not known). The mock keeps no response store: any ``resp_`` ``previous_response_id`` is
+  accepted (the server answers 404 for unknown ones); another prefix is the server's 400.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from openai_harmony import Message, StreamState
+
+from mockoss.harmony.library import parse_with
+from mockoss.profiles.base import SSE_MEDIA_TYPE, IdSource, Reply, RequestContext, ResponsesRequestView
+from mockoss.profiles.trtllm.chat import _batches, _fed, _output
+from mockoss.profiles.wire import dumps
+
+if TYPE_CHECKING:
+    from mockoss.harmony import Completion
+    from mockoss.profiles.trtllm import TrtllmProfile
+
+__all__ = ["surface_responses"]
+
+DEFAULT_MAX_TOKENS = 16384
+#: openai-python 2.x's ``Response`` fields, in order (the response inside stream events).
+_SDK_RESPONSE = (
+    "id", "created_at", "error", "incomplete_details", "instructions", "metadata", "model", "object", "output",
+    "parallel_tool_calls", "temperature", "tool_choice", "tools", "top_p", "background", "conversation", "max_output_tokens",
+    "max_tool_calls", "previous_response_id", "prompt", "prompt_cache_key", "reasoning", "safety_identifier", "service_tier",
+    "status", "text", "top_logprobs", "truncation", "usage", "user",
+)
+
+
+class _OutputError(ValueError):
+    """``parse_output_message`` raised: the server's 400 carries ``str(exc)``."""
+
+
+def _reasoning(text: str, item_id: str, status: str | None = None) -> dict[str, Any]:
+    return {"id": item_id, "summary": [], "type": "reasoning", "content": [{"text": text, "type": "reasoning_text"}], "encrypted_content": None, "status": status}
+
+
+def _text_part(text: str, logprobs: Any = None) -> dict[str, Any]:
+    return {"annotations": [], "text": text, "type": "output_text", "logprobs": logprobs}
+
+
+def _items(message: Message, ids: IdSource) -> list[dict[str, Any]]:
+    """``parse_output_message``."""
+    if message.author.role != "assistant":
+        return []
+    recipient, texts = message.recipient, [getattr(part, "text", str(part)) for part in message.content]
+    if recipient is not None and recipient.startswith("browser."):
+        if len(texts) != 1:
+            raise _OutputError("Invalid number of contents in browser message")
+        try:
+            call = json.loads(texts[0])
+        except ValueError as exc:
+            raise _OutputError(str(exc)) from None
+        if not isinstance(call, dict):
+            raise _OutputError(f"'{type(call).__name__}' object has no attribute 'get'")
+        if recipient == "browser.search":
+            action = {"query": f"cursor:{call.get('query', '')}", "type": "search", "sources": None}
+        elif recipient == "browser.open":
+            action = {"type": "open_page", "url": f"cursor:{call.get('url', '')}"}
+        elif recipient == "browser.find":
+            if "pattern" not in call:
+                raise _OutputError("'pattern'")
+            action = {"pattern": call["pattern"], "type": "find", "url": f"cursor:{call.get('url', '')}"}
+        else:
+            raise _OutputError(f"Unknown browser action: {recipient}")
+        return [{"id": ids.next("ws_"), "action": action, "status": "completed", "type": "web_search_call"}]
+    if message.channel == "analysis":
+        return [_reasoning(text, ids.next("rs_")) for text in texts]
+    if message.channel == "commentary":
+        if recipient is None:
+            return []
+        if recipient.startswith("functions."):
+            out = []
+            for text in texts:
+                hex_id = ids.next()
+                out.append({"arguments": text, "call_id": f"call_{hex_id}", "name": recipient.split(".")[-1], "type": "function_call", "id": f"fc_{hex_id}", "status": None})
+            return out
+        if recipient.startswith(("python", "browser")):
+            return [_reasoning(text, ids.next("rs_")) for text in texts]
+        raise _OutputError(f"Unknown recipient: {recipient}")
+    if message.channel == "final":
+        return [{"id": ids.next("msg_"), "content": [_text_part(t) for t in texts], "role": "assistant", "status": "completed", "type": "message"}]
+    raise _OutputError(f"Unknown channel: {message.channel}")
+
+
+def _echo_tool(tool: Any) -> Any:
+    if not isinstance(tool, Mapping) or tool.get("type") != "function":
+        return tool
+    return {"name": tool.get("name"), "parameters": tool.get("parameters"), "strict": tool.get("strict"), "type": "function", "description": tool.get("description")}
+
+
+def _response(request: ResponsesRequestView, rid: str, created: int, output: list[Any], status: str) -> dict[str, Any]:
+    """``ResponsesResponse.from_request(...)`` as TensorRT-LLM's model dumps it."""
+    body = request.body if isinstance(request.body, Mapping) else {}
+    limit = request.max_output_tokens
+    return {
+        "id": rid, "created_at": created, "instructions": body.get("instructions"), "metadata": body.get("metadata"),
+        "model": request.model, "object": "response", "output": output, "parallel_tool_calls": bool(body.get("parallel_tool_calls", False)),
+        "temperature": 1.0 if body.get("temperature") is None else body["temperature"],
+        "tool_choice": body.get("tool_choice", "auto"), "tools": [_echo_tool(t) for t in body.get("tools") or ()],
+        "top_p": 1.0 if body.get("top_p") is None else body["top_p"], "background": bool(body.get("background", False)),
+        "max_output_tokens": DEFAULT_MAX_TOKENS if limit is None else min(limit, DEFAULT_MAX_TOKENS),
+        "max_tool_calls": body.get("max_tool_calls"), "previous_response_id": body.get("previous_response_id"), "prompt": None,
+        "reasoning": body.get("reasoning"), "service_tier": body.get("service_tier", "auto"), "status": status, "text": body.get("text"),
+        "top_logprobs": body.get("top_logprobs") or 0, "truncation": body.get("truncation") or "disabled", "usage": None, "user": body.get("user"),
+    }
+
+
+def _sdk(response: dict[str, Any]) -> dict[str, Any]:
+    """The response as the openai ``Response`` model inside an event dumps it."""
+    return {key: response.get(key, "response" if key == "object" else None) for key in _SDK_RESPONSE}
+
+
+def surface_responses(profile: TrtllmProfile, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
+    """trtllm-serve's Responses reply; see the module docstring."""
+    previous = request.body.get("previous_response_id") if isinstance(request.body, Mapping) else None
+    if isinstance(previous, str) and not previous.startswith("resp_"):
+        return profile.error(400, f"Invalid 'response_id': '{previous}'. Expected an ID that begins with 'resp'.", kind="InvalidRequestError")
+    limit = DEFAULT_MAX_TOKENS if request.max_output_tokens is None else min(request.max_output_tokens, DEFAULT_MAX_TOKENS)
+    emission = completion.emit(limit)
+    tokens, _ = _output(emission.tokens, emission.finish_reason)
+    rid = ctx.ids.next("resp_")
+    status = "completed" if emission.finish_reason == "stop" else "incomplete"
+    final: dict[str, Any] | str
+    trace = parse_with(tokens, strict=True, library=profile.harmony_library)  # type: ignore[arg-type]
+    error = trace.error or trace.eos_error or (None if tokens else "Unexpected EOS while waiting for message header to complete")
+    if error is not None:
+        final = error
+    else:
+        try:
+            output = [item for message in (*trace.messages, *trace.eos_messages) for item in _items(message, ctx.ids)]
+        except _OutputError as exc:
+            final = str(exc)
+        else:
+            final = _response(request, rid, ctx.created, output, status)
+    if not request.stream:
+        return profile.error(400, final) if isinstance(final, str) else Reply(status=200, body=dumps(final).encode())
+    return _stream(profile, request, rid, ctx, emission.tokens, tokens, final)
+
+
+def _stream(
+    profile: TrtllmProfile, request: ResponsesRequestView, rid: str, ctx: RequestContext,
+    emitted: tuple[int, ...], tokens: tuple[int, ...], final: dict[str, Any] | str,
+) -> Reply:
+    """``process_streaming_events``."""
+    frames: list[bytes] = []
+
+    def send(kind: str, **fields: Any) -> None:
+        # the openai event models declare their fields in alphabetical order
+        event = {**fields, "sequence_number": len(frames), "type": kind}
+        frames.append(f"event: {kind}\ndata: {dumps({k: event[k] for k in sorted(event)})}\n\n".encode())
+
+    initial = _sdk(_response(request, rid, ctx.created, [], "in_progress"))
+    send("response.created", response=initial)
+    send("response.in_progress", response=initial)
+    bounds = _batches(len(emitted), len(tokens), profile.stream_interval)
+    trace, spans = _fed(tokens, bounds, profile.harmony_library)
+    output_index, added, completed = 0, False, 0
+    for start, stop, failed in spans:
+        last = trace.steps[stop - 1] if stop > start else None
+        end = trace.steps[stop] if failed else last  # the parser's state after the batch
+        state = end.state if end is not None else (trace.steps[start - 1].state if start else None)
+        messages = [] if failed else _completed(trace, stop)
+        if state == StreamState.EXPECT_START:
+            output_index, added = output_index + 1, False
+            if messages:
+                _done(send, messages[-1], output_index)
+        completed = max(completed, len(messages))
+        if last is None or failed or not last.delta or last.recipient is not None:
+            continue
+        if last.channel == "final":
+            if not added:
+                added = True
+                send("response.output_item.added", item={"id": "", "content": [], "role": "assistant", "status": "in_progress", "type": "message"}, output_index=output_index)
+                send("response.content_part.added", content_index=0, item_id="", output_index=output_index, part=_text_part("", []))
+            send("response.output_text.delta", content_index=0, delta=last.delta, item_id="", logprobs=[], output_index=output_index)
+        elif last.channel == "analysis":
+            if not added:
+                added = True
+                send("response.output_item.added", item={"id": "", "summary": [], "type": "reasoning", "content": None, "encrypted_content": None, "status": "in_progress"}, output_index=output_index)
+                send("response.content_part.added", content_index=0, item_id="", output_index=output_index, part=_text_part("", []))
+            send("response.reasoning_text.delta", content_index=0, delta=last.delta, item_id="", output_index=output_index)
+    if isinstance(final, str):
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames), abort=f"HarmonyError or ValueError in create_response: {final}")
+    send("response.completed", response=_sdk(final))
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+
+
+def _completed(trace: Any, stop: int) -> list[Message]:
+    """The messages the parser had completed after ``stop`` steps (``parser.messages``)."""
+    return [step.completed for step in trace.steps[:stop] if step.completed is not None]
+
+
+def _done(send: Any, message: Message, output_index: int) -> None:
+    """The done events for the message just closed by ``<|end|>`` (analysis or final only)."""
+    if message.recipient is not None or not message.content:
+        return
+    text = getattr(message.content[0], "text", "")
+    if message.channel == "analysis":
+        send("response.reasoning_text.done", content_index=0, item_id="", output_index=output_index, text=text)
+        send("response.output_item.done", item=_reasoning(text, "", "completed"), output_index=output_index)
+    elif message.channel == "final":
+        part = _text_part(text)
+        send("response.output_text.done", content_index=0, item_id="", logprobs=[], output_index=output_index, text=text)
+        send("response.content_part.done", content_index=0, item_id="", output_index=output_index, part=part)
+        send("response.output_item.done", item={"id": "", "content": [part], "role": "assistant", "status": "completed", "type": "message"}, output_index=output_index)
