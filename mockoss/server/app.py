@@ -17,9 +17,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mockoss import __version__
 from mockoss.endpoints import ENDPOINTS
-from mockoss.server.core import MockServer
 from mockoss.server.control import ControlOptions, header_map, install, route_path
+from mockoss.server.core import MockServer
 from mockoss.server.durable import durable, expect_ticket, lifespan_for
+from mockoss.server.fastpath import GenerationPath
 from mockoss.server.limits import DEFAULT_REQUEST_TIMEOUT_S, RequestLimits
 from mockoss.server.offload import Gate
 from mockoss.server.responses import to_response, to_scheduled_response
@@ -128,6 +129,7 @@ def create_app(
             await response(scope, receive, send)
 
         limits = RequestLimits(scripted, server=server, request_timeout_s=request_timeout_s)
-        app.mockoss_generation = ServerErrorMiddleware(plane.guarded(limits))
+        layered = ServerErrorMiddleware(plane.guarded(limits))
+        app.mockoss_generation = GenerationPath(layered, plane, gate, _GENERATION_PATHS, request_timeout_s)
     app.add_route("/{path:path}", other, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
     return app

@@ -8,30 +8,31 @@ Two pieces, both framework-level and both for every route (scripted, upstream an
   after its headers is answered 408. Both close the connection (``Connection: close``).
   The real servers set no body limit of their own (vLLM and SGLang run uvicorn, which has none);
   the limit is mockoss's, so that one request cannot take gigabytes, and the message says so.
-* :func:`timed_protocol`: uvicorn's HTTP protocol class (httptools or h11, whichever uvicorn
-  picked) with a deadline for the request head: a connection that sends nothing, or half a
-  request line or header block, for ``request_timeout_s`` after it opened or after its previous
-  response is closed. uvicorn itself closes an idle keep-alive connection only after a response
-  (``timeout_keep_alive``, 5 s) and sets no deadline before the first request or inside a
-  half-sent head (uvicorn 0.54 ``protocols/http/h11_impl.py`` and ``httptools_impl.py``: the
-  keep-alive timer is armed in ``on_response_complete`` and cancelled by ``data_received``).
+* :func:`mockoss.server.connection.timed_protocol` (re-exported here): uvicorn's HTTP protocol
+  class with a deadline for the request head (a connection that sends nothing, or half a
+  request, for ``request_timeout_s`` is closed).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockoss.endpoints import endpoint_for_path
+from mockoss.server.connection import timed_protocol
 from mockoss.server.responses import to_response
 from mockoss.server.settings import DEFAULT_REQUEST_TIMEOUT_S
 
 if TYPE_CHECKING:
     from mockoss.server.core import MockServer
 
-__all__ = ["DEFAULT_REQUEST_TIMEOUT_S", "RequestLimits", "timed_protocol"]
+__all__ = ["BODY_DEADLINE", "DEFAULT_REQUEST_TIMEOUT_S", "RequestLimits", "timed_protocol"]
+
+#: ``scope["state"]`` key: the event-loop time by which the body must have arrived, when a layer
+#: before :class:`RequestLimits` started the clock.
+BODY_DEADLINE = "mockoss.body_deadline"
 
 
 
@@ -63,6 +64,9 @@ class RequestLimits:
                     return
         loop = asyncio.get_running_loop()
         deadline = None if self.timeout is None else loop.time() + self.timeout
+        scope_state = scope.get("state")
+        if deadline is not None and scope_state is not None and BODY_DEADLINE in scope_state:
+            deadline = scope_state[BODY_DEADLINE]  # the short path already waited (mockoss.server.fastpath)
         state = {"received": 0, "complete": False}
 
         async def limited_receive() -> Message:
@@ -117,42 +121,3 @@ class RequestLimits:
         response = to_response(reply)
         response.headers["connection"] = "close"
         await response(scope, receive, send)
-
-
-def timed_protocol(base: type[Any], request_timeout_s: float) -> type[Any]:
-    """``base`` (a uvicorn HTTP protocol class) closing connections whose request head is not
-    complete ``request_timeout_s`` seconds after the connection opened or the previous response
-    ended. A request being answered (a long stream included) is never cut by it."""
-
-    class TimedProtocol(base):  # type: ignore[misc, valid-type]
-        _mockoss_timer: asyncio.TimerHandle | None = None
-
-        def _mockoss_arm(self) -> None:
-            if self._mockoss_timer is not None:
-                self._mockoss_timer.cancel()
-            self._mockoss_timer = self.loop.call_later(request_timeout_s, self._mockoss_expire)
-
-        def _mockoss_expire(self) -> None:
-            self._mockoss_timer = None
-            cycle = getattr(self, "cycle", None)
-            waiting = cycle is None or cycle.response_complete  # no request head received since
-            if waiting and not self.transport.is_closing():
-                self.transport.close()
-
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            self._mockoss_arm()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing():
-                self._mockoss_arm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            if self._mockoss_timer is not None:
-                self._mockoss_timer.cancel()
-                self._mockoss_timer = None
-            super().connection_lost(exc)
-
-    TimedProtocol.__name__ = TimedProtocol.__qualname__ = f"Timed{base.__name__}"
-    return TimedProtocol

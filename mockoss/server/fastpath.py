@@ -1,0 +1,184 @@
+"""The short path of a scripted generation request: one ASGI callable instead of five layers.
+
+A ``POST`` to a generation endpoint is the request mockoss answers most, and for a short reply the
+HTTP glue around :meth:`MockServer.respond` used to cost more CPU than the answer itself: the
+control plane's guard and log middleware wrapping every ``send``, the limits middleware's
+``asyncio.timeout`` around every ``receive``, the off-loop gate, the recording hold, a Starlette
+``Response`` and Starlette's error middleware (``benchmarks/bench_http.py``, "Where the time goes"
+in ``benchmarks/README.md``). :class:`GenerationPath` does the same work in one place for the
+common case and hands everything else, untouched, to the layered app it was built from:
+
+* handled here: a ``Content-Length`` body within the limit that arrives in one piece (the body of
+  a short request comes with its head), a valid or absent test id, no recorder, nothing being
+  answered off the event loop, a body below the off-loop threshold;
+* handed over (``fallback``, the same guard, limits, gate and durable layers as every other
+  route): chunked or multi-part bodies, a body above the limit (413) or late (408), an invalid
+  test id (400), big bodies and everything while one is in flight (:class:`mockoss.server.offload.Gate`),
+  ``--record`` (:mod:`mockoss.server.durable`).
+
+What a request gets is the same on both paths, byte for byte: status, headers (as Starlette's
+``Response`` builds them), body, the request log entry and the metrics
+(``tests/server/test_fastpath.py`` compares them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mockoss.profiles.base import Reply
+from mockoss.server.control import _TEST_ID, TEST_ID_HEADER, header_map
+from mockoss.server.limits import BODY_DEADLINE
+from mockoss.server.records import REQUEST_RECORDS
+from mockoss.server.responses import to_response, to_scheduled_response
+
+if TYPE_CHECKING:
+    from mockoss.server.control import ControlPlane
+    from mockoss.server.offload import Gate
+
+__all__ = ["GenerationPath", "plain_head"]
+
+
+def plain_head(reply: Reply) -> list[tuple[bytes, bytes]]:
+    """The raw headers Starlette's ``Response(reply.body, status, headers, media_type)`` sends for
+    a non-streamed ``reply`` (``starlette/responses.py`` ``Response.init_headers``): the reply's
+    headers lower-cased, then ``content-length`` and ``content-type`` unless given, a ``text/*``
+    type with ``; charset=utf-8`` appended."""
+    raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in dict(reply.headers).items()] if reply.headers else []
+    given = {name for name, _ in raw} if raw else ()
+    status = reply.status
+    if b"content-length" not in given and not (status < 200 or status in (204, 304)):
+        raw.append((b"content-length", str(len(reply.body)).encode("latin-1")))
+    media = reply.media_type
+    if media is not None and b"content-type" not in given:
+        if media.startswith("text/") and "charset=" not in media.lower():
+            media += "; charset=utf-8"
+        raw.append((b"content-type", media.encode("latin-1")))
+    return raw
+
+
+class GenerationPath:
+    """ASGI app answering scripted generation ``POST``\\ s (see the module docstring).
+
+    ``fallback``: the layered app (guard and log, limits, gate, durable) that answers whatever
+    this path does not; ``names``: route path → endpoint name (``/v1/chat/completions`` →
+    ``"chat"``); ``request_timeout_s``: the body deadline (``None``: none).
+    """
+
+    def __init__(
+        self, fallback: ASGIApp, plane: ControlPlane, gate: Gate, names: dict[str, str], request_timeout_s: float | None
+    ) -> None:
+        self.fallback, self.plane, self.gate, self.names, self.timeout = fallback, plane, gate, names, request_timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"]
+        if path.startswith("/s/") or self.gate.busy:
+            await self.fallback(scope, receive, send)  # the prefix rewrite, or a big request in flight
+            return
+        headers = header_map(scope)
+        test_id = headers.get(TEST_ID_HEADER)
+        length = headers.get("content-length")
+        target = self.plane.server_for(scope) if test_id is None or _TEST_ID.fullmatch(test_id) else None
+        limit = target.max_body_bytes if target is not None else None
+        if (
+            target is None
+            or target.recorder is not None
+            or length is None
+            or not length.isdigit()
+            or int(length) >= self.gate.offload_bytes
+            or (limit is not None and int(length) > limit)
+        ):
+            await self.fallback(scope, receive, send)
+            return
+        began = time.perf_counter()
+        epoch = self.plane.epoch(test_id)
+        message = await self._first(receive, scope)
+        if message.get("more_body", False) or message["type"] != "http.request":
+            await self.fallback(scope, _replay(message, receive), send)
+            return
+        records: list[Any] = []
+        token = REQUEST_RECORDS.set(records)
+        status, frames, started, logged = 500, 0, False, False
+
+        def finish() -> None:
+            nonlocal logged
+            if not logged:
+                logged = True
+                self.plane.log(scope, records[-1] if records else None, status, frames, time.perf_counter() - began, epoch)
+
+        try:
+            reply, delivery = target.respond(self.names[path], message.get("body", b""), headers)
+            status = reply.status
+            if delivery is None and not reply.streamed:
+                started = True
+                await send({"type": "http.response.start", "status": status, "headers": plain_head(reply)})
+                finish()  # before the last byte leaves, as the guard logs (mockoss.server.control)
+                await send({"type": "http.response.body", "body": reply.body})
+                return
+            response = to_response(reply) if delivery is None else to_scheduled_response(reply, delivery)
+            media = reply.media_type
+            separator = b"\n\n" if media.startswith("text/event-stream") else b"\n" if media.startswith("application/x-ndjson") else None
+
+            async def counted(message: Message) -> None:
+                nonlocal frames, started
+                if message["type"] == "http.response.body":
+                    if separator is not None:
+                        frames += message.get("body", b"").count(separator)
+                    if not message.get("more_body", False):
+                        finish()
+                else:
+                    started = True
+                await send(message)
+
+            await response(scope, receive, counted)
+        except Exception:
+            if not started:  # as Starlette's ServerErrorMiddleware answers an unexpected error
+                status = 500
+                await PlainTextResponse("Internal Server Error", status_code=500)(scope, receive, send)
+            raise
+        finally:
+            REQUEST_RECORDS.reset(token)
+            finish()  # a request that ended without its last body message (an error, a disconnect)
+
+    async def _first(self, receive: Receive, scope: Scope) -> Message:
+        """The first body message; if it has not arrived by the deadline, a stand-in (an empty
+        part of a body still coming) that sends the request down the layered path, whose limits
+        answer 408 at once: the deadline is passed on in ``scope["state"]``."""
+        if self.timeout is None:
+            return await receive()
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        deadline = loop.time() + self.timeout
+        fired: list[bool] = []
+
+        def expire() -> None:
+            fired.append(True)
+            task.cancel()
+
+        timer = loop.call_at(deadline, expire)
+        try:
+            return await receive()
+        except asyncio.CancelledError:
+            if fired and task.uncancel() == 0:
+                scope.setdefault("state", {})[BODY_DEADLINE] = deadline
+                return {"type": "http.request", "body": b"", "more_body": True}
+            raise
+        finally:
+            timer.cancel()
+
+
+def _replay(first: Message, receive: Receive) -> Receive:
+    """``receive`` that answers ``first`` once before the rest."""
+    pending = [first]
+
+    async def replay() -> Message:
+        if pending:
+            return pending.pop()
+        return await receive()
+
+    return replay

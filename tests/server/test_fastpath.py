@@ -1,0 +1,192 @@
+"""The short path of scripted generation requests (mockoss.server.fastpath, issue 9) answers exactly
+what the layered path answers: same status, headers, body, request log and metrics, request after
+request; and it hands over what it does not handle (a body in parts, a late body, a test-id
+prefix, an invalid test id) to the layered path's limits and guard."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+from starlette.responses import Response
+from starlette.testclient import TestClient
+
+from mockoss.profiles.base import Reply
+from mockoss.profiles.ollama.errors import plain
+from mockoss.scenario.loader import scenario_from_data
+from mockoss.server.app import create_app
+from mockoss.server.connection import CoalescingTransport
+from mockoss.server.core import MockServer
+from mockoss.server.fastpath import GenerationPath, plain_head
+from mockoss.server.responses import to_response
+from mockoss.server.run import ThreadedServer
+
+MODEL = "openai/gpt-oss-20b"
+CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "What is the weather in Paris?"}]}
+RETRY = scenario_from_data(
+    {"when_exhausted": "error", "steps": [{"error": {"status": 429, "message": "Slow down", "retry_after": 3}}]},
+    name="retry",
+    default_version=True,
+)
+
+#: (profile, scenario, path, body, extra headers): short and streamed replies, errors with their
+#: own headers, NDJSON, a paced (scheduled) stream, bodies that are not JSON, test-id sessions.
+EXCHANGES = [
+    ("vllm", "clean-answer", "/v1/chat/completions", CHAT, {}),
+    ("vllm", "clean-answer", "/v1/chat/completions", {**CHAT, "stream": True}, {}),
+    ("vllm", "clean-tool-call", "/v1/responses", {"model": MODEL, "input": "weather?", "stream": True}, {}),
+    ("vllm", RETRY, "/v1/chat/completions", CHAT, {}),
+    ("vllm", "clean-answer", "/v1/chat/completions", b"{not json", {}),
+    ("vllm", "clean-answer", "/v1/chat/completions", {**CHAT, "stream": True}, {"X-Mockoss-Transport": "frames_per_write=1"}),
+    ("vllm", "clean-answer", "/v1/chat/completions", CHAT, {"X-Mockoss-Test-Id": "t-1"}),
+    ("ollama", "clean-answer", "/api/chat", {"model": "gpt-oss:20b", "messages": CHAT["messages"]}, {}),
+    ("llamacpp", "clean-answer", "/v1/chat/completions", {**CHAT, "stream": True}, {}),
+    ("lmstudio", "clean-answer", "/v1/chat/completions", {"model": "nope", "messages": CHAT["messages"]}, {}),
+]
+
+
+def _client(profile: str, scenario, layered: bool) -> TestClient:
+    app = create_app(MockServer(scenario=scenario, profile=profile))
+    assert isinstance(app.mockoss_generation, GenerationPath)
+    if layered:
+        app.mockoss_generation = app.mockoss_generation.fallback
+    return TestClient(app, base_url="http://127.0.0.1:8000")
+
+
+def _exchange(client: TestClient, path: str, body, headers: dict[str, str]) -> tuple:
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    response = client.post(path, content=content, headers={"content-type": "application/json", **headers})
+    return response.status_code, sorted(response.headers.items()), response.content
+
+
+def _log(client: TestClient, headers: dict[str, str]) -> list[dict]:
+    entries = client.get("/mockoss/requests", headers=headers).json()
+    for entry in entries:
+        entry.pop("ms")
+    return entries
+
+
+def _counts(metrics: str) -> list[str]:
+    """The metric samples, less the ``*_created`` timestamps."""
+    return [line for line in metrics.splitlines() if line.startswith("mockoss_") and "_created{" not in line]
+
+
+@pytest.mark.parametrize(("profile", "scenario", "path", "body", "headers"), EXCHANGES)
+def test_the_short_path_answers_and_logs_byte_for_byte_what_the_layered_path_does(profile, scenario, path, body, headers):
+    fast, layered = _client(profile, scenario, False), _client(profile, scenario, True)
+    for _ in range(3):  # the scenario advances (steps, exhaustion) the same way on both
+        assert _exchange(fast, path, body, headers) == _exchange(layered, path, body, headers)
+    assert _log(fast, headers) == _log(layered, headers)
+    metrics = [_counts(client.get("/mockoss/metrics").text) for client in (fast, layered)]
+    assert metrics[0] == metrics[1] and metrics[0]
+
+
+def test_a_short_request_does_not_take_the_layered_path():
+    app = create_app(MockServer(scenario="clean-answer"))
+    path = app.mockoss_generation
+
+    async def refuse(scope, receive, send):
+        raise AssertionError(f"the layered path answered {scope['path']}")
+
+    path.fallback = refuse
+    response = TestClient(app).post("/v1/chat/completions", json=CHAT)
+    assert response.status_code == 200 and response.json()["choices"][0]["message"]["content"]
+
+
+def test_what_the_short_path_hands_over_is_answered_by_the_layered_path():
+    app = create_app(MockServer(scenario="clean-answer", max_body_bytes=1000))
+    path, seen = app.mockoss_generation, []
+    layered = path.fallback
+
+    async def watch(scope, receive, send):
+        seen.append(scope["path"])
+        await layered(scope, receive, send)
+
+    path.fallback = watch
+    client = TestClient(app)
+    assert client.post("/s/t-2/v1/chat/completions", json=CHAT).status_code == 200  # test-id prefix
+    assert client.post("/v1/chat/completions", json=CHAT, headers={"X-Mockoss-Test-Id": "bad id!"}).status_code == 400
+    assert client.post("/v1/chat/completions", content=b"x" * 2000).status_code == 413
+    assert client.post("/v1/chat/completions", content=iter([json.dumps(CHAT).encode()])).status_code == 200  # chunked
+    assert len(seen) == 4
+
+
+def test_plain_head_is_the_header_list_starlette_builds():
+    server = MockServer(scenario=RETRY)
+    replies = [server.respond("chat", json.dumps(CHAT).encode(), {})[0] for _ in range(2)]
+    replies.append(MockServer(scenario="clean-answer", profile="ollama").respond("ollama.generate", b"{}", {})[0])
+    replies.append(plain(404, "404 page not found"))  # its own content-type header
+    replies.append(Reply(status=204, body=b""))  # no content-length on a 204
+    for reply in replies:
+        assert not reply.streamed
+        assert plain_head(reply) == to_response(reply).raw_headers
+    # Not a reply mockoss sends unstreamed today (only JSON is), but built as Starlette builds it.
+    text = Reply(status=404, media_type="text/plain", body=b"404 page not found")
+    assert plain_head(text) == Response(text.body, 404, media_type="text/plain").raw_headers
+
+
+@pytest.fixture
+def served():
+    started: list[ThreadedServer] = []
+    yield lambda server, **options: started.append(ThreadedServer(server, **options).start()) or started[-1]
+    for threaded in started:
+        threaded.stop()
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def test_a_body_that_never_comes_after_its_head_gets_408_at_the_deadline(served):
+    url = served(MockServer("clean-answer"), request_timeout_s=1.0).url
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=20)
+    began = time.monotonic()
+    sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+    answer = _read_all(sock)
+    waited = time.monotonic() - began
+    sock.close()
+    assert answer.startswith(b"HTTP/1.1 408 ")
+    assert b"not received within 1 s" in answer
+    # Once, not twice: the layered path's limits take over the deadline the short path started.
+    assert waited < 1.9
+
+
+def test_a_short_response_leaves_in_one_write_with_the_same_bytes():
+    writes: list[bytes] = []
+
+    class Sink:
+        def write(self, data: bytes) -> None:
+            writes.append(data)
+
+        def is_closing(self) -> bool:
+            return False
+
+        def close(self) -> None:
+            writes.append(b"<closed>")
+
+    class Loop:
+        def __init__(self) -> None:
+            self.soon: list = []
+
+        def call_soon(self, callback) -> None:
+            self.soon.append(callback)
+
+    loop = Loop()
+    transport = CoalescingTransport(Sink(), loop)  # type: ignore[arg-type]
+    transport.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
+    assert writes == []
+    transport.write(b"{}")
+    assert writes == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"]
+    transport.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")  # a stream's head ...
+    for callback in loop.soon:  # ... leaves at the end of the loop iteration, before any event is due
+        callback()
+    assert writes[-1] == b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+    transport.write(b"HTTP/1.1 500 x\r\n\r\n")
+    transport.close()  # a held head is written before the close
+    assert writes[-2:] == [b"HTTP/1.1 500 x\r\n\r\n", b"<closed>"]
