@@ -10,7 +10,8 @@ huggingface_hub, and *without* openai-harmony (mockoss's oss-harmony comes from 
         sys.argv = ['x', '/tmp/vmlx/w/0.6.0', '/tmp/vmlx/stubs']; runpy.run_path('tools/vllm_mlx_diff.py', run_name='__main__')"
 
 What runs as vllm-mlx's own code: ``server.app`` (FastAPI, in process through httpx's ASGI
-transport) with ``create_chat_completion``, ``stream_chat_completion``, its reasoning parsers
+transport) with ``create_chat_completion``, ``stream_chat_completion``, ``create_completion``,
+``stream_completion``, its reasoning parsers
 (``gpt_oss``, ``harmony``), ``HarmonyToolParser``, ``clean_output_text``, ``/health``,
 ``/v1/models`` and the model check; mlx-lm 0.31.3's ``BPEStreamingDetokenizer`` over gpt-oss's
 byte-level token map. What stands in: the engine, replaying the scripted tokens as
@@ -18,8 +19,11 @@ byte-level token map. What stands in: the engine, replaying the scripted tokens 
 
 For every completion of the built-in scenarios and ``SEEDED`` (default 300) seeded token sequences,
 under three configurations (``gpt_oss`` + ``harmony``, ``harmony`` + ``harmony``, no parsers), it
-asks with and without a declared tool, with no limit and a 9-token limit, streamed (with
-``include_usage``) and not, and compares the bytes (ids and ``created`` normalised). Prints the
+asks the chat route with and without a declared tool (without only when no tool parser is set:
+vllm-mlx then runs its generic parser, not emulated) and ``/v1/completions``, with no limit and a
+9-token limit, streamed (chat with ``include_usage``) and not, and compares the bytes (ids and
+``created`` values normalised); then ``/health``, ``/v1/models``, an unknown route, a wrong method
+and the model check. Prints the
 counts and the first differences; exit status 1 when any differ. Not imported by mockoss or its tests.
 """
 
@@ -38,12 +42,12 @@ MODEL = "mlx-community/gpt-oss-20b-MXFP4-Q8"
 EOS = (200002, 199999, 200012)
 CONFIGS = (("gpt_oss", "harmony"), ("harmony", "harmony"), (None, None))
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
-_ID = re.compile(rb'"(chatcmpl|call)_?-?[0-9a-f]{8}"')
-_CREATED = re.compile(rb'"created":\d+')
+_ID = re.compile(rb'"(chatcmpl|call|cmpl)_?-?[0-9a-f]{8}"')
+_CREATED = re.compile(rb'("created": ?)\d+')
 
 
 def _norm(raw: bytes) -> bytes:
-    return _CREATED.sub(b'"created":0', _ID.sub(b'"ID"', raw))
+    return _CREATED.sub(rb"\g<1>0", _ID.sub(b'"ID"', raw))
 
 
 def _engine(server_mod, base, clean, detok, tokens: list[int]):
@@ -80,6 +84,16 @@ def _engine(server_mod, base, clean, detok, tokens: list[int]):
                 if finished:
                     return
             yield base.GenerationOutput(text=acc, new_text="", prompt_tokens=PROMPT_TOKENS, completion_tokens=count, finished=True, finish_reason="stop")
+
+        async def stream_generate(self, prompt, max_tokens=32768, **kwargs):
+            async for output in self.stream_chat([], max_tokens=max_tokens):
+                yield output
+
+        async def generate(self, prompt, max_tokens=32768, **kwargs):  # SimpleEngine.generate
+            last = base.GenerationOutput(text="")
+            async for last in self.stream_chat([], max_tokens=max_tokens):
+                pass
+            return base.GenerationOutput(text=clean(last.text), prompt_tokens=last.prompt_tokens, completion_tokens=last.completion_tokens, finish_reason=last.finish_reason, finished=True)
 
         async def chat(self, messages, max_tokens=32768, tools=None, **kwargs):
             if tools:
@@ -128,12 +142,16 @@ def _seeded(count: int) -> list[tuple[str, Any]]:
 
 
 def _ours(profile, completion, body, index) -> bytes:
-    from mockoss.profiles.base import ChatRequestView, IdSource, RequestContext, ToolDecl
+    from mockoss.profiles.base import ChatRequestView, CompletionsRequestView, IdSource, RequestContext, ToolDecl
 
     ctx = RequestContext(ids=IdSource(0, index), created=0, prompt_tokens=PROMPT_TOKENS)
     tools = tuple(ToolDecl("function", t["function"]["name"]) for t in body.get("tools", ()))
     view = ChatRequestView(model=body["model"], tools=tools, stream=body["stream"], include_usage=bool(body.get("stream_options")), max_tokens=body.get("max_tokens"), body=body)
-    reply = profile.chat(completion, view, ctx)
+    if "prompt" in body:
+        view = CompletionsRequestView(model=body["model"], stream=body["stream"], body=body)
+        reply = profile.surface("completions", completion, view, ctx)
+    else:
+        reply = profile.chat(completion, view, ctx)
     return reply.body if not reply.streamed else b"".join(reply.frames)
 
 
@@ -169,10 +187,13 @@ async def _run(seeded: int) -> int:
             profile = dataclasses.replace(get_profile(f"vllm-mlx@{release}"), reasoning_parser=reasoning, tool_call_parser=tools)
             for name, completion in cases:
                 for limit in (None, 9):
-                    for with_tools in (False, True) if tools else (False,):  # no tool parser + tools: the generic parser (not emulated)
+                    # no tool parser + tools: the generic parser (not emulated); "text": /v1/completions
+                    for with_tools in (False, True, "text") if tools else (False,):
                         for stream in (False, True):
                             body: dict[str, Any] = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "stream": stream}
-                            if with_tools:
+                            if with_tools == "text":
+                                body = {"model": MODEL, "prompt": "hi", "stream": stream}
+                            if with_tools is True:
                                 body["tools"] = TOOLS
                             if limit:
                                 body["max_tokens"] = limit
@@ -183,7 +204,8 @@ async def _run(seeded: int) -> int:
                             if emission.finish_reason == "stop" and not any(t in EOS for t in tokens) and len(tokens) < (limit or 32768):
                                 tokens.append(200002)
                             server._engine = _engine(server, base, clean_output_text, detok, tokens)
-                            theirs = _norm((await client.post("/v1/chat/completions", json=body)).content)
+                            path = "/v1/completions" if "prompt" in body else "/v1/chat/completions"
+                            theirs = _norm((await client.post(path, json=body)).content)
                             ours = _norm(_ours(profile, completion, body, compared))
                             compared += 1
                             if theirs != ours and b'"tool_calls"' in theirs and b'"tool_calls"' not in ours and not stream:

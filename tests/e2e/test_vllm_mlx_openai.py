@@ -4,6 +4,7 @@ against the server's own code (see :mod:`mockoss.profiles.vllm_mlx`)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import openai
@@ -120,3 +121,17 @@ def test_probes(http):
     assert (health["status"], health["model_name"], health["engine_type"]) == ("healthy", MODEL, "simple")
     models = http.get("/v1/models").json()
     assert models["data"][0]["id"] == MODEL and models["data"][0]["owned_by"] == "vllm-mlx"
+
+
+def test_text_completion_is_cleaned_and_its_stream_is_raw_with_an_id_per_chunk(server, client, http):
+    # create_completion: SimpleEngine.generate cleans (final channel only); stream_completion sends
+    # the raw text, one json.dumps chunk per engine output, each with a new cmpl- id.
+    use(server, ANSWER, ANSWER)
+    reply = client.completions.create(model=MODEL, prompt="<|start|>user<|message|>Weather?<|end|><|start|>assistant")
+    assert (reply.choices[0].text, reply.choices[0].finish_reason) == ("Sunny.", "stop")
+    assert re.fullmatch(r"cmpl-[0-9a-f]{8}", reply.id) and reply.usage.completion_tokens == len(tokens(ANSWER))
+    frames = [f for f in http.post("/v1/completions", json={"model": MODEL, "prompt": "x", "stream": True}).text.split("\n\n") if f]
+    chunks = [json.loads(f.removeprefix("data: ")) for f in frames[:-1]]
+    assert frames[-1] == "data: [DONE]" and frames[0].startswith('data: {"id": "cmpl-')
+    assert "".join(c["choices"][0]["text"] for c in chunks) == ANSWER.removesuffix("<|return|>")
+    assert len({c["id"] for c in chunks}) == len(chunks) and "usage" in chunks[-1] and chunks[-1]["choices"][0]["finish_reason"] == "stop"

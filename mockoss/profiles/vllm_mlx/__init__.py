@@ -81,7 +81,7 @@ class VllmMlxProfile:
     model_check: ClassVar[bool] = True
 
     name: str = "vllm-mlx"
-    endpoints: frozenset[str] = frozenset({"chat"})
+    endpoints: frozenset[str] = frozenset({"chat", "completions"})
     reasoning_parser: str | None = "gpt_oss"
     tool_call_parser: str | None = "harmony"
     max_tokens: int = 32768
@@ -111,10 +111,17 @@ class VllmMlxProfile:
         return dataclasses.replace(self, **switches)
 
     def surface(self, endpoint: str, completion: Any, request: Any, ctx: RequestContext) -> Reply:
-        """``chat`` only; see :mod:`mockoss.profiles.vllm_mlx.chat`."""
-        if endpoint != "chat":
+        """``chat`` (:mod:`.chat`) or ``completions`` (:mod:`.completions`)."""
+        if endpoint == "chat":
+            return self.chat(completion, request, ctx)
+        if endpoint != "completions":
             raise ValueError(f"profile vllm-mlx does not serve endpoint {endpoint!r}")
-        return self.chat(completion, request, ctx)
+        from mockoss.profiles.vllm_mlx.completions import surface_completions
+
+        asked = request.body.get("max_tokens") if isinstance(request.body, dict) else None
+        if isinstance(asked, int) and asked > self.max_request_tokens:
+            return self.error(400, f"max_tokens exceeds server limit ({self.max_request_tokens})")
+        return surface_completions(self, completion, request, ctx, request.model)
 
     def chat(self, completion: Any, request: ChatRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/chat/completions``, streamed or not; a ``max_tokens`` above

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.vllm_mlx import VllmMlxProfile
 
-__all__ = ["engine_outputs", "surface_chat"]
+__all__ = ["engine_outputs", "extract_reasoning_and_calls", "limited_tokens", "surface_chat"]
 
 EOS = frozenset({200002, 199999, 200012})
 RETURN = 200002
@@ -74,7 +74,9 @@ def engine_outputs(tokens: list[int], limit: int) -> list[tuple[str, bool, str |
     return out
 
 
-def _tokens(completion: Completion, limit: int) -> list[int]:
+def limited_tokens(completion: Completion, limit: int) -> list[int]:
+    """The tokens the engine plays: the completion cut at ``limit``, plus ``<|return|>`` when the
+    script stops without an EOS (the model's next token)."""
     emission = completion.emit(limit)
     tokens = list(emission.tokens)
     if emission.finish_reason == "stop" and not any(t in EOS for t in tokens) and len(tokens) < limit:
@@ -154,7 +156,7 @@ def _usage(prompt: int, completion: int) -> dict[str, int]:
 def surface_chat(profile: VllmMlxProfile, completion: Completion, request: ChatRequestView, ctx: RequestContext, model: str) -> Reply:
     """vllm-mlx's chat reply for ``completion`` (see the module docstring)."""
     limit = request.max_tokens or profile.max_tokens
-    tokens = _tokens(completion, limit)
+    tokens = limited_tokens(completion, limit)
     outputs = engine_outputs(tokens, limit)
     rid = "chatcmpl-" + ctx.ids.next()[:8]
     tools = _tools(profile, request) if request.tool_choice != "none" else None
