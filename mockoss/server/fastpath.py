@@ -148,7 +148,9 @@ class GenerationPath:
         """The first body message; if it has not arrived by the deadline, a stand-in (an empty
         part of a body still coming) that sends the request down the layered path, whose limits
         answer 408 at once: the deadline is passed on in ``scope["state"]``."""
-        if self.timeout is None:
+        if self.timeout is None or getattr(getattr(receive, "__self__", None), "more_body", True) is False:
+            # No deadline, or uvicorn has the whole body already (its request cycle's
+            # ``more_body`` is false once the message is complete): receive() cannot wait.
             return await receive()
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()

@@ -101,6 +101,12 @@ def _suffix() -> int:
     return len(load_encoding().render_conversation_for_completion(Conversation.from_messages([]), Role.ASSISTANT))
 
 
+@functools.cache
+def _user_head() -> int:
+    """Tokens of a user message with one empty text part (``<|start|>user<|message|><|end|>``)."""
+    return _message_tokens(Message.from_role_and_contents(Role.USER, [TextContent(text="")]))
+
+
 def _text_tokens(text: str) -> int:
     """Tokens of ``text`` as the renderer encodes a text piece (``render_text_into``:
     ``encode_ordinary``, special-token strings read as text)."""
@@ -159,7 +165,7 @@ def _entries(key: tuple[str, str | None, Any], build: Callable[[], list[Message]
 
 def _system_count(effort: Any, start_date: str, namespaces: Sequence[ToolNamespaceConfig], functions: bool) -> int:
     effort = effort if isinstance(effort, str) else None
-    key = ("system", effort, start_date, tuple(n.name for n in namespaces), functions)
+    key = ("system", effort, start_date, tuple(n.name for n in namespaces) if namespaces else (), functions)
     cached = _preambles.get(key)
     if cached is None:
         message = _system_message(effort, start_date, namespaces)
@@ -195,6 +201,8 @@ def _preamble_count(
 def _kept(turns: Iterable[Entry], vllm_drop: bool) -> int:
     """Sum of the turns' tokens after vLLM's (chat) and openai-harmony's analysis drops."""
     turns = list(turns)
+    if not any(t[2] == "analysis" for t in turns):  # nothing either rule could drop
+        return sum(t[0] for t in turns)
     if vllm_drop:
         last_final = max((i for i, (_, by_assistant, ch) in enumerate(turns) if by_assistant and ch == "final"), default=-1)
         turns = [t for i, t in enumerate(turns) if not (i < last_final and t[2] == "analysis")]
@@ -227,8 +235,19 @@ def count_chat_prompt(
         total = _preamble_count(instructions, specs, body.get("reasoning_effort"), conversation_start_date)
         turns: list[Entry] = []
         for msg in rest:
-            name = tool_names.get(_key(msg.get("tool_call_id")), "") if msg.get("role") == "tool" else None
-            turns.extend(_entries(("chat", name, _content_key(msg)), lambda m=msg: _chat_message(m, tool_names)))
+            role = msg.get("role")
+            name = tool_names.get(_key(msg.get("tool_call_id")), "") if role == "tool" else None
+            key = ("chat", name, _content_key(msg))
+            cached = _messages.get(key)
+            if cached is None:
+                content = msg.get("content")
+                if role == "user" and (content is None or type(content) is str):
+                    # One user message whose text is the whole content (_chat_message): its
+                    # header's tokens plus its text's, without building the Harmony message.
+                    cached = _messages.put(key, ((_user_head() + _text_tokens(content or ""), False, None),), _key_bytes(key[2]) + 64)
+                else:
+                    cached = _entries(key, lambda m=msg: _chat_message(m, tool_names))
+            turns.extend(cached)
         return total + _kept(turns, vllm_drop=True) + _suffix()
     except ValueError:  # openai-harmony cannot render it as is: the repairing path
         return len(
