@@ -4,8 +4,9 @@ marker. Each expectation is what SGLang 0.5.23's serving code gives for the scri
 
 from __future__ import annotations
 
+import httpx
+import openai
 import pytest
-
 from profile_e2e_support import use_raw
 
 MODEL = "openai/gpt-oss-20b"
@@ -146,3 +147,112 @@ def test_call_ended_with_return_gives_only_reasoning_content(client):
         assert message.model_extra["reasoning_content"] == "Need the weather in Tokyo."
         content, reasoning, calls, finish, _ = streamed(client, tools=WEATHER)
         assert (content, reasoning, calls, finish) == ("", "Need the weather in Tokyo.", [], "stop")
+
+
+# -- /v1/responses (openai-harmony, not the string parser) and /v1/completions -------------------
+# Each expectation is what SGLang 0.5.23's own serving code gives (tools/sglang_serving_diff.py ran
+# it on the same tokens); see mockoss.profiles.sglang.responses and .completions.
+
+RESPONSE_TOOLS = [{"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+ROLE_FORM_CALL = '<|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{"city":"Paris"}<|call|>'
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_responses_create_reasoning_then_message_with_sglang_usage(client):
+    response = client.responses.create(model=MODEL, input="What is 2 + 2?")
+    reasoning, message = response.output
+    assert (reasoning.type, reasoning.content[0].text, reasoning.status) == ("reasoning", "User asks: What is 2 + 2? Simple arithmetic. Provide answer.", None)
+    assert (message.type, response.output_text, message.status, message.to_dict()["phase"]) == ("message", "2 + 2 = 4.", "completed", "final_answer")
+    assert response.id.startswith("resp_") and len(response.id) == 37 and reasoning.id.startswith("rs_") and message.id.startswith("msg_")
+    # HarmonyContext never learns the prompt length: input_tokens is 0 however long the input.
+    assert (response.usage.input_tokens, response.usage.output_tokens, response.status) == (0, 35, "completed")
+    assert response.text is None  # a reasoning item is not "text only"
+
+
+def test_responses_function_call_keeps_the_model_arguments_and_shares_one_uuid(server, client):
+    use(server, ANALYSIS + CALL)
+    response = client.responses.create(model=MODEL, input="Weather in Paris?", tools=RESPONSE_TOOLS)
+    [_, call] = response.output
+    assert (call.type, call.name, call.arguments, call.status) == ("function_call", "get_weather", '{"city":"Paris"}', None)
+    assert call.call_id.startswith("call_") and call.id == "ft_" + call.call_id.removeprefix("call_")
+
+
+def test_responses_finds_a_call_with_the_recipient_in_the_role_section(server, client):
+    # The chat path's string parser misses this form (test above); openai-harmony reads it.
+    use(server, ANALYSIS + ROLE_FORM_CALL)
+    response = client.responses.create(model=MODEL, input="Weather in Paris?", tools=RESPONSE_TOOLS)
+    assert [(item.type, getattr(item, "name", None)) for item in response.output] == [("reasoning", None), ("function_call", "get_weather")]
+
+
+def test_responses_call_to_an_undeclared_tool_is_kept(server, client):
+    use(server, ANALYSIS + CALL.replace("get_weather", "get_time"))
+    response = client.responses.create(model=MODEL, input="Time?", tools=RESPONSE_TOOLS)
+    assert response.output[-1].name == "get_time"
+
+
+def test_responses_unknown_recipient_and_malformed_header_are_400(server, client):
+    use(server, ANALYSIS + CALL.replace("functions.get_weather", "get_weather"), ANALYSIS + CALL.replace(" <|constrain|>", " to=functions.x <|constrain|>"))
+    with pytest.raises(openai.BadRequestError) as unknown:
+        client.responses.create(model=MODEL, input="Weather?", tools=RESPONSE_TOOLS)
+    assert unknown.value.body == {"message": "Unknown recipient: get_weather", "type": "invalid_request_error", "param": None, "code": 400}
+    with pytest.raises(openai.BadRequestError) as header:
+        client.responses.create(model=MODEL, input="Weather?", tools=RESPONSE_TOOLS)
+    assert header.value.body["message"] == 'unexpected tokens remaining in message header: ["to=functions.get_weather"]'  # openai-harmony 0.0.4's words
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_responses_stream_events_and_final_response(client):
+    with client.responses.stream(model=MODEL, input="What is 2 + 2?") as stream:
+        events = list(stream)
+        final = stream.get_final_response()
+    kinds = [event.type for event in events]
+    assert kinds[:3] == ["response.created", "response.in_progress", "response.output_item.added"]
+    assert "response.content_part.added" in kinds and kinds[-1] == "response.completed"
+    assert [event.sequence_number for event in events] == list(range(len(events)))
+    assert "".join(e.delta for e in events if e.type == "response.output_text.delta") == "2 + 2 = 4."
+    assert final.output_text == "2 + 2 = 4." and final.output[0].status == "completed"  # streamed reasoning closes "completed"
+    assert (final.usage.input_tokens, final.usage.output_tokens) == (0, 0)  # StreamingHarmonyContext counts nothing
+
+
+def test_responses_stream_drops_the_connection_on_an_unknown_recipient(server, client):
+    # parse_output_message raises inside the generator after HTTP 200: no error event, the body
+    # just ends (compare sgl-project/sglang#8914, a Harmony error mid-stream).
+    use(server, ANALYSIS + CALL.replace("functions.get_weather", "get_weather"))
+    seen = []
+    with pytest.raises((httpx.RemoteProtocolError, openai.APIError)), client.responses.stream(model=MODEL, input="Weather?", tools=RESPONSE_TOOLS) as stream:
+        seen.extend(event.type for event in stream)
+    assert "response.reasoning_text.delta" in seen and "response.completed" not in seen
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_responses_cut_by_max_output_tokens_is_incomplete(client):
+    response = client.responses.create(model=MODEL, input="What is 2 + 2?", max_output_tokens=9)
+    assert (response.status, response.incomplete_details.reason, response.output[0].content[0].text) == ("incomplete", "max_output_tokens", "User asks: What is ")
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_responses_rejects_what_harmony_cannot_constrain(client):
+    with pytest.raises(openai.BadRequestError) as forced:
+        client.responses.create(model=MODEL, input="hi", tools=RESPONSE_TOOLS, tool_choice="required")
+    assert forced.value.body["message"].startswith("Harmony tool_choice='required' cannot require a tool recipient")
+    assert forced.value.body["message"].endswith(" None")  # f"{e} {e.__cause__}"
+    with pytest.raises(openai.NotFoundError) as model:
+        client.responses.create(model="gpt-4o", input="hi")
+    assert model.value.body == {"message": "The model 'gpt-4o' does not exist", "type": "invalid_request_error", "param": "model", "code": 404}
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_completions_strip_special_tokens_unless_asked(client):
+    plain = client.completions.create(model=MODEL, prompt="<|start|>user<|message|>2+2?<|end|>", max_tokens=100)
+    assert plain.choices[0].text == "analysisUser asks: What is 2 + 2? Simple arithmetic. Provide answer.assistantfinal2 + 2 = 4."
+    assert (plain.choices[0].finish_reason, plain.choices[0].model_extra["matched_stop"], len(plain.id)) == ("stop", 200002, 32)
+    raw = client.completions.create(model=MODEL, prompt="hi", max_tokens=100, extra_body={"skip_special_tokens": False})
+    assert raw.choices[0].text.startswith("<|channel|>analysis<|message|>") and raw.choices[0].text.endswith("<|channel|>final<|message|>2 + 2 = 4.")
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_completions_stream_one_chunk_per_token(client):
+    chunks = list(client.completions.create(model=MODEL, prompt="hi", max_tokens=100, stream=True, stream_options={"include_usage": True}))
+    texts = [c.choices[0].text for c in chunks if c.choices]
+    assert len(texts) == 35 and texts[0] == "" and "".join(texts).endswith("assistantfinal2 + 2 = 4.")  # special tokens' steps are ""
+    assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == 35

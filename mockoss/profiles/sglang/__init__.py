@@ -17,11 +17,25 @@ What was checked against SGLang's own code, and how:
   ``tests/conformance/upstream/test_sglang_upstream.py`` (68 of 76 reproduced; the 8 others are
   cases SGLang 0.5.23's own modules fail the same way, each checked by running it).
 
-Read, not run (SGLang's server needs its scheduler and a model): the reasoning detector's join of
-the parser's events (its module imports half of SGLang; the logic is a few lines), the response
-and chunk shapes, the stop-token trimming, ids, usage, error bodies and the routes.
-Not emulated yet: SGLang's ``/v1/completions`` and ``/v1/responses`` (the latter parses gpt-oss
-with openai-harmony, not this string parser); here they answer FastAPI's 404, unlike SGLang.
+Chat Completions: read, not run (the chat serving class needs the chat template and tokenizer
+of a real model): the reasoning detector's join of the parser's events (its module imports half of
+SGLang; the logic is a few lines), the response and chunk shapes, the stop-token trimming, ids,
+usage, error bodies and the routes.
+
+``/v1/responses`` (:mod:`.responses`, :mod:`.responses_stream`; openai-harmony, not the string
+parser) and ``/v1/completions`` (:mod:`.completions`): run. ``tools/sglang_serving_diff.py`` posts
+each request to SGLang 0.5.23's own FastAPI app (``http_server.app``) in process, with
+``OpenAIServingResponses`` and ``OpenAIServingCompletion`` unchanged and only the engine
+(``TokenizerManager.generate_request``: scripted tokens, detokenized) replaced, under the
+openai 2.8.0 and openai-harmony 0.0.4 the wheel pins: every completion of the built-in scenarios
+and 200 seeded token soups, Responses non-streamed and streamed with and without a 9-token limit,
+Completions streamed and not with ``skip_special_tokens`` on and off, plus 12 requests
+``create_responses`` rejects or echoes: 2,020 exchanges, byte for byte after replacing ids and
+timestamps (64 streams that SGLang drops mid-way compared as drops), 0 differences. Not covered:
+the response store (``--enable-response-store``: ``previous_response_id``, ``background``,
+``GET /v1/responses/{id}``), built-in tool servers, several prompts or ``n`` in a completion, and
+``web_search_call`` items when the browser call is not the last message (read, not compared).
+``/v1/models`` and ``/get_model_info`` are read (they need ``_global_state``).
 The releases from 0.5.2 (the first with this string parser) to 0.5.23 are a timeline
 (:mod:`.releases`, ``sglang@0.5.2``), each change found by diffing the released wheels.
 
@@ -34,6 +48,7 @@ off for gpt-oss; the switch shows what the parser's text fallback does with stri
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -80,6 +95,10 @@ class SglangProfile:
         stream_plain_text_passthrough: streamed with tools declared, text without Harmony markers
             reaches ``content`` (from 0.5.3; before, it stays in the tool parser's buffer and is
             lost). See :mod:`.releases`.
+        harmony_library: the openai-harmony the Responses path parses with: SGLang 0.5.23 pins
+            0.0.4, whose header parsing is 0.0.8's (mockoss's emulation, ``"openai-harmony-0.0.8"``:
+            ``<|channel|>`` inside a header stays in the recipient); ``"oss-harmony"`` is the
+            installed parser. Checked on the built-in scenarios by ``tools/sglang_serving_diff.py``.
     """
 
     #: The served model name: SGLang serves the model path unless ``--served-model-name`` is set.
@@ -88,7 +107,7 @@ class SglangProfile:
     model_check: ClassVar[bool] = False
 
     name: str = "sglang"
-    endpoints: frozenset[str] = frozenset({"chat"})
+    endpoints: frozenset[str] = frozenset({"chat", "responses", "completions"})
     reasoning_parser: str | None = "gpt-oss"
     tool_call_parser: str | None = "gpt-oss"
     separate_reasoning: bool = True
@@ -99,6 +118,7 @@ class SglangProfile:
     count_reasoning_tokens: bool = True
     hyphenated_tool_names: bool = True
     stream_plain_text_passthrough: bool = True
+    harmony_library: str = "openai-harmony-0.0.8"
 
     def __post_init__(self) -> None:
         for switch in ("reasoning_parser", "tool_call_parser"):
@@ -107,6 +127,8 @@ class SglangProfile:
         for switch in ("separate_reasoning", "forward_unknown_tools", "skip_special_tokens", "stream_default_include_usage", "count_reasoning_tokens", "hyphenated_tool_names", "stream_plain_text_passthrough"):
             if not isinstance(getattr(self, switch), bool):
                 raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
+        if self.harmony_library not in ("openai-harmony-0.0.8", "oss-harmony"):
+            raise ValueError(f"harmony_library must be 'openai-harmony-0.0.8' or 'oss-harmony', got {self.harmony_library!r}")
         if isinstance(self.context_length, bool) or not isinstance(self.context_length, int) or self.context_length < 1:
             raise ValueError(f"context_length must be a positive integer, got {self.context_length!r}")
 
@@ -115,10 +137,28 @@ class SglangProfile:
         return dataclasses.replace(self, **switches)
 
     def surface(self, endpoint: str, completion: Any, request: Any, ctx: RequestContext) -> Reply:
-        """``chat`` only; see :func:`mockoss.profiles.sglang.chat.surface_chat`."""
-        if endpoint != "chat":
-            raise ValueError(f"profile sglang does not serve endpoint {endpoint!r}")
-        return self.chat(completion, request, ctx)
+        """Dispatch to :mod:`.chat`, :mod:`.responses` (and :mod:`.responses_stream`) or
+        :mod:`.completions`.
+
+        Raises:
+            ValueError: an endpoint this profile does not serve.
+        """
+        if endpoint == "chat":
+            return self.chat(completion, request, ctx)
+        if endpoint == "responses":
+            from mockoss.profiles.sglang.responses import surface_responses
+
+            return surface_responses(self, completion, request, ctx)
+        if endpoint == "completions":
+            from mockoss.profiles.sglang.completions import surface_completions
+
+            return surface_completions(self, completion, request, ctx)
+        raise ValueError(f"profile sglang does not serve endpoint {endpoint!r}")
+
+    def for_endpoint(self, endpoint: str) -> Any:
+        """The profile as ``/v1/responses`` sees it: the nested OpenAI error shape and the model
+        check of ``OpenAIServingResponses`` (see :class:`_ResponsesScope`); else itself."""
+        return _responses_scope(self) if endpoint == "responses" else self
 
     def chat(self, completion: Any, request: ChatRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/chat/completions``, streamed or not."""
@@ -169,3 +209,50 @@ class SglangProfile:
         """FastAPI's own ``{"detail":"Not Found"}`` (404) or ``{"detail":"Method Not Allowed"}``
         (405): Starlette's routing errors do not reach SGLang's ``fastapi.HTTPException`` handler."""
         return Reply(status=status, body=b'{"detail":"Not Found"}' if status == 404 else b'{"detail":"Method Not Allowed"}')
+
+
+class _ResponsesScope:
+    """An :class:`SglangProfile` answering ``/v1/responses``: the same replies, errors in the
+    nested shape ``{"error":{"message","type","param","code"}}`` that http_server.py's handlers and
+    ``OpenAIServingResponses.create_error_response`` write for that path (``type``: the status
+    phrase, ``Bad Request`` for a validation error), and the model checked (``_validate_model``:
+    404 ``The model 'X' does not exist``, ``param: "model"``, ``type: "invalid_request_error"``)."""
+
+    __slots__ = ("_profile", "endpoints", "name")
+    default_model: ClassVar[str] = "openai/gpt-oss-20b"
+    model_check: ClassVar[bool] = True
+
+    def __init__(self, profile: SglangProfile) -> None:
+        self._profile = profile
+        self.name = profile.name
+        self.endpoints = profile.endpoints
+
+    def surface(self, endpoint: str, completion: Any, request: Any, ctx: RequestContext) -> Reply:
+        return self._profile.surface(endpoint, completion, request, ctx)
+
+    def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
+        from http import HTTPStatus
+
+        from mockoss.profiles.sglang.responses import error_body
+
+        try:
+            kind = HTTPStatus(status).phrase
+        except ValueError:
+            kind = "InternalServerError"
+        return Reply(status=status, body=error_body(message, kind, status, None))
+
+    def model_not_found(self, model: str) -> Reply:
+        from mockoss.profiles.sglang.responses import error_body
+
+        return Reply(status=404, body=error_body(f"The model '{model}' does not exist", status=404, param="model"))
+
+    def probe(self, method: str, path: str, info: ServerInfo) -> Reply | None:
+        return self._profile.probe(method, path, info)
+
+    def route_error(self, status: int, method: str, path: str) -> Reply:
+        return self._profile.route_error(status, method, path)
+
+
+@functools.lru_cache(maxsize=64)
+def _responses_scope(profile: SglangProfile) -> _ResponsesScope:
+    return _ResponsesScope(profile)

@@ -1,0 +1,345 @@
+"""``POST /v1/responses`` as SGLang serves gpt-oss (sgl-project/sglang@v0.5.23), non-streamed.
+
+SGLang's Responses path for gpt-oss (``hf_config.model_type == "gpt_oss"``) does not use its string
+Harmony parser (:mod:`.harmony_text`): it renders the prompt and parses the output with
+openai-harmony (``entrypoints/harmony_utils.py``, ``entrypoints/context.py``), and maps messages to
+output items itself. Read from, and checked against by running (``tools/sglang_serving_diff.py``),
+``python/sglang/srt/entrypoints/openai/serving_responses.py`` (``create_responses``,
+``responses_full_generator``, ``_make_response_output_items_with_harmony``),
+``entrypoints/harmony_utils.py`` (``parse_output_message``, ``parse_remaining_state``),
+``entrypoints/context.py`` (``HarmonyContext``) and ``protocol.py`` (``ResponsesResponse``):
+
+* Every output token (the stop token included) goes through ``StreamableParser.process``; a
+  ``HarmonyError`` is not caught, so the reply is the 400 ``{"error":{...,"type":
+  "invalid_request_error"}}`` with the parser's message. There is no ``process_eos``: an open
+  message is read from the parser's current state (``parse_remaining_state``).
+* Items: ``analysis`` → ``reasoning`` (``rs_``), ``commentary`` to ``functions.X`` →
+  ``function_call`` (``id`` ``ft_`` and ``call_id`` ``call_`` share one uuid), ``final`` (or
+  ``commentary`` with no recipient) → ``message`` with ``phase`` ``final_answer`` (``commentary``),
+  any other recipient or channel → 400 ``Unknown recipient: X`` / ``Unknown channel: X``. Calls are
+  not checked against the declared tools. A call to ``browser.*``/``python`` makes SGLang run the
+  built-in tool, which it has no session for: 400 with ``str(KeyError)`` (``'browser'``).
+* Usage: ``input_tokens`` is always 0 (``HarmonyContext`` waits for a ``prompt_token_ids`` key the
+  engine never sends), ``output_tokens`` the completion's tokens, ``reasoning_tokens`` 0.
+* ``status``: ``incomplete`` with ``incomplete_details: {"reason":"max_output_tokens"}`` after a
+  length stop. ``text`` is the request's, else ``{"format":{"type":"text"}}`` when every item is a
+  message, else null; ``tools`` echoes the request's tools as SGLang's ``ResponseTool`` dumps them.
+* Rejected before generating (``create_responses``): an unknown ``model`` (404), ``tool_choice``
+  other than ``"auto"`` (400, "recipient-header decoding constraints are not implemented"),
+  ``required`` with no function tool, a named choice of an undeclared tool, ``text.format``
+  ``json_schema``, ``include`` of output logprobs, ``web_search`` tools (no browser backend), a
+  ``shell`` tool, ``previous_response_id`` or ``background`` (the response store is off by default).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mockoss.profiles.base import JSON_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView
+from mockoss.profiles.wire import dumps
+
+if TYPE_CHECKING:
+    from openai_harmony import Message
+
+    from mockoss.harmony import Completion, ParserTrace
+    from mockoss.profiles.sglang import SglangProfile
+
+__all__ = ["ItemError", "OpenMessage", "error_body", "items_for", "reject", "response_object", "surface_responses"]
+
+_ECHOABLE_EFFORTS = frozenset({"minimal", "low", "medium", "high"})
+_TOOL_FIELDS = ("type", "name", "description", "parameters", "strict", "tools", "defer_loading", "format")
+
+
+class ItemError(Exception):
+    """What ``parse_output_message`` or the built-in tool step raises (``str`` is the message)."""
+
+
+def error_body(message: str, kind: str = "invalid_request_error", status: int = 400, param: str | None = None) -> bytes:
+    """``create_error_response`` of ``OpenAIServingResponses``: the nested OpenAI shape."""
+    return dumps({"error": {"message": message, "type": kind, "param": param, "code": status}}).encode()
+
+
+def reject(request: ResponsesRequestView) -> tuple[int, str, str | None] | None:
+    """``(status, message, param)`` of the checks ``create_responses`` makes before generating, in
+    its order, else ``None`` (the model check is the server's, see ``model_check``)."""
+    body = request.body
+    types = [t.type for t in request.tools]
+    if "shell" in types:
+        return 400, "Shell tools are not supported by this model", "tools"
+    if body.get("previous_response_id") is not None or body.get("background"):
+        param = "previous_response_id" if body.get("previous_response_id") is not None else "background"
+        return 400, ("Response store is disabled. Stateful Responses require --enable-response-store on a standalone server; "
+                     "response storage is unavailable in PD mode."), param
+    choice = request.tool_choice
+    if choice == "required" and not any(t in ("function", "custom") for t in types):
+        return 400, ('tool_choice="required" requires at least one tool with type="function" or type="custom"; '
+                     "other built-in tool types cannot be forced."), None
+    named = _named_choice(choice)
+    if named is not None and not any(t.type in ("function", "custom") and t.name == named for t in request.tools):
+        return 400, f"Tool {named!r} is not declared in tools", "tool_choice"
+    include = body.get("include") or ()
+    if "message.output_text.logprobs" in include:
+        return 400, "logprobs are not supported with gpt-oss models", "logprobs"
+    text_format = (body.get("text") or {}).get("format") if isinstance(body.get("text"), dict) else None
+    if isinstance(text_format, dict) and text_format.get("type") == "json_schema":
+        return 400, "structured output (text.format) is not supported with gpt-oss models", "text"
+    if any(t in ("web_search", "web_search_preview") for t in types):
+        return 400, ("web_search requires a browser backend. Set EXA_API_KEY on the SGLang server to enable native Exa-backed web "
+                     "search, or configure a browser MCP tool server. Create an Exa API key at https://dashboard.exa.ai/api-keys."), None
+    if choice != "auto":  # _make_request_with_harmony
+        need = ("restrict the recipient to the named tool" if isinstance(choice, dict) else
+                "require a tool recipient" if choice == "required" else "exclude tool recipients")
+        # A ValueError in the prompt step is reported as f"{e} {e.__cause__}": hence " None".
+        return 400, (f"Harmony tool_choice={choice!r} cannot {need}: recipient-header decoding constraints are not "
+                     "implemented; use tool_choice='auto'. None"), None
+    return None
+
+
+def _named_choice(choice: Any) -> str | None:
+    """``effective_tool_choice``'s named function or custom tool, else ``None``."""
+    if not isinstance(choice, dict):
+        return None
+    name = choice.get("name") or (choice.get("function") or {}).get("name")
+    return name if choice.get("type") in ("function", "custom") and name else None
+
+
+@dataclass(frozen=True, slots=True)
+class OpenMessage:
+    """The parser's open message at the end (``parse_remaining_state`` reads it)."""
+
+    channel: str | None
+    recipient: str | None
+    content: str
+
+
+def _text(message: Message) -> list[str]:
+    return [getattr(part, "text", "") for part in message.content]
+
+
+def items_for(role: str, channel: str | None, recipient: str | None, texts: list[str], ids: Any, *, done: bool = True) -> list[dict[str, Any]]:
+    """``parse_output_message`` (``done``) or ``parse_remaining_state`` (not ``done``: one text,
+    ``in_progress`` calls, ``[]`` where it has no branch) for one message, as dumped items.
+
+    Raises:
+        ItemError: ``Unknown recipient: X`` / ``Unknown channel: X`` (``done`` only).
+    """
+    if role != "assistant":
+        return []
+    if recipient is not None and recipient.startswith("browser."):
+        return [_web_search(recipient, texts, ids)] if done else []
+    if recipient is not None and recipient.startswith("python"):
+        code = "".join(texts)
+        status = "completed" if done else "in_progress"
+        return [{"id": ids.next("ci_"), "code": code, "container_id": "auto", "outputs": [], "status": status, "type": "code_interpreter_call"}]
+    if channel == "analysis":
+        return [reasoning_item(ids.next("rs_"), text, None) for text in texts]
+    # parse_output_message maps a functions.* call on commentary only; the open-state reader on any channel.
+    if recipient is not None and recipient.startswith("functions.") and (channel == "commentary" or not done):
+        out = []
+        for text in texts:
+            suffix = ids.next()
+            out.append({"arguments": text, "call_id": f"call_{suffix}", "name": recipient.removeprefix("functions."),
+                        "type": "function_call", "id": f"ft_{suffix}", "status": None if done else "in_progress"})
+        return out
+    if channel == "commentary" and recipient is not None:
+        if done:
+            raise ItemError(f"Unknown recipient: {recipient}")
+        return []
+    if channel == "final" or (channel == "commentary" and recipient is None):
+        phase = "final_answer" if channel == "final" else "commentary"
+        parts = [{"annotations": [], "text": text, "type": "output_text", "logprobs": None} for text in texts]
+        return [{"id": ids.next("msg_"), "content": parts, "role": "assistant", "status": "completed", "type": "message", "phase": phase}]
+    if done:
+        raise ItemError(f"Unknown channel: {channel}")
+    return []
+
+
+def _web_search(recipient: str, texts: list[str], ids: Any) -> dict[str, Any]:
+    """``parse_output_message``'s ``web_search_call`` for a ``browser.*`` call (its JSON read by
+    orjson; a parse failure's wording here is Python's, not orjson's)."""
+    if len(texts) != 1:
+        raise ItemError("Invalid number of contents in browser message")
+    try:
+        call = json.loads(texts[0])
+    except ValueError as exc:
+        raise ItemError(str(exc)) from None
+    if not isinstance(call, dict):
+        raise ItemError(f"'{type(call).__name__}' object has no attribute 'get'")
+    if recipient == "browser.search":
+        action = {"query": f"cursor:{call.get('query', '')}", "type": "search", "sources": None}
+    elif recipient == "browser.open":
+        action = {"type": "open_page", "url": f"cursor:{call.get('url', '')}"}
+    elif recipient == "browser.find":
+        if "pattern" not in call:
+            raise ItemError("'pattern'")
+        action = {"pattern": call["pattern"], "type": "find", "url": f"cursor:{call.get('url', '')}"}
+    else:
+        raise ItemError(f"Unknown browser action: {recipient}")
+    return {"id": ids.next("ws_"), "action": action, "status": "completed", "type": "web_search_call"}
+
+
+def harmony_error_text(message: str) -> str:
+    """``str(HarmonyError)`` as openai-harmony 0.0.4 (SGLang 0.5.23's pin) words it: the leftover
+    header is a list of its whitespace-separated words (``["to=functions.x"]``), not oss-harmony's
+    ``Some("to=functions.x")``."""
+    prefix = "unexpected tokens remaining in message header: Some("
+    if not (message.startswith(prefix) and message.endswith(")")):
+        return message
+    try:
+        text = json.loads(message[len(prefix):-1])
+    except ValueError:
+        return message
+    return message[: len(prefix) - 5] + "[" + ", ".join(_rust_str(word) for word in text.split()) + "]"
+
+
+def _rust_str(text: str) -> str:
+    """Rust's ``{:?}`` of a string: quotes and backslashes escaped, control characters as escapes."""
+    out = []
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char in "\n\r\t":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char])
+        elif ord(char) < 32 or ord(char) == 127:
+            out.append(f"\\u{{{ord(char):x}}}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def reasoning_item(item_id: str, text: str, status: str | None, summary: bool = False) -> dict[str, Any]:
+    """A dumped ``ResponseReasoningItem`` (``summary`` mirrors the text when the request set
+    ``reasoning.summary``: ``_make_reasoning_item``)."""
+    parts = [{"text": text, "type": "summary_text"}] if summary else []
+    return {"id": item_id, "summary": parts, "type": "reasoning", "content": [{"text": text, "type": "reasoning_text"}], "encrypted_content": None, "status": status}
+
+
+def open_message(trace: ParserTrace) -> OpenMessage | None:
+    """The message still open after the last token, from the trace's steps, else ``None``."""
+    content: list[str] = []
+    last = None
+    for step in trace.steps:
+        if step.completed is not None:
+            content, last = [], None
+            continue
+        last = step
+        content.append(step.delta or "")
+    if last is None or not "".join(content):
+        return None
+    return OpenMessage(last.channel, last.recipient, "".join(content))
+
+
+def _role(message: Message) -> str:
+    role = message.author.role
+    return str(getattr(role, "value", role))
+
+
+def builtin_call(trace: ParserTrace) -> str | None:
+    """``str(KeyError)`` when the last completed message calls a built-in tool
+    (``need_builtin_tool_call``): SGLang has no session for it."""
+    if not trace.messages:
+        return None
+    recipient = trace.messages[-1].recipient
+    if recipient is not None and recipient.startswith("browser."):
+        return "'browser'"
+    if recipient is not None and recipient.startswith("python"):
+        return "'python'"
+    return None
+
+
+def final_items(trace: ParserTrace, ids: Any) -> list[dict[str, Any]]:
+    """``_make_response_output_items_with_harmony``: completed messages, then the open one.
+
+    Raises:
+        ItemError: see :func:`items_for`.
+    """
+    items: list[dict[str, Any]] = []
+    for message in trace.messages:
+        items += items_for(_role(message), message.channel, message.recipient, _text(message), ids)
+    remaining = open_message(trace)
+    if remaining is not None:
+        items += items_for("assistant", remaining.channel, remaining.recipient, [remaining.content], ids, done=False)
+    return items
+
+
+def _echo_tool(tool: Any) -> dict[str, Any]:
+    """SGLang's ``ResponseTool`` dumped: its fields with defaults, then the extra keys sent."""
+    data = dict(tool) if isinstance(tool, dict) else {}
+    out = {"type": data.get("type"), "name": None, "description": None, "parameters": None, "strict": False,
+           "tools": None, "defer_loading": None, "format": None}
+    for key, value in data.items():
+        out[key] = value
+    return {k: out[k] for k in (*_TOOL_FIELDS, *[k for k in data if k not in _TOOL_FIELDS])}
+
+
+def _text_echo(text: Any) -> Any:
+    """``request.text.model_dump(by_alias=True, exclude_none=True)``."""
+    if not isinstance(text, dict):
+        return None
+    return {k: v for k, v in text.items() if v is not None}
+
+
+def response_object(
+    request: ResponsesRequestView, rid: str, ctx: RequestContext, output: list[dict[str, Any]], status: str,
+    usage: dict[str, Any] | None, *, stream_frame: bool = False,
+) -> dict[str, Any]:
+    """``ResponsesResponse.from_request(...).model_dump()`` (``tools`` ``[]`` in stream frames)."""
+    body = request.body
+    if body.get("text") is not None:
+        text = _text_echo(body["text"])
+    elif output and all(item.get("type") == "message" for item in output):
+        text = {"format": {"type": "text"}}
+    else:
+        text = None
+    reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), dict) else {}
+    effort = reasoning.get("effort")
+    parallel = body.get("parallel_tool_calls")
+    choice = request.tool_choice
+    named = _named_choice(choice)
+    return {
+        "id": rid, "object": "response", "created_at": ctx.created, "model": request.model, "output": output,
+        "status": status, "usage": usage, "parallel_tool_calls": True if parallel is None else parallel,
+        "tool_choice": {"type": choice["type"], "name": named} if named is not None else choice,
+        "tools": [] if stream_frame else [_echo_tool(t) for t in body.get("tools") or ()],
+        "error": None, "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+        "instructions": body.get("instructions"), "max_output_tokens": body.get("max_output_tokens"),
+        "previous_response_id": body.get("previous_response_id"),
+        "reasoning": {"effort": effort if effort in _ECHOABLE_EFFORTS else None, "summary": None},
+        "store": body.get("store", True), "temperature": body.get("temperature"), "text": text, "top_p": body.get("top_p"),
+        "truncation": body.get("truncation", "disabled"), "user": body.get("user"), "metadata": body.get("metadata") or {},
+    }
+
+
+def usage_object(output_tokens: int) -> dict[str, Any]:
+    """The Responses usage ``ResponsesResponse`` serialises (input always 0 here, see above)."""
+    return {"input_tokens": 0, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0}, "output_tokens": output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": output_tokens}
+
+
+def surface_responses(profile: SglangProfile, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
+    """SGLang's reply to ``POST /v1/responses`` for ``completion``; see the module docstring."""
+    refused = reject(request)
+    if refused is not None:
+        status, message, param = refused
+        return Reply(status=status, body=error_body(message, status=status, param=param))
+    emission = completion.emit(request.max_output_tokens)
+    trace = completion.trace(max_tokens=request.max_output_tokens, library=profile.harmony_library)
+    rid = ctx.ids.next("resp_")
+    status = "incomplete" if emission.finish_reason == "length" else "completed"
+    if request.stream:
+        from mockoss.profiles.sglang.responses_stream import stream_events
+
+        return stream_events(request, trace, rid, ctx, status)
+    if trace.error is not None:
+        return Reply(status=400, body=error_body(harmony_error_text(trace.error)))
+    failure = builtin_call(trace)
+    if failure is not None:
+        return Reply(status=400, body=error_body(failure))
+    try:
+        output = final_items(trace, ctx.ids)
+    except ItemError as exc:
+        return Reply(status=400, body=error_body(str(exc)))
+    body = response_object(request, rid, ctx, output, status, usage_object(len(emission.tokens)))
+    return Reply(status=200, media_type=JSON_MEDIA_TYPE, body=dumps(body).encode())

@@ -1,0 +1,159 @@
+"""Differential check: the ``sglang`` profile's ``/v1/responses`` and ``/v1/completions`` against
+SGLang's own serving code, byte for byte.
+
+Usage (mockoss's venv)::
+
+    python tools/sglang_serving_diff.py SGLANG_SRC SGLANG_PYTHON [SEEDED]
+
+``SGLANG_SRC`` is the unzipped 0.5.23 wheel's directory (holding ``sglang/``), ``SGLANG_PYTHON`` the
+interpreter of a scratch venv with SGLang's dependencies (``torch``, ``fastapi``, ``orjson``,
+``openai==2.8.0`` and ``openai-harmony==0.0.4`` as the wheel pins them, …; ``TIKTOKEN_ENCODINGS_BASE``
+pointing at a folder with ``o200k_base.tiktoken``). The SGLang half, ``tools/sglang_serving_side.py``,
+runs there in a subprocess (its Harmony library is not mockoss's): SGLang's FastAPI app and
+``OpenAIServingResponses``/``OpenAIServingCompletion`` unchanged, the engine replaced by the scripted
+tokens (see that file for what stands in). This half builds the requests and compares.
+
+Cases: every completion of the built-in scenarios plus ``SEEDED`` (default 200) seeded token
+soups, each asked on ``/v1/responses`` (a function tool declared) non-streamed and streamed, with
+no limit and a 9-token ``max_output_tokens``, and on ``/v1/completions`` non-streamed and
+streamed (``include_usage``), with ``skip_special_tokens`` true and false; then the requests
+``create_responses`` rejects and an unknown model. Bodies are compared after replacing ids (in
+order of first appearance, so an id's reuse is compared too) and timestamps; an exception SGLang's
+stream generator raises after HTTP 200 is compared with mockoss's ``Reply.abort`` (both present or
+both absent). Prints the counts and the first differences; exit status 1 when any differ. Not
+imported by mockoss or its tests.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+MODEL = "openai/gpt-oss-20b"
+TOOLS = [{"type": "function", "name": "get_weather", "description": "Weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+_IDS = re.compile(r"\b(?:resp_|rs_|msg_|ft_|call_|ci_|ws_)?[0-9a-f]{32}\b")
+_TIMES = re.compile(r'"(created|created_at)":\d+')
+REJECTS = [
+    {"tool_choice": "required"},
+    {"tool_choice": "none"},
+    {"tool_choice": {"type": "function", "name": "get_weather"}},
+    {"tool_choice": {"type": "function", "name": "get_time"}},
+    {"tool_choice": "required", "tools": []},
+    {"text": {"format": {"type": "json_schema", "name": "x", "schema": {"type": "object"}}}},
+    {"tools": [{"type": "web_search_preview"}]},
+    {"previous_response_id": "resp_1"},
+    {"background": True},
+    {"include": ["message.output_text.logprobs"]},
+    {"model": "gpt-4o"},
+    {"instructions": "Be brief.", "temperature": 0.5, "top_p": 0.9, "metadata": {"k": "v"}, "user": "u", "store": False,
+     "reasoning": {"effort": "low"}, "max_output_tokens": 50, "text": {"format": {"type": "text"}}, "parallel_tool_calls": False},
+]
+
+
+def _norm(text: str) -> str:
+    seen: dict[str, str] = {}
+    text = _IDS.sub(lambda m: seen.setdefault(m.group(0), f"<id{len(seen)}:{m.group(0).split('_')[0] if '_' in m.group(0) else ''}>"), text)
+    return _TIMES.sub(r'"\1":0', text)
+
+
+def _seeded(count: int) -> list[tuple[str, list[int]]]:
+    from mockoss.harmony.encoding import load_encoding
+
+    enc = load_encoding()
+    pieces = ["<|channel|>", "analysis", "final", "commentary", " to=functions.get_weather", " to=functions.x", " to=browser.search",
+              " to=python", " to=foo", "<|message|>", "<|end|>", "<|start|>", "assistant", "<|constrain|>", "json", '{"city":"Paris"}',
+              " hi", " there.", "\n", " ", "é", "<|call|>", "<|return|>", "Done"]
+    rng = random.Random(11)
+    out = []
+    for i in range(count):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 16)))
+        tokens = enc.encode(text, allowed_special="all")
+        if not tokens or tokens[-1] not in (200002, 200012):
+            tokens.append(200002)
+        out.append((f"seeded-{i}", tokens))
+    return out
+
+
+def _cases(seeded: int) -> list[dict[str, Any]]:
+    from mockoss.scenario.loader import builtin_names, load_named
+
+    completions = [(name, step.completion) for name in builtin_names() for step in load_named(name).steps if step.completion is not None]
+    from mockoss.harmony.encoding import load_encoding
+
+    for name, tokens in _seeded(seeded):
+        from mockoss.harmony import Completion
+
+        completions.append((name, Completion.from_text(load_encoding().decode(tokens))))
+    cases = []
+    for name, completion in completions:
+        for limit in (None, 9):
+            emission = completion.emit(limit)
+            emitted = [list(emission.tokens), emission.finish_reason == "length"]
+            for stream in (False, True):
+                body: dict[str, Any] = {"model": MODEL, "input": "What is the weather?", "tools": TOOLS, "stream": stream}
+                if limit:
+                    body["max_output_tokens"] = limit
+                cases.append({"label": f"{name} responses limit={limit} stream={stream}", "completion": completion,
+                              "path": "/v1/responses", "body": body, "tokens": [emitted]})
+        emission = completion.emit(200)
+        emitted = [list(emission.tokens), emission.finish_reason == "length"]
+        for stream in (False, True):
+            for skip in (True, False):
+                body = {"model": MODEL, "prompt": "Hi", "max_tokens": 200, "stream": stream, "skip_special_tokens": skip}
+                if stream:
+                    body["stream_options"] = {"include_usage": True}
+                cases.append({"label": f"{name} completions stream={stream} skip={skip}", "completion": completion,
+                              "path": "/v1/completions", "body": body, "tokens": [emitted]})
+    clean = next(c for n, c in completions if n == "clean-answer")
+    for extra in REJECTS:
+        body = {"model": MODEL, "input": "hi", "tools": TOOLS, **extra}
+        cases.append({"label": f"reject {extra}", "completion": clean, "path": "/v1/responses", "body": body,
+                      "tokens": [[list(clean.emit(body.get("max_output_tokens")).tokens), False]]})
+    return cases
+
+
+def _ours(case: dict[str, Any], index: int) -> dict[str, Any]:
+    from mockoss.scenario.compiled import Step
+    from mockoss.server.core import MockServer
+
+    server = MockServer(profile="sglang", seed=index)
+    endpoint = "responses" if case["path"] == "/v1/responses" else "completions"
+    reply, _ = server.respond(endpoint, json.dumps(case["body"]).encode(), {}, step=Step(index=0, completion=case["completion"], error=None))
+    body = reply.body.decode() if not reply.streamed else b"".join(reply.frames).decode()
+    return {"status": reply.status, "body": body, "abort": reply.abort}
+
+
+def main() -> int:
+    src, python = sys.argv[1], sys.argv[2]
+    seeded = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+    cases = _cases(seeded)
+    with tempfile.TemporaryDirectory() as tmp:
+        plan, out = Path(tmp, "plan.json"), Path(tmp, "out.json")
+        plan.write_text(json.dumps([{k: case[k] for k in ("path", "body", "tokens")} for case in cases]))
+        side = Path(__file__).with_name("sglang_serving_side.py")
+        subprocess.run([python, str(side), src, str(plan), str(out)], check=True, stderr=subprocess.DEVNULL)
+        theirs = json.loads(out.read_text())
+    diffs = []
+    for index, (case, their) in enumerate(zip(cases, theirs, strict=True)):
+        ours = _ours(case, index)
+        same = (their["status"], _norm(their["body"]), their["abort"] is None) == (ours["status"], _norm(ours["body"]), ours["abort"] is None)
+        if not same:
+            a, b = _norm(their["body"]), _norm(ours["body"])
+            at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            diffs.append((case["label"], f"sglang {their['status']} abort={their['abort']}: ...{a[max(0, at - 200):at + 200]}",
+                          f"mockoss {ours['status']} abort={ours['abort']}: ...{b[max(0, at - 200):at + 200]}"))
+    aborted = sum(1 for t in theirs if t["abort"])
+    print(f"sglang 0.5.23 serving code: {len(cases)} exchanges ({seeded} seeded completions), {aborted} of them dropped mid-stream by SGLang; {len(diffs)} differ")
+    for diff in diffs[: int(__import__("os").environ.get("SHOW", "6"))]:
+        print(*diff, sep="\n  ")
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

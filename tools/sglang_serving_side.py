@@ -1,0 +1,157 @@
+"""SGLang's own HTTP app and serving classes with the engine replaced by scripted tokens; the
+SGLang half of ``tools/sglang_serving_diff.py`` (run in a scratch venv that has SGLang's
+dependencies; it never imports mockoss, whose Harmony library differs from the one SGLang pins).
+
+Usage: ``python tools/sglang_serving_side.py SGLANG_SRC PLAN.json OUT.json``. ``SGLANG_SRC`` holds the
+unzipped ``sglang/`` package of the wheel (``pip download --no-deps sglang==0.5.23``; an empty
+``sglang/kernels/jit/include`` directory must exist, the wheel leaves it out). Each case of the plan
+is ``{"path", "body", "tokens": [[[...], length], ...], "tool_call_parser"}``: the request is posted to
+``sglang.srt.entrypoints.http_server.app`` (FastAPI, in process through httpx's ASGI transport),
+whose ``/v1/responses`` and ``/v1/completions`` routes run ``OpenAIServingResponses`` and
+``OpenAIServingCompletion`` unchanged. What stands in for the engine (``TokenizerManager``):
+``generate_request`` replays one token list per call as the scheduler and detokenizer would hand it
+over (read from ``managers/tokenizer_manager.py``, ``scheduler_components/output_streamer.py``,
+``detokenizer_manager.py``): output ids up to and with the stop token, ``finish_reason``
+``{"type":"stop","matched":id}`` (``matched`` null when the script ends without a stop token) or
+``{"type":"length","length":n}``, cumulative ``output_ids`` and
+``text`` per step when streamed (``--stream-interval 1``, no ``--incremental-streaming-output``),
+the text decoded with ``skip_special_tokens`` as the request's sampling parameters say and the
+matched stop token trimmed (kept for ``<|call|>`` with ``--tool-call-parser gpt-oss``), the request
+id ``uuid4().hex`` when the request gives none. Writes ``[{"status", "content_type", "body"}]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import uuid
+from typing import Any
+from unittest.mock import Mock
+
+STOPS = {200002, 200012, 199999}
+MODEL = "openai/gpt-oss-20b"
+
+
+def main() -> int:
+    src, plan_path, out_path = sys.argv[1:4]
+    sys.path.insert(0, src)
+    from sglang.test.test_utils import maybe_stub_sgl_kernel
+
+    maybe_stub_sgl_kernel()
+    from sglang.srt.runtime_context import publish
+    from sglang.srt.server_args import ServerArgs
+
+    publish(ServerArgs(model_path="dummy"), role="tokenizer")
+    import httpx
+    import sglang.srt.entrypoints.http_server as hs
+    from openai_harmony import HarmonyEncodingName, load_harmony_encoding
+    from sglang.srt.entrypoints.openai.serving_completions import OpenAIServingCompletion
+    from sglang.srt.entrypoints.openai.serving_responses import OpenAIServingResponses
+
+    enc = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
+    first_special = 199998
+
+    def decode(ids: list[int], skip: bool) -> str:
+        kept = [t for t in ids if not (skip and t >= first_special)]
+        return enc.decode_utf8(kept) if kept else ""
+
+    class Engine:
+        """``TokenizerManager`` as the serving classes use it, replaying scripted tokens."""
+
+        served_model_name = MODEL
+
+        def __init__(self, calls: list[list[int]], tool_call_parser: str | None) -> None:
+            self.calls = list(calls)
+            self.model_config = Mock(is_multimodal=False, context_len=131072)
+            self.model_config.get_default_sampling_params.return_value = {}
+            self.model_config.hf_config = Mock(model_type="gpt_oss", architectures=["GptOssForCausalLM"])
+            self.lora_registry = None
+            self.server_args = Mock(
+                enable_cache_report=False, reasoning_parser="gpt-oss", tool_call_parser=tool_call_parser,
+                stream_response_default_include_usage=False, tokenizer_metrics_allowed_custom_labels=None,
+                incremental_streaming_output=False,
+            )
+            self.tokenizer = Mock(chat_template=None)
+            self.num_reserved_tokens = 0
+            self.request_logger = Mock(log_requests=False)
+            self.create_abort_task = Mock(return_value=None)  # no background abort task
+            self.tool_call_parser = tool_call_parser
+
+        def config_value(self, name: str) -> Any:
+            return getattr(self.server_args, name)
+
+        def _prompt_len(self, obj: Any) -> int:
+            if obj.input_ids is not None:
+                return len(obj.input_ids)
+            text = obj.text if isinstance(obj.text, str) else obj.text[0]
+            return len(enc.encode(text, allowed_special="all"))
+
+        async def generate_request(self, obj: Any, raw: Any = None):
+            tokens, length = self.calls.pop(0)
+            params = obj.sampling_params or {}
+            skip = params.get("skip_special_tokens", True)
+            rid = obj.rid if isinstance(obj.rid, str) else uuid.uuid4().hex
+            n, prompt = len(tokens), self._prompt_len(obj)
+            last = tokens[-1] if tokens else None
+            stopped = last in STOPS and not length
+            finish = {"type": "length", "length": n} if length else {"type": "stop", "matched": last if stopped else None}
+            keep_stop = params.get("no_stop_trim") or (last == 200012 and self.tool_call_parser == "gpt-oss")
+
+            def out(k: int) -> dict[str, Any]:
+                done = k == n
+                ids = tokens[:k]
+                text_ids = ids[:-1] if done and stopped and not keep_stop else ids
+                meta = {"id": rid, "finish_reason": finish if done else None, "prompt_tokens": prompt, "weight_version": "default",
+                        "num_retractions": 0, "reasoning_tokens": 0, "completion_tokens": k, "cached_tokens": 0}
+                return {"text": decode(text_ids, skip), "output_ids": list(ids), "meta_info": meta}
+
+            if obj.stream:
+                for k in range(1, n + 1):
+                    yield out(k)
+            else:
+                yield out(n)
+
+    class Templates:
+        chat_template_name = jinja_template_content_format = completion_template_name = reasoning_config = python_chat_template = None
+        force_reasoning = jinja_template_may_reorder_tool_results = False
+
+    async def run(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        results = []
+        aborted: list[str] = []
+
+        async def app(scope, receive, send):  # records an exception that escapes after the reply started
+            finished = []
+
+            async def tracked(message):
+                finished.append(message.get("type") == "http.response.body" and not message.get("more_body", False))
+                await send(message)
+
+            try:
+                await hs.app(scope, receive, tracked)
+            except Exception as exc:  # noqa: BLE001 - any exception SGLang's generator raises is the observation
+                aborted.append(f"{type(exc).__name__}: {exc}")
+                if not any(finished):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})  # the connection drops here
+
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sglang") as client:
+            for case in cases:
+                engine = Engine(case["tokens"], case.get("tool_call_parser", "gpt-oss"))
+                hs.app.state.openai_serving_responses = OpenAIServingResponses(engine, Templates())
+                hs.app.state.openai_serving_completion = OpenAIServingCompletion(engine, Templates())
+                aborted.clear()
+                reply = await client.post(case["path"], content=json.dumps(case["body"]).encode(), headers={"content-type": "application/json"})
+                results.append({"status": reply.status_code, "content_type": reply.headers.get("content-type"), "body": reply.content.decode(),
+                                "abort": aborted[0] if aborted else None})
+        return results
+
+    with open(plan_path) as f:
+        cases = json.load(f)
+    results = asyncio.run(run(cases))
+    with open(out_path, "w") as f:
+        json.dump(results, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
