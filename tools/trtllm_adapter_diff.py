@@ -25,7 +25,7 @@ exit status 1 when the profile's default library differs anywhere. Not imported 
 tests.
 
 Measured 2026-12-01 (adapter at 38134b13, openai-harmony 0.0.4 and pydantic 2.14 in
-``/work/trtllm-venv/venv``): 6,300 replies (4,200 streamed), 0 differ with
+``/work/trtllm-venv/venv``): 6,318 replies (4,212 streamed), 0 differ with
 ``harmony_library=openai-harmony-0.0.8``; 6 differ with ``oss-harmony`` (the doubled-channel header
 of ``tool-name-with-channel-token``, where the fork cuts the second ``<|channel|>`` out).
 """

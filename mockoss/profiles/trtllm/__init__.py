@@ -23,7 +23,7 @@ What was checked, and how: ``tools/trtllm_adapter_diff.py`` runs the adapter mod
 ``handle_streaming_response`` called per engine response as ``chat_harmony`` does, on every
 completion of the built-in scenarios and 300 seeded malformed ones, whole and cut at 7 tokens,
 without tools, with tools and with ``tool_choice: "none"``, streamed with ``stream_interval`` 1 and
-3: 6,300 replies (4,200 streamed), 0 differ byte for byte with ``harmony_library:
+3: 6,318 replies (4,212 streamed), 0 differ byte for byte with ``harmony_library:
 openai-harmony-0.0.8`` (ids and ``created`` normalised); with ``oss-harmony`` 6 differ (the doubled
 ``<|channel|>`` header, as expected). The module was brought onto the machine by copying the text
 the search tool's index stores (the mirror is over ``fetch``'s limit, the wheels are not on the
@@ -36,8 +36,9 @@ stop token, trimmed, ``stop_reason`` 200012), what an aborted stream (``should_s
 its usage chunk (here nothing but ``[DONE]``), the protocol models (stubbed from the stored
 ``openai_protocol.py`` of that period), and the routes and error bodies (read).
 
-``/v1/responses`` is :mod:`.responses`, read (not run) from ``responses_utils.py`` of the same
-period; it answers as that version whatever the release. Not emulated: ``/v1/completions`` (it
+``/v1/responses`` is :mod:`.responses`, from ``responses_utils.py`` of the same period, checked
+the same way (``tools/trtllm_responses_diff.py``: 4,212 replies, 0 differ); it answers as that
+version whatever the release. Not emulated: ``/v1/completions`` (it
 exists in trtllm-serve; here it gets the route 404), ``/health_generate``, ``/metrics``, ``/perf_metrics``, the prompt TensorRT-LLM
 renders (its own system message: ``prompt_tokens`` is mockoss's rendering), logprobs, and
 ``DISABLE_HARMONY_ADAPTER=1`` (the plain chat route).

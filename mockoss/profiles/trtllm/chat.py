@@ -141,7 +141,8 @@ def _fed(tokens: tuple[int, ...], bounds: list[tuple[int, int, bool]], library: 
     trace = parse_with(tokens, strict=True, library=library, skip_errors=True)  # type: ignore[arg-type]
     if not trace.skipped or all(stop - start <= 1 for start, stop, _ in bounds):
         failed = {index for index, _ in trace.skipped}
-        return trace, [(start, stop - (stop - 1 in failed), stop - 1 in failed) for start, stop, _ in bounds]
+        broken = [stop > start and stop - 1 in failed for start, stop, _ in bounds]
+        return trace, [(start, stop - bad, bad) for (start, stop, _), bad in zip(bounds, broken, strict=True)]
     fed: list[int] = []
     spans = []
     for start, stop, _ in bounds:

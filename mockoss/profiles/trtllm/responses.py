@@ -1,4 +1,4 @@
-"""``POST /v1/responses`` as ``trtllm-serve`` answers for gpt-oss (read, not run).
+"""``POST /v1/responses`` as ``trtllm-serve`` answers for gpt-oss.
 
 Read from ``tensorrt_llm/serve/responses_utils.py`` (the stored version whose
 ``process_streaming_events(request, sampling_params, generator, harmony_adapter, …)`` matches the
@@ -21,11 +21,18 @@ emulated; the endpoint answers as that version whatever the profile's release.
   engine response only the *last* token's content delta (``stream_interval`` > 1 loses text), every
   item id ``""``, content part ``output_text`` even for reasoning, done events only when a message
   ends with ``<|end|>`` and with the output index already advanced (the last message, ended by a
-  stop token that is not output, gets none; calls get none), then ``response.completed`` with the
-  non-streamed response. A parse error there aborts the stream after HTTP 200.
+  stop token that is not output, gets none; calls get none), the engine's last (empty) response
+  repeating the last delta (and the last done events, when the output ended in ``<|end|>``), then
+  ``response.completed`` with the non-streamed response. A parse error there aborts the stream after HTTP 200.
 * Field sets: the body as TensorRT-LLM's ``ResponsesResponse`` dumps it; items and the response
-  inside events as openai-python 2.x (autumn 2025) dumps them (which version the server ran is
-  not known). The mock keeps no response store: any ``resp_`` ``previous_response_id`` is
+  inside events (``created_at`` a float there) as openai-python 2.6.1 dumps them (which version
+  the server ran is not known).
+
+Checked by running that ``responses_utils.py`` (with the adapter, openai-harmony 0.0.4 and
+openai 2.6.1; runtime and protocol stubbed): ``tools/trtllm_responses_diff.py``, 4,212 replies
+(2,808 streamed) from the scenario and seeded completions, 0 differ byte for byte (ids and times
+normalised). Not checked: the route's ``except`` clause (read up to its cut: assumed
+``create_error_response(str(e))``, a 400), which the error status and type rest on. The mock keeps no response store: any ``resp_`` ``previous_response_id`` is
   accepted (the server answers 404 for unknown ones); another prefix is the server's 400.
 """
 
@@ -56,6 +63,22 @@ _SDK_RESPONSE = (
     "max_tool_calls", "previous_response_id", "prompt", "prompt_cache_key", "reasoning", "safety_identifier", "service_tier",
     "status", "text", "top_logprobs", "truncation", "usage", "user",
 )
+
+
+_REMAINING = "unexpected tokens remaining in message header: "
+
+
+def _wording(error: str, library: str) -> str:
+    """A ``HarmonyError`` as the server's library words it. openai-harmony 0.0.4 (measured; 0.0.8
+    assumed alike) lists a header's leftover words, ``["to=x", "code"]``; oss-harmony, whose text
+    the trace holds, writes ``Some("to=x code")``."""
+    if library == "oss-harmony" or not (error.startswith(_REMAINING + 'Some("') and error.endswith('")')):
+        return error
+    try:
+        leftover = json.loads(error[len(_REMAINING) + 5 : -1])
+    except ValueError:
+        return error
+    return _REMAINING + "[" + ", ".join(json.dumps(word, ensure_ascii=False) for word in leftover.split()) + "]"
 
 
 class _OutputError(ValueError):
@@ -138,8 +161,11 @@ def _response(request: ResponsesRequestView, rid: str, created: int, output: lis
 
 
 def _sdk(response: dict[str, Any]) -> dict[str, Any]:
-    """The response as the openai ``Response`` model inside an event dumps it."""
-    return {key: response.get(key, "response" if key == "object" else None) for key in _SDK_RESPONSE}
+    """The response as the openai ``Response`` model inside an event dumps it (``created_at`` is
+    a float there)."""
+    out = {key: response.get(key, "response" if key == "object" else None) for key in _SDK_RESPONSE}
+    out["created_at"] = float(out["created_at"])
+    return out
 
 
 def surface_responses(profile: TrtllmProfile, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
@@ -156,7 +182,7 @@ def surface_responses(profile: TrtllmProfile, completion: Completion, request: R
     trace = parse_with(tokens, strict=True, library=profile.harmony_library)  # type: ignore[arg-type]
     error = trace.error or trace.eos_error or (None if tokens else "Unexpected EOS while waiting for message header to complete")
     if error is not None:
-        final = error
+        final = _wording(error, profile.harmony_library)
     else:
         try:
             output = [item for message in (*trace.messages, *trace.eos_messages) for item in _items(message, ctx.ids)]
@@ -188,9 +214,11 @@ def _stream(
     trace, spans = _fed(tokens, bounds, profile.harmony_library)
     output_index, added, completed = 0, False, 0
     for start, stop, failed in spans:
-        last = trace.steps[stop - 1] if stop > start else None
-        end = trace.steps[stop] if failed else last  # the parser's state after the batch
-        state = end.state if end is not None else (trace.steps[start - 1].state if start else None)
+        # the parser after the batch: an empty batch (the engine's last response) leaves it, and
+        # its last_content_delta, as the previous token left them, so that delta is sent again
+        last = trace.steps[stop - 1] if stop > 0 else None
+        end = trace.steps[stop] if failed else last
+        state = end.state if end is not None else None
         messages = [] if failed else _completed(trace, stop)
         if state == StreamState.EXPECT_START:
             output_index, added = output_index + 1, False
