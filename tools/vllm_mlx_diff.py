@@ -42,8 +42,8 @@ MODEL = "mlx-community/gpt-oss-20b-MXFP4-Q8"
 EOS = (200002, 199999, 200012)
 CONFIGS = (("gpt_oss", "harmony"), ("harmony", "harmony"), (None, None))
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
-_ID = re.compile(rb'"(chatcmpl|call|cmpl)_?-?[0-9a-f]{8}"')
-_CREATED = re.compile(rb'("created": ?)\d+')
+_ID = re.compile(rb'"((chatcmpl|call|cmpl)[_-][0-9a-f]{8}|(resp|rs|msg|fc)_[0-9a-f]{32})"')
+_CREATED = re.compile(rb'("created(?:_at)?": ?)\d+')
 
 
 def _norm(raw: bytes) -> bytes:
@@ -58,6 +58,7 @@ def _engine(server_mod, base, clean, detok, tokens: list[int]):
 
     class Engine:
         model_name, is_mllm, use_harmony_rendering, tokenizer, _tokenizer = MODEL, False, False, None, None
+        preserve_native_tool_format = False
 
         def get_stats(self):
             return {"engine_type": "simple"}
@@ -142,12 +143,22 @@ def _seeded(count: int) -> list[tuple[str, Any]]:
 
 
 def _ours(profile, completion, body, index) -> bytes:
-    from mockoss.profiles.base import ChatRequestView, CompletionsRequestView, IdSource, RequestContext, ToolDecl
+    from mockoss.profiles.base import (
+        ChatRequestView,
+        CompletionsRequestView,
+        IdSource,
+        RequestContext,
+        ResponsesRequestView,
+        ToolDecl,
+    )
 
     ctx = RequestContext(ids=IdSource(0, index), created=0, prompt_tokens=PROMPT_TOKENS)
-    tools = tuple(ToolDecl("function", t["function"]["name"]) for t in body.get("tools", ()))
-    view = ChatRequestView(model=body["model"], tools=tools, stream=body["stream"], include_usage=bool(body.get("stream_options")), max_tokens=body.get("max_tokens"), body=body)
-    if "prompt" in body:
+    tools = tuple(ToolDecl("function", t["function"]["name"]) for t in body.get("tools", ()) if "function" in t)
+    view = ChatRequestView(model=body["model"], tools=tools, stream=body.get("stream", False), include_usage=bool(body.get("stream_options")), max_tokens=body.get("max_tokens"), body=body)
+    if "input" in body:
+        view = ResponsesRequestView(model=body["model"], stream=False, max_output_tokens=body.get("max_output_tokens"), body=body)
+        reply = profile.surface("responses", completion, view, ctx)
+    elif "prompt" in body:
         view = CompletionsRequestView(model=body["model"], stream=body["stream"], body=body)
         reply = profile.surface("completions", completion, view, ctx)
     else:
@@ -188,14 +199,20 @@ async def _run(seeded: int) -> int:
             for name, completion in cases:
                 for limit in (None, 9):
                     # no tool parser + tools: the generic parser (not emulated); "text": /v1/completions
-                    for with_tools in (False, True, "text") if tools else (False,):
-                        for stream in (False, True):
+                    for with_tools in (False, True, "text", "responses", "responses+tools") if tools else (False, "text", "responses"):
+                        for stream in (False, True) if not str(with_tools).startswith("responses") else (False,):
                             body: dict[str, Any] = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "stream": stream}
                             if with_tools == "text":
                                 body = {"model": MODEL, "prompt": "hi", "stream": stream}
+                            elif str(with_tools).startswith("responses"):
+                                body = {"model": MODEL, "input": "hi", "metadata": {"k": "v"}, "instructions": "Be brief."}
+                                if with_tools == "responses+tools":
+                                    body["tools"] = [{"type": "function", "name": "get_weather", "parameters": TOOLS[0]["function"]["parameters"]}, {"type": "web_search_preview"}]
+                                if limit:
+                                    body["max_output_tokens"] = limit
                             if with_tools is True:
                                 body["tools"] = TOOLS
-                            if limit:
+                            if limit and "input" not in body:
                                 body["max_tokens"] = limit
                             if stream:
                                 body["stream_options"] = {"include_usage": True}
@@ -204,11 +221,12 @@ async def _run(seeded: int) -> int:
                             if emission.finish_reason == "stop" and not any(t in EOS for t in tokens) and len(tokens) < (limit or 32768):
                                 tokens.append(200002)
                             server._engine = _engine(server, base, clean_output_text, detok, tokens)
-                            path = "/v1/completions" if "prompt" in body else "/v1/chat/completions"
+                            path = "/v1/responses" if "input" in body else "/v1/completions" if "prompt" in body else "/v1/chat/completions"
                             theirs = _norm((await client.post(path, json=body)).content)
                             ours = _norm(_ours(profile, completion, body, compared))
                             compared += 1
-                            if theirs != ours and b'"tool_calls"' in theirs and b'"tool_calls"' not in ours and not stream:
+                            called = (b'"tool_calls"', b'"type":"function_call"')
+                            if theirs != ours and any(c in theirs for c in called) and not any(c in ours for c in called) and not stream:
                                 generic.append((name, theirs[:300]))  # the generic fallback parser found a call (not emulated)
                             elif theirs != ours:
                                 diffs.append((f"{reasoning}/{tools}", name, limit, with_tools, stream, theirs[:600], ours[:600]))

@@ -135,3 +135,28 @@ def test_text_completion_is_cleaned_and_its_stream_is_raw_with_an_id_per_chunk(s
     assert frames[-1] == "data: [DONE]" and frames[0].startswith('data: {"id": "cmpl-')
     assert "".join(c["choices"][0]["text"] for c in chunks) == ANSWER.removesuffix("<|return|>")
     assert len({c["id"] for c in chunks}) == len(chunks) and "usage" in chunks[-1] and chunks[-1]["choices"][0]["finish_reason"] == "stop"
+
+
+def test_responses_are_built_from_the_cleaned_chat_text(server, client):
+    # _run_responses_request: the chat engine's cleaned text, tool parser first, then the reasoning
+    # parser; no reasoning item survives the engine's cleaner, the call is flattened into the message.
+    use(server, ANSWER, CALL)
+    reply = client.responses.create(model=MODEL, input="Weather?", metadata={"k": "v"})
+    assert ([i.type for i in reply.output], reply.output_text, reply.status, reply.metadata) == (["message"], "Sunny.", "completed", {"k": "v"})
+    assert re.fullmatch(r"resp_[0-9a-f]{32}", reply.id) and (reply.top_p, reply.temperature) == (0.9, 0.7)
+    tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]
+    called = client.responses.create(model=MODEL, input="Weather?", tools=tools)
+    assert [i.type for i in called.output] == ["message"] and called.output_text == 'Need the weather.{"city":"Paris"}'
+    assert called.tools[0].description == "" and called.tools[0].strict is False  # echoed as pydantic normalised it
+
+
+def test_responses_cut_by_max_output_tokens_is_incomplete(server, client):
+    use(server, ANSWER)
+    reply = client.responses.create(model=MODEL, input="Weather?", max_output_tokens=3)
+    assert (reply.status, reply.incomplete_details.reason, reply.usage.output_tokens) == ("incomplete", "max_output_tokens", 3)
+
+
+def test_streamed_responses_are_refused_as_not_emulated(server, http):
+    use(server, ANSWER)
+    reply = http.post("/v1/responses", json={"model": MODEL, "input": "hi", "stream": True})
+    assert reply.status_code == 400 and "not emulated" in reply.json()["detail"]

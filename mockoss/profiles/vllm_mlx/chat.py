@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.vllm_mlx import VllmMlxProfile
 
-__all__ = ["engine_outputs", "extract_reasoning_and_calls", "limited_tokens", "surface_chat"]
+__all__ = ["coerce_arguments", "engine_outputs", "extract_reasoning_and_calls", "limited_tokens", "surface_chat"]
 
 EOS = frozenset({200002, 199999, 200012})
 RETURN = 200002
@@ -90,7 +90,7 @@ def _tools(profile: VllmMlxProfile, request: ChatRequestView) -> list[dict] | No
     return tools if tools else None
 
 
-def _coerce(arguments: str, name: str, tools: list[dict] | None) -> str:
+def coerce_arguments(arguments: str, name: str, tools: list[dict] | None) -> str:
     """``_coerce_tool_arguments``: only schema-typed recoveries change anything; a string-typed
     property given an object, or a string holding a number/bool/array/object for such a type."""
     schema = next((t.get("function", {}).get("parameters", {}) for t in tools or () if isinstance(t, dict) and t.get("function", {}).get("name") == name), None)
@@ -179,7 +179,7 @@ def surface_chat(profile: VllmMlxProfile, completion: Completion, request: ChatR
     if reasoning is not None:
         message["reasoning_content"] = reasoning
     if calls:
-        message["tool_calls"] = [{"id": "call_" + ctx.ids.next()[:8], "type": "function", "function": {"name": c.name, "arguments": _coerce(c.arguments, c.name, declared)}} for c in calls]
+        message["tool_calls"] = [{"id": "call_" + ctx.ids.next()[:8], "type": "function", "function": {"name": c.name, "arguments": coerce_arguments(c.arguments, c.name, declared)}} for c in calls]
     body = {
         "id": rid, "object": "chat.completion", "created": ctx.created, "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else finish}],

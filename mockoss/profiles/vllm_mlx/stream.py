@@ -45,7 +45,7 @@ def stream_frames(
     ctx: RequestContext, rid: str, model: str, tools: list | None, declared: list | None,
 ) -> list[bytes]:
     """The frames, ``data: {…}\\n\\n`` each, ending with ``data: [DONE]``."""
-    from mockoss.profiles.vllm_mlx.chat import _coerce
+    from mockoss.profiles.vllm_mlx.chat import coerce_arguments
 
     head = f'{{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{_dumps(model)},"choices":'
 
@@ -128,7 +128,7 @@ def stream_frames(
     if tooler is not None and tool_text and not detected and _markup_possible(tool_text, fixed):
         calls, _ = p.harmony_tool_extract(tool_text, fixed=fixed)
         if calls:
-            entries = [{"index": i, "id": "call_" + ctx.ids.next()[:8], "type": "function", "function": {"name": c.name, "arguments": _coerce(c.arguments, c.name, declared)}} for i, c in enumerate(calls)]
+            entries = [{"index": i, "id": "call_" + ctx.ids.next()[:8], "type": "function", "function": {"name": c.name, "arguments": coerce_arguments(c.arguments, c.name, declared)}} for i, c in enumerate(calls)]
             frames.append(chunk(delta_of(calls=entries), "tool_calls"))
             finish_sent = True
     if last is not None and last[1] and not finish_sent:

@@ -1,0 +1,110 @@
+"""``POST /v1/responses`` (not streamed) as vllm-mlx serves gpt-oss (waybarrios/vllm-mlx@v0.6.0:
+``vllm_mlx/server.py`` ``create_response``, ``_responses_request_to_chat_request``,
+``_run_responses_request``, ``_build_responses_output_items``, ``_build_response_object``;
+``vllm_mlx/api/responses_models.py``).
+
+The request becomes a chat request on the same engine (function tools only; other tool types
+only add a system line to the prompt), so the text the parsers see is the engine's cleaned text
+(:mod:`.chat`). Unlike chat, the tool parser runs *first*, on that text, and the reasoning parser
+after it on the same text (on the tool parser's leftover when a call was found). Items: a
+``reasoning`` item (``rs_``), a ``message`` (``msg_``), then one ``function_call`` per call
+(``fc_``, ``call_id`` ``call_`` + 8 hex), ids ``prefix_`` + 32 hex. The response echoes the request
+as pydantic normalised it (a function tool gains ``description: ""`` and ``strict: false``),
+``top_p``/``temperature`` default to 0.9/0.7 (``_FALLBACK_*``), ``model`` is the served name, a
+``length`` stop is ``incomplete`` with ``max_output_tokens``, and ``output_text`` (a computed
+field) comes last. The streamed Responses API is not emulated (a 400 here, see the profile).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from mockoss.harmony.encoding import load_encoding
+from mockoss.profiles.base import Reply, RequestContext
+from mockoss.profiles.vllm_mlx import parsers as p
+from mockoss.profiles.vllm_mlx.chat import coerce_arguments, engine_outputs, limited_tokens
+
+if TYPE_CHECKING:
+    from mockoss.harmony import Completion
+    from mockoss.profiles.vllm_mlx import VllmMlxProfile
+
+__all__ = ["surface_responses"]
+
+
+def _tool(tool: Any) -> Any:
+    """A request tool as ``list[ResponseFunctionTool | dict]`` validates it."""
+    if isinstance(tool, dict) and tool.get("type", "function") == "function" and isinstance(tool.get("name"), str):
+        params = tool.get("parameters")
+        return {
+            "type": "function", "name": tool["name"], "description": tool.get("description", ""),
+            "parameters": params if isinstance(params, dict) else {"type": "object", "properties": {}},
+            "strict": bool(tool.get("strict", False)),
+        }
+    return tool
+
+
+def _chat_tools(tools: list[Any]) -> list[dict] | None:
+    """``_responses_tools_to_chat_tools``: the function tools in chat form (``None`` if none)."""
+    out = [
+        {"type": "function", "function": {"name": t["name"], "description": t["description"] or "", "parameters": t["parameters"] or {"type": "object", "properties": {}}}}
+        for t in tools if isinstance(t, dict) and t.get("type") == "function" and "strict" in t
+    ]
+    return out or None
+
+
+def surface_responses(profile: VllmMlxProfile, completion: Completion, request: Any, ctx: RequestContext, model: str) -> Reply:
+    """vllm-mlx's Responses object for ``completion`` (``request`` is a Responses request view)."""
+    body = request.body if isinstance(request.body, dict) else {}
+    tools = [_tool(t) for t in body.get("tools") or []]
+    chat_tools = _chat_tools(tools)
+    asked = body.get("max_output_tokens")
+    limit = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else profile.max_tokens
+    outputs = engine_outputs(limited_tokens(completion, limit), limit)
+    raw = "".join(t for t, _, _ in outputs)
+    if chat_tools:  # SimpleEngine aggregates its stream when tools are passed
+        finish = outputs[-1][2] or "stop"
+        count = len(outputs) if finish == "length" else len(outputs) - 1
+    else:
+        count = len(load_encoding().encode(raw, allowed_special="all"))
+        finish = "length" if count >= limit else "stop"
+    text = p.clean_output_text(raw)
+    choice = body.get("tool_choice", "auto")
+    calls: list[p.ToolCallText] = []
+    cleaned: str | None = text
+    if chat_tools and choice != "none" and profile.tool_call_parser is not None:
+        calls, cleaned = p.harmony_tool_extract(text, fixed=profile.harmony_call_fix)
+    reasoning = None
+    if profile.reasoning_parser is not None:
+        extract = p.gpt_oss_extract if profile.reasoning_parser == "gpt_oss" else p.harmony_extract
+        reasoning, remaining = extract(text)
+        cleaned = remaining if not calls else extract(cleaned or "")[1]
+    items: list[dict[str, Any]] = []
+    if reasoning:
+        items.append({"id": "rs_" + ctx.ids.next(), "type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": reasoning}], "status": "completed"})
+    answer = p.clean_output_text(cleaned) if cleaned else None
+    if answer:
+        items.append({"id": "msg_" + ctx.ids.next(), "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": answer, "annotations": [], "logprobs": []}], "status": "completed"})
+    for call in calls:
+        arguments = coerce_arguments(call.arguments, call.name, chat_tools)
+        items.append({"id": "fc_" + ctx.ids.next(), "type": "function_call", "call_id": "call_" + ctx.ids.next()[:8], "name": call.name, "arguments": arguments, "status": "completed"})
+    fmt = body.get("text", {}).get("format", {}) if isinstance(body.get("text"), dict) else {}
+    out = {
+        "id": "resp_" + ctx.ids.next(), "object": "response", "created_at": ctx.created,
+        "status": "incomplete" if finish == "length" else "completed", "background": False, "error": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if finish == "length" else None,
+        "instructions": body.get("instructions"), "max_output_tokens": asked, "max_tool_calls": None,
+        "metadata": body.get("metadata") or {}, "model": model, "output": items,
+        "parallel_tool_calls": body.get("parallel_tool_calls", True), "previous_response_id": body.get("previous_response_id"),
+        "text": {"format": {"type": fmt.get("type", "text") if isinstance(fmt, dict) else "text"}},
+        "tool_choice": choice, "tools": tools,
+        "top_p": float(body["top_p"]) if body.get("top_p") is not None else 0.9,
+        "temperature": float(body["temperature"]) if body.get("temperature") is not None else 0.7,
+        "truncation": body.get("truncation", "disabled"),
+        "usage": {
+            "input_tokens": ctx.prompt_tokens, "output_tokens": count, "total_tokens": ctx.prompt_tokens + count,
+            "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0},
+        },
+        "user": body.get("user"), "store": body.get("store", True), "output_text": answer or "",
+    }
+    return Reply(status=200, body=json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode())
