@@ -119,9 +119,28 @@ class GenerationPath:
                 finish()  # before the last byte leaves, as the guard logs (mockoss.server.control)
                 await send({"type": "http.response.body", "body": reply.body})
                 return
-            response = to_response(reply) if delivery is None else to_scheduled_response(reply, delivery)
             media = reply.media_type
             separator = b"\n\n" if media.startswith("text/event-stream") else b"\n" if media.startswith("application/x-ndjson") else None
+            if delivery is not None:  # a paced stream: counted by play(), no wrapper around each send
+                sent = [0]
+                writes: tuple[Any, ...] = ()
+
+                def ended() -> None:
+                    nonlocal frames
+                    if separator is not None:
+                        frames = sum(write.data.count(separator) for write in writes[: sent[0]])
+                    finish()
+
+                scheduled = to_scheduled_response(reply, delivery, progress=sent, done=ended)
+                writes = scheduled.schedule.writes  # type: ignore[attr-defined]
+                started = True  # from here an error is uvicorn's to answer (its own 500 if nothing was sent)
+                try:
+                    await scheduled(scope, receive, send)
+                finally:
+                    if not logged and separator is not None:  # dropped, aborted or failed part-way
+                        frames = sum(write.data.count(separator) for write in writes[: sent[0]])
+                return
+            response = to_response(reply)
 
             async def counted(message: Message) -> None:
                 nonlocal frames, started

@@ -49,13 +49,16 @@ class _Scheduled(StreamingResponse):
     """A response written on a :class:`~mockoss.server.transport.Schedule`: headers at ``head_ms``,
     then its writes; Starlette cancels the waits when the client disconnects."""
 
-    def __init__(self, reply: Reply, schedule: Schedule) -> None:
+    def __init__(
+        self, reply: Reply, schedule: Schedule, progress: list[int] | None = None, done: Callable[[], None] | None = None
+    ) -> None:
         self._clock = asyncio.get_running_loop().time
         self._start, self._head_ms = self._clock(), schedule.head_ms
+        self.schedule = schedule
         headers = dict(reply.headers)
         if schedule.content_length is not None:
             headers["content-length"] = str(schedule.content_length)
-        body = play(schedule, self._start, clock=self._clock)
+        body = play(schedule, self._start, clock=self._clock, progress=progress, done=done)
         super().__init__(body, status_code=reply.status, media_type=reply.media_type, headers=headers)
 
     async def stream_response(self, send: Callable[..., Awaitable[None]]) -> None:
@@ -63,7 +66,13 @@ class _Scheduled(StreamingResponse):
         await super().stream_response(send)
 
 
-def to_scheduled_response(reply: Reply, delivery: Delivery) -> Response:
-    """Deliver ``reply`` with the timing and faults of ``delivery`` (see :mod:`mockoss.server.transport`)."""
+def to_scheduled_response(
+    reply: Reply, delivery: Delivery, *, progress: list[int] | None = None, done: Callable[[], None] | None = None
+) -> Response:
+    """Deliver ``reply`` with the timing and faults of ``delivery`` (see :mod:`mockoss.server.transport`).
+
+    ``progress`` and ``done``: see :func:`mockoss.server.transport.play` (the writes sent so far,
+    and a call once the last one is sent, before the closing message); the response's
+    ``schedule`` attribute holds the writes."""
     schedule = build_schedule(reply, delivery.spec, delivery.seed, delivery.index, tokens=delivery.tokens)
-    return _Scheduled(reply, schedule)
+    return _Scheduled(reply, schedule, progress, done)

@@ -244,10 +244,21 @@ async def wait_until(start: float, at_ms: float, *, clock: Clock, sleep: Sleep =
         await sleep(delay)
 
 
-async def play(schedule: Schedule, start: float, *, clock: Clock, sleep: Sleep = asyncio.sleep) -> AsyncIterator[bytes]:
+async def play(
+    schedule: Schedule,
+    start: float,
+    *,
+    clock: Clock,
+    sleep: Sleep = asyncio.sleep,
+    progress: list[int] | None = None,
+    done: Callable[[], None] | None = None,
+) -> AsyncIterator[bytes]:
     """Yield the schedule's writes at their times after ``start`` (a ``clock()`` reading, seconds).
 
     Deadlines are absolute, so sleeping late once does not delay every later write.
+    ``progress[0]`` counts the writes the consumer took and came back for (sent, when the consumer
+    sends each before asking for the next); ``done()`` runs once the last write was taken and
+    ``end_ms`` has passed, before the generator ends (so before a response's closing message).
 
     Raises:
         StreamAborted: at ``end_ms`` when the schedule drops the connection.
@@ -258,6 +269,10 @@ async def play(schedule: Schedule, start: float, *, clock: Clock, sleep: Sleep =
             if delay > 0:
                 await sleep(delay)
         yield data
+        if progress is not None:
+            progress[0] += 1
     await wait_until(start, schedule.end_ms, clock=clock, sleep=sleep)
     if schedule.drop is not None:
         raise StreamAborted(f"mockoss: connection dropped: {schedule.drop}")
+    if done is not None:
+        done()

@@ -83,6 +83,21 @@ def test_the_short_path_answers_and_logs_byte_for_byte_what_the_layered_path_doe
     assert metrics[0] == metrics[1] and metrics[0]
 
 
+@pytest.mark.parametrize("transport", ["truncate_after_frames=5", "disconnect_after_ms=0,frames_per_write=1", "split_special=true"])
+def test_a_faulty_stream_is_logged_with_the_frames_that_left_on_both_paths(transport):
+    headers = {"X-Mockoss-Transport": transport}
+    logs = []
+    for layered in (False, True):
+        client = _client("vllm", "clean-tool-call", layered)
+        for _ in range(2):
+            try:
+                client.post("/v1/chat/completions", json={**CHAT, "stream": True}, headers=headers)
+            except Exception:  # the emulated server drops the connection: the test client raises
+                pass
+        logs.append((_log(client, {}), _counts(client.get("/mockoss/metrics").text)))
+    assert logs[0] == logs[1]
+
+
 def test_a_short_request_does_not_take_the_layered_path():
     app = create_app(MockServer(scenario="clean-answer"))
     path = app.mockoss_generation
