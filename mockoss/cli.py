@@ -7,33 +7,27 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
-
 from mockoss import __version__
-from mockoss import explain as explain_command
-from mockoss.engines import EngineError
-from mockoss.engines import cli as engine_cli
-from mockoss.eval import command as eval_command
-from mockoss.harmony.encoding import HarmonyLibraryError, VocabularyError, check_harmony_library
 from mockoss.profiles.registry import PROFILES, ProfileError
-from mockoss.scenario import commands as scenario_commands
-from mockoss.scenario.loader import ScenarioError
-from mockoss.scenario.transport import TransportError
 from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT_S
-from mockoss.upstream import cli as upstream_cli
-from mockoss.upstream.config import UpstreamError
+
+# The commands' modules (explain, eval, scenario, upstream, engines) are imported where they are
+# used, after main() has paused the cyclic garbage collector for start-up (see main()).
 
 __all__ = ["main"]
 
 
 def _switch(text: str) -> list[tuple[str, Any]]:
     """``NAME=VALUE[,NAME=VALUE…]``, the list the ``X-Mockoss-Switch`` header takes."""
+    import yaml
+
     pairs = []
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
@@ -46,6 +40,12 @@ def _switch(text: str) -> list[tuple[str, Any]]:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from mockoss import explain as explain_command
+    from mockoss.engines import cli as engine_cli
+    from mockoss.eval import command as eval_command
+    from mockoss.scenario import commands as scenario_commands
+    from mockoss.upstream import cli as upstream_cli
+
     parser = argparse.ArgumentParser(prog="mockoss", description="A fake gpt-oss inference server for tests.")
     parser.add_argument("--version", action="version", version=f"mockoss {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -134,9 +134,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from mockoss.engines import EngineError
+    from mockoss.engines import cli as engine_cli
     from mockoss.harmony.encoding import load_encoding
+    from mockoss.scenario.loader import ScenarioError
+    from mockoss.scenario.transport import TransportError
     from mockoss.server.core import MockServer
     from mockoss.server.run import base_url, bind, serve_forever
+    from mockoss.upstream import cli as upstream_cli
+    from mockoss.upstream.config import UpstreamError
 
     load_encoding()  # a broken vocabulary cache is reported here, as what it is (main())
 
@@ -223,10 +229,30 @@ def _loopback(host: str) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``mockoss`` command; returns the exit code."""
+    """Entry point of the ``mockoss`` command; returns the exit code.
+
+    The cyclic garbage collector is paused while the command starts: importing the server stack,
+    loading the encoding and a scenario and building the app create only objects that live as long
+    as the process, and walking them again and again cost ``mockoss serve`` about 60 ms of its
+    start (issue 9, ``benchmarks/bench_start.py``). Other commands turn it back on once their
+    arguments are parsed; ``serve`` collects once, freezes what it loaded and turns it back on
+    before it answers requests (:func:`mockoss.server.run.serve_forever`).
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _checked_main(argv, collecting)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _checked_main(argv: Sequence[str] | None, collecting: bool) -> int:
+    from mockoss.harmony.encoding import HarmonyLibraryError, VocabularyError, check_harmony_library
+
     try:
         check_harmony_library()  # before anything cached can hide the wrong library
-        return _main(argv)
+        return _main(argv, collecting)
     except BrokenPipeError:  # `mockoss explain … | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -238,16 +264,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def _main(argv: Sequence[str] | None, collecting: bool = True) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
-        return _serve(args)
+        return _serve(args)  # serve_forever turns the collector back on
+    if collecting:
+        gc.enable()
     if args.command == "eval":
+        from mockoss.eval import command as eval_command
+
         return eval_command.run_command(args)
     if args.command == "explain":
+        from mockoss import explain as explain_command
+
         return explain_command.run_command(args)
     if args.command == "profiles":
         return _profiles(args)
+    from mockoss.scenario import commands as scenario_commands
+
     return scenario_commands.run(args)
 
 

@@ -8,17 +8,20 @@ active profile answers a path it does not serve with its server's 404.
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 import logging
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Protocol
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mockoss.harmony.lru import BytesLRU
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 logger = logging.getLogger("mockoss")
 
@@ -33,24 +36,32 @@ class RequestSchema(Protocol):
     def view(self, model: str, body: dict[str, Any]) -> Any: ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Endpoint:
     """One generation endpoint.
 
     Attributes:
         name: the key profiles and recorded requests use, e.g. ``"chat"``.
         path: the URL path, e.g. ``"/v1/chat/completions"``.
-        schema: the pydantic model validating the JSON body (``model_validate``).
+        schema_path: where :attr:`schema` lives, ``"module:Model"``.
         render_prompt: request body → prompt token ids, for usage counts.
         count_prompt: request body → ``len(render_prompt(body))`` at the cost of what is new in
             the body (:mod:`mockoss.harmony.prompt.count`), else ``None``.
+        schema: the pydantic model validating the JSON body (``model_validate``). Its module is
+            imported on first use (then it is a plain attribute): a served profile builds only
+            the request models of the endpoints it is asked for (issue 9, start-up cost).
     """
 
     name: str
     path: str
-    schema: type[BaseModel]
+    schema_path: str
     render_prompt: Callable[[Mapping[str, Any]], list[int]]
     count_prompt: Callable[[Mapping[str, Any]], int] | None = None
+
+    @functools.cached_property
+    def schema(self) -> type[BaseModel]:
+        module, _, model = self.schema_path.partition(":")
+        return getattr(importlib.import_module(module), model)  # type: ignore[no-any-return]
 
 
 def _chat_prompt(body: Mapping[str, Any]) -> list[int]:
@@ -96,20 +107,16 @@ def _ollama_generate_prompt(body: Mapping[str, Any]) -> list[int]:
 
 
 def _build() -> Mapping[str, Endpoint]:
-    from mockoss.schemas.chat import ChatCompletionRequest
-    from mockoss.schemas.completions import CompletionRequest
-    from mockoss.schemas.ollama import OllamaChatRequest, OllamaGenerateRequest
-    from mockoss.schemas.responses import ResponsesRequest
-
+    chat, completions = "mockoss.schemas.chat:ChatCompletionRequest", "mockoss.schemas.completions:CompletionRequest"
     endpoints = [
-        Endpoint("chat", "/v1/chat/completions", ChatCompletionRequest, _chat_prompt, _chat_count),
-        Endpoint("responses", "/v1/responses", ResponsesRequest, _responses_prompt, _responses_count),
-        Endpoint("completions", "/v1/completions", CompletionRequest, _completions_prompt),
-        Endpoint("ollama.chat", "/api/chat", OllamaChatRequest, _ollama_chat_prompt),
-        Endpoint("ollama.generate", "/api/generate", OllamaGenerateRequest, _ollama_generate_prompt),
+        Endpoint("chat", "/v1/chat/completions", chat, _chat_prompt, _chat_count),
+        Endpoint("responses", "/v1/responses", "mockoss.schemas.responses:ResponsesRequest", _responses_prompt, _responses_count),
+        Endpoint("completions", "/v1/completions", completions, _completions_prompt),
+        Endpoint("ollama.chat", "/api/chat", "mockoss.schemas.ollama:OllamaChatRequest", _ollama_chat_prompt),
+        Endpoint("ollama.generate", "/api/generate", "mockoss.schemas.ollama:OllamaGenerateRequest", _ollama_generate_prompt),
         # LM Studio's REST API v0 (lmstudio-ai/docs 1_developer/2_rest/endpoints.mdx)
-        Endpoint("lmstudio.chat", "/api/v0/chat/completions", ChatCompletionRequest, _chat_prompt),
-        Endpoint("lmstudio.completions", "/api/v0/completions", CompletionRequest, _completions_prompt),
+        Endpoint("lmstudio.chat", "/api/v0/chat/completions", chat, _chat_prompt),
+        Endpoint("lmstudio.completions", "/api/v0/completions", completions, _completions_prompt),
     ]
     return MappingProxyType({e.name: e for e in endpoints})
 

@@ -5,28 +5,36 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mockoss.profiles.base import Profile
-from mockoss.profiles.gptoss_ref import GptossReferenceProfile
-from mockoss.profiles.llamacpp import LlamacppProfile
-from mockoss.profiles.lmstudio import LmstudioProfile
-from mockoss.profiles.mlxlm import MlxLmProfile
-from mockoss.profiles.ollama import OllamaProfile
-from mockoss.profiles.openai import OpenAIProfile
+from mockoss.profiles.lazy import LazyMapping
 from mockoss.profiles.releases import at_release, split_release
-from mockoss.profiles.sglang import SglangProfile
 from mockoss.profiles.timeline import TimelineError
-from mockoss.profiles.trtllm import TrtllmProfile
-from mockoss.profiles.vllm import VllmProfile
-from mockoss.profiles.vllm.variants import VLLM_VARIANTS
-from mockoss.profiles.vllm_mlx import VllmMlxProfile
+
+if TYPE_CHECKING:
+    from mockoss.profiles.base import Profile
 
 __all__ = ["PROFILES", "ProfileError", "get_profile"]
 
-#: Read-only view of the shipped profiles by name.
-PROFILES: Mapping[str, Profile] = MappingProxyType({"vllm": VllmProfile(), **VLLM_VARIANTS, "llamacpp": LlamacppProfile(), "lmstudio": LmstudioProfile(), "ollama": OllamaProfile(), "openai": OpenAIProfile(), "gptoss-reference": GptossReferenceProfile(), "sglang": SglangProfile(), "mlx-lm": MlxLmProfile(), "trtllm": TrtllmProfile(), "vllm-mlx": VllmMlxProfile()})
+#: Read-only view of the shipped profiles by name: one line per profile, ``"name":
+#: "module:Class"`` (the class is instantiated with no arguments) or ``"module:TABLE"`` (a mapping
+#: holding that name). A profile's module is imported when it is first looked up, so a served
+#: mockoss imports only the profile it serves (issue 9: start-up time and memory); listing the
+#: names imports nothing (:class:`mockoss.profiles.lazy.LazyMapping`).
+PROFILES: Mapping[str, Profile] = LazyMapping({
+    "vllm": "mockoss.profiles.vllm:VllmProfile",
+    "vllm-0.10.1": "mockoss.profiles.vllm.variants:VLLM_VARIANTS",  # the vLLM timeline's aliases
+    "vllm-2025": "mockoss.profiles.vllm.variants:VLLM_VARIANTS",
+    "llamacpp": "mockoss.profiles.llamacpp:LlamacppProfile",
+    "lmstudio": "mockoss.profiles.lmstudio:LmstudioProfile",
+    "ollama": "mockoss.profiles.ollama:OllamaProfile",
+    "openai": "mockoss.profiles.openai:OpenAIProfile",
+    "gptoss-reference": "mockoss.profiles.gptoss_ref:GptossReferenceProfile",
+    "sglang": "mockoss.profiles.sglang:SglangProfile",
+    "mlx-lm": "mockoss.profiles.mlxlm:MlxLmProfile",
+    "trtllm": "mockoss.profiles.trtllm:TrtllmProfile",
+    "vllm-mlx": "mockoss.profiles.vllm_mlx:VllmMlxProfile",
+})  # fmt: skip
 
 
 class ProfileError(ValueError):

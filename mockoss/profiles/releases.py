@@ -8,26 +8,30 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from mockoss.profiles.gptoss_ref.releases import GPTOSS_REFERENCE_TIMELINE
-from mockoss.profiles.llamacpp.releases import LLAMACPP_TIMELINE
-from mockoss.profiles.lmstudio.releases import LMSTUDIO_TIMELINE
-from mockoss.profiles.mlxlm.releases import MLXLM_TIMELINE
-from mockoss.profiles.ollama.releases import OLLAMA_TIMELINE
-from mockoss.profiles.sglang.releases import SGLANG_TIMELINE
-from mockoss.profiles.timeline import Timeline, TimelineError
-from mockoss.profiles.trtllm.releases import TRTLLM_TIMELINE
-from mockoss.profiles.vllm.releases import VLLM_TIMELINE
-from mockoss.profiles.vllm_mlx.releases import VLLM_MLX_TIMELINE
+from mockoss.profiles.lazy import LazyMapping
+from mockoss.profiles.timeline import TimelineError
+
+if TYPE_CHECKING:
+    from mockoss.profiles.timeline import Timeline
 
 __all__ = ["TIMELINES", "at_release", "split_release"]
 
-#: Profile name → its server's timeline (read-only).
-TIMELINES: Mapping[str, Timeline] = MappingProxyType(
-    {t.server: t for t in (VLLM_TIMELINE, OLLAMA_TIMELINE, LLAMACPP_TIMELINE, LMSTUDIO_TIMELINE, GPTOSS_REFERENCE_TIMELINE, SGLANG_TIMELINE, MLXLM_TIMELINE, TRTLLM_TIMELINE, VLLM_MLX_TIMELINE)}
-)
+#: Profile name → its server's timeline (read-only): one line per server, ``"name":
+#: "module:TIMELINE"``, imported on first lookup (:class:`mockoss.profiles.lazy.LazyMapping`): a
+#: server's timeline module imports its profile package, and a served mockoss needs only its own.
+TIMELINES: Mapping[str, Timeline] = LazyMapping({
+    "vllm": "mockoss.profiles.vllm.releases:VLLM_TIMELINE",
+    "ollama": "mockoss.profiles.ollama.releases:OLLAMA_TIMELINE",
+    "llamacpp": "mockoss.profiles.llamacpp.releases:LLAMACPP_TIMELINE",
+    "lmstudio": "mockoss.profiles.lmstudio.releases:LMSTUDIO_TIMELINE",
+    "gptoss-reference": "mockoss.profiles.gptoss_ref.releases:GPTOSS_REFERENCE_TIMELINE",
+    "sglang": "mockoss.profiles.sglang.releases:SGLANG_TIMELINE",
+    "mlx-lm": "mockoss.profiles.mlxlm.releases:MLXLM_TIMELINE",
+    "trtllm": "mockoss.profiles.trtllm.releases:TRTLLM_TIMELINE",
+    "vllm-mlx": "mockoss.profiles.vllm_mlx.releases:VLLM_MLX_TIMELINE",
+})  # fmt: skip
 
 P = TypeVar("P")
 

@@ -199,21 +199,23 @@ def _compile_answer(
 ) -> Step | None:
     """Compile a step or a pick option; on a problem, add ``FILE:LINE: FIELD: problem`` to
     ``errors`` and return ``None``."""
-    from mockoss.harmony.faults import FaultError
-
     loc: list[int | str] = [*at, "completion"]
     try:
         return _compile_step(index, spec)
-    except FaultError as exc:
-        if exc.field != "fault":
+    except VocabularyError:  # the tokenizer cannot load at all: not a problem of this file
+        raise
+    except Exception as exc:
+        # Imported here, not for every answer: a scenario without faults never needs the fault
+        # library (issue 9, start-up); a FaultError means it is loaded already.
+        from mockoss.harmony.faults import FaultError
+
+        if not isinstance(exc, FaultError):  # the renderer or tokenizer refused the content
+            problem = str(exc)
+        elif exc.field != "fault":
             loc = [*loc, "fault", exc.field]
             problem = exc.problem
         else:
             loc, problem = [*loc, "fault"], exc.problem
-    except VocabularyError:  # the tokenizer cannot load at all: not a problem of this file
-        raise
-    except Exception as exc:  # the renderer or tokenizer refused the content
-        problem = str(exc)
     line = _node_line(root, loc)
     errors.append(f"{origin}:{line}: {_loc_text(loc)}: {problem}" if line else f"{origin}: {_loc_text(loc)}: {problem}")
     return None
@@ -247,6 +249,8 @@ def _reject_duplicate_keys(origin: str, node: yaml.Node) -> None:
 def _check_switch_names(origin: str, root: yaml.Node | None, switches: Mapping[str, Any]) -> None:
     """Every switch must belong to at least one profile; values are checked against the profile
     in use when the scenario is selected (:meth:`mockoss.server.core.MockServer.use_scenario`)."""
+    if not switches:  # most scenarios: no need to import every profile (issue 9, start-up)
+        return
     from mockoss.profiles.registry import PROFILES, switch_names
 
     known = {name for profile in PROFILES.values() for name in switch_names(profile)}

@@ -21,14 +21,22 @@ as in Python. Reference: https://github.com/google/re2/wiki/Syntax.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-
-import re2
+from typing import Any
 
 __all__ = ["PatternError", "compile_search"]
 
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False  # the error goes into the ScenarioError; RE2 would also print it to stderr
+
+@functools.cache
+def _options() -> Any:
+    """RE2's options for scenario patterns; RE2 (2-3 MB of shared library) is loaded by the first
+    scenario that has a pattern, not by every served mockoss (issue 9, start-up memory)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # the error goes into the ScenarioError; RE2 would also print it to stderr
+    return options
 
 
 class PatternError(ValueError):
@@ -60,8 +68,11 @@ def compile_search(pattern: str) -> Callable[[str], bool]:
         PatternError: RE2 cannot compile ``pattern`` (syntax error, or a feature it refuses to run
             in linear time, e.g. a backreference).
     """
+    options = _options()
+    import re2
+
     try:
-        compiled = re2.compile(_translate(pattern), options=_OPTIONS)
+        compiled = re2.compile(_translate(pattern), options=options)
     except re2.error as exc:
         reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         hint = ""

@@ -12,7 +12,8 @@ Each app has a registry of its own, so several servers can share a process (test
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -22,38 +23,48 @@ __all__ = ["Metrics"]
 
 
 class Metrics:
-    """Prometheus metrics of one app, in a registry of its own (several apps may share a process)."""
+    """Prometheus metrics of one app, in a registry of its own (several apps may share a process).
+
+    Requests and frames are counted in plain dicts (:meth:`observe`, on the app's event loop);
+    :mod:`prometheus_client` is imported, and the registry built, at the first :meth:`render`: a
+    served mockoss that is never scraped does not load it (issue 9: 9 ms and 1.3 MB at start).
+    The exposition is the one ``prometheus_client.Counter``/``Gauge`` objects give: a
+    ``_total`` and a ``_created`` sample per label set (``_created``: when it was first counted;
+    none with ``PROMETHEUS_DISABLE_CREATED_SERIES``, as prometheus_client does), gauges read at
+    scrape time.
+    """
 
     def __init__(self, sessions: Callable[[], int], recorder: Recorder | None) -> None:
-        from prometheus_client import CollectorRegistry, Counter, Gauge
+        self._sessions = sessions
+        self._recorder = recorder
+        #: (endpoint, status, scenario) → [requests, first seen (epoch s)]
+        self._requests: dict[tuple[str, int, str | None], list[float]] = {}
+        #: endpoint → [frames, first seen (epoch s)]
+        self._frames: dict[str, list[float]] = {}
+        self._registry: Any = None
 
-        self.registry = CollectorRegistry(auto_describe=True)
-        self._children: dict[tuple[str, int, str | None], Any] = {}
-        self.requests = Counter(
-            "mockoss_requests", "Requests answered, by endpoint, status and scenario", ["endpoint", "status", "scenario"], registry=self.registry
-        )
-        self.frames = Counter("mockoss_stream_frames", "Stream frames (SSE events, NDJSON lines) sent, by endpoint", ["endpoint"], registry=self.registry)
-        Gauge("mockoss_sessions", "Test-id sessions held", registry=self.registry).set_function(sessions)
-        if recorder is not None:
-            Gauge("mockoss_recorder_lag_seconds", "Age of the oldest exchange not yet on disk", registry=self.registry).set_function(
-                recorder.lag_seconds
-            )
-            Gauge("mockoss_recorder_written", "Exchanges written to the recording", registry=self.registry).set_function(lambda: recorder.written)
-            Gauge(
-                "mockoss_recorder_write_seconds_max", "Longest wait of an exchange for its fsync", registry=self.registry
-            ).set_function(lambda: recorder.write_seconds_max)
-            Gauge(
-                "mockoss_recorder_write_seconds_mean", "Mean wait of an exchange for its fsync", registry=self.registry
-            ).set_function(lambda: recorder.write_seconds_mean)
+    @property
+    def registry(self) -> Any:
+        """The ``prometheus_client.CollectorRegistry`` the metrics are exposed from (built on first use)."""
+        if self._registry is None:
+            from prometheus_client import CollectorRegistry
+
+            registry = CollectorRegistry(auto_describe=True)
+            registry.register(_Collector(self))
+            self._registry = registry
+        return self._registry
 
     def observe(self, endpoint: str, status: int, scenario: str | None, frames: int) -> None:
         key = (endpoint, status, scenario)
-        child = self._children.get(key)
-        if child is None:  # labels() costs a lock and a tuple of strings per call: once per label set
-            child = self._children[key] = self.requests.labels(endpoint, str(status), scenario or "")
-        child.inc()
+        counted = self._requests.get(key)
+        if counted is None:
+            counted = self._requests[key] = [0.0, time.time()]
+        counted[0] += 1
         if frames:
-            self.frames.labels(endpoint).inc(frames)
+            sent = self._frames.get(endpoint)
+            if sent is None:
+                sent = self._frames[endpoint] = [0.0, time.time()]
+            sent[0] += frames
 
     def render(self) -> tuple[bytes, str]:
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -61,3 +72,36 @@ class Metrics:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
+class _Collector:
+    """The metric families of one :class:`Metrics`, in the order the registry lists them."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client import metrics as prometheus_metrics
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        created = getattr(prometheus_metrics, "_use_created", True)
+        m = self.metrics
+        requests: dict[tuple[str, str, str], list[float]] = {}
+        for (endpoint, status, scenario), (count, first) in list(m._requests.items()):
+            # (…, None) and (…, "") are one label set, as Counter.labels() makes them
+            total = requests.setdefault((endpoint, str(status), scenario or ""), [0.0, first])
+            total[0] += count
+            total[1] = min(total[1], first)
+        family = CounterMetricFamily("mockoss_requests", "Requests answered, by endpoint, status and scenario", labels=["endpoint", "status", "scenario"])
+        for labels, (count, first) in requests.items():
+            family.add_metric(labels, count, created=first if created else None)
+        yield family
+        family = CounterMetricFamily("mockoss_stream_frames", "Stream frames (SSE events, NDJSON lines) sent, by endpoint", labels=["endpoint"])
+        for endpoint, (count, first) in list(m._frames.items()):
+            family.add_metric([endpoint], count, created=first if created else None)
+        yield family
+        yield GaugeMetricFamily("mockoss_sessions", "Test-id sessions held", value=m._sessions())
+        recorder = m._recorder
+        if recorder is not None:
+            yield GaugeMetricFamily("mockoss_recorder_lag_seconds", "Age of the oldest exchange not yet on disk", value=recorder.lag_seconds())
+            yield GaugeMetricFamily("mockoss_recorder_written", "Exchanges written to the recording", value=recorder.written)
+            yield GaugeMetricFamily("mockoss_recorder_write_seconds_max", "Longest wait of an exchange for its fsync", value=recorder.write_seconds_max)
+            yield GaugeMetricFamily("mockoss_recorder_write_seconds_mean", "Mean wait of an exchange for its fsync", value=recorder.write_seconds_mean)

@@ -109,6 +109,7 @@ def serve_forever(
     # of the garbage collector's sight so collections stay short under load.
     gc.collect()
     gc.freeze()
+    gc.enable()  # the CLI pauses the collector while it starts (mockoss.cli.main)
     # While a big request runs on a worker thread (mockoss.server.offload), the event loop waits up
     # to one switch interval for the GIL at every await; 1 ms instead of 5 keeps another client's
     # small request (a dozen such waits) within its fair share. Only this process is affected.
