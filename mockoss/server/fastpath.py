@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from starlette.responses import PlainTextResponse
@@ -128,7 +130,7 @@ class GenerationPath:
                 def ended() -> None:
                     nonlocal frames
                     if separator is not None:
-                        frames = sum(write.data.count(separator) for write in writes[: sent[0]])
+                        frames = _count(writes[: sent[0]], separator)
                     finish()
 
                 scheduled = to_scheduled_response(reply, delivery, progress=sent, done=ended)
@@ -138,7 +140,7 @@ class GenerationPath:
                     await scheduled(scope, receive, send)
                 finally:
                     if not logged and separator is not None:  # dropped, aborted or failed part-way
-                        frames = sum(write.data.count(separator) for write in writes[: sent[0]])
+                        frames = _count(writes[: sent[0]], separator)
                 return
             response = to_response(reply)
 
@@ -191,6 +193,11 @@ class GenerationPath:
             raise
         finally:
             timer.cancel()
+
+
+def _count(writes: Any, separator: bytes) -> int:
+    """Separators in the writes' data (each a :class:`~mockoss.server.transport.Write`), counted in C."""
+    return sum(map(bytes.count, map(itemgetter(1), writes), repeat(separator)))
 
 
 def _replay(first: Message, receive: Receive) -> Receive:

@@ -16,6 +16,7 @@ import random
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import NamedTuple
 
 from mockoss.profiles.base import Reply
@@ -174,12 +175,15 @@ def _stream(reply: Reply, spec: TransportSpec, seed: int | str, index: int) -> S
 
     jitter = _jitter(spec, _rng(seed, index, "jitter"))
     interval = 1000.0 / spec.tokens_per_s if spec.tokens_per_s is not None else 0.0
-    times: list[float] = []
     at = jitter(spec.ttft_ms)
-    for position in range(cut):
-        if position:
-            at += jitter(interval) if interval else 0.0
-        times.append(at)
+    if not interval:  # every frame at the first one's time (what the loop below gives)
+        times = [at] * cut
+    else:
+        times = []
+        for position in range(cut):
+            if position:
+                at += jitter(interval)
+            times.append(at)
     end = times[-1] if times else 0.0
 
     stall = _after(spec.stall_after_frames, total)
@@ -210,7 +214,8 @@ def _group(frames: Sequence[bytes], times: Sequence[float], per_write: int, stal
     """Join consecutive frames, ``per_write`` at a time, written when the last of them is due; a
     group never spans the stall, so everything before it is on the wire when it starts."""
     if per_write == 1 and stall is None:  # one frame per send: the paced path
-        return list(map(Write, times, frames))
+        # tuple.__new__ builds each Write in C (Write(at, data) runs a Python-level __new__).
+        return list(map(tuple.__new__, repeat(Write), zip(times, frames)))
     writes: list[Write] = []
     start = 0
     while start < len(frames):

@@ -163,8 +163,9 @@ def stream(profile: VllmProfile, plan: Plan, sse: _Sse, request: ChatRequestView
             usage = (',"usage":' + usage_json(prompt, position + 1, upto[position])).encode() + kv + b"}\n\n"
             frames.append(open_choice + delta_bytes(delta) + mid + usage)
     else:
-        tail = kv + b"}\n\n"
-        frames.extend([open_choice + delta_bytes(delta) + mid + tail for delta, _ in sse.chunks])
+        after = mid + kv + b"}\n\n"
+        join = b"".join  # one allocation per frame; this runs once per token
+        frames.extend([join((open_choice, d if d.__class__ is bytes else delta_bytes(d), after)) for d, _ in sse.chunks])  # type: ignore[arg-type]
     if plan.error is not None:
         frames.append(stream_error_frame(profile.harmony_error_status, plan.error, body=profile.error_body))
         frames.append(DONE)
