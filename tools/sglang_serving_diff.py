@@ -51,6 +51,9 @@ REJECTS = [
     {"background": True},
     {"include": ["message.output_text.logprobs"]},
     {"model": "gpt-4o"},
+    {"stream": True, "include": ["reasoning.encrypted_content"], "reasoning": {"summary": "auto", "effort": "high"}},
+    {"include": ["reasoning.encrypted_content"], "reasoning": {"summary": "detailed"}},
+    {"tool_choice": "required", "tools": [{"type": "web_search"}, {"type": "mcp", "server_label": "x"}]},
     {"instructions": "Be brief.", "temperature": 0.5, "top_p": 0.9, "metadata": {"k": "v"}, "user": "u", "store": False,
      "reasoning": {"effort": "low"}, "max_output_tokens": 50, "text": {"format": {"type": "text"}}, "parallel_tool_calls": False},
 ]

@@ -15,7 +15,8 @@ What was checked against SGLang's own code, and how:
   strings: 6,196 parses and 3,098 tool-call detections (whole and streamed), 0 differences.
 * SGLang's own tests of the parser and of both gpt-oss detectors are converted in
   ``tests/conformance/upstream/test_sglang_upstream.py`` (68 of 76 reproduced; the 8 others are
-  cases SGLang 0.5.23's own modules fail the same way, each checked by running it).
+  cases SGLang 0.5.23's own modules fail the same way, each checked by running it); with the
+  Responses cases below, 76 of 84.
 
 Chat Completions: read, not run (the chat serving class needs the chat template and tokenizer
 of a real model): the reasoning detector's join of the parser's events (its module imports half of
@@ -29,9 +30,12 @@ each request to SGLang 0.5.23's own FastAPI app (``http_server.app``) in process
 (``TokenizerManager.generate_request``: scripted tokens, detokenized) replaced, under the
 openai 2.8.0 and openai-harmony 0.0.4 the wheel pins: every completion of the built-in scenarios
 and 200 seeded token soups, Responses non-streamed and streamed with and without a 9-token limit,
-Completions streamed and not with ``skip_special_tokens`` on and off, plus 12 requests
-``create_responses`` rejects or echoes: 2,020 exchanges, byte for byte after replacing ids and
-timestamps (64 streams that SGLang drops mid-way compared as drops), 0 differences. Not covered:
+Completions streamed and not with ``skip_special_tokens`` on and off, plus 15 requests
+``create_responses`` rejects or echoes (``reasoning.summary``, ``encrypted_content`` included):
+2,023 exchanges, byte for byte after replacing ids and timestamps (64 streams that SGLang drops
+mid-way compared as drops), 0 differences. SGLang's own Responses/Harmony unit tests are converted
+in ``tests/conformance/upstream/test_sglang_responses_upstream.py`` (8 of 8 reproduced, 2 of them
+with the ``harmony_errors="skip"`` switch for the guard SGLang added after 0.5.23). Not covered:
 the response store (``--enable-response-store``: ``previous_response_id``, ``background``,
 ``GET /v1/responses/{id}``), built-in tool servers, several prompts or ``n`` in a completion, and
 ``web_search_call`` items when the browser call is not the last message (read, not compared).
@@ -99,6 +103,13 @@ class SglangProfile:
             0.0.4, whose header parsing is 0.0.8's (mockoss's emulation, ``"openai-harmony-0.0.8"``:
             ``<|channel|>`` inside a header stays in the recipient); ``"oss-harmony"`` is the
             installed parser. Checked on the built-in scenarios by ``tools/sglang_serving_diff.py``.
+        harmony_errors: what the Responses path does with a ``HarmonyError``: ``"raise"`` (0.5.23:
+            400, or a dropped stream) or ``"skip"`` (the guard SGLang added after 0.5.23,
+            ``HarmonyContext._process_token``, per its test at
+            sgl-project/sglang@2573fb3e:test/registered/unit/entrypoints/test_harmony_context.py:
+            the erroring tokens are skipped until the next ``<|start|>``, the malformed message
+            is dropped). The guard's code was not found, so ``"skip"`` follows that test's
+            description (the way vLLM's ``process_chunk`` skips; unverified beyond it).
     """
 
     #: The served model name: SGLang serves the model path unless ``--served-model-name`` is set.
@@ -119,6 +130,7 @@ class SglangProfile:
     hyphenated_tool_names: bool = True
     stream_plain_text_passthrough: bool = True
     harmony_library: str = "openai-harmony-0.0.8"
+    harmony_errors: str = "raise"
 
     def __post_init__(self) -> None:
         for switch in ("reasoning_parser", "tool_call_parser"):
@@ -129,6 +141,8 @@ class SglangProfile:
                 raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
         if self.harmony_library not in ("openai-harmony-0.0.8", "oss-harmony"):
             raise ValueError(f"harmony_library must be 'openai-harmony-0.0.8' or 'oss-harmony', got {self.harmony_library!r}")
+        if self.harmony_errors not in ("raise", "skip"):
+            raise ValueError(f"harmony_errors must be 'raise' or 'skip', got {self.harmony_errors!r}")
         if isinstance(self.context_length, bool) or not isinstance(self.context_length, int) or self.context_length < 1:
             raise ValueError(f"context_length must be a positive integer, got {self.context_length!r}")
 

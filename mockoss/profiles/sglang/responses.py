@@ -33,7 +33,9 @@ output items itself. Read from, and checked against by running (``tools/sglang_s
 
 from __future__ import annotations
 
+import base64
 import json
+import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -209,11 +211,14 @@ def _rust_str(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def reasoning_item(item_id: str, text: str, status: str | None, summary: bool = False) -> dict[str, Any]:
-    """A dumped ``ResponseReasoningItem`` (``summary`` mirrors the text when the request set
-    ``reasoning.summary``: ``_make_reasoning_item``)."""
+def reasoning_item(item_id: str, text: str, status: str | None, summary: bool = False, encrypt: bool = False) -> dict[str, Any]:
+    """A dumped ``ResponseReasoningItem``. As ``_make_reasoning_item`` builds it (the stream's
+    items), ``summary`` mirrors the text when the request set ``reasoning.summary`` and
+    ``encrypted_content`` packs it when ``include`` asks for ``reasoning.encrypted_content``
+    (``responses_adapters.encode_reasoning_state``: a prefix and zlib + urlsafe base64, no key)."""
     parts = [{"text": text, "type": "summary_text"}] if summary else []
-    return {"id": item_id, "summary": parts, "type": "reasoning", "content": [{"text": text, "type": "reasoning_text"}], "encrypted_content": None, "status": status}
+    blob = "sglang-reasoning-v1." + base64.urlsafe_b64encode(zlib.compress(text.encode())).decode("ascii") if encrypt else None
+    return {"id": item_id, "summary": parts, "type": "reasoning", "content": [{"text": text, "type": "reasoning_text"}], "encrypted_content": blob, "status": status}
 
 
 def open_message(trace: ParserTrace) -> OpenMessage | None:
@@ -293,8 +298,8 @@ def response_object(
         text = {"format": {"type": "text"}}
     else:
         text = None
-    reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), dict) else {}
-    effort = reasoning.get("effort")
+    reasoning = body.get("reasoning")
+    effort = reasoning.get("effort", "medium") if isinstance(reasoning, dict) else None  # ResponseReasoningParam's default
     parallel = body.get("parallel_tool_calls")
     choice = request.tool_choice
     named = _named_choice(choice)
@@ -325,7 +330,8 @@ def surface_responses(profile: SglangProfile, completion: Completion, request: R
         status, message, param = refused
         return Reply(status=status, body=error_body(message, status=status, param=param))
     emission = completion.emit(request.max_output_tokens)
-    trace = completion.trace(max_tokens=request.max_output_tokens, library=profile.harmony_library)
+    trace = completion.trace(max_tokens=request.max_output_tokens, library=profile.harmony_library,
+                             skip_errors=profile.harmony_errors == "skip")
     rid = ctx.ids.next("resp_")
     status = "incomplete" if emission.finish_reason == "length" else "completed"
     if request.stream:

@@ -48,14 +48,14 @@ __all__ = ["stream_events"]
 class _Stream:
     """``_update_item``'s state: the open item as last sent, and the closed ones."""
 
-    def __init__(self, rid: str, summary: bool) -> None:
+    def __init__(self, rid: str, summary: bool, encrypt: bool) -> None:
         self.frames: list[bytes] = []
         self.seq = 0
         self.emitted: list[dict[str, Any]] = []
         self.active: dict[str, Any] | None = None
         self.model: dict[str, Any] | None = None  # the open item's last full snapshot
         self.rid = rid
-        self.summary = summary
+        self.summary, self.encrypt = summary, encrypt
 
     def send(self, kind: str, **fields: Any) -> None:
         payload = {"type": kind, "sequence_number": self.seq, **fields}
@@ -65,7 +65,7 @@ class _Stream:
     def update(self, item: dict[str, Any], *, done: bool = False, status: str = "completed") -> None:
         if item["type"] == "reasoning":
             text = "\n".join(part["text"] for part in item["content"])
-            item = reasoning_item(item["id"], text, item["status"], self.summary)
+            item = reasoning_item(item["id"], text, item["status"], self.summary, self.encrypt)
         snapshot = dict(item)
         index = len(self.emitted)
         if self.active is None:
@@ -166,7 +166,8 @@ def _step_roles(trace: ParserTrace) -> list[str]:
 def stream_events(request: ResponsesRequestView, trace: ParserTrace, rid: str, ctx: RequestContext, status: str) -> Reply:
     """The SSE frames of SGLang's Harmony Responses stream for ``trace``; see the module docstring."""
     reasoning = request.body.get("reasoning")
-    stream = _Stream(rid, isinstance(reasoning, dict) and reasoning.get("summary") is not None)
+    include = request.body.get("include") or ()
+    stream = _Stream(rid, isinstance(reasoning, dict) and reasoning.get("summary") is not None, "reasoning.encrypted_content" in include)
     start = response_object(request, rid, ctx, [], "in_progress", None, stream_frame=True)
     stream.send("response.created", response=start)
     stream.send("response.in_progress", response=start)
