@@ -105,7 +105,7 @@ class SglangProfile:
             installed parser. Checked on the built-in scenarios by ``tools/sglang_serving_diff.py``.
         harmony_errors: what the Responses path does with a ``HarmonyError``: ``"raise"`` (0.5.23:
             400, or a dropped stream) or ``"skip"`` (the guard SGLang added after 0.5.23,
-            ``HarmonyContext._process_token``, per its test at
+            ``HarmonyContext._process_token``, sgl-project/sglang#35299 (open), per its test at
             sgl-project/sglang@2573fb3e:test/registered/unit/entrypoints/test_harmony_context.py:
             the erroring tokens are skipped until the next ``<|start|>``, the malformed message
             is dropped). The guard's code was not found, so ``"skip"`` follows that test's

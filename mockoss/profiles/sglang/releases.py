@@ -5,6 +5,16 @@ sglang==X``): ``parser/harmony_parser.py`` first ships in 0.5.2 and is unchanged
 ``function_call/gpt_oss_detector.py`` changes as listed. 0.5.1 and earlier parse gpt-oss with a
 different detector (no string parser) and are not on this timeline. Dates are the wheels' file
 dates.
+
+The timeline covers the chat path only. ``/v1/responses`` and ``/v1/completions`` are emulated as
+0.5.23 serves them, whatever the release: the 0.5.2 and 0.5.4 wheels' ``serving_responses.py``
+(1,276 and 1,321 lines against 0.5.23's 3,138) build the stream from vLLM's older event objects
+and, in 0.5.2, answer errors in the flat ``ErrorResponse`` shape, a different generator rather than
+a switch, so ``sglang@0.5.2`` does not change them (read from the wheels, not emulated). What 0.5.2
+to 0.5.23 share and the profile keeps: ``HarmonyContext`` waiting for a ``prompt_token_ids`` key
+(``input_tokens`` 0) and ``parse_output_message``'s ``Unknown recipient`` error. The
+``harmony_errors="skip"`` guard came after 0.5.23 (no release yet), so it is a switch, not a
+change here.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ def respond(text: str, switches: dict | None = None, **body) -> tuple[int, objec
 )
 def test_malformed_tool_call_header_recovers(stream):
     # Upstream: the malformed message is dropped (and logged once) and the parser re-synchronises,
-    # so the following final message survives as the only message. That guard came after 0.5.23:
+    # so the following final message survives as the only message. That guard (sgl-project/sglang#35299) came after 0.5.23:
     # it is the switch harmony_errors="skip"; 0.5.23 itself (the default) answers 400 or drops the
     # stream, which SGLang 0.5.23's own code does for these tokens (tools/sglang_serving_diff.py).
     status, body, abort = respond(MALFORMED_TOOL_CALL + NEXT_FINAL, {"harmony_errors": "skip"}, stream=stream)
