@@ -88,7 +88,7 @@ def test_recipient_before_the_channel_leaks_unstreamed_and_vanishes_streamed(ser
     reply = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
     assert reply.choices[0].message.tool_calls is None
     assert reply.choices[0].message.content.startswith("<|start|>assistant to=functions.get_weather<|channel|>commentary")
-    content, reasoning, calls, finish, _ = streamed(client, tools=WEATHER)
+    content, _, calls, finish, _ = streamed(client, tools=WEATHER)
     assert (content, calls, finish) == ("", [], "stop")
 
 
@@ -256,3 +256,11 @@ def test_completions_stream_one_chunk_per_token(client):
     texts = [c.choices[0].text for c in chunks if c.choices]
     assert len(texts) == 35 and texts[0] == "" and "".join(texts).endswith("assistantfinal2 + 2 = 4.")  # special tokens' steps are ""
     assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == 35
+
+
+def test_models_list_and_retrieve(client):
+    # http_server.py available_models / retrieve_model: the card, or its own 404 body.
+    assert [m.id for m in client.models.list()] == [MODEL] and client.models.retrieve(MODEL).owned_by == "sglang"
+    with pytest.raises(openai.NotFoundError) as missing:
+        client.models.retrieve("gpt-4o")
+    assert missing.value.body["code"] == "model_not_found"

@@ -198,16 +198,23 @@ class SglangProfile:
 
     def probe(self, method: str, path: str, info: ServerInfo) -> Reply | None:
         """``GET /health`` (200, empty body), ``GET /v1/models`` (``owned_by: "sglang"``,
-        ``root``, ``parent``, ``max_model_len``), ``GET /model_info`` and ``/get_model_info``
-        (http_server.py)."""
+        ``root``, ``parent``, ``max_model_len``), ``GET /v1/models/{model}`` (the card, or 404
+        ``code: "model_not_found"``), ``GET /model_info`` and ``/get_model_info`` (http_server.py
+        ``available_models``, ``retrieve_model``, read)."""
         if method != "GET":
             return None
         if path in ("/health", "/health_generate"):
             return Reply(status=200, body=b"")
         name = info.served_model_names[0]
         if path == "/v1/models":
-            cards = [{"id": n, "object": "model", "created": info.created, "owned_by": "sglang", "root": n, "parent": None, "max_model_len": self.context_length} for n in info.served_model_names]
+            cards = [self._card(n, info) for n in info.served_model_names]
             return Reply(status=200, body=dumps({"object": "list", "data": cards}).encode())
+        if path.startswith("/v1/models/"):  # retrieve_model: 404 with its own error body
+            model = path.removeprefix("/v1/models/")
+            if model in info.served_model_names:
+                return Reply(status=200, body=dumps(self._card(model, info)).encode())
+            error = {"message": f"The model '{model}' does not exist", "type": "invalid_request_error", "param": "model", "code": "model_not_found"}
+            return Reply(status=404, body=dumps({"error": error}).encode())
         if path in ("/model_info", "/get_model_info"):
             body = {
                 "model_path": name, "served_model_name": name, "tokenizer_path": name, "is_generation": True,
@@ -218,6 +225,10 @@ class SglangProfile:
             }
             return Reply(status=200, body=dumps(body).encode())
         return None
+
+    def _card(self, name: str, info: ServerInfo) -> dict[str, Any]:
+        """protocol.py ``ModelCard``: ``owned_by`` ``sglang``, ``root`` the name, ``max_model_len``."""
+        return {"id": name, "object": "model", "created": info.created, "owned_by": "sglang", "root": name, "parent": None, "max_model_len": self.context_length}
 
     def route_error(self, status: int, method: str, path: str) -> Reply:
         """FastAPI's own ``{"detail":"Not Found"}`` (404) or ``{"detail":"Method Not Allowed"}``
