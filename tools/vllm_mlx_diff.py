@@ -11,7 +11,7 @@ huggingface_hub, and *without* openai-harmony (mockoss's oss-harmony comes from 
 
 What runs as vllm-mlx's own code: ``server.app`` (FastAPI, in process through httpx's ASGI
 transport) with ``create_chat_completion``, ``stream_chat_completion``, ``create_completion``,
-``stream_completion``, its reasoning parsers
+``stream_completion``, ``create_response`` (both paths), its reasoning parsers
 (``gpt_oss``, ``harmony``), ``HarmonyToolParser``, ``clean_output_text``, ``/health``,
 ``/v1/models`` and the model check; mlx-lm 0.31.3's ``BPEStreamingDetokenizer`` over gpt-oss's
 byte-level token map. What stands in: the engine, replaying the scripted tokens as
@@ -19,9 +19,9 @@ byte-level token map. What stands in: the engine, replaying the scripted tokens 
 
 For every completion of the built-in scenarios and ``SEEDED`` (default 300) seeded token sequences,
 under three configurations (``gpt_oss`` + ``harmony``, ``harmony`` + ``harmony``, no parsers), it
-asks the chat route with and without a declared tool (without only when no tool parser is set:
-vllm-mlx then runs its generic parser, not emulated) and ``/v1/completions``, with no limit and a
-9-token limit, streamed (chat with ``include_usage``) and not, and compares the bytes (ids and
+asks the chat route and ``/v1/responses`` with and without a declared tool (without only when no
+tool parser is set: vllm-mlx then runs its generic parser, not emulated) and ``/v1/completions``,
+with no limit and a 9-token limit, streamed (chat with ``include_usage``) and not, and compares the bytes (ids and
 ``created`` values normalised); then ``/health``, ``/v1/models``, an unknown route, a wrong method
 and the model check. Prints the
 counts and the first differences; exit status 1 when any differ. Not imported by mockoss or its tests.
@@ -156,7 +156,7 @@ def _ours(profile, completion, body, index) -> bytes:
     tools = tuple(ToolDecl("function", t["function"]["name"]) for t in body.get("tools", ()) if "function" in t)
     view = ChatRequestView(model=body["model"], tools=tools, stream=body.get("stream", False), include_usage=bool(body.get("stream_options")), max_tokens=body.get("max_tokens"), body=body)
     if "input" in body:
-        view = ResponsesRequestView(model=body["model"], stream=False, max_output_tokens=body.get("max_output_tokens"), body=body)
+        view = ResponsesRequestView(model=body["model"], stream=body.get("stream", False), max_output_tokens=body.get("max_output_tokens"), body=body)
         reply = profile.surface("responses", completion, view, ctx)
     elif "prompt" in body:
         view = CompletionsRequestView(model=body["model"], stream=body["stream"], body=body)
@@ -200,12 +200,12 @@ async def _run(seeded: int) -> int:
                 for limit in (None, 9):
                     # no tool parser + tools: the generic parser (not emulated); "text": /v1/completions
                     for with_tools in (False, True, "text", "responses", "responses+tools") if tools else (False, "text", "responses"):
-                        for stream in (False, True) if not str(with_tools).startswith("responses") else (False,):
+                        for stream in (False, True):
                             body: dict[str, Any] = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "stream": stream}
                             if with_tools == "text":
                                 body = {"model": MODEL, "prompt": "hi", "stream": stream}
                             elif str(with_tools).startswith("responses"):
-                                body = {"model": MODEL, "input": "hi", "metadata": {"k": "v"}, "instructions": "Be brief."}
+                                body = {"model": MODEL, "input": "hi", "metadata": {"k": "v"}, "instructions": "Be brief.", "stream": stream}
                                 if with_tools == "responses+tools":
                                     body["tools"] = [{"type": "function", "name": "get_weather", "parameters": TOOLS[0]["function"]["parameters"]}, {"type": "web_search_preview"}]
                                 if limit:
@@ -214,7 +214,7 @@ async def _run(seeded: int) -> int:
                                 body["tools"] = TOOLS
                             if limit and "input" not in body:
                                 body["max_tokens"] = limit
-                            if stream:
+                            if stream and "messages" in body:
                                 body["stream_options"] = {"include_usage": True}
                             emission = completion.emit(limit or 32768)
                             tokens = list(emission.tokens)
@@ -226,10 +226,12 @@ async def _run(seeded: int) -> int:
                             ours = _norm(_ours(profile, completion, body, compared))
                             compared += 1
                             called = (b'"tool_calls"', b'"type":"function_call"')
-                            if theirs != ours and any(c in theirs for c in called) and not any(c in ours for c in called) and not stream:
+                            # the generic parser runs on the whole text: not streamed, and at the end of a Responses stream
+                            whole = not stream or "input" in body
+                            if theirs != ours and any(c in theirs for c in called) and not any(c in ours for c in called) and whole:
                                 generic.append((name, theirs[:300]))  # the generic fallback parser found a call (not emulated)
                             elif theirs != ours:
-                                diffs.append((f"{reasoning}/{tools}", name, limit, with_tools, stream, theirs[:600], ours[:600]))
+                                diffs.append((f"{reasoning}/{tools}", name, limit, with_tools, stream, theirs, ours))
         info = ServerInfo(served_model_names=(MODEL,), created=0)
         for method, path in (("GET", "/health"), ("GET", "/v1/models"), ("GET", "/v1/nothing"), ("POST", "/health")):
             compared += 1
@@ -244,7 +246,10 @@ async def _run(seeded: int) -> int:
             diffs.append(("model check", wrong.status_code, wrong.content, ours_reply.status, ours_reply.body))
     print(f"vllm-mlx {release}: {len(cases)} completions ({len(cases) - seeded} from the built-in scenarios, {seeded} seeded) x {len(CONFIGS)} parser configurations, {compared} replies compared byte for byte with vllm_mlx.server's app, {len(diffs)} differ; {len(generic)} more differ only by a call vllm-mlx's generic fallback parser found (not emulated): {sorted({g[0] for g in generic})}")
     for diff in diffs[:6]:
-        print(*diff, sep="\n  ")
+        print(*diff[:5] if len(diff) == 7 else diff, sep="\n  ")
+        theirs, ours = diff[-2:] if len(diff) == 7 else (b"", b"")
+        start = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), min(len(theirs), len(ours)))
+        print("  first difference at byte", start, theirs[max(0, start - 80) : start + 120], ours[max(0, start - 80) : start + 120])
     return 1 if diffs else 0
 
 

@@ -156,7 +156,19 @@ def test_responses_cut_by_max_output_tokens_is_incomplete(server, client):
     assert (reply.status, reply.incomplete_details.reason, reply.usage.output_tokens) == ("incomplete", "max_output_tokens", 3)
 
 
-def test_streamed_responses_are_refused_as_not_emulated(server, http):
-    use(server, ANSWER)
-    reply = http.post("/v1/responses", json={"model": MODEL, "input": "hi", "stream": True})
-    assert reply.status_code == 400 and "not emulated" in reply.json()["detail"]
+def test_streamed_responses_find_the_call_streamed_chat_loses(server, client):
+    # _stream_responses_request parses the raw accumulated text for calls at the end, so the call
+    # the gpt_oss reasoning parser hides from streamed chat arrives as a function_call item.
+    use(server, CALL)
+    tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]
+    with client.responses.stream(model=MODEL, input="Weather?", tools=tools) as stream:
+        events = list(stream)
+        final = stream.get_final_response()
+    kinds = [e.type for e in events]
+    assert kinds[:2] == ["response.created", "response.in_progress"] and kinds[-1] == "response.completed"
+    assert [e.sequence_number for e in events] == list(range(1, len(events) + 1))
+    assert "".join(e.delta for e in events if e.type == "response.reasoning_text.delta") == "Need the weather."
+    assert [(i.type, getattr(i, "name", None)) for i in final.output] == [("reasoning", None), ("function_call", "get_weather")]
+    assert final.output[1].arguments == '{"city": "Paris"}' and final.status == "completed"
+    added = [e for e in events if e.type == "response.output_item.added"]
+    assert [(e.output_index, e.item.type) for e in added] == [(0, "reasoning"), (1, "function_call")]

@@ -9,11 +9,13 @@ waybarrios/vllm-mlx#562; ``gpt-oss`` is an alias of the ``harmony`` tool parser)
 
 vllm-mlx parses gpt-oss output with its own regular expressions over the detokenized text, not
 with openai-harmony: :mod:`.parsers` reproduces them; :mod:`.chat` the engine's text and the chat
-reply, :mod:`.stream` the chat stream, :mod:`.completions` and :mod:`.responses` the other routes.
+reply, :mod:`.stream` the chat stream, :mod:`.completions`, :mod:`.responses` and
+:mod:`.responses_stream` the other routes.
 What a client sees, in short: streamed chat, ``reasoning_content`` and ``content`` from the
 parsers, and a tool call only when the Harmony tool parser ever sees the commentary block (with
 the ``gpt_oss`` or ``harmony`` reasoning parser it never does: the block falls in the reasoning
-parser's "transition" or suppressed commentary state, so the call is lost); non-streamed (chat,
+parser's "transition" or suppressed commentary state, so the call is lost; a streamed Responses
+request parses the raw text again at the end and does return it); non-streamed (chat,
 text completions, Responses), the engine has already cleaned the text (``clean_output_text``), so
 no reasoning, and without a final channel the analysis text and the call's arguments end up in
 ``content`` (``'Need the weather.{"city":"Paris"}'``, waybarrios/vllm-mlx#562's symptom).
@@ -24,19 +26,19 @@ and serves its real FastAPI app in process, with its real reasoning and tool par
 ``clean_output_text`` and mlx-lm's real ``BPEStreamingDetokenizer``; only the engine is replaced,
 by one that replays the scripted tokens the way ``SimpleEngine`` with ``MLXLanguageModel`` does
 (read, not run: the engine's own code needs a model). Every completion of the built-in scenarios
-and 300 seeded ones, under three parser configurations, as chat (with and without tools, streamed
-and not), text completion (streamed and not) and non-streamed Responses (with and without tools),
-with no limit and a token limit, plus the probes, route errors and the model check, are compared
-byte for byte (ids and timestamps normalised): 14,747 replies, 0 differ, on 0.6.0 and 0.5.0; 4
-more differ only where vllm-mlx's generic fallback tool parser finds a call (not emulated). The
+and 300 seeded ones, under three parser configurations, as chat (with and without tools), text
+completion and Responses (with and without tools), each streamed and not, with no limit and a
+token limit, plus the probes, route errors and the model check, are compared byte for byte (ids
+and timestamps normalised): 18,257 replies, 0 differ, on 0.6.0 and 0.5.0; 6 more differ only
+where vllm-mlx's generic fallback tool parser finds a call (not emulated). The
 parsers' own tests are converted in ``tests/conformance/upstream/test_vllm_mlx_upstream.py``.
 
 Read, not run, so stated guesses: the engine's text (mlx-lm's detokenizer; the EOS set
 ``<|return|>``, ``<|call|>``, ``<|endoftext|>`` from gpt-oss's ``generation_config.json``); the
 non-streamed ``completion_tokens`` without tools (the text re-encoded, here by o200k_harmony, by
 the Hugging Face tokenizer there); ``prompt_tokens`` (mockoss's Harmony rendering, not the model's
-Jinja template or openai-harmony's rendering). Not emulated: the streamed ``/v1/responses``
-(refused with a 400 that names mockoss), ``previous_response_id`` and the response store,
+Jinja template or openai-harmony's rendering). Not emulated: ``previous_response_id`` and the
+response store,
 ``/v1/messages`` (404 here), the generic fallback tool parser that runs when the Harmony parser
 finds no call (or when no tool parser is set), the continuous-batching engine,
 ``response_format``, ``enable_thinking`` and ``stop``; FastAPI's 422 validation errors (mockoss's
@@ -118,14 +120,12 @@ class VllmMlxProfile:
 
     def surface(self, endpoint: str, completion: Any, request: Any, ctx: RequestContext) -> Reply:
         """``chat`` (:mod:`.chat`), ``completions`` (:mod:`.completions`) or ``responses``
-        (:mod:`.responses`, not streamed: a streamed request is refused with a 400 naming mockoss)."""
+        (:mod:`.responses`, :mod:`.responses_stream`)."""
         if endpoint == "chat":
             return self.chat(completion, request, ctx)
         if endpoint == "responses":
             from mockoss.profiles.vllm_mlx.responses import surface_responses
 
-            if request.stream:  # vllm-mlx streams Responses events; mockoss does not emulate them yet
-                return self.error(400, "mockoss: the streamed Responses API of vllm-mlx is not emulated (stream: false works)")
             return surface_responses(self, completion, request, ctx, request.model)
         if endpoint != "completions":
             raise ValueError(f"profile vllm-mlx does not serve endpoint {endpoint!r}")

@@ -12,7 +12,7 @@ after it on the same text (on the tool parser's leftover when a call was found).
 as pydantic normalised it (a function tool gains ``description: ""`` and ``strict: false``),
 ``top_p``/``temperature`` default to 0.9/0.7 (``_FALLBACK_*``), ``model`` is the served name, a
 ``length`` stop is ``incomplete`` with ``max_output_tokens``, and ``output_text`` (a computed
-field) comes last. The streamed Responses API is not emulated (a 400 here, see the profile).
+field) comes last. The stream is :mod:`.responses_stream`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.vllm_mlx import VllmMlxProfile
 
-__all__ = ["surface_responses"]
+__all__ = ["chat_tools_of", "response_object", "surface_responses"]
 
 
 def _tool(tool: Any) -> Any:
@@ -53,11 +53,48 @@ def _chat_tools(tools: list[Any]) -> list[dict] | None:
     return out or None
 
 
+def chat_tools_of(body: dict) -> list[dict] | None:
+    """The chat tools a Responses request becomes (its function tools), ``None`` if none."""
+    return _chat_tools([_tool(t) for t in body.get("tools") or []])
+
+
+def response_object(body: dict, items: list[dict[str, Any]], count: int, finish: str | None, rid: str, model: str, prompt_tokens: int, created: int) -> dict[str, Any]:
+    """``_build_response_object``: the response for ``items``; ``finish=None`` is the in-progress
+    object of ``response.created`` (no usage)."""
+    fmt = body.get("text", {}).get("format", {}) if isinstance(body.get("text"), dict) else {}
+    answer = "".join(part["text"] for item in items if item["type"] == "message" for part in item["content"] if part["type"] == "output_text")
+    status = "in_progress" if finish is None else "incomplete" if finish == "length" else "completed"
+    return {
+        "id": rid, "object": "response", "created_at": created, "status": status, "background": False, "error": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if finish == "length" else None,
+        "instructions": body.get("instructions"), "max_output_tokens": body.get("max_output_tokens"), "max_tool_calls": None,
+        "metadata": body.get("metadata") or {}, "model": model, "output": items,
+        "parallel_tool_calls": body.get("parallel_tool_calls", True), "previous_response_id": body.get("previous_response_id"),
+        "text": {"format": {"type": fmt.get("type", "text") if isinstance(fmt, dict) else "text"}},
+        "tool_choice": body.get("tool_choice", "auto"), "tools": [_tool(t) for t in body.get("tools") or []],
+        "top_p": float(body["top_p"]) if body.get("top_p") is not None else 0.9,
+        "temperature": float(body["temperature"]) if body.get("temperature") is not None else 0.7,
+        "truncation": body.get("truncation", "disabled"),
+        "usage": None if finish is None else {
+            "input_tokens": prompt_tokens, "output_tokens": count, "total_tokens": prompt_tokens + count,
+            "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0},
+        },
+        "user": body.get("user"), "store": body.get("store", True), "output_text": answer,
+    }
+
+
 def surface_responses(profile: VllmMlxProfile, completion: Completion, request: Any, ctx: RequestContext, model: str) -> Reply:
     """vllm-mlx's Responses object for ``completion`` (``request`` is a Responses request view)."""
     body = request.body if isinstance(request.body, dict) else {}
-    tools = [_tool(t) for t in body.get("tools") or []]
-    chat_tools = _chat_tools(tools)
+
+    def build(items: list, count: int, finish: str | None, rid: str) -> dict[str, Any]:
+        return response_object(body, items, count, finish, rid, model, ctx.prompt_tokens, ctx.created)
+
+    if request.stream:
+        from mockoss.profiles.vllm_mlx.responses_stream import stream_responses
+
+        return stream_responses(profile, completion, request, ctx, model, build)
+    chat_tools = chat_tools_of(body)
     asked = body.get("max_output_tokens")
     limit = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else profile.max_tokens
     outputs = engine_outputs(limited_tokens(completion, limit), limit)
@@ -88,23 +125,5 @@ def surface_responses(profile: VllmMlxProfile, completion: Completion, request: 
     for call in calls:
         arguments = coerce_arguments(call.arguments, call.name, chat_tools)
         items.append({"id": "fc_" + ctx.ids.next(), "type": "function_call", "call_id": "call_" + ctx.ids.next()[:8], "name": call.name, "arguments": arguments, "status": "completed"})
-    fmt = body.get("text", {}).get("format", {}) if isinstance(body.get("text"), dict) else {}
-    out = {
-        "id": "resp_" + ctx.ids.next(), "object": "response", "created_at": ctx.created,
-        "status": "incomplete" if finish == "length" else "completed", "background": False, "error": None,
-        "incomplete_details": {"reason": "max_output_tokens"} if finish == "length" else None,
-        "instructions": body.get("instructions"), "max_output_tokens": asked, "max_tool_calls": None,
-        "metadata": body.get("metadata") or {}, "model": model, "output": items,
-        "parallel_tool_calls": body.get("parallel_tool_calls", True), "previous_response_id": body.get("previous_response_id"),
-        "text": {"format": {"type": fmt.get("type", "text") if isinstance(fmt, dict) else "text"}},
-        "tool_choice": choice, "tools": tools,
-        "top_p": float(body["top_p"]) if body.get("top_p") is not None else 0.9,
-        "temperature": float(body["temperature"]) if body.get("temperature") is not None else 0.7,
-        "truncation": body.get("truncation", "disabled"),
-        "usage": {
-            "input_tokens": ctx.prompt_tokens, "output_tokens": count, "total_tokens": ctx.prompt_tokens + count,
-            "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0},
-        },
-        "user": body.get("user"), "store": body.get("store", True), "output_text": answer or "",
-    }
+    out = build(items, count, finish, "resp_" + ctx.ids.next())
     return Reply(status=200, body=json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode())

@@ -1,0 +1,160 @@
+"""The streamed ``POST /v1/responses`` of vllm-mlx for gpt-oss (waybarrios/vllm-mlx@v0.6.0:
+``vllm_mlx/server.py`` ``_stream_responses_request`` and ``_responses_sse_event``).
+
+Events are ``event: TYPE\\ndata: {…}\\n\\n`` (pydantic's compact JSON, ``sequence_number`` first,
+from 1). ``response.created`` and ``response.in_progress`` carry the response ``in_progress`` with
+``usage: null``. Per engine output (the raw, uncleaned stream of :mod:`.chat`): the reasoning
+parser's reasoning opens a ``reasoning`` item (``output_item.added``, ``content_part.added``) and
+goes out as ``reasoning_text.delta``; its content goes through the tool parser (with no marker
+gate on this branch) and what comes back as content opens the ``message`` item and goes out as
+``output_text.delta``. Without a reasoning parser, deltas have the Harmony tokens stripped and
+reach the tool parser only once a marker appears. At the end the *raw* text is parsed for calls
+again (so a streamed Responses request finds a call that streamed chat loses), the items are
+closed in order (reasoning, message — whose text is what was streamed, or the cleaned tool-parser
+leftover when nothing was — then each call as ``added`` / ``function_call_arguments.delta`` /
+``done``), and ``response.completed`` carries the whole response.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
+from mockoss.profiles.vllm_mlx import parsers as p
+from mockoss.profiles.vllm_mlx.chat import coerce_arguments, engine_outputs, limited_tokens
+
+if TYPE_CHECKING:
+    from mockoss.harmony import Completion
+    from mockoss.profiles.vllm_mlx import VllmMlxProfile
+
+__all__ = ["stream_responses"]
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def stream_responses(
+    profile: VllmMlxProfile, completion: Completion, request: Any, ctx: RequestContext, model: str, response: Any
+) -> Reply:
+    """The event stream. ``response(items, count, finish, rid)`` builds the response object as
+    :func:`mockoss.profiles.vllm_mlx.responses.surface_responses` does (``finish=None``: in progress)."""
+    from mockoss.profiles.vllm_mlx.responses import chat_tools_of
+    from mockoss.profiles.vllm_mlx.stream import _markup_possible
+
+    body = request.body if isinstance(request.body, dict) else {}
+    chat_tools = chat_tools_of(body)
+    asked = body.get("max_output_tokens")
+    limit = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else profile.max_tokens
+    outputs = engine_outputs(limited_tokens(completion, limit), limit)
+    rid = "resp_" + ctx.ids.next()
+    frames: list[bytes] = []
+    seq = 1
+
+    def event(kind: str, payload: dict[str, Any]) -> None:
+        nonlocal seq
+        frames.append(f"event: {kind}\ndata: {_dumps({'sequence_number': seq, 'type': kind, **payload})}\n\n".encode())
+        seq += 1
+
+    event("response.created", {"response": response([], 0, None, rid)})
+    event("response.in_progress", {"response": response([], 0, None, rid)})
+    reasoner: Any = None
+    if profile.reasoning_parser == "gpt_oss":
+        reasoner = p.GptOssReasoningStream()
+    elif profile.reasoning_parser == "harmony":
+        reasoner = p.HarmonyReasoningStream()
+    use_tools = chat_tools is not None and body.get("tool_choice", "auto") != "none" and profile.tool_call_parser is not None
+    tooler = p.HarmonyToolStream(new_id=lambda: "call_" + ctx.ids.next()[:8], fixed=profile.harmony_call_fix) if use_tools else None
+    fixed = profile.harmony_call_fix
+    raw = text = reasoning = tool_text = ""
+    markup = False
+    slots: dict[str, tuple[str, int]] = {}  # "rs" / "msg" -> (item id, output index)
+
+    def open_item(kind: str) -> tuple[str, int]:
+        if kind not in slots:
+            slots[kind] = (f"{kind}_" + ctx.ids.next(), len(slots))
+            ident, index = slots[kind]
+            if kind == "rs":
+                item = {"id": ident, "type": "reasoning", "summary": [], "content": [], "status": "in_progress"}
+                part = {"type": "reasoning_text", "text": ""}
+            else:
+                item = {"id": ident, "type": "message", "role": "assistant", "content": [], "status": "in_progress"}
+                part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+            event("response.output_item.added", {"output_index": index, "item": item})
+            event("response.content_part.added", {"item_id": ident, "output_index": index, "content_index": 0, "part": part})
+        return slots[kind]
+
+    def emit_text(content: str) -> None:
+        nonlocal text
+        ident, index = open_item("msg")
+        text += content
+        event("response.output_text.delta", {"item_id": ident, "output_index": index, "content_index": 0, "delta": content, "logprobs": []})
+
+    def tool_content(result: dict | None) -> str:
+        return "" if result is None else result.get("content") or ""
+
+    count, finish = 0, None
+    for done, (delta, finished, reason) in enumerate(outputs, 1):
+        count, finish = (min(done, len(outputs) - 1) if finished and reason == "stop" else done), reason
+        if not delta and not ((reasoner is not None and finished) or (tooler is not None and markup and finished)):
+            continue
+        previous, raw = raw, raw + delta
+        if reasoner is not None:
+            message = reasoner.feed(previous, raw, delta)
+            if message is None:
+                if not (finished and tooler is not None and markup):
+                    continue
+                message = p.Delta()
+            if message.reasoning:
+                ident, index = open_item("rs")
+                reasoning += message.reasoning
+                event("response.reasoning_text.delta", {"item_id": ident, "output_index": index, "content_index": 0, "delta": message.reasoning})
+            content = message.content or ""
+            if tooler is not None and (content or (finished and markup)):
+                before, tool_text = tool_text, tool_text + content
+                content = tool_content(tooler.feed(before, tool_text, content))
+            if content:
+                emit_text(content)
+            continue
+        content = p.SPECIAL_TOKENS.sub("", delta)
+        if tooler is not None and (delta or (finished and markup)):
+            if not markup and not _markup_possible(tool_text[-512:] + delta if delta else "", fixed):
+                tool_text += delta
+            else:
+                markup = True
+                before, tool_text = tool_text, tool_text + delta
+                content = tool_content(tooler.feed(before, tool_text, delta))
+        if content:
+            emit_text(content)
+    calls: list = []
+    leftover: str | None = raw
+    if use_tools:
+        calls, leftover = p.harmony_tool_extract(raw, fixed=fixed)
+    final_text = text if text or calls or not leftover else p.clean_output_text(leftover)
+    items: list[dict[str, Any]] = []
+    if "rs" in slots:
+        ident, index = slots["rs"]
+        item = {"id": ident, "type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": reasoning}], "status": "completed"}
+        event("response.reasoning_text.done", {"item_id": ident, "output_index": index, "content_index": 0, "text": reasoning})
+        event("response.content_part.done", {"item_id": ident, "output_index": index, "content_index": 0, "part": item["content"][0]})
+        event("response.output_item.done", {"output_index": index, "item": item})
+        items.append(item)
+    if "msg" in slots or final_text:
+        ident, index = open_item("msg")
+        part = {"type": "output_text", "text": final_text, "annotations": [], "logprobs": []}
+        item = {"id": ident, "type": "message", "role": "assistant", "content": [part], "status": "completed"}
+        event("response.output_text.done", {"item_id": ident, "output_index": index, "content_index": 0, "text": final_text, "logprobs": []})
+        event("response.content_part.done", {"item_id": ident, "output_index": index, "content_index": 0, "part": part})
+        event("response.output_item.done", {"output_index": index, "item": item})
+        items.append(item)
+    for call in calls:
+        index = len(slots) + sum(1 for i in items if i["type"] == "function_call")
+        item = {"id": "fc_" + ctx.ids.next(), "type": "function_call", "call_id": "call_" + ctx.ids.next()[:8], "name": call.name,
+                "arguments": coerce_arguments(call.arguments, call.name, chat_tools), "status": "completed"}
+        event("response.output_item.added", {"output_index": index, "item": {**item, "status": "in_progress"}})
+        event("response.function_call_arguments.delta", {"item_id": item["id"], "output_index": index, "delta": item["arguments"]})
+        event("response.output_item.done", {"output_index": index, "item": item})
+        items.append(item)
+    event("response.completed", {"response": response(items, count, finish or "stop", rid)})
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
