@@ -35,26 +35,33 @@ class CoalescingTransport:
     event-loop iteration that wrote it. Every other call goes to ``transport`` unchanged.
 
     Bytes and their order on the wire are unchanged; only the number of ``send`` calls drops.
-    A body that happens to look like a head is merely delayed the same way.
+    A body that happens to look like a head is merely delayed the same way. Once a response's
+    head is out, ``write`` is the underlying transport's own method (a stream's frames pay nothing
+    extra) until :meth:`rearm`, which the protocol calls when the response is complete.
     """
 
-    __slots__ = ("_flush_soon", "_head", "_transport")
+    __slots__ = ("__dict__", "_flush_soon", "_head", "_transport")
 
     def __init__(self, transport: asyncio.BaseTransport, loop: asyncio.AbstractEventLoop) -> None:
         self._transport: Any = transport
         self._head: bytes | None = None
         self._flush_soon = loop.call_soon
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes) -> None:  # asyncio.WriteTransport.write, while a head may come
         head = self._head
         if head is not None:
             self._head = None
             self._transport.write(head + data)
+            self.__dict__["write"] = self._transport.write  # the head is out: write straight through
         elif data[-4:] == b"\r\n\r\n" and data[:5] == b"HTTP/":
             self._head = data
             self._flush_soon(self.flush)
         else:
             self._transport.write(data)
+
+    def rearm(self) -> None:
+        """Hold the next response's head again (call when a response is complete)."""
+        self.__dict__.pop("write", None)
 
     def flush(self) -> None:
         """Write a held head now (nothing if there is none)."""
@@ -63,6 +70,7 @@ class CoalescingTransport:
             self._head = None
             if not self._transport.is_closing():
                 self._transport.write(head)
+                self.__dict__["write"] = self._transport.write
 
     def close(self) -> None:
         self.flush()
@@ -99,6 +107,7 @@ def timed_protocol(base: type[Any], request_timeout_s: float) -> type[Any]:
             self._mockoss_timer = self.loop.call_at(now + request_timeout_s, self._mockoss_check)
 
         def on_response_complete(self) -> None:
+            self.transport.rearm()
             super().on_response_complete()
             self._mockoss_idle_since = self.loop.time()
 

@@ -198,10 +198,14 @@ def test_a_short_response_leaves_in_one_write_with_the_same_bytes():
     assert writes == []
     transport.write(b"{}")
     assert writes == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"]
+    transport.rearm()  # the protocol: the response is complete
     transport.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")  # a stream's head ...
     for callback in loop.soon:  # ... leaves at the end of the loop iteration, before any event is due
         callback()
     assert writes[-1] == b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+    transport.write(b"HTTP/1.1 200 OK\r\n\r\n")  # until rearm(), even a head-like frame goes straight out
+    assert writes[-1] == b"HTTP/1.1 200 OK\r\n\r\n"
+    transport.rearm()
     transport.write(b"HTTP/1.1 500 x\r\n\r\n")
     transport.close()  # a held head is written before the close
     assert writes[-2:] == [b"HTTP/1.1 500 x\r\n\r\n", b"<closed>"]
