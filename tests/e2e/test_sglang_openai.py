@@ -264,3 +264,11 @@ def test_models_list_and_retrieve(client):
     with pytest.raises(openai.NotFoundError) as missing:
         client.models.retrieve("gpt-4o")
     assert missing.value.body["code"] == "model_not_found"
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_responses_stream_headers(http):
+    with http.stream("POST", "/v1/responses", json={"model": MODEL, "input": "hi", "stream": True}) as reply:
+        body = b"".join(reply.iter_bytes())
+    assert reply.headers["content-type"].startswith("text/event-stream") and reply.headers["cache-control"] == "no-cache"
+    assert body.startswith(b'event: response.created\ndata: {"type":"response.created","sequence_number":0,') and b"[DONE]" not in body

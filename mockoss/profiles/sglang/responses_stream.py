@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 
 __all__ = ["stream_events"]
 
+#: http_server.py ``v1_responses_request`` wraps the generator with these headers.
+_HEADERS = (("cache-control", "no-cache"), ("connection", "keep-alive"))
+
 
 class _Stream:
     """``_update_item``'s state: the open item as last sent, and the closed ones."""
@@ -194,7 +197,7 @@ def stream_events(request: ResponsesRequestView, trace: ParserTrace, rid: str, c
         if stream.model is not None:
             stream.update(stream.model, done=True, status="incomplete" if status != "completed" else "completed")
     except ItemError as exc:
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(stream.frames), abort=str(exc))
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(stream.frames), headers=_HEADERS, abort=str(exc))
     final = response_object(request, rid, ctx, stream.emitted, status, usage_object(0), stream_frame=True)
     stream.send(f"response.{status}", response=final)
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(stream.frames))
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(stream.frames), headers=_HEADERS)
