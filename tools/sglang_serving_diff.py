@@ -17,7 +17,7 @@ Cases: every completion of the built-in scenarios plus ``SEEDED`` (default 200) 
 soups, each asked on ``/v1/responses`` (a function tool declared) non-streamed and streamed, with
 no limit and a 9-token ``max_output_tokens``, and on ``/v1/completions`` non-streamed and
 streamed (``include_usage``), with ``skip_special_tokens`` true and false; then the requests
-``create_responses`` rejects and an unknown model. Bodies are compared after replacing ids (in
+``create_responses`` rejects or echoes, an unknown model, and six Completions variants. Bodies are compared after replacing ids (in
 order of first appearance, so an id's reuse is compared too) and timestamps; an exception SGLang's
 stream generator raises after HTTP 200 is compared with mockoss's ``Reply.abort`` (both present or
 both absent). Prints the counts and the first differences; exit status 1 when any differ. Not
@@ -118,6 +118,12 @@ def _cases(seeded: int) -> list[dict[str, Any]]:
         body = {"model": MODEL, "input": "hi", "tools": TOOLS, **extra}
         cases.append({"label": f"reject {extra}", "completion": clean, "path": "/v1/responses", "body": body,
                       "tokens": [[list(clean.emit(body.get("max_output_tokens")).tokens), False]]})
+    for extra in ({"prompt": [""]}, {"echo": True}, {"echo": True, "stream": True}, {"prompt": [200006, 1428, 200008, 3575]},
+                  {"stream": True, "stream_options": {"continuous_usage_stats": True}}, {"no_stop_trim": True, "skip_special_tokens": False}):
+        body = {"model": MODEL, "prompt": "<|start|>user<|message|>Hi<|end|>", "max_tokens": 200, **extra}
+        emission = clean.emit(200)
+        cases.append({"label": f"completions {extra}", "completion": clean, "path": "/v1/completions", "body": body,
+                      "tokens": [[list(emission.tokens), False]]})
     return cases
 
 

@@ -31,8 +31,9 @@ each request to SGLang 0.5.23's own FastAPI app (``http_server.app``) in process
 openai 2.8.0 and openai-harmony 0.0.4 the wheel pins: every completion of the built-in scenarios
 and 200 seeded token soups, Responses non-streamed and streamed with and without a 9-token limit,
 Completions streamed and not with ``skip_special_tokens`` on and off, plus 15 requests
-``create_responses`` rejects or echoes (``reasoning.summary``, ``encrypted_content`` included):
-2,023 exchanges, byte for byte after replacing ids and timestamps (64 streams that SGLang drops
+``create_responses`` rejects or echoes (``reasoning.summary``, ``encrypted_content`` included) and
+6 Completions variants (``echo``, a token prompt, ``continuous_usage_stats``, ``no_stop_trim``,
+``[""]``): 2,029 exchanges, byte for byte after replacing ids and timestamps (64 streams that SGLang drops
 mid-way compared as drops), 0 differences. SGLang's own Responses/Harmony unit tests are converted
 in ``tests/conformance/upstream/test_sglang_responses_upstream.py`` (8 of 8 reproduced, 2 of them
 with the ``harmony_errors="skip"`` switch for the guard SGLang added after 0.5.23). Not covered:

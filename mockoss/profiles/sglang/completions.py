@@ -20,7 +20,9 @@ Read from, and checked against by running (``tools/sglang_serving_diff.py``),
   with ``matched_stop``, the usage chunk (``choices: []``, null fields left out) with
   ``include_usage``, then ``data: [DONE]``. ``echo`` prefixes the prompt (a token prompt decoded
   with special tokens skipped).
-* Not emulated: several prompts or ``n`` > 1 (the first prompt is answered), logprobs.
+* Not emulated: several prompts or ``n`` > 1 (the first prompt is answered), logprobs. Known
+  difference: an empty string prompt is refused by mockoss's shared request schema (400, its own
+  words) before SGLang's ``Prompt cannot be empty`` check; ``[""]`` gets SGLang's reply.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ def _usage(prompt: int, completion: int, *, drop_none: bool = False) -> dict[str
 
 def surface_completions(profile: SglangProfile, completion: Completion, request: CompletionsRequestView, ctx: RequestContext) -> Reply:
     """SGLang's reply to ``POST /v1/completions`` for ``completion``; see the module docstring."""
+    if not any(request.prompts):  # _validate_request: create_error_response's flat body
+        body = {"object": "error", "message": "Prompt cannot be empty", "type": "BadRequestError", "param": None, "code": 400}
+        return Reply(status=400, body=dumps(body).encode())
     emission = completion.emit(request.max_tokens)
     tokens = emission.tokens
     skip = request.skip_special_tokens
@@ -76,16 +81,17 @@ def surface_completions(profile: SglangProfile, completion: Completion, request:
     steps = step_texts(tokens, skip_special=skip)
     if stopped and not keep and steps:
         steps[-1] = ""
+    options = request.body.get("stream_options") if isinstance(request.body.get("stream_options"), dict) else {}
     frames = []
     head = f'data: {{"id":"{rid}","object":"text_completion","created":{ctx.created},"model":{model},"choices":[{{"index":0,"text":'
     for done, delta in enumerate(steps, 1):
         last = done == len(steps)
         if done == 1:
             delta = echo + delta
-        usage = dumps(_usage(ctx.prompt_tokens, done)) if request.continuous_usage_stats else "null"
+        usage = dumps(_usage(ctx.prompt_tokens, done)) if options.get("continuous_usage_stats") else "null"
         tail = f',"logprobs":null,"finish_reason":{dumps(finish if last else None)},"matched_stop":{dumps(matched if last else None)}}}],"usage":{usage}}}\n\n'
         frames.append((head + dumps(delta) + tail).encode())
-    if request.include_usage or profile.stream_default_include_usage:
+    if options.get("include_usage") or profile.stream_default_include_usage:  # should_include_usage
         usage = dumps(_usage(ctx.prompt_tokens, len(tokens), drop_none=True))
         frames.append(f'data: {{"id":"{rid}","object":"text_completion","created":{ctx.created},"model":{model},"choices":[],"usage":{usage}}}\n\n'.encode())
     frames.append(b"data: [DONE]\n\n")
