@@ -272,3 +272,11 @@ def test_responses_stream_headers(http):
         body = b"".join(reply.iter_bytes())
     assert reply.headers["content-type"].startswith("text/event-stream") and reply.headers["cache-control"] == "no-cache"
     assert body.startswith(b'event: response.created\ndata: {"type":"response.created","sequence_number":0,') and b"[DONE]" not in body
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_responses_without_model_fail_and_request_id_is_the_response_id(http):
+    # model_name = request.model (None) reaches ResponsesResponse(model: str): pydantic's error.
+    reply = http.post("/v1/responses", json={"input": "hi"})
+    assert reply.status_code == 400 and reply.json()["error"]["message"].startswith("1 validation error for ResponsesResponse\nmodel\n")
+    assert http.post("/v1/responses", json={"model": MODEL, "input": "hi", "request_id": "resp_mine"}).json()["id"] == "resp_mine"

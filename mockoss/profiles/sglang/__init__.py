@@ -30,11 +30,12 @@ each request to SGLang 0.5.23's own FastAPI app (``http_server.app``) in process
 (``TokenizerManager.generate_request``: scripted tokens, detokenized) replaced, under the
 openai 2.8.0 and openai-harmony 0.0.4 the wheel pins: every completion of the built-in scenarios
 and 200 seeded token soups, Responses non-streamed and streamed with and without a 9-token limit,
-Completions streamed and not with ``skip_special_tokens`` on and off, plus 15 requests
-``create_responses`` rejects or echoes (``reasoning.summary``, ``encrypted_content`` included) and
-6 Completions variants (``echo``, a token prompt, ``continuous_usage_stats``, ``no_stop_trim``,
-``[""]``): 2,029 exchanges, byte for byte after replacing ids and timestamps (64 streams that SGLang drops
-mid-way compared as drops), 0 differences. SGLang's own Responses/Harmony unit tests are converted
+Completions streamed and not with ``skip_special_tokens`` on and off, plus 20 requests
+``create_responses`` rejects or echoes (``reasoning.summary``, ``encrypted_content``, no ``model``,
+``request_id`` included; 2 refused by SGLang's request model compared without pydantic's message)
+and 6 Completions variants (``echo``, a token prompt, ``continuous_usage_stats``, ``no_stop_trim``,
+``[""]``): 2,034 exchanges, byte for byte after replacing ids and timestamps (65 streams that SGLang
+drops compared as drops), 0 differences. SGLang's own Responses/Harmony unit tests are converted
 in ``tests/conformance/upstream/test_sglang_responses_upstream.py`` (8 of 8 reproduced, 2 of them
 with the ``harmony_errors="skip"`` switch for the guard SGLang added after 0.5.23). Not covered:
 the response store (``--enable-response-store``: ``previous_response_id``, ``background``,
@@ -106,7 +107,7 @@ class SglangProfile:
             installed parser. Checked on the built-in scenarios by ``tools/sglang_serving_diff.py``.
         harmony_errors: what the Responses path does with a ``HarmonyError``: ``"raise"`` (0.5.23:
             400, or a dropped stream) or ``"skip"`` (the guard SGLang added after 0.5.23,
-            ``HarmonyContext._process_token``, sgl-project/sglang#35299 (open), per its test at
+            ``HarmonyContext._process_token``, sgl-project/sglang#35299 (open when indexed), per its test at
             sgl-project/sglang@2573fb3e:test/registered/unit/entrypoints/test_harmony_context.py:
             the erroring tokens are skipped until the next ``<|start|>``, the malformed message
             is dropped). The guard's code was not found, so ``"skip"`` follows that test's

@@ -24,6 +24,8 @@ output items itself. Read from, and checked against by running (``tools/sglang_s
 * ``status``: ``incomplete`` with ``incomplete_details: {"reason":"max_output_tokens"}`` after a
   length stop. ``text`` is the request's, else ``{"format":{"type":"text"}}`` when every item is a
   message, else null; ``tools`` echoes the request's tools as SGLang's ``ResponseTool`` dumps them.
+* A request without ``model`` fails: ``ResponsesResponse`` wants a string, so 400 with pydantic's
+  message (a stream drops before its first event). A ``request_id`` in the body is the response id.
 * Rejected before generating (``create_responses``): an unknown ``model`` (404), ``tool_choice``
   other than ``"auto"`` (400, "recipient-header decoding constraints are not implemented"),
   ``required`` with no function tool, a named choice of an undeclared tool, ``text.format``
@@ -39,7 +41,7 @@ import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mockoss.profiles.base import JSON_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView
+from mockoss.profiles.base import JSON_MEDIA_TYPE, SSE_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -51,7 +53,18 @@ if TYPE_CHECKING:
 __all__ = ["ItemError", "OpenMessage", "error_body", "items_for", "reject", "response_object", "surface_responses"]
 
 _ECHOABLE_EFFORTS = frozenset({"minimal", "low", "medium", "high"})
+#: protocol.py ``RESPONSE_TOOL_TYPES``.
+_TOOL_TYPES = frozenset({"function", "web_search", "web_search_preview", "code_interpreter", "file_search", "image_generation",
+                         "computer_use_preview", "local_shell", "shell", "mcp", "custom", "namespace", "tool_search"})
+#: ``ResponsesResponse(model=None)`` fails pydantic's ``str`` check when a request has no ``model``
+#: (``model_name = request.model``); the text of pydantic 2.14's error, as SGLang returns it.
+NO_MODEL = ("1 validation error for ResponsesResponse\nmodel\n  Input should be a valid string [type=string_type, input_value=None, "
+            "input_type=NoneType]\n    For further information visit https://errors.pydantic.dev/2.14/v/string_type")
 _TOOL_FIELDS = ("type", "name", "description", "parameters", "strict", "tools", "defer_loading", "format")
+
+
+#: http_server.py ``v1_responses_request`` wraps a stream with these headers.
+_STREAM_HEADERS = (("cache-control", "no-cache"), ("connection", "keep-alive"))
 
 
 class ItemError(Exception):
@@ -61,6 +74,19 @@ class ItemError(Exception):
 def error_body(message: str, kind: str = "invalid_request_error", status: int = 400, param: str | None = None) -> bytes:
     """``create_error_response`` of ``OpenAIServingResponses``: the nested OpenAI shape."""
     return dumps({"error": {"message": message, "type": kind, "param": param, "code": status}}).encode()
+
+
+def invalid(request: ResponsesRequestView) -> str | None:
+    """What SGLang's ``ResponsesRequest`` model refuses and mockoss's schema lets through (a tool
+    type outside ``RESPONSE_TOOL_TYPES``, a function tool with no name): the 400 of the validation
+    handler (``type: "Bad Request"``; the wording here is mockoss's, SGLang's is pydantic's)."""
+    for index, tool in enumerate(request.body.get("tools") or ()):
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        if kind not in _TOOL_TYPES:
+            return f"Invalid request: tools.{index}.type: {kind!r} is not one of SGLang's tool types"
+        if kind == "function" and not tool.get("name"):
+            return f"Invalid request: tools.{index}: Value error, Function tools must include a name."
+    return None
 
 
 def reject(request: ResponsesRequestView) -> tuple[int, str, str | None] | None:
@@ -325,6 +351,9 @@ def usage_object(output_tokens: int) -> dict[str, Any]:
 
 def surface_responses(profile: SglangProfile, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
     """SGLang's reply to ``POST /v1/responses`` for ``completion``; see the module docstring."""
+    problem = invalid(request)
+    if problem is not None:
+        return Reply(status=400, body=error_body(problem, "Bad Request"))
     refused = reject(request)
     if refused is not None:
         status, message, param = refused
@@ -333,7 +362,13 @@ def surface_responses(profile: SglangProfile, completion: Completion, request: R
     trace = completion.trace(max_tokens=request.max_output_tokens, library=profile.harmony_library,
                              skip_errors=profile.harmony_errors == "skip")
     rid = ctx.ids.next("resp_")
+    if isinstance(request.body.get("request_id"), str):
+        rid = request.body["request_id"]  # a body field of SGLang's ResponsesRequest, the response id
     status = "incomplete" if emission.finish_reason == "length" else "completed"
+    if request.body.get("model") is None:
+        if request.stream:  # the generator raises before its first event
+            return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=(), headers=_STREAM_HEADERS, abort=f"ValidationError: {NO_MODEL}")
+        return Reply(status=400, body=error_body(NO_MODEL))
     if request.stream:
         from mockoss.profiles.sglang.responses_stream import stream_events
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView
 from mockoss.profiles.sglang.responses import (
+    _STREAM_HEADERS,
     ItemError,
     builtin_call,
     harmony_error_text,
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["stream_events"]
 
-#: http_server.py ``v1_responses_request`` wraps the generator with these headers.
-_HEADERS = (("cache-control", "no-cache"), ("connection", "keep-alive"))
 
 
 class _Stream:
@@ -197,7 +196,7 @@ def stream_events(request: ResponsesRequestView, trace: ParserTrace, rid: str, c
         if stream.model is not None:
             stream.update(stream.model, done=True, status="incomplete" if status != "completed" else "completed")
     except ItemError as exc:
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(stream.frames), headers=_HEADERS, abort=str(exc))
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(stream.frames), headers=_STREAM_HEADERS, abort=str(exc))
     final = response_object(request, rid, ctx, stream.emitted, status, usage_object(0), stream_frame=True)
     stream.send(f"response.{status}", response=final)
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(stream.frames), headers=_HEADERS)
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(stream.frames), headers=_STREAM_HEADERS)
