@@ -34,13 +34,13 @@ if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.trtllm import TrtllmProfile
 
-__all__ = ["response_message", "surface_chat", "usage_info", "wire_delta"]
+__all__ = ["engine_batches", "fed_batches", "output_tokens", "response_message", "surface_chat", "usage_info", "wire_delta"]
 
 RETURN, CALL = 200002, 200012
 _DONE = b"data: [DONE]\n\n"
 
 
-def _output(tokens: tuple[int, ...], finish: str) -> tuple[tuple[int, ...], int | None]:
+def output_tokens(tokens: tuple[int, ...], finish: str) -> tuple[tuple[int, ...], int | None]:
     """``(output token ids, stop_reason)`` after the executor's stop handling."""
     if finish == "stop" and tokens and tokens[-1] in (RETURN, CALL):
         return tokens[:-1], (CALL if tokens[-1] == CALL else None)
@@ -94,7 +94,7 @@ def _filter(request: ChatRequestView) -> ToolFilter:
 def surface_chat(profile: TrtllmProfile, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
     """trtllm-serve's chat reply for ``completion``; see the module docstring."""
     emission = completion.emit(request.max_tokens)
-    tokens, stop_reason = _output(emission.tokens, emission.finish_reason)
+    tokens, stop_reason = output_tokens(emission.tokens, emission.finish_reason)
     if request.stream:
         return _stream(profile, emission.tokens, tokens, emission.finish_reason, stop_reason, request, ctx)
     rid = ctx.ids.next("chatcmpl-")
@@ -122,7 +122,7 @@ def surface_chat(profile: TrtllmProfile, completion: Completion, request: ChatRe
     return Reply(status=200, body=dumps(body).encode())
 
 
-def _batches(emitted: int, output: int, interval: int) -> list[tuple[int, int, bool]]:
+def engine_batches(emitted: int, output: int, interval: int) -> list[tuple[int, int, bool]]:
     """``(start, stop, done)`` token slices of the output, one per engine response: every
     ``interval`` iterations (one token each) and the last; the stop token's iteration adds none."""
     bounds, last = [], 0
@@ -133,7 +133,7 @@ def _batches(emitted: int, output: int, interval: int) -> list[tuple[int, int, b
     return bounds
 
 
-def _fed(tokens: tuple[int, ...], bounds: list[tuple[int, int, bool]], library: str) -> tuple[ParserTrace, list[tuple[int, int, bool]]]:
+def fed_batches(tokens: tuple[int, ...], bounds: list[tuple[int, int, bool]], library: str) -> tuple[ParserTrace, list[tuple[int, int, bool]]]:
     """What the stream's parser was fed: a batch whose token raises ``HarmonyError`` stops there
     (the rest of the batch is never processed); later batches go on. Returns the parser's trace
     over the fed tokens (erroring tokens skipped, as a caught error leaves the parser) and, per
@@ -166,8 +166,8 @@ def _stream(
     request: ChatRequestView, ctx: RequestContext,
 ) -> Reply:
     """The SSE frames, batch by batch as ``handle_streaming_response`` writes them."""
-    bounds = _batches(len(emitted), len(tokens), profile.stream_interval)
-    trace, spans = _fed(tokens, bounds, profile.harmony_library)
+    bounds = engine_batches(len(emitted), len(tokens), profile.stream_interval)
+    trace, spans = fed_batches(tokens, bounds, profile.harmony_library)
     state = StreamState(_filter(request), lambda: ctx.ids.next("call_")[:13], analysis_calls=profile.tool_calls_on_analysis, validate=profile.channel_validation)
     stream_id = ctx.ids.next("chatcmpl-") if profile.stable_stream_ids else None
     model = dumps(request.model)

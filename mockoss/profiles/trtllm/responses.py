@@ -46,7 +46,7 @@ from openai_harmony import Message, StreamState
 
 from mockoss.harmony.library import parse_with
 from mockoss.profiles.base import SSE_MEDIA_TYPE, IdSource, Reply, RequestContext, ResponsesRequestView
-from mockoss.profiles.trtllm.chat import _batches, _fed, _output
+from mockoss.profiles.trtllm.chat import engine_batches, fed_batches, output_tokens
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -175,7 +175,7 @@ def surface_responses(profile: TrtllmProfile, completion: Completion, request: R
         return profile.error(400, f"Invalid 'response_id': '{previous}'. Expected an ID that begins with 'resp'.", kind="InvalidRequestError")
     limit = DEFAULT_MAX_TOKENS if request.max_output_tokens is None else min(request.max_output_tokens, DEFAULT_MAX_TOKENS)
     emission = completion.emit(limit)
-    tokens, _ = _output(emission.tokens, emission.finish_reason)
+    tokens, _ = output_tokens(emission.tokens, emission.finish_reason)
     rid = ctx.ids.next("resp_")
     status = "completed" if emission.finish_reason == "stop" else "incomplete"
     final: dict[str, Any] | str
@@ -210,8 +210,8 @@ def _stream(
     initial = _sdk(_response(request, rid, ctx.created, [], "in_progress"))
     send("response.created", response=initial)
     send("response.in_progress", response=initial)
-    bounds = _batches(len(emitted), len(tokens), profile.stream_interval)
-    trace, spans = _fed(tokens, bounds, profile.harmony_library)
+    bounds = engine_batches(len(emitted), len(tokens), profile.stream_interval)
+    trace, spans = fed_batches(tokens, bounds, profile.harmony_library)
     output_index, added, completed = 0, False, 0
     for start, stop, failed in spans:
         # the parser after the batch: an empty batch (the engine's last response) leaves it, and
