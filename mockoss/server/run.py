@@ -106,10 +106,14 @@ def serve_forever(
     """
     config = _config(server, log_level, request_timeout_s, control)
     # Everything loaded so far (encoding, scenarios, app) lives for the whole process: move it out
-    # of the garbage collector's sight so collections stay short under load.
-    gc.collect()
+    # of the garbage collector's sight so collections stay short under load. The CLI pauses the
+    # collector while it starts (mockoss.cli.main), and it is not run here before freezing: a full
+    # collection of the ~100,000 start-up objects cost ~50 ms of the cold start (issue 9,
+    # benchmarks/bench_start.py) to free ~1,400 objects (~0.4 MB of RSS: the argparse parser and
+    # import-time temporaries), which now stay. gc.disable() early, gc.freeze() without a
+    # collection, is the pattern the gc module's documentation gives for long-lived start-up state.
     gc.freeze()
-    gc.enable()  # the CLI pauses the collector while it starts (mockoss.cli.main)
+    gc.enable()
     # While a big request runs on a worker thread (mockoss.server.offload), the event loop waits up
     # to one switch interval for the GIL at every await; 1 ms instead of 5 keeps another client's
     # small request (a dozen such waits) within its fair share. Only this process is affected.
