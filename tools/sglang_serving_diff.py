@@ -60,6 +60,12 @@ REJECTS = [
     {"tool_choice": "required", "tools": [{"type": "web_search"}, {"type": "mcp", "server_label": "x"}]},
     {"model": None}, {"model": None, "stream": True}, {"request_id": "resp_mine"}, {"tools": [{"type": "bogus"}]},
     {"tools": [{"type": "function"}]},
+    {"input": [{"type": "function_call_output", "call_id": "call_1", "output": "15 C"}]},
+    {"input": [{"role": "user", "content": "Weather?"}, {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"},
+               {"type": "function_call_output", "call_id": "call_1", "output": "15 C"}]},
+    {"input": [{"type": "reasoning", "content": [{"type": "reasoning_text", "text": "hm"}]}, {"role": "system", "content": "Be brief."},
+               {"role": "user", "content": [{"type": "input_text", "text": "hi"}, {"type": "input_image", "image_url": "http://x/y.png"}]}]},
+    {"input": [{"type": "function_call_output", "call_id": "call_9", "output": "x"}], "stream": True},
     {"instructions": "Be brief.", "temperature": 0.5, "top_p": 0.9, "metadata": {"k": "v"}, "user": "u", "store": False,
      "reasoning": {"effort": "low"}, "max_output_tokens": 50, "text": {"format": {"type": "text"}}, "parallel_tool_calls": False},
 ]

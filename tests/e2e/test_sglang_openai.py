@@ -280,3 +280,15 @@ def test_responses_without_model_fail_and_request_id_is_the_response_id(http):
     reply = http.post("/v1/responses", json={"input": "hi"})
     assert reply.status_code == 400 and reply.json()["error"]["message"].startswith("1 validation error for ResponsesResponse\nmodel\n")
     assert http.post("/v1/responses", json={"model": MODEL, "input": "hi", "request_id": "resp_mine"}).json()["id"] == "resp_mine"
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_responses_tool_output_needs_its_call_in_the_same_input(client):
+    # An agent loop that sends only the tool output (relying on previous_response_id, which needs
+    # --enable-response-store) is refused; resending the call item with it works.
+    with pytest.raises(openai.BadRequestError) as alone:
+        client.responses.create(model=MODEL, input=[{"type": "function_call_output", "call_id": "call_1", "output": "15 C"}])
+    assert alone.value.body["message"] == "No call message found for call_1 None"
+    call = {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city":"Paris"}'}
+    response = client.responses.create(model=MODEL, tools=RESPONSE_TOOLS, input=[call, {"type": "function_call_output", "call_id": "call_1", "output": "15 C"}])
+    assert response.output_text == "2 + 2 = 4."

@@ -23,18 +23,18 @@ of a real model): the reasoning detector's join of the parser's events (its modu
 SGLang; the logic is a few lines), the response and chunk shapes, the stop-token trimming, ids,
 usage, error bodies and the routes.
 
-``/v1/responses`` (:mod:`.responses`, :mod:`.responses_stream`; openai-harmony, not the string
+``/v1/responses`` (:mod:`.responses`, :mod:`.responses_stream`, :mod:`.responses_checks`; openai-harmony, not the string
 parser) and ``/v1/completions`` (:mod:`.completions`): run. ``tools/sglang_serving_diff.py`` posts
 each request to SGLang 0.5.23's own FastAPI app (``http_server.app``) in process, with
 ``OpenAIServingResponses`` and ``OpenAIServingCompletion`` unchanged and only the engine
 (``TokenizerManager.generate_request``: scripted tokens, detokenized) replaced, under the
 openai 2.8.0 and openai-harmony 0.0.4 the wheel pins: every completion of the built-in scenarios
 and 200 seeded token soups, Responses non-streamed and streamed with and without a 9-token limit,
-Completions streamed and not with ``skip_special_tokens`` on and off, plus 20 requests
+Completions streamed and not with ``skip_special_tokens`` on and off, plus 24 requests
 ``create_responses`` rejects or echoes (``reasoning.summary``, ``encrypted_content``, no ``model``,
-``request_id`` included; 2 refused by SGLang's request model compared without pydantic's message)
+``request_id``, structured ``input`` with tool outputs included; 2 refused by SGLang's request model compared without pydantic's message)
 and 6 Completions variants (``echo``, a token prompt, ``continuous_usage_stats``, ``no_stop_trim``,
-``[""]``): 2,034 exchanges, byte for byte after replacing ids and timestamps (65 streams that SGLang
+``[""]``): 2,038 exchanges, byte for byte after replacing ids and timestamps (65 streams that SGLang
 drops compared as drops), 0 differences. SGLang's own Responses/Harmony unit tests are converted
 in ``tests/conformance/upstream/test_sglang_responses_upstream.py`` (8 of 8 reproduced, 2 of them
 with the ``harmony_errors="skip"`` switch for the guard SGLang added after 0.5.23). Not covered:

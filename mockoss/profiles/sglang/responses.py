@@ -30,7 +30,9 @@ output items itself. Read from, and checked against by running (``tools/sglang_s
   other than ``"auto"`` (400, "recipient-header decoding constraints are not implemented"),
   ``required`` with no function tool, a named choice of an undeclared tool, ``text.format``
   ``json_schema``, ``include`` of output logprobs, ``web_search`` tools (no browser backend), a
-  ``shell`` tool, ``previous_response_id`` or ``background`` (the response store is off by default).
+  ``shell`` tool, ``previous_response_id`` or ``background`` (the response store is off by default),
+  a ``function_call_output`` whose call is not earlier in ``input`` (``No call message found for
+  call_x None``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import JSON_MEDIA_TYPE, SSE_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView
+from mockoss.profiles.sglang.responses_checks import invalid, named_choice, reject
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -50,12 +53,9 @@ if TYPE_CHECKING:
     from mockoss.harmony import Completion, ParserTrace
     from mockoss.profiles.sglang import SglangProfile
 
-__all__ = ["ItemError", "OpenMessage", "error_body", "items_for", "reject", "response_object", "surface_responses"]
+__all__ = ["ItemError", "OpenMessage", "error_body", "items_for", "response_object", "surface_responses"]
 
 _ECHOABLE_EFFORTS = frozenset({"minimal", "low", "medium", "high"})
-#: protocol.py ``RESPONSE_TOOL_TYPES``.
-_TOOL_TYPES = frozenset({"function", "web_search", "web_search_preview", "code_interpreter", "file_search", "image_generation",
-                         "computer_use_preview", "local_shell", "shell", "mcp", "custom", "namespace", "tool_search"})
 #: ``ResponsesResponse(model=None)`` fails pydantic's ``str`` check when a request has no ``model``
 #: (``model_name = request.model``); the text of pydantic 2.14's error, as SGLang returns it.
 NO_MODEL = ("1 validation error for ResponsesResponse\nmodel\n  Input should be a valid string [type=string_type, input_value=None, "
@@ -74,63 +74,6 @@ class ItemError(Exception):
 def error_body(message: str, kind: str = "invalid_request_error", status: int = 400, param: str | None = None) -> bytes:
     """``create_error_response`` of ``OpenAIServingResponses``: the nested OpenAI shape."""
     return dumps({"error": {"message": message, "type": kind, "param": param, "code": status}}).encode()
-
-
-def invalid(request: ResponsesRequestView) -> str | None:
-    """What SGLang's ``ResponsesRequest`` model refuses and mockoss's schema lets through (a tool
-    type outside ``RESPONSE_TOOL_TYPES``, a function tool with no name): the 400 of the validation
-    handler (``type: "Bad Request"``; the wording here is mockoss's, SGLang's is pydantic's)."""
-    for index, tool in enumerate(request.body.get("tools") or ()):
-        kind = tool.get("type") if isinstance(tool, dict) else None
-        if kind not in _TOOL_TYPES:
-            return f"Invalid request: tools.{index}.type: {kind!r} is not one of SGLang's tool types"
-        if kind == "function" and not tool.get("name"):
-            return f"Invalid request: tools.{index}: Value error, Function tools must include a name."
-    return None
-
-
-def reject(request: ResponsesRequestView) -> tuple[int, str, str | None] | None:
-    """``(status, message, param)`` of the checks ``create_responses`` makes before generating, in
-    its order, else ``None`` (the model check is the server's, see ``model_check``)."""
-    body = request.body
-    types = [t.type for t in request.tools]
-    if "shell" in types:
-        return 400, "Shell tools are not supported by this model", "tools"
-    if body.get("previous_response_id") is not None or body.get("background"):
-        param = "previous_response_id" if body.get("previous_response_id") is not None else "background"
-        return 400, ("Response store is disabled. Stateful Responses require --enable-response-store on a standalone server; "
-                     "response storage is unavailable in PD mode."), param
-    choice = request.tool_choice
-    if choice == "required" and not any(t in ("function", "custom") for t in types):
-        return 400, ('tool_choice="required" requires at least one tool with type="function" or type="custom"; '
-                     "other built-in tool types cannot be forced."), None
-    named = _named_choice(choice)
-    if named is not None and not any(t.type in ("function", "custom") and t.name == named for t in request.tools):
-        return 400, f"Tool {named!r} is not declared in tools", "tool_choice"
-    include = body.get("include") or ()
-    if "message.output_text.logprobs" in include:
-        return 400, "logprobs are not supported with gpt-oss models", "logprobs"
-    text_format = (body.get("text") or {}).get("format") if isinstance(body.get("text"), dict) else None
-    if isinstance(text_format, dict) and text_format.get("type") == "json_schema":
-        return 400, "structured output (text.format) is not supported with gpt-oss models", "text"
-    if any(t in ("web_search", "web_search_preview") for t in types):
-        return 400, ("web_search requires a browser backend. Set EXA_API_KEY on the SGLang server to enable native Exa-backed web "
-                     "search, or configure a browser MCP tool server. Create an Exa API key at https://dashboard.exa.ai/api-keys."), None
-    if choice != "auto":  # _make_request_with_harmony
-        need = ("restrict the recipient to the named tool" if isinstance(choice, dict) else
-                "require a tool recipient" if choice == "required" else "exclude tool recipients")
-        # A ValueError in the prompt step is reported as f"{e} {e.__cause__}": hence " None".
-        return 400, (f"Harmony tool_choice={choice!r} cannot {need}: recipient-header decoding constraints are not "
-                     "implemented; use tool_choice='auto'. None"), None
-    return None
-
-
-def _named_choice(choice: Any) -> str | None:
-    """``effective_tool_choice``'s named function or custom tool, else ``None``."""
-    if not isinstance(choice, dict):
-        return None
-    name = choice.get("name") or (choice.get("function") or {}).get("name")
-    return name if choice.get("type") in ("function", "custom") and name else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,7 +271,7 @@ def response_object(
     effort = reasoning.get("effort", "medium") if isinstance(reasoning, dict) else None  # ResponseReasoningParam's default
     parallel = body.get("parallel_tool_calls")
     choice = request.tool_choice
-    named = _named_choice(choice)
+    named = named_choice(choice)
     return {
         "id": rid, "object": "response", "created_at": ctx.created, "model": request.model, "output": output,
         "status": status, "usage": usage, "parallel_tool_calls": True if parallel is None else parallel,
