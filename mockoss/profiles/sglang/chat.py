@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.sglang import SglangProfile
 
-__all__ = ["surface_chat", "step_texts"]
+__all__ = ["step_texts", "surface_chat"]
 
 RETURN, CALL, ENDOFTEXT, END = 200002, 200012, 199999, 200007
 _STOPS = (RETURN, CALL, ENDOFTEXT)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from mockoss.profiles.sglang.harmony_text import SglangHarmonyParser
 
-__all__ = ["ToolCallItem", "ReasoningStream", "ToolCallStream", "parse_tool_calls", "split_reasoning"]
+__all__ = ["ReasoningStream", "ToolCallItem", "ToolCallStream", "parse_tool_calls", "split_reasoning"]
 
 BOT_TOKEN = "<|start|>assistant<|channel|>commentary"
 #: The call pattern by ``hyphenated`` (tool names may hold ``-`` from 0.5.4 on).
