@@ -90,10 +90,34 @@ def test_without_reasoning_parser_the_streamed_call_is_found(server, client):
     assert all(re.fullmatch(r"call_[0-9a-f]{8}", c.id) for ch in chunks if ch.choices for c in ch.choices[0].delta.tool_calls or ())
 
 
-@pytest.mark.mockoss(switches={"reasoning_parser": None, "harmony_call_fix": False})
+@pytest.mark.mockoss(profile="vllm-mlx@0.4.0", switches={"reasoning_parser": None})
 def test_before_562_no_call_is_ever_found(server, client):
+    # 0.4.0's pattern needs <|call|>, which the engine consumes as a stop token (waybarrios/vllm-mlx#562).
     use(server, CALL)
     assert streamed(client, tools=WEATHER)[2:4] == ([], "stop")
+
+
+@pytest.mark.mockoss(profiles=["vllm-mlx@0.4.1", "vllm-mlx@0.5.0"])
+def test_a_stream_cut_inside_a_held_header_ends_without_finish_reason_before_673(server, client):
+    # The limit cuts the stream in the commentary header the gpt_oss parser holds ("transition"):
+    # before waybarrios/vllm-mlx#673 (0.5.0) nothing carries finish_reason (#672's symptom).
+    use(server, CALL)
+    _, reasoning, calls, finish, _ = streamed(client, tools=WEATHER, max_tokens=12)
+    assert (reasoning, calls) == ("Need the weather.", [])
+    assert finish == (None if server.profile == "vllm-mlx@0.4.1" else "length")
+
+
+@pytest.mark.mockoss(profiles=["vllm-mlx@0.4.1", "vllm-mlx"])
+def test_streamed_responses_without_tools_got_a_call_before_0_5(server, client):
+    # 0.4.1's _parse_tool_calls_with_parser ran the Harmony parser even with no tools declared.
+    use(server, CALL)
+    with client.responses.stream(model=MODEL, input="Weather?") as stream:
+        final = stream.get_final_response()
+    types = [i.type for i in final.output]
+    if server.profile == "vllm-mlx@0.4.1":
+        assert types == ["reasoning", "function_call"] and final.output[1].name == "get_weather"
+    else:  # no parser runs: the message is the whole text cleaned, the analysis text included
+        assert types == ["reasoning", "message"] and final.output_text == 'Need the weather.<|end|>{"city":"Paris"}'
 
 
 def test_streamed_stop_one_token_short_of_the_limit_reports_length(server, client):

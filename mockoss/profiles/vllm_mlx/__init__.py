@@ -29,7 +29,8 @@ by one that replays the scripted tokens the way ``SimpleEngine`` with ``MLXLangu
 and 300 seeded ones, under three parser configurations, as chat (with and without tools), text
 completion and Responses (with and without tools), each streamed and not, with no limit and a
 token limit, plus the probes, route errors and the model check, are compared byte for byte (ids
-and timestamps normalised): 18,257 replies, 0 differ, on 0.6.0 and 0.5.0; 6 more differ only
+and timestamps normalised): 18,257 replies, 0 differ, on each release of the timeline (0.4.0,
+0.4.1, 0.5.0, 0.6.0, with its switch values); 6 more differ only
 where vllm-mlx's generic fallback tool parser finds a call (not emulated). The
 parsers' own tests are converted in ``tests/conformance/upstream/test_vllm_mlx_upstream.py``.
 
@@ -81,6 +82,13 @@ class VllmMlxProfile:
             end in ``<|call|>``, which the engine never writes, so no call is ever returned.
         body_generation_metadata, chunk_generation_metadata: the ``"generation_metadata": null``
             field on responses (from 0.4.0) and on stream chunks (from 0.6.0).
+        stream_finish_guard: a chat stream whose finished output a parser swallowed still ends
+            with a ``finish_reason`` chunk (0.5.0, waybarrios/vllm-mlx#673 for #672); ``False``:
+            the stream ends without one when the finished output carries text the parser holds,
+            and (Responses stream) reasoning-parser content skips the tool parser.
+        tool_parse_needs_tools: ``_parse_tool_calls_with_parser`` returns the text untouched when
+            the request declares no tools (0.5.0); ``False``: the Harmony parser runs anyway, so a
+            Responses request with no tools can get a ``function_call`` item.
     """
 
     #: The served model: vllm-mlx serves the model path given to ``serve``.
@@ -98,6 +106,8 @@ class VllmMlxProfile:
     harmony_call_fix: bool = True
     body_generation_metadata: bool = True
     chunk_generation_metadata: bool = True
+    stream_finish_guard: bool = True
+    tool_parse_needs_tools: bool = True
 
     def __post_init__(self) -> None:
         if self.reasoning_parser not in _REASONING:
@@ -110,7 +120,7 @@ class VllmMlxProfile:
             value = getattr(self, switch)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{switch} must be a positive integer, got {value!r}")
-        for switch in ("healthy", "harmony_call_fix", "body_generation_metadata", "chunk_generation_metadata"):
+        for switch in ("healthy", "harmony_call_fix", "body_generation_metadata", "chunk_generation_metadata", "stream_finish_guard", "tool_parse_needs_tools"):
             if not isinstance(getattr(self, switch), bool):
                 raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
 

@@ -109,7 +109,7 @@ def surface_responses(profile: VllmMlxProfile, completion: Completion, request: 
     choice = body.get("tool_choice", "auto")
     calls: list[p.ToolCallText] = []
     cleaned: str | None = text
-    if chat_tools and choice != "none" and profile.tool_call_parser is not None:
+    if (chat_tools or not profile.tool_parse_needs_tools) and choice != "none" and profile.tool_call_parser is not None:
         calls, cleaned = p.harmony_tool_extract(text, fixed=profile.harmony_call_fix)
     reasoning = None
     if profile.reasoning_parser is not None:

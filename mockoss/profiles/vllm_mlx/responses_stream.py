@@ -67,6 +67,7 @@ def stream_responses(
     use_tools = chat_tools is not None and body.get("tool_choice", "auto") != "none" and profile.tool_call_parser is not None
     tooler = p.HarmonyToolStream(new_id=lambda: "call_" + ctx.ids.next()[:8], fixed=profile.harmony_call_fix) if use_tools else None
     fixed = profile.harmony_call_fix
+    guard = profile.stream_finish_guard  # 0.5.0: finished outputs and reasoning content reach the tool parser
     raw = text = reasoning = tool_text = ""
     markup = False
     slots: dict[str, tuple[str, int]] = {}  # "rs" / "msg" -> (item id, output index)
@@ -97,13 +98,13 @@ def stream_responses(
     count, finish = 0, None
     for done, (delta, finished, reason) in enumerate(outputs, 1):
         count, finish = (min(done, len(outputs) - 1) if finished and reason == "stop" else done), reason
-        if not delta and not ((reasoner is not None and finished) or (tooler is not None and markup and finished)):
+        if not delta and not (guard and ((reasoner is not None and finished) or (tooler is not None and markup and finished))):
             continue
         previous, raw = raw, raw + delta
         if reasoner is not None:
             message = reasoner.feed(previous, raw, delta)
             if message is None:
-                if not (finished and tooler is not None and markup):
+                if not (guard and finished and tooler is not None and markup):
                     continue
                 message = p.Delta()
             if message.reasoning:
@@ -111,14 +112,14 @@ def stream_responses(
                 reasoning += message.reasoning
                 event("response.reasoning_text.delta", {"item_id": ident, "output_index": index, "content_index": 0, "delta": message.reasoning})
             content = message.content or ""
-            if tooler is not None and (content or (finished and markup)):
+            if guard and tooler is not None and (content or (finished and markup)):
                 before, tool_text = tool_text, tool_text + content
                 content = tool_content(tooler.feed(before, tool_text, content))
             if content:
                 emit_text(content)
             continue
         content = p.SPECIAL_TOKENS.sub("", delta)
-        if tooler is not None and (delta or (finished and markup)):
+        if tooler is not None and (delta or (guard and finished and markup)):
             if not markup and not _markup_possible(tool_text[-512:] + delta if delta else "", fixed):
                 tool_text += delta
             else:
@@ -129,7 +130,7 @@ def stream_responses(
             emit_text(content)
     calls: list = []
     leftover: str | None = raw
-    if use_tools:
+    if (use_tools or (not profile.tool_parse_needs_tools and body.get("tool_choice", "auto") != "none")) and profile.tool_call_parser is not None:
         calls, leftover = p.harmony_tool_extract(raw, fixed=fixed)
     final_text = text if text or calls or not leftover else p.clean_output_text(leftover)
     items: list[dict[str, Any]] = []

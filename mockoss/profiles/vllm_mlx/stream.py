@@ -7,7 +7,9 @@ whose content goes through the tool parser once a marker (``<|channel|>commentar
 ``<|call|>``, …) appears in the last 512 characters plus the delta; an empty, unfinished delta
 takes the plain path and still sends a chunk with ``"delta":{}``. After the loop: a call the
 parser never sent is parsed from the text it saw (``finish_reason: "tool_calls"``, no usage); a
-stream whose finish chunk was swallowed gets one (``"delta":{}`` with usage).
+stream whose finish chunk was swallowed gets one (``"delta":{}`` with usage; from 0.5.0,
+waybarrios/vllm-mlx#673 for #672; before, the finished output reached the parsers only when it
+had text, and a stream whose last text a parser held had no ``finish_reason`` at all).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ def stream_frames(
     elif profile.reasoning_parser == "harmony":
         reasoner = p.HarmonyReasoningStream()
     fixed = profile.harmony_call_fix
+    guard = profile.stream_finish_guard  # 0.5.0 (#673): finished outputs reach the parsers, closing chunk
     tooler = p.HarmonyToolStream(new_id=lambda: "call_" + ctx.ids.next()[:8], fixed=fixed) if tools is not None and profile.tool_call_parser is not None else None
 
     frames = [chunk({"role": "assistant"})]
@@ -91,11 +94,11 @@ def stream_frames(
         last = output
         done_usage = usage(count)
         reasoning: str | None = None
-        if reasoner is not None and (delta or finished):
+        if reasoner is not None and (delta or (finished and guard)):
             previous, text = text, text + delta
             message = reasoner.feed(previous, text, delta)
             if message is None:
-                if not (finished and tooler is not None and markup):
+                if not (finished and tooler is not None and markup and guard):
                     continue
                 message = p.Delta()
             content, reasoning = message.content or "", message.reasoning
@@ -105,7 +108,7 @@ def stream_frames(
         else:
             content = p.SPECIAL_TOKENS.sub("", delta) if delta else delta
             source = delta
-        if tooler is not None and (source or (finished and markup)):
+        if tooler is not None and (source or (finished and markup and guard)):
             if not markup and not _markup_possible(tool_text[-512:] + source if source else "", fixed):
                 tool_text += source
             else:
@@ -131,7 +134,7 @@ def stream_frames(
             entries = [{"index": i, "id": "call_" + ctx.ids.next()[:8], "type": "function", "function": {"name": c.name, "arguments": coerce_arguments(c.arguments, c.name, declared)}} for i, c in enumerate(calls)]
             frames.append(chunk(delta_of(calls=entries), "tool_calls"))
             finish_sent = True
-    if last is not None and last[1] and not finish_sent:
+    if guard and last is not None and last[1] and not finish_sent:
         frames.append(chunk({}, "tool_calls" if detected else (last[2] or "stop"), usage(count)))
     if request.include_usage:
         frames.append(chunk({}, usage=usage(count), choices=False))
