@@ -15,8 +15,12 @@ tokens (see that file for what stands in). This half builds the requests and com
 
 Cases: every completion of the built-in scenarios plus ``SEEDED`` (default 200) seeded token
 soups, each asked on ``/v1/responses`` (a function tool declared) non-streamed and streamed, with
-no limit and a 9-token ``max_output_tokens``, and on ``/v1/completions`` non-streamed and
-streamed (``include_usage``), with ``skip_special_tokens`` true and false; then the requests
+no limit and a 9-token ``max_output_tokens``, on ``/v1/completions`` non-streamed and streamed
+(``include_usage``), with ``skip_special_tokens`` true and false, and on ``/v1/chat/completions``
+with and without a declared tool, streamed (``include_usage``) and not (the built-in scenarios
+also with ``--reasoning-parser``/``--tool-call-parser`` unset; ``reasoning_tokens``, the
+scheduler's count, is left to the engine half, which reports 0, so mockoss runs with
+``count_reasoning_tokens=false`` there); then the requests
 ``create_responses`` rejects or echoes, an unknown model, and six Completions variants (two
 requests SGLang's request model refuses are compared without their message, which is pydantic's). Bodies are compared after replacing ids (in
 order of first appearance, so an id's reuse is compared too) and timestamps; an exception SGLang's
@@ -37,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 MODEL = "openai/gpt-oss-20b"
+CHAT_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
 TOOLS = [{"type": "function", "name": "get_weather", "description": "Weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]
 _IDS = re.compile(r"\b(?:resp_|rs_|msg_|ft_|call_|ci_|ws_)?[0-9a-f]{32}\b")
 _TIMES = re.compile(r'"(created|created_at)":\d+')
@@ -101,7 +106,7 @@ def _seeded(count: int) -> list[tuple[str, list[int]]]:
     return out
 
 
-def _cases(seeded: int) -> list[dict[str, Any]]:
+def _cases(seeded: int, chat: bool = False) -> list[dict[str, Any]]:
     from mockoss.scenario.loader import builtin_names, load_named
 
     completions = [(name, step.completion) for name in builtin_names() for step in load_named(name).steps if step.completion is not None]
@@ -131,6 +136,20 @@ def _cases(seeded: int) -> list[dict[str, Any]]:
                     body["stream_options"] = {"include_usage": True}
                 cases.append({"label": f"{name} completions stream={stream} skip={skip}", "completion": completion,
                               "path": "/v1/completions", "body": body, "tokens": [emitted]})
+        if chat:
+            for tools in (False, True):
+                for stream in (False, True):
+                    body = {"model": MODEL, "messages": [{"role": "user", "content": "What is the weather?"}], "stream": stream, "max_tokens": 200}
+                    if tools:
+                        body["tools"] = CHAT_TOOLS
+                    if stream:
+                        body["stream_options"] = {"include_usage": True}
+                    cases.append({"label": f"{name} chat tools={tools} stream={stream}", "completion": completion,
+                                  "path": "/v1/chat/completions", "body": body, "tokens": [emitted]})
+                    if not name.startswith("seeded"):  # --reasoning-parser and --tool-call-parser unset
+                        cases.append({"label": f"{name} chat no parsers tools={tools} stream={stream}", "completion": completion,
+                                      "path": "/v1/chat/completions", "body": body, "tokens": [emitted],
+                                      "reasoning_parser": None, "tool_call_parser": None})
     clean = next(c for n, c in completions if n == "clean-answer")
     for extra in REJECTS:
         body = {"model": MODEL, "input": "hi", "tools": TOOLS, **extra}
@@ -149,8 +168,12 @@ def _ours(case: dict[str, Any], index: int) -> dict[str, Any]:
     from mockoss.scenario.compiled import Step
     from mockoss.server.core import MockServer
 
-    server = MockServer(profile="sglang", seed=index)
-    endpoint = "responses" if case["path"] == "/v1/responses" else "completions"
+    # reasoning_tokens is the scheduler's count (engine side, which the SGLang half reports as 0).
+    switches = {"count_reasoning_tokens": False} if case["path"] == "/v1/chat/completions" else {}
+    if "tool_call_parser" in case:
+        switches.update(reasoning_parser=case["reasoning_parser"], tool_call_parser=case["tool_call_parser"])
+    server = MockServer(profile="sglang", seed=index, switches=switches)
+    endpoint = {"/v1/responses": "responses", "/v1/completions": "completions", "/v1/chat/completions": "chat"}[case["path"]]
     reply, _ = server.respond(endpoint, json.dumps(case["body"]).encode(), {}, step=Step(index=0, completion=case["completion"], error=None))
     body = reply.body.decode() if not reply.streamed else b"".join(reply.frames).decode()
     return {"status": reply.status, "body": body, "abort": reply.abort}
@@ -159,10 +182,16 @@ def _ours(case: dict[str, Any], index: int) -> dict[str, Any]:
 def main() -> int:
     src, python = sys.argv[1], sys.argv[2]
     seeded = int(sys.argv[3]) if len(sys.argv) > 3 else 200
-    cases = _cases(seeded)
+    cases = _cases(seeded, chat=True)
+    from mockoss.endpoints import prompt_tokens
+
+    for case in cases:
+        if case["path"] == "/v1/chat/completions":
+            case["prompt_tokens"] = prompt_tokens("chat", json.dumps(case["body"]).encode(), case["body"])
     with tempfile.TemporaryDirectory() as tmp:
         plan, out = Path(tmp, "plan.json"), Path(tmp, "out.json")
-        plan.write_text(json.dumps([{k: case[k] for k in ("path", "body", "tokens")} for case in cases]))
+        plan.write_text(json.dumps([{k: case[k] for k in ("path", "body", "tokens", "prompt_tokens", "reasoning_parser", "tool_call_parser") if k in case}
+                                   for case in cases]))
         side = Path(__file__).with_name("sglang_serving_side.py")
         subprocess.run([python, str(side), src, str(plan), str(out)], check=True, stderr=subprocess.DEVNULL)
         theirs = json.loads(out.read_text())
@@ -178,7 +207,8 @@ def main() -> int:
             diffs.append((case["label"], f"sglang {their['status']} abort={their['abort']}: ...{a[max(0, at - 200):at + 200]}",
                           f"mockoss {ours['status']} abort={ours['abort']}: ...{b[max(0, at - 200):at + 200]}"))
     aborted = sum(1 for t in theirs if t["abort"])
-    print(f"sglang 0.5.23 serving code: {len(cases)} exchanges ({seeded} seeded completions), {aborted} of them dropped mid-stream by SGLang; {len(diffs)} differ")
+    per_path = {path: sum(1 for c in cases if c["path"] == path) for path in ("/v1/chat/completions", "/v1/responses", "/v1/completions")}
+    print(f"sglang 0.5.23 serving code: {len(cases)} exchanges {per_path} ({seeded} seeded completions), {aborted} of them dropped mid-stream by SGLang; {len(diffs)} differ")
     for diff in diffs[: int(__import__("os").environ.get("SHOW", "6"))]:
         print(*diff, sep="\n  ")
     return 1 if diffs else 0

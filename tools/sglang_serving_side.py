@@ -5,10 +5,12 @@ dependencies; it never imports mockoss, whose Harmony library differs from the o
 Usage: ``python tools/sglang_serving_side.py SGLANG_SRC PLAN.json OUT.json``. ``SGLANG_SRC`` holds the
 unzipped ``sglang/`` package of the wheel (``pip download --no-deps sglang==0.5.23``; an empty
 ``sglang/kernels/jit/include`` directory must exist, the wheel leaves it out). Each case of the plan
-is ``{"path", "body", "tokens": [[[...], length], ...], "tool_call_parser"}``: the request is posted to
+is ``{"path", "body", "tokens": [[[...], length], ...], "tool_call_parser", "reasoning_parser", "prompt_tokens"}``: the request is posted to
 ``sglang.srt.entrypoints.http_server.app`` (FastAPI, in process through httpx's ASGI transport),
-whose ``/v1/responses`` and ``/v1/completions`` routes run ``OpenAIServingResponses`` and
-``OpenAIServingCompletion`` unchanged. What stands in for the engine (``TokenizerManager``):
+whose ``/v1/responses``, ``/v1/completions`` and ``/v1/chat/completions`` routes run
+``OpenAIServingResponses``, ``OpenAIServingCompletion`` and ``OpenAIServingChat`` unchanged except
+for the chat template's rendering (``_apply_jinja_template``: a real model's tokenizer), which
+returns ``prompt_tokens`` ids from the plan. What stands in for the engine (``TokenizerManager``):
 ``generate_request`` replays one token list per call as the scheduler and detokenizer would hand it
 over (read from ``managers/tokenizer_manager.py``, ``scheduler_components/output_streamer.py``,
 ``detokenizer_manager.py``): output ids up to and with the stop token, ``finish_reason``
@@ -46,6 +48,8 @@ def main() -> int:
     import httpx
     import sglang.srt.entrypoints.http_server as hs
     from openai_harmony import HarmonyEncodingName, load_harmony_encoding
+    from sglang.srt.entrypoints.openai.protocol import MessageProcessingResult
+    from sglang.srt.entrypoints.openai.serving_chat import OpenAIServingChat
     from sglang.srt.entrypoints.openai.serving_completions import OpenAIServingCompletion
     from sglang.srt.entrypoints.openai.serving_responses import OpenAIServingResponses
 
@@ -61,14 +65,14 @@ def main() -> int:
 
         served_model_name = MODEL
 
-        def __init__(self, calls: list[list[int]], tool_call_parser: str | None) -> None:
+        def __init__(self, calls: list[list[int]], tool_call_parser: str | None, reasoning_parser: str | None) -> None:
             self.calls = list(calls)
             self.model_config = Mock(is_multimodal=False, context_len=131072)
             self.model_config.get_default_sampling_params.return_value = {}
             self.model_config.hf_config = Mock(model_type="gpt_oss", architectures=["GptOssForCausalLM"])
             self.lora_registry = None
             self.server_args = Mock(
-                enable_cache_report=False, reasoning_parser="gpt-oss", tool_call_parser=tool_call_parser,
+                enable_cache_report=False, reasoning_parser=reasoning_parser, tool_call_parser=tool_call_parser,
                 stream_response_default_include_usage=False, tokenizer_metrics_allowed_custom_labels=None,
                 incremental_streaming_output=False,
             )
@@ -136,9 +140,20 @@ def main() -> int:
 
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sglang") as client:
             for case in cases:
-                engine = Engine(case["tokens"], case.get("tool_call_parser", "gpt-oss"))
+                engine = Engine(case["tokens"], case.get("tool_call_parser", "gpt-oss"), case.get("reasoning_parser", "gpt-oss"))
                 hs.app.state.openai_serving_responses = OpenAIServingResponses(engine, Templates())
                 hs.app.state.openai_serving_completion = OpenAIServingCompletion(engine, Templates())
+                chat = OpenAIServingChat(engine, Templates())
+                prompt = list(range(case.get("prompt_tokens", 1)))
+
+                def render(*args: Any, _prompt: list[int] = prompt, **kwargs: Any) -> Any:
+                    # The chat template (a real model's tokenizer) is the one part stubbed: the
+                    # prompt's token count comes from the plan; everything after it runs.
+                    return MessageProcessingResult(prompt="", prompt_ids=list(_prompt), image_data=None, audio_data=None,
+                                                   video_data=None, modalities=[], stop=[])
+
+                chat._apply_jinja_template = chat._apply_conversation_template = render
+                hs.app.state.openai_serving_chat = chat
                 aborted.clear()
                 reply = await client.post(case["path"], content=json.dumps(case["body"]).encode(), headers={"content-type": "application/json"})
                 results.append({"status": reply.status_code, "content_type": reply.headers.get("content-type"), "body": reply.content.decode(),

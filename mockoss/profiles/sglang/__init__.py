@@ -18,29 +18,28 @@ What was checked against SGLang's own code, and how:
   cases SGLang 0.5.23's own modules fail the same way, each checked by running it); with the
   Responses cases below, 76 of 84.
 
-Chat Completions: read, not run (the chat serving class needs the chat template and tokenizer
-of a real model): the reasoning detector's join of the parser's events (its module imports half of
-SGLang; the logic is a few lines), the response and chunk shapes, the stop-token trimming, ids,
-usage, error bodies and the routes.
-
-``/v1/responses`` (:mod:`.responses`, :mod:`.responses_stream`, :mod:`.responses_checks`; openai-harmony, not the string
-parser) and ``/v1/completions`` (:mod:`.completions`): run. ``tools/sglang_serving_diff.py`` posts
-each request to SGLang 0.5.23's own FastAPI app (``http_server.app``) in process, with
-``OpenAIServingResponses`` and ``OpenAIServingCompletion`` unchanged and only the engine
-(``TokenizerManager.generate_request``: scripted tokens, detokenized) replaced, under the
-openai 2.8.0 and openai-harmony 0.0.4 the wheel pins: every completion of the built-in scenarios
-and 200 seeded token soups, Responses non-streamed and streamed with and without a 9-token limit,
-Completions streamed and not with ``skip_special_tokens`` on and off, plus 24 requests
-``create_responses`` rejects or echoes (``reasoning.summary``, ``encrypted_content``, no ``model``,
-``request_id``, structured ``input`` with tool outputs included; 2 refused by SGLang's request model compared without pydantic's message)
-and 6 Completions variants (``echo``, a token prompt, ``continuous_usage_stats``, ``no_stop_trim``,
-``[""]``): 2,038 exchanges, byte for byte after replacing ids and timestamps (65 streams that SGLang
-drops compared as drops), 0 differences. SGLang's own Responses/Harmony unit tests are converted
-in ``tests/conformance/upstream/test_sglang_responses_upstream.py`` (8 of 8 reproduced, 2 of them
-with the ``harmony_errors="skip"`` switch for the guard SGLang added after 0.5.23). Not covered:
-the response store (``--enable-response-store``: ``previous_response_id``, ``background``,
-``GET /v1/responses/{id}``), built-in tool servers, several prompts or ``n`` in a completion, and
-``web_search_call`` items when the browser call is not the last message (read, not compared).
+All three generation endpoints: run. ``tools/sglang_serving_diff.py`` posts each request to SGLang
+0.5.23's own FastAPI app (``http_server.app``) in process, with ``OpenAIServingChat``,
+``OpenAIServingResponses`` (:mod:`.responses`, :mod:`.responses_stream`, :mod:`.responses_checks`;
+openai-harmony, not the string parser) and ``OpenAIServingCompletion`` (:mod:`.completions`)
+unchanged, under the openai 2.8.0 and openai-harmony 0.0.4 the wheel pins; only the engine
+(``TokenizerManager.generate_request``: scripted tokens, detokenized as the detokenizer does) and
+the chat template's rendering (a real model's tokenizer; its token count comes from mockoss) stand
+in. Every completion of the built-in scenarios and 200 seeded token soups: chat with and without a
+tool, streamed and not (the built-in ones also with both parsers unset), Responses streamed and not
+with and without a 9-token limit, Completions streamed and not with ``skip_special_tokens`` on and
+off, plus 24 Responses requests ``create_responses`` rejects or echoes (``reasoning.summary``,
+``encrypted_content``, no ``model``, ``request_id``, tool outputs in ``input``; 2 refused by SGLang's
+request model compared without pydantic's message) and 6 Completions variants (``echo``, a token
+prompt, ``continuous_usage_stats``, ``no_stop_trim``, ``[""]``): 3,246 exchanges (1,208 chat, 1,028
+Responses, 1,010 Completions), byte for byte after replacing ids and timestamps (65 streams SGLang
+drops compared as drops), 0 differences. Not compared: chat's ``reasoning_tokens`` (the scheduler
+counts them; see ``count_reasoning_tokens``), the prompt rendering, the response store
+(``--enable-response-store``: ``previous_response_id``, ``background``, ``GET /v1/responses/{id}``),
+built-in tool servers, several prompts or ``n`` in a completion, and ``web_search_call`` items when
+the browser call is not the last message (read). SGLang's own Responses/Harmony unit tests are
+converted in ``tests/conformance/upstream/test_sglang_responses_upstream.py`` (8 of 8 reproduced, 2
+of them with the ``harmony_errors="skip"`` switch for the guard SGLang added after 0.5.23).
 ``/v1/models`` and ``/get_model_info`` are read (they need ``_global_state``).
 The releases from 0.5.2 (the first with this string parser) to 0.5.23 are a timeline
 (:mod:`.releases`, ``sglang@0.5.2``), each change found by diffing the released wheels.
