@@ -21,8 +21,9 @@ with and without a declared tool, streamed (``include_usage``) and not (the buil
 also with ``--reasoning-parser``/``--tool-call-parser`` unset; ``reasoning_tokens``, the
 scheduler's count, is left to the engine half, which reports 0, so mockoss runs with
 ``count_reasoning_tokens=false`` there); then the requests
-``create_responses`` rejects or echoes, an unknown model, and six Completions variants (two
-requests SGLang's request model refuses are compared without their message, which is pydantic's). Bodies are compared after replacing ids (in
+``create_responses`` rejects or echoes, an unknown model, six Completions variants and eleven
+chat variants on three scenarios (requests SGLang's request models refuse are compared without
+their message, which is pydantic's). Bodies are compared after replacing ids (in
 order of first appearance, so an id's reuse is compared too) and timestamps; an exception SGLang's
 stream generator raises after HTTP 200 is compared with mockoss's ``Reply.abort`` (both present or
 both absent). Prints the counts and the first differences; exit status 1 when any differ. Not
@@ -48,6 +49,14 @@ _TIMES = re.compile(r'"(created|created_at)":\d+')
 #: Refused by SGLang's request model: its message is pydantic's error list plus the handler's
 #: location in SGLang's install, so only status, shape and ``type`` are compared.
 LOOSE = ({"tools": [{"type": "bogus"}]}, {"tools": [{"type": "function"}]})
+CHAT_LOOSE = ({"messages": "hi"},)
+CHAT_VARIANTS = [
+    {"messages": []}, {"messages": "hi"}, {"tool_choice": "required"}, {"tool_choice": "none"},
+    {"tool_choice": {"type": "function", "function": {"name": "get_weather"}}}, {"separate_reasoning": False},
+    {"model": "other-model"}, {"max_tokens": 9}, {"max_tokens": 9, "stream": True},
+    {"stream": True, "stream_options": {"include_usage": True, "continuous_usage_stats": True}},
+    {"stream": True, "tool_choice": "required"},
+]
 REJECTS = [
     {"tool_choice": "required"},
     {"tool_choice": "none"},
@@ -84,7 +93,7 @@ def _norm(text: str) -> str:
 
 def _without_message(body: str) -> str:
     data = json.loads(body)
-    data["error"]["message"] = "…"
+    (data["error"] if "error" in data else data)["message"] = "…"  # nested (Responses) or flat (chat)
     return json.dumps(data)
 
 
@@ -161,6 +170,13 @@ def _cases(seeded: int, chat: bool = False) -> list[dict[str, Any]]:
         emission = clean.emit(200)
         cases.append({"label": f"completions {extra}", "completion": clean, "path": "/v1/completions", "body": body,
                       "tokens": [[list(emission.tokens), False]]})
+    for extra in CHAT_VARIANTS:
+        for name in ("clean-answer", "clean-tool-call", "tool-call-leaked-as-text"):
+            completion = next(c for n, c in completions if n == name)
+            body = {"model": MODEL, "messages": [{"role": "user", "content": "Weather?"}], "tools": CHAT_TOOLS, **extra}
+            emission = completion.emit(body.get("max_tokens"))
+            cases.append({"label": f"chat {name} {extra}", "completion": completion, "path": "/v1/chat/completions", "body": body,
+                          "tokens": [[list(emission.tokens), emission.finish_reason == "length"]], "loose": extra in CHAT_LOOSE})
     return cases
 
 

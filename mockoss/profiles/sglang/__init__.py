@@ -26,12 +26,14 @@ unchanged, under the openai 2.8.0 and openai-harmony 0.0.4 the wheel pins; only 
 (``TokenizerManager.generate_request``: scripted tokens, detokenized as the detokenizer does) and
 the chat template's rendering (a real model's tokenizer; its token count comes from mockoss) stand
 in. Every completion of the built-in scenarios and 200 seeded token soups: chat with and without a
-tool, streamed and not (the built-in ones also with both parsers unset), Responses streamed and not
+tool, streamed and not (the built-in ones also with both parsers unset), 11 chat variants on 3
+scenarios (``tool_choice`` forms, ``separate_reasoning``, limits, usage options, empty or invalid
+``messages``), Responses streamed and not
 with and without a 9-token limit, Completions streamed and not with ``skip_special_tokens`` on and
 off, plus 24 Responses requests ``create_responses`` rejects or echoes (``reasoning.summary``,
 ``encrypted_content``, no ``model``, ``request_id``, tool outputs in ``input``; 2 refused by SGLang's
 request model compared without pydantic's message) and 6 Completions variants (``echo``, a token
-prompt, ``continuous_usage_stats``, ``no_stop_trim``, ``[""]``): 3,246 exchanges (1,208 chat, 1,028
+prompt, ``continuous_usage_stats``, ``no_stop_trim``, ``[""]``): 3,279 exchanges (1,241 chat, 1,028
 Responses, 1,010 Completions), byte for byte after replacing ids and timestamps (65 streams SGLang
 drops compared as drops), 0 differences. Not compared: chat's ``reasoning_tokens`` (the scheduler
 counts them; see ``count_reasoning_tokens``), the prompt rendering, the response store
@@ -189,9 +191,15 @@ class SglangProfile:
         """SGLang's flat ``ErrorResponse``: ``{"object":"error","message","type","param","code"}``
         (protocol.py ``ErrorResponse``, written by serving_base.py ``create_error_response`` and
         http_server.py's validation handler), ``type`` as in ``_ERROR_TYPES``. The wording of a
-        validation message is mockoss's (SGLang's is pydantic's ``str(exc)`` and its error list)."""
+        validation message is mockoss's (SGLang's is pydantic's ``str(exc)`` and its error list), and
+        ``param`` is null as the handler writes it. An empty ``messages`` list, which mockoss's
+        schema refuses first, gets ``_validate_request``'s ``Messages cannot be empty.``
+        (``BadRequestError``), as SGLang answers it (checked by ``tools/sglang_serving_diff.py``)."""
+        if status == 400 and param == "messages" and "at least 1 item" in message:
+            body = {"object": "error", "message": "Messages cannot be empty.", "type": "BadRequestError", "param": None, "code": 400}
+            return Reply(status=400, body=dumps(body).encode())
         kind = _ERROR_TYPES.get(status, "BadRequestError" if status < 500 else "InternalServerError")
-        return Reply(status=status, body=dumps({"object": "error", "message": message, "type": kind, "param": param, "code": status}).encode())
+        return Reply(status=status, body=dumps({"object": "error", "message": message, "type": kind, "param": None, "code": status}).encode())
 
     def model_not_found(self, model: str) -> Reply:
         """Never used by the server (``model_check`` is false); a 404 in the error shape."""

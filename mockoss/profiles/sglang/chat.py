@@ -1,6 +1,6 @@
 """``POST /v1/chat/completions`` as SGLang serves gpt-oss (sgl-project/sglang@v0.5.23).
 
-Checked by running it (``tools/sglang_serving_diff.py``: 1,208 chat exchanges, 0 differences but
+Checked by running it (``tools/sglang_serving_diff.py``: 1,241 chat exchanges, 0 differences but
 ``reasoning_tokens``, an engine count) and read from ``python/sglang/srt/entrypoints/openai/serving_chat.py`` (``_build_chat_response``,
 ``_generate_chat_stream``, ``_generate_stream_content``, ``_process_tool_call_stream``,
 ``_process_tool_calls``), ``sse_utils.py`` (``build_sse_content``), ``protocol.py`` (the models and
