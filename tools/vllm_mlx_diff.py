@@ -19,8 +19,8 @@ byte-level token map. What stands in: the engine, replaying the scripted tokens 
 
 For every completion of the built-in scenarios and ``SEEDED`` (default 300) seeded token sequences,
 under three configurations (``gpt_oss`` + ``harmony``, ``harmony`` + ``harmony``, no parsers), it
-asks the chat route and ``/v1/responses`` with and without a declared tool (without only when no
-tool parser is set: vllm-mlx then runs its generic parser, not emulated) and ``/v1/completions``,
+asks the chat route and ``/v1/responses`` with and without a declared tool (with tools but no
+tool parser only unstreamed: the generic streaming parser is not emulated) and ``/v1/completions``,
 with no limit and a 9-token limit, streamed (chat with ``include_usage``) and not, and compares the bytes (ids and
 ``created`` values normalised); then ``/health``, ``/v1/models``, an unknown route, a wrong method
 and the model check. Prints the
@@ -133,7 +133,8 @@ def _seeded(count: int) -> list[tuple[str, Any]]:
     enc = load_encoding()
     pieces = ["<|channel|>", "analysis", "final", "commentary", " to=functions.get_weather", " to=functions.x", "<|message|>", "<|end|>",
               "<|start|>", "assistant", "<|constrain|>", "json", '{"city":"Paris"}', '{"a":', "1}", " hi", " there.", "\n", " ", "é",
-              "<|call|>", "<|return|>", "[", "x(", "{", "Done", "<|endoftext|>"]
+              "<|call|>", "<|return|>", "[", "x(", "{", "Done", "<|endoftext|>",
+              '{"name":"get_weather","arguments":{"city":"Oslo"}}', '{"name":"f","arguments":"x"}']
     rng = random.Random(7)
     out = []
     for i in range(count):
@@ -190,7 +191,7 @@ async def _run(seeded: int) -> int:
     server._model_name = MODEL
     cases = [(name, step.completion) for name in builtin_names() for step in load_named(name).steps if step.completion is not None]
     cases += _seeded(seeded)
-    compared, diffs, generic = 0, [], []
+    compared, diffs = 0, []
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server.app), base_url="http://mlx") as client:
         for reasoning, tools in CONFIGS:
             server._reasoning_parser = get_parser(reasoning)() if reasoning else None
@@ -198,9 +199,10 @@ async def _run(seeded: int) -> int:
             profile = dataclasses.replace(get_profile(f"vllm-mlx@{release}"), reasoning_parser=reasoning, tool_call_parser=tools)
             for name, completion in cases:
                 for limit in (None, 9):
-                    # no tool parser + tools: the generic parser (not emulated); "text": /v1/completions
-                    for with_tools in (False, True, "text", "responses", "responses+tools") if tools else (False, "text", "responses"):
-                        for stream in (False, True):
+                    # "text": /v1/completions; "responses": /v1/responses
+                    for with_tools in (False, True, "text", "responses", "responses+tools"):
+                        # no tool parser + tools, streamed: vllm-mlx's generic streaming parser (not emulated)
+                        for stream in (False, True) if tools or with_tools not in (True, "responses+tools") else (False,):
                             body: dict[str, Any] = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "stream": stream}
                             if with_tools == "text":
                                 body = {"model": MODEL, "prompt": "hi", "stream": stream}
@@ -225,12 +227,7 @@ async def _run(seeded: int) -> int:
                             theirs = _norm((await client.post(path, json=body)).content)
                             ours = _norm(_ours(profile, completion, body, compared))
                             compared += 1
-                            called = (b'"tool_calls"', b'"type":"function_call"')
-                            # the generic parser runs on the whole text: not streamed, and at the end of a Responses stream
-                            whole = not stream or "input" in body
-                            if theirs != ours and any(c in theirs for c in called) and not any(c in ours for c in called) and whole:
-                                generic.append((name, theirs[:300]))  # the generic fallback parser found a call (not emulated)
-                            elif theirs != ours:
+                            if theirs != ours:
                                 diffs.append((f"{reasoning}/{tools}", name, limit, with_tools, stream, theirs, ours))
         info = ServerInfo(served_model_names=(MODEL,), created=0)
         for method, path in (("GET", "/health"), ("GET", "/v1/models"), ("GET", "/v1/nothing"), ("POST", "/health")):
@@ -244,7 +241,7 @@ async def _run(seeded: int) -> int:
         ours_reply = profile.model_not_found("other")
         if (wrong.status_code, wrong.content) != (ours_reply.status, ours_reply.body):
             diffs.append(("model check", wrong.status_code, wrong.content, ours_reply.status, ours_reply.body))
-    print(f"vllm-mlx {release}: {len(cases)} completions ({len(cases) - seeded} from the built-in scenarios, {seeded} seeded) x {len(CONFIGS)} parser configurations, {compared} replies compared byte for byte with vllm_mlx.server's app, {len(diffs)} differ; {len(generic)} more differ only by a call vllm-mlx's generic fallback parser found (not emulated): {sorted({g[0] for g in generic})}")
+    print(f"vllm-mlx {release}: {len(cases)} completions ({len(cases) - seeded} from the built-in scenarios, {seeded} seeded) x {len(CONFIGS)} parser configurations, {compared} replies compared byte for byte with vllm_mlx.server's app, {len(diffs)} differ")
     for diff in diffs[:6]:
         print(*diff[:5] if len(diff) == 7 else diff, sep="\n  ")
         theirs, ours = diff[-2:] if len(diff) == 7 else (b"", b"")

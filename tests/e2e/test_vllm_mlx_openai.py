@@ -196,3 +196,15 @@ def test_streamed_responses_find_the_call_streamed_chat_loses(server, client):
     assert final.output[1].arguments == '{"city": "Paris"}' and final.status == "completed"
     added = [e for e in events if e.type == "response.output_item.added"]
     assert [(e.output_index, e.item.type) for e in added] == [(0, "reasoning"), (1, "function_call")]
+
+
+def test_generic_parser_turns_a_json_answer_into_a_call_when_not_streamed(server, client):
+    # _parse_tool_calls_with_parser falls back to the generic parser's raw-JSON branch when the
+    # Harmony parser finds no call; its arguments are json.dumps'ed with the default separators.
+    text = '<|channel|>final<|message|>{"name":"get_weather","arguments":{"city":"Zürich"}}<|return|>'
+    use(server, text, text)
+    reply = client.chat.completions.create(model=MODEL, messages=USER, tools=WEATHER)
+    call, = reply.choices[0].message.tool_calls
+    assert (call.function.name, call.function.arguments, reply.choices[0].message.content) == ("get_weather", '{"city": "Z\\u00fcrich"}', None)
+    assert reply.choices[0].finish_reason == "tool_calls"
+    assert streamed(client, tools=WEATHER)[2] == []  # the streamed Harmony path has no such fallback

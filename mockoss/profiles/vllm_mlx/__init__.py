@@ -29,9 +29,8 @@ by one that replays the scripted tokens the way ``SimpleEngine`` with ``MLXLangu
 and 300 seeded ones, under three parser configurations, as chat (with and without tools), text
 completion and Responses (with and without tools), each streamed and not, with no limit and a
 token limit, plus the probes, route errors and the model check, are compared byte for byte (ids
-and timestamps normalised): 18,257 replies, 0 differ, on each release of the timeline (0.4.0,
-0.4.1, 0.5.0, 0.6.0, with its switch values); 6 more differ only
-where vllm-mlx's generic fallback tool parser finds a call (not emulated). The
+and timestamps normalised): 19,661 replies, 0 differ, on each release of the timeline (0.4.0,
+0.4.1, 0.5.0, 0.6.0, with its switch values). The
 parsers' own tests are converted in ``tests/conformance/upstream/test_vllm_mlx_upstream.py``.
 
 Read, not run, so stated guesses: the engine's text (mlx-lm's detokenizer; the EOS set
@@ -40,8 +39,11 @@ non-streamed ``completion_tokens`` without tools (the text re-encoded, here by o
 the Hugging Face tokenizer there); ``prompt_tokens`` (mockoss's Harmony rendering, not the model's
 Jinja template or openai-harmony's rendering). Not emulated: ``previous_response_id`` and the
 response store,
-``/v1/messages`` (404 here), the generic fallback tool parser that runs when the Harmony parser
-finds no call (or when no tool parser is set), the continuous-batching engine,
+``/v1/messages`` (404 here); of the generic tool parser that runs when the Harmony parser finds no
+call (or when no tool parser is set), only its raw-JSON ``{"name", "arguments"}`` branch (other
+model families' markup is left alone, and the generic *streaming* parser used with tools but no
+``--tool-call-parser`` is not emulated: such a stream is parsed as if no tools were declared); the
+continuous-batching engine,
 ``response_format``, ``enable_thinking`` and ``stop``; FastAPI's 422 validation errors (mockoss's
 own validation answers ``{"detail": …}`` with its status and wording).
 Timeline: :mod:`.releases`.
@@ -71,8 +73,8 @@ class VllmMlxProfile:
             ``"harmony"`` (``reasoning/harmony_parser.py``) or ``None`` (streamed deltas have the
             Harmony tokens stripped; the rest of the markup text stays).
         tool_call_parser: ``--tool-call-parser harmony`` (or ``gpt-oss``) with
-            ``--enable-auto-tool-choice``; ``None``: no Harmony tool parsing (vllm-mlx then runs its
-            generic parser, not reproduced).
+            ``--enable-auto-tool-choice``; ``None``: vllm-mlx's generic parser alone (its raw-JSON
+            branch reproduced; streamed with tools, not emulated).
         max_tokens: ``--max-tokens``, the limit when a request sets none (32768).
         max_request_tokens: ``--max-request-tokens``: a larger ``max_tokens`` is a 400.
         healthy: ``/health`` says ``healthy``; false: ``unhealthy`` (a failed lazy load).

@@ -179,7 +179,7 @@ def surface_chat(profile: VllmMlxProfile, completion: Completion, request: ChatR
     if reasoning is not None:
         message["reasoning_content"] = reasoning
     if calls:
-        message["tool_calls"] = [{"id": "call_" + ctx.ids.next()[:8], "type": "function", "function": {"name": c.name, "arguments": coerce_arguments(c.arguments, c.name, declared)}} for c in calls]
+        message["tool_calls"] = [{"id": "call_" + ctx.ids.next()[:8], "type": "function", "function": {"name": c.name, "arguments": coerce_arguments(c.arguments, c.name, declared) if c.coerce else c.arguments}} for c in calls]
     body = {
         "id": rid, "object": "chat.completion", "created": ctx.created, "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else finish}],
@@ -195,9 +195,9 @@ def _extract(profile: VllmMlxProfile, text: str, declared: list | None, tools: l
     the Harmony parser finds nothing, is not reproduced)."""
     extract = {"gpt_oss": p.gpt_oss_extract, "harmony": p.harmony_extract}.get(profile.reasoning_parser or "")
     parse = None
-    if tools is not None and profile.tool_call_parser is not None:
+    if tools is not None:  # no --tool-call-parser: vllm-mlx's generic parser alone
         def parse(text: str) -> tuple[list, str]:
-            return p.harmony_tool_extract(text, fixed=profile.harmony_call_fix)
+            return p.tool_calls_with_fallback(text, fixed=profile.harmony_call_fix, harmony=profile.tool_call_parser is not None)
     return extract_reasoning_and_calls(text, extract, parse, declared=bool(declared), strip_analysis=profile.harmony_call_fix)
 
 

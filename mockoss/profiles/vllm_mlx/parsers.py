@@ -49,7 +49,9 @@ __all__ = [
     "gpt_oss_extract",
     "harmony_extract",
     "harmony_tool_extract",
+    "json_fallback_calls",
     "strip_analysis_blocks",
+    "tool_calls_with_fallback",
 ]
 
 _STRUCTURAL = re.compile(r"<\|start\|>|<\|end\|>|<\|channel\|>|<\|return\|>|<\|call\|>|<\|constrain\|>")
@@ -89,10 +91,12 @@ class Delta:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallText:
-    """A call found by the Harmony tool parser: ``arguments`` is the text sent to the client."""
+    """A call found by a tool parser: ``arguments`` is the text before the server's schema-typed
+    coercion, which applies only to the Harmony parser's calls (``coerce``)."""
 
     name: str
     arguments: str
+    coerce: bool = True
 
 
 def clean_output_text(text: str) -> str:
@@ -286,3 +290,65 @@ class HarmonyToolStream:
                 if body and delta.strip() not in _CONTROL:
                     return {"content": delta}
         return {"content": delta} if "<|channel|>" not in current else None
+
+
+# --------------------------------------------------------------------------- generic fallback
+
+
+def _is_call(obj: object) -> bool:
+    return isinstance(obj, dict) and isinstance(obj.get("name"), str) and bool(obj["name"]) and isinstance(obj.get("arguments", 0), (dict, str))
+
+
+def json_fallback_calls(text: str) -> list[ToolCallText]:
+    """The raw-JSON branch of ``api/tool_calling.py`` ``parse_tool_calls`` (the generic parser
+    ``_parse_tool_calls_with_parser`` falls back to when the Harmony parser finds no call, tools
+    declared): a JSON array of ``{"name", "arguments"}`` objects, else every balanced
+    ``{…}`` in the text that decodes to one; arguments ``json.dumps``-ed with its defaults
+    (``", "``, ``": "``, ASCII escapes) when an object, else ``str()``. The other formats of that
+    parser (MiniMax, ``[Calling tool:``, ``<tool_call>``, ``<function=``, Nemotron) are not
+    reproduced: :func:`tool_calls_with_fallback` leaves text holding their markers alone."""
+    text = (text or "").strip()
+    found: list[dict] = []
+    if text.startswith("["):
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, list) and parsed and all(_is_call(item) for item in parsed):
+            found = parsed
+    if not found:
+        depth, start = 0, None
+        for i, char in enumerate(text):
+            if char == "{":
+                if depth == 0:
+                    start = i
+                depth += 1
+            elif char == "}":
+                depth -= 1
+                if depth == 0 and start is not None:
+                    try:
+                        obj = json.loads(text[start : i + 1])
+                    except json.JSONDecodeError:
+                        obj = None
+                    if _is_call(obj):
+                        found.append(obj)
+                    start = None
+    args = [json.dumps(o["arguments"]) if isinstance(o["arguments"], dict) else str(o["arguments"]) for o in found]
+    return [ToolCallText(o["name"], a, coerce=False) for o, a in zip(found, args, strict=True)]
+
+
+def tool_calls_with_fallback(
+    text: str, *, fixed: bool = True, tools_declared: bool = True, harmony: bool = True
+) -> tuple[list[ToolCallText], str]:
+    """``_parse_tool_calls_with_parser``: ``(calls, content)``. With the Harmony parser
+    (``harmony``): its calls and content, else (tools declared) the generic parser's raw-JSON calls
+    with content ``""``, else no calls and the Harmony parser's content. Without a configured
+    parser only the generic one runs (no calls: the text untouched)."""
+    calls, content = harmony_tool_extract(text, fixed=fixed) if harmony else ([], text)
+    if calls or not tools_declared:
+        return calls, content
+    if not any(marker in text for marker in ("<minimax:tool_call>", "[Calling tool:", "<tool_call>", "<function=")):
+        fallback = json_fallback_calls(text)
+        if fallback:
+            return fallback, ""
+    return [], content

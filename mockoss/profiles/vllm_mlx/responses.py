@@ -109,8 +109,9 @@ def surface_responses(profile: VllmMlxProfile, completion: Completion, request: 
     choice = body.get("tool_choice", "auto")
     calls: list[p.ToolCallText] = []
     cleaned: str | None = text
-    if (chat_tools or not profile.tool_parse_needs_tools) and choice != "none" and profile.tool_call_parser is not None:
-        calls, cleaned = p.harmony_tool_extract(text, fixed=profile.harmony_call_fix)
+    if (chat_tools or not profile.tool_parse_needs_tools) and choice != "none":
+        harmony = profile.tool_call_parser is not None
+        calls, cleaned = p.tool_calls_with_fallback(text, fixed=profile.harmony_call_fix, tools_declared=bool(chat_tools), harmony=harmony)
     reasoning = None
     if profile.reasoning_parser is not None:
         extract = p.gpt_oss_extract if profile.reasoning_parser == "gpt_oss" else p.harmony_extract
@@ -123,7 +124,7 @@ def surface_responses(profile: VllmMlxProfile, completion: Completion, request: 
     if answer:
         items.append({"id": "msg_" + ctx.ids.next(), "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": answer, "annotations": [], "logprobs": []}], "status": "completed"})
     for call in calls:
-        arguments = coerce_arguments(call.arguments, call.name, chat_tools)
+        arguments = coerce_arguments(call.arguments, call.name, chat_tools) if call.coerce else call.arguments
         items.append({"id": "fc_" + ctx.ids.next(), "type": "function_call", "call_id": "call_" + ctx.ids.next()[:8], "name": call.name, "arguments": arguments, "status": "completed"})
     out = build(items, count, finish, "resp_" + ctx.ids.next())
     return Reply(status=200, body=json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode())

@@ -131,7 +131,7 @@ def stream_responses(
     calls: list = []
     leftover: str | None = raw
     if (use_tools or (not profile.tool_parse_needs_tools and body.get("tool_choice", "auto") != "none")) and profile.tool_call_parser is not None:
-        calls, leftover = p.harmony_tool_extract(raw, fixed=fixed)
+        calls, leftover = p.tool_calls_with_fallback(raw, fixed=fixed, tools_declared=bool(chat_tools))
     final_text = text if text or calls or not leftover else p.clean_output_text(leftover)
     items: list[dict[str, Any]] = []
     if "rs" in slots:
@@ -152,7 +152,7 @@ def stream_responses(
     for call in calls:
         index = len(slots) + sum(1 for i in items if i["type"] == "function_call")
         item = {"id": "fc_" + ctx.ids.next(), "type": "function_call", "call_id": "call_" + ctx.ids.next()[:8], "name": call.name,
-                "arguments": coerce_arguments(call.arguments, call.name, chat_tools), "status": "completed"}
+                "arguments": coerce_arguments(call.arguments, call.name, chat_tools) if call.coerce else call.arguments, "status": "completed"}
         event("response.output_item.added", {"output_index": index, "item": {**item, "status": "in_progress"}})
         event("response.function_call_arguments.delta", {"item_id": item["id"], "output_index": index, "delta": item["arguments"]})
         event("response.output_item.done", {"output_index": index, "item": item})
