@@ -93,7 +93,7 @@ def _norm(text: str) -> str:
 
 def _without_message(body: str) -> str:
     data = json.loads(body)
-    (data["error"] if "error" in data else data)["message"] = "…"  # nested (Responses) or flat (chat)
+    data.get("error", data)["message"] = "…"  # nested (Responses) or flat (chat)
     return json.dumps(data)
 
 
