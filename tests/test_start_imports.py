@@ -60,7 +60,7 @@ HEAVY = (
 
 def _serve(profile: str, endpoint: str, tmp_path) -> dict:
     done = subprocess.run(
-        [sys.executable, "-c", _SERVE_AND_LIST, profile, endpoint], capture_output=True, text=True, timeout=120, cwd=tmp_path
+        [sys.executable, "-c", _SERVE_AND_LIST, profile, endpoint], capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
@@ -171,3 +171,21 @@ def test_metrics_exposition_is_prometheus_client_counters_and_gauges():
         metrics.observe(endpoint, status, scenario, sent)
     created = re.compile(rb"(_created(?:\{[^}]*\})?) \S+")
     assert created.sub(rb"\1 T", metrics.render()[0]) == created.sub(rb"\1 T", generate_latest(reference))
+
+
+def test_lazy_mapping_gives_every_thread_the_same_value():
+    import threading
+
+    table = LazyMapping({"ordered": "collections:OrderedDict"})
+    start, seen = threading.Barrier(8), []
+
+    def look() -> None:
+        start.wait()
+        seen.append(table["ordered"])
+
+    threads = [threading.Thread(target=look) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(seen) == 8 and all(value is seen[0] for value in seen)

@@ -9,7 +9,6 @@ need no import; looking a name up imports its module once.
 from __future__ import annotations
 
 import importlib
-import threading
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -24,20 +23,20 @@ class LazyMapping(Mapping[str, V]):
     ``where`` maps each name to ``"package.module:attribute"`` or to the value itself. The
     attribute found is used as follows: a class is instantiated with no arguments (a profile), a
     mapping is indexed by the name (several names from one table, e.g. the dated vLLM profiles),
-    anything else is the value (a timeline). Each value is built once and the same object is
-    returned afterwards, from any thread.
+    anything else is the value (a timeline). The first value stored for a name is the one returned
+    afterwards, from any thread; no lock is held while a module is imported (the import system
+    serialises imports, and a module that looks a name up while it loads cannot deadlock).
 
     Raises:
         KeyError: on lookup of a name not in ``where`` (as a dict does).
         ImportError, AttributeError: the spec names a module or attribute that does not exist.
     """
 
-    __slots__ = ("_built", "_lock", "_where")
+    __slots__ = ("_built", "_where")
 
     def __init__(self, where: Mapping[str, str | V]) -> None:
         self._where: dict[str, str | V] = dict(where)
         self._built: dict[str, V] = {}
-        self._lock = threading.RLock()
 
     def __getitem__(self, name: str) -> V:
         try:
@@ -45,18 +44,15 @@ class LazyMapping(Mapping[str, V]):
         except KeyError:
             pass
         where = self._where[name]
-        if not isinstance(where, str):
-            return self._built.setdefault(name, where)
-        with self._lock:  # one import and one instance per name, whichever thread asks first
-            if name not in self._built:
-                module, _, attribute = where.partition(":")
-                found: Any = getattr(importlib.import_module(module), attribute)
-                if isinstance(found, type):
-                    found = found()
-                elif isinstance(found, Mapping):
-                    found = found[name]
-                self._built[name] = found
-            return self._built[name]
+        if isinstance(where, str):
+            module, _, attribute = where.partition(":")
+            found: Any = getattr(importlib.import_module(module), attribute)
+            if isinstance(found, type):
+                found = found()
+            elif isinstance(found, Mapping):
+                found = found[name]
+            where = found
+        return self._built.setdefault(name, where)  # two threads racing: both get the first one
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._where)
