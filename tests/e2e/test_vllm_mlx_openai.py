@@ -208,3 +208,11 @@ def test_generic_parser_turns_a_json_answer_into_a_call_when_not_streamed(server
     assert (call.function.name, call.function.arguments, reply.choices[0].message.content) == ("get_weather", '{"city": "Z\\u00fcrich"}', None)
     assert reply.choices[0].finish_reason == "tool_calls"
     assert streamed(client, tools=WEATHER)[2] == []  # the streamed Harmony path has no such fallback
+
+
+def test_validation_errors_are_fastapi_422s_and_scripted_errors_keep_their_status(server, http):
+    bad = http.post("/v1/chat/completions", content=b"[1]", headers={"content-type": "application/json"})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"][0] == "body"
+    server.use({"steps": [{"error": {"status": 400, "message": "Bad things"}}]})
+    scripted = http.post("/v1/chat/completions", json={"model": MODEL, "messages": USER})
+    assert (scripted.status_code, scripted.json()) == (400, {"detail": "Bad things"})

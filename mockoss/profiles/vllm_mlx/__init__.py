@@ -44,8 +44,8 @@ call (or when no tool parser is set), only its raw-JSON ``{"name", "arguments"}`
 model families' markup is left alone, and the generic *streaming* parser used with tools but no
 ``--tool-call-parser`` is not emulated: such a stream is parsed as if no tools were declared); the
 continuous-batching engine,
-``response_format``, ``enable_thinking`` and ``stop``; FastAPI's 422 validation errors (mockoss's
-own validation answers ``{"detail": …}`` with its status and wording).
+``response_format``, ``enable_thinking`` and ``stop``; the exact pydantic entries of FastAPI's 422
+(mockoss's own validation answers a 422 with one ``value_error`` entry in its own words).
 Timeline: :mod:`.releases`.
 """
 
@@ -59,6 +59,10 @@ from typing import Any, ClassVar
 from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo
 
 __all__ = ["VllmMlxProfile"]
+
+
+def _json(status: int, body: Any) -> Reply:
+    return Reply(status=status, body=json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
 
 _REASONING = (None, "gpt_oss", "harmony")
 _TOOLS = (None, "harmony")
@@ -145,7 +149,7 @@ class VllmMlxProfile:
 
         asked = request.body.get("max_tokens") if isinstance(request.body, dict) else None
         if isinstance(asked, int) and asked > self.max_request_tokens:
-            return self.error(400, f"max_tokens exceeds server limit ({self.max_request_tokens})")
+            return _json(400, {"detail": f"max_tokens exceeds server limit ({self.max_request_tokens})"})
         return surface_completions(self, completion, request, ctx, request.model)
 
     def chat(self, completion: Any, request: ChatRequestView, ctx: RequestContext) -> Reply:
@@ -154,18 +158,25 @@ class VllmMlxProfile:
         from mockoss.profiles.vllm_mlx.chat import surface_chat
 
         if request.max_tokens is not None and request.max_tokens > self.max_request_tokens:
-            return self.error(400, f"max_tokens exceeds server limit ({self.max_request_tokens})")
+            return _json(400, {"detail": f"max_tokens exceeds server limit ({self.max_request_tokens})"})
         return surface_chat(self, completion, request, ctx, request.model)
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
-        """FastAPI's ``HTTPException`` body, ``{"detail": "<message>"}`` (vllm-mlx registers no
-        exception handler). Its request validation errors are FastAPI's 422 with a ``detail``
-        list; mockoss's own validation answers in this shape with its status and wording."""
-        return Reply(status=status, body=json.dumps({"detail": message}, ensure_ascii=False, separators=(",", ":")).encode())
+        """vllm-mlx's error bodies (it registers no exception handler, so they are FastAPI's): a
+        request mockoss's validation rejects (a 400 naming a ``param``, or a body that is not a
+        JSON object) is FastAPI's request-validation 422 ``{"detail":[{…}]}`` (entry ``type:
+        "value_error"``, ``loc`` from ``param``, mockoss's wording: the exact pydantic entries, e.g.
+        ``missing`` / ``greater_than``, are not reproduced); anything else, a scripted
+        ``error(400, …)`` included, is an ``HTTPException`` body ``{"detail": "<message>"}`` with its
+        status."""
+        if status == 400 and (param is not None or message.startswith("Invalid request")):
+            loc = ["body", *(param.split(".") if param else ())]
+            return _json(422, {"detail": [{"type": "value_error", "loc": loc, "msg": message, "input": None}]})
+        return _json(status, {"detail": message})
 
     def model_not_found(self, model: str) -> Reply:
         """``_validate_model_name``: 404 naming the served model (the default name here)."""
-        return self.error(404, f"The model `{model}` does not exist. Available model: `{self.default_model}`")
+        return _json(404, {"detail": f"The model `{model}` does not exist. Available model: `{self.default_model}`"})
 
     def probe(self, method: str, path: str, info: ServerInfo) -> Reply | None:
         """``GET /health`` and ``GET /v1/models`` (``owned_by: "vllm-mlx"``), server.py ``health``
