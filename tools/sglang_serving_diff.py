@@ -21,8 +21,8 @@ with and without a declared tool, streamed (``include_usage``) and not (the buil
 also with ``--reasoning-parser``/``--tool-call-parser`` unset; ``reasoning_tokens``, the
 scheduler's count, is left to the engine half, which reports 0, so mockoss runs with
 ``count_reasoning_tokens=false`` there); then the requests
-``create_responses`` rejects or echoes, an unknown model, six Completions variants and eleven
-chat variants on three scenarios (requests SGLang's request models refuse are compared without
+``create_responses`` rejects or echoes, an unknown model, six Completions variants, eleven
+chat variants on three scenarios, and ``GET /v1/models`` and ``/v1/models/{model}`` (requests SGLang's request models refuse are compared without
 their message, which is pydantic's). Bodies are compared after replacing ids (in
 order of first appearance, so an id's reuse is compared too) and timestamps; an exception SGLang's
 stream generator raises after HTTP 200 is compared with mockoss's ``Reply.abort`` (both present or
@@ -170,6 +170,8 @@ def _cases(seeded: int, chat: bool = False) -> list[dict[str, Any]]:
         emission = clean.emit(200)
         cases.append({"label": f"completions {extra}", "completion": clean, "path": "/v1/completions", "body": body,
                       "tokens": [[list(emission.tokens), False]]})
+    for path in ("/v1/models", f"/v1/models/{MODEL}", "/v1/models/gpt-4o"):
+        cases.append({"label": f"GET {path}", "completion": clean, "path": path, "method": "GET", "body": {}, "tokens": []})
     for extra in CHAT_VARIANTS:
         for name in ("clean-answer", "clean-tool-call", "tool-call-leaked-as-text"):
             completion = next(c for n, c in completions if n == name)
@@ -189,6 +191,9 @@ def _ours(case: dict[str, Any], index: int) -> dict[str, Any]:
     if "tool_call_parser" in case:
         switches.update(reasoning_parser=case["reasoning_parser"], tool_call_parser=case["tool_call_parser"])
     server = MockServer(profile="sglang", seed=index, switches=switches)
+    if case.get("method") == "GET":
+        reply = MockServer(profile="sglang", seed=index).probe("GET", case["path"])
+        return {"status": reply.status, "body": reply.body.decode(), "abort": None}
     endpoint = {"/v1/responses": "responses", "/v1/completions": "completions", "/v1/chat/completions": "chat"}[case["path"]]
     reply, _ = server.respond(endpoint, json.dumps(case["body"]).encode(), {}, step=Step(index=0, completion=case["completion"], error=None))
     body = reply.body.decode() if not reply.streamed else b"".join(reply.frames).decode()
@@ -206,7 +211,7 @@ def main() -> int:
             case["prompt_tokens"] = prompt_tokens("chat", json.dumps(case["body"]).encode(), case["body"])
     with tempfile.TemporaryDirectory() as tmp:
         plan, out = Path(tmp, "plan.json"), Path(tmp, "out.json")
-        plan.write_text(json.dumps([{k: case[k] for k in ("path", "body", "tokens", "prompt_tokens", "reasoning_parser", "tool_call_parser") if k in case}
+        plan.write_text(json.dumps([{k: case[k] for k in ("path", "method", "body", "tokens", "prompt_tokens", "reasoning_parser", "tool_call_parser") if k in case}
                                    for case in cases]))
         side = Path(__file__).with_name("sglang_serving_side.py")
         subprocess.run([python, str(side), src, str(plan), str(out)], check=True, stderr=subprocess.DEVNULL)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import types
 import uuid
 from typing import Any
 from unittest.mock import Mock
@@ -155,7 +156,11 @@ def main() -> int:
                 chat._apply_jinja_template = chat._apply_conversation_template = render
                 hs.app.state.openai_serving_chat = chat
                 aborted.clear()
-                reply = await client.post(case["path"], content=json.dumps(case["body"]).encode(), headers={"content-type": "application/json"})
+                hs._global_state = types.SimpleNamespace(tokenizer_manager=engine)  # what /v1/models reads
+                if case.get("method") == "GET":
+                    reply = await client.get(case["path"])
+                else:
+                    reply = await client.post(case["path"], content=json.dumps(case["body"]).encode(), headers={"content-type": "application/json"})
                 results.append({"status": reply.status_code, "content_type": reply.headers.get("content-type"), "body": reply.content.decode(),
                                 "abort": aborted[0] if aborted else None})
         return results
