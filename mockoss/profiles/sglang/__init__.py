@@ -28,20 +28,21 @@ the chat template's rendering (a real model's tokenizer; its token count comes f
 in. Every completion of the built-in scenarios and 200 seeded token soups: chat with and without a
 tool, streamed and not (the built-in ones also with both parsers unset), 11 chat variants on 3
 scenarios (``tool_choice`` forms, ``separate_reasoning``, limits, usage options, empty or invalid
-``messages``), Responses streamed and not
-with and without a 9-token limit, Completions streamed and not with ``skip_special_tokens`` on and
-off, plus 24 Responses requests ``create_responses`` rejects or echoes (``reasoning.summary``,
-``encrypted_content``, no ``model``, ``request_id``, tool outputs in ``input``; 2 refused by SGLang's
-request model compared without pydantic's message) and 6 Completions variants (``echo``, a token
-prompt, ``continuous_usage_stats``, ``no_stop_trim``, ``[""]``), and ``GET /v1/models`` and ``/v1/models/{model}`` (found and not): 3,282 exchanges (1,241
-chat, 1,028 Responses, 1,010 Completions, 3 model routes), byte for byte after replacing ids and timestamps (65 streams SGLang
-drops compared as drops), 0 differences. Not compared: chat's ``reasoning_tokens`` (the scheduler
-counts them; see ``count_reasoning_tokens``), the prompt rendering, the response store
-(``--enable-response-store``: ``previous_response_id``, ``background``, ``GET /v1/responses/{id}``),
-built-in tool servers, several prompts or ``n`` in a completion, and ``web_search_call`` items when
-the browser call is not the last message (read). SGLang's own Responses/Harmony unit tests are
-converted in ``tests/conformance/upstream/test_sglang_responses_upstream.py`` (8 of 8 reproduced, 2
-of them with the ``harmony_errors="skip"`` switch for the guard SGLang added after 0.5.23).
+``messages``), Responses streamed and not with and without a 9-token limit, Completions streamed
+and not with ``skip_special_tokens`` on and off, plus 24 Responses requests ``create_responses``
+rejects or echoes (``reasoning.summary``, ``encrypted_content``, no ``model``, ``request_id``, tool
+outputs in ``input``; 2 refused by SGLang's request model compared without pydantic's message) and
+6 Completions variants (``echo``, a token prompt, ``continuous_usage_stats``, ``no_stop_trim``,
+``[""]``), and ``GET /v1/models`` and ``/v1/models/{model}`` (found and not): 3,282 exchanges
+(1,241 chat, 1,028 Responses, 1,010 Completions, 3 model routes), byte for byte after replacing ids
+and timestamps (65 streams SGLang drops compared as drops), 0 differences. Not compared: chat's
+``reasoning_tokens`` (the scheduler counts them; see ``count_reasoning_tokens``), the prompt
+rendering, the response store (``--enable-response-store``: ``previous_response_id``,
+``background``, ``GET /v1/responses/{id}``), built-in tool servers, several prompts or ``n`` in a
+completion, and ``web_search_call`` items when the browser call is not the last message (read).
+SGLang's own Responses/Harmony unit tests are converted in
+``tests/conformance/upstream/test_sglang_responses_upstream.py`` (8 of 8 reproduced, 2 of them with
+the ``harmony_errors="skip"`` switch for the guard SGLang added after 0.5.23).
 ``/health`` (a real one-token generation) and ``/get_model_info`` are read, not run.
 The releases from 0.5.2 (the first with this string parser) to 0.5.23 are a timeline
 (:mod:`.releases`, ``sglang@0.5.2``), each change found by diffing the released wheels.
