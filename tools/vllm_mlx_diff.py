@@ -1,6 +1,6 @@
 """Differential check: the ``vllm-mlx`` profile against vllm-mlx's own server and parsers.
 
-Usage: ``python tools/vllm_mlx_diff.py WHEEL_DIR STUB_DIR [SEEDED]``: ``WHEEL_DIR`` holds ``vllm_mlx/``
+Usage: ``python tools/vllm_mlx_diff.py WHEEL_DIR STUB_DIR [SEEDED] [--record FILE]``: ``WHEEL_DIR`` holds ``vllm_mlx/``
 from ``pip download --no-deps vllm-mlx==0.6.0`` (unzipped), ``STUB_DIR`` a ``transformers`` stub
 package (as for ``tools/mlxlm_diff.py``). Needs a scratch venv with ``mlx[cpu]``, ``mlx-lm==0.31.3
 --no-deps``, fastapi, uvicorn, pydantic, httpx, jsonschema, regex, numpy, pyyaml, jinja2, requests,
@@ -24,13 +24,17 @@ tool parser only unstreamed: the generic streaming parser is not emulated) and `
 with no limit and a 9-token limit, streamed (chat with ``include_usage``) and not, and compares the bytes (ids and
 ``created`` values normalised); then ``/health``, ``/v1/models``, an unknown route, a wrong method
 and the model check. Prints the
-counts and the first differences; exit status 1 when any differ. Not imported by mockoss or its tests.
+counts and the first differences; exit status 1 when any differ. ``--record FILE`` also writes the
+server's replies for the built-in scenarios (two configurations) as the goldens CI replays without
+this venv: ``... /tmp/vmlx/w/0.6.0 /tmp/vmlx/stubs 0 --record tests/golden/vllm-mlx-0.6.0/replies.jsonl.gz``. Not imported by mockoss or its tests.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gzip
+import json
 import random
 import re
 import sys
@@ -38,6 +42,11 @@ from pathlib import Path
 from typing import Any
 
 PROMPT_TOKENS = 37
+#: ``--record FILE``: also write (gzipped JSON lines) the server's replies for the built-in
+#: scenarios' completions under these configurations: the goldens
+#: ``tests/golden/test_vllm_mlx_goldens.py`` replays (``tests/golden/vllm-mlx-<release>/replies.jsonl.gz``).
+RECORD: str | None = None
+RECORD_CONFIGS = (("gpt_oss", "harmony"), (None, None))
 MODEL = "mlx-community/gpt-oss-20b-MXFP4-Q8"
 EOS = (200002, 199999, 200012)
 CONFIGS = (("gpt_oss", "harmony"), ("harmony", "harmony"), (None, None))
@@ -189,8 +198,9 @@ async def _run(seeded: int) -> int:
     detok = tu.BPEStreamingDetokenizer(Tok())
     release = next(Path(sys.argv[1]).glob("vllm_mlx-*.dist-info")).name.removesuffix(".dist-info").split("-")[1]
     server._model_name = MODEL
-    cases = [(name, step.completion) for name in builtin_names() for step in load_named(name).steps if step.completion is not None]
+    cases = [(f"{name}#{i}", step.completion) for name in builtin_names() for i, step in enumerate(load_named(name).steps) if step.completion is not None]
     cases += _seeded(seeded)
+    record = []
     compared, diffs = 0, []
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=server.app), base_url="http://mlx") as client:
         for reasoning, tools in CONFIGS:
@@ -225,6 +235,9 @@ async def _run(seeded: int) -> int:
                             server._engine = _engine(server, base, clean_output_text, detok, tokens)
                             path = "/v1/responses" if "input" in body else "/v1/completions" if "prompt" in body else "/v1/chat/completions"
                             theirs = _norm((await client.post(path, json=body)).content)
+                            if RECORD and "#" in name and (reasoning, tools) in RECORD_CONFIGS:
+                                record.append({"case": name, "tokens": list(completion.tokens), "reasoning_parser": reasoning,
+                                               "tool_call_parser": tools, "body": body, "reply": theirs.decode()})
                             ours = _norm(_ours(profile, completion, body, compared))
                             compared += 1
                             if theirs != ours:
@@ -241,6 +254,13 @@ async def _run(seeded: int) -> int:
         ours_reply = profile.model_not_found("other")
         if (wrong.status_code, wrong.content) != (ours_reply.status, ours_reply.body):
             diffs.append(("model check", wrong.status_code, wrong.content, ours_reply.status, ours_reply.body))
+    if RECORD:
+        header = {"generator": "tools/vllm_mlx_diff.py --record", "server": f"vllm-mlx {release} (the wheel's server.app, scripted engine)",
+                  "model": MODEL, "prompt_tokens": PROMPT_TOKENS, "normalised": "ids and created/created_at values"}
+        lines = [json.dumps(header, ensure_ascii=False), *(json.dumps(r, ensure_ascii=False) for r in record)]
+        # mtime 0 and no file name in the header: the same replies give the same bytes
+        Path(RECORD).write_bytes(gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0))
+        print(f"recorded {len(record)} replies to {RECORD}")
     print(f"vllm-mlx {release}: {len(cases)} completions ({len(cases) - seeded} from the built-in scenarios, {seeded} seeded) x {len(CONFIGS)} parser configurations, {compared} replies compared byte for byte with vllm_mlx.server's app, {len(diffs)} differ")
     for diff in diffs[:6]:
         print(*diff[:5] if len(diff) == 7 else diff, sep="\n  ")
@@ -251,6 +271,11 @@ async def _run(seeded: int) -> int:
 
 
 def main() -> int:
+    global RECORD
+    if "--record" in sys.argv:
+        at = sys.argv.index("--record")
+        RECORD = sys.argv[at + 1]
+        del sys.argv[at : at + 2]
     sys.path[:0] = [sys.argv[2], sys.argv[1]]
     import logging
 
