@@ -30,7 +30,8 @@ and 300 seeded ones, under three parser configurations, as chat (with and withou
 completion and Responses (with and without tools), each streamed and not, with no limit and a
 token limit, plus the probes, route errors and the model check, are compared byte for byte (ids
 and timestamps normalised): 19,661 replies, 0 differ, on each release of the timeline (0.4.0,
-0.4.1, 0.5.0, 0.6.0, with its switch values). The
+0.4.1, 0.5.0, 0.6.0, with its switch values). The built-in scenarios' 1,836 replies of 0.6.0
+are recorded as goldens that ``tests/golden/test_vllm_mlx_goldens.py`` replays in CI. The
 parsers' own tests are converted in ``tests/conformance/upstream/test_vllm_mlx_upstream.py``.
 
 Read, not run, so stated guesses: the engine's text (mlx-lm's detokenizer; the EOS set
