@@ -34,6 +34,7 @@ VLLM_MLX_TIMELINE = Timeline(
     changes=(
         Change(
             release="0.5.0",
+            date="2026-09-17",
             switch="tool_parse_needs_tools",
             before=False,
             after=True,
