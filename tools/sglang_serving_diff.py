@@ -14,7 +14,8 @@ runs there in a subprocess (its Harmony library is not mockoss's): SGLang's Fast
 tokens (see that file for what stands in). This half builds the requests and compares.
 
 Cases: every completion of the built-in scenarios plus ``SEEDED`` (default 200) seeded token
-soups, each asked on ``/v1/responses`` (a function tool declared) non-streamed and streamed, with
+soups (Harmony markers, recipients, JSON, and CJK and emoji text whose characters are cut between
+tokens), each asked on ``/v1/responses`` (a function tool declared) non-streamed and streamed, with
 no limit and a 9-token ``max_output_tokens``, on ``/v1/completions`` non-streamed and streamed
 (``include_usage``), with ``skip_special_tokens`` true and false, and on ``/v1/chat/completions``
 with and without a declared tool, streamed (``include_usage``) and not (the built-in scenarios
@@ -103,7 +104,7 @@ def _seeded(count: int) -> list[tuple[str, list[int]]]:
     enc = load_encoding()
     pieces = ["<|channel|>", "analysis", "final", "commentary", " to=functions.get_weather", " to=functions.x", " to=browser.search",
               " to=python", " to=foo", "<|message|>", "<|end|>", "<|start|>", "assistant", "<|constrain|>", "json", '{"city":"Paris"}',
-              " hi", " there.", "\n", " ", "é", "<|call|>", "<|return|>", "Done"]
+              " hi", " there.", "\n", " ", "é", "🌧️", " 雨が降る", "<|call|>", "<|return|>", "Done"]
     rng = random.Random(11)
     out = []
     for i in range(count):

@@ -17,9 +17,11 @@ over (read from ``managers/tokenizer_manager.py``, ``scheduler_components/output
 ``{"type":"stop","matched":id}`` (``matched`` null when the script ends without a stop token) or
 ``{"type":"length","length":n}``, cumulative ``output_ids`` and
 ``text`` per step when streamed (``--stream-interval 1``, no ``--incremental-streaming-output``),
-the text decoded with ``skip_special_tokens`` as the request's sampling parameters say and the
-matched stop token trimmed (kept for ``<|call|>`` with ``--tool-call-parser gpt-oss``), the request
-id ``uuid4().hex`` when the request gives none. Writes ``[{"status", "content_type", "body"}]``.
+the text made by SGLang's own ``DetokenizerManager._decode_batch_token_id_output`` (incremental
+decoding, a cut character's printable prefix, ``trim_matched_stop``: the matched stop token dropped,
+kept for ``<|call|>`` with ``--tool-call-parser gpt-oss``) over o200k_harmony's decode with
+``skip_special_tokens`` as the request's sampling parameters say, the request id ``uuid4().hex``
+when the request gives none. Writes ``[{"status", "content_type", "body"}]``.
 """
 
 from __future__ import annotations
@@ -57,9 +59,32 @@ def main() -> int:
     enc = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
     first_special = 199998
 
-    def decode(ids: list[int], skip: bool) -> str:
-        kept = [t for t in ids if not (skip and t >= first_special)]
-        return enc.decode_utf8(kept) if kept else ""
+    from sglang.srt.managers.detokenizer_manager import DetokenizerManager
+
+    class Tokenizer:
+        """What the detokenizer calls: o200k_harmony's decode (bytes as UTF-8 with U+FFFD)."""
+
+        def decode(self, ids: list[int], skip_special_tokens: bool = True, spaces_between_special_tokens: bool = True) -> str:
+            kept = [t for t in ids if not (skip_special_tokens and t >= first_special)]
+            return enc.decode(kept) if kept else ""
+
+    def detokenizer(tool_call_parser: str | None) -> Any:
+        """SGLang's own ``DetokenizerManager`` incremental decoding (``_decode_batch_token_id_output``,
+        ``trim_matched_stop``) without its process: per-request state, no batch decode."""
+        detok = object.__new__(DetokenizerManager)
+        detok.decode_status, detok.vocab_size, detok.tokenizer = {}, None, Tokenizer()
+        detok.disable_tokenizer_batch_decode = True
+        detok.is_tool_call_parser_gpt_oss = tool_call_parser == "gpt-oss"
+        detok.tool_close_token_ids = frozenset()  # tool_close_token_ids(): none for the gpt-oss detector
+        return detok
+
+    def step(detok: Any, rid: str, new_ids: list[int], finish: Any, params: dict[str, Any]) -> str:
+        batch = types.SimpleNamespace(
+            rids=[rid], decode_ids=[list(new_ids)], decoded_texts=[""], read_offsets=[0], finished_reasons=[finish],
+            no_stop_trim=[bool(params.get("no_stop_trim"))], skip_special_tokens=[params.get("skip_special_tokens", True)],
+            spaces_between_special_tokens=[True],
+        )
+        return detok._decode_batch_token_id_output(batch)[0]
 
     class Engine:
         """``TokenizerManager`` as the serving classes use it, replaying scripted tokens."""
@@ -101,21 +126,21 @@ def main() -> int:
             last = tokens[-1] if tokens else None
             stopped = last in STOPS and not length
             finish = {"type": "length", "length": n} if length else {"type": "stop", "matched": last if stopped else None}
-            keep_stop = params.get("no_stop_trim") or (last == 200012 and self.tool_call_parser == "gpt-oss")
+            detok, text = detokenizer(self.tool_call_parser), ""
 
-            def out(k: int) -> dict[str, Any]:
+            def out(k: int, start: int) -> dict[str, Any]:
+                nonlocal text
                 done = k == n
-                ids = tokens[:k]
-                text_ids = ids[:-1] if done and stopped and not keep_stop else ids
+                text += step(detok, rid, tokens[start:k], finish if done else None, params)
                 meta = {"id": rid, "finish_reason": finish if done else None, "prompt_tokens": prompt, "weight_version": "default",
                         "num_retractions": 0, "reasoning_tokens": 0, "completion_tokens": k, "cached_tokens": 0}
-                return {"text": decode(text_ids, skip), "output_ids": list(ids), "meta_info": meta}
+                return {"text": text, "output_ids": list(tokens[:k]), "meta_info": meta}
 
             if obj.stream:
                 for k in range(1, n + 1):
-                    yield out(k)
+                    yield out(k, k - 1)
             else:
-                yield out(n)
+                yield out(n, 0)
 
     class Templates:
         chat_template_name = jinja_template_content_format = completion_template_name = reasoning_config = python_chat_template = None

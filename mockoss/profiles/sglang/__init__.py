@@ -2,7 +2,8 @@
 
 SGLang parses gpt-oss output with its own string parser, not openai-harmony:
 :mod:`.harmony_text` reproduces it, :mod:`.detectors` the reasoning and tool-call detectors on top
-of it, :mod:`.chat` the Chat Completions wire format. Sources are the 0.5.23 wheel
+of it, :mod:`.chat` the Chat Completions wire format, :mod:`.detokenizer` the detokenizer's
+incremental text (a character cut between tokens: its printable prefix first). Sources are the 0.5.23 wheel
 (``pip download --no-deps sglang==0.5.23``), files under ``python/sglang/srt/`` cited in each module.
 
 What was checked against SGLang's own code, and how:
@@ -23,7 +24,8 @@ All three generation endpoints: run. ``tools/sglang_serving_diff.py`` posts each
 ``OpenAIServingResponses`` (:mod:`.responses`, :mod:`.responses_stream`, :mod:`.responses_checks`;
 openai-harmony, not the string parser) and ``OpenAIServingCompletion`` (:mod:`.completions`)
 unchanged, under the openai 2.8.0 and openai-harmony 0.0.4 the wheel pins; only the engine
-(``TokenizerManager.generate_request``: scripted tokens, detokenized as the detokenizer does) and
+(``TokenizerManager.generate_request``: scripted tokens, its text made by SGLang's own
+``DetokenizerManager._decode_batch_token_id_output``) and
 the chat template's rendering (a real model's tokenizer; its token count comes from mockoss) stand
 in. Every completion of the built-in scenarios and 200 seeded token soups: chat with and without a
 tool, streamed and not (the built-in ones also with both parsers unset), 11 chat variants on 3

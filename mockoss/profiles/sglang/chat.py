@@ -28,44 +28,18 @@ from typing import TYPE_CHECKING, Any
 from mockoss.harmony.encoding import load_encoding
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
 from mockoss.profiles.sglang.detectors import ReasoningStream, ToolCallStream, parse_tool_calls, split_reasoning
+from mockoss.profiles.sglang.detokenizer import FIRST_SPECIAL, stream_deltas
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.sglang import SglangProfile
 
-__all__ = ["step_texts", "surface_chat"]
+__all__ = ["surface_chat"]
 
 RETURN, CALL, ENDOFTEXT, END = 200002, 200012, 199999, 200007
 _STOPS = (RETURN, CALL, ENDOFTEXT)
 _DONE = b"data: [DONE]\n\n"
-
-
-#: o200k_harmony's special tokens start here (``<|startoftext|>``).
-FIRST_SPECIAL = 199998
-
-
-def step_texts(tokens: tuple[int, ...] | list[int], *, skip_special: bool = False) -> list[str]:
-    """The detokenized text of each decode step, one token a step (``--stream-interval 1``); a
-    token that ends inside a UTF-8 character waits for the next one (its step's text is ``""``);
-    with ``skip_special`` a special token's text is ``""``."""
-    encoding = load_encoding()
-    out: list[str] = []
-    pending: list[int] = []
-    for token in tokens:
-        if skip_special and token >= FIRST_SPECIAL:
-            out.append("")
-            continue
-        pending.append(token)
-        text = encoding.decode(pending)
-        if text.endswith("\ufffd"):
-            out.append("")
-            continue
-        out.append(text)
-        pending = []
-    if pending:
-        out[-1] = encoding.decode(pending)
-    return out
 
 
 def _finish(profile: SglangProfile, tokens: tuple[int, ...], finish: str) -> tuple[tuple[int, ...], str, int | None]:
@@ -110,9 +84,8 @@ def surface_chat(profile: SglangProfile, completion: Completion, request: ChatRe
     rid = ctx.ids.next()
     tools = _tools(profile, request)
     if request.stream:
-        steps = step_texts(emission.tokens, skip_special=profile.skip_special_tokens)
-        if steps and len(tokens) < len(emission.tokens):
-            steps[-1] = ""  # the trimmed stop token's step still runs the parsers, with no text
+        # The trimmed stop token's step still runs the parsers, with the text the finish adds.
+        steps = stream_deltas(emission.tokens, skip_special=profile.skip_special_tokens, trim_last=len(tokens) < len(emission.tokens))
         return _stream(profile, steps, finish, matched, (usage, reasoning_tokens), rid, tools, request, ctx)
     kept = [t for t in tokens if not (profile.skip_special_tokens and t >= FIRST_SPECIAL)]
     text = load_encoding().decode(kept) if kept else ""

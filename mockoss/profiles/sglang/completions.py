@@ -15,7 +15,7 @@ Read from, and checked against by running (``tools/sglang_serving_diff.py``),
 * ``id`` is the bare request id (32 hex digits), ``matched_stop`` the stop token id,
   ``metadata: {"weight_version": "default"}``; usage counts the prompt as tokenized (special
   tokens in the prompt text are parsed as such), ``reasoning_tokens`` 0.
-* Streamed: one chunk per decode step, text or not (a special token's step carries ``""``), every
+* Streamed: one chunk per decode step (its text from :mod:`.detokenizer`), text or not (a special token's step carries ``""``), every
   chunk with ``usage: null`` (the usage so far with ``continuous_usage_stats``), the finish chunk
   with ``matched_stop``, the usage chunk (``choices: []``, null fields left out) with
   ``include_usage``, then ``data: [DONE]``. ``echo`` prefixes the prompt (a token prompt decoded
@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from mockoss.harmony.encoding import load_encoding
 from mockoss.profiles.base import SSE_MEDIA_TYPE, CompletionsRequestView, Reply, RequestContext
-from mockoss.profiles.sglang.chat import CALL, FIRST_SPECIAL, step_texts
+from mockoss.profiles.sglang.chat import CALL
+from mockoss.profiles.sglang.detokenizer import FIRST_SPECIAL, stream_deltas
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -78,9 +79,7 @@ def surface_completions(profile: SglangProfile, completion: Completion, request:
         body = {"id": rid, "object": "text_completion", "created": ctx.created, "model": request.model, "choices": [choice],
                 "usage": _usage(ctx.prompt_tokens, len(tokens)), "metadata": {"weight_version": "default"}}
         return Reply(status=200, body=dumps(body).encode())
-    steps = step_texts(tokens, skip_special=skip)
-    if stopped and not keep and steps:
-        steps[-1] = ""
+    steps = stream_deltas(tokens, skip_special=skip, trim_last=stopped and not keep)
     options = request.body.get("stream_options") if isinstance(request.body.get("stream_options"), dict) else {}
     frames = []
     head = f'data: {{"id":"{rid}","object":"text_completion","created":{ctx.created},"model":{model},"choices":[{{"index":0,"text":'

@@ -43,6 +43,7 @@ import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mockoss.harmony.encoding import load_encoding
 from mockoss.profiles.base import JSON_MEDIA_TYPE, SSE_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView
 from mockoss.profiles.sglang.responses_checks import invalid, named_choice, reject
 from mockoss.profiles.wire import dumps
@@ -154,30 +155,43 @@ def _web_search(recipient: str, texts: list[str], ids: Any) -> dict[str, Any]:
 def harmony_error_text(message: str) -> str:
     """``str(HarmonyError)`` as openai-harmony 0.0.4 (SGLang 0.5.23's pin) words it: the leftover
     header is a list of its whitespace-separated words (``["to=functions.x"]``), not oss-harmony's
-    ``Some("to=functions.x")``."""
-    prefix = "unexpected tokens remaining in message header: Some("
-    if not (message.startswith(prefix) and message.endswith(")")):
+    ``Some("to=functions.x")``; each word keeps the escapes Rust's ``{:?}`` gave its characters."""
+    prefix = "unexpected tokens remaining in message header: Some(\""
+    if not (message.startswith(prefix) and message.endswith("\")")):
         return message
-    try:
-        text = json.loads(message[len(prefix):-1])
-    except ValueError:
-        return message
-    return message[: len(prefix) - 5] + "[" + ", ".join(_rust_str(word) for word in text.split()) + "]"
-
-
-def _rust_str(text: str) -> str:
-    """Rust's ``{:?}`` of a string: quotes and backslashes escaped, control characters as escapes."""
-    out = []
-    for char in text:
-        if char in '"\\':
-            out.append("\\" + char)
-        elif char in "\n\r\t":
-            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char])
-        elif ord(char) < 32 or ord(char) == 127:
-            out.append(f"\\u{{{ord(char):x}}}")
+    words: list[str] = []
+    word = ""
+    for char, shown in _rust_chars(message[len(prefix):-2]):
+        if char.isspace():
+            if word:
+                words.append(word)
+            word = ""
         else:
-            out.append(char)
-    return '"' + "".join(out) + '"'
+            word += shown
+    if word:
+        words.append(word)
+    return message[: len(prefix) - 6] + "[" + ", ".join(f'"{w}"' for w in words) + "]"
+
+
+_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
+
+
+def _rust_chars(shown: str) -> list[tuple[str, str]]:
+    """``(character, how Rust's {:?} showed it)`` for each character of a debug-printed string."""
+    out: list[tuple[str, str]] = []
+    index = 0
+    while index < len(shown):
+        if shown[index] != "\\" or index + 1 == len(shown):
+            out.append((shown[index], shown[index]))
+            index += 1
+        elif shown[index + 1] == "u" and shown.startswith("{", index + 2) and "}" in shown[index:]:
+            end = shown.index("}", index)
+            out.append((chr(int(shown[index + 3 : end], 16)), shown[index : end + 1]))
+            index = end + 1
+        else:
+            out.append((_ESCAPES.get(shown[index + 1], shown[index + 1]), shown[index : index + 2]))
+            index += 2
+    return out
 
 
 def reasoning_item(item_id: str, text: str, status: str | None, summary: bool = False, encrypt: bool = False) -> dict[str, Any]:
@@ -190,16 +204,43 @@ def reasoning_item(item_id: str, text: str, status: str | None, summary: bool = 
     return {"id": item_id, "summary": parts, "type": "reasoning", "content": [{"text": text, "type": "reasoning_text"}], "encrypted_content": blob, "status": status}
 
 
+def content_deltas(trace: ParserTrace) -> list[str]:
+    """The text each step adds to the open message's content as openai-harmony 0.0.4 shows it in
+    ``current_content``: a token that ends inside a UTF-8 character adds nothing, and the text of
+    the held tokens (their whole text, not only a valid prefix, unlike oss-harmony's deltas) comes
+    with the token that completes the character (seen by running SGLang's stream on CJK text)."""
+    encoding = load_encoding()
+    out: list[str] = []
+    held: list[int] = []
+    for step in trace.steps:
+        if step.completed is not None or step.delta is None:
+            held = []
+            out.append(step.delta or "")
+            continue
+        if held or "\ufffd" in encoding.decode([step.token]):
+            held.append(step.token)
+            try:
+                text = encoding.decode_utf8(held)
+            except Exception:  # noqa: BLE001 - the library's error for bytes that are not UTF-8 yet
+                out.append("")
+                continue
+            held = []
+            out.append(text)
+            continue
+        out.append(step.delta)
+    return out
+
+
 def open_message(trace: ParserTrace) -> OpenMessage | None:
     """The message still open after the last token, from the trace's steps, else ``None``."""
     content: list[str] = []
     last = None
-    for step in trace.steps:
+    for step, delta in zip(trace.steps, content_deltas(trace), strict=True):
         if step.completed is not None:
             content, last = [], None
             continue
         last = step
-        content.append(step.delta or "")
+        content.append(delta)
     if last is None or not "".join(content):
         return None
     return OpenMessage(last.channel, last.recipient, "".join(content))

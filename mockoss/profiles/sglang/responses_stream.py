@@ -32,6 +32,7 @@ from mockoss.profiles.sglang.responses import (
     _STREAM_HEADERS,
     ItemError,
     builtin_call,
+    content_deltas,
     harmony_error_text,
     items_for,
     reasoning_item,
@@ -176,7 +177,7 @@ def stream_events(request: ResponsesRequestView, trace: ParserTrace, rid: str, c
     content = ""
     roles = _step_roles(trace)
     try:
-        for index, step in enumerate(trace.steps):
+        for index, (step, delta) in enumerate(zip(trace.steps, content_deltas(trace), strict=True)):
             if step.completed is not None:
                 message = step.completed
                 texts = [getattr(part, "text", "") for part in message.content]
@@ -184,7 +185,7 @@ def stream_events(request: ResponsesRequestView, trace: ParserTrace, rid: str, c
                     stream.update(item, done=True)
                 content = ""
                 continue
-            content += step.delta or ""
+            content += delta
             if content:
                 for item in items_for(roles[index], step.channel, step.recipient, [content], ctx.ids, done=False):
                     stream.update(item)
