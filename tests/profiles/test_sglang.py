@@ -14,7 +14,7 @@ from mockoss.harmony import Completion
 from mockoss.profiles.base import ChatRequestView, IdSource, Reply, RequestContext, ServerInfo, ToolDecl
 from mockoss.profiles.registry import ProfileError, get_profile
 from mockoss.profiles.sglang import SglangProfile
-from mockoss.profiles.sglang.chat import step_texts
+from mockoss.profiles.sglang.detokenizer import stream_deltas
 
 MODEL = "openai/gpt-oss-20b"
 CREATED = 1_767_225_600
@@ -123,10 +123,14 @@ def test_tool_choice_none_leaves_the_call_markup_in_content():
     assert message["content"].startswith("<|start|>assistant<|channel|>commentary to=functions.get_weather")
 
 
-def test_step_texts_wait_for_a_whole_character():
-    tokens = Completion.from_text("é€😀").tokens
-    assert "".join(step_texts(tokens)) == "é€😀"
-    assert all("\ufffd" not in t for t in step_texts(tokens))
+def test_stream_deltas_send_a_cut_characters_printable_prefix_first():
+    # DetokenizerManager + find_printable_text (checked against SGLang's own detokenizer by
+    # tools/sglang_serving_diff.py): " 雨" is cut after the space's token, so the space goes first.
+    tokens = Completion.from_text("Done 雨が降る").tokens
+    assert stream_deltas(tokens, skip_special=False, trim_last=False) == ["Done", " ", "雨", "が", "降", "る"]
+    tokens = Completion.from_text("é€😀<|return|>").tokens
+    deltas = stream_deltas(tokens, skip_special=False, trim_last=True)
+    assert "".join(deltas) == "é€😀" and all("\ufffd" not in t for t in deltas) and deltas[-1] == ""
 
 
 def test_identity_routes_and_errors():
