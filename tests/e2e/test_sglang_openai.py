@@ -292,3 +292,11 @@ def test_responses_tool_output_needs_its_call_in_the_same_input(client):
     call = {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city":"Paris"}'}
     response = client.responses.create(model=MODEL, tools=RESPONSE_TOOLS, input=[call, {"type": "function_call_output", "call_id": "call_1", "output": "15 C"}])
     assert response.output_text == "2 + 2 = 4."
+
+
+def test_streamed_text_sends_a_cut_characters_printable_prefix_first(server, client):
+    # The detokenizer (DetokenizerManager + find_printable_text): the token " \xe9\x9b" ends inside
+    # "雨", so its step sends the printable " " and the next step "雨".
+    use(server, "<|channel|>final<|message|>Done 雨が<|return|>")
+    chunks = list(client.completions.create(model=MODEL, prompt="hi", max_tokens=50, stream=True))
+    assert [c.choices[0].text for c in chunks] == ["", "final", "", "Done", " ", "雨", "が", ""]  # special tokens skipped
