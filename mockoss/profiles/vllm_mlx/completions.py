@@ -18,7 +18,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
-from mockoss.profiles.vllm_mlx.chat import engine_outputs, limited_tokens
+from mockoss.profiles.vllm_mlx.engine import engine_outputs, limited_tokens
 from mockoss.profiles.vllm_mlx.parsers import clean_output_text
 
 if TYPE_CHECKING:

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 from mockoss.harmony.encoding import load_encoding
 from mockoss.profiles.base import Reply, RequestContext
 from mockoss.profiles.vllm_mlx import parsers as p
-from mockoss.profiles.vllm_mlx.chat import coerce_arguments, engine_outputs, limited_tokens
+from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, limited_tokens
+from mockoss.profiles.vllm_mlx.responses_stream import stream_responses
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
@@ -90,11 +91,9 @@ def surface_responses(profile: VllmMlxProfile, completion: Completion, request: 
     def build(items: list, count: int, finish: str | None, rid: str) -> dict[str, Any]:
         return response_object(body, items, count, finish, rid, model, ctx.prompt_tokens, ctx.created)
 
-    if request.stream:
-        from mockoss.profiles.vllm_mlx.responses_stream import stream_responses
-
-        return stream_responses(profile, completion, request, ctx, model, build)
     chat_tools = chat_tools_of(body)
+    if request.stream:
+        return stream_responses(profile, completion, request, ctx, build, chat_tools)
     asked = body.get("max_output_tokens")
     limit = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else profile.max_tokens
     outputs = engine_outputs(limited_tokens(completion, limit), limit)

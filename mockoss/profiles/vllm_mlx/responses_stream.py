@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
 from mockoss.profiles.vllm_mlx import parsers as p
-from mockoss.profiles.vllm_mlx.chat import coerce_arguments, engine_outputs, limited_tokens
+from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, limited_tokens
+from mockoss.profiles.vllm_mlx.stream import markup_possible
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
@@ -36,15 +37,12 @@ def _dumps(value: Any) -> str:
 
 
 def stream_responses(
-    profile: VllmMlxProfile, completion: Completion, request: Any, ctx: RequestContext, model: str, response: Any
+    profile: VllmMlxProfile, completion: Completion, request: Any, ctx: RequestContext, response: Any, chat_tools: list[dict] | None
 ) -> Reply:
     """The event stream. ``response(items, count, finish, rid)`` builds the response object as
-    :func:`mockoss.profiles.vllm_mlx.responses.surface_responses` does (``finish=None``: in progress)."""
-    from mockoss.profiles.vllm_mlx.responses import chat_tools_of
-    from mockoss.profiles.vllm_mlx.stream import _markup_possible
-
+    :func:`mockoss.profiles.vllm_mlx.responses.surface_responses` does (``finish=None``: in
+    progress); ``chat_tools`` are the request's function tools in chat form (``None``: none)."""
     body = request.body if isinstance(request.body, dict) else {}
-    chat_tools = chat_tools_of(body)
     asked = body.get("max_output_tokens")
     limit = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else profile.max_tokens
     outputs = engine_outputs(limited_tokens(completion, limit), limit)
@@ -120,7 +118,7 @@ def stream_responses(
             continue
         content = p.SPECIAL_TOKENS.sub("", delta)
         if tooler is not None and (delta or (guard and finished and markup)):
-            if not markup and not _markup_possible(tool_text[-512:] + delta if delta else "", fixed):
+            if not markup and not markup_possible(tool_text[-512:] + delta if delta else "", fixed):
                 tool_text += delta
             else:
                 markup = True

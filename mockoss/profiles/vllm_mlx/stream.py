@@ -19,12 +19,13 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.vllm_mlx import parsers as p
+from mockoss.profiles.vllm_mlx.engine import coerce_arguments
 
 if TYPE_CHECKING:
     from mockoss.profiles.base import ChatRequestView, RequestContext
     from mockoss.profiles.vllm_mlx import VllmMlxProfile
 
-__all__ = ["stream_frames"]
+__all__ = ["markup_possible", "stream_frames"]
 
 _MARKERS = ("<tool_call>", "<|tool_call>", "<function=", "[Calling tool:", "[TOOL_CALLS]", "<minimax:tool_call>", '<invoke name="', "<|channel|>commentary", "<|call|>", "｜DSML｜")
 _BRACKET = re.compile(r"\[\w+\(\{")
@@ -32,7 +33,7 @@ _BRACKET_PARTIAL = re.compile(r"\[\w+\($")
 _TOOL_MARKUP = re.compile(r"</?tool_call>|</?tool_call_reasoning>")
 
 
-def _markup_possible(text: str, fixed: bool = True) -> bool:
+def markup_possible(text: str, fixed: bool = True) -> bool:
     """``_streaming_tool_markup_possible`` for the Harmony parser (no bare-JSON markers); before
     0.4.1 the Harmony markers were not in the list."""
     return any(m in text for m in (_MARKERS if fixed else _MARKERS[:7] + _MARKERS[9:])) or bool(_BRACKET.search(text)) or bool(_BRACKET_PARTIAL.search(text))
@@ -47,8 +48,6 @@ def stream_frames(
     ctx: RequestContext, rid: str, model: str, tools: list | None, declared: list | None,
 ) -> list[bytes]:
     """The frames, ``data: {…}\\n\\n`` each, ending with ``data: [DONE]``."""
-    from mockoss.profiles.vllm_mlx.chat import coerce_arguments
-
     head = f'{{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{_dumps(model)},"choices":'
 
     tail = ',"generation_metadata":null' if profile.chunk_generation_metadata else ""
@@ -102,14 +101,14 @@ def stream_frames(
                     continue
                 message = p.Delta()
             content, reasoning = message.content or "", message.reasoning
-            if tooler is not None and reasoning and not content and _markup_possible(tool_text + reasoning, fixed):
+            if tooler is not None and reasoning and not content and markup_possible(tool_text + reasoning, fixed):
                 content, reasoning = reasoning, None
             source = content
         else:
             content = p.SPECIAL_TOKENS.sub("", delta) if delta else delta
             source = delta
         if tooler is not None and (source or (finished and markup and guard)):
-            if not markup and not _markup_possible(tool_text[-512:] + source if source else "", fixed):
+            if not markup and not markup_possible(tool_text[-512:] + source if source else "", fixed):
                 tool_text += source
             else:
                 markup = True
@@ -128,7 +127,7 @@ def stream_frames(
         finish = ("tool_calls" if detected else reason) if finished else None
         frames.append(chunk(delta_of(content or None, reasoning), finish, done_usage if finished and (detected or reason) else None))
         finish_sent = finish_sent or bool(finish)
-    if tooler is not None and tool_text and not detected and _markup_possible(tool_text, fixed):
+    if tooler is not None and tool_text and not detected and markup_possible(tool_text, fixed):
         calls, _ = p.harmony_tool_extract(tool_text, fixed=fixed)
         if calls:
             entries = [{"index": i, "id": "call_" + ctx.ids.next()[:8], "type": "function", "function": {"name": c.name, "arguments": coerce_arguments(c.arguments, c.name, declared)}} for i, c in enumerate(calls)]

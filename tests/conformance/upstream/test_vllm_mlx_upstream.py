@@ -33,7 +33,7 @@ from mockoss.profiles.vllm_mlx.parsers import (
     harmony_extract,
     harmony_tool_extract,
 )
-from mockoss.profiles.vllm_mlx.stream import _markup_possible as markup_possible
+from mockoss.profiles.vllm_mlx.stream import markup_possible
 
 SRC = "waybarrios/vllm-mlx@v0.6.0:tests/test_harmony_parsers.py"
 SRC_GPT_OSS = "waybarrios/vllm-mlx@v0.6.0:tests/test_reasoning_parser.py"
