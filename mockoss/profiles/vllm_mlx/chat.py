@@ -1,9 +1,10 @@
 """``POST /v1/chat/completions`` as vllm-mlx serves gpt-oss (waybarrios/vllm-mlx@v0.6.0).
 
 The engine (``engine/simple.py``, ``models/llm.py`` over ``mlx_lm.stream_generate`` 0.31) is
-emulated by :func:`engine_outputs`; ``server.py`` (``create_chat_completion``,
-``_extract_reasoning_and_tool_calls``, ``_parse_tool_calls_with_parser``,
-``stream_chat_completion``) by :func:`surface_chat`. Rules:
+emulated by :func:`mockoss.profiles.vllm_mlx.engine.engine_outputs`; ``server.py``
+(``create_chat_completion``, ``_extract_reasoning_and_tool_calls``,
+``_parse_tool_calls_with_parser``) by :func:`surface_chat`, ``stream_chat_completion`` by
+:mod:`.stream`. Rules:
 
 * Text is mlx-lm's streaming detokenizer output: Harmony markup kept as text; the EOS tokens
   (``<|return|>``, ``<|call|>``, ``<|endoftext|>``) end generation undecoded, so a call never ends
