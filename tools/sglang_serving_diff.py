@@ -3,7 +3,11 @@ SGLang's own serving code, byte for byte.
 
 Usage (mockoss's venv)::
 
-    python tools/sglang_serving_diff.py SGLANG_SRC SGLANG_PYTHON [SEEDED]
+    python tools/sglang_serving_diff.py SGLANG_SRC SGLANG_PYTHON [SEEDED] [--record GOLDEN.json]
+
+``--record`` also writes SGLang's answers to the built-in scenarios' exchanges (not the seeded
+ones), which ``tests/profiles/test_sglang_goldens.py`` replays through the profile in CI
+(``tests/profiles/sglang-0.5.23.json``).
 
 ``SGLANG_SRC`` is the unzipped 0.5.23 wheel's directory (holding ``sglang/``), ``SGLANG_PYTHON`` the
 interpreter of a scratch venv with SGLang's dependencies (``torch``, ``fastapi``, ``orjson``,
@@ -188,10 +192,7 @@ def _ours(case: dict[str, Any], index: int) -> dict[str, Any]:
     from mockoss.server.core import MockServer
 
     # reasoning_tokens is the scheduler's count (engine side, which the SGLang half reports as 0).
-    switches = {"count_reasoning_tokens": False} if case["path"] == "/v1/chat/completions" else {}
-    if "tool_call_parser" in case:
-        switches.update(reasoning_parser=case["reasoning_parser"], tool_call_parser=case["tool_call_parser"])
-    server = MockServer(profile="sglang", seed=index, switches=switches)
+    server = MockServer(profile="sglang", seed=index, switches=_switches(case))
     if case.get("method") == "GET":
         reply = MockServer(profile="sglang", seed=index).probe("GET", case["path"])
         return {"status": reply.status, "body": reply.body.decode(), "abort": None}
@@ -199,6 +200,28 @@ def _ours(case: dict[str, Any], index: int) -> dict[str, Any]:
     reply, _ = server.respond(endpoint, json.dumps(case["body"]).encode(), {}, step=Step(index=0, completion=case["completion"], error=None))
     body = reply.body.decode() if not reply.streamed else b"".join(reply.frames).decode()
     return {"status": reply.status, "body": body, "abort": reply.abort}
+
+
+def _switches(case: dict[str, Any]) -> dict[str, Any]:
+    """The profile switches an exchange is answered with (see :func:`_ours`)."""
+    switches: dict[str, Any] = {"count_reasoning_tokens": False} if case["path"] == "/v1/chat/completions" else {}
+    if "tool_call_parser" in case:
+        switches.update(reasoning_parser=case["reasoning_parser"], tool_call_parser=case["tool_call_parser"])
+    return switches
+
+
+def _record(out: Path, cases: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> None:
+    """Write SGLang's answers to the exchanges of the built-in scenarios (not the seeded soups)."""
+    rows = []
+    for case, their in zip(cases, theirs, strict=True):
+        if case["label"].startswith("seeded-") or case.get("loose"):
+            continue
+        rows.append({"label": case["label"], "method": case.get("method", "POST"), "path": case["path"], "request": case["body"],
+                     "tokens": case["tokens"][0] if case["tokens"] else None, "switches": _switches(case),
+                     "status": their["status"], "body": their["body"], "dropped": their["abort"] is not None})
+    header = {"server": "sglang", "version": "0.5.23", "generator": "tools/sglang_serving_diff.py --record",
+              "note": "SGLang's own serving code (OpenAIServingChat/Responses/Completion, DetokenizerManager) with the engine replaced by the scripted tokens"}
+    out.write_text(json.dumps({"header": header, "exchanges": rows}, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
 
 
 def main() -> int:
@@ -228,6 +251,8 @@ def main() -> int:
             at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
             diffs.append((case["label"], f"sglang {their['status']} abort={their['abort']}: ...{a[max(0, at - 200):at + 200]}",
                           f"mockoss {ours['status']} abort={ours['abort']}: ...{b[max(0, at - 200):at + 200]}"))
+    if "--record" in sys.argv:  # the goldens tests/profiles/test_sglang_goldens.py replays
+        _record(Path(sys.argv[sys.argv.index("--record") + 1]), cases, theirs)
     aborted = sum(1 for t in theirs if t["abort"])
     per_path = {path: sum(1 for c in cases if c["path"] == path) for path in ("/v1/chat/completions", "/v1/responses", "/v1/completions")}
     print(f"sglang 0.5.23 serving code: {len(cases)} exchanges {per_path} ({seeded} seeded completions), {aborted} of them dropped mid-stream by SGLang; {len(diffs)} differ")
