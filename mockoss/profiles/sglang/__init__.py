@@ -45,7 +45,10 @@ completion, and ``web_search_call`` items when the browser call is not the last 
 SGLang's own Responses/Harmony unit tests are converted in
 ``tests/conformance/upstream/test_sglang_responses_upstream.py`` (8 of 8 reproduced, 2 of them with
 the ``harmony_errors="skip"`` switch for the guard SGLang added after 0.5.23).
-``/health`` (a real one-token generation) and ``/get_model_info`` are read, not run.
+SGLang's answers on the built-in scenarios (877 exchanges, not the seeded soups) are recorded in
+``tests/profiles/sglang-0.5.23.json`` (``--record``) and replayed in CI by
+``tests/profiles/test_sglang_goldens.py``. ``/health`` (a real one-token generation) and
+``/get_model_info`` are read, not run.
 The releases from 0.5.2 (the first with this string parser) to 0.5.23 are a timeline
 (:mod:`.releases`, ``sglang@0.5.2``), each change found by diffing the released wheels.
 
