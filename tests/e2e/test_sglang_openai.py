@@ -300,3 +300,14 @@ def test_streamed_text_sends_a_cut_characters_printable_prefix_first(server, cli
     use(server, "<|channel|>final<|message|>Done 雨が<|return|>")
     chunks = list(client.completions.create(model=MODEL, prompt="hi", max_tokens=50, stream=True))
     assert [c.choices[0].text for c in chunks] == ["", "final", "", "Done", " ", "雨", "が", ""]  # special tokens skipped
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_streamed_responses_without_model_drop_before_any_event(http):
+    # ResponsesResponse.from_request raises in the generator before its first event: HTTP 200, then
+    # the connection ends with no event at all.
+    frames = []
+    with pytest.raises(httpx.RemoteProtocolError), http.stream("POST", "/v1/responses", json={"input": "hi", "stream": True}) as reply:
+        assert reply.status_code == 200
+        frames.extend(reply.iter_bytes())
+    assert b"".join(frames) == b""
