@@ -26,7 +26,7 @@ with and without a declared tool, streamed (``include_usage``) and not (the buil
 also with ``--reasoning-parser``/``--tool-call-parser`` unset; ``reasoning_tokens``, the
 scheduler's count, is left to the engine half, which reports 0, so mockoss runs with
 ``count_reasoning_tokens=false`` there); then the requests
-``create_responses`` rejects or echoes, an unknown model, six Completions variants, eleven
+``create_responses`` rejects or echoes, an unknown model, eight Completions variants, eleven
 chat variants on three scenarios, and ``GET /v1/models`` and ``/v1/models/{model}`` (requests SGLang's request models refuse are compared without
 their message, which is pydantic's). Bodies are compared after replacing ids (in
 order of first appearance, so an id's reuse is compared too) and timestamps; an exception SGLang's
@@ -169,7 +169,8 @@ def _cases(seeded: int, chat: bool = False) -> list[dict[str, Any]]:
         body = {"model": MODEL, "input": "hi", "tools": TOOLS, **extra}
         cases.append({"label": f"reject {extra}", "completion": clean, "path": "/v1/responses", "body": body, "loose": extra in LOOSE,
                       "tokens": [[list(clean.emit(body.get("max_output_tokens")).tokens), False]]})
-    for extra in ({"prompt": [""]}, {"echo": True}, {"echo": True, "stream": True}, {"prompt": [200006, 1428, 200008, 3575]},
+    for extra in ({"prompt": [""]}, {"prompt": [200006, 1428, 200008, 3575], "echo": True},
+                  {"prompt": [200006, 1428, 200008, 3575], "echo": True, "stream": True}, {"echo": True}, {"echo": True, "stream": True}, {"prompt": [200006, 1428, 200008, 3575]},
                   {"stream": True, "stream_options": {"continuous_usage_stats": True}}, {"no_stop_trim": True, "skip_special_tokens": False}):
         body = {"model": MODEL, "prompt": "<|start|>user<|message|>Hi<|end|>", "max_tokens": 200, **extra}
         emission = clean.emit(200)

@@ -62,7 +62,10 @@ def main() -> int:
     from sglang.srt.managers.detokenizer_manager import DetokenizerManager
 
     class Tokenizer:
-        """What the detokenizer calls: o200k_harmony's decode (bytes as UTF-8 with U+FFFD)."""
+        """What the detokenizer and the echo of a token prompt call: o200k_harmony's decode (bytes
+        as UTF-8 with U+FFFD)."""
+
+        chat_template = None
 
         def decode(self, ids: list[int], skip_special_tokens: bool = True, spaces_between_special_tokens: bool = True) -> str:
             kept = [t for t in ids if not (skip_special_tokens and t >= first_special)]
@@ -102,7 +105,7 @@ def main() -> int:
                 stream_response_default_include_usage=False, tokenizer_metrics_allowed_custom_labels=None,
                 incremental_streaming_output=False,
             )
-            self.tokenizer = Mock(chat_template=None)
+            self.tokenizer = Tokenizer()
             self.num_reserved_tokens = 0
             self.request_logger = Mock(log_requests=False)
             self.create_abort_task = Mock(return_value=None)  # no background abort task

@@ -34,9 +34,9 @@ scenarios (``tool_choice`` forms, ``separate_reasoning``, limits, usage options,
 and not with ``skip_special_tokens`` on and off, plus 24 Responses requests ``create_responses``
 rejects or echoes (``reasoning.summary``, ``encrypted_content``, no ``model``, ``request_id``, tool
 outputs in ``input``; 2 refused by SGLang's request model compared without pydantic's message) and
-6 Completions variants (``echo``, a token prompt, ``continuous_usage_stats``, ``no_stop_trim``,
-``[""]``), and ``GET /v1/models`` and ``/v1/models/{model}`` (found and not): 3,282 exchanges
-(1,241 chat, 1,028 Responses, 1,010 Completions, 3 model routes), byte for byte after replacing ids
+8 Completions variants (``echo`` of a text and a token prompt, a token prompt, ``continuous_usage_stats``, ``no_stop_trim``,
+``[""]``), and ``GET /v1/models`` and ``/v1/models/{model}`` (found and not): 3,284 exchanges
+(1,241 chat, 1,028 Responses, 1,012 Completions, 3 model routes), byte for byte after replacing ids
 and timestamps (65 streams SGLang drops compared as drops), 0 differences. Not compared: chat's
 ``reasoning_tokens`` (the scheduler counts them; see ``count_reasoning_tokens``), the prompt
 rendering, the response store (``--enable-response-store``: ``previous_response_id``,
@@ -45,7 +45,7 @@ completion, and ``web_search_call`` items when the browser call is not the last 
 SGLang's own Responses/Harmony unit tests are converted in
 ``tests/conformance/upstream/test_sglang_responses_upstream.py`` (8 of 8 reproduced, 2 of them with
 the ``harmony_errors="skip"`` switch for the guard SGLang added after 0.5.23).
-SGLang's answers on the built-in scenarios (877 exchanges, not the seeded soups) are recorded in
+SGLang's answers on the built-in scenarios (879 exchanges, not the seeded soups) are recorded in
 ``tests/profiles/sglang-0.5.23.json`` (``--record``) and replayed in CI by
 ``tests/profiles/test_sglang_goldens.py``. ``/health`` (a real one-token generation) and
 ``/get_model_info`` are read, not run.
