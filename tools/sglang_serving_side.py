@@ -123,7 +123,6 @@ def main() -> int:
         async def generate_request(self, obj: Any, raw: Any = None):
             tokens, length = self.calls.pop(0)
             params = obj.sampling_params or {}
-            skip = params.get("skip_special_tokens", True)
             rid = obj.rid if isinstance(obj.rid, str) else uuid.uuid4().hex
             n, prompt = len(tokens), self._prompt_len(obj)
             last = tokens[-1] if tokens else None
