@@ -7,6 +7,13 @@ SGLang's unit tests drive ``HarmonyContext``/``StreamingHarmonyContext`` and
 the upstream assertions are kept on the reply. The profile reproduces SGLang 0.5.23; a case written
 for a later change is a strict ``xfail`` saying what 0.5.23's own code gives instead, checked by
 running it (``tools/sglang_serving_diff.py``, whose SGLang half ran these exact token sequences).
+
+Not converted: sgl-project/sglang@03e17013f60a87146c216a5cc64173620ddfb6fc:test/registered/unit/entrypoints/openai/test_serving_completions.py.
+Its cases check the sampling parameters handed to the engine (``response_format``, logprobs), the
+echo of several prompts (mockoss answers one prompt), an engine abort and the engine's cache
+details; the single-prompt echo and token prompts it also covers are compared with SGLang's own
+code by ``tools/sglang_serving_diff.py`` instead. The non-harmony Responses tests (a chat template
+and a ``FunctionCallParser``) do not concern gpt-oss.
 """
 
 from __future__ import annotations
