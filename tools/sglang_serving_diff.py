@@ -15,7 +15,11 @@ interpreter of a scratch venv with SGLang's dependencies (``torch``, ``fastapi``
 pointing at a folder with ``o200k_base.tiktoken``). The SGLang half, ``tools/sglang_serving_side.py``,
 runs there in a subprocess (its Harmony library is not mockoss's): SGLang's FastAPI app and
 ``OpenAIServingResponses``/``OpenAIServingCompletion`` unchanged, the engine replaced by the scripted
-tokens (see that file for what stands in). This half builds the requests and compares.
+tokens (see that file for what stands in). This half builds the requests and compares. The scratch venv used
+(``/work/sglang-run-venv``, ~5 GB): a ``.pth`` onto the vLLM CPU venv's site-packages (torch,
+fastapi, transformers, zmq…), then ``pip install orjson triton torchvision dill gguf datasets
+soundfile python-multipart openai==2.8.0 openai-harmony==0.0.4``, each added as SGLang's imports
+asked for it.
 
 Cases: every completion of the built-in scenarios plus ``SEEDED`` (default 200) seeded token
 soups (Harmony markers, recipients, JSON, and CJK and emoji text whose characters are cut between
