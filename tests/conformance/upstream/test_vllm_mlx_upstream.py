@@ -5,13 +5,14 @@
 counterpart in :mod:`mockoss.profiles.vllm_mlx.parsers` and the upstream assertion is kept.
 
 Converted here: every test of the Harmony tool parser, the ``harmony`` reasoning parser, the edge
-cases and the ``gpt_oss`` reasoning parser, plus the server's gpt-oss glue
+cases and the ``gpt_oss`` reasoning parser, the gpt-oss cases of the output cleaner
+(``tests/test_api_utils.py``), plus the server's gpt-oss glue
 (``tests/test_gpt_oss_tool_parsing.py`` and the two Harmony tests of ``test_server.py``
 ``TestHelperFunctions``, whose monkeypatched reasoning and tool parsers become functions passed
 to :func:`~mockoss.profiles.vllm_mlx.chat.extract_reasoning_and_calls`). ``reset()`` /
 ``reset_state()`` become a fresh per-request parser, which is what the server builds for each
 stream. Left out: ``TestHarmonyToolDefinitionConverter`` (prompt rendering, which mockoss does not
-emulate), ``TestHarmonyReasoningParser::test_streaming_reset`` (it sets private attributes and
+emulate; so is ``tests/test_harmony_render.py``), ``TestHarmonyReasoningParser::test_streaming_reset`` (it sets private attributes and
 calls ``reset_state``; mockoss has no reset, a request gets a new parser) and
 ``test_tool_call_parser_accepts_harmony_aliases`` (argparse of the CLI; the aliases
 are checked as switch values instead).
@@ -26,9 +27,11 @@ from upstream_support import case
 
 from mockoss.profiles.vllm_mlx.chat import extract_reasoning_and_calls
 from mockoss.profiles.vllm_mlx.parsers import (
+    SPECIAL_TOKENS,
     GptOssReasoningStream,
     HarmonyReasoningStream,
     HarmonyToolStream,
+    clean_output_text,
     gpt_oss_extract,
     harmony_extract,
     harmony_tool_extract,
@@ -341,3 +344,46 @@ def test_streaming_marker_false_for_plain_text():
     assert not markup_possible("The weather in San Francisco is 72 degrees and sunny.")
     assert not markup_possible("72 degrees")
     assert not markup_possible("<|channel|>final<|message|>The answer is 42.<|return|>")
+
+
+# -- the output cleaner the engine runs first: tests/test_api_utils.py ---------------------------
+
+UTILS_SRC = "waybarrios/vllm-mlx@v0.6.0:tests/test_api_utils.py"
+
+
+def _u(test: str, *values):
+    return case("vllm-mlx", UTILS_SRC, test, *values)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        _u("TestCleanOutputText::test_gpt_oss_commentary_final_returns_final_text", '<|channel|>commentary to=functions.get_weather<|message|>{"loc": "SF"}<|channel|>final<|message|>Done<|return|>', "Done"),
+        _u("TestCleanOutputText::test_gpt_oss_commentary_call_returns_args_json", '<|channel|>commentary to=functions.get_weather<|message|>{"loc": "SF"}<|call|>', '{"loc": "SF"}'),
+        _u("TestGptOssSpecialTokens::test_clean_output_extracts_final_channel", "<|channel|>analysis<|message|>Thinking about it<|start|>assistant<|channel|>final<|message|>The answer is 42<|return|>", "The answer is 42"),
+        _u("TestGptOssSpecialTokens::test_clean_output_final_only", "<|channel|>final<|message|>Just the answer<|return|>", "Just the answer"),
+        _u("TestGptOssSpecialTokens::test_clean_output_strips_return_token", "<|channel|>final<|message|>Hello world<|return|>", "Hello world"),
+        _u("TestGptOssSpecialTokens::test_clean_output_no_channel_tokens_passthrough", "Normal text without any channel tokens.", "Normal text without any channel tokens."),
+        _u("TestGptOssSpecialTokens::test_clean_output_constrain_format", '<|channel|>analysis<|message|>Thinking<|end|><|channel|>final <|constrain|>JSON<|message|>{"hello":"world"}<|return|>', '{"hello":"world"}'),
+        _u("TestGptOssSpecialTokens::test_clean_output_constrain_final_only", '<|channel|>final <|constrain|>JSON<|message|>{"key":"value"}<|return|>', '{"key":"value"}'),
+    ],
+)
+def test_clean_output_text(text, expected):
+    assert clean_output_text(text) == expected
+    assert not any(t in clean_output_text(text) for t in ("<|channel|>", "<|message|>", "<|call|>", "<|return|>", "<|constrain|>"))
+
+
+@pytest.mark.upstream("vllm-mlx", f"{UTILS_SRC}::TestGptOssSpecialTokens::test_clean_output_no_final_strips_constrain")
+def test_clean_output_no_final_strips_constrain():
+    assert "<|constrain|>" not in clean_output_text("<|channel|>analysis<|message|>Just thinking <|constrain|>something")
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        _u(f"TestGptOssSpecialTokens::test_pattern_matches_{name}_token", token)
+        for name, token in (("channel", "<|channel|>"), ("message", "<|message|>"), ("start", "<|start|>"), ("return", "<|return|>"), ("call", "<|call|>"), ("constrain", "<|constrain|>"))
+    ],
+)
+def test_special_tokens_pattern(token):
+    assert SPECIAL_TOKENS.search(token) is not None
