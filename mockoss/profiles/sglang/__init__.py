@@ -169,7 +169,7 @@ class SglangProfile:
         if endpoint == "chat":
             return self.chat(completion, request, ctx)
         if endpoint == "responses":
-            from mockoss.profiles.sglang.responses import surface_responses
+            from mockoss.profiles.sglang.responses_route import surface_responses
 
             return surface_responses(self, completion, request, ctx)
         if endpoint == "completions":

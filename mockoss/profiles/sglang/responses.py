@@ -44,17 +44,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mockoss.harmony.encoding import load_encoding
-from mockoss.profiles.base import JSON_MEDIA_TYPE, SSE_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView
-from mockoss.profiles.sglang.responses_checks import invalid, named_choice, reject
+from mockoss.profiles.base import RequestContext, ResponsesRequestView
+from mockoss.profiles.sglang.responses_checks import named_choice
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
     from openai_harmony import Message
 
-    from mockoss.harmony import Completion, ParserTrace
-    from mockoss.profiles.sglang import SglangProfile
+    from mockoss.harmony import ParserTrace
 
-__all__ = ["ItemError", "OpenMessage", "error_body", "items_for", "response_object", "surface_responses"]
+__all__ = ["ItemError", "OpenMessage", "error_body", "items_for", "response_object"]
 
 _ECHOABLE_EFFORTS = frozenset({"minimal", "low", "medium", "high"})
 #: ``ResponsesResponse(model=None)`` fails pydantic's ``str`` check when a request has no ``model``
@@ -331,40 +330,3 @@ def usage_object(output_tokens: int) -> dict[str, Any]:
     """The Responses usage ``ResponsesResponse`` serialises (input always 0 here, see above)."""
     return {"input_tokens": 0, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0}, "output_tokens": output_tokens,
             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": output_tokens}
-
-
-def surface_responses(profile: SglangProfile, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
-    """SGLang's reply to ``POST /v1/responses`` for ``completion``; see the module docstring."""
-    problem = invalid(request)
-    if problem is not None:
-        return Reply(status=400, body=error_body(problem, "Bad Request"))
-    refused = reject(request)
-    if refused is not None:
-        status, message, param = refused
-        return Reply(status=status, body=error_body(message, status=status, param=param))
-    emission = completion.emit(request.max_output_tokens)
-    trace = completion.trace(max_tokens=request.max_output_tokens, library=profile.harmony_library,
-                             skip_errors=profile.harmony_errors == "skip")
-    rid = ctx.ids.next("resp_")
-    if isinstance(request.body.get("request_id"), str):
-        rid = request.body["request_id"]  # a body field of SGLang's ResponsesRequest, the response id
-    status = "incomplete" if emission.finish_reason == "length" else "completed"
-    if request.body.get("model") is None:
-        if request.stream:  # the generator raises before its first event
-            return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=(), headers=_STREAM_HEADERS, abort=f"ValidationError: {NO_MODEL}")
-        return Reply(status=400, body=error_body(NO_MODEL))
-    if request.stream:
-        from mockoss.profiles.sglang.responses_stream import stream_events
-
-        return stream_events(request, trace, rid, ctx, status)
-    if trace.error is not None:
-        return Reply(status=400, body=error_body(harmony_error_text(trace.error)))
-    failure = builtin_call(trace)
-    if failure is not None:
-        return Reply(status=400, body=error_body(failure))
-    try:
-        output = final_items(trace, ctx.ids)
-    except ItemError as exc:
-        return Reply(status=400, body=error_body(str(exc)))
-    body = response_object(request, rid, ctx, output, status, usage_object(len(emission.tokens)))
-    return Reply(status=200, media_type=JSON_MEDIA_TYPE, body=dumps(body).encode())
