@@ -38,7 +38,6 @@ output items itself. Read from, and checked against by running (``tools/sglang_s
 from __future__ import annotations
 
 import base64
-import json
 import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -46,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from mockoss.harmony.encoding import load_encoding
 from mockoss.profiles.base import RequestContext, ResponsesRequestView
 from mockoss.profiles.sglang.responses_checks import named_choice
+from mockoss.profiles.web_search import web_search_item
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -128,27 +128,8 @@ def items_for(role: str, channel: str | None, recipient: str | None, texts: list
 
 
 def _web_search(recipient: str, texts: list[str], ids: Any) -> dict[str, Any]:
-    """``parse_output_message``'s ``web_search_call`` for a ``browser.*`` call (its JSON read by
-    orjson; a parse failure's wording here is Python's, not orjson's)."""
-    if len(texts) != 1:
-        raise ItemError("Invalid number of contents in browser message")
-    try:
-        call = json.loads(texts[0])
-    except ValueError as exc:
-        raise ItemError(str(exc)) from None
-    if not isinstance(call, dict):
-        raise ItemError(f"'{type(call).__name__}' object has no attribute 'get'")
-    if recipient == "browser.search":
-        action = {"query": f"cursor:{call.get('query', '')}", "type": "search", "sources": None}
-    elif recipient == "browser.open":
-        action = {"type": "open_page", "url": f"cursor:{call.get('url', '')}"}
-    elif recipient == "browser.find":
-        if "pattern" not in call:
-            raise ItemError("'pattern'")
-        action = {"pattern": call["pattern"], "type": "find", "url": f"cursor:{call.get('url', '')}"}
-    else:
-        raise ItemError(f"Unknown browser action: {recipient}")
-    return {"id": ids.next("ws_"), "action": action, "status": "completed", "type": "web_search_call"}
+    """``parse_output_message``'s ``web_search_call`` (:mod:`mockoss.profiles.web_search`)."""
+    return web_search_item(recipient, texts, ids, ItemError)
 
 
 def harmony_error_text(message: str) -> str:

@@ -47,6 +47,7 @@ from openai_harmony import Message, StreamState
 from mockoss.harmony.library import parse_with
 from mockoss.profiles.base import SSE_MEDIA_TYPE, IdSource, Reply, RequestContext, ResponsesRequestView
 from mockoss.profiles.trtllm.chat import engine_batches, fed_batches, output_tokens
+from mockoss.profiles.web_search import web_search_item
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -99,25 +100,7 @@ def _items(message: Message, ids: IdSource) -> list[dict[str, Any]]:
         return []
     recipient, texts = message.recipient, [getattr(part, "text", str(part)) for part in message.content]
     if recipient is not None and recipient.startswith("browser."):
-        if len(texts) != 1:
-            raise _OutputError("Invalid number of contents in browser message")
-        try:
-            call = json.loads(texts[0])
-        except ValueError as exc:
-            raise _OutputError(str(exc)) from None
-        if not isinstance(call, dict):
-            raise _OutputError(f"'{type(call).__name__}' object has no attribute 'get'")
-        if recipient == "browser.search":
-            action = {"query": f"cursor:{call.get('query', '')}", "type": "search", "sources": None}
-        elif recipient == "browser.open":
-            action = {"type": "open_page", "url": f"cursor:{call.get('url', '')}"}
-        elif recipient == "browser.find":
-            if "pattern" not in call:
-                raise _OutputError("'pattern'")
-            action = {"pattern": call["pattern"], "type": "find", "url": f"cursor:{call.get('url', '')}"}
-        else:
-            raise _OutputError(f"Unknown browser action: {recipient}")
-        return [{"id": ids.next("ws_"), "action": action, "status": "completed", "type": "web_search_call"}]
+        return [web_search_item(recipient, texts, ids, _OutputError)]
     if message.channel == "analysis":
         return [_reasoning(text, ids.next("rs_")) for text in texts]
     if message.channel == "commentary":
