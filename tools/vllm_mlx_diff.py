@@ -19,8 +19,9 @@ byte-level token map. What stands in: the engine, replaying the scripted tokens 
 
 For every completion of the built-in scenarios and ``SEEDED`` (default 300) seeded token sequences,
 under three configurations (``gpt_oss`` + ``harmony``, ``harmony`` + ``harmony``, no parsers), it
-asks the chat route and ``/v1/responses`` with and without a declared tool (with tools but no
-tool parser only unstreamed: the generic streaming parser is not emulated) and ``/v1/completions``,
+asks the chat route and ``/v1/responses`` without a tool, with one and with one and ``tool_choice:
+"none"`` (with tools but no tool parser only unstreamed: the generic streaming parser is not
+emulated) and ``/v1/completions``,
 with no limit and a 9-token limit, streamed (chat with ``include_usage``) and not, and compares the bytes (ids and
 ``created`` values normalised); then ``/health``, ``/v1/models``, an unknown route, a wrong method
 and the model check. Prints the
@@ -164,7 +165,7 @@ def _ours(profile, completion, body, index) -> bytes:
 
     ctx = RequestContext(ids=IdSource(0, index), created=0, prompt_tokens=PROMPT_TOKENS)
     tools = tuple(ToolDecl("function", t["function"]["name"]) for t in body.get("tools", ()) if "function" in t)
-    view = ChatRequestView(model=body["model"], tools=tools, stream=body.get("stream", False), include_usage=bool(body.get("stream_options")), max_tokens=body.get("max_tokens"), body=body)
+    view = ChatRequestView(model=body["model"], tools=tools, tool_choice=body.get("tool_choice"), stream=body.get("stream", False), include_usage=bool(body.get("stream_options")), max_tokens=body.get("max_tokens"), body=body)
     if "input" in body:
         view = ResponsesRequestView(model=body["model"], stream=body.get("stream", False), max_output_tokens=body.get("max_output_tokens"), body=body)
         reply = profile.surface("responses", completion, view, ctx)
@@ -210,20 +211,24 @@ async def _run(seeded: int) -> int:
             for name, completion in cases:
                 for limit in (None, 9):
                     # "text": /v1/completions; "responses": /v1/responses
-                    for with_tools in (False, True, "text", "responses", "responses+tools"):
+                    for with_tools in (False, True, "none", "text", "responses", "responses+tools", "responses+none"):
                         # no tool parser + tools, streamed: vllm-mlx's generic streaming parser (not emulated)
-                        for stream in (False, True) if tools or with_tools not in (True, "responses+tools") else (False,):
+                        for stream in (False, True) if tools or with_tools not in (True, "responses+tools", "none", "responses+none") else (False,):
                             body: dict[str, Any] = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "stream": stream}
                             if with_tools == "text":
                                 body = {"model": MODEL, "prompt": "hi", "stream": stream}
                             elif str(with_tools).startswith("responses"):
                                 body = {"model": MODEL, "input": "hi", "metadata": {"k": "v"}, "instructions": "Be brief.", "stream": stream}
-                                if with_tools == "responses+tools":
+                                if with_tools == "responses+none":
+                                    body["tool_choice"] = "none"
+                                if with_tools in ("responses+tools", "responses+none"):
                                     body["tools"] = [{"type": "function", "name": "get_weather", "parameters": TOOLS[0]["function"]["parameters"]}, {"type": "web_search_preview"}]
                                 if limit:
                                     body["max_output_tokens"] = limit
-                            if with_tools is True:
+                            if with_tools in (True, "none"):
                                 body["tools"] = TOOLS
+                            if with_tools == "none":
+                                body["tool_choice"] = "none"
                             if limit and "input" not in body:
                                 body["max_tokens"] = limit
                             if stream and "messages" in body:

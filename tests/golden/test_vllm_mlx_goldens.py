@@ -3,7 +3,8 @@
 ``tests/golden/vllm-mlx-0.6.0/replies.jsonl.gz`` holds what the 0.6.0 wheel's ``server.app``
 (FastAPI, its parsers, mlx-lm's detokenizer; only the engine scripted) answered for every
 completion of the built-in scenarios, under ``--reasoning-parser gpt_oss --tool-call-parser
-harmony`` and under no parsers, as chat (with and without a tool), text completion and Responses,
+harmony`` and under no parsers, as chat and Responses (no tool, a tool, a tool with ``tool_choice:
+"none"``) and text completion,
 streamed and not, with no limit and a 9-token limit (``tools/vllm_mlx_diff.py --record``, in the
 scratch venv described there; ids and ``created`` values normalised). Here each is answered by the
 profile in process and compared byte for byte, so a change anywhere under it (the detokenizer it
@@ -68,7 +69,7 @@ def _answer(record: dict, index: int, prompt_tokens: int) -> str:
         reply = profile.surface("completions", _completion(record["case"]), CompletionsRequestView(model=body["model"], stream=stream, body=body), ctx)
     else:
         tools = tuple(ToolDecl("function", t["function"]["name"]) for t in body.get("tools", ()))
-        view = ChatRequestView(model=body["model"], tools=tools, stream=stream, include_usage=bool(body.get("stream_options")), max_tokens=body.get("max_tokens"), body=body)
+        view = ChatRequestView(model=body["model"], tools=tools, tool_choice=body.get("tool_choice"), stream=stream, include_usage=bool(body.get("stream_options")), max_tokens=body.get("max_tokens"), body=body)
         reply = profile.chat(_completion(record["case"]), view, ctx)
     return _norm((reply.body if not reply.streamed else b"".join(reply.frames)).decode())
 

@@ -26,11 +26,11 @@ and serves its real FastAPI app in process, with its real reasoning and tool par
 ``clean_output_text`` and mlx-lm's real ``BPEStreamingDetokenizer``; only the engine is replaced,
 by one that replays the scripted tokens the way ``SimpleEngine`` with ``MLXLanguageModel`` does
 (read, not run: the engine's own code needs a model). Every completion of the built-in scenarios
-and 300 seeded ones, under three parser configurations, as chat (with and without tools), text
-completion and Responses (with and without tools), each streamed and not, with no limit and a
+and 300 seeded ones, under three parser configurations, as chat and Responses (no tools, a tool,
+a tool with ``tool_choice: "none"``) and text completion, each streamed and not, with no limit and a
 token limit, plus the probes, route errors and the model check, are compared byte for byte (ids
-and timestamps normalised): 19,661 replies, 0 differ, on each release of the timeline (0.4.0,
-0.4.1, 0.5.0, 0.6.0, with its switch values). The built-in scenarios' 1,836 replies of 0.6.0
+and timestamps normalised): 26,681 replies, 0 differ, on each release of the timeline (0.4.0,
+0.4.1, 0.5.0, 0.6.0, with its switch values). The built-in scenarios' 2,448 replies of 0.6.0
 are recorded as goldens that ``tests/golden/test_vllm_mlx_goldens.py`` replays in CI. The
 parsers' own tests are converted in ``tests/conformance/upstream/test_vllm_mlx_upstream.py``.
 

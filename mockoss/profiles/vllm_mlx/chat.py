@@ -69,7 +69,7 @@ def surface_chat(profile: VllmMlxProfile, completion: Completion, request: ChatR
         frames = stream_frames(profile, outputs, request, ctx, rid, model, tools, declared)
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
     raw = "".join(text for text, _, _ in outputs)
-    if declared:  # SimpleEngine aggregates its stream when tools are passed to the template
+    if tools:  # SimpleEngine aggregates its stream when tools reach it (not with tool_choice "none")
         finish = outputs[-1][2] or "stop"
         count = len(outputs) if finish == "length" else len(outputs) - 1
     else:
