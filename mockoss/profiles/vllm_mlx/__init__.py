@@ -15,7 +15,9 @@ What a client sees, in short: streamed chat, ``reasoning_content`` and ``content
 parsers, and a tool call only when the Harmony tool parser ever sees the commentary block (with
 the ``gpt_oss`` or ``harmony`` reasoning parser it never does: the block falls in the reasoning
 parser's "transition" or suppressed commentary state, so the call is lost; a streamed Responses
-request parses the raw text again at the end and does return it); non-streamed (chat,
+request parses the raw text again at the end and does return it). The ``harmony`` reasoning
+parser looks for the channel name in the delta that holds ``<|channel|>``; streamed a token at a
+time it never sees ``final``, so the answer streams as ``reasoning_content`` too. Non-streamed (chat,
 text completions, Responses), the engine has already cleaned the text (``clean_output_text``), so
 no reasoning, and without a final channel the analysis text and the call's arguments end up in
 ``content`` (``'Need the weather.{"city":"Paris"}'``, waybarrios/vllm-mlx#562's symptom).
