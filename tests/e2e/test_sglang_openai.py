@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import openai
 import pytest
-from profile_e2e_support import use_raw
+from profile_e2e_support import stream_chat, use_raw
 
 MODEL = "openai/gpt-oss-20b"
 USER = [{"role": "user", "content": "Weather in Paris?"}]
@@ -25,18 +25,7 @@ def use(server, *raw: str) -> None:
 
 def streamed(client, **kwargs) -> tuple[str, str, list[tuple[str, str]], str | None, list]:
     """(content, reasoning_content, calls, finish_reason, chunks) of a streamed chat completion."""
-    content, reasoning, calls, finish, chunks = "", "", [], None, []
-    with client.chat.completions.create(model=MODEL, messages=USER, stream=True, **kwargs) as stream:
-        for chunk in stream:
-            chunks.append(chunk)
-            if not chunk.choices:
-                continue
-            delta = chunk.choices[0].delta
-            content += delta.content or ""
-            reasoning += (delta.model_extra or {}).get("reasoning_content") or ""
-            calls += [(c.function.name, c.function.arguments) for c in delta.tool_calls or ()]
-            finish = chunk.choices[0].finish_reason or finish
-    return content, reasoning, calls, finish, chunks
+    return stream_chat(client, MODEL, USER, "reasoning_content", **kwargs)
 
 
 @pytest.mark.mockoss(scenario="clean-answer")

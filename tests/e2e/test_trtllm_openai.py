@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from profile_e2e_support import use_raw
+from profile_e2e_support import stream_chat, use_raw
 
 from mockoss.harmony import Completion
 
@@ -28,21 +28,8 @@ def use(server, *raw: str) -> None:
 
 
 def streamed(client, **kwargs) -> tuple[str, str, list[tuple[str, str]], str | None, list]:
-    """(content, reasoning, calls, finish_reason, chunks) of a streamed chat completion."""
-    content, reasoning, calls, finish, chunks = "", "", {}, None, []
-    with client.chat.completions.create(model=MODEL, messages=USER, stream=True, **kwargs) as stream:
-        for chunk in stream:
-            chunks.append(chunk)
-            if not chunk.choices:
-                continue
-            delta = chunk.choices[0].delta
-            content += delta.content or ""
-            reasoning += (delta.model_extra or {}).get("reasoning") or ""
-            for call in delta.tool_calls or ():
-                name, args = calls.get(call.index, ("", ""))
-                calls[call.index] = (name + (call.function.name or ""), args + (call.function.arguments or ""))
-            finish = chunk.choices[0].finish_reason or finish
-    return content, reasoning, list(calls.values()), finish, chunks
+    """(content, reasoning, calls joined per index, finish_reason, chunks) of a streamed chat completion."""
+    return stream_chat(client, MODEL, USER, "reasoning", merge_calls=True, **kwargs)
 
 
 @pytest.mark.mockoss(scenario="clean-answer")

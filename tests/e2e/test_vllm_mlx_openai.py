@@ -9,7 +9,7 @@ import re
 
 import openai
 import pytest
-from profile_e2e_support import use_raw
+from profile_e2e_support import stream_chat, use_raw
 
 from mockoss.harmony.encoding import load_encoding
 
@@ -31,18 +31,7 @@ def use(server, *raw: str) -> None:
 
 
 def streamed(client, **kwargs):
-    content, reasoning, calls, finish, chunks = "", "", [], None, []
-    with client.chat.completions.create(model=MODEL, messages=USER, stream=True, **kwargs) as stream:
-        for chunk in stream:
-            chunks.append(chunk)
-            if not chunk.choices:
-                continue
-            delta = chunk.choices[0].delta
-            content += delta.content or ""
-            reasoning += (delta.model_extra or {}).get("reasoning_content") or ""
-            calls += [(c.function.name, c.function.arguments) for c in delta.tool_calls or ()]
-            finish = chunk.choices[0].finish_reason or finish
-    return content, reasoning, calls, finish, chunks
+    return stream_chat(client, MODEL, USER, "reasoning_content", **kwargs)
 
 
 def test_non_streamed_answer_loses_the_reasoning_to_the_engine_cleaner(server, client):
