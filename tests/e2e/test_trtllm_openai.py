@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
+import openai
 import pytest
-
 from profile_e2e_support import stream_chat, use_raw
 
 from mockoss.harmony import Completion
@@ -201,3 +201,66 @@ def test_responses_parse_error_is_a_400(server, client, http):
     assert reply.status_code == 400 and reply.json()["object"] == "error" and "Unexpected token" in reply.json()["message"]
     bad = http.post("/v1/responses", json={"model": MODEL, "input": "hi", "previous_response_id": "abc"})
     assert (bad.status_code, bad.json()["type"]) == (400, "InvalidRequestError")
+
+
+# ------------------------------------------------------------------ /v1/completions (mockoss.profiles.trtllm.completions)
+
+CLEAN_TEXT = "analysisUser asks: What is 2 + 2? Simple arithmetic. Provide answer.assistantfinal2 + 2 = 4."
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_completion_detokenizes_with_special_tokens_skipped(client):
+    # skip_special_tokens defaults to true on this route: the channel names run into the text
+    reply = client.completions.create(model=MODEL, prompt="2 + 2?")
+    choice, body = reply.choices[0], reply.to_dict()
+    assert (choice.text, choice.finish_reason, body["choices"][0]["stop_reason"]) == (CLEAN_TEXT, "stop", None)
+    assert reply.id.startswith("cmpl-") and len(reply.id) == 37 and reply.object == "text_completion"
+    wire = json.loads(client.completions.with_raw_response.create(model=MODEL, prompt="2 + 2?").http_response.text)
+    assert list(wire) == ["id", "object", "created", "model", "choices", "usage", "prompt_token_ids"]
+    assert list(wire["choices"][0]) == ["index", "text", "token_ids", "logprobs", "context_logits", "finish_reason", "stop_reason",
+                                        "disaggregated_params", "avg_decoded_tokens_per_iter"]
+    assert body["prompt_token_ids"] is None and body["usage"]["prompt_tokens_details"] == {"cached_tokens": 0}
+    raw = client.completions.create(model=MODEL, prompt="2 + 2?", extra_body={"skip_special_tokens": False}).choices[0].text
+    assert raw.startswith("<|channel|>analysis<|message|>") and raw.endswith("<|channel|>final<|message|>2 + 2 = 4.")  # <|return|> is the end id
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_streamed_completion_matches_and_usage_needs_stream_options(client):
+    whole = client.completions.create(model=MODEL, prompt="2 + 2?").choices[0].text
+    chunks = list(client.completions.create(model=MODEL, prompt="2 + 2?", stream=True))
+    assert "".join(c.choices[0].text for c in chunks) == whole
+    assert [c.choices[0].finish_reason for c in chunks].count("stop") == 1 and chunks[-1].choices[0].finish_reason == "stop"
+    assert all(c.usage is None for c in chunks) and len({c.id for c in chunks}) == 1
+    # StreamOptions defaults continuous_usage_stats to true: every chunk counts, then the usage chunk
+    chunks = list(client.completions.create(model=MODEL, prompt="2 + 2?", stream=True, stream_options={"include_usage": True}))
+    assert [c.usage.completion_tokens for c in chunks[:3]] == [1, 2, 3]
+    assert chunks[-1].choices == [] and chunks[-1].id == chunks[0].id and chunks[-1].usage.completion_tokens == chunks[-2].usage.completion_tokens
+
+
+def test_completion_stops_on_call_as_a_stop_word(server, client):
+    # PR #9514: generation_config's eos ids are stop tokens: <|call|> trimmed, stop_reason its id
+    use(server, ANALYSIS + CALL)
+    reply = client.completions.create(model=MODEL, prompt="weather?", extra_body={"skip_special_tokens": False})
+    assert reply.choices[0].text.endswith('json<|message|>{"city":"Paris"}') and reply.to_dict()["choices"][0]["stop_reason"] == 200012
+    assert reply.usage.completion_tokens == len(Completion.from_text(ANALYSIS + CALL).tokens) - 1
+
+
+@pytest.mark.mockoss(profile="trtllm@2025.09.19")
+def test_in_2025_completions_keep_call_and_end_with_a_chat_usage_chunk(server, http):
+    use(server, ANALYSIS + CALL, ANALYSIS + CALL)
+    body = http.post("/v1/completions", json={"model": MODEL, "prompt": "x", "skip_special_tokens": False}).json()
+    assert body["choices"][0]["text"].endswith("<|call|>") and body["choices"][0]["stop_reason"] is None
+    frames = [json.loads(line[6:]) for line in http.post("/v1/completions", json={"model": MODEL, "prompt": "x", "stream": True, "stream_options": {}}).text.split("\n\n")
+              if line.startswith("data: {")]
+    assert len({f["id"] for f in frames[:-1]}) == len(frames) - 1  # a fresh cmpl- id per chunk
+    assert (frames[-1]["object"], frames[-1]["id"][:9], frames[-1]["choices"]) == ("chat.completion.chunk", "chatcmpl-", [])
+
+
+@pytest.mark.mockoss(scenario="clean-answer")
+def test_completion_errors_and_echo(client):
+    with pytest.raises(openai.BadRequestError) as error:
+        client.completions.create(model=MODEL, prompt="x", logprobs=1)
+    assert error.value.body["type"] == "BadRequestError" and "logprobs is not supported" in error.value.body["message"]
+    with pytest.raises(openai.BadRequestError):  # echo joins a token-id prompt (a list) with a string
+        client.completions.create(model=MODEL, prompt=[1, 2], echo=True)
+    assert client.completions.create(model=MODEL, prompt="Q: ", echo=True).choices[0].text == "Q: " + CLEAN_TEXT

@@ -75,3 +75,72 @@ def test_releases_resolve_on_the_timeline():
     assert get_profile("trtllm@2026.03.10").tool_calls_on_analysis is True  # type: ignore[attr-defined]
     with pytest.raises(ProfileError):
         get_profile("trtllm@2025.01.01")
+
+
+# ------------------------------------------------------------------ /v1/completions (read, not run: see the module)
+
+def _completions(raw: str, body: dict, **switches):
+    from mockoss.profiles.base import CompletionsRequestView
+
+    prompt = body.get("prompt", "x")
+    prompts = tuple(p if isinstance(p, str) else tuple(p) for p in prompt) if isinstance(prompt, list) and not all(isinstance(t, int) for t in prompt) \
+        else ((prompt,) if isinstance(prompt, str) else (tuple(prompt),))
+    view = CompletionsRequestView(model="m", prompts=prompts, stream=bool(body.get("stream")), echo=bool(body.get("echo")), body=body)
+    return TrtllmProfile(**switches).surface("completions", Completion.from_text(raw), view, _ctx())
+
+
+def _frames(reply) -> list[dict]:
+    return [json.loads(f[6:]) for f in reply.frames if f != b"data: [DONE]\n\n"]
+
+
+def test_a_character_cut_across_tokens_waits_for_its_last_token():
+    # HF DecodeStream: text ending in U+FFFD is held back; the chunks still go out, with text ""
+    chunks = _frames(_completions("<|channel|>final<|message|>a🦜b<|return|>", {"stream": True}))
+    texts = [c["choices"][0]["text"] for c in chunks]
+    assert texts == ["", "final", "", "a", "", "", "🦜", "b", ""]
+    assert json.loads(_completions("<|channel|>final<|message|>a🦜b<|return|>", {}).body)["choices"][0]["text"] == "finala🦜b"
+
+
+def test_stream_interval_puts_each_engine_response_in_one_chunk():
+    chunks = _frames(_completions("<|channel|>final<|message|>Hello there friend<|return|>", {"stream": True}, stream_interval=2))
+    # 6 output tokens in responses of 2, then the end id's own iteration: an empty finish chunk
+    assert [c["choices"][0]["text"] for c in chunks] == ["final", "Hello", " there friend", ""]
+    assert [c["choices"][0]["finish_reason"] for c in chunks] == [None, None, None, "stop"]
+
+
+def test_endoftext_stops_the_engine_only_with_generation_config_stops():
+    raw = "<|channel|>final<|message|>Hi<|endoftext|>more text<|return|>"
+    choice = json.loads(_completions(raw, {}).body)["choices"][0]
+    assert (choice["text"], choice["stop_reason"]) == ("finalHi", 199999)
+    choice = json.loads(_completions(raw, {"include_stop_str_in_output": True, "skip_special_tokens": False}).body)["choices"][0]
+    assert choice["text"].endswith("Hi<|endoftext|>")
+    choice = json.loads(_completions(raw, {}, generation_config_stops=False).body)["choices"][0]
+    assert (choice["text"], choice["stop_reason"]) == ("finalHimore text", None)
+
+
+def test_several_prompts_sum_usage_and_list_no_prompt_token_ids():
+    body = json.loads(_completions("<|channel|>final<|message|>Hi<|return|>", {"prompt": ["a", "b c"]}).body)
+    assert [c["index"] for c in body["choices"]] == [0, 1] and body["prompt_token_ids"] == []
+    assert body["usage"]["completion_tokens"] == 8 and body["usage"]["prompt_tokens"] == 1 + 2
+    streamed = _frames(_completions("<|channel|>final<|message|>Hi<|return|>", {"prompt": ["a", "b"], "stream": True, "stream_options": {"continuous_usage_stats": False}}))
+    assert [c["choices"][0]["index"] if c["choices"] else "usage" for c in streamed] == [0, 0, 0, 0, 0, "usage", 1, 1, 1, 1, 1, "usage"]
+
+
+def test_stream_chunks_dump_every_field_and_detokenize_false_sends_ids():
+    chunks = _frames(_completions("<|channel|>final<|message|>Hi<|return|>", {"stream": True, "detokenize": False}))
+    assert list(chunks[0]) == ["id", "object", "created", "model", "choices", "usage"] and chunks[0]["usage"] is None
+    assert list(chunks[0]["choices"][0]) == ["index", "text", "token_ids", "logprobs", "finish_reason", "stop_reason", "avg_decoded_tokens_per_iter"]
+    assert [c["choices"][0]["token_ids"] for c in chunks] == [[200005], [17196], [200008], [12194], []]
+    assert {c["choices"][0]["text"] for c in chunks} == {""}
+
+
+@pytest.mark.parametrize("body", [{"logprobs": 2}, {"suffix": "x"}, {"prompt": [1, 2], "echo": True}])
+def test_refused_completion_requests_are_400s(body):
+    reply = _completions("<|channel|>final<|message|>Hi<|return|>", body)
+    assert reply.status == 400 and json.loads(reply.body)["type"] == "BadRequestError"
+
+
+@pytest.mark.parametrize("switches", [{"generation_config_stops": 1}, {"completion_usage_chunk": "chat"}])
+def test_bad_completion_switch_values_are_refused(switches):
+    with pytest.raises(ProfileError):
+        get_profile("trtllm", switches)

@@ -38,8 +38,16 @@ its usage chunk (here nothing but ``[DONE]``), the protocol models (stubbed from
 
 ``/v1/responses`` is :mod:`.responses`, from ``responses_utils.py`` of the same period, checked
 the same way (``tools/trtllm_responses_diff.py``: 4,212 replies, 0 differ); it answers as that
-version whatever the release. Not emulated: ``/v1/completions`` (it
-exists in trtllm-serve; here it gets the route 404), ``/health_generate``, ``/metrics``, ``/perf_metrics``, the prompt TensorRT-LLM
+version whatever the release. ``/v1/completions`` is :mod:`.completions`, read (not run) from
+``openai_server.py`` ``openai_completion``, the completion post-processors of
+``postprocess_handlers.py`` and the ``openai_protocol.py`` models of two stored versions (the
+Harmony period's and the newest), ``llmapi/tokenizer.py`` and ``sampling_params.py``; TensorRT-LLM's
+own completion tests (``_test_openai_completions.py``) are converted in
+``tests/conformance/upstream/test_trtllm_completions_upstream.py`` (8 of 8 reproduced). Not checked
+by running: no diff tool compares it with the real post-processors (the serve package's imports need
+the C++ runtime and the stored ``postprocess_handlers.py`` was not brought onto the machine), the
+Hugging Face tokenizer's detokenization (o200k_harmony's decode stands in for it), and PR #9514's
+code (the ``generation_config_stops`` switch is from its title). Not emulated: ``/health_generate``, ``/metrics``, ``/perf_metrics``, the prompt TensorRT-LLM
 renders (its own system message: ``prompt_tokens`` is mockoss's rendering), logprobs, and
 ``DISABLE_HARMONY_ADAPTER=1`` (the plain chat route).
 """
@@ -60,8 +68,10 @@ _CHOICES = {
     "stream_usage": ("never", "always", "stream_options"),
     "role_chunk": ("never", "every_batch", "first"),
     "harmony_library": HARMONY_LIBRARIES,
+    "completion_usage_chunk": ("chat_chunk", "text_completion"),
 }
-_BOOLS = ("channel_validation", "tool_calls_on_analysis", "reasoning_content_alias", "flush_final_batch", "merge_deltas", "cached_tokens_in_usage", "stable_stream_ids")
+_BOOLS = ("channel_validation", "tool_calls_on_analysis", "reasoning_content_alias", "flush_final_batch", "merge_deltas", "cached_tokens_in_usage", "stable_stream_ids",
+          "generation_config_stops")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +102,14 @@ class TrtllmProfile:
         cached_tokens_in_usage: PR #12292: ``prompt_tokens_details: {"cached_tokens": 0}``
             (before, ``null``).
         stable_stream_ids: PR #14708: one ``id`` for every chunk of a stream (before, each chunk
-            had a fresh ``chatcmpl-`` id).
+            had a fresh ``chatcmpl-`` / ``cmpl-`` id).
+        generation_config_stops: PR #9514: generation_config's ``eos_token_id`` list becomes the
+            request's stop token ids, so on ``/v1/completions`` ``<|call|>`` and ``<|endoftext|>``
+            stop the engine (trimmed, ``stop_reason`` their id); before, only the end id
+            ``<|return|>`` did (chat adds the Harmony stop tokens itself either way).
+        completion_usage_chunk: the ``/v1/completions`` stream's usage chunk: ``chat_chunk`` (a
+            ``ChatCompletionStreamResponse``, as the stored Harmony-period code builds it) or
+            ``text_completion`` (the newest code); the PR between them is unknown.
         version: what ``GET /version`` reports.
     """
 
@@ -102,7 +119,7 @@ class TrtllmProfile:
     model_check: ClassVar[bool] = False
 
     name: str = "trtllm"
-    endpoints: frozenset[str] = frozenset({"chat", "responses"})
+    endpoints: frozenset[str] = frozenset({"chat", "responses", "completions"})
     harmony_library: Literal["oss-harmony", "openai-harmony-0.0.8"] = "openai-harmony-0.0.8"
     stream_interval: int = 1
     channel_validation: bool = True
@@ -114,6 +131,8 @@ class TrtllmProfile:
     merge_deltas: bool = True
     cached_tokens_in_usage: bool = True
     stable_stream_ids: bool = True
+    generation_config_stops: bool = True
+    completion_usage_chunk: Literal["chat_chunk", "text_completion"] = "text_completion"
     version: str = "1.2.1"
 
     def __post_init__(self) -> None:
@@ -133,11 +152,16 @@ class TrtllmProfile:
         return dataclasses.replace(self, **switches)
 
     def surface(self, endpoint: str, completion: Any, request: Any, ctx: RequestContext) -> Reply:
-        """``chat`` (:mod:`.chat`) or ``responses`` (:mod:`.responses`)."""
+        """``chat`` (:mod:`.chat`), ``responses`` (:mod:`.responses`) or ``completions``
+        (:mod:`.completions`); ``ValueError`` for another endpoint."""
         if endpoint == "responses":
             from mockoss.profiles.trtllm.responses import surface_responses
 
             return surface_responses(self, completion, request, ctx)
+        if endpoint == "completions":
+            from mockoss.profiles.trtllm.completions import surface_completions
+
+            return surface_completions(self, completion, request, ctx)
         if endpoint != "chat":
             raise ValueError(f"profile trtllm does not serve endpoint {endpoint!r}")
         return self.chat(completion, request, ctx)

@@ -37,6 +37,7 @@ TRTLLM_TIMELINE = Timeline(
     releases=(
         Release("2025.08.27", "2025-08-27", "PR #7261: chat completions for gpt-oss through the Harmony adapter"),
         Release("2025.09.19", "2025-09-19", "PR #7849: channel validation, role and usage chunks (the adapter read in code)"),
+        Release("2025.12.03", "2025-12-03", "PR #9514: generation_config's eos ids are stop tokens (/v1/completions stops on <|call|>)"),
         Release("2026.01.20", "2026-01-20", "PR #10808: the role chunk only once"),
         Release("2026.03.09", "2026-03-09", "PR #12046: Harmony parser fixes for agentic coding"),
         Release("2026.03.17", "2026-03-17", "PR #12292: deltas grouped per engine response, cached_tokens, stream_options"),
@@ -52,6 +53,10 @@ TRTLLM_TIMELINE = Timeline(
         _change("2025.09.19", "role_chunk", "never", "every_batch", "a role chunk is sent",
                 "no role chunk", "a {role: assistant} chunk before the chunks of every engine response (first_iteration was a local variable)",
                 7849, _ADAPTER, note=_AFTER_READ),
+        _change("2025.12.03", "generation_config_stops", False, True, "generation_config's eos_token_id list is the stop token ids",
+                "on /v1/completions only the end id <|return|> stops the engine; <|call|> is output like any token",
+                "<|call|> and <|endoftext|> stop it as stop words: trimmed, stop_reason their id", 9514,
+                note="from the PR's title; sampling_params.py before it read (_setup sets only end_id); after it not read"),
         _change("2026.01.20", "role_chunk", "every_batch", "first", "the role chunk comes once",
                 "a role chunk before every engine response's chunks", "one role chunk, first", 10808, f"{_REPO}#10614",
                 note="PR #10808 passes first_iteration from the postprocess args (review thread); fixes #10614"),
@@ -73,5 +78,8 @@ TRTLLM_TIMELINE = Timeline(
         _change("2026.05.28", "stable_stream_ids", False, True, "one id per stream",
                 "every chunk has a fresh chatcmpl- id and created", "one id and created for the stream", 14708,
                 note="from the PR's description; the newest stored postprocess_handlers.py passes stream_response_id"),
+        _change("2026.05.28", "completion_usage_chunk", "chat_chunk", "text_completion", "the completions stream's usage chunk is a text_completion",
+                "a ChatCompletionStreamResponse (chatcmpl- id, object chat.completion.chunk)", "a CompletionStreamResponse with the stream's id",
+                14708, note="both versions read in the stored postprocess_handlers.py; the PR that changed it is unknown: dated with #14708, which gave that chunk the stream id (the class may have changed earlier)"),
     ),
 )

@@ -1,0 +1,215 @@
+"""``POST /v1/completions`` as ``trtllm-serve`` answers it for gpt-oss: raw text in, raw text out.
+
+Read (not run) from NVIDIA/TensorRT-LLM, the versions the search tool's index stores:
+``tensorrt_llm/serve/openai_server.py`` ``openai_completion`` (one ``generate_async`` per prompt;
+``merge_completion_responses``; ``completion_generator`` and ``generator_wrapper``, which ends the
+stream with ``data: [DONE]``), ``postprocess_handlers.py`` ``completion_response_post_processor``
+and ``completion_stream_post_processor`` (the stored version with ``ChatCompletionPostprocArgs``,
+and the newest, with ``_ensure_stream_metadata``), ``openai_protocol.py`` ``CompletionRequest``,
+``CompletionResponse``, ``CompletionResponseChoice``, ``CompletionStreamResponse``, ``StreamOptions``
+and ``UsageInfo`` (the stored version with ``prompt_token_ids`` on the response), ``llmapi/tokenizer.py``
+``decode_incrementally`` and ``sampling_params.py`` ``_setup``.
+
+* No Harmony parser runs on this route: the prompt is tokenized as text (special tokens parsed) and
+  the output detokenized. ``skip_special_tokens`` is true unless the request says otherwise (nothing
+  turns it off for gpt-oss, unlike ``chat_harmony``), so the markup goes and the channel names run
+  into the text: ``analysisThink.assistantfinalHi``. With ``skip_special_tokens: false`` the markup
+  stays. ``detokenize: false`` sends ``text: ""`` and the ``token_ids``.
+* Stops: ``<|return|>`` is the tokenizer's end id (not output, not counted, ``stop_reason`` null).
+  With ``generation_config_stops`` (PR #9514: generation_config's ``eos_token_id`` list,
+  ``[200002, 199999, 200012]`` for gpt-oss, becomes ``stop_token_ids``) ``<|call|>`` and
+  ``<|endoftext|>`` stop the engine as stop words: trimmed (kept with ``include_stop_str_in_output``),
+  ``stop_reason`` their id. Before it nothing but the end id stops the engine; mockoss ends the
+  generation where the script ends (``<|call|>`` kept in the output), which the real engine would
+  not do. ``max_tokens`` has no default (the engine's limit): the whole script plays.
+* Non-streamed: ``JSONResponse(model_dump())``, every field in the model's order, nulls included;
+  ``id`` ``cmpl-`` + 32 hex digits; usage counts the output tokens. Several prompts: one generation
+  each (each plays the scripted completion), choices concatenated, usage summed,
+  ``prompt_token_ids: []``; the merged reply names the server's model (here: the request's).
+* Streamed: one chunk per engine response (``stream_interval`` tokens, plus the end id's own
+  iteration), its text whatever the Hugging Face ``DecodeStream`` releases (text ending in U+FFFD,
+  a character cut in two, waits; a special token skipped adds nothing; an empty ``text`` chunk is
+  still sent), ``model_dump_json()`` whole (``"usage":null``). ``stream_options`` defaults to
+  ``include_usage`` *and* ``continuous_usage_stats`` true (TensorRT-LLM's ``StreamOptions``): each
+  chunk then carries the usage so far, and a usage chunk (``choices: []``) ends the stream;
+  without ``stream_options`` there is no usage at all. ``completion_usage_chunk``: the stored
+  version of the Harmony period builds that chunk as a ``ChatCompletionStreamResponse``
+  (``chatcmpl-`` id, ``object: "chat.completion.chunk"``), the newest as ``CompletionStreamResponse``
+  with the stream's id; which PR changed it is unknown (a switch, dated with PR #14708).
+* Errors (400, ``create_error_response``): ``logprobs`` (the period's ``check_logprobs``: "not
+  supported"; newer versions return logprobs, which mockoss does not emulate), ``suffix``;
+  ``echo`` with a token-id prompt raises ``TypeError`` joining a list and a string, so
+  ``openai_completion`` answers 400 with Python's words (streamed too: mockoss answers before the
+  stream starts; the real server fails inside it).
+* Known differences: a stable stream id is ``cmpl-`` + 32 hex digits here, the executor's integer
+  request id in trtllm-serve (``f"cmpl-{rsp.id}"``), as for chat; ``avg_decoded_tokens_per_iter``
+  is null (no speculative decoding); logprobs, ``n`` > 1 and ``best_of`` are not emulated; several
+  streamed prompts come one after the other (the server interleaves them as they are generated).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mockoss.harmony.encoding import load_encoding
+from mockoss.profiles.base import SSE_MEDIA_TYPE, CompletionsRequestView, Reply, RequestContext
+from mockoss.profiles.trtllm.chat import RETURN, engine_batches, usage_info
+from mockoss.profiles.wire import dumps
+
+if TYPE_CHECKING:
+    from mockoss.harmony import Completion
+    from mockoss.profiles.trtllm import TrtllmProfile
+
+__all__ = ["EngineOutput", "engine_output", "stream_texts", "surface_completions"]
+
+#: o200k_harmony's special tokens start here: the gpt-oss tokenizer marks them all special.
+FIRST_SPECIAL = 199998
+#: generation_config.json's ``eos_token_id`` besides ``<|return|>``: ``<|endoftext|>``, ``<|call|>``.
+_CONFIG_STOPS = (199999, 200012)
+_DONE = b"data: [DONE]\n\n"
+
+
+class EngineOutput:
+    """What the executor hands the post-processor: ``emitted`` (tokens the engine generated,
+    stop token included, for the response batches), ``tokens`` (the output ids), ``finish_reason``
+    and ``stop_reason``."""
+
+    __slots__ = ("emitted", "finish_reason", "stop_reason", "tokens")
+
+    def __init__(self, emitted: tuple[int, ...], tokens: tuple[int, ...], finish_reason: str, stop_reason: int | None) -> None:
+        self.emitted, self.tokens, self.finish_reason, self.stop_reason = emitted, tokens, finish_reason, stop_reason
+
+
+def engine_output(completion: Completion, max_tokens: int | None, *, config_stops: bool, keep_stop: bool) -> EngineOutput:
+    """The executor's stop handling (``executor/result.py``): the end id ``<|return|>`` is dropped;
+    with ``config_stops`` the first ``<|endoftext|>`` or ``<|call|>`` ends generation as a stop word,
+    trimmed unless ``keep_stop`` (``include_stop_str_in_output``)."""
+    emission = completion.emit(max_tokens)
+    tokens = emission.tokens
+    if config_stops:
+        for i, token in enumerate(tokens):
+            if token in _CONFIG_STOPS:
+                return EngineOutput(tokens[: i + 1], tokens[: i + 1] if keep_stop else tokens[:i], "stop", token)
+    if emission.finish_reason == "stop" and tokens and tokens[-1] == RETURN:
+        return EngineOutput(tokens, tokens[:-1], "stop", None)
+    return EngineOutput(tokens, tokens, emission.finish_reason, None)
+
+
+def _kept(tokens: tuple[int, ...] | list[int], skip_special: bool) -> list[int]:
+    return [t for t in tokens if t < FIRST_SPECIAL] if skip_special else list(tokens)
+
+
+def stream_texts(tokens: tuple[int, ...], bounds: list[tuple[int, int, bool]], *, skip_special: bool) -> list[str]:
+    """The ``text_diff`` of each engine response: Hugging Face ``DecodeStream.step`` per token
+    (trtllm-serve's default incremental detokenizer below ``TLLM_STREAM_INTERVAL_THRESHOLD``): the
+    ids since the last release are decoded; text not ending in U+FFFD is released. A cut character
+    left at the end is never released (the HF path ignores ``flush``)."""
+    encoding = load_encoding()
+    pending: list[int] = []
+    texts = []
+    for start, stop, _ in bounds:
+        diff = []
+        for token in _kept(tokens[start:stop], skip_special):
+            pending.append(token)
+            text = encoding.decode(pending)
+            if text and not text.endswith("\ufffd"):
+                diff.append(text)
+                pending = []
+        texts.append("".join(diff))
+    return texts
+
+
+def _checks(request: CompletionsRequestView) -> str | None:
+    body = request.body
+    if body.get("logprobs"):
+        return "Value error, logprobs is not supported"
+    if body.get("suffix"):
+        return "Value error, suffix is not supported"
+    if request.echo and any(isinstance(p, tuple) for p in request.prompts):
+        return 'can only concatenate list (not "str") to list'
+    return None
+
+
+def _prompt_counts(request: CompletionsRequestView, ctx: RequestContext) -> list[int]:
+    if len(request.prompts) == 1:
+        return [ctx.prompt_tokens]
+    from mockoss.schemas.completions import prompt_token_ids
+
+    return [len(prompt_token_ids(p)) for p in request.prompts]
+
+
+def surface_completions(profile: TrtllmProfile, completion: Completion, request: CompletionsRequestView, ctx: RequestContext) -> Reply:
+    """trtllm-serve's reply to ``POST /v1/completions`` for ``completion``; see the module docstring."""
+    problem = _checks(request)
+    if problem is not None:
+        return profile.error(400, problem)
+    body = request.body
+    limit = body.get("max_tokens")
+    limit = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    out = engine_output(completion, limit, config_stops=profile.generation_config_stops, keep_stop=bool(body.get("include_stop_str_in_output")))
+    skip = body.get("skip_special_tokens", True) is not False
+    detokenize = body.get("detokenize", True) is not False
+    counts = _prompt_counts(request, ctx)
+    details = profile.cached_tokens_in_usage
+    if request.stream:
+        return _stream(profile, out, request, ctx, counts, skip=skip, detokenize=detokenize)
+    text = load_encoding().decode(_kept(out.tokens, skip)) if detokenize else ""
+    choices = []
+    for index, prompt in enumerate(request.prompts):
+        choices.append({
+            "index": index, "text": (prompt if request.echo else "") + text if detokenize else "",
+            "token_ids": None if detokenize else list(out.tokens), "logprobs": None, "context_logits": None,
+            "finish_reason": out.finish_reason, "stop_reason": out.stop_reason, "disaggregated_params": None,
+            "avg_decoded_tokens_per_iter": None,
+        })
+    n = len(choices)
+    usage = usage_info(sum(counts), [len(out.tokens)] * n, details=details)
+    reply = {"id": ctx.ids.next("cmpl-"), "object": "text_completion", "created": ctx.created, "model": request.model,
+             "choices": choices, "usage": usage, "prompt_token_ids": [] if n > 1 else None}
+    return Reply(status=200, body=dumps(reply).encode())
+
+
+def _stream_options(body: Any) -> tuple[bool, bool]:
+    """``(include_usage, continuous_usage_stats)``: TensorRT-LLM's ``StreamOptions`` defaults both
+    to true; no ``stream_options``, no usage."""
+    options = body.get("stream_options")
+    if not isinstance(options, dict):
+        return False, False
+    usage = bool(options.get("include_usage", True))
+    return usage, usage and bool(options.get("continuous_usage_stats", True))
+
+
+def _stream(
+    profile: TrtllmProfile, out: EngineOutput, request: CompletionsRequestView, ctx: RequestContext, counts: list[int],
+    *, skip: bool, detokenize: bool,
+) -> Reply:
+    """``completion_stream_post_processor`` per engine response, prompt after prompt, then ``[DONE]``."""
+    bounds = engine_batches(len(out.emitted), len(out.tokens), profile.stream_interval)
+    texts = stream_texts(out.tokens, bounds, skip_special=skip)
+    include_usage, continuous = _stream_options(request.body)
+    details = profile.cached_tokens_in_usage
+    model = dumps(request.model)
+    frames: list[bytes] = []
+    for index, (prompt, prompt_tokens) in enumerate(zip(request.prompts, counts, strict=True)):
+        stream_id = ctx.ids.next("cmpl-") if profile.stable_stream_ids else None
+        for batch, ((start, stop, done), text) in enumerate(zip(bounds, texts, strict=True)):
+            if request.echo and batch == 0:
+                text = str(prompt) + text
+            choice = {
+                "index": index, "text": text if detokenize else "", "token_ids": None if detokenize else list(out.tokens[start:stop]),
+                "logprobs": None, "finish_reason": out.finish_reason if done else None,
+                "stop_reason": out.stop_reason if done else None, "avg_decoded_tokens_per_iter": None,
+            }
+            usage = dumps(usage_info(prompt_tokens, [stop], details=details)) if continuous else "null"
+            rid = stream_id or ctx.ids.next("cmpl-")
+            frames.append(f'data: {{"id":"{rid}","object":"text_completion","created":{ctx.created},"model":{model},'
+                          f'"choices":[{dumps(choice)}],"usage":{usage}}}\n\n'.encode())
+        if include_usage:
+            usage = dumps(usage_info(prompt_tokens, [len(out.tokens)], details=details))
+            if profile.completion_usage_chunk == "chat_chunk":
+                head = f'"id":"{ctx.ids.next("chatcmpl-")}","object":"chat.completion.chunk"'
+            else:
+                head = f'"id":"{stream_id or ctx.ids.next("cmpl-")}","object":"text_completion"'
+            frames.append(f'data: {{{head},"created":{ctx.created},"model":{model},"choices":[],"usage":{usage}}}\n\n'.encode())
+    frames.append(_DONE)
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
