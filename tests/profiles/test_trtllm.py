@@ -140,7 +140,7 @@ def test_refused_completion_requests_are_400s(body):
     assert reply.status == 400 and json.loads(reply.body)["type"] == "BadRequestError"
 
 
-@pytest.mark.parametrize("switches", [{"generation_config_stops": 1}, {"completion_usage_chunk": "chat"}])
+@pytest.mark.parametrize("switches", [{"generation_config_stops": 1}, {"completion_usage_chunk": "chat"}, {"completion_cached_tokens": "no"}])
 def test_bad_completion_switch_values_are_refused(switches):
     with pytest.raises(ProfileError):
         get_profile("trtllm", switches)

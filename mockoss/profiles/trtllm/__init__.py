@@ -38,16 +38,21 @@ its usage chunk (here nothing but ``[DONE]``), the protocol models (stubbed from
 
 ``/v1/responses`` is :mod:`.responses`, from ``responses_utils.py`` of the same period, checked
 the same way (``tools/trtllm_responses_diff.py``: 4,212 replies, 0 differ); it answers as that
-version whatever the release. ``/v1/completions`` is :mod:`.completions`, read (not run) from
+version whatever the release. ``/v1/completions`` is :mod:`.completions`, read from
 ``openai_server.py`` ``openai_completion``, the completion post-processors of
 ``postprocess_handlers.py`` and the ``openai_protocol.py`` models of two stored versions (the
 Harmony period's and the newest), ``llmapi/tokenizer.py`` and ``sampling_params.py``; TensorRT-LLM's
 own completion tests (``_test_openai_completions.py``) are converted in
-``tests/conformance/upstream/test_trtllm_completions_upstream.py`` (8 of 8 reproduced). Not checked
-by running: no diff tool compares it with the real post-processors (the serve package's imports need
-the C++ runtime and the stored ``postprocess_handlers.py`` was not brought onto the machine), the
-Hugging Face tokenizer's detokenization (o200k_harmony's decode stands in for it), and PR #9514's
-code (the ``generation_config_stops`` switch is from its title). Not emulated: ``/health_generate``, ``/metrics``, ``/perf_metrics``, the prompt TensorRT-LLM
+``tests/conformance/upstream/test_trtllm_completions_upstream.py`` (8 of 8 reproduced).
+``tools/trtllm_completions_diff.py`` runs TensorRT-LLM's own completion post-processors (the
+Harmony period's, copied from the index's text: 4,938 characters; protocol models, ``PostprocArgs``
+and ``nvtx_range_debug`` stubbed) on this profile's engine emulation for every scenario completion and
+300 seeded ones, whole and cut at 7 tokens, six request shapes, streamed with ``stream_interval`` 1
+and 3 and not: 11,232 replies (8,424 streamed), 0 differ from ``trtllm@2025.09.19`` (ids and
+``created`` normalised). Not checked by running: the engine's stop handling and the Hugging Face
+tokenizer's detokenization (o200k_harmony's decode stands in for it; both sides get the same
+text), ``openai_completion`` itself (several prompts, errors), the newest post-processors (read),
+and PR #9514's code (the ``generation_config_stops`` switch is from its title). Not emulated: ``/health_generate``, ``/metrics``, ``/perf_metrics``, the prompt TensorRT-LLM
 renders (its own system message: ``prompt_tokens`` is mockoss's rendering), logprobs, and
 ``DISABLE_HARMONY_ADAPTER=1`` (the plain chat route).
 """
@@ -71,7 +76,7 @@ _CHOICES = {
     "completion_usage_chunk": ("chat_chunk", "text_completion"),
 }
 _BOOLS = ("channel_validation", "tool_calls_on_analysis", "reasoning_content_alias", "flush_final_batch", "merge_deltas", "cached_tokens_in_usage", "stable_stream_ids",
-          "generation_config_stops")
+          "generation_config_stops", "completion_cached_tokens")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +115,9 @@ class TrtllmProfile:
         completion_usage_chunk: the ``/v1/completions`` stream's usage chunk: ``chat_chunk`` (a
             ``ChatCompletionStreamResponse``, as the stored Harmony-period code builds it) or
             ``text_completion`` (the newest code); the PR between them is unknown.
+        completion_cached_tokens: ``/v1/completions`` usage has ``prompt_tokens_details:
+            {"cached_tokens": 0}`` (the stored Harmony-period and newest post-processors; an older
+            stored one, and TensorRT-LLM's completion test at 019a200a, have none: ``null``).
         version: what ``GET /version`` reports.
     """
 
@@ -133,6 +141,7 @@ class TrtllmProfile:
     stable_stream_ids: bool = True
     generation_config_stops: bool = True
     completion_usage_chunk: Literal["chat_chunk", "text_completion"] = "text_completion"
+    completion_cached_tokens: bool = True
     version: str = "1.2.1"
 
     def __post_init__(self) -> None:

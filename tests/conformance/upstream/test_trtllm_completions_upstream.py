@@ -41,11 +41,11 @@ def client(mockoss):
 
 
 @_one("test_single_completion")
-@pytest.mark.mockoss(switches={"cached_tokens_in_usage": False})
+@pytest.mark.mockoss(switches={"completion_cached_tokens": False})
 def test_single_completion(client):
     # Upstream compares the whole usage with CompletionUsage(...) and no prompt_tokens_details: at
     # that commit the completion usage carried none (a {"cached_tokens": 0} would not compare
-    # equal), which is the profile's cached_tokens_in_usage=False.
+    # equal), which is the profile's completion_cached_tokens=False.
     completion = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=5, temperature=0.0)
     choice = completion.choices[0]
     assert len(choice.text) >= 5
