@@ -1,12 +1,17 @@
 """Differential check: the ``trtllm`` profile's ``/v1/completions`` against TensorRT-LLM's own completion post-processors.
 
-Usage: ``python tools/trtllm_completions_diff.py COMPLETION_HANDLERS_PY REFERENCE_PYTHON``
+Usage: ``python tools/trtllm_completions_diff.py COMPLETION_HANDLERS_PY REFERENCE_PYTHON [NEWEST_HANDLERS_PY]``
 
 * ``COMPLETION_HANDLERS_PY``: the completion part of ``tensorrt_llm/serve/postprocess_handlers.py``
   (from ``class CompletionPostprocArgs`` to the end of ``completion_response_post_processor``: 4,938
   characters), copied verbatim from the stored version of the Harmony period (the one with
   ``ChatCompletionPostprocArgs`` and ``chat_harmony_post_processor``; the search tool's index does
   not name its commit). Never committed here: bring your own copy.
+* ``NEWEST_HANDLERS_PY``: the same part of the newest stored version (``_ensure_stream_metadata``,
+  ``CompletionStreamResponse`` for the usage chunk, the ``ctx_usage`` helpers; 7,715 characters with
+  ``_ctx_usage_from_outputs``, ``_ctx_usage_for_postproc`` and ``_ensure_stream_metadata`` put
+  first), compared with the profile's defaults (``trtllm``) on the same model stubs (the newest
+  ``openai_protocol.py`` was not read whole).
 * ``REFERENCE_PYTHON``: a scratch venv's python with ``pydantic`` (the one of
   ``tools/trtllm_adapter_diff.py`` serves).
 
@@ -110,6 +115,12 @@ def nvtx_range_debug(name):
     return lambda function: function
 def to_disaggregated_params(params):
     return None
+from typing import Tuple
+GenerationResultBase = Any
+def rewrite_usage_info_from_ctx(usage, ctx_usage):
+    assert ctx_usage is None
+def rewrite_usage_response_from_ctx(response, ctx_usage):
+    assert ctx_usage is None
 '''
 
 _DRIVER = '''
@@ -118,7 +129,7 @@ from handlers import CompletionPostprocArgs, StreamOptions, completion_response_
 class Output:
     index, disaggregated_params = 0, None
 class Result:
-    context_logits, cached_tokens, avg_decoded_tokens_per_iter = None, 0, None
+    context_logits, cached_tokens, avg_decoded_tokens_per_iter, id = None, 0, None, 1
     def __init__(self): self.outputs = [Output()]
 for line in sys.stdin:
     case = json.loads(line)
@@ -146,17 +157,23 @@ for line in sys.stdin:
     print(json.dumps({"frames": frames}), flush=True)
 '''
 
-_NORMALISE = [(re.compile(r"(chatcmpl|cmpl)-[0-9a-f]{32}"), r"\1-X"), (re.compile(r'"created":\d+'), '"created":0')]
+_ID = re.compile(r'"id":"((?:chatcmpl|cmpl)-[0-9a-f]*)"')
 
 
 def normalise(text: str) -> str:
-    for pattern, replacement in _NORMALISE:
-        text = pattern.sub(replacement, text)
-    return text
+    """``created`` zeroed and each distinct id replaced by its ordinal (``cmpl-1`` for the first
+    id of the reply): a fresh id per chunk and one id per stream stay apart."""
+    seen: dict[str, str] = {}
+
+    def ordinal(match: re.Match[str]) -> str:
+        prefix = match.group(1).split("-")[0]
+        return f'"id":"{prefix}-{seen.setdefault(match.group(1), str(len(seen) + 1))}"'
+
+    return _ID.sub(ordinal, re.sub(r'"created":\d+', '"created":0', text))
 
 
-def cases():
-    profile = get_profile(f"trtllm@{RELEASE}")
+def cases(release: str):
+    profile = get_profile(release)
     for label, completion in completions():
         for max_tokens in (None, 7):
             for shape, fields in _SHAPES:
@@ -178,8 +195,8 @@ def cases():
                     }
 
 
-def ours(case: dict, index: int) -> str:
-    profile = get_profile(f"trtllm@{RELEASE}", {"stream_interval": case["interval"]})
+def ours(case: dict, index: int, release: str) -> str:
+    profile = get_profile(release, {"stream_interval": case["interval"]})
     body = case["body"]
     view = CompletionsRequestView(model=MODEL, prompts=(body["prompt"],), stream=body["stream"], echo=bool(body.get("echo")), body=body)
     reply = profile.surface("completions", case["completion"], view, RequestContext(ids=IdSource(0, index), created=0, prompt_tokens=10))
@@ -198,16 +215,21 @@ def theirs(handlers: str, python: str, all_cases: list[dict]) -> list[str]:
 
 
 def main() -> int:
-    handlers, python = sys.argv[1:3]
-    all_cases = list(cases())
-    reference = theirs(handlers, python, all_cases)
-    differ = [(c, r, m) for i, (c, r) in enumerate(zip(all_cases, reference, strict=True)) if r != (m := ours(c, i))]
-    streamed = sum(1 for c in all_cases if c["body"]["stream"])
-    print(f"trtllm@{RELEASE} /v1/completions: {len(all_cases)} replies ({streamed} streamed), {len(differ)} differ")
-    for case, ref, mine in differ[:3]:
-        at = next((i for i, (a, b) in enumerate(zip(ref, mine)) if a != b), min(len(ref), len(mine)))
-        print(f"  {case['label']} (from character {at})\n    theirs: {ref[max(0, at - 150):at + 250]!r}\n    ours:   {mine[max(0, at - 150):at + 250]!r}")
-    return 1 if differ else 0
+    failed = False
+    python, runs = sys.argv[2], [(sys.argv[1], f"trtllm@{RELEASE}")]
+    if len(sys.argv) > 3:
+        runs.append((sys.argv[3], "trtllm"))
+    for handlers, release in runs:
+        all_cases = list(cases(release))
+        reference = theirs(handlers, python, all_cases)
+        differ = [(c, r, m) for i, (c, r) in enumerate(zip(all_cases, reference, strict=True)) if r != (m := ours(c, i, release))]
+        streamed = sum(1 for c in all_cases if c["body"]["stream"])
+        print(f"{release} /v1/completions ({Path(handlers).name}): {len(all_cases)} replies ({streamed} streamed), {len(differ)} differ")
+        for case, ref, mine in differ[:3]:
+            at = next((i for i, (a, b) in enumerate(zip(ref, mine)) if a != b), min(len(ref), len(mine)))
+            print(f"  {case['label']} (from character {at})\n    theirs: {ref[max(0, at - 150):at + 250]!r}\n    ours:   {mine[max(0, at - 150):at + 250]!r}")
+        failed |= bool(differ)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

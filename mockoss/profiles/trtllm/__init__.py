@@ -44,15 +44,18 @@ version whatever the release. ``/v1/completions`` is :mod:`.completions`, read f
 Harmony period's and the newest), ``llmapi/tokenizer.py`` and ``sampling_params.py``; TensorRT-LLM's
 own completion tests (``_test_openai_completions.py``) are converted in
 ``tests/conformance/upstream/test_trtllm_completions_upstream.py`` (8 of 8 reproduced).
-``tools/trtllm_completions_diff.py`` runs TensorRT-LLM's own completion post-processors (the
-Harmony period's, copied from the index's text: 4,938 characters; protocol models, ``PostprocArgs``
-and ``nvtx_range_debug`` stubbed) on this profile's engine emulation for every scenario completion and
-300 seeded ones, whole and cut at 7 tokens, six request shapes, streamed with ``stream_interval`` 1
-and 3 and not: 11,232 replies (8,424 streamed), 0 differ from ``trtllm@2025.09.19`` (ids and
-``created`` normalised). Not checked by running: the engine's stop handling and the Hugging Face
+``tools/trtllm_completions_diff.py`` runs TensorRT-LLM's own completion post-processors (copied
+from the index's text: the Harmony period's, 4,938 characters, and the newest, 7,715; protocol
+models, ``PostprocArgs`` and ``nvtx_range_debug`` stubbed) on this profile's engine emulation for
+every scenario completion and 300 seeded ones, whole and cut at 7 tokens, six request shapes,
+streamed with ``stream_interval`` 1 and 3 and not: 11,232 replies (8,424 streamed) per version,
+0 differ from ``trtllm@2025.09.19`` and from the defaults respectively (ids by order of appearance,
+``created`` zeroed). Not checked by running: the engine's stop handling and the Hugging Face
 tokenizer's detokenization (o200k_harmony's decode stands in for it; both sides get the same
-text), ``openai_completion`` itself (several prompts, errors), the newest post-processors (read),
-and PR #9514's code (the ``generation_config_stops`` switch is from its title). Not emulated: ``/health_generate``, ``/metrics``, ``/perf_metrics``, the prompt TensorRT-LLM
+text), ``openai_completion`` itself (several prompts, errors), the newest protocol models (the
+period's stand in), the stable stream id's shape (``cmpl-`` and the executor's integer request
+id there, 32 hex digits here, as for chat), and PR #9514's code (``generation_config_stops`` is
+from its title). Not emulated: ``/health_generate``, ``/metrics``, ``/perf_metrics``, the prompt TensorRT-LLM
 renders (its own system message: ``prompt_tokens`` is mockoss's rendering), logprobs, and
 ``DISABLE_HARMONY_ADAPTER=1`` (the plain chat route).
 """
