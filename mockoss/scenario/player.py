@@ -12,11 +12,17 @@ for every valid request, under its lock. Which cursors a request moves, and its 
   did not say ``store: false``): that response's cursors; turn = its turn + the turn counted in
   the new ``input`` (one ``function_call_output`` → +1).
 * otherwise: one shared set of cursors; the turn comes from the body.
+
+State is bounded: at most :data:`MAX_SESSIONS` session keys (header or automatic) are remembered,
+the least recently used forgotten first (a forgotten session starts again at its first step and
+turn), and :data:`STORED_RESPONSES` response ids. The shared cursors (no session) are never
+forgotten.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +40,22 @@ __all__ = ["SESSION_HEADER", "Played", "Player"]
 SESSION_HEADER = "x-mockoss-session"
 #: Responses the player remembers for ``previous_response_id`` (oldest forgotten first).
 STORED_RESPONSES = 10_000
+#: Session keys the player remembers (least recently used forgotten first; mockoss's own bound,
+#: so that a client inventing a key per request cannot grow the server without limit).
+MAX_SESSIONS = 10_000
+
+
+def _touch(table: OrderedDict[str, Any], key: str) -> None:
+    """Mark ``key`` of ``table`` as just used; forget the least recently used session keys above
+    :data:`MAX_SESSIONS` (never ``""``, the shared cursors)."""
+    if key:
+        table.move_to_end(key)
+        while len(table) > MAX_SESSIONS:
+            oldest = next(iter(table))
+            if oldest == "":
+                table.move_to_end("")
+                oldest = next(iter(table))
+            del table[oldest]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +96,8 @@ class Player:
     def __init__(self, *, auto_session: bool = False) -> None:
         #: Give every request without a session header its automatic conversation key.
         self.auto_session = auto_session
-        self._cursors: dict[str, dict[str, list[int]]] = {}
-        self._sessions: dict[str, int] = {}
+        self._cursors: dict[str, OrderedDict[str, list[int]]] = {}
+        self._sessions: OrderedDict[str, int] = OrderedDict()
         self._responses: dict[str, tuple[str, int]] = {}
 
     def clear(self) -> None:
@@ -99,6 +121,7 @@ class Player:
         if session and session != "auto":
             count = self._sessions.get(session, 0)
             self._sessions[session] = count + 1
+            _touch(self._sessions, session)
             return RequestFacts(endpoint, body, headers, model, session_turn=count + 1), session, count
         previous = body.get("previous_response_id")
         stored = self._responses.get(previous) if isinstance(previous, str) else None
@@ -137,10 +160,11 @@ class Player:
             index = position
         by_session = self._cursors.get(scenario.name)
         if by_session is None:
-            by_session = self._cursors[scenario.name] = {}
+            by_session = self._cursors[scenario.name] = OrderedDict()
         positions = by_session.get(session)
         if positions is None:
             positions = by_session[session] = [0] * len(scenario.rules)
+        _touch(by_session, session)
         try:
             rule, step = pick(scenario, facts, positions)
         except NoRuleMatched as exc:

@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from mockoss.scenario.loader import ScenarioError, load_scenario, scenario_from_data
+from mockoss.scenario import player as player_module
 from mockoss.server.core import PROFILE_CACHE_SIZE, MockServer
 from mockoss.server.records import RecordedRequest, RequestLog
 from mockoss.server.run import ThreadedServer
@@ -502,3 +503,25 @@ def test_a_broken_vocabulary_cache_is_reported_as_what_it_is(tmp_path, command):
     assert done.stderr.startswith("mockoss: error: the o200k_base vocabulary cannot be loaded: ")
     assert "sha256 mismatch" in done.stderr
     assert "Traceback" not in done.stderr and "scenarios/clean-answer.yaml" not in done.stderr
+
+
+def test_session_keys_are_bounded_and_the_shared_cursors_survive(monkeypatch):
+    # Issue 9, item 3 (per-header state bounded): a client inventing an X-Mockoss-Session key per
+    # request must not grow the server without limit; the least recently used key is forgotten.
+    monkeypatch.setattr(player_module, "MAX_SESSIONS", 50)
+    reference = MockServer("clean-tool-call")
+    steps = [json.loads(reference.handle("chat", HI, {}).body)["choices"][0]["message"] for _ in range(2)]
+    assert steps[0] != steps[1]
+    server = MockServer("clean-tool-call")
+    server.handle("chat", HI, {})  # the shared cursors (no session): step 0
+    kept = {"x-mockoss-session": "kept"}
+    assert server.handle("chat", HI, kept).status == 200
+    for n in range(200):
+        server.handle("chat", HI, {"x-mockoss-session": f"k{n}"})
+        if n % 10 == 0:
+            server.handle("chat", HI, kept)  # recently used: stays
+    cursors = server._player._cursors["clean-tool-call"]
+    assert len(server._player._sessions) <= 50 and len(cursors) <= 51
+    assert "kept" in server._player._sessions and "k0" not in server._player._sessions
+    # The shared cursors were not forgotten: the next request without a session is step 1.
+    assert json.loads(server.handle("chat", HI, {}).body)["choices"][0]["message"] == steps[1]
