@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mockoss.scenario.loader import ScenarioError, load_scenario, scenario_from_data
 from mockoss.scenario import player as player_module
+from mockoss.scenario.loader import ScenarioError, load_scenario, scenario_from_data
 from mockoss.server.core import PROFILE_CACHE_SIZE, MockServer
 from mockoss.server.records import RecordedRequest, RequestLog
 from mockoss.server.run import ThreadedServer
