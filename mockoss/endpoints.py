@@ -136,13 +136,25 @@ BODY_CACHE_BYTES = 16 * 1024 * 1024
 _counts: BytesLRU[int] = BytesLRU(BODY_CACHE_BYTES)
 
 
+_cleared = [0]
+
+
 def clear_prompt_caches() -> None:
     """Forget every cached prompt count: whole bodies here, messages in
-    :mod:`mockoss.harmony.prompt.count` (``MockServer.reset`` calls this)."""
+    :mod:`mockoss.harmony.prompt.count` (``MockServer.reset`` calls this), and, at its next count,
+    in the prompt-count worker process (:func:`prompt_cache_generation`)."""
     from mockoss.harmony.prompt.count import clear_caches
 
     _counts.clear()
     clear_caches()
+    _cleared[0] += 1
+
+
+def prompt_cache_generation() -> int:
+    """How many times :func:`clear_prompt_caches` ran in this process: the prompt-count worker
+    (:mod:`mockoss.server.prompt_worker`) gets it with every request and clears its own caches
+    when it changes."""
+    return _cleared[0]
 
 
 def prompt_tokens(name: str, raw: bytes, body: Any = None) -> int:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
+from mockoss.endpoints import prompt_cache_generation
 from mockoss.server.prompt_worker import read_frame, write_frame
 
 if TYPE_CHECKING:
@@ -71,7 +72,8 @@ class _Worker:
         with self._lock:
             process = self._start()
             try:
-                write_frame(process.stdin, endpoint.encode() + b"\0" + raw)  # type: ignore[arg-type]
+                head = f"{endpoint}\0{prompt_cache_generation()}\0".encode()
+                write_frame(process.stdin, head + raw)  # type: ignore[arg-type]
                 answer = read_frame(process.stdout)  # type: ignore[arg-type]
             except OSError:
                 answer = None

@@ -2,8 +2,11 @@
 :mod:`mockoss.server.offload`, not by hand).
 
 Reads requests from stdin and writes answers to stdout, one at a time, each framed as a 4-byte
-big-endian length and a payload. Request payload: the endpoint name, a NUL byte, the raw body.
-Answer payload: the prompt token count in ASCII (:func:`mockoss.endpoints.prompt_tokens`).
+big-endian length and a payload. Request payload: the endpoint name, a NUL byte, the server's
+prompt-cache generation in ASCII (:func:`mockoss.endpoints.prompt_cache_generation`), a NUL byte,
+the raw body. Answer payload: the prompt token count in ASCII
+(:func:`mockoss.endpoints.prompt_tokens`). When the generation changes (the server was reset),
+the worker empties its own count caches first, so that ``reset`` frees them here too.
 Exits when stdin closes (the server went away).
 
 A plain subprocess rather than :mod:`multiprocessing`: its ``spawn`` start method runs the
@@ -17,7 +20,7 @@ import struct
 import sys
 from typing import BinaryIO
 
-__all__ = ["read_frame", "write_frame"]
+__all__ = ["read_frame", "serve", "write_frame"]
 
 _LENGTH = struct.Struct(">I")
 
@@ -38,13 +41,22 @@ def write_frame(stream: BinaryIO, payload: bytes) -> None:
     stream.flush()
 
 
-def main() -> int:
-    from mockoss.endpoints import prompt_tokens
+def serve(source: BinaryIO, sink: BinaryIO) -> None:
+    """Answer framed requests from ``source`` on ``sink`` until ``source`` ends (see above)."""
+    from mockoss.endpoints import clear_prompt_caches, prompt_tokens
 
-    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    generation = b"0"
     while (payload := read_frame(source)) is not None:
-        endpoint, _, raw = payload.partition(b"\0")
+        endpoint, _, rest = payload.partition(b"\0")
+        seen, _, raw = rest.partition(b"\0")
+        if seen != generation:
+            clear_prompt_caches()
+            generation = seen
         write_frame(sink, str(prompt_tokens(endpoint.decode(), raw)).encode())
+
+
+def main() -> int:
+    serve(sys.stdin.buffer, sys.stdout.buffer)
     return 0
 
 

@@ -525,3 +525,28 @@ def test_session_keys_are_bounded_and_the_shared_cursors_survive(monkeypatch):
     assert "kept" in server._player._sessions and "k0" not in server._player._sessions
     # The shared cursors were not forgotten: the next request without a session is step 1.
     assert json.loads(server.handle("chat", HI, {}).body)["choices"][0]["message"] == steps[1]
+
+
+def test_the_prompt_worker_empties_its_caches_after_a_reset(monkeypatch):
+    # Issue 9, item 3 (caches cleared by reset): the worker process's count caches too (noted
+    # last session). The worker's loop, in process, fed what the server sends it.
+    import io
+
+    from mockoss import endpoints
+    from mockoss.server import prompt_worker
+
+    cleared = []
+    monkeypatch.setattr(endpoints, "clear_prompt_caches", lambda: cleared.append(True))
+    frames = io.BytesIO()
+    for generation in (b"0", b"0", b"1", b"1"):
+        prompt_worker.write_frame(frames, b"chat\0" + generation + b"\0" + HI)
+    frames.seek(0)
+    answers = io.BytesIO()
+    prompt_worker.serve(frames, answers)
+    answers.seek(0)
+    counts = [prompt_worker.read_frame(answers) for _ in range(4)]
+    assert len(set(counts)) == 1 and int(counts[0]) > 0
+    assert cleared == [True]  # once: when the generation changed
+    before = endpoints.prompt_cache_generation()
+    MockServer("clean-answer").reset()
+    assert endpoints.prompt_cache_generation() == before + 1
