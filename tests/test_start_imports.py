@@ -55,6 +55,8 @@ HEAVY = (
     "mockoss.harmony.faults",  # a scenario step with a fault
     "mockoss.upstream.proxy",  # --upstream
     "mockoss.scenario.json_schema",  # mockoss schema
+    "fastapi",  # the first /mockoss request (mockoss.server.control_routes)
+    "mockoss.server.control_routes",
 )
 
 

@@ -1,4 +1,4 @@
-"""The HTTP layer: a thin FastAPI app over :class:`~mockoss.server.core.MockServer`.
+"""The HTTP layer: a thin Starlette app over :class:`~mockoss.server.core.MockServer`.
 
 Routes move bytes only: read the body, call :meth:`MockServer.respond`, write the
 :class:`~mockoss.profiles.base.Reply` as JSON or as a stream of frames, at once or on the
@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from fastapi import FastAPI, Request
-from fastapi.responses import Response
+from starlette.applications import Starlette
 from starlette.middleware.errors import ServerErrorMiddleware
-from starlette.requests import ClientDisconnect
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mockoss import __version__
 from mockoss.endpoints import ENDPOINTS
-from mockoss.server.control import ControlOptions, header_map, install, route_path
+from mockoss.server.control import ControlOptions, ControlPlane, header_map, install, route_path
 from mockoss.server.core import MockServer
 from mockoss.server.durable import durable, expect_ticket, lifespan_for
 from mockoss.server.fastpath import GenerationPath
@@ -41,18 +40,16 @@ async def _read_body(receive: Receive) -> bytes:
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-class _App(FastAPI):
-    """FastAPI, with a short path for scripted generation requests.
+class _App(Starlette):
+    """Starlette, with a short path for scripted generation requests.
 
     A ``POST`` to a generation endpoint (with or without the ``/s/ID`` test-id prefix) goes
-    straight to ``mockoss_generation``: the same guard/log and limits middleware instances' classes
-    the rest of the app runs under (:class:`mockoss.server.control.ControlPlane.guarded`,
-    :class:`~mockoss.server.limits.RequestLimits`) around the generation handler, inside
-    Starlette's :class:`ServerErrorMiddleware` (an unexpected exception is a plain 500, as on every
-    other route). It skips what a generation request never needs: FastAPI's exception and
-    body-limit layers, the async exit stack and route matching, which together cost more CPU per
-    request than answering it (``benchmarks/bench_http.py``). Every other request takes the full
-    FastAPI stack.
+    straight to ``mockoss_generation``: :class:`mockoss.server.fastpath.GenerationPath`, which
+    answers the common case itself and hands the rest to the layered path (the control plane's
+    guard and log, :class:`~mockoss.server.limits.RequestLimits` and the generation handler inside
+    Starlette's :class:`ServerErrorMiddleware`). Every other request takes the app's middleware
+    stack and routes: the ``/mockoss`` control routes (a FastAPI sub-application, built on first
+    use) and the profile's catch-all route.
     """
 
     mockoss_generation: ASGIApp | None = None
@@ -69,9 +66,25 @@ class _App(FastAPI):
 _GENERATION_PATHS = {endpoint.path: endpoint.name for endpoint in ENDPOINTS.values()}
 
 
+class _ControlRoutes:
+    """The ``/mockoss`` routes (:func:`mockoss.server.control_routes.control_app`), built on their
+    first request: serving the emulated API alone never imports FastAPI, which costs about 100 ms
+    of start-up and 7.6 MB (``benchmarks/bench_start.py``)."""
+
+    def __init__(self, plane: ControlPlane) -> None:
+        self.plane, self.app = plane, None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.app is None:
+            from mockoss.server.control_routes import control_app
+
+            self.app = control_app(self.plane)
+        await self.app(scope, receive, send)
+
+
 def create_app(
     server: MockServer, request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S, control: ControlOptions | None = None
-) -> FastAPI:
+) -> Starlette:
     """Build the ASGI app serving ``server``.
 
     Limits (:mod:`mockoss.server.limits`): a body above ``server.max_body_bytes`` gets 413, a body
@@ -92,12 +105,13 @@ def create_app(
 
         proxy = Proxy(server)
     lifespan = lifespan_for(server, proxy.lifespan if proxy is not None else None)
-    app = _App(title="mockoss", version=__version__, docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app = _App(lifespan=lifespan)
     app.state.mockoss = server
     app.add_middleware(RequestLimits, server=server, request_timeout_s=request_timeout_s)
     gate = app.state.mockoss_gate = Gate()
     # /mockoss/*: sessions per test id, run-time scenarios, request log, readiness, metrics, guard.
     plane = app.state.mockoss_control = install(app, server, control, upstream=proxy is not None)
+    app.mount("/mockoss", _ControlRoutes(plane))  # before the catch-all route: routes match in order
 
     async def scripted_response(name: str, scope: Scope, raw: bytes) -> Response:
         target = plane.server_for(scope)
@@ -119,7 +133,6 @@ def create_app(
             return await proxy.models(request)
         return to_response(plane.server_for(request.scope).probe(request.method, request.url.path, await request.body()))
 
-    # Plain Starlette routes: the request path skips FastAPI's parameter resolution.
     for endpoint in ENDPOINTS.values():
         app.add_route(endpoint.path, generation(endpoint.name), methods=["POST"])
     if proxy is None:

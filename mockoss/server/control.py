@@ -36,19 +36,15 @@ import itertools
 import logging
 import re
 import sys
-import tempfile
 import threading
 import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, Query, Request
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mockoss import __version__
 from mockoss.endpoints import endpoint_for_path
 from mockoss.scenario.conversation import LowerCaseHeaders
 from mockoss.server.control_guard import ControlOptions, accepted_hosts, error
@@ -226,146 +222,6 @@ class ControlPlane:
                 flush=True,
             )
 
-    # -- routes ----------------------------------------------------------------------------------
-
-    def app(self) -> FastAPI:
-        """The ``/mockoss`` sub-application (mount it at ``/mockoss``)."""
-        control = FastAPI(
-            title="mockoss control API",
-            version=__version__,
-            description=(
-                "Control routes of a mockoss fake server: sessions per test id, run-time scenarios, "
-                "the request log, readiness and metrics. The emulated server's own API (/v1/..., /api/...) "
-                "is not described here."
-            ),
-            docs_url="/docs",
-            redoc_url=None,
-            openapi_url="/openapi.json",
-        )
-        plane = self
-
-        def chosen(request: Request, test_id: str | None) -> str | None:
-            return test_id or request.headers.get(TEST_ID_HEADER) or None
-
-        @control.get("/ready", summary="Readiness: 200 once the server answers requests")
-        async def ready() -> dict[str, Any]:
-            scenario = plane.base.scenario
-            return {
-                "ready": True,
-                "version": __version__,
-                "profile": plane.base.profile,
-                "scenario": getattr(scenario, "name", None),
-                "upstream": plane.upstream,
-            }
-
-        @control.post("/scenario", summary="Load a scenario (YAML or JSON body) and select it for a session")
-        async def load(
-            request: Request, name: str = Query("uploaded", description="scenario name"), test_id: str | None = Query(None)
-        ) -> Response:
-            if not _SCENARIO_NAME.fullmatch(name):
-                return error(400, f"name must be letters, digits, '.', '_' or '-', got {name!r}")
-            raw = await request.body()
-            try:
-                scenario = _load_text(raw, name)
-                target = plane.session(chosen(request, test_id))
-                target.server.use_scenario(scenario)  # type: ignore[union-attr]
-            except ValueError as exc:  # ScenarioError is a ValueError
-                return error(400, str(exc))
-            rules = getattr(scenario, "rules", ())
-            return JSONResponse(
-                {"name": scenario.name, "test_id": chosen(request, test_id), "rules": len(rules), "steps": sum(len(r.steps) for r in rules)}
-            )
-
-        @control.get("/scenario", summary="The scenario a session answers with")
-        async def selected(request: Request, test_id: str | None = Query(None)) -> dict[str, Any]:
-            target = plane.session(chosen(request, test_id))
-            scenario = target.server.scenario  # type: ignore[union-attr]
-            return {"name": getattr(scenario, "name", None), "test_id": chosen(request, test_id)}
-
-        @control.post("/reset", status_code=204, summary="Rewind a session's scenarios and clear its log")
-        async def reset(request: Request, test_id: str | None = Query(None), all: bool = Query(False)) -> Response:  # noqa: A002
-            sessions = [plane._default, *plane._sessions.values()] if all else [plane.session(chosen(request, test_id))]
-            for target in sessions:
-                if target.server is not plane.base or target is plane._default:
-                    target.server.reset()  # type: ignore[union-attr]
-                target.clear()  # type: ignore[union-attr]
-            return Response(status_code=204)
-
-        @control.get("/requests", summary="A session's request log, every route, oldest first")
-        async def requests(
-            request: Request,
-            test_id: str | None = Query(None),
-            session: str | None = Query(None, description="keep one conversation (X-Mockoss-Session)"),
-        ) -> Response:
-            target = plane.session(chosen(request, test_id), create=False)
-            if target is None:
-                return JSONResponse([])
-            records = {r.index: r for r in list(target.server.requests)}
-            out = [_entry_json(e, records) for e in list(target.log) if session is None or e["session"] == session]
-            try:
-                return JSONResponse(out)
-            except ValueError:  # a body held NaN or Infinity: Python's json reads them, JSON has no such numbers
-                return JSONResponse(_finite(out))
-
-        @control.get("/sessions", summary="Test ids with state")
-        async def sessions() -> list[dict[str, Any]]:
-            with plane._lock:
-                items = list(plane._sessions.items())
-            return [{"test_id": key, "requests": len(s.log), "scenario": getattr(s.server.scenario, "name", None)} for key, s in items]
-
-        @control.delete("/sessions/{test_id}", status_code=204, summary="Drop a test id's session")
-        async def drop(test_id: str) -> Response:
-            with plane._lock:
-                plane._sessions.pop(test_id, None)
-            return Response(status_code=204)
-
-        @control.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse)
-        async def metrics() -> Response:
-            body, content_type = plane.metrics.render()
-            return Response(body, media_type=content_type)
-
-        return control
-
-
-def _load_text(raw: bytes, name: str) -> Any:
-    """A scenario from YAML or JSON bytes, validated by the same loader as files: errors name the
-    upload (``upload:NAME.yaml``), the line and the field."""
-    from mockoss.scenario.loader import load_scenario
-
-    with tempfile.TemporaryDirectory(prefix="mockoss-upload-") as directory:
-        path = Path(directory) / f"{name}.yaml"
-        path.write_bytes(raw)
-        try:
-            return load_scenario(str(path))
-        except ValueError as exc:
-            raise type(exc)(str(exc).replace(str(path), f"upload:{name}.yaml")) from None
-
-
-def _finite(data: Any) -> Any:
-    """``data`` with each float that JSON cannot hold (``NaN``, ``±Infinity``, which a client may
-    send and Python's ``json.loads`` accepts) replaced by its JavaScript spelling as a string."""
-    if isinstance(data, float) and data != data:
-        return "NaN"
-    if isinstance(data, float) and data in (float("inf"), float("-inf")):
-        return "Infinity" if data > 0 else "-Infinity"
-    if isinstance(data, dict):
-        return {key: _finite(value) for key, value in data.items()}
-    if isinstance(data, list):
-        return [_finite(value) for value in data]
-    return data
-
-
-def _entry_json(entry: dict[str, Any], records: dict[int, RecordedRequest]) -> dict[str, Any]:
-    """A log entry with its request body, completion and server log lines from the server's log
-    (``None`` and ``[]`` once that log has dropped them)."""
-    record = records.get(entry["index"]) if entry["index"] is not None else None
-    return {
-        **entry,
-        "body": record.body if record is not None else None,
-        "completion": record.completion if record is not None else None,
-        "server_log": list(record.server_log) if record is not None else [],
-    }
-
 
 def header_map(scope: Scope) -> dict[str, str]:
     """The request headers as a dict (lower-case names; for a repeated header the first value
@@ -464,11 +320,10 @@ class _Guarded:
             finish()  # a request that ended without its last body message (an error, a disconnect)
 
 
-def install(app: FastAPI, server: MockServer, options: ControlOptions | None = None, *, upstream: bool = False) -> ControlPlane:
-    """Mount the control routes at ``/mockoss`` and wrap ``app`` in the guard, log and metrics
-    middleware. Call before adding a catch-all route (routes match in order)."""
+def install(app: Starlette, server: MockServer, options: ControlOptions | None = None, *, upstream: bool = False) -> ControlPlane:
+    """Wrap ``app`` in the guard, log and metrics middleware of a new control plane and return it.
+    The ``/mockoss`` routes are :func:`mockoss.server.control_routes.control_app`, which the app
+    mounts (:func:`mockoss.server.app.create_app` builds them on the first ``/mockoss`` request)."""
     plane = ControlPlane(server, options, upstream=upstream)
-    app.mount("/mockoss", plane.app())
     app.add_middleware(_Guarded, plane=plane)
     return plane
-

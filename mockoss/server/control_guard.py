@@ -21,7 +21,7 @@ from __future__ import annotations
 import hmac
 from dataclasses import dataclass
 
-from fastapi.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.types import Scope
 
 __all__ = ["ADMIN_HEADER", "ControlOptions", "accepted_hosts", "error", "refusal"]
