@@ -22,11 +22,21 @@ For every completion of every built-in scenario and 400 seeded token sequences, 
 a 7-token limit, it sends the chat request and the text completion, streamed and not (streamed chat
 with ``include_usage``; streamed text completions with ``stream_options: {}``, which mlx-lm answers
 with a stream cut before ``[DONE]``) to both and compares the bytes, ids and ``created`` normalised. Prints the counts and the first
-differences; exit status 1 when any differ.
+differences; exit status 1 when any differ. Both sides use the profile's default ``system_fingerprint``.
+
+``--record DIR`` (after the two directories) also writes mlx-lm's own replies (the real
+``APIHandler``'s bytes, normalised as compared) to every request made for the built-in scenarios'
+completions to ``DIR/replies.jsonl.gz``: compact JSON lines, a header (server, release, prompt token
+count, fingerprint, normalisation) then one ``{"case": "NAME#STEP", "tokens", "path", "body",
+"reply"}`` per request. These are the goldens ``tests/golden/test_mlxlm_goldens.py`` replays in CI
+without this venv; re-record after a scenario changes with
+``sys.argv = ['x', '/tmp/mlxlm/src', '/tmp/mlxlm/stubs', '--record', 'tests/golden/mlx-lm-0.32.2']``
+in the command above.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 import re
@@ -36,6 +46,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -169,14 +180,37 @@ def _ours(profile, completion, path, body, index) -> bytes:
     return reply.body if not reply.streamed else b"".join(reply.frames)
 
 
+def _write_goldens(directory: str, release: str, fingerprint: str, records: list[dict[str, Any]]) -> Path:
+    """``directory/replies.jsonl.gz``: the header line, then ``records``; the same replies give the
+    same bytes (gzip ``mtime`` 0, no file name, keys in a fixed order)."""
+    header = {
+        "generator": "tools/mlxlm_diff.py --record",
+        "server": f"mlx-lm {release} (the wheel's server.APIHandler, detokenizer and text state machine; scripted generator)",
+        "prompt_tokens": PROMPT_TOKENS,
+        "system_fingerprint": fingerprint,
+        "normalised": 'ids ("ID") and created (0)',
+    }
+    lines = [json.dumps(line, ensure_ascii=False, separators=(",", ":")) for line in (header, *records)]
+    out = Path(directory) / "replies.jsonl.gz"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode(), compresslevel=9, mtime=0))
+    return out
+
+
 def main() -> int:
+    record_dir = None
+    if "--record" in sys.argv:
+        at = sys.argv.index("--record")
+        record_dir = sys.argv[at + 1]
+        del sys.argv[at : at + 2]
     sys.path[:0] = [sys.argv[2], sys.argv[1]]
     import importlib
 
     # mlx_lm/__init__.py exports a function named generate: fetch the modules themselves
     gen_mod, server, tu = (importlib.import_module(f"mlx_lm.{m}") for m in ("generate", "server", "tokenizer_utils"))
 
-    fingerprint = "fp"
+    release = next(Path(sys.argv[1]).glob("mlx_lm-*.dist-info")).name.removesuffix(".dist-info").split("-")[1]
+    fingerprint = MlxLmProfile().system_fingerprint  # the default: the goldens replay against MockServer(profile="mlx-lm")
     profile = MlxLmProfile(system_fingerprint=fingerprint)
     state: dict[str, Any] = {}
     wrapper = tu.TokenizerWrapper(_Tokenizer(), tu.BPEStreamingDetokenizer, eos_token_ids=sorted(EOS))
@@ -190,9 +224,9 @@ def main() -> int:
     httpd.handle_error = lambda *args: None  # the stream_options={} KeyError, expected
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     port = httpd.server_address[1]
-    compared, diffs, completions = 0, [], 0
+    compared, diffs, completions, records = 0, [], 0, []
     base = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-    cases = [(name, step.completion) for name in builtin_names() for step in load_named(name).steps if step.completion is not None]
+    cases = [(f"{name}#{i}", step.completion) for name in builtin_names() for i, step in enumerate(load_named(name).steps) if step.completion is not None]
     for name, completion in cases + _seeded(SEEDED):
         completions += 1
         for limit in (None, 7):
@@ -206,12 +240,16 @@ def main() -> int:
                     if stream:  # with usage, or {} (mlx-lm's KeyError after the finish chunk)
                         body["stream_options"] = {"include_usage": True} if compared % 4 != 3 else {}
                     theirs = _norm(_post(port, path, body))
+                    if record_dir is not None and "#" in name:
+                        records.append({"case": name, "tokens": list(completion.tokens), "path": path, "body": body, "reply": theirs.decode()})
                     ours = _norm(_ours(profile, completion, path, body, compared))
                     compared += 1
                     if theirs != ours:
                         diffs.append((name, limit, path, stream, theirs[:400], ours[:400]))
     httpd.shutdown()
-    print(f"mlx-lm: {completions} completions ({completions - SEEDED} from the built-in scenarios, {SEEDED} seeded), {compared} replies compared byte for byte with mlx_lm.server's APIHandler, {len(diffs)} differ")
+    if record_dir is not None:
+        print(f"recorded {len(records)} replies of mlx-lm {release} to {_write_goldens(record_dir, release, fingerprint, records)}")
+    print(f"mlx-lm {release}: {completions} completions ({completions - SEEDED} from the built-in scenarios, {SEEDED} seeded), {compared} replies compared byte for byte with mlx_lm.server's APIHandler, {len(diffs)} differ")
     for d in diffs[:5]:
         print(*d, sep="\n  ")
     return 1 if diffs else 0

@@ -21,11 +21,13 @@ What was checked against mlx-lm's own code, and how: ``tools/mlxlm_diff.py`` imp
 serves its real ``APIHandler`` on loopback, with mlx-lm's ``TokenizerWrapper``,
 ``BPEStreamingDetokenizer`` (over gpt-oss's byte-level token map rebuilt from o200k_harmony) and
 ``make_text_state_machine``; only the model is replaced, by a generator replaying the scripted
-tokens the way ``stream_generate`` does. Every completion of the 49 built-in scenarios and 400
+tokens the way ``stream_generate`` does. Every completion of the built-in scenarios (51) and 400
 seeded token sequences (single bytes, byte 0, partial UTF-8, lone spaces, special tokens,
 ``<|endoftext|>`` mid-stream), with no limit and a 7-token limit, as chat and text completion,
-streamed and not: 3,592 replies, byte for byte (ids and ``created`` normalised), 0 differ; the
-same against the 0.32.0 and 0.32.1 wheels (the timeline, :mod:`.releases`). Also
+streamed and not: 3,608 replies, byte for byte (ids and ``created`` normalised), 0 differ; the
+same against the 0.32.0 and 0.32.1 wheels (the timeline, :mod:`.releases`). 0.32.2's 408 replies
+to the scenario completions are goldens (``--record``, ``tests/golden/mlx-lm-0.32.2/``) that
+``tests/golden/test_mlxlm_goldens.py`` replays against ``MockServer`` in CI, where mlx is absent. Also
 checked so: mlx-lm infers no reasoning or tool markers from gpt-oss's vocabulary. Read, not run:
 the model-loading path (its 404), ``/v1/models`` (a Hugging Face cache scan), ``/health``, the
 route errors, and that the EOS set is ``<|return|>``, ``<|endoftext|>``, ``<|call|>`` (gpt-oss's

@@ -1,7 +1,7 @@
 """mlx-lm's gpt-oss timeline: the releases the ``mlx-lm`` profile covers.
 
 0.32.0, 0.32.1 and 0.32.2: ``tools/mlxlm_diff.py`` run against each release's wheel (``pip download
---no-deps mlx-lm==X``) gives 0 differences in 3,592 replies, so no switch changes among them. mlx-lm
+--no-deps mlx-lm==X``) gives 0 differences in 3,608 replies, so no switch changes among them. mlx-lm
 has never had Harmony handling (no gpt-oss parser in its history; ``tool_parsers/`` and the
 reasoning markers never match gpt-oss): the markup-in-``content`` behaviour public reports describe
 (ml-explore/mlx-lm#875, at 0.30.6; the unmerged fix ml-explore/mlx-lm#1867) holds on every release.
