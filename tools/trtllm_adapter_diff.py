@@ -1,6 +1,6 @@
 """Differential check: the ``trtllm`` profile against TensorRT-LLM's own ``harmony_adapter.py``.
 
-Usage: ``python tools/trtllm_adapter_diff.py HARMONY_ADAPTER_PY REFERENCE_PYTHON [RELEASE]``
+Usage: ``python tools/trtllm_adapter_diff.py HARMONY_ADAPTER_PY REFERENCE_PYTHON [RELEASE] [--record DIR]``
 
 * ``HARMONY_ADAPTER_PY``: ``tensorrt_llm/serve/harmony_adapter.py`` of NVIDIA/TensorRT-LLM at the
   commit the profile is read from (38134b130944ed5c037949456df20300126ec728; 73,533 characters).
@@ -10,6 +10,10 @@ Usage: ``python tools/trtllm_adapter_diff.py HARMONY_ADAPTER_PY REFERENCE_PYTHON
   pydantic``); ``TIKTOKEN_ENCODINGS_BASE`` is pointed at mockoss's vocabulary cache.
 * ``RELEASE``: the timeline release to compare with (default ``2025.09.19``: the behaviour that
   commit has).
+* ``--record DIR``: also write the adapter's own replies (normalised as compared) for every
+  built-in scenario completion, every request shape above, to ``DIR/chat.jsonl.gz`` (the seeded
+  completions are not recorded): ``tests/golden/trtllm-2025.09.19/``, replayed in CI by
+  ``tests/golden/test_trtllm_goldens.py``.
 
 The adapter imports ``tensorrt_llm.executor`` (the C++ runtime), ``tensorrt_llm.logger`` and the
 protocol models (torch, xgrammar): those are stubbed (:data:`_PROTOCOL`: the models' fields as the
@@ -32,6 +36,7 @@ of ``tool-name-with-channel-token``, where the fork cuts the second ``<|channel|
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import random
@@ -183,6 +188,29 @@ def normalise(text: str) -> str:
     return text
 
 
+def scenario_case(label: str) -> str | None:
+    """``"name#step"`` for a built-in scenario's label (``name[step]``), None for a seeded one."""
+    match = re.fullmatch(r"(.+)\[(\d+)\]", label)
+    return None if label.startswith("generated[") or match is None else f"{match[1]}#{match[2]}"
+
+
+def record_option(argv: list[str]) -> tuple[list[str], Path | None]:
+    """``argv`` without ``--record DIR``, and ``DIR`` (None without the option)."""
+    if "--record" not in argv:
+        return argv, None
+    at = argv.index("--record")
+    return argv[:at] + argv[at + 2:], Path(argv[at + 1])
+
+
+def write_golden(path: Path, header: dict, rows: list[dict]) -> None:
+    """Write ``header`` then ``rows`` as compact JSON lines, gzip'd reproducibly (mtime 0), to ``path``."""
+    lines = [json.dumps(header, ensure_ascii=False, separators=(",", ":"))]
+    lines += [json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in rows]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode(), compresslevel=9, mtime=0))
+    print(f"recorded {len(rows)} replies to {path} ({path.stat().st_size:,} bytes)")
+
+
 def completions():
     """``(label, Completion)``: the built-in scenarios' completions, then seeded malformed ones."""
     for name in builtin_names():
@@ -238,10 +266,20 @@ def theirs(adapter: str, python: str, all_cases: list[dict]) -> list[str]:
 
 
 def main() -> int:
-    adapter, python, *rest = sys.argv[1:]
+    argv, record = record_option(sys.argv[1:])
+    adapter, python, *rest = argv
     release = rest[0] if rest else "2025.09.19"
     all_cases = list(cases())
     reference = theirs(adapter, python, all_cases)
+    if record is not None:
+        header = {"generator": "tools/trtllm_adapter_diff.py --record", "profile": f"trtllm@{release}",
+                  "server": "NVIDIA/TensorRT-LLM@38134b130944ed5c037949456df20300126ec728:tensorrt_llm/serve/harmony_adapter.py "
+                            "(handle_non_streaming_response, handle_streaming_response; openai-harmony 0.0.4, runtime stubbed)",
+                  "model": MODEL, "prompt_tokens": 10, "normalised": "chatcmpl-<32 hex> -> chatcmpl-X, call_<8 hex> -> call_X, created -> 0"}
+        rows = [{"case": name, "i": i, "tokens": [int(t) for t in c["completion"].tokens], "tools": c["tools"], "tool_choice": c["tool_choice"],
+                 "max_tokens": c["max_tokens"], "stream": c["stream"], "interval": c["interval"], "reply": ref}
+                for i, (c, ref) in enumerate(zip(all_cases, reference, strict=True)) if (name := scenario_case(c["label"].split(" ")[0]))]
+        write_golden(record / "chat.jsonl.gz", header, rows)
     default = get_profile("trtllm").harmony_library  # type: ignore[attr-defined]
     failed = False
     for library in HARMONY_LIBRARIES:

@@ -1,6 +1,6 @@
 """Differential check: the ``trtllm`` profile's ``/v1/completions`` against TensorRT-LLM's own completion post-processors.
 
-Usage: ``python tools/trtllm_completions_diff.py COMPLETION_HANDLERS_PY REFERENCE_PYTHON [NEWEST_HANDLERS_PY]``
+Usage: ``python tools/trtllm_completions_diff.py COMPLETION_HANDLERS_PY REFERENCE_PYTHON [NEWEST_HANDLERS_PY] [--record DIR]``
 
 * ``COMPLETION_HANDLERS_PY``: the completion part of ``tensorrt_llm/serve/postprocess_handlers.py``
   (from ``class CompletionPostprocArgs`` to the end of ``completion_response_post_processor``: 4,938
@@ -14,6 +14,10 @@ Usage: ``python tools/trtllm_completions_diff.py COMPLETION_HANDLERS_PY REFERENC
   ``openai_protocol.py`` was not read whole).
 * ``REFERENCE_PYTHON``: a scratch venv's python with ``pydantic`` (the one of
   ``tools/trtllm_adapter_diff.py`` serves).
+* ``--record DIR``: also write the Harmony-period post-processors' own replies (normalised as
+  compared; the run against ``trtllm@2025.09.19``, not the newest) for every built-in scenario
+  completion and request shape to ``DIR/completions.jsonl.gz`` (not the seeded completions):
+  ``tests/golden/trtllm-2025.09.19/``, replayed in CI by ``tests/golden/test_trtllm_goldens.py``.
 
 What runs is TensorRT-LLM's own ``completion_response_post_processor`` and
 ``completion_stream_post_processor`` (the latter once per engine response, as ``completion_generator``
@@ -43,7 +47,12 @@ import tempfile
 from pathlib import Path
 
 from trtllm_adapter_diff import _PROTOCOL as _CHAT_PROTOCOL  # run from tools/: its chat models, usage and stream chunk
-from trtllm_adapter_diff import completions  # the same scenario and seeded completions
+from trtllm_adapter_diff import (
+    completions,  # the same scenario and seeded completions
+    record_option,
+    scenario_case,
+    write_golden,
+)
 
 from mockoss.harmony.encoding import load_encoding
 from mockoss.profiles.base import CompletionsRequestView, IdSource, RequestContext
@@ -216,12 +225,21 @@ def theirs(handlers: str, python: str, all_cases: list[dict]) -> list[str]:
 
 def main() -> int:
     failed = False
-    python, runs = sys.argv[2], [(sys.argv[1], f"trtllm@{RELEASE}")]
-    if len(sys.argv) > 3:
-        runs.append((sys.argv[3], "trtllm"))
+    argv, record = record_option(sys.argv[1:])
+    python, runs = argv[1], [(argv[0], f"trtllm@{RELEASE}")]
+    if len(argv) > 2:
+        runs.append((argv[2], "trtllm"))
     for handlers, release in runs:
         all_cases = list(cases(release))
         reference = theirs(handlers, python, all_cases)
+        if record is not None and release == f"trtllm@{RELEASE}":
+            header = {"generator": "tools/trtllm_completions_diff.py --record", "profile": release,
+                      "server": "NVIDIA/TensorRT-LLM tensorrt_llm/serve/postprocess_handlers.py of the Harmony period (completion_response_post_processor, "
+                                "completion_stream_post_processor) on mockoss's engine emulation; protocol models stubbed",
+                      "model": MODEL, "prompt_tokens": 10, "normalised": "each distinct cmpl-/chatcmpl- id -> its ordinal in the reply, created -> 0"}
+            rows = [{"case": name, "i": i, "tokens": [int(t) for t in c["completion"].tokens], "body": c["body"], "interval": c["interval"], "reply": ref}
+                    for i, (c, ref) in enumerate(zip(all_cases, reference, strict=True)) if (name := scenario_case(c["label"].split(" ")[0]))]
+            write_golden(record / "completions.jsonl.gz", header, rows)
         differ = [(c, r, m) for i, (c, r) in enumerate(zip(all_cases, reference, strict=True)) if r != (m := ours(c, i, release))]
         streamed = sum(1 for c in all_cases if c["body"]["stream"])
         print(f"{release} /v1/completions ({Path(handlers).name}): {len(all_cases)} replies ({streamed} streamed), {len(differ)} differ")

@@ -1,7 +1,7 @@
 """Differential check: the ``trtllm`` profile's ``/v1/responses`` against TensorRT-LLM's own
 ``responses_utils.py``.
 
-Usage: ``python tools/trtllm_responses_diff.py SERVE_DIR REFERENCE_PYTHON``
+Usage: ``python tools/trtllm_responses_diff.py SERVE_DIR REFERENCE_PYTHON [--record DIR]``
 
 * ``SERVE_DIR``: a directory holding TensorRT-LLM's ``harmony_adapter.py`` (38134b13) and the
   ``responses_utils.py`` of the same period (the version whose ``process_streaming_events`` takes
@@ -9,6 +9,10 @@ Usage: ``python tools/trtllm_responses_diff.py SERVE_DIR REFERENCE_PYTHON``
   characters). Never committed here: bring your own copies.
 * ``REFERENCE_PYTHON``: the scratch venv of ``tools/trtllm_adapter_diff.py`` plus
   ``openai==2.6.1`` (the openai types the events and items are dumped with).
+* ``--record DIR``: also write ``responses_utils.py``'s own replies (normalised as compared) for
+  every built-in scenario completion and request shape to ``DIR/responses.jsonl.gz`` (not the
+  seeded completions): ``tests/golden/trtllm-2025.09.19/``, replayed in CI by
+  ``tests/golden/test_trtllm_goldens.py``.
 
 Stubbed: ``tensorrt_llm.bindings.steady_clock_now``, ``tensorrt_llm.llmapi`` (``SamplingParams``,
 ``RequestOutput``) and the protocol models (``ResponsesRequest.to_sampling_params`` and
@@ -35,7 +39,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from trtllm_adapter_diff import _PROTOCOL, MODEL, completions
+from trtllm_adapter_diff import _PROTOCOL, MODEL, completions, record_option, scenario_case, write_golden
 
 from mockoss.harmony.encoding import vocabulary_dir
 from mockoss.profiles.base import IdSource, RequestContext, ResponsesRequestView, ToolDecl
@@ -236,9 +240,19 @@ def theirs(serve_dir: str, python: str, all_cases: list[dict]) -> list[str]:
 
 
 def main() -> int:
-    serve_dir, python = sys.argv[1:3]
+    argv, record = record_option(sys.argv[1:])
+    serve_dir, python = argv[:2]
     all_cases = list(cases())
     reference = theirs(serve_dir, python, all_cases)
+    if record is not None:
+        header = {"generator": "tools/trtllm_responses_diff.py --record", "profile": "trtllm",
+                  "server": "NVIDIA/TensorRT-LLM tensorrt_llm/serve/responses_utils.py of autumn 2025 (create_response, process_streaming_events) "
+                            "with harmony_adapter.py@38134b13; openai 2.6.1 types, runtime stubbed",
+                  "model": MODEL, "prompt_tokens": 10,
+                  "normalised": "(resp|rs|msg|fc|call|ws)_<32 hex> -> <prefix>_X, created_at -> 0; a 400 as {\"error\": message}; an aborted stream ends ABORT"}
+        rows = [{"case": name, "i": i, "tokens": [int(t) for t in c["completion"].tokens], "body": c["body"], "interval": c["interval"], "reply": ref}
+                for i, (c, ref) in enumerate(zip(all_cases, reference, strict=True)) if (name := scenario_case(c["label"].split(" ")[0]))]
+        write_golden(record / "responses.jsonl.gz", header, rows)
     differ = [(c, r, ours(c, i)) for i, (c, r) in enumerate(zip(all_cases, reference, strict=True))]
     differ = [d for d in differ if d[1] != d[2]]
     print(f"trtllm /v1/responses: {len(all_cases)} replies ({sum(1 for c in all_cases if c['body']['stream'])} streamed), {len(differ)} differ")
