@@ -5,6 +5,7 @@ that serving the emulated API alone never imports FastAPI."""
 
 from __future__ import annotations
 
+import json
 import math
 import tempfile
 from pathlib import Path
@@ -98,8 +99,12 @@ def control_app(plane: ControlPlane) -> FastAPI:
         out = [_entry_json(e, records) for e in list(target.log) if session is None or e["session"] == session]
         try:
             return JSONResponse(out)
-        except ValueError:  # a body held NaN or Infinity: Python's json reads them, JSON has no such numbers
-            return JSONResponse(_finite(out))
+        except ValueError:
+            # A body held NaN or Infinity (Python's json reads them, JSON has no such numbers), or a
+            # lone UTF-16 surrogate ("\ud800", which UTF-8 cannot encode): NaN and Infinity are
+            # spelt as strings, every non-ASCII character as a JSON escape, so nothing is lost.
+            text = json.dumps(_finite(out), ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+            return Response(text, media_type="application/json")
 
     @control.get("/sessions", summary="Test ids with state")
     async def sessions() -> list[dict[str, Any]]:

@@ -27,8 +27,9 @@ def running(request):
     def start(options=None, **kwargs):
         server = ThreadedServer(MockServer(**{"scenario": "clean-answer", **kwargs}))
         if options is not None:  # rebuild the app with the options (ThreadedServer builds it at init)
-            from mockoss.server.run import _config
             import uvicorn
+
+            from mockoss.server.run import _config
 
             server._uvicorn = uvicorn.Server(_config(server.server, "warning", control=options))
             server._uvicorn.install_signal_handlers = lambda: None
@@ -255,6 +256,21 @@ def test_a_body_with_infinity_or_nan_does_not_break_the_request_log(running):
     [entry] = log.json()
     assert entry["body"]["top_p"] == "Infinity" and entry["body"]["temperature"] == "NaN"
     assert entry["body"]["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_a_body_with_a_lone_surrogate_does_not_break_the_request_log(running):
+    """Newcomer report (second session): after one request holding ``"\\ud800"`` (a lone UTF-16
+    surrogate, which Python's json reads and UTF-8 cannot encode), ``GET /mockoss/requests`` was a
+    plain 500 until a reset. The log escapes it instead, and the text comes back as sent."""
+    server = running()
+    raw = '{"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "a\\ud800b \u00e9"}]}'
+    with httpx.Client(timeout=30) as client:
+        answered = client.post(server.url + "/v1/chat/completions", content=raw, headers={"content-type": "application/json"})
+        log = client.get(server.url + "/mockoss/requests")
+    assert answered.status_code == 200
+    assert log.status_code == 200 and log.headers["content-type"] == "application/json"
+    [entry] = json.loads(log.content)  # Python's json: the escape becomes the surrogate again
+    assert entry["body"]["messages"] == [{"role": "user", "content": "a\ud800b \u00e9"}]
 
 
 def test_a_request_that_ends_after_a_reset_stays_out_of_the_next_log(running):
