@@ -32,6 +32,12 @@ class TimelineError(ValueError):
     """An unknown or malformed release, or a timeline whose changes contradict each other."""
 
 
+#: What a release name looks like: digits and dots, then at most one ``+``/``-`` suffix (after the
+#: letters a server puts before its numbers, if any: llama.cpp's ``b9000``).
+_PREFIX = re.compile(r"[A-Za-z]*")
+_RELEASE = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:[+-][0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?")
+
+
 def release_key(release: str) -> tuple[int, ...]:
     """The sort key of a release name: its runs of digits as integers up to any ``+`` or ``-``
     suffix, then ``-1`` for a suffixed build (it precedes the release it names) or ``0``:
@@ -148,8 +154,19 @@ class Timeline:
         up to it), so ``vllm@0.26.1`` works when only ``0.26.0`` is listed.
 
         Raises:
-            TimelineError: not a version, or older than the timeline's first release.
+            TimelineError: not a version (digits and dots, then at most one ``+`` or ``-`` suffix:
+                ``0.33.0``, ``0.33.0-rc2``, ``0.10.1+gptoss``, ``2025.09.19``; after the letters the
+                timeline's release names start with, if any: ``b9000``), or older than the
+                timeline's first release.
         """
+        prefix = _PREFIX.match(self.ordered_releases[0].name).group()  # type: ignore[union-attr]  # llama.cpp's "b"
+        if not (release.startswith(prefix) and _RELEASE.fullmatch(release, len(prefix))):
+            bare = release[1:]
+            hint = f" (did you mean {prefix + bare!r}?)" if release[:1] in "vV" and _RELEASE.fullmatch(bare) else ""
+            raise TimelineError(
+                f"{self.server}@{release}: {release!r} is not a release name{hint}; "
+                f"releases: {', '.join(r.name for r in self.ordered_releases)}"
+            )
         key = release_key(release)
         oldest = self.ordered_releases[0]
         if key < release_key(oldest.name):

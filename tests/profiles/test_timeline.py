@@ -91,7 +91,7 @@ def test_user_switches_apply_on_top_of_a_release() -> None:
     ("name", "message"),
     [
         ("vllm@0.9.0", "the vllm timeline starts at 0.10.1+gptoss"),
-        ("vllm@latest", "is not a version"),
+        ("vllm@latest", "is not a release name"),
         ("nosuchserver@0.5.0", "unknown profile 'nosuchserver@0.5.0'"),
         ("openai@1.0", "profile 'openai' has no timeline"),
     ],
@@ -147,3 +147,20 @@ def test_a_misspelt_profile_name_gets_a_suggestion():
         get_profile("vlm")
     with pytest.raises(ProfileError, match=r"unknown profile 'olama@0.11.3' \(did you mean 'ollama'\?\)"):
         get_profile("olama@0.11.3")
+
+
+@pytest.mark.parametrize("name", ["sglang@@0.5.2", "sglang@0.5.2@x", "sglang@ 0.5.2", "sglang@v0.5.2", "vllm@0.33.0 ", "vllm@latest"])
+def test_a_malformed_release_name_is_refused_with_the_releases_listed(name):
+    # Newcomer report (second session): these resolved silently to some release.
+    with pytest.raises(ProfileError) as info:
+        get_profile(name)
+    assert "is not a release name" in str(info.value) and "releases:" in str(info.value)
+    if "@v" in name:
+        assert "did you mean '0.5.2'" in str(info.value)
+
+
+def test_every_listed_release_of_every_timeline_is_a_valid_release_name():
+    for server in TIMELINES:
+        timeline = TIMELINES[server]
+        for release in timeline.ordered_releases:
+            assert get_profile(f"{server}@{release.name}").name == f"{server}@{release.name}"
