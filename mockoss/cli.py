@@ -24,6 +24,24 @@ from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIME
 __all__ = ["main"]
 
 
+def _positive_int(text: str) -> int:
+    """An integer of at least 1 (``--max-body-bytes``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of bytes, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 byte, got {value} (every request would get 413)")
+    return value
+
+
+def _model_name(text: str) -> str:
+    """A non-empty model name (``--served-model-name``)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a model name cannot be empty")
+    return text
+
+
 def _switch(text: str) -> list[tuple[str, Any]]:
     """``NAME=VALUE[,NAME=VALUE…]``, the list the ``X-Mockoss-Switch`` header takes."""
     import yaml
@@ -65,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--served-model-name",
         nargs="+",
+        type=_model_name,
         default=None,
         help="model name(s) to answer to (default: the profile's, e.g. openai/gpt-oss-20b, gpt-oss:20b for ollama)",
     )
@@ -94,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--tokens-per-s", type=float, metavar="N", help="default stream pacing, frames (tokens) per s")
     limits = serve.add_argument_group("limits (README: Limits)")
     limits.add_argument(
-        "--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, metavar="N",
+        "--max-body-bytes", type=_positive_int, default=DEFAULT_MAX_BODY_BYTES, metavar="N",
         help=f"largest request body; larger ones get 413 in the profile's error shape (default: {DEFAULT_MAX_BODY_BYTES:,})",
     )
     limits.add_argument(

@@ -164,6 +164,10 @@ class MockServer:
 
     def __post_init__(self) -> None:
         check_harmony_library()  # HarmonyLibraryError: openai-harmony owns the openai_harmony module
+        if self.max_body_bytes is not None and self.max_body_bytes < 1:
+            raise ValueError(f"max_body_bytes must be at least 1 (or None: no limit), got {self.max_body_bytes}")
+        if any(not isinstance(name, str) or not name.strip() for name in self.served_model_names or ()):
+            raise ValueError(f"served_model_names must be non-empty strings, got {list(self.served_model_names or ())!r}")
         self._lock = threading.Lock()
         self.requests = RequestLog(maxlen=self.request_log_limit, max_bytes=self.request_log_bytes)
         self._handled = 0

@@ -550,3 +550,28 @@ def test_the_prompt_worker_empties_its_caches_after_a_reset(monkeypatch):
     before = endpoints.prompt_cache_generation()
     MockServer("clean-answer").reset()
     assert endpoints.prompt_cache_generation() == before + 1
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"max_body_bytes": 0}, "max_body_bytes must be at least 1"),
+    ({"max_body_bytes": -5}, "max_body_bytes must be at least 1"),
+    ({"served_model_names": [""]}, "served_model_names must be non-empty strings"),
+])
+def test_a_limit_that_refuses_everything_or_an_empty_model_name_is_refused_at_start(options, message):
+    # Newcomer report (second session): --max-body-bytes -5 answered every request 413, and an
+    # empty --served-model-name listed a model with id "".
+    with pytest.raises(ValueError, match=message):
+        MockServer("clean-answer", **options)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--max-body-bytes", "0"], "expected at least 1 byte"),
+    (["--max-body-bytes", "lots"], "expected a whole number of bytes"),
+    (["--served-model-name", " "], "a model name cannot be empty"),
+])
+def test_serve_refuses_the_same_on_the_command_line(argv, message, capsys):
+    from mockoss.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["serve", "--scenario", "clean-answer", "--port", "0", *argv])
+    assert info.value.code == 2 and message in capsys.readouterr().err
