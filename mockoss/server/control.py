@@ -51,6 +51,7 @@ from mockoss.server.control_guard import ControlOptions, accepted_hosts, error
 from mockoss.server.control_guard import refusal as guard
 from mockoss.server.control_metrics import Metrics
 from mockoss.server.records import REQUEST_RECORDS
+from mockoss.server.responses import to_response
 
 if TYPE_CHECKING:
     from mockoss.server.core import MockServer
@@ -277,7 +278,12 @@ class _Guarded:
         status, frames = 500, 0
         refusal = None
         if test_id is not None and not _TEST_ID.fullmatch(test_id):
-            refusal = error(400, f"mockoss: {TEST_ID_HEADER}: 1-200 characters of letters, digits and ._~:@+=- please")
+            message = f"mockoss: {TEST_ID_HEADER}: 1-200 characters of letters, digits and ._~:@+=- please"
+            if path.startswith("/mockoss/") or path == "/mockoss":
+                refusal = error(400, message)
+            else:  # the emulated API: the profile's error shape, as every other 400 there
+                found = endpoint_for_path(path)
+                refusal = to_response(self.plane.base.error_reply(found.name if found is not None else "chat", 400, message))
         elif path.startswith("/mockoss/") or path == "/mockoss":
             refusal = guard(scope, headers, self.plane.options, self._hosts)
         separator: bytes | None = None  # of a stream's frames, once its content type is known

@@ -209,3 +209,16 @@ def test_a_short_response_leaves_in_one_write_with_the_same_bytes():
     transport.write(b"HTTP/1.1 500 x\r\n\r\n")
     transport.close()  # a held head is written before the close
     assert writes[-2:] == [b"HTTP/1.1 500 x\r\n\r\n", b"<closed>"]
+
+
+@pytest.mark.parametrize(("profile", "path", "shape"), [
+    ("vllm", "/v1/chat/completions", lambda body: body["error"]["code"] == 400 and "Test-Id" in body["error"]["message"].title()),
+    ("ollama", "/api/chat", lambda body: set(body) == {"error"} and isinstance(body["error"], str)),
+    ("gptoss-reference", "/v1/responses", lambda body: set(body) == {"detail"}),  # FastAPI's 422 there
+])
+def test_a_bad_test_id_on_the_emulated_api_is_refused_in_the_profiles_error_shape(profile, path, shape):
+    # Newcomer report (second session): it was mockoss's control-route shape on every profile.
+    client = _client(profile, "clean-answer", False)
+    response = client.post(path, json={"model": "x", "messages": [], "input": "hi"}, headers={"X-Mockoss-Test-Id": "bad id!"})
+    assert response.status_code in (400, 422) and shape(response.json()), response.text
+    assert client.get("/mockoss/requests", headers={"X-Mockoss-Test-Id": "bad id!"}).json()["error"]["status"] == 400
