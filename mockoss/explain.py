@@ -332,6 +332,11 @@ def run_command(args: argparse.Namespace) -> int:
         steps = _steps(args.scenario, args.step)
         tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
         endpoints = (args.endpoint,) if args.endpoint else EXPLAINED_ENDPOINTS
+        if chosen is not None and not any(e in profile.endpoints for profile in chosen.values() for e in endpoints):
+            names = ", ".join(chosen)
+            print(f"mockoss: error: {names} {'has' if len(chosen) == 1 else 'have'} no {' or '.join(endpoints)} endpoint "
+                  f"(explain compares {' and '.join(EXPLAINED_ENDPOINTS)})", file=sys.stderr)
+            return 2
         rows = explain(steps, endpoints=endpoints, tools=tools, switches=switches, profiles=chosen)
         if chosen is not None:
             rows = side_by_side(rows, list(chosen))

@@ -128,3 +128,12 @@ def test_a_recording_of_replays_only_says_why_nothing_is_shown(tmp_path, capsys)
     path.write_text("version: 1\nsteps:\n  - replay: {status: 200, content_type: application/json, body: '{}'}\n")
     assert main(["explain", str(path)]) == 2
     assert "no step a profile can surface (only recorded replays)" in capsys.readouterr().err
+
+
+def test_explain_says_when_no_chosen_profile_has_the_endpoint(capsys):
+    # Newcomer report (second session): it printed "0 of 0 ... all 0 profiles" and exited 0.
+    from mockoss.cli import main
+
+    assert main(["explain", "clean-answer", "--profile", "mlx-lm", "--endpoint", "responses"]) == 2
+    assert "mlx-lm has no responses endpoint" in capsys.readouterr().err
+    assert main(["explain", "clean-answer", "--profile", "mlx-lm,vllm", "--endpoint", "responses"]) == 0
