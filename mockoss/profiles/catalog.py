@@ -97,4 +97,9 @@ def format_profiles(described: list[dict[str, Any]]) -> str:
             lines.append(f"  {switch['name']} = {_value(switch['default'])}{allowed}")
             if switch.get("description"):
                 lines.append(f"      {_first_sentence(switch['description'])}")
+    lines.append(
+        "(Values as --switch, X-Mockoss-Switch and scenario files take them, in YAML: null, true, false; "
+        "the descriptions, cut here at their first sentence, say None, True, False as Python does. "
+        "mockoss profiles --json has them whole.)"
+    )
     return "\n".join(lines)
