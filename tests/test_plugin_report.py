@@ -212,3 +212,17 @@ def test_one(mockoss_session):
 def test_two(mockoss_session):
     pass
 """
+
+
+def test_a_request_mockoss_answered_itself_says_why_in_the_report():
+    # Newcomer report (second session): "no scenario selected" and mockoss's own failures were
+    # shown as "the server's own error reply", without the message.
+    from mockoss.pytest_plugin._report import describe_requests
+    from mockoss.server.core import MockServer
+
+    server = MockServer()
+    server.handle("chat", b'{"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}]}', {})
+    server.handle("chat", b"{}", {})
+    lines = describe_requests(list(server.requests), "vllm", 0).splitlines()
+    assert lines[1].startswith("#0 POST /v1/chat/completions -> 400: not scripted: mockoss: no scenario selected: call mockoss.use(")
+    assert lines[2] == "#1 POST /v1/chat/completions -> 400: not scripted: the server's own error reply"

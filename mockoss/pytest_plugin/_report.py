@@ -28,6 +28,8 @@ def plural(count: int, noun: str) -> str:
 
 def _answered_by(request: RecordedRequest) -> str:
     if request.scenario is None:
+        if request.problem:  # mockoss answered it itself (no scenario selected, a failure of its own)
+            return f"not scripted: {request.problem}"
         return "not scripted: the server's own error reply"
     where = f"scenario {request.scenario!r}"
     if request.rule is None:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -55,6 +55,18 @@ SCENARIO_HEADER = "x-mockoss-scenario"
 #: Request fields limiting completion tokens (chat, chat legacy, responses), first set wins.
 _LIMIT_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 
+class _Unanswered(NamedTuple):
+    """A request mockoss answered itself before any scenario step (no scenario selected, or a
+    failure of its own): ``problem`` goes to the request log, which the pytest plugin's failure
+    report shows."""
+
+    problem: str
+
+
+def _unanswered(problem: str) -> _Unanswered:
+    return _Unanswered(problem[:500])
+
+
 def _share(record: RecordedRequest) -> None:
     """Hand ``record`` to the HTTP request being answered, if it asked (:data:`REQUEST_RECORDS`)."""
     sink = REQUEST_RECORDS.get()
@@ -76,11 +88,15 @@ def _record(
     headers: Mapping[str, str],
     scenario: Scenario | None,
     step: Step | None,
-    played: Played | None,
+    played: Played | _Unanswered | None,
     status: int,
     server_log: tuple[str, ...] = (),
 ) -> RecordedRequest:
     """The request-log record of one answered request (:meth:`MockServer.respond`, :meth:`MockServer.play`)."""
+    if isinstance(played, _Unanswered):
+        problem, played = played.problem, None
+    else:
+        problem = played.problem if played else None
     return RecordedRequest(
         index=index,
         endpoint=endpoint,
@@ -92,7 +108,7 @@ def _record(
         completion=step.completion.text if step and step.completion else None,
         rule=played.rule_id if played else None,
         turn=played.turn if played else None,
-        problem=played.problem if played else None,
+        problem=problem,
         warnings=played.warnings if played else (),
         exhausted=bool(played and played.rule is not None and played.step is None and not played.problem),
         server_log=server_log,
@@ -328,9 +344,9 @@ class MockServer:
                 # Exception, and must not take the connection down with it.
                 if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                     raise
-                reply, scenario, step, played = failure_reply(exc, self._base_profile, endpoint, index), None, None, None
+                reply, scenario, step, played = failure_reply(exc, self._base_profile, endpoint, index), None, None, _unanswered(f"mockoss could not answer it: {type(exc).__name__}: {exc}")
             self.requests.append(_record(index, endpoint, raw, headers, scenario, step, played, reply.status, reply.log))
-            if played is not None and endpoint == "responses" and reply.status == 200:
+            if isinstance(played, Played) and endpoint == "responses" and reply.status == 200:
                 self._remember(played, reply, body)
             _share(self.requests[-1])
             if self.recorder is not None:
@@ -371,7 +387,7 @@ class MockServer:
             except BaseException as exc:  # as in respond(): never a bare 500
                 if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                     raise
-                reply, scenario, step, played = failure_reply(exc, self._base_profile, endpoint, index), None, None, None
+                reply, scenario, step, played = failure_reply(exc, self._base_profile, endpoint, index), None, None, _unanswered(f"mockoss could not answer it: {type(exc).__name__}: {exc}")
 
         def log(status: int) -> RecordedRequest:
             record = _record(index, endpoint, raw, headers, scenario, step, played, status)
@@ -406,12 +422,17 @@ class MockServer:
             return profile.route_error(404, "POST", ENDPOINTS[endpoint].path)
         if not isinstance(body, dict):
             return profile.error(400, "Invalid request: the body is not a JSON object")
+        own_check = getattr(profile, "check_request", None)  # a profile validating as its server's own models do
+        if own_check is not None and (rejected := own_check(endpoint, body)) is not None:
+            return rejected  # type: ignore[no-any-return]
         try:
-            request = validate_request(ENDPOINTS[endpoint].schema, body)  # long lists a slice at a time
+            checked_body = body if own_check is None else {key: body[key] for key in ("input", "model", "stream") if key in body}
+            request = validate_request(ENDPOINTS[endpoint].schema, checked_body)  # long lists a slice at a time
         except ValidationError as exc:
             message, param = _pydantic_message(exc)
             return profile.error(400, message, param=param)
-        field = lone_surrogate_field(raw, body) if raw is not None and not profile.name.startswith("ollama") else None
+        own_surrogates = own_check is not None or profile.name.startswith("ollama")
+        field = lone_surrogate_field(raw, body) if raw is not None and not own_surrogates else None
         if field is not None:  # see mockoss.server.inputs
             message = f"Invalid request: {field} holds a lone UTF-16 surrogate (\\ud800-\\udfff without its pair): not Unicode text (RFC 8259 section 8.2)"
             return profile.error(400, message, param=field)
@@ -464,7 +485,7 @@ class MockServer:
                     "mockoss: no scenario selected: call mockoss.use(...) in the test, start the server "
                     f"with --scenario, or send the {SCENARIO_HEADER} header"
                 )
-                return profile.error(400, message), None, None, None
+                return profile.error(400, message), None, None, _unanswered(message)
             profile = _for_endpoint(self._profile_for(scenario, headers), endpoint)
         except (ScenarioError, ProfileError) as exc:
             return profile.error(400, f"mockoss: {exc}"), None, None, None
