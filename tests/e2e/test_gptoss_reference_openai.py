@@ -115,3 +115,20 @@ def test_validation_errors_and_routes(mockoss, client):
     with httpx.Client(base_url=mockoss.url) as http:
         wrong = http.get("/v1/responses")
     assert (wrong.status_code, wrong.json(), wrong.headers["allow"]) == (405, {"detail": "Method Not Allowed"}, "POST")
+
+
+@pytest.mark.mockoss(profile="gptoss-reference", scenario="clean-answer", assert_all_steps_used=False)
+def test_bad_input_gets_the_reference_servers_answers_over_http(mockoss, client):
+    # Seen from openai/gpt-oss@7b58334's server (mockoss.profiles.gptoss_ref.prompt / .request):
+    # a lone surrogate in the prompt is Starlette's plain 500 (the SDK cannot send one: raw bytes);
+    # a wrong role FastAPI's 422; tools/tool_choice null are accepted.
+    with httpx.Client(base_url=mockoss.url) as http:
+        lone = http.post("/v1/responses", content=rb'{"input":"\ud800"}', headers={"content-type": "application/json"})
+        switched = http.post("/v1/responses", json={"input": "hi"}, headers={"X-Mockoss-Switch": "harmony_library=bogus"})
+        nulls = http.post("/v1/responses", json={"input": "2 + 2?", "tools": None, "tool_choice": None})
+    assert (lone.status_code, lone.text, lone.headers["content-type"]) == (500, "Internal Server Error", "text/plain; charset=utf-8")
+    assert switched.status_code == 422 and "'openai-harmony-0.0.8' or 'oss-harmony'" in switched.text
+    assert nulls.status_code == 200 and nulls.json()["status"] == "completed"
+    with pytest.raises(openai.UnprocessableEntityError) as wrong:
+        client.responses.create(model=MODEL, input=[{"role": "wizard", "content": "x"}])  # type: ignore[list-item]
+    assert {"Item", "role"} <= set(wrong.value.response.json()["detail"][1]["loc"])

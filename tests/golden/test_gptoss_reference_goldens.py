@@ -32,11 +32,6 @@ GENERATOR = ROOT.parents[1] / "tools" / "goldens" / "gptoss_reference.py"
 
 #: (case glob, exchange glob) → why mockoss differs from the reference server there.
 KNOWN: dict[tuple[str, str], str] = {
-    ("scenario-clean-tool-call-1", "variant-no-input"): (
-        "A body the shared request schema rejects reaches the profile as (400, message, param) without the body, "
-        "so the 422 entry is type value_error with mockoss's message; FastAPI's is type missing, msg 'Field required', "
-        "input = the whole body. Status and detail-list shape match."
-    ),
     ("scenario-clean-tool-call-1", "variant-browser-tool"): (
         "A declared browser_search tool adds the browser tool's namespace (SimpleBrowserTool.tool_config) to the "
         "system message: input_tokens 482 against the profile's 86. The browser and code-interpreter tools need "

@@ -79,3 +79,129 @@ def test_contract_no_probes_fastapi_errors():
     assert invalid.status == 422 and json.loads(invalid.body)["detail"][0]["loc"] == ["body", "input"]
     with pytest.raises(ValueError):
         profile.surface("chat", ANSWER, None, RequestContext(IdSource(0, 0), 0, 0))
+
+
+# --- Bad input: the reference server's own answers (seen from it: openai/gpt-oss@7b58334's
+# gpt_oss.responses_api under uvicorn with a scripted backend, openai-harmony 0.0.8, pydantic
+# 2.14.4, FastAPI 0.165; tools/goldens/gptoss_reference_server.py). Answered through MockServer
+# with the raw JSON bytes, so the server core's checks run as they do for `mockoss serve`.
+
+_PLAIN_500 = (500, b"Internal Server Error", "text/plain; charset=utf-8")
+
+
+def _respond(raw: str, switches=None):
+    from mockoss.scenario.loader import Step
+    from mockoss.server.core import MockServer
+
+    server = MockServer(profile="gptoss-reference", switches=switches or {}, request_log_limit=1)
+    reply, _ = server.respond("responses", raw.encode(), {}, step=Step(index=0, completion=ANSWER, error=None))
+    return reply
+
+
+def _triple(reply):
+    return reply.status, reply.body, dict(reply.headers).get("content-type")
+
+
+@pytest.mark.parametrize("raw", [
+    r'{"input":"\ud800"}',
+    r'{"input":"\ud800","stream":true}',  # the prompt is rendered before the stream starts
+    r'{"input":[{"role":"user","content":"\udc00x"}]}',
+    r'{"input":[{"role":"user","content":[{"type":"input_text","text":"\ud800"}]}]}',
+    r'{"input":[{"type":"function_call","name":"f","arguments":"{}","call_id":"c1"},{"type":"function_call_output","call_id":"c1","output":"\ud800"}]}',
+    r'{"input":"hi","tools":[{"type":"function","name":"f","description":"\ud800","parameters":{}}]}',
+    r'{"input":"hi","tools":[{"type":"function","name":"f","parameters":{"x":"\ud800"}}]}',
+    r'{"input":"hi","instructions":"\ud800"}',
+    r'{"input":"hi","previous_response_id":"\ud800"}',  # echoed: FastAPI cannot serialise the response
+])
+def test_lone_surrogate_the_server_cannot_render_is_starlettes_plain_500(raw):
+    # openai-harmony hands the conversation to Rust as JSON, which refuses the lone escape
+    # ("ValueError: invalid conversation JSON: unexpected end of hex escape"), inside the route.
+    assert _triple(_respond(raw)) == _PLAIN_500
+
+
+def test_lone_surrogate_in_echoed_id_of_a_stream_cuts_it_before_the_first_event():
+    reply = _respond(r'{"input":"hi","stream":true,"previous_response_id":"\ud800"}')
+    assert reply.status == 200 and reply.frames == () and reply.abort  # the real server: headers, then the connection drops
+
+
+@pytest.mark.parametrize("raw", [
+    r'{"input":"hi","model":"\ud800"}',  # never echoed: every response says gpt-oss-120b
+    r'{"input":"hi","metadata":{"a":"\ud800"}}',  # read for __debug only, never echoed
+    r'{"input":[{"type":"reasoning","summary":[],"content":[{"type":"reasoning_text","text":"\ud800"}]},{"role":"user","content":"x"}]}',
+])
+def test_lone_surrogate_where_the_server_only_reads_is_answered(raw):
+    reply = _respond(raw)
+    assert reply.status == 200
+    assert json.loads(reply.body)["output"][-1]["content"][0]["text"] == "Hi."
+
+
+# (body, entries the real server listed, the entry for the offending field: loc after the item index, type, msg)
+_UNION = "list[union[Item,ReasoningItem,FunctionCallItem,FunctionCallOutputItem,WebSearchCallItem,CodeInterpreterCallItem]]"
+
+
+@pytest.mark.parametrize(("body", "count", "loc", "kind", "msg"), [
+    ({"input": [{"role": "wizard", "content": "x"}]}, 13, ["Item", "role"], "literal_error", "Input should be 'user', 'assistant' or 'system'"),
+    ({"input": [{"role": "user", "content": 5}]}, 14, ["Item", "content", "str"], "string_type", "Input should be a valid string"),
+    ({"input": [{"type": "nope"}]}, 14, ["Item", "type"], "literal_error", "Input should be 'message'"),
+    ({"input": [{"content": "x"}]}, 13, ["Item", "role"], "missing", "Field required"),
+    ({"input": [{"type": "function_call", "arguments": "{}"}]}, 12, ["FunctionCallItem", "name"], "missing", "Field required"),
+])
+def test_badly_typed_input_items_get_fastapis_422_for_the_reference_models(body, count, loc, kind, msg):
+    reply = _respond(json.dumps(body))
+    assert reply.status == 422
+    detail = json.loads(reply.body)["detail"]
+    assert len(detail) == count
+    assert detail[0] == {"type": "string_type", "loc": ["body", "input", "str"], "msg": "Input should be a valid string", "input": body["input"]}
+    entry = next(e for e in detail if e["loc"] == ["body", "input", _UNION, 0, *loc])
+    assert (entry["type"], entry["msg"]) == (kind, msg)
+
+
+def test_request_fields_the_reference_accepts_and_those_its_route_trips_over():
+    assert _respond('{"input":"hi","tools":null,"tool_choice":null}').status == 200  # Optional[...] in types.py
+    assert _respond('{"input":"hi","top_p":"abc","max_output_tokens":0}').status == 200  # top_p is not a field; no bound on the limit
+    assert json.loads(_respond('{"input":"hi","max_output_tokens":"500"}').body)["max_output_tokens"] == 500  # pydantic's lax int
+    assert _triple(_respond('{"input":"hi","tools":null,"instructions":"x"}')) == _PLAIN_500  # for tool in body.tools
+    assert _triple(_respond('{"input":"hi","metadata":null}')) == _PLAIN_500  # request_body.metadata.get("__debug")
+    assert _triple(_respond('{"input":"hi","metadata":null,"stream":true}')) == _PLAIN_500
+    described = '{"input":"hi","tools":[{"type":"function","name":"f","description":null,"parameters":{}}]}'
+    assert _triple(_respond(described)) == _PLAIN_500  # openai-harmony's ToolDescription rejects description None
+    literal = json.loads(_respond('{"input":"hi","tool_choice":"required"}').body)["detail"]
+    assert literal == [{"type": "literal_error", "loc": ["body", "tool_choice"], "msg": "Input should be 'auto' or 'none'", "input": "required",
+                        "ctx": {"expected": "'auto' or 'none'"}}]
+
+
+@pytest.mark.parametrize(("switch", "value", "allowed"), [
+    ("harmony_library", "bogus", "'openai-harmony-0.0.8' or 'oss-harmony'"),
+    ("end_of_script", "bogus", "'return' or 'error'"),
+    ("event_item_ids", "maybe", "true or false"),
+    ("analysis_recipient_reasoning", 1, "true or false"),
+    ("default_max_output_tokens", "abc", "a positive integer"),
+    ("default_max_output_tokens", 0, "a positive integer"),
+    ("conversation_start_date", "2025-13-01", "a date as YYYY-MM-DD"),
+    ("conversation_start_date", 20250805, "a date as YYYY-MM-DD"),
+])
+def test_switch_values_are_checked_and_the_error_lists_the_allowed_ones(switch, value, allowed):
+    from mockoss.profiles.registry import ProfileError
+
+    with pytest.raises(ProfileError, match=f"{switch} must be {allowed}, got {value!r}"):
+        get_profile("gptoss-reference", {switch: value})
+    with pytest.raises(ProfileError):
+        get_profile("gptoss-reference@0.0.8", {switch: value})
+
+
+def test_bad_switch_header_is_an_error_reply_not_a_500():
+    from mockoss.server.core import MockServer
+
+    server = MockServer(profile="gptoss-reference", scenario="clean-answer")
+    reply, _ = server.respond("responses", b'{"input":"hi"}', {"x-mockoss-switch": "harmony_library=bogus"})
+    assert reply.status == 422
+    assert "harmony_library must be 'openai-harmony-0.0.8' or 'oss-harmony'" in json.loads(reply.body)["detail"][0]["msg"]
+
+
+def test_start_date_switch_given_as_yaml_date_is_the_prompts_date():
+    import datetime
+
+    profile = get_profile("gptoss-reference", {"conversation_start_date": datetime.date(2031, 2, 3)})
+    assert profile.conversation_start_date == "2031-02-03"
+    body = json.loads(_ask(profile, ANSWER, stream=False, metadata={"__debug": True}).body)
+    assert "Current date: 2031-02-03" in body["metadata"]["__debug_input"]

@@ -11,9 +11,11 @@ What it serves: ``POST /v1/responses`` only (plus FastAPI's ``/docs``, ``/redoc`
 ``/openapi.json``, not emulated); every other route is FastAPI's ``{"detail":"Not Found"}`` (404)
 or ``{"detail":"Method Not Allowed"}`` (405). No ``/v1/models``, no health route; any ``model``
 is accepted and every response says ``"model":"gpt-oss-120b"``. Request validation errors are
-FastAPI's 422 ``{"detail":[…]}``; an exception in the server (a Harmony parse error of the final
-response, a ``function_call_output`` without its call) is Starlette's 500 ``Internal Server
-Error`` as ``text/plain``, or, once a stream has started, the connection dropped after the
+FastAPI's 422 ``{"detail":[…]}``, pydantic's entries for the server's own models
+(:mod:`.request`); an exception in the server (a Harmony parse error of the final response, a
+``function_call_output`` without its call, a lone surrogate in the prompt's text, ``metadata:
+null``; :func:`~mockoss.profiles.gptoss_ref.prompt.prompt_tokens`) is Starlette's 500 ``Internal
+Server Error`` as ``text/plain``, or, once a stream has started, the connection dropped after the
 events so far (the openai SDK raises ``APIConnectionError``). Ids are ``resp_``, ``rs_``,
 ``item_`` (messages), ``fc_`` and ``call_`` + 32 hex digits (``uuid4().hex``). Usage counts the
 rendered prompt and the kept output tokens (the final stop token is not kept); there is no
@@ -29,9 +31,9 @@ them is answered as if it declared none), ``previous_response_id`` with ``store`
 keeps no responses: the id is echoed, the earlier turn is not prepended). The goldens cover 66
 completions × 11 exchanges (streamed or not, tools or not, ``tool_choice``, ``reasoning.effort``,
 ``instructions``, token limits, ``metadata.__debug``) and 13 request variants (input item lists,
-an unknown ``call_id``, ``reasoning: null``, ``max_output_tokens: null``, invalid literals): 737 of
-739 byte-identical; the two explained exceptions are a missing ``input`` (the 422 entry's type and
-text) and a declared ``browser_search`` tool (its namespace in the prompt, not emulated). The same
+an unknown ``call_id``, ``reasoning: null``, ``max_output_tokens: null``, invalid literals, a
+missing ``input``): 760 of 761 byte-identical; the explained exception is a declared
+``browser_search`` tool (its namespace in the prompt, not emulated). The same
 goldens from the v0.0.8 tag match ``gptoss-reference@0.0.8`` equally (the timeline,
 :mod:`.releases`), and goldens from v0.0.9 run with oss-harmony 0.0.11 instead match with
 ``harmony_library=oss-harmony``. Releases before 0.0.8 are read from the tags' source only. The
@@ -44,6 +46,8 @@ before receiving its output item`` on a reasoning-then-answer completion (the sh
 
 from __future__ import annotations
 
+import datetime
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -52,17 +56,29 @@ from mockoss.harmony.library import parse_with
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView, ServerInfo
 from mockoss.profiles.gptoss_ref.loop import CALL, RETURN, LoopResult, Rules, run_loop
 from mockoss.profiles.gptoss_ref.objects import final_output, response_object
-from mockoss.profiles.gptoss_ref.prompt import PromptError, literal_errors, prompt_tokens
+from mockoss.profiles.gptoss_ref.prompt import PromptError, prompt_tokens
+from mockoss.profiles.gptoss_ref.request import validation_errors
 from mockoss.profiles.wire import dumps
 
 __all__ = ["GptossReferenceProfile"]
 
 _PLAIN = (("content-type", "text/plain; charset=utf-8"),)
+#: Switches with a fixed set of values (checked in ``__post_init__``).
+_CHOICES: dict[str, tuple[str, ...]] = {"harmony_library": ("openai-harmony-0.0.8", "oss-harmony"), "end_of_script": ("return", "error")}
 _STOPS = (RETURN, CALL)
 
 
 def _json(status: int, value: Any, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
     return Reply(status=status, body=dumps(value).encode(), headers=headers)
+
+
+def _encodable(text: Any) -> bool:
+    """Whether ``text`` (a string or ``None``) can be written as UTF-8 (no lone surrogate)."""
+    try:
+        (text or "").encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def internal_error() -> Reply:
@@ -110,6 +126,29 @@ class GptossReferenceProfile:
     analysis_recipient_reasoning: bool = False
     stream_browser_calls: bool = True
 
+    def __post_init__(self) -> None:
+        """Check the switches (``ValueError`` naming the allowed values; the registry makes it a
+        ``ProfileError``: a 400 for ``X-Mockoss-Switch``, a start-up error for ``--switch``).
+        ``conversation_start_date`` may be given as a date (YAML reads ``2025-08-05`` as one) and
+        is kept as ``YYYY-MM-DD`` text, the ``strftime("%Y-%m-%d")`` the server writes."""
+        for switch, allowed in _CHOICES.items():
+            if getattr(self, switch) not in allowed:
+                raise ValueError(f"{switch} must be {' or '.join(map(repr, allowed))}, got {getattr(self, switch)!r}")
+        for switch in ("event_item_ids", "analysis_recipient_reasoning", "stream_browser_calls"):
+            if not isinstance(getattr(self, switch), bool):
+                raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
+        tokens = self.default_max_output_tokens
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
+            raise ValueError(f"default_max_output_tokens must be a positive integer, got {tokens!r}")
+        day = self.conversation_start_date
+        try:
+            text = day.isoformat() if isinstance(day, datetime.date) and not isinstance(day, datetime.datetime) else str(day)
+            if not isinstance(day, (str, datetime.date)) or datetime.date.fromisoformat(text).isoformat() != text:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"conversation_start_date must be a date as YYYY-MM-DD, got {day!r}") from None
+        object.__setattr__(self, "conversation_start_date", text)
+
     def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
         """Dispatch to :meth:`responses` (the only endpoint)."""
         if endpoint != "responses":
@@ -132,17 +171,25 @@ class GptossReferenceProfile:
         return Rules(self.event_item_ids, self.analysis_recipient_reasoning, self.stream_browser_calls)
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
-        """``POST /v1/responses``: 422 for ``tool_choice``/``reasoning.effort`` outside the
-        server's literals, else the events of :func:`~mockoss.profiles.gptoss_ref.loop.run_loop`
+        """``POST /v1/responses``: FastAPI's 422 for a body the server's pydantic models reject
+        (:mod:`.request`); Starlette's plain 500 where the server's route raises (the prompt
+        cannot be built, :func:`~mockoss.profiles.gptoss_ref.prompt.prompt_tokens`;
+        ``metadata: null``); else the events of :func:`~mockoss.profiles.gptoss_ref.loop.run_loop`
         and the response object of ``generate_response``; streamed as ``event: TYPE`` /
-        ``data: {…}`` frames numbered by ``sequence_number`` from 0, with no ``[DONE]``."""
+        ``data: {…}`` frames numbered by ``sequence_number`` from 0, with no ``[DONE]``. A lone
+        surrogate in ``previous_response_id`` (echoed) is a 500, or a stream cut before its first
+        event."""
         body = dict(request.body)
-        errors = literal_errors(body)
-        if errors:
+        checked, errors = validation_errors(body)
+        if checked is None:
             return _json(422, {"detail": errors})
+        if "max_output_tokens" in body:  # pydantic's lax int: "7" and 7.0 are 7
+            body["max_output_tokens"] = checked.max_output_tokens
         try:
             prompt = prompt_tokens(body, self.conversation_start_date)
         except PromptError:
+            return internal_error()
+        if body.get("metadata", {}) is None:  # StreamResponsesEvents: request_body.metadata.get(...)
             return internal_error()
         response_id = ctx.ids.next("resp_")
         debug = bool((body.get("metadata") or {}).get("__debug", False))
@@ -157,6 +204,12 @@ class GptossReferenceProfile:
         final, crash = (None, result.crash) if result.crash else self._final(result, prompt, body, response_id, ctx, debug, max_tokens)
         if final is not None:
             events.append({"type": "response.completed", "response": final})
+        if not _encodable(body.get("previous_response_id")):
+            # The echoed id cannot be written as UTF-8: pydantic's PydanticSerializationError, raised
+            # by FastAPI's response serialisation (500) or by the stream's first event (the
+            # connection drops after the 200 headers, before any event); seen from the real server.
+            return internal_error() if not request.stream else Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=(),
+                                                                      abort="PydanticSerializationError: surrogates not allowed")
         if not request.stream:
             return internal_error() if final is None else _json(200, final)
         frames = tuple(
@@ -197,6 +250,15 @@ class GptossReferenceProfile:
         final = response_object(response_id=response_id, created=ctx.created, body=body, status="completed", output=output,
                                 usage=usage, error=error, metadata=metadata, max_output_tokens=max_tokens)
         return final, None
+
+    def check_request(self, endpoint: str, body: Mapping[str, Any]) -> Reply | None:
+        """The server's own request validation, run by the server core before its generic schema:
+        FastAPI's 422 for a body the reference's pydantic models reject (:mod:`.request`), else
+        ``None``. The core then checks only the fields it needs itself (``input``, ``model``,
+        ``stream``) and leaves lone surrogates to :meth:`responses` (the reference accepts them
+        where it only reads them: ``model``, ``metadata``)."""
+        _, errors = validation_errors(body)
+        return _json(422, {"detail": errors}) if errors else None
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
         """FastAPI's error bodies: a rejected request (mockoss's 400) is a 422 ``{"detail":[{…}]}``

@@ -1,4 +1,4 @@
-"""The prompt the gpt-oss reference server renders for a Responses request, and its request checks.
+"""The prompt the gpt-oss reference server renders for a Responses request, and where rendering it fails.
 
 Facts from openai/gpt-oss@7b58334:gpt_oss/responses_api/api_server.py (``generate``) and
 ``types.py`` (``ResponsesRequest``); the code is ours.
@@ -32,32 +32,14 @@ from openai_harmony import (
 
 from mockoss.harmony import load_encoding
 
-__all__ = ["PromptError", "literal_errors", "prompt_tokens"]
+__all__ = ["PromptError", "prompt_tokens"]
 
 _EFFORTS = {"low": ReasoningEffort.LOW, "medium": ReasoningEffort.MEDIUM, "high": ReasoningEffort.HIGH}
 
 
 class PromptError(ValueError):
-    """The server raises while building the prompt (an uncaught ``ValueError``: HTTP 500)."""
-
-
-def _literal(loc: tuple[str, ...], value: Any, expected: str) -> dict[str, Any]:
-    """pydantic's ``literal_error`` entry as FastAPI lists it under ``detail``."""
-    return {"type": "literal_error", "loc": ["body", *loc], "msg": f"Input should be {expected}", "input": value, "ctx": {"expected": expected}}
-
-
-def literal_errors(body: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """FastAPI's 422 ``detail`` entries for the ``Literal`` fields of ``ResponsesRequest`` that
-    the request breaks: ``tool_choice`` (``'auto' or 'none'``) and ``reasoning.effort``
-    (``'low', 'medium' or 'high'``); pydantic's ``literal_error`` wording. Empty when none."""
-    errors = []
-    choice = body.get("tool_choice", "auto")
-    if choice is not None and choice not in ("auto", "none"):
-        errors.append(_literal(("tool_choice",), choice, "'auto' or 'none'"))
-    reasoning = body.get("reasoning")
-    if isinstance(reasoning, Mapping) and "effort" in reasoning and reasoning["effort"] not in _EFFORTS:
-        errors.append(_literal(("reasoning", "effort"), reasoning["effort"], "'low', 'medium' or 'high'"))
-    return errors
+    """The server raises while building the prompt (an uncaught exception in the route: HTTP 500,
+    streamed or not, since the prompt is built before the stream starts)."""
 
 
 def _system(body: Mapping[str, Any], date: str) -> Message:
@@ -72,6 +54,8 @@ def _developer(body: Mapping[str, Any]) -> Message | None:
     tools = body.get("tools") or []
     if not (body.get("instructions") or tools):
         return None
+    if body.get("tools", []) is None:  # ``for tool in body.tools`` with tools: null
+        raise PromptError("TypeError: 'NoneType' object is not iterable")
     content = DeveloperContent.new().with_instructions(body.get("instructions"))
     functions = [
         ToolDescription.new(t.get("name", ""), t.get("description", ""), t.get("parameters"))
@@ -124,17 +108,34 @@ def _input_messages(items: list[Any]) -> list[Message]:
 def prompt_tokens(body: Mapping[str, Any], date: str) -> list[int]:
     """The prompt tokens the reference server renders for ``body`` on day ``date`` (``YYYY-MM-DD``).
 
+    ``body`` must have passed :func:`~mockoss.profiles.gptoss_ref.request.validation_errors`
+    (its item shapes are taken for granted).
+
     Raises:
-        PromptError: a ``function_call_output`` names no earlier ``function_call`` (the server's
-            ``ValueError("Function call … not found")``, an HTTP 500).
+        PromptError: where the server's ``generate`` raises, each an HTTP 500: a
+            ``function_call_output`` names no earlier ``function_call`` (its ``ValueError("Function
+            call … not found")``); ``instructions`` with ``tools: null`` (``for tool in
+            body.tools``: ``TypeError``); a function tool with ``description: null``
+            (openai-harmony's ``ToolDescription`` rejects it: pydantic ``ValidationError``); a lone
+            UTF-16 surrogate (``"\\ud800"``) in any text the prompt holds (``input``, message
+            content, ``instructions``, a tool's name, description or parameters, a call's name,
+            arguments or output): openai-harmony sends the conversation to its Rust renderer as
+            JSON, which refuses the escape (``ValueError: invalid conversation JSON: unexpected end
+            of hex escape …``; seen from the real server, openai/gpt-oss@7b58334 with
+            openai-harmony 0.0.8).
     """
-    messages = [_system(body, date)]
-    developer = _developer(body)
-    if developer is not None:
-        messages.append(developer)
-    given = body.get("input")
-    if isinstance(given, str):
-        messages.append(Message.from_role_and_content(Role.USER, given))
-    elif isinstance(given, list):
-        messages.extend(_input_messages(given))
-    return list(load_encoding().render_conversation_for_completion(Conversation.from_messages(messages), Role.ASSISTANT))
+    try:
+        messages = [_system(body, date)]
+        developer = _developer(body)
+        if developer is not None:
+            messages.append(developer)
+        given = body.get("input")
+        if isinstance(given, str):
+            messages.append(Message.from_role_and_content(Role.USER, given))
+        elif isinstance(given, list):
+            messages.extend(_input_messages(given))
+        return list(load_encoding().render_conversation_for_completion(Conversation.from_messages(messages), Role.ASSISTANT))
+    except PromptError:
+        raise
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError too
+        raise PromptError(f"{type(exc).__name__}: {exc}") from exc

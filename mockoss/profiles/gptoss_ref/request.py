@@ -1,0 +1,204 @@
+"""The gpt-oss reference server's request validation: FastAPI's 422 for a body its models reject.
+
+The route is ``async def generate(body: ResponsesRequest, …)``
+(openai/gpt-oss@7b58334:gpt_oss/responses_api/api_server.py), so FastAPI validates the JSON body
+against the pydantic models of openai/gpt-oss@7b58334:gpt_oss/responses_api/types.py and answers
+a failure with 422 ``{"detail": exc.errors()}`` (each entry ``type, loc, msg, input[, ctx]``,
+``loc`` starting with ``"body"``). The models below declare the same fields, types, defaults and
+class names as those of ``types.py`` (the class names appear in pydantic's union locations, e.g.
+``["body","input","list[union[Item,…]]",0,"Item","role"]``), so pydantic gives the very entries
+the server gives; the code is ours. Checked against the real server (pydantic 2.14.4 on both sides,
+FastAPI 0.165) for a wrong ``role``, a non-text ``content``, an unknown item ``type``, an item
+without ``role``, a ``function_call`` without ``name``, ``tools``/``tool_choice`` ``null``
+(accepted) and a ``tool_choice`` or ``reasoning.effort`` outside their literals
+(tests/profiles/test_gptoss_reference.py).
+
+What the models accept that the server's code then trips over is the profile's business, not
+this module's (e.g. ``tools: null`` with ``instructions``: ``for tool in body.tools`` raises).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+__all__ = ["ResponsesRequest", "validation_errors"]
+
+_STATUS = Literal["in_progress", "completed", "incomplete"]
+
+# The names below are those of types.py on purpose: pydantic writes them into error locations.
+# Optional[...] / Union[...] spellings are kept where types.py uses them (same error texts).
+
+
+class UrlCitation(BaseModel):
+    type: Literal["url_citation"]
+    end_index: int
+    start_index: int
+    url: str
+    title: str
+
+
+class TextContentItem(BaseModel):
+    type: Union[Literal["text"], Literal["input_text"], Literal["output_text"]]  # noqa: PYI030, UP007
+    text: str
+    status: Optional[str] = "completed"  # noqa: UP045
+    annotations: Optional[list[UrlCitation]] = None  # noqa: UP045
+
+
+class SummaryTextContentItem(BaseModel):
+    type: Literal["summary_text"]
+    text: str
+
+
+class ReasoningTextContentItem(BaseModel):
+    type: Literal["reasoning_text"]
+    text: str
+
+
+class ReasoningItem(BaseModel):
+    id: str = "rs_1234"
+    type: Literal["reasoning"]
+    summary: list[SummaryTextContentItem]
+    content: Optional[list[ReasoningTextContentItem]] = []  # noqa: UP045
+
+
+class Item(BaseModel):
+    id: Optional[str] = None  # noqa: UP045
+    type: Optional[Literal["message"]] = "message"  # noqa: UP045
+    role: Literal["user", "assistant", "system"]
+    content: Union[list[TextContentItem], str]  # noqa: UP007
+    status: Union[_STATUS, None] = None  # noqa: UP007
+
+
+class FunctionCallItem(BaseModel):
+    type: Literal["function_call"]
+    name: str
+    arguments: str
+    status: _STATUS = "completed"
+    id: str = "fc_1234"
+    call_id: str = "call_1234"
+
+
+class FunctionCallOutputItem(BaseModel):
+    type: Literal["function_call_output"]
+    call_id: str = "call_1234"
+    output: str
+
+
+class WebSearchActionSearch(BaseModel):
+    type: Literal["search"]
+    query: Optional[str] = None  # noqa: UP045
+
+
+class WebSearchActionOpenPage(BaseModel):
+    type: Literal["open_page"]
+    url: Optional[str] = None  # noqa: UP045
+
+
+class WebSearchActionFind(BaseModel):
+    type: Literal["find"]
+    pattern: Optional[str] = None  # noqa: UP045
+    url: Optional[str] = None  # noqa: UP045
+
+
+class WebSearchCallItem(BaseModel):
+    type: Literal["web_search_call"]
+    id: str = "ws_1234"
+    status: _STATUS = "completed"
+    action: Union[WebSearchActionSearch, WebSearchActionOpenPage, WebSearchActionFind]  # noqa: UP007
+
+
+class CodeInterpreterOutputLogs(BaseModel):
+    type: Literal["logs"]
+    logs: str
+
+
+class CodeInterpreterOutputImage(BaseModel):
+    type: Literal["image"]
+    url: str
+
+
+class CodeInterpreterCallItem(BaseModel):
+    type: Literal["code_interpreter_call"]
+    id: str = "ci_1234"
+    status: Literal["in_progress", "completed", "incomplete", "interpreting", "failed"] = "completed"
+    code: Optional[str] = None  # noqa: UP045
+    container_id: Optional[str] = None  # noqa: UP045
+    outputs: Optional[list[Union[CodeInterpreterOutputLogs, CodeInterpreterOutputImage]]] = None  # noqa: UP007, UP045
+
+
+class FunctionToolDefinition(BaseModel):
+    type: Literal["function"]
+    name: str
+    parameters: dict  # type: ignore[type-arg]
+    strict: bool = False
+    description: Optional[str] = ""  # noqa: UP045
+
+
+class BrowserToolConfig(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: Literal["browser_search"] | Literal["web_search"]  # noqa: PYI030
+
+
+class CodeInterpreterToolConfig(BaseModel):
+    type: Literal["code_interpreter"]
+
+
+class ReasoningConfig(BaseModel):
+    effort: Literal["low", "medium", "high"] = "low"
+
+
+_InputItem = Union[Item, ReasoningItem, FunctionCallItem, FunctionCallOutputItem, WebSearchCallItem, CodeInterpreterCallItem]  # noqa: UP007
+_Tool = Union[FunctionToolDefinition, BrowserToolConfig, CodeInterpreterToolConfig]  # noqa: UP007
+
+
+class ResponsesRequest(BaseModel):
+    """``types.ResponsesRequest``: the body of ``POST /v1/responses`` (unknown keys ignored)."""
+
+    instructions: Optional[str] = None  # noqa: UP045
+    max_output_tokens: Optional[int] = 131072  # noqa: UP045
+    input: Union[str, list[_InputItem]]  # noqa: UP007
+    model: Optional[str] = "gpt-oss-120b"  # noqa: UP045
+    stream: Optional[bool] = False  # noqa: UP045
+    tools: Optional[list[_Tool]] = []  # noqa: UP045
+    reasoning: Optional[ReasoningConfig] = ReasoningConfig()  # noqa: UP045
+    metadata: Optional[dict[str, Any]] = {}  # noqa: UP045
+    tool_choice: Optional[Literal["auto", "none"]] = "auto"  # noqa: UP045
+    parallel_tool_calls: Optional[bool] = False  # noqa: UP045
+    store: Optional[bool] = False  # noqa: UP045
+    previous_response_id: Optional[str] = None  # noqa: UP045
+    temperature: Optional[float] = 0.0  # noqa: UP045
+    include: Optional[list[str]] = None  # noqa: UP045
+
+
+def _jsonable(value: Any) -> Any:
+    """``jsonable_encoder`` for what pydantic puts in an error entry (plain JSON values here)."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def validation_errors(body: Mapping[str, Any]) -> tuple[ResponsesRequest | None, list[dict[str, Any]]]:
+    """Validate ``body`` as FastAPI validates the route's ``body: ResponsesRequest``.
+
+    Returns:
+        ``(request, [])`` when the body is valid (``request`` holds pydantic's coerced values,
+        e.g. ``max_output_tokens: "7"`` → 7), else ``(None, detail)`` with FastAPI's 422
+        ``detail`` entries (``type, loc, msg, input[, ctx]``; ``loc`` starts with ``"body"``).
+    """
+    try:
+        return ResponsesRequest.model_validate(dict(body), from_attributes=True), []  # as FastAPI validates
+    except ValidationError as exc:
+        detail = []
+        for entry in exc.errors(include_url=False):
+            item: dict[str, Any] = {"type": entry["type"], "loc": ["body", *entry["loc"]], "msg": entry["msg"], "input": _jsonable(entry["input"])}
+            if "ctx" in entry:
+                item["ctx"] = _jsonable(entry["ctx"])
+            detail.append(item)
+        return None, detail
