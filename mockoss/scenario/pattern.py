@@ -62,7 +62,9 @@ def compile_search(pattern: str) -> Callable[[str], bool]:
     (``re.search`` semantics), in time linear in the text.
 
     Text holding lone surrogates (valid in a Python ``str``, not in UTF-8) is searched with each
-    one replaced by U+FFFD.
+    one replaced by U+FFFD (three of them: one per byte of its ``surrogatepass`` form), and so is a
+    pattern holding them (``last_user: "\\AHi \\uD800\\Z"``, as ``mockoss serve --record``
+    writes a prompt that held one), so such a pattern matches the text it was taken from.
 
     Raises:
         PatternError: RE2 cannot compile ``pattern`` (syntax error, or a feature it refuses to run
@@ -72,7 +74,7 @@ def compile_search(pattern: str) -> Callable[[str], bool]:
     import re2
 
     try:
-        compiled = re2.compile(_translate(pattern), options=options)
+        compiled = re2.compile(_without_surrogates(_translate(pattern)), options=options)
     except re2.error as exc:
         reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         hint = ""
@@ -85,6 +87,15 @@ def compile_search(pattern: str) -> Callable[[str], bool]:
         try:
             return search(text) is not None
         except UnicodeEncodeError:  # a lone surrogate: RE2 reads UTF-8
-            return search(text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")) is not None
+            return search(_without_surrogates(text)) is not None
 
     return found
+
+
+def _without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD characters (UTF-8 has no form for it)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text

@@ -36,7 +36,8 @@ class Journal:
 
     Args:
         path: the file; created (emptied) by the first write, appended to after that.
-        render: an entry's text, called on the writer thread; an exception skips the entry (logged).
+        render: an entry's text, called on the writer thread; an exception, or text UTF-8 cannot
+            encode, skips that entry only (logged).
 
     Attributes:
         written: entries written.
@@ -136,13 +137,13 @@ class Journal:
                 self._changed.notify_all()
 
     def _write(self, batch: list[tuple[Any, Future[None], float]]) -> None:
-        texts = []
+        chunks = []
         for entry, _, _ in batch:
-            try:
-                texts.append(self._render(entry))
+            try:  # one entry's failure (text UTF-8 cannot encode included) costs only that entry
+                chunks.append(self._render(entry).encode("utf-8"))
             except Exception:
                 logger.exception("mockoss: could not render an entry of %s", self.path)
-        self._append("".join(texts).encode("utf-8"))
+        self._append(b"".join(chunks))
 
     def _append(self, data: bytes) -> None:
         if not data:

@@ -38,6 +38,12 @@ exchanges finish, which for a client sending one request at a time is the order 
 a ``kill -9`` at any moment leaves a valid scenario holding every exchange a client received; the
 app's lifespan closes the recorder after uvicorn's graceful shutdown (SIGTERM, SIGINT) has let
 in-flight exchanges finish. A write error is logged and the response still goes out.
+
+Text UTF-8 cannot encode (a lone UTF-16 surrogate, which JSON allows in a request) is written
+as a YAML escape the loader reads back as the same string (:mod:`mockoss.upstream.record_yaml`
+says why this form), so such an exchange is recorded and replays like any other. The header goes
+out with the first step that renders, so a step that fails to render (logged) never leaves the
+file without it, and the steps after it are written as usual.
 """
 
 from __future__ import annotations
@@ -51,12 +57,13 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import yaml
-
 from mockoss import __version__
 from mockoss.scenario.conversation import RequestFacts
 from mockoss.scenario.replay import replay_data
 from mockoss.upstream.journal import Journal
+from mockoss.upstream.record_yaml import comment as _comment
+from mockoss.upstream.record_yaml import dump as _dump
+from mockoss.upstream.record_yaml import exact as _exact
 from mockoss.upstream.redact import Redacted, Redactor
 from mockoss.upstream.scrub import Scrubber
 
@@ -91,31 +98,6 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 #: Where :meth:`Recorder.observe` leaves the tickets of the request being answered (set by the HTTP
 #: layer with :func:`expect_ticket`; a list, so a worker thread's copied context shares it).
 _TICKET: ContextVar[list[Future[None]] | None] = ContextVar("mockoss_record_ticket", default=None)
-
-
-class _Exact(str):
-    """A string written double-quoted with escapes: read back byte for byte."""
-
-
-class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    """libyaml's emitter when PyYAML has it (several times faster on long frames), else PyYAML's."""
-
-
-class _Flow(list):  # type: ignore[type-arg]
-    """A list written on one line (``[2.1, 14.0, …]``): a stream's ``frame_times_ms``."""
-
-
-_Dumper.add_representer(_Exact, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:str", str(value), style='"'))
-_Dumper.add_representer(_Flow, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True))
-
-
-def _dump(data: Any) -> str:
-    return yaml.dump(data, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=1 << 30, default_flow_style=False)
-
-
-def _escape_templates(text: str) -> str:
-    """Raw text as a template that renders to itself: each ``{{`` becomes ``{{ "{{" }}``."""
-    return text.replace("{{", '{{ "{{" }}')
 
 
 def _roundtrips(completion: Completion) -> bool:
@@ -304,23 +286,25 @@ class Recorder:
             pattern = Redacted(shown, tuple(spans)).pattern(prompt)
         step: dict[str, Any] = {"note": f"{item['endpoint']} request {item['index']}: " + (shown if shown is not None else "(no user message)")}
         step.update(_exact(_scrub_data(item["data"], self._scrubber, known)))
-        out = ""
-        if not self._started:
-            out += self._header(item, model)
-        elif model and model not in self._models:
-            out += f"# request {item['index']} names model {_comment(model)}: add it to --served-model-name to replay\n"
-        self._started = True
-        if model:
-            self._models.add(model)
         if not self.match:
-            text = out + _dump([step])
+            text = _dump([step])
         else:
             match: dict[str, Any] = {"endpoint": item["endpoint"]}
             if pattern is not None:
                 match["last_user"] = pattern
-            text = out + _dump([{"match": match, "steps": [step]}])
+            text = _dump([{"match": match, "steps": [step]}])
+        # The header (or a model note) only once the step has rendered: a step that fails leaves
+        # the header to the next one, so the file never holds steps without it.
+        if not self._started:
+            text = self._header(item, model) + text
+        elif model and model not in self._models:
+            text = f"# request {item['index']} names model {_comment(model)}: add it to --served-model-name to replay\n" + text
         for value, kind in known.items():  # the safety net: wherever a found value still is
             text = text.replace(value, self._scrubber.placeholder(value, kind))
+        text.encode("utf-8")  # as the journal will: a failure here is logged with the request and keeps the header
+        self._started = True
+        if model:
+            self._models.add(model)
         return text
 
     def _stand_ins(self, text: str, spans: list[tuple[int, int, str]]) -> list[str]:
@@ -359,11 +343,6 @@ def expect_ticket() -> list[Future[None]]:
     return holder
 
 
-def _comment(text: str) -> str:
-    """``text`` fit for a ``#`` comment line."""
-    return " ".join(text.split())
-
-
 def _scrub_data(data: Mapping[str, Any], scrubber: Scrubber, known: dict[str, str]) -> dict[str, Any]:
     """The step payloads with secrets replaced: completion text, replay bytes, error messages."""
     out = dict(data)
@@ -378,23 +357,5 @@ def _scrub_data(data: Mapping[str, Any], scrubber: Scrubber, known: dict[str, st
                 replay[key] = scrubber.replace(replay[key], known)
         if "frames" in replay:
             replay["frames"] = scrubber.replace_all(list(replay["frames"]), known)
-        out["replay"] = replay
-    return out
-
-
-def _exact(data: Mapping[str, Any]) -> dict[str, Any]:
-    """``data`` with the payload strings (raw text, bodies, frames) marked for exact quoting."""
-    out = dict(data)
-    if "completion" in out:
-        out["completion"] = {"raw": _Exact(_escape_templates(out["completion"]["raw"]))}
-    if "replay" in out:
-        replay = dict(out["replay"])
-        for key in ("body", "body_base64"):
-            if key in replay:
-                replay[key] = _Exact(replay[key])
-        if "frames" in replay:
-            replay["frames"] = [_Exact(frame) for frame in replay["frames"]]
-        if "frame_times_ms" in replay:
-            replay["frame_times_ms"] = _Flow(replay["frame_times_ms"])
         out["replay"] = replay
     return out
