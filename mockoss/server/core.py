@@ -420,11 +420,11 @@ class MockServer:
         profile = _for_endpoint(self._base_profile, endpoint)
         if endpoint not in profile.endpoints:
             return profile.route_error(404, "POST", ENDPOINTS[endpoint].path)
+        own_check = getattr(profile, "check_request", None)  # a profile validating as its server's own models do
+        if own_check is not None and (rejected := own_check(endpoint, body, raw)) is not None:
+            return rejected  # type: ignore[no-any-return]
         if not isinstance(body, dict):
             return profile.error(400, "Invalid request: the body is not a JSON object")
-        own_check = getattr(profile, "check_request", None)  # a profile validating as its server's own models do
-        if own_check is not None and (rejected := own_check(endpoint, body)) is not None:
-            return rejected  # type: ignore[no-any-return]
         try:
             checked_body = body if own_check is None else {key: body[key] for key in ("input", "model", "stream") if key in body}
             request = validate_request(ENDPOINTS[endpoint].schema, checked_body)  # long lists a slice at a time

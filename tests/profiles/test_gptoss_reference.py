@@ -205,3 +205,28 @@ def test_start_date_switch_given_as_yaml_date_is_the_prompts_date():
     assert profile.conversation_start_date == "2031-02-03"
     body = json.loads(_ask(profile, ANSWER, stream=False, metadata={"__debug": True}).body)
     assert "Current date: 2031-02-03" in body["metadata"]["__debug_input"]
+
+
+@pytest.mark.parametrize(("raw", "status", "detail"), [
+    (b"[1]", 422, [{"type": "model_attributes_type", "loc": ["body"], "msg": "Input should be a valid dictionary or object to extract fields from",
+                    "input": [1]}]),
+    (b"null", 422, [{"type": "model_attributes_type", "loc": ["body"], "msg": "Input should be a valid dictionary or object to extract fields from",
+                     "input": None}]),
+    (b"", 422, [{"type": "missing", "loc": ["body"], "msg": "Field required", "input": None}]),
+    (b'{"input":"hi",}', 422, [{"type": "json_invalid", "loc": ["body", 14], "msg": "JSON decode error", "input": {},
+                                "ctx": {"error": "Expecting property name enclosed in double quotes"}}]),
+    (b'{"input":"\xff"}', 400, "There was an error parsing the body"),  # not UTF-8
+    (b"[" * 100000 + b"]" * 100000, 400, "There was an error parsing the body"),  # too deep for json.loads
+])
+def test_body_that_is_not_a_json_object_gets_fastapis_answer(raw, status, detail):
+    from mockoss.scenario.loader import Step
+    from mockoss.server.core import MockServer
+
+    server = MockServer(profile="gptoss-reference", request_log_limit=1)
+    reply, _ = server.respond("responses", raw, {}, step=Step(index=0, completion=ANSWER, error=None))
+    assert (reply.status, json.loads(reply.body)) == (status, {"detail": detail})
+
+
+@pytest.mark.parametrize("raw", [r'{"input":[{"role":"wizard","content":"\ud800"}]}', r'{"input":"hi","tool_choice":"\ud800"}', r'[{"a":"\ud800"}]'])
+def test_validation_error_echoing_a_lone_surrogate_is_a_plain_500(raw):
+    assert _triple(_respond(raw)) == _PLAIN_500  # FastAPI cannot write the 422 it built

@@ -57,7 +57,7 @@ from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext, Respons
 from mockoss.profiles.gptoss_ref.loop import CALL, RETURN, LoopResult, Rules, run_loop
 from mockoss.profiles.gptoss_ref.objects import final_output, response_object
 from mockoss.profiles.gptoss_ref.prompt import PromptError, prompt_tokens
-from mockoss.profiles.gptoss_ref.request import validation_errors
+from mockoss.profiles.gptoss_ref.request import body_error, validation_errors
 from mockoss.profiles.wire import dumps
 
 __all__ = ["GptossReferenceProfile"]
@@ -70,6 +70,15 @@ _STOPS = (RETURN, CALL)
 
 def _json(status: int, value: Any, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
     return Reply(status=status, body=dumps(value).encode(), headers=headers)
+
+
+def _rejected(status: int, value: Any) -> Reply:
+    """A validation error reply, or Starlette's 500 when FastAPI cannot write it: a lone
+    surrogate in the ``input`` an entry echoes (``UnicodeEncodeError``; seen from the real server)."""
+    try:
+        return _json(status, value)
+    except UnicodeEncodeError:
+        return internal_error()
 
 
 def _encodable(text: Any) -> bool:
@@ -182,7 +191,7 @@ class GptossReferenceProfile:
         body = dict(request.body)
         checked, errors = validation_errors(body)
         if checked is None:
-            return _json(422, {"detail": errors})
+            return _rejected(422, {"detail": errors})
         if "max_output_tokens" in body:  # pydantic's lax int: "7" and 7.0 are 7
             body["max_output_tokens"] = checked.max_output_tokens
         try:
@@ -251,14 +260,18 @@ class GptossReferenceProfile:
                                 usage=usage, error=error, metadata=metadata, max_output_tokens=max_tokens)
         return final, None
 
-    def check_request(self, endpoint: str, body: Mapping[str, Any]) -> Reply | None:
+    def check_request(self, endpoint: str, body: Any, raw: bytes | None = None) -> Reply | None:
         """The server's own request validation, run by the server core before its generic schema:
-        FastAPI's 422 for a body the reference's pydantic models reject (:mod:`.request`), else
-        ``None``. The core then checks only the fields it needs itself (``input``, ``model``,
+        FastAPI's 422 for a body the reference's pydantic models reject, or its 422 or 400 for
+        one that is not a JSON object (:mod:`.request`; ``body`` is the parsed JSON, ``None`` when
+        ``raw`` is not JSON), else ``None``. The core then checks only the fields it needs itself (``input``, ``model``,
         ``stream``) and leaves lone surrogates to :meth:`responses` (the reference accepts them
         where it only reads them: ``model``, ``metadata``)."""
+        if not isinstance(body, Mapping):
+            answer = body_error(body, raw)
+            return None if answer is None else _rejected(*answer)
         _, errors = validation_errors(body)
-        return _json(422, {"detail": errors}) if errors else None
+        return _rejected(422, {"detail": errors}) if errors else None
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
         """FastAPI's error bodies: a rejected request (mockoss's 400) is a 422 ``{"detail":[{…}]}``

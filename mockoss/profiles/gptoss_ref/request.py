@@ -19,12 +19,13 @@ this module's (e.g. ``tools: null`` with ``instructions``: ``for tool in body.to
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-__all__ = ["ResponsesRequest", "validation_errors"]
+__all__ = ["ResponsesRequest", "body_error", "validation_errors"]
 
 _STATUS = Literal["in_progress", "completed", "incomplete"]
 
@@ -202,3 +203,30 @@ def validation_errors(body: Mapping[str, Any]) -> tuple[ResponsesRequest | None,
                 item["ctx"] = _jsonable(entry["ctx"])
             detail.append(item)
         return None, detail
+
+
+def body_error(body: Any, raw: bytes | None) -> tuple[int, dict[str, Any]] | None:
+    """FastAPI's answer, ``(status, JSON body)``, to a body that is not a JSON object (each seen
+    from the real server; FastAPI parses a non-empty body with ``json.loads``).
+
+    ``raw`` empty: 422 ``missing`` at ``["body"]``; not JSON: 422 ``json_invalid`` at ``["body",
+    position]`` with ``input: {}`` and ``json``'s message as ``ctx.error``; not UTF-8, or nested too
+    deep for Python's parser: 400 ``{"detail":"There was an error parsing the body"}``; JSON that
+    is not an object (``[1]``, ``"hi"``, ``null``): 422 ``model_attributes_type`` with the value as
+    ``input``. ``None`` when ``raw`` is unknown and ``body`` is ``None`` (the caller answers).
+    Not reproduced: a ``content-type`` that is not JSON (FastAPI then validates the text itself)."""
+    if raw is not None:
+        if not raw:
+            return 422, {"detail": [{"type": "missing", "loc": ["body"], "msg": "Field required", "input": None}]}
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            entry = {"type": "json_invalid", "loc": ["body", exc.pos], "msg": "JSON decode error", "input": {}, "ctx": {"error": exc.msg}}
+            return 422, {"detail": [entry]}
+        except (ValueError, RecursionError):
+            return 400, {"detail": "There was an error parsing the body"}
+    elif body is None:
+        return None
+    entry = {"type": "model_attributes_type", "loc": ["body"], "msg": "Input should be a valid dictionary or object to extract fields from",
+             "input": _jsonable(body)}
+    return 422, {"detail": [entry]}
