@@ -230,3 +230,16 @@ def test_body_that_is_not_a_json_object_gets_fastapis_answer(raw, status, detail
 @pytest.mark.parametrize("raw", [r'{"input":[{"role":"wizard","content":"\ud800"}]}', r'{"input":"hi","tool_choice":"\ud800"}', r'[{"a":"\ud800"}]'])
 def test_validation_error_echoing_a_lone_surrogate_is_a_plain_500(raw):
     assert _triple(_respond(raw)) == _PLAIN_500  # FastAPI cannot write the 422 it built
+
+
+def test_long_input_list_is_validated_in_slices_with_the_same_result():
+    from mockoss.profiles.gptoss_ref import request as validation
+
+    items = [{"type": "function_call", "name": "f", "arguments": "{}"}, {"role": "assistant", "content": "x", "type": None}] * 400
+    body = {"input": items, "max_output_tokens": "7"}
+    checked, errors = validation.validation_errors(body)
+    assert errors == [] and checked == validation.ResponsesRequest.model_validate(body, from_attributes=True)
+    assert len(items) > validation.SLICE_ITEMS
+    items[650] = {"role": "wizard", "content": "x"}
+    _, errors = validation.validation_errors(body)  # a failing slice: pydantic's own locations for the whole body
+    assert errors[1]["loc"][3:] == [650, "Item", "role"] and len(errors) == 13

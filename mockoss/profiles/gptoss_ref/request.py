@@ -23,7 +23,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 __all__ = ["ResponsesRequest", "body_error", "validation_errors"]
 
@@ -185,6 +185,28 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+#: Input items validated per call, so that a long ``input`` does not hold the GIL in one piece
+#: (see :mod:`mockoss.server.validation`).
+SLICE_ITEMS = 500
+_ITEMS: TypeAdapter[list[Any]] = TypeAdapter(list[_InputItem])
+
+
+def _sliced(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` with a long ``input`` list already validated, :data:`SLICE_ITEMS` items a call
+    (pydantic takes the built items as they are); a body whose items fail is returned as given, so
+    that the whole validation reports pydantic's own entries and locations."""
+    items = body.get("input")
+    if not isinstance(items, list) or len(items) <= SLICE_ITEMS:
+        return dict(body)
+    built: list[Any] = []
+    try:
+        for start in range(0, len(items), SLICE_ITEMS):
+            built += _ITEMS.validate_python(items[start : start + SLICE_ITEMS], from_attributes=True)
+    except ValidationError:
+        return dict(body)
+    return {**body, "input": built}
+
+
 def validation_errors(body: Mapping[str, Any]) -> tuple[ResponsesRequest | None, list[dict[str, Any]]]:
     """Validate ``body`` as FastAPI validates the route's ``body: ResponsesRequest``.
 
@@ -194,7 +216,7 @@ def validation_errors(body: Mapping[str, Any]) -> tuple[ResponsesRequest | None,
         ``detail`` entries (``type, loc, msg, input[, ctx]``; ``loc`` starts with ``"body"``).
     """
     try:
-        return ResponsesRequest.model_validate(dict(body), from_attributes=True), []  # as FastAPI validates
+        return ResponsesRequest.model_validate(_sliced(body), from_attributes=True), []  # as FastAPI validates
     except ValidationError as exc:
         detail = []
         for entry in exc.errors(include_url=False):
