@@ -243,3 +243,20 @@ def test_long_input_list_is_validated_in_slices_with_the_same_result():
     items[650] = {"role": "wizard", "content": "x"}
     _, errors = validation.validation_errors(body)  # a failing slice: pydantic's own locations for the whole body
     assert errors[1]["loc"][3:] == [650, "Item", "role"] and len(errors) == 13
+
+
+def test_assistant_item_without_content_marks_the_message_before_it_final():
+    # api_server.py: `messages[-1] = messages[-1].with_channel("final")` runs for an assistant item
+    # that added no message, so the system message gets the channel: the real server counted 70
+    # prompt tokens for this input against 68 for "hi" alone.
+    def prompt(given):
+        return json.loads(_ask(get_profile("gptoss-reference"), ANSWER, stream=False, input=given).body)["usage"]["input_tokens"]
+
+    assert prompt([{"role": "assistant", "content": []}, {"role": "user", "content": "hi"}]) == prompt("hi") + 2 == 70
+
+
+def test_reasoning_item_with_null_content_before_a_call_output_is_a_plain_500():
+    items = [{"type": "reasoning", "summary": [], "content": None}, {"type": "function_call", "name": "f", "arguments": "{}"},
+             {"type": "function_call_output", "output": "r"}]
+    assert _triple(_respond(json.dumps({"input": items}))) == _PLAIN_500  # for content_item in item.content
+    assert _respond(json.dumps({"input": [items[0], {"role": "user", "content": "x"}]})).status == 200  # not read: no call output last

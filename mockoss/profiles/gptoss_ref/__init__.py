@@ -36,7 +36,10 @@ missing ``input``): 760 of 761 byte-identical; the explained exception is a decl
 ``browser_search`` tool (its namespace in the prompt, not emulated). The same
 goldens from the v0.0.8 tag match ``gptoss-reference@0.0.8`` equally (the timeline,
 :mod:`.releases`), and goldens from v0.0.9 run with oss-harmony 0.0.11 instead match with
-``harmony_library=oss-harmony``. Releases before 0.0.8 are read from the tags' source only. The
+``harmony_library=oss-harmony``. Releases before 0.0.8 are read from the tags' source only.
+Bad and edge-case request bodies (lone surrogates in each text field, badly typed items, ``null``
+fields, bodies that are not JSON objects, 70 in all) were sent to the real server and to the
+profile: same status, content type and error body (tests/profiles/test_gptoss_reference.py). The
 openai SDK (3.57) was run against the real server and against the profile on the same
 completions with the same outcomes: ``responses.create`` (streamed or not) works;
 ``responses.stream(...)`` raises ``RuntimeError: Received a content event for output index 1

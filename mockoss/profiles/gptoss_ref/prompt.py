@@ -73,8 +73,11 @@ def _text_parts(content: Any) -> list[str]:
     return [str(part.get("text", "")) for part in content or () if isinstance(part, Mapping)]
 
 
-def _input_messages(items: list[Any]) -> list[Message]:
-    out: list[Message] = []
+def _input_messages(items: list[Any], out: list[Message]) -> None:
+    """Append the messages of the ``input`` items to ``out`` (the system and developer messages so
+    far): an assistant item marks ``out[-1]`` ``final`` even when it added no message (``content:
+    []``), so the message before it (the system or developer message, or an earlier one) gets the
+    channel, as ``messages[-1]`` does in the server (seen from it: 2 more prompt tokens)."""
     last_is_output = bool(items) and isinstance(items[-1], Mapping) and items[-1].get("type") == "function_call_output"
     last_assistant = max((i for i, it in enumerate(items) if isinstance(it, Mapping) and it.get("type", "message") == "message"
                           and it.get("role") == "assistant"), default=-1)
@@ -87,9 +90,11 @@ def _input_messages(items: list[Any]) -> list[Message]:
             role = Role(item.get("role", "user"))
             for text in _text_parts(item.get("content")):
                 out.append(Message.from_role_and_content(role, text))
-            if role == Role.ASSISTANT and out:
+            if role == Role.ASSISTANT:
                 out[-1] = out[-1].with_channel("final")
         elif kind == "reasoning" and index > last_assistant and last_is_output:
+            if item.get("content", []) is None:  # ``for content_item in item.content``
+                raise PromptError("TypeError: 'NoneType' object is not iterable")
             for part in item.get("content") or ():
                 out.append(Message.from_role_and_content(Role.ASSISTANT, str(part.get("text", ""))).with_channel("analysis"))
         elif kind == "function_call":
@@ -102,7 +107,6 @@ def _input_messages(items: list[Any]) -> list[Message]:
                 raise PromptError(f"Function call {item.get('call_id', 'call_1234')} not found")
             out.append(Message.from_author_and_content(Author.new(Role.TOOL, f"functions.{call.get('name')}"), str(item.get("output", "")))
                        .with_recipient("assistant").with_channel("commentary"))
-    return out
 
 
 def prompt_tokens(body: Mapping[str, Any], date: str) -> list[int]:
@@ -133,7 +137,7 @@ def prompt_tokens(body: Mapping[str, Any], date: str) -> list[int]:
         if isinstance(given, str):
             messages.append(Message.from_role_and_content(Role.USER, given))
         elif isinstance(given, list):
-            messages.extend(_input_messages(given))
+            _input_messages(given, messages)
         return list(load_encoding().render_conversation_for_completion(Conversation.from_messages(messages), Role.ASSISTANT))
     except PromptError:
         raise
