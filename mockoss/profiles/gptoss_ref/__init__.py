@@ -38,7 +38,7 @@ goldens from the v0.0.8 tag match ``gptoss-reference@0.0.8`` equally (the timeli
 :mod:`.releases`), and goldens from v0.0.9 run with oss-harmony 0.0.11 instead match with
 ``harmony_library=oss-harmony``. Releases before 0.0.8 are read from the tags' source only.
 Bad and edge-case request bodies (lone surrogates in each text field, badly typed items, ``null``
-fields, bodies that are not JSON objects, 70 in all) were sent to the real server and to the
+fields, bodies that are not JSON objects; some 70 bodies) were sent to the real server and to the
 profile: same status, content type and error body (tests/profiles/test_gptoss_reference.py). The
 openai SDK (3.57) was run against the real server and against the profile on the same
 completions with the same outcomes: ``responses.create`` (streamed or not) works;
