@@ -31,10 +31,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from mockoss.harmony.encoding import load_encoding
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
 from mockoss.profiles.vllm_mlx import parsers as p
-from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, limited_tokens
+from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, generated, limited_tokens
 from mockoss.profiles.vllm_mlx.stream import stream_frames
 
 if TYPE_CHECKING:
@@ -68,13 +67,7 @@ def surface_chat(profile: VllmMlxProfile, completion: Completion, request: ChatR
     if request.stream:
         frames = stream_frames(profile, outputs, request, ctx, rid, model, tools, declared)
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
-    raw = "".join(text for text, _, _ in outputs)
-    if tools:  # SimpleEngine aggregates its stream when tools reach it (not with tool_choice "none")
-        finish = outputs[-1][2] or "stop"
-        count = len(outputs) if finish == "length" else len(outputs) - 1
-    else:
-        count = len(load_encoding().encode(raw, allowed_special="all"))
-        finish = "length" if count >= limit else "stop"
+    raw, finish, count = generated(outputs, limit, bool(tools))  # tools reach the engine unless tool_choice "none"
     text = p.clean_output_text(raw)
     reasoning, content, calls = _extract(profile, text, declared, tools)
     message: dict[str, Any] = {"role": "assistant", "content": p.clean_output_text(content) if content else None}

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from mockoss.harmony.encoding import load_encoding
 from mockoss.profiles.mlxlm.detokenizer import StreamingDetokenizer
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
 
-__all__ = ["EOS", "coerce_arguments", "engine_outputs", "limited_tokens"]
+__all__ = ["EOS", "coerce_arguments", "engine_outputs", "generated", "limited_tokens"]
 
 EOS = frozenset({200002, 199999, 200012})
 RETURN = 200002
@@ -47,6 +48,19 @@ def engine_outputs(tokens: list[int], limit: int) -> list[tuple[str, bool, str |
         out.append((text, False, None))
     out.append(("", True, "stop"))
     return out
+
+
+def generated(outputs: list[tuple[str, bool, str | None]], limit: int, aggregated: bool) -> tuple[str, str, int]:
+    """``(text, finish_reason, completion_tokens)`` of a non-streamed generation from the engine's
+    ``outputs`` (:func:`engine_outputs`). ``aggregated``: tools reached ``SimpleEngine``, which
+    then collects its own stream (the count is its outputs, less the stop token unless the limit
+    cut it); else ``generate`` re-encodes the text to count it. Shared by chat and Responses."""
+    raw = "".join(text for text, _, _ in outputs)
+    if aggregated:
+        finish = outputs[-1][2] or "stop"
+        return raw, finish, len(outputs) if finish == "length" else len(outputs) - 1
+    count = len(load_encoding().encode(raw, allowed_special="all"))
+    return raw, "length" if count >= limit else "stop", count
 
 
 def limited_tokens(completion: Completion, limit: int) -> list[int]:

@@ -20,10 +20,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from mockoss.harmony.encoding import load_encoding
 from mockoss.profiles.base import Reply, RequestContext
 from mockoss.profiles.vllm_mlx import parsers as p
-from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, limited_tokens
+from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, generated, limited_tokens
 from mockoss.profiles.vllm_mlx.responses_stream import stream_responses
 
 if TYPE_CHECKING:
@@ -97,13 +96,7 @@ def surface_responses(profile: VllmMlxProfile, completion: Completion, request: 
     asked = body.get("max_output_tokens")
     limit = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else profile.max_tokens
     outputs = engine_outputs(limited_tokens(completion, limit), limit)
-    raw = "".join(t for t, _, _ in outputs)
-    if chat_tools:  # SimpleEngine aggregates its stream when tools are passed
-        finish = outputs[-1][2] or "stop"
-        count = len(outputs) if finish == "length" else len(outputs) - 1
-    else:
-        count = len(load_encoding().encode(raw, allowed_special="all"))
-        finish = "length" if count >= limit else "stop"
+    raw, finish, count = generated(outputs, limit, bool(chat_tools))
     text = p.clean_output_text(raw)
     choice = body.get("tool_choice", "auto")
     calls: list[p.ToolCallText] = []
