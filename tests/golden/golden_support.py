@@ -324,3 +324,20 @@ def compare_file(directory: Path, index: int) -> tuple[Outcome, ...]:
     """Every exchange of the ``index``-th golden file of ``directory``, compared (cached per process)."""
     golden_file = goldens(directory)[index]
     return tuple(compare(directory.name, golden_file, golden) for golden in golden_file.exchanges)
+
+
+def read_replies(path: Path) -> tuple[dict[str, Any], tuple[dict[str, Any], ...]]:
+    """A recorded-replies file (gzip'd JSON lines, ``tools/*_diff.py --record``): its header line
+    and its records."""
+    import gzip
+
+    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    return json.loads(lines[0]), tuple(json.loads(line) for line in lines[1:])
+
+
+def scenario_step(case: str) -> Step:
+    """The built-in scenario step a recorded case names (``"clean-answer#0"``)."""
+    from mockoss.scenario.loader import load_named
+
+    name, index = case.rsplit("#", 1)
+    return load_named(name).steps[int(index)]

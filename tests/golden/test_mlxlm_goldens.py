@@ -20,13 +20,13 @@ Harmony rendering, not mlx-lm's chat template (see the profile's docstring), so 
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from functools import cache
 from pathlib import Path
 
 import pytest
+from golden_support import read_replies, scenario_step
 
 from mockoss.endpoints import endpoint_for_path
 from mockoss.profiles.mlxlm import MlxLmProfile
@@ -50,18 +50,15 @@ def _norm(raw: bytes) -> bytes:
 
 
 @cache
-def _records() -> tuple[dict, list[dict]]:
-    lines = gzip.decompress(GOLDEN.read_bytes()).decode().splitlines()
-    return json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+def _records() -> tuple[dict, tuple[dict, ...]]:
+    return read_replies(GOLDEN)
 
 
 def _cases() -> list[str]:
     return sorted({r["case"] for r in _records()[1]})
 
 
-def _step(case: str):
-    name, index = case.rsplit("#", 1)
-    return load_named(name).steps[int(index)]
+_step = scenario_step
 
 
 @pytest.fixture(scope="module")

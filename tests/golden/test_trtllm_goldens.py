@@ -32,13 +32,13 @@ changed, fails as stale until the goldens are re-recorded with the tool's ``--re
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from functools import cache
 from pathlib import Path
 
 import pytest
+from golden_support import read_replies, scenario_step
 
 from mockoss.profiles.base import (
     ChatRequestView,
@@ -97,8 +97,7 @@ def _records(kind: str) -> tuple[dict, tuple[dict, ...]]:
     path = DIRECTORY / f"{kind}.jsonl.gz"
     if not path.exists():
         pytest.fail(_stale(kind, f"{path.name} is missing"))
-    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
-    return json.loads(lines[0]), tuple(json.loads(line) for line in lines[1:])
+    return read_replies(path)
 
 
 @cache
@@ -113,8 +112,7 @@ def _current() -> dict[str, tuple[int, ...]]:
 
 
 def _completion(case: str):
-    name, step = case.rsplit("#", 1)
-    return load_named(name).steps[int(step)].completion
+    return scenario_step(case).completion
 
 
 def _context(record: dict, header: dict) -> RequestContext:

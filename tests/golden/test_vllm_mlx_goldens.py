@@ -15,13 +15,12 @@ whose tokens changed fails as stale until the goldens are re-recorded.
 from __future__ import annotations
 
 import dataclasses
-import gzip
-import json
 import re
 from functools import cache
 from pathlib import Path
 
 import pytest
+from golden_support import read_replies, scenario_step
 
 from mockoss.profiles.base import (
     ChatRequestView,
@@ -44,9 +43,8 @@ def _norm(text: str) -> str:
 
 
 @cache
-def _records() -> tuple[dict, list[dict]]:
-    lines = gzip.decompress(GOLDEN.read_bytes()).decode().splitlines()
-    return json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+def _records() -> tuple[dict, tuple[dict, ...]]:
+    return read_replies(GOLDEN)
 
 
 def _cases() -> list[str]:
@@ -54,8 +52,7 @@ def _cases() -> list[str]:
 
 
 def _completion(case: str):
-    name, step = case.rsplit("#", 1)
-    return load_named(name).steps[int(step)].completion
+    return scenario_step(case).completion
 
 
 def _answer(record: dict, index: int, prompt_tokens: int) -> str:
