@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -66,6 +67,10 @@ from mockoss.profiles.wire import dumps
 __all__ = ["GptossReferenceProfile"]
 
 _PLAIN = (("content-type", "text/plain; charset=utf-8"),)
+#: The body :meth:`GptossReferenceProfile.check_request` last validated and pydantic's result, so
+#: that :meth:`~GptossReferenceProfile.responses` does not validate the same request twice (the
+#: server core calls both, in this order, in one context; the body object itself is the key).
+_VALIDATED: ContextVar[tuple[Any, Any] | None] = ContextVar("mockoss_gptoss_validated", default=None)
 #: Switches with a fixed set of values (checked in ``__post_init__``).
 _CHOICES: dict[str, tuple[str, ...]] = {"harmony_library": ("openai-harmony-0.0.8", "oss-harmony"), "end_of_script": ("return", "error")}
 _STOPS = (RETURN, CALL)
@@ -191,8 +196,12 @@ class GptossReferenceProfile:
         ``data: {…}`` frames numbered by ``sequence_number`` from 0, with no ``[DONE]``. A lone
         surrogate in ``previous_response_id`` (echoed) is a 500, or a stream cut before its first
         event."""
+        validated = _VALIDATED.get()
+        if validated is not None and validated[0] is request.body:  # check_request just did it
+            checked, errors = validated[1], []
+        else:
+            checked, errors = validation_errors(request.body)
         body = dict(request.body)
-        checked, errors = validation_errors(body)
         if checked is None:
             return _rejected(422, {"detail": errors})
         if "max_output_tokens" in body:  # pydantic's lax int: "7" and 7.0 are 7
@@ -273,7 +282,8 @@ class GptossReferenceProfile:
         if not isinstance(body, Mapping):
             answer = body_error(body, raw)
             return None if answer is None else _rejected(*answer)
-        _, errors = validation_errors(body)
+        checked, errors = validation_errors(body)
+        _VALIDATED.set((body, checked) if checked is not None else None)
         return _rejected(422, {"detail": errors}) if errors else None
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
