@@ -7,7 +7,6 @@ profile's :class:`~mockoss.profiles.base.Reply`. The HTTP layer only moves bytes
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections import OrderedDict
@@ -21,6 +20,7 @@ from pydantic import ValidationError
 
 from mockoss.endpoints import ENDPOINTS, clear_prompt_caches, endpoint_for_path, prompt_tokens
 from mockoss.harmony.encoding import check_harmony_library
+from mockoss.jsonbody import parse_json
 from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext, ServerInfo
 from mockoss.profiles.registry import ProfileError, get_profile
 from mockoss.scenario.loader import Scenario, ScenarioError, Step, load_named, load_scenario
@@ -329,7 +329,7 @@ class MockServer:
             index = self._handled
             self._handled += 1
             try:
-                body = json.loads(raw)
+                body = parse_json(raw)
             except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses
                 body = None
             override = None
@@ -379,7 +379,7 @@ class MockServer:
             index = self._handled
             self._handled += 1
             try:
-                body = json.loads(raw)
+                body = parse_json(raw)
             except (ValueError, RecursionError):
                 body = None
             try:
@@ -447,7 +447,7 @@ class MockServer:
         """The error reply :meth:`respond` gives ``raw`` before any step is played (not a JSON
         object, invalid, unknown model, endpoint the profile lacks), else ``None``. Records nothing."""
         try:
-            body = json.loads(raw)
+            body = parse_json(raw)
         except (ValueError, RecursionError):
             body = None
         checked = self._validate(endpoint, body, raw)
