@@ -7,6 +7,7 @@ from contextvars import ContextVar
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 __all__ = ["DEFAULT_LOG_BYTES", "REQUEST_RECORDS", "Endpoint", "RecordedRequest", "RequestLog"]
@@ -95,10 +96,11 @@ _ENTRY_OVERHEAD = 256
 
 def _cost(record: RecordedRequest) -> int:
     """Approximate bytes ``record`` holds (its body, headers, completion and problem text)."""
-    cost = _ENTRY_OVERHEAD + len(record.raw) + len(record.completion or "") + len(record.problem or "")
-    for name, value in record.header_items:
-        cost += len(name) + len(value) + 64
-    return cost
+    items = record.header_items
+    return (
+        _ENTRY_OVERHEAD + len(record.raw) + len(record.completion or "") + len(record.problem or "")
+        + sum(map(len, chain.from_iterable(items))) + 64 * len(items)  # each pair's text, plus 64 for its tuple
+    )
 
 
 class RequestLog(deque):  # type: ignore[type-arg]
