@@ -239,7 +239,10 @@ def serve_baseline(spec_path: str) -> None:
     """Subprocess entry: bare Starlette on uvicorn (uvloop + httptools, no access log) replaying
     captured replies. Spec: case name → (media type, [chunk, …]); the ``X-Bench-Case`` header picks
     the case; a reply of one chunk is a plain response, more are streamed chunk by chunk. Every
-    request body is read in full, as mockoss reads it."""
+    request body is read in full, as mockoss reads it. A spec holding :data:`LOAD_HARMONY` (true)
+    first imports openai-harmony and loads its o200k_harmony encoding, as every server that counts
+    or renders gpt-oss tokens with the library does before its first answer (``bench_start.py``'s
+    "library floor")."""
     import socket
 
     import uvicorn
@@ -248,6 +251,11 @@ def serve_baseline(spec_path: str) -> None:
     from starlette.routing import Route
 
     spec = pickle.loads(Path(spec_path).read_bytes())
+    encoding = None
+    if spec.pop(LOAD_HARMONY, False):
+        from openai_harmony import HarmonyEncodingName, load_harmony_encoding
+
+        encoding = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)  # held while serving
 
     async def handle(request: Any) -> Response:
         await request.body()
@@ -271,6 +279,11 @@ def serve_baseline(spec_path: str) -> None:
     print(f"base URL: http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(app, loop="uvloop", http="httptools", access_log=False, log_level="warning", lifespan="off")
     uvicorn.Server(config).run(sockets=[sock])
+    del encoding
+
+
+#: Spec key: the baseline loads openai-harmony's encoding before serving (:func:`serve_baseline`).
+LOAD_HARMONY = "__load_harmony__"
 
 
 def mockoss_argv(*args: str) -> list[str]:
