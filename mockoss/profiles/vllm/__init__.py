@@ -23,7 +23,9 @@ from mockoss.profiles.base import (
     ResponsesRequestView,
     ServerInfo,
 )
+from mockoss.profiles.vllm.chat import cached_full_reply, surface_chat
 from mockoss.profiles.vllm.errors import ErrorBody, error_reply
+from mockoss.profiles.vllm.options import OptionError, ignore_eos_completion, interval_note, recovery_log
 
 __all__ = ["VllmProfile"]
 
@@ -333,9 +335,12 @@ class VllmProfile:
         :mod:`mockoss.profiles.vllm.options` (``ignore_eos``: a 400 for a bad value) and, for
         Responses, vLLM's checks of ``previous_input_messages`` (set together with
         ``previous_response_id``: 400 ``invalid_request_error``; an entry without ``role``: 400,
-        :func:`mockoss.harmony.prompt.responses.missing_role_error`)."""
-        from mockoss.profiles.vllm.options import OptionError, ignore_eos_completion, interval_note, recovery_log
+        :func:`mockoss.harmony.prompt.responses.missing_role_error`).
 
+        A non-streamed chat request without those options is answered from a per-request-shape
+        cache, :func:`~mockoss.profiles.vllm.chat.cached_full_reply` (same bytes and log)."""
+        if endpoint == "chat" and (reply := cached_full_reply(self, completion, request, ctx)) is not None:
+            return reply
         note = None
         if endpoint in ("chat", "completions"):
             try:
@@ -372,8 +377,6 @@ class VllmProfile:
 
     def chat(self, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/chat/completions``; see :func:`mockoss.profiles.vllm.chat.surface_chat`."""
-        from mockoss.profiles.vllm.chat import surface_chat
-
         return surface_chat(self, completion, request, ctx)
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:

@@ -7,11 +7,14 @@ of ``chat_completion/protocol.py@002032ee`` and ``generate/base/protocol.py@022e
 
 Everything that depends only on ``(completion, max_tokens, strict)`` (the classification, the
 per-token deltas, their JSON) is computed once and memoised on ``completion._memo``; a request only
-stamps its ids, ``created``, model and usage onto precomputed pieces.
+stamps its ids, ``created``, model and usage onto precomputed pieces. A non-streamed request without
+the options of :mod:`mockoss.profiles.vllm.options` is answered by :func:`cached_full_reply`: one
+memo lookup per (profile, request shape), then one ``%`` format of the finished body.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -33,10 +36,10 @@ from mockoss.profiles.vllm.chat_plan import (
     with_end_of_script,
 )
 from mockoss.profiles.vllm.chat_stream import sse_pieces, stream
-from mockoss.profiles.vllm.options import OptionError, regroup_deltas, stream_interval
+from mockoss.profiles.vllm.options import OptionError, recovery_log, regroup_deltas, stream_interval
 from mockoss.profiles.vllm.segments import token_segments
 
-__all__ = ["surface_chat"]
+__all__ = ["cached_full_reply", "surface_chat"]
 
 # --------------------------------------------------------------------------- non-streaming
 
@@ -50,12 +53,32 @@ def _slot(name: str) -> str:
     return f"\x00{name}\x00"
 
 
+def _tool_kind(request: ChatRequestView, profile: VllmProfile) -> str:
+    """The effective ``tool_choice`` as a memo key: ``"named"`` for any named function (the body
+    does not depend on the name), else ``"auto"``, ``"none"`` or ``"required"``."""
+    choice = effective_tool_choice(request, profile)
+    return "named" if isinstance(choice, Mapping) else choice  # type: ignore[return-value]
+
+
+def _format(pieces: list[str], tool_calls: int) -> str:
+    """``%``-format text of a body template split by :data:`_SLOT` (text, name, text, …): the
+    slots become ``%s`` in the order ``id, created, model, tool0…, prompt, total`` (the order of
+    the body's fields, checked here), with the id prefixes and quotes written into the text."""
+    names = tuple(pieces[1::2])
+    expected = ("id", "created", "model", *(f"tool{i}" for i in range(tool_calls)), "prompt", "total")
+    if names != expected:
+        raise AssertionError(f"chat body slots out of order: {names}")
+    holes = {"id": '"chatcmpl-%s"', "model": "%s", "created": "%s", "prompt": "%s", "total": "%s"}
+    out = [holes.get(piece, '"chatcmpl-tool-%s"') if i % 2 else piece.replace("%", "%%") for i, piece in enumerate(pieces)]
+    return "".join(out)
+
+
 def _full_template(
     profile: VllmProfile, plan: Plan, request: ChatRequestView, completion: Completion
-) -> tuple[tuple[str, ...], int]:
-    """The body of ``chat_completion_full_generator`` (``JSONResponse(model_dump())``) as text
-    pieces around named slots (``id``, ``tool0``…, ``created``, ``model``, ``prompt``, ``total``),
-    built once per plan and request shape; returns (pieces, number of tool calls)."""
+) -> tuple[str, int]:
+    """The body of ``chat_completion_full_generator`` (``JSONResponse(model_dump())``) as a
+    ``%``-format (:func:`_format`), built once per plan and request shape; returns (format,
+    number of tool calls)."""
     choice = effective_tool_choice(request, profile)
     named = isinstance(choice, Mapping)
     required = choice == "required"
@@ -139,27 +162,82 @@ def _full_template(
         "ec_transfer_params": None,
         "metrics": None,
     }
-    result = (tuple(_SLOT.split(dumps(body))), len(calls))
+    result = (_format(_SLOT.split(dumps(body)), len(calls)), len(calls))
     completion._memo[key] = result
     return result
 
 
+@functools.lru_cache(maxsize=64)
+def _model_json(model: str) -> str:
+    """``model`` as JSON (a server answers few model names; 0.5 us saved a request)."""
+    return dumps(model)
+
+
+def _fill(fmt: str, tool_calls: int, completion_tokens: int, model: str, ctx: RequestContext, id_digits: int) -> str:
+    """The body: ``fmt`` filled with this request's ids (chat id first, then one per tool call,
+    drawn in that order from ``ctx.ids``), ``created``, model and usage."""
+    next_hex = ctx.ids.next16 if id_digits == 16 else ctx.ids.next
+    prompt = ctx.prompt_tokens
+    if not tool_calls:
+        return fmt % (next_hex(), ctx.created, _model_json(model), prompt, prompt + completion_tokens)
+    head = (next_hex(), ctx.created, _model_json(model))
+    return fmt % (*head, *[next_hex() for _ in range(tool_calls)], prompt, prompt + completion_tokens)
+
+
 def _full(profile: VllmProfile, plan: Plan, request: ChatRequestView, ctx: RequestContext, completion: Completion) -> Reply:
     """Fill the cached body template with this request's ids, ``created``, model and usage."""
-    pieces, tool_calls = _full_template(profile, plan, request, completion)
-    prompt = ctx.prompt_tokens
-    values = {
-        "id": f'"{profile.new_id(ctx.ids, "chatcmpl-")}"',
-        "created": str(ctx.created),
-        "model": dumps(request.model),
-        "prompt": str(prompt),
-        "total": str(prompt + plan.completion_tokens),
-    }
-    for i in range(tool_calls):
-        values[f"tool{i}"] = f'"{profile.new_id(ctx.ids, "chatcmpl-tool-")}"'
-    # split() with one group alternates text and slot names: text, name, text, name, …, text
-    out = [values[piece] if i % 2 else piece for i, piece in enumerate(pieces)]
-    return Reply(status=200, body="".join(out).encode())
+    fmt, tool_calls = _full_template(profile, plan, request, completion)
+    body = _fill(fmt, tool_calls, plan.completion_tokens, request.model, ctx, profile.id_digits)
+    return Reply(status=200, body=body.encode())
+
+
+#: Body keys of the options (:mod:`mockoss.profiles.vllm.options`) that can change a non-streamed
+#: chat reply or refuse it: ``ignore_eos``, and ``stream_interval`` (validated even when not
+#: streamed). A body without them is answered by :func:`cached_full_reply`.
+_OPTION_KEYS = frozenset({"ignore_eos", "stream_interval"})
+_CACHED = "vllm.chat.reply"
+
+
+def cached_full_reply(profile: VllmProfile, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply | None:
+    """What :meth:`VllmProfile.surface <mockoss.profiles.vllm.VllmProfile.surface>` answers a
+    non-streamed ``harmony_parser`` chat request without :data:`_OPTION_KEYS`, the same bytes and
+    log; ``None`` for any other request, or when the reply is an error (the full path answers).
+
+    The request-independent outcome (body format, tool-call count, completion tokens, the
+    :func:`~mockoss.profiles.vllm.options.recovery_log` line) is memoised on ``completion`` per
+    (profile object, ``max_tokens``, tool kind, ``include_reasoning``), so a request costs one
+    lookup, its ids and one ``%`` format (2.8 us instead of 6.8 in process, measured). The key holds
+    ``id(profile)`` and the entry holds the profile: while the entry lives the profile cannot be
+    collected, so no other profile can have that id.
+    """
+    if request.stream or profile.chat_parser != "harmony_parser" or not _OPTION_KEYS.isdisjoint(request.body):
+        return None
+    choice = request.tool_choice
+    kind = ("auto" if request.tools else "none") if choice is None else _tool_kind(request, profile)
+    key = (_CACHED, id(profile), request.max_tokens, kind, request.include_reasoning)
+    entry = completion._memo.get(key)
+    if entry is None:
+        entry = completion._memo[key] = _reply_entry(profile, completion, request)
+    _profile, fmt, tool_calls, completion_tokens, log = entry  # type: ignore[misc]
+    if fmt is None:
+        return None
+    body = _fill(fmt, tool_calls, completion_tokens, request.model, ctx, profile.id_digits)
+    return Reply(status=200, body=body.encode(), log=log)
+
+
+def _reply_entry(
+    profile: VllmProfile, completion: Completion, request: ChatRequestView
+) -> tuple[VllmProfile, str | None, int, int, tuple[str, ...]]:
+    """(profile, body format or ``None`` for an error reply, tool calls, completion tokens, log
+    lines) for :func:`cached_full_reply`, computed as :func:`surface_chat` does."""
+    engine = with_end_of_script(completion) if profile.end_of_script_eos else completion
+    skip = profile.harmony_errors == "skip"
+    plan = plan_completion(engine, request.max_tokens, profile.strict, profile.flush_raw_recovery, profile.harmony_library, skip)
+    if plan.error is not None:
+        return (profile, None, 0, 0, ())
+    fmt, tool_calls = _full_template(profile, plan, request, engine)
+    warning = recovery_log(profile, "chat", completion, request)  # of the completion before <|endoftext|>, as surface logs it
+    return (profile, fmt, tool_calls, plan.completion_tokens, (warning,) if warning else ())
 
 
 # --------------------------------------------------------------------------- entry point
