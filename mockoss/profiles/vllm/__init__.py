@@ -26,6 +26,8 @@ from mockoss.profiles.base import (
 from mockoss.profiles.vllm.chat import cached_full_reply, surface_chat
 from mockoss.profiles.vllm.errors import ErrorBody, error_reply
 from mockoss.profiles.vllm.options import OptionError, ignore_eos_completion, interval_note, recovery_log
+from mockoss.profiles.vllm.responses import surface_responses
+from mockoss.profiles.vllm.responses_cached import cached_reply as cached_responses_reply
 
 __all__ = ["VllmProfile"]
 
@@ -337,9 +339,13 @@ class VllmProfile:
         ``previous_response_id``: 400 ``invalid_request_error``; an entry without ``role``: 400,
         :func:`mockoss.harmony.prompt.responses.missing_role_error`).
 
-        A non-streamed chat request without those options is answered from a per-request-shape
-        cache, :func:`~mockoss.profiles.vllm.chat.cached_full_reply` (same bytes and log)."""
+        A non-streamed request without those options (nor, for Responses, echoed fields) is
+        answered from a per-request-shape cache, the same bytes and log:
+        :func:`~mockoss.profiles.vllm.chat.cached_full_reply`,
+        :func:`~mockoss.profiles.vllm.responses_cached.cached_reply`."""
         if endpoint == "chat" and (reply := cached_full_reply(self, completion, request, ctx)) is not None:
+            return reply
+        if endpoint == "responses" and (reply := cached_responses_reply(self, completion, request, ctx)) is not None:
             return reply
         note = None
         if endpoint in ("chat", "completions"):
@@ -381,8 +387,6 @@ class VllmProfile:
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/responses``; see :func:`mockoss.profiles.vllm.responses.surface_responses`."""
-        from mockoss.profiles.vllm.responses import surface_responses
-
         return surface_responses(self, completion, request, ctx)
 
     def completions(self, completion: Completion, request: CompletionsRequestView, ctx: RequestContext) -> Reply:

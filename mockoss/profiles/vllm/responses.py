@@ -27,8 +27,6 @@ What is reproduced, and from where (vllm-project/vllm unless noted):
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +40,9 @@ from mockoss.profiles.base import (
     RequestContext,
     ResponsesRequestView,
 )
+from mockoss.profiles.vllm.chat_plan import with_end_of_script
 from mockoss.profiles.vllm.errors import ERROR_TYPES
+from mockoss.profiles.vllm.responses_echo import Echo
 from mockoss.profiles.vllm.responses_stream import (
     StreamShapes,
     BUILTIN_TOOL_TO_MCP_SERVER_LABEL,
@@ -59,10 +59,7 @@ from mockoss.profiles.vllm.segments import is_function_recipient, normalize_reci
 if TYPE_CHECKING:
     from mockoss.profiles.vllm import VllmProfile
 
-__all__ = ["surface_responses"]
-
-_SAMPLING_EPS = 1e-5
-
+__all__ = ["request_plan", "surface_responses"]
 
 class _ItemError(Exception):
     """An exception ``harmony_to_response_output`` raises, with the HTTP status it maps to."""
@@ -311,165 +308,6 @@ def _plan(
     return plan  # type: ignore[return-value]
 
 
-def _echo_tool(tool: Any, fields: bool = True) -> Any:
-    """``FunctionTool`` as dumped (also flattens the chat-style ``{"function": {...}}`` form); with
-    ``fields`` (``responses_body_fields``) the newer openai type's ``allowed_callers``, ``async``,
-    ``defer_loading`` and ``output_schema`` (null), as vLLM 0.32/0.33 echo them."""
-    if not isinstance(tool, Mapping) or tool.get("type") != "function":
-        return tool
-    src = tool["function"] if "name" not in tool and isinstance(tool.get("function"), Mapping) else tool
-    head = {"name": src.get("name"), "parameters": src.get("parameters"), "strict": src.get("strict"), "type": "function"}
-    if not fields:
-        return {**head, "description": src.get("description")}
-    return {**head, "allowed_callers": None, "async": None, "defer_loading": None, "description": src.get("description"), "output_schema": None}
-
-
-def _echo_text(text: Any) -> Any:
-    """``ResponseTextConfig`` as dumped without ``by_alias``: the JSON-schema key is ``schema_``."""
-    if not isinstance(text, Mapping):
-        return text
-    fmt = text.get("format")
-    if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
-        schema = fmt.get("schema", fmt.get("schema_"))
-        fmt = {"name": fmt.get("name"), "schema_": schema, "type": "json_schema", "description": fmt.get("description"), "strict": fmt.get("strict")}
-    return {"format": fmt, "verbosity": text.get("verbosity")}
-
-
-def _echo_reasoning(reasoning: Any) -> Any:
-    if not isinstance(reasoning, Mapping):
-        return reasoning
-    return {"effort": reasoning.get("effort"), "generate_summary": reasoning.get("generate_summary"), "summary": reasoning.get("summary")}
-
-
-#: A slot in a cached echo template; ``dumps`` writes ``"\u0000name\u0000"`` for it.
-_SLOT = re.compile(r'"\\u0000(\w+)\\u0000"')
-#: Echo templates by (raw request body, model, prompt tokens, created, max_model_len).
-_ECHO_TEMPLATES: dict[tuple[Any, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
-_ECHO_TEMPLATES_MAX = 1024
-
-
-def _slot(name: str) -> str:
-    return f"\x00{name}\x00"
-
-
-def _echo_templates(profile: VllmProfile, request: ResponsesRequestView, ctx: RequestContext) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The response object around ``output``, serialised once per distinct request: the head
-    (``{…"object":"response"``) and tail (``"parallel_tool_calls":…}``) as text pieces around the
-    slots ``id``, ``incomplete``, ``status`` and ``usage``."""
-    legacy = profile.responses_mapping == "2025"
-    fields, cache_fields = profile.responses_body_fields and not legacy, profile.responses_prompt_cache_fields and not legacy
-    key = (ctx.raw_body, request.model, ctx.prompt_tokens, ctx.created, profile.max_model_len, fields, cache_fields)
-    cached = _ECHO_TEMPLATES.get(key) if ctx.raw_body else None
-    if cached is not None:
-        return cached
-    body = request.body
-    temperature = float(1.0 if body.get("temperature") is None else body["temperature"])
-    top_p = float(1.0 if body.get("top_p") is None else body["top_p"])
-    if temperature < _SAMPLING_EPS:  # SamplingParams: greedy forces top_p = 1.0
-        top_p = 1.0
-    room = profile.max_model_len - ctx.prompt_tokens
-    limit = room if request.max_output_tokens is None else min(request.max_output_tokens, room)
-    head = {
-        "id": _slot("id"),
-        "created_at": ctx.created,
-        "incomplete_details": _slot("incomplete"),
-        "instructions": body.get("instructions"),
-        "metadata": body.get("metadata"),
-        "model": request.model,
-        "object": "response",
-    }
-    tool_choice = request.tool_choice
-    if fields and not body.get("tools") and tool_choice in ("auto", "none"):
-        tool_choice = "none"  # ResponsesRequest.check_tool_usage (vllm/entrypoints/openai/responses/protocol.py)
-    tail = {
-        "parallel_tool_calls": body.get("parallel_tool_calls") is not False,
-        "temperature": temperature,
-        "tool_choice": tool_choice,
-        "tools": [_echo_tool(t, fields) for t in body.get("tools") or ()],
-        "top_p": top_p,
-        "background": bool(body.get("background")),
-        "max_output_tokens": limit,
-        "max_tool_calls": body.get("max_tool_calls"),
-        "previous_response_id": body.get("previous_response_id"),
-        "prompt": None,
-        **(
-            {
-                "prompt_cache_options": None,
-                "prompt_cache_key": body.get("prompt_cache_key"),
-                "prompt_cache_retention": body.get("prompt_cache_retention"),
-            }
-            if cache_fields
-            else {}
-        ),
-        "reasoning": _echo_reasoning(body.get("reasoning")),
-        **({"safety_identifier": body.get("safety_identifier")} if cache_fields else {}),
-        "service_tier": body.get("service_tier") or "auto",
-        "status": _slot("status"),
-        "text": _echo_text(body.get("text")),
-        "top_logprobs": None,  # logprobs are rejected for gpt-oss, so sampling logprobs is None
-        "truncation": body.get("truncation") or "disabled",
-        "usage": _slot("usage"),
-        "user": body.get("user"),
-        **(
-            {
-                "presence_penalty": float(body.get("presence_penalty") or 0.0),
-                "frequency_penalty": float(body.get("frequency_penalty") or 0.0),
-                "kv_transfer_params": None,
-                "ec_transfer_params": None,
-            }
-            if fields
-            else {}
-        ),
-        "input_messages": None,
-        "output_messages": None,
-    }
-    templates = (tuple(_SLOT.split(dumps(head)[:-1])), tuple(_SLOT.split(dumps(tail)[1:])))
-    if ctx.raw_body:
-        if len(_ECHO_TEMPLATES) >= _ECHO_TEMPLATES_MAX:
-            _ECHO_TEMPLATES.clear()
-        _ECHO_TEMPLATES[key] = templates
-    return templates
-
-
-class _Echo:
-    """The request-dependent parts of ``ResponsesResponse.from_request`` for one request."""
-
-    __slots__ = ("cache_write", "head", "id", "prompt", "tail")
-
-    def __init__(self, profile: VllmProfile, request: ResponsesRequestView, ctx: RequestContext) -> None:
-        request_id = request.body.get("request_id")  # vLLM's request_id extra param becomes the id
-        self.id = dumps(request_id if isinstance(request_id, str) else profile.new_id(ctx.ids, "resp_"))
-        self.prompt = ctx.prompt_tokens
-        # usage.input_tokens_details.cache_write_tokens (not in the 2025 mapping's dated profiles)
-        self.cache_write = profile.responses_body_fields and profile.responses_mapping != "2025"
-        self.head, self.tail = _echo_templates(profile, request, ctx)
-
-    def render(self, status: str, output_json: str, plan: _Plan | None) -> str:
-        """The response object JSON; ``plan`` None means the in-progress one (``usage: null``)."""
-        usage = "null"
-        if plan is not None:
-            n, p = plan.output_tokens, self.prompt
-            details: dict[str, Any] = {"cached_tokens": 0, "cache_write_tokens": 0} if self.cache_write else {"cached_tokens": 0}
-            usage = dumps(
-                {
-                    "input_tokens": p,
-                    "input_tokens_details": {**details, "input_tokens_per_turn": [p], "cached_tokens_per_turn": [0]},
-                    "output_tokens": n,
-                    "output_tokens_details": {"reasoning_tokens": plan.reasoning_tokens, "tool_output_tokens": 0, "output_tokens_per_turn": [n], "tool_output_tokens_per_turn": [0]},
-                    "total_tokens": p + n,
-                }
-            )
-        values = {
-            "id": self.id,
-            "incomplete": '{"reason":"max_output_tokens"}' if status == "incomplete" else "null",
-            "status": dumps(status),
-            "usage": usage,
-        }
-        head = "".join(values[piece] if i % 2 else piece for i, piece in enumerate(self.head))
-        tail = "".join(values[piece] if i % 2 else piece for i, piece in enumerate(self.tail))
-        return f'{head},"output":{output_json},{tail}'
-
-
 def _hex_ids(ids: IdSource, count: int, digits: int = 32) -> list[str]:
     """``count`` random id parts of ``digits`` hex digits (switch ``id_digits``)."""
     return [ids.next16() if digits == 16 else ids.next() for _ in range(count)]
@@ -479,7 +317,7 @@ def _response_frame(kind: str, response: str, seq: int) -> str:
     return f'event: {kind}\ndata: {{"response":{response},"sequence_number":{seq},"type":"{kind}"}}\n\n'
 
 
-def _stream(profile: VllmProfile, plan: _Plan, echo: _Echo, ids: IdSource) -> Reply:
+def _stream(profile: VllmProfile, plan: _Plan, echo: Echo, ids: IdSource) -> Reply:
     stream_hex = _hex_ids(ids, plan.stream_ids, profile.id_digits)
     initial = echo.render("in_progress", "[]", None)
     frames = [_response_frame("response.created", initial, 0), _response_frame("response.in_progress", initial, 1)]
@@ -498,6 +336,23 @@ def _stream(profile: VllmProfile, plan: _Plan, echo: _Echo, ids: IdSource) -> Re
         frames.append(f"event: error\ndata: {dumps(error)}\n\n")
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(f.encode() for f in frames))
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(f.encode() for f in frames), abort=message)
+
+
+def request_plan(profile: VllmProfile, completion: Completion, request: ResponsesRequestView) -> _Plan:
+    """The plan (memoised on ``completion``) of ``completion`` for ``request`` under ``profile``:
+    with the scripted engine's ``<|endoftext|>`` (``end_of_script_eos``), the request's limit and
+    declared function tools, and the profile's parse and mapping switches."""
+    if profile.end_of_script_eos:  # the scripted engine's <|endoftext|> after a script without a stop token
+        completion = with_end_of_script(completion)
+    ignore = profile.responses_ignore_recipients_without_tools and not request.tools
+    mapping = profile.responses_mapping
+    # The 2025 mapping (dated variants) keeps its former error handling: errors surface.
+    parse = (profile.harmony_library, profile.harmony_errors == "skip" and mapping == "2026")
+    return _plan(
+        completion, request.max_output_tokens, profile.strict, request.function_tool_names, ignore, mapping,
+        profile.responses_stream_function_calls, parse,
+        _shapes(profile), profile.responses_unknown_channel,
+    )
 
 
 def surface_responses(profile: VllmProfile, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
@@ -544,25 +399,13 @@ def surface_responses(profile: VllmProfile, completion: Completion, request: Res
     Ids are drawn from ``ctx.ids`` in vLLM's order: the response id, then (streamed) the stream
     item ids, then the output item ids.
     """
-    if profile.end_of_script_eos:  # the scripted engine's <|endoftext|> after a script without a stop token
-        from mockoss.profiles.vllm.chat_plan import with_end_of_script
-
-        completion = with_end_of_script(completion)
-    ignore = profile.responses_ignore_recipients_without_tools and not request.tools
-    mapping = profile.responses_mapping
-    # The 2025 mapping (dated variants) keeps its former error handling: errors surface.
-    parse = (profile.harmony_library, profile.harmony_errors == "skip" and mapping == "2026")
-    plan = _plan(
-        completion, request.max_output_tokens, profile.strict, request.function_tool_names, ignore, mapping,
-        profile.responses_stream_function_calls, parse,
-        _shapes(profile), profile.responses_unknown_channel,
-    )
+    plan = request_plan(profile, completion, request)
     if not request.stream:
         if plan.harmony_error is not None:
             return profile.error(profile.harmony_error_status, plan.harmony_error)
         if plan.failure is not None:
             return profile.error(*plan.failure)
-    echo = _Echo(profile, request, ctx)
+    echo = Echo(profile, request, ctx)
     if request.stream:
         return _stream(profile, plan, echo, ctx.ids)
     body = echo.render(plan.status, fill(plan.output, _hex_ids(ctx.ids, plan.final_ids, profile.id_digits)), plan)
