@@ -1,0 +1,194 @@
+"""The quick chat validation (mockoss.schemas.chat.quick_validate) decides as the model does.
+
+``validate_request`` answers most chat bodies with a :class:`QuickChatRequest` (plain-dict messages
+and tools) instead of a :class:`ChatCompletionRequest`; every decision, error (message, location,
+type, input) and view must be the model's. The model itself is unchanged, so it is the reference.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import typing
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from mockoss.schemas import chat
+from mockoss.schemas.chat import ChatCompletionRequest, QuickChatRequest, quick_validate
+from mockoss.server.validation import validate_request
+
+MESSAGES: list[Any] = [
+    {"role": "user", "content": "hi"}, {"role": "system", "content": "s"}, {"role": "assistant", "content": None},
+    {"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+    {"role": "tool", "tool_call_id": "c", "content": "r"}, {"role": "developer", "content": [{"type": "text", "text": "x"}]},
+    {"role": "function", "name": "f", "content": "x"}, {"role": "user"}, {"role": "user", "content": []},
+    # invalid ones
+    {"role": "user", "content": [1]}, {"role": "user", "content": ["x"]}, {"role": "user", "content": 1},
+    {"role": "user", "content": {"a": 1}}, {"role": "robot"}, {"role": 1}, {"role": None}, {"content": "x"}, {},
+    1, "x", None, [], {"role": "User"}, {"role": "user", "content": 1.5},
+]
+FUNCTIONS: list[Any] = [
+    {"name": "f"}, {"name": "g", "description": "d", "parameters": {"type": "object"}}, {"name": "f", "strict": True},
+    {"name": "f", "parameters": None, "description": None},
+    # invalid ones
+    {"name": ""}, {"name": 1}, {"name": None}, {}, {"name": "f", "description": 1}, {"name": "f", "parameters": []},
+    {"name": "f", "parameters": "x"}, "f", None, 1,
+]
+SCALARS: dict[str, list[Any]] = {
+    "model": ["openai/gpt-oss-20b", None, 1],
+    "stream": [True, False, None, "true", 1, "x", 2],
+    "stream_options": [None, {}, {"include_usage": True}, {"include_usage": "x"}, {"continuous_usage_stats": True}, 1],
+    "max_tokens": [None, 0, 1, 5, "5", 1.5, 2.0, True],
+    "max_completion_tokens": [None, 0, 7, "7"],
+    "tool_choice": [None, "none", "auto", "required", "bad", {"type": "function", "function": {"name": "f"}},
+                    {"type": "function", "function": {"name": "zz"}}, {"function": {"name": "g"}}, {"function": {}}, 1],
+    "include_reasoning": [True, False, None, "false", "x"],
+    "temperature": [None, 0.5, "x"],
+    "reasoning_effort": [None, "low", "max"],
+    "n": [None, 1, 2, 0, "1", 1.0],
+    "user": ["u"],
+}
+
+
+def _tool(rng: random.Random) -> Any:
+    tool: dict[str, Any] = {}
+    kind = rng.random()
+    if kind < 0.6:
+        tool["type"] = "function"
+    elif kind < 0.7:
+        tool["type"] = rng.choice(["fn", None, 1])
+    if rng.random() < 0.95:
+        tool["function"] = rng.choice(FUNCTIONS[:4] if rng.random() < 0.7 else FUNCTIONS)
+    return tool if rng.random() < 0.95 else rng.choice([1, "x", None])
+
+
+def _body(rng: random.Random) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    if rng.random() < 0.92:
+        body["messages"] = [rng.choice(MESSAGES[:9] if rng.random() < 0.85 else MESSAGES) for _ in range(rng.choice([0, 1, 2, 3, 6]))]
+    else:
+        body["messages"] = rng.choice([None, "x", {}, {"role": "user"}])
+    if rng.random() < 0.4:
+        body["tools"] = [_tool(rng) for _ in range(rng.choice([0, 1, 2, 3]))]
+    elif rng.random() < 0.05:
+        body["tools"] = rng.choice([None, {}, "x"])
+    for key, values in SCALARS.items():
+        if rng.random() < 0.15:
+            body[key] = rng.choice(values)
+    return json.loads(json.dumps(body))  # JSON data, as a request body is
+
+
+def _outcome(validate: Any, body: dict[str, Any]) -> tuple[Any, ...]:
+    try:
+        request = validate(body)
+    except ValidationError as exc:
+        return ("rejected", json.dumps(exc.errors(include_url=False), default=repr))  # ctx holds ValueError objects
+    view = request.view("served", body)
+    return ("accepted", view)
+
+
+def test_decisions_errors_and_views_are_the_models():
+    rng = random.Random(20261201)
+    bodies = [_body(rng) for _ in range(4000)]
+    quick = 0
+    for body in bodies:
+        assert _outcome(lambda b: validate_request(ChatCompletionRequest, b), body) == _outcome(ChatCompletionRequest.model_validate, body), body
+        quick += quick_validate(body) is not None
+    accepted = sum(_outcome(ChatCompletionRequest.model_validate, b)[0] == "accepted" for b in bodies)
+    assert 400 < accepted < 3600  # the sample holds both kinds
+    assert quick == accepted  # and every accepted body took the quick path
+
+
+def test_an_agent_turn_takes_the_quick_path_and_keeps_its_tool_names():
+    tools = [{"type": "function", "function": {"name": f"tool_{k}", "description": "d", "parameters": {"type": "object", "properties": {}}}} for k in range(20)]
+    messages = [{"role": "system", "content": "s"}] + [
+        {"role": "assistant", "content": None, "tool_calls": [{"id": f"c{k}", "type": "function", "function": {"name": "tool_1", "arguments": "{}"}}]}
+        if k % 2 else {"role": "tool", "tool_call_id": f"c{k}", "content": "out"}
+        for k in range(49)
+    ]
+    body = {"model": "m", "messages": messages, "tools": tools, "tool_choice": {"type": "function", "function": {"name": "tool_7"}}}
+    request = validate_request(ChatCompletionRequest, body)
+    assert type(request) is QuickChatRequest
+    assert request.view("m", body) == ChatCompletionRequest.model_validate(body).view("m", body)
+    assert [t.name for t in request.view("m", body).tools] == [f"tool_{k}" for k in range(20)]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"messages": [{"role": "user", 1: "x"}]},  # a key that is not a string: only a Python caller can send one
+        {"messages": [{"role": "user"}], "tools": [{"function": {"name": "f"}, 2: 0}]},
+        {"messages": [{"role": "user"}], "tools": [{"function": {"name": "f", b"k": 0}}]},
+    ],
+)
+def test_a_key_that_is_not_a_string_is_left_to_the_model(body):
+    assert quick_validate(body) is None
+    with pytest.raises(ValidationError) as quick:
+        validate_request(ChatCompletionRequest, body)
+    with pytest.raises(ValidationError) as whole:
+        ChatCompletionRequest.model_validate(body)
+    assert quick.value.errors() == whole.value.errors()
+    assert quick.value.errors()[0]["type"] == "invalid_key"
+
+
+def test_a_tuple_or_an_iterator_of_messages_is_left_to_the_model():
+    message = {"role": "user", "content": "x"}
+    assert quick_validate({"messages": (message,)}) is None
+    assert quick_validate({"messages": [message], "tools": ()}) is None
+    request = validate_request(ChatCompletionRequest, {"messages": iter([message])})  # not consumed by a first try
+    assert type(request) is ChatCompletionRequest and len(request.messages) == 1
+
+
+def test_a_named_tool_choice_needs_the_tool_and_tools_as_the_model_says():
+    body = {"messages": [{"role": "user"}], "tools": [{"function": {"name": "f"}}], "tool_choice": {"type": "function", "function": {"name": "g"}}}
+    assert quick_validate(body) is None
+    with pytest.raises(ValidationError, match="Tool 'g' has not been passed in `tools`"):
+        validate_request(ChatCompletionRequest, body)
+    with pytest.raises(ValidationError, match="When using `tool_choice`, `tools` must be set"):
+        validate_request(ChatCompletionRequest, {"messages": [{"role": "user"}], "tool_choice": "auto"})
+
+
+def _fields_of_model(model: Any) -> dict[str, tuple[Any, bool, tuple[Any, ...]]]:
+    return {name: (field.annotation, field.is_required(), tuple(field.metadata)) for name, field in model.model_fields.items()}
+
+
+def _fields_of_typed_dict(typed_dict: Any, models: dict[Any, Any]) -> dict[str, tuple[Any, bool, tuple[Any, ...]]]:
+    found = {}
+    for name, hint in typing.get_type_hints(typed_dict, include_extras=True).items():
+        metadata: tuple[Any, ...] = ()
+        required = typing.get_origin(hint) is not typing.NotRequired  # (total TypedDicts; __required_keys__
+        if not required:  # misses NotRequired under `from __future__ import annotations`, pydantic does not)
+            (hint,) = typing.get_args(hint)
+        if typing.get_origin(hint) is typing.Annotated:
+            hint, *extras = typing.get_args(hint)
+            metadata = tuple(m for extra in extras for m in extra.metadata)
+        found[name] = (models.get(hint, hint), required, metadata)
+    return found
+
+
+def test_the_quick_items_declare_the_models_fields():
+    """If a model's field changes, its TypedDict twin must change with it (the quick path's
+    argument rests on the same annotations and constraints)."""
+    models = {chat._Function: chat.FunctionDefinition}
+    for model, twin in ((chat.ChatMessageParam, chat._Message), (chat.FunctionDefinition, chat._Function), (chat.ChatToolParam, chat._Tool)):
+        assert _fields_of_typed_dict(twin, models) == _fields_of_model(model), twin
+        assert twin.__pydantic_config__ == {"extra": "ignore"} and model.model_config["extra"] == "allow"
+    own = {name: f for name, f in QuickChatRequest.model_fields.items() if name not in ("messages", "tools")}
+    assert own.keys() == ChatCompletionRequest.model_fields.keys() - {"messages", "tools"}
+    assert all(repr(f) == repr(ChatCompletionRequest.model_fields[name]) for name, f in own.items())
+
+
+def test_every_view_field_comes_from_the_request():
+    body = {
+        "model": "asked", "messages": [{"role": "user", "content": "x"}], "stream": True,
+        "stream_options": {"include_usage": True, "continuous_usage_stats": True}, "max_tokens": 9, "max_completion_tokens": 7,
+        "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": {"type": "function", "function": {"name": "f"}},
+        "include_reasoning": False,
+    }
+    for request in (validate_request(ChatCompletionRequest, body), ChatCompletionRequest.model_validate(body)):
+        view = request.view("served", body)
+        assert (view.model, view.stream, view.include_usage, view.continuous_usage_stats, view.include_reasoning) == ("served", True, True, True, False)
+        assert (view.max_tokens, view.body, [(t.type, t.name) for t in view.tools]) == (7, body, [("function", "f")])
+        assert view.tool_choice == {"type": "function", "function": {"name": "f"}}
