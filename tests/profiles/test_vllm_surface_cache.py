@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import mockoss.profiles.vllm as vllm_package
+import mockoss.profiles.vllm.chat as chat_module
 from mockoss.golden.cases import all_cases
 from mockoss.harmony import Completion
 from mockoss.profiles.base import ChatRequestView, IdSource, Reply, RequestContext, ResponsesRequestView, ToolDecl
@@ -169,6 +170,18 @@ def test_responses_cache_key_covers_every_body_field_the_full_path_reads(monkeyp
         profile.surface("responses", PERCENT, ResponsesRequestView(model="m", body=body), _ctx(0, 10))
     assert body.read, "the full path reads the body"
     assert body.read <= BODY_KEYS, f"read but not in BODY_KEYS: {sorted(body.read - BODY_KEYS)}"
+
+
+def test_chat_cache_bypass_covers_every_body_field_the_full_path_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The non-streamed chat path reads nothing from the body but the options the cache steps aside for."""
+    monkeypatch.setattr(vllm_package, "cached_full_reply", lambda *args: None)
+    body = _Recording(model="m", messages=[])
+    body.read = set()
+    for profile in (VllmProfile(), VllmProfile(stream_interval=4)):
+        for fields in ({}, {"tools": WEATHER, "tool_choice": "required"}, {"max_tokens": 2}):
+            profile.surface("chat", PERCENT, ChatRequestView(model="m", body=body, **fields), _ctx(0, 10))
+    assert body.read, "the full path reads the options"
+    assert body.read <= chat_module._OPTION_KEYS, f"read but not bypassed: {sorted(body.read - chat_module._OPTION_KEYS)}"
 
 
 def test_usage_json_is_dumps_of_the_usage_object() -> None:
