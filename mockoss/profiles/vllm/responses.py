@@ -15,8 +15,10 @@ What is reproduced, and from where (vllm-project/vllm unless noted):
 * Response object and status: ``responses/serving.py`` ``responses_full_generator`` (``length`` →
   ``incomplete``; no output item at all → ``incomplete``) and ``ResponsesResponse.from_request``
   (``responses/protocol.py@010a69ce``), dumped with ``model_dump()`` (no ``exclude_none``) and
-  written by ``JSONResponse``.
+  written by ``JSONResponse``; the echo of the request: :mod:`mockoss.profiles.vllm.responses_echo`.
 * Stream: see :mod:`mockoss.profiles.vllm.responses_stream`.
+* A non-streamed request with no echoed field is answered from a cache of the finished body
+  (:mod:`mockoss.profiles.vllm.responses_cached`, same bytes).
 * Field orders and fields of the body and output items: vLLM 0.32/0.33 as dumped with the openai
   types they ship (``phase``, ``async``/``caller``/``namespace``, penalties, transfer params,
   prompt-cache fields in 0.33; checked against the goldens), switches ``responses_body_fields``
