@@ -94,19 +94,21 @@ class _ChatRequestFields(_Lenient):
         raise NotImplementedError
 
     def view(self, model: str, body: dict[str, Any]) -> ChatRequestView:
-        """The profile-facing view; ``model`` is the resolved model name."""
+        """The profile-facing view; ``model`` is the resolved model name. Its fields are passed
+        in :class:`ChatRequestView`'s order, not by name (~0.25 of its ~1 us, measured;
+        ``tests/server/test_validation_quick.py`` checks every field)."""
         choice = self.tool_choice
         options = self.stream_options
         return ChatRequestView(
-            model=model,
-            tools=tuple(map(tool_decl, self.tool_names())) if self.tools else (),
-            tool_choice=choice.model_dump() if isinstance(choice, BaseModel) else choice,
-            stream=bool(self.stream),
-            include_usage=bool(options and options.include_usage),
-            continuous_usage_stats=bool(options and options.continuous_usage_stats),
-            include_reasoning=self.include_reasoning,
-            max_tokens=self.max_completion_tokens or self.max_tokens,
-            body=body,
+            model,
+            tuple(map(tool_decl, self.tool_names())) if self.tools else (),  # tools
+            choice.model_dump() if isinstance(choice, BaseModel) else choice,  # tool_choice
+            bool(self.stream),  # stream
+            bool(options and options.include_usage),  # include_usage
+            bool(options and options.continuous_usage_stats),  # continuous_usage_stats
+            self.include_reasoning,  # include_reasoning
+            self.max_completion_tokens or self.max_tokens,  # max_tokens
+            body,
         )
 
 

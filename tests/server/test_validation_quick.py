@@ -181,14 +181,20 @@ def test_the_quick_items_declare_the_models_fields():
 
 
 def test_every_view_field_comes_from_the_request():
-    body = {
-        "model": "asked", "messages": [{"role": "user", "content": "x"}], "stream": True,
-        "stream_options": {"include_usage": True, "continuous_usage_stats": True}, "max_tokens": 9, "max_completion_tokens": 7,
+    """The view is built positionally: each field must hold its own value (the two bodies give
+    the four flags four different pairs of values, so swapping any two shows)."""
+    base = {
+        "model": "asked", "messages": [{"role": "user", "content": "x"}], "max_tokens": 9, "max_completion_tokens": 7,
         "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": {"type": "function", "function": {"name": "f"}},
-        "include_reasoning": False,
     }
-    for request in (validate_request(ChatCompletionRequest, body), ChatCompletionRequest.model_validate(body)):
-        view = request.view("served", body)
-        assert (view.model, view.stream, view.include_usage, view.continuous_usage_stats, view.include_reasoning) == ("served", True, True, True, False)
-        assert (view.max_tokens, view.body, [(t.type, t.name) for t in view.tools]) == (7, body, [("function", "f")])
-        assert view.tool_choice == {"type": "function", "function": {"name": "f"}}
+    first = {**base, "stream": True, "stream_options": {"include_usage": True, "continuous_usage_stats": False}, "include_reasoning": False}
+    second = {**base, "stream": True, "stream_options": {"include_usage": False, "continuous_usage_stats": True}, "include_reasoning": False}
+    flags = []
+    for body in (first, second):
+        views = [request.view("served", body) for request in (validate_request(ChatCompletionRequest, body), ChatCompletionRequest.model_validate(body))]
+        for view in views:
+            assert (view.model, view.max_tokens, view.body, [(t.type, t.name) for t in view.tools]) == ("served", 7, body, [("function", "f")])
+            assert view.tool_choice == {"type": "function", "function": {"name": "f"}}
+        assert views[0] == views[1]
+        flags.append((views[0].stream, views[0].include_usage, views[0].continuous_usage_stats, views[0].include_reasoning))
+    assert list(zip(*flags)) == [(True, True), (True, False), (False, True), (False, False)]
