@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,7 +24,14 @@ class ResponsesToolParam(_Lenient):
     server_label: str | None = None
 
     def decl(self) -> ToolDecl:
-        return ToolDecl(self.type, self.name if self.type == "function" else self.server_label)
+        return _tool_decl(self.type, self.name if self.type == "function" else self.server_label)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tool_decl(kind: str, name: str | None) -> ToolDecl:
+    """One shared (frozen) :class:`ToolDecl` per type and name: an agent declares the same tools
+    every turn (as :func:`mockoss.schemas.chat.tool_decl`)."""
+    return ToolDecl(kind, name)
 
 
 class ResponsesRequest(_Lenient):

@@ -198,3 +198,13 @@ def test_every_view_field_comes_from_the_request():
         assert views[0] == views[1]
         flags.append((views[0].stream, views[0].include_usage, views[0].continuous_usage_stats, views[0].include_reasoning))
     assert list(zip(*flags)) == [(True, True), (True, False), (False, True), (False, False)]
+
+
+def test_responses_tools_view_as_declared():
+    from mockoss.profiles.base import ToolDecl
+    from mockoss.schemas.responses import ResponsesRequest
+
+    tools = [{"type": "function", "name": "f"}, {"type": "mcp", "server_label": "s", "name": "ignored"}, {"type": "web_search_preview"}, {"type": "function", "name": "f"}]
+    body = {"input": "hi", "tools": tools}
+    view = ResponsesRequest.model_validate(body).view("m", body)
+    assert view.tools == (ToolDecl("function", "f"), ToolDecl("mcp", "s"), ToolDecl("web_search_preview", None), ToolDecl("function", "f"))
