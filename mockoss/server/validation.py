@@ -9,10 +9,11 @@ validate an instance of the field's own model class again: ``revalidate_instance
 default). The result is the same object :meth:`BaseModel.model_validate` gives; on any error the
 body is validated whole again, so the error and its location are exactly pydantic's.
 
-A schema with a ``quick_validate(body)`` (:meth:`mockoss.schemas.chat.ChatCompletionRequest.quick_validate`)
-is asked first, for a body without long lists: it gives a request only when the schema certainly
-accepts the body (a lighter model of the same fields, without a model instance per item), else
-``None`` and the schema validates as above, so decisions and errors are the schema's.
+A schema with a ``quick_validate(body, max_items)``
+(:meth:`mockoss.schemas.chat.ChatCompletionRequest.quick_validate`) is asked first: it gives a
+request only when the schema certainly accepts the body and no list is longer than ``max_items``
+(a lighter model of the same fields, without a model instance per item), else ``None`` and the
+schema validates as above, so decisions and errors are the schema's.
 """
 
 from __future__ import annotations
@@ -44,24 +45,25 @@ def _long_fields(schema: type[BaseModel]) -> tuple[tuple[str, TypeAdapter[Any]],
 
 
 @functools.cache
-def _plan(schema: type[BaseModel]) -> tuple[tuple[tuple[str, TypeAdapter[Any]], ...], Callable[[Any], BaseModel | None] | None]:
-    """:func:`_long_fields` and the schema's ``quick_validate`` (if any), looked up once."""
-    return _long_fields(schema), getattr(schema, "quick_validate", None)
+def _quick(schema: type[BaseModel]) -> Callable[[Any, int], BaseModel | None] | None:
+    """The schema's ``quick_validate``, if it has one."""
+    return getattr(schema, "quick_validate", None)
 
 
 def validate_request(schema: type[BaseModel], body: Mapping[str, Any]) -> BaseModel:
     """``schema.model_validate(body)``, long item lists validated :data:`SLICE_ITEMS` at a time;
-    or, for a body without long lists that ``schema.quick_validate`` accepts, its lighter request
-    (e.g. :class:`mockoss.schemas.chat.QuickChatRequest`: the same fields and ``view``).
+    or, when ``schema.quick_validate(body, SLICE_ITEMS)`` accepts the body (it declines longer
+    lists), its lighter request (e.g. :class:`mockoss.schemas.chat.QuickChatRequest`: the same
+    fields and ``view``).
 
     Raises:
         ValidationError: exactly as ``schema.model_validate(body)`` raises it.
     """
-    long_fields, quick = _plan(schema)
-    long = [(key, adapter) for key, adapter in long_fields if isinstance(body.get(key), list) and len(body[key]) > SLICE_ITEMS]
+    quick = _quick(schema)
+    if quick is not None and (request := quick(body, SLICE_ITEMS)) is not None:
+        return request
+    long = [(key, adapter) for key, adapter in _long_fields(schema) if isinstance(body.get(key), list) and len(body[key]) > SLICE_ITEMS]
     if not long:
-        if quick is not None and (request := quick(body)) is not None:
-            return request
         return schema.model_validate(body)
     patched = dict(body)
     try:

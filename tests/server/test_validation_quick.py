@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from mockoss.schemas import chat
 from mockoss.schemas.chat import ChatCompletionRequest, QuickChatRequest, quick_validate
-from mockoss.server.validation import validate_request
+from mockoss.server.validation import SLICE_ITEMS, validate_request
 
 MESSAGES: list[Any] = [
     {"role": "user", "content": "hi"}, {"role": "system", "content": "s"}, {"role": "assistant", "content": None},
@@ -95,7 +95,7 @@ def test_decisions_errors_and_views_are_the_models():
     quick = 0
     for body in bodies:
         assert _outcome(lambda b: validate_request(ChatCompletionRequest, b), body) == _outcome(ChatCompletionRequest.model_validate, body), body
-        quick += quick_validate(body) is not None
+        quick += quick_validate(body, SLICE_ITEMS) is not None
     accepted = sum(_outcome(ChatCompletionRequest.model_validate, b)[0] == "accepted" for b in bodies)
     assert 400 < accepted < 3600  # the sample holds both kinds
     assert quick == accepted  # and every accepted body took the quick path
@@ -124,7 +124,7 @@ def test_an_agent_turn_takes_the_quick_path_and_keeps_its_tool_names():
     ],
 )
 def test_a_key_that_is_not_a_string_is_left_to_the_model(body):
-    assert quick_validate(body) is None
+    assert quick_validate(body, SLICE_ITEMS) is None
     with pytest.raises(ValidationError) as quick:
         validate_request(ChatCompletionRequest, body)
     with pytest.raises(ValidationError) as whole:
@@ -135,15 +135,26 @@ def test_a_key_that_is_not_a_string_is_left_to_the_model(body):
 
 def test_a_tuple_or_an_iterator_of_messages_is_left_to_the_model():
     message = {"role": "user", "content": "x"}
-    assert quick_validate({"messages": (message,)}) is None
-    assert quick_validate({"messages": [message], "tools": ()}) is None
+    assert quick_validate({"messages": (message,)}, SLICE_ITEMS) is None
+    assert quick_validate({"messages": [message], "tools": ()}, SLICE_ITEMS) is None
     request = validate_request(ChatCompletionRequest, {"messages": iter([message])})  # not consumed by a first try
     assert type(request) is ChatCompletionRequest and len(request.messages) == 1
 
 
+def test_a_list_longer_than_a_slice_is_left_to_the_sliced_validation():
+    """validation.py validates long lists a slice at a time (the GIL is let go between slices);
+    the quick path validates a body in one call, so it declines them."""
+    messages = [{"role": "user", "content": "x"}] * (SLICE_ITEMS + 1)
+    tools = [{"function": {"name": f"f{k}"}} for k in range(SLICE_ITEMS + 1)]
+    assert quick_validate({"messages": messages}, SLICE_ITEMS) is None
+    assert quick_validate({"messages": messages[:1], "tools": tools}, SLICE_ITEMS) is None
+    assert type(quick_validate({"messages": messages[:SLICE_ITEMS], "tools": tools[:SLICE_ITEMS]}, SLICE_ITEMS)) is QuickChatRequest
+    assert type(validate_request(ChatCompletionRequest, {"messages": messages})) is ChatCompletionRequest
+
+
 def test_a_named_tool_choice_needs_the_tool_and_tools_as_the_model_says():
     body = {"messages": [{"role": "user"}], "tools": [{"function": {"name": "f"}}], "tool_choice": {"type": "function", "function": {"name": "g"}}}
-    assert quick_validate(body) is None
+    assert quick_validate(body, SLICE_ITEMS) is None
     with pytest.raises(ValidationError, match="Tool 'g' has not been passed in `tools`"):
         validate_request(ChatCompletionRequest, body)
     with pytest.raises(ValidationError, match="When using `tool_choice`, `tools` must be set"):
