@@ -97,21 +97,22 @@ def _record(
         problem, played = played.problem, None
     else:
         problem = played.problem if played else None
+    # Positional: a third cheaper than keywords for this frozen dataclass of 14 fields (RecordedRequest's order).
     return RecordedRequest(
-        index=index,
-        endpoint=endpoint,
-        raw=raw,
-        header_items=tuple(headers.items()),
-        scenario=scenario.name if scenario else None,
-        step=step.index if step and scenario else None,
-        status=status,
-        completion=step.completion.text if step and step.completion else None,
-        rule=played.rule_id if played else None,
-        turn=played.turn if played else None,
-        problem=problem,
-        warnings=played.warnings if played else (),
-        exhausted=bool(played and played.rule is not None and played.step is None and not played.problem),
-        server_log=server_log,
+        index,
+        endpoint,
+        raw,
+        tuple(headers.items()),
+        scenario.name if scenario else None,  # scenario
+        step.index if step and scenario else None,  # step
+        status,
+        step.completion.text if step and step.completion else None,  # completion
+        played.rule_id if played else None,  # rule
+        played.turn if played else None,  # turn
+        problem,
+        played.warnings if played else (),  # warnings
+        bool(played and played.rule is not None and played.step is None and not played.problem),  # exhausted
+        server_log,
     )
 
 
@@ -323,7 +324,7 @@ class MockServer:
         delayed; an invalid header is a 400 that consumes no step. ``step`` answers a valid
         request instead of the scenario (an upstream's completion or error, :mod:`mockoss.upstream`).
         """
-        if not isinstance(headers, Mapping):
+        if not isinstance(headers, dict) and not isinstance(headers, Mapping):  # dict first: no ABC check
             headers = dict(headers)
         with self._lock:
             index = self._handled
