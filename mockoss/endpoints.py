@@ -161,10 +161,10 @@ def prompt_tokens(name: str, raw: bytes, body: Any = None) -> int:
     """Prompt tokens of a raw request body for endpoint ``name``.
 
     ``body`` is ``json.loads(raw)`` when the caller has it (saves parsing twice; not modified).
-    A body seen before costs one lookup (cached on the exact bytes, bounded by
-    :data:`BODY_CACHE_BYTES`); chat and Responses bodies are otherwise counted from per-message
-    counts (:mod:`mockoss.harmony.prompt.count`), so a turn that resends a conversation costs
-    about its new messages. If openai-harmony cannot render the prompt (its tokenizer panics on
+    A body sent before costs one lookup from its third time on (cached on the exact bytes from its
+    second, bounded by :data:`BODY_CACHE_BYTES`); chat and Responses bodies are otherwise counted
+    from per-message counts (:mod:`mockoss.harmony.prompt.count`), so a turn that resends a
+    conversation costs about its new messages. If openai-harmony cannot render the prompt (its tokenizer panics on
     some pathological inputs, e.g. a single million-character word), the count falls back to
     ``len(raw) // 4`` and a warning is logged, so usage stays deterministic and the request is
     still answered.
@@ -185,5 +185,7 @@ def prompt_tokens(name: str, raw: bytes, body: Any = None) -> int:
         if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
             raise
         logger.warning("mockoss: could not render the %s prompt (%s: %s); estimating prompt_tokens", name, type(exc).__name__, exc)
-        count = max(1, len(raw) // 4)
-    return _counts.put(key, count, sys.getsizeof(raw))
+        return _counts.put(key, max(1, len(raw) // 4), sys.getsizeof(raw))  # warned once per body
+    # Kept from its second sighting on (BytesLRU.offer): most bodies come once, and storing them
+    # cost 0.5 us each; a body sent again is counted once more from the per-message caches.
+    return _counts.offer(key, count, sys.getsizeof(raw))

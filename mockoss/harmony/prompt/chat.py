@@ -97,21 +97,36 @@ def _chat_parts(
     raw = [m for m in _list(body.get("messages")) if type(m) is dict or isinstance(m, Mapping)]
     instructions, rest = _leading_instructions(raw)
 
-    tools_field = body.get("tools")
-    include_tools = tools_field is not None and not (
-        exclude_tools_when_tool_choice_none and body.get("tool_choice") == "none"
-    )
-    specs: list[Mapping[str, Any]] = []
-    if include_tools:
-        for tool in _list(tools_field):
-            if isinstance(tool, Mapping) and tool.get("type", "function") == "function":
-                specs.append(_mapping(tool.get("function")))
+    specs = _function_specs(_rendered_tools(body, exclude_tools_when_tool_choice_none))
     tool_names: dict[Any, str] = {}
     for msg in rest:
-        for call in _list(msg.get("tool_calls")):
-            if type(call) is dict or isinstance(call, Mapping):
-                tool_names[_key(call.get("id"))] = _text(_mapping(call.get("function")).get("name"))
+        _add_call_names(msg, tool_names)
     return instructions, specs, rest, tool_names
+
+
+def _rendered_tools(body: Mapping[str, Any], exclude_tools_when_tool_choice_none: bool) -> Any:
+    """The body's ``tools`` when vLLM renders them (``None`` when it leaves them out)."""
+    tools = body.get("tools")
+    if exclude_tools_when_tool_choice_none and body.get("tool_choice") == "none":
+        return None
+    return tools
+
+
+def _function_specs(tools: Any) -> list[Mapping[str, Any]]:
+    """The ``function`` objects of a chat ``tools`` list's function tools."""
+    return [
+        _mapping(tool.get("function"))
+        for tool in _list(tools)
+        if isinstance(tool, Mapping) and tool.get("type", "function") == "function"
+    ]
+
+
+def _add_call_names(msg: Mapping[str, Any], tool_names: dict[Any, str]) -> None:
+    """Record the tool name of each of ``msg``'s tool calls by call id (a later call with the
+    same id overrides: vLLM builds the same dict over the messages in order)."""
+    for call in _list(msg.get("tool_calls")):
+        if type(call) is dict or isinstance(call, Mapping):
+            tool_names[_key(call.get("id"))] = _text(_mapping(call.get("function")).get("name"))
 
 
 def _chat_messages(

@@ -27,15 +27,26 @@ reproduced here:
   so both rules are applied to the cached counts.
 
 A new message is counted without rendering it whole: its header's count (cached by the header
-fields) plus its texts' BPE counts (:func:`_message_tokens`, exact for the same reason).
+fields) plus its texts' BPE counts (:func:`~mockoss.harmony.prompt.pieces._message_tokens`, exact
+for the same reason); a user, plain assistant or tool message with string content without even
+building the Harmony message (:func:`_count_message`).
 
-The per-message cache key is the request message's content (:func:`_content_key`: its items when
-all values are strings or null, else its :mod:`marshal` bytes, which decode back to it, so equal
-keys mean equal JSON data: strings, numbers, booleans, null, lists and dicts, key order included)
-plus, for a chat ``tool`` message or a Responses ``function_call_output``, the tool name looked up
-by call id (the only thing the conversion reads outside the message). ``tests/harmony/test_prompt_count.py`` checks the counts
-against ``len(render_…_prompt(body))`` on the scenario library's requests, the prompt tests'
-bodies and random conversations, with whichever Harmony library is installed.
+The per-message cache key is the request message's content (``pieces._content_key``: its items
+when all values are strings or null, else its :mod:`marshal` bytes, which decode back to it, so
+equal keys mean equal JSON data: strings, numbers, booleans, null, lists and dicts, key order
+included) plus, for a chat ``tool`` message or a Responses ``function_call_output``, the tool name
+looked up by call id (the only thing the conversion reads outside the message). In a chat
+conversation of :data:`PREFIX_MIN` messages or more, a run of leading messages already counted is
+found in one lookup (:mod:`mockoss.harmony.prompt.prefix`, which says why that is exact), and the
+preamble is cached by its inputs, the whole tools list as one key (:func:`_chat_preamble`).
+``tests/harmony/test_prompt_count.py`` and ``test_prompt_prefix.py`` check the counts against
+``len(render_…_prompt(body))`` on the scenario library's requests, the prompt tests' bodies and
+random conversations (grown turn by turn, each turn parsed fresh), with whichever Harmony library
+is installed.
+
+Measured (in process, us per request, ``benchmarks/bench_prompt.py``'s bodies, before -> after
+this layout, same run): an agent turn (50 messages, 20 tools, 48 seen) 106 -> 35, a new short
+3-message conversation 15.3 -> 13.1 (6 of it openai-harmony's BPE of the new message).
 
 Bodies the renderer rejects (lone surrogates, NaN in a schema: a ``ValueError``) are counted by
 rendering the repaired body whole, as :func:`~mockoss.harmony.prompt.render_chat_prompt` does.
@@ -44,28 +55,49 @@ Caches are bounded in bytes (:data:`MESSAGE_CACHE_BYTES`) and emptied by :func:`
 
 from __future__ import annotations
 
-import functools
-import marshal
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
-from openai_harmony import Conversation, Message, RenderOptions, Role, TextContent, ToolNamespaceConfig
+from openai_harmony import Message, RenderOptions, Role, ToolNamespaceConfig
 
 from mockoss.harmony.encoding import load_encoding
-from mockoss.harmony.lru import BytesLRU
+from mockoss.harmony.lru import ClockCache
 from mockoss.harmony.prompt._common import (
     DEFAULT_CONVERSATION_START_DATE,
     _developer_message,
+    _flatten_text,
     _key,
     _list,
     _mapping,
     _system_message,
     _text,
     _tool_description,
-    legacy_tool_call_headers,
 )
-from mockoss.harmony.prompt.chat import _chat_message, _chat_parts, render_chat_prompt
+from mockoss.harmony.prompt.chat import (
+    _add_call_names,
+    _chat_message,
+    _function_specs,
+    render_chat_prompt,
+)
+from mockoss.harmony.prompt.pieces import (
+    Counted,
+    Entry,
+    _content_key,
+    _counted,
+    _data_key,
+    _final_head,
+    _heads,
+    _kept,
+    _key_bytes,
+    _message_tokens,
+    _suffix,
+    _text_tokens,
+    _tool_head,
+    _user_head,
+)
+from mockoss.harmony.prompt.prefix import Prefix, PrefixCache
 from mockoss.harmony.prompt.responses import (
     _response_item,
     _responses_parts,
@@ -78,103 +110,33 @@ __all__ = ["MESSAGE_CACHE_BYTES", "cache_size", "clear_caches", "count_chat_prom
 #: Byte budget of the per-message count cache (keys hold the messages' text).
 MESSAGE_CACHE_BYTES = 32 * 1024 * 1024
 
-#: One rendered Harmony message: (its token count, written by the assistant, its channel).
-Entry = tuple[int, bool, str | None]
+#: A chat conversation of fewer messages is counted message by message only: a prefix lookup
+#: (a marshal of the messages) would cost more than the few per-message lookups it replaces.
+PREFIX_MIN = 8
 
-_messages: BytesLRU[tuple[Entry, ...]] = BytesLRU(MESSAGE_CACHE_BYTES)
-_preambles: BytesLRU[int] = BytesLRU(MESSAGE_CACHE_BYTES // 8)
+_messages: ClockCache[Counted] = ClockCache(MESSAGE_CACHE_BYTES)
+_preambles: ClockCache[int] = ClockCache(MESSAGE_CACHE_BYTES // 8)
+_prefixes = PrefixCache(MESSAGE_CACHE_BYTES // 4)
 
 
 def clear_caches() -> None:
     """Forget every cached count (``MockServer.reset`` calls this)."""
     _messages.clear()
     _preambles.clear()
+    _prefixes.clear()
+    _heads.clear()
 
 
 def cache_size() -> int:
     """Bytes held by the count caches."""
-    return _messages.size + _preambles.size
+    return _messages.size + _preambles.size + _prefixes.size + _heads.size
 
 
-@functools.cache
-def _suffix() -> int:
-    """Tokens of ``<|start|>assistant`` as the renderer appends them (2 with o200k_harmony)."""
-    return len(load_encoding().render_conversation_for_completion(Conversation.from_messages([]), Role.ASSISTANT))
-
-
-@functools.cache
-def _user_head() -> int:
-    """Tokens of a user message with one empty text part (``<|start|>user<|message|><|end|>``)."""
-    return _message_tokens(Message.from_role_and_contents(Role.USER, [TextContent(text="")]))
-
-
-def _text_tokens(text: str) -> int:
-    """Tokens of ``text`` as the renderer encodes a text piece (``render_text_into``:
-    ``encode_ordinary``, special-token strings read as text)."""
-    if not text.isascii():
-        text.encode("utf-8")  # a lone surrogate: UnicodeEncodeError, a ValueError (repairing path)
-    return len(load_encoding().encode(text, disallowed_special=()))
-
-
-def _message_tokens(message: Message) -> int:
-    """``len(encoding.render(message))`` without rendering the text again for every new message.
-
-    ``Render<Message>`` emits the header (formatting tokens and the role, recipient, channel and
-    content type pieces), then each content, then the closing token; a text content is
-    ``render_text_into(text)`` alone. So the count is that of the same message with empty texts
-    (cached by the header fields and the number of parts) plus each text's own BPE count. The
-    legacy tool-call header rewrite (``_common.legacy_tool_call_headers``) touches the header only,
-    so it is applied to the empty message's tokens.
-    Non-text contents (system and developer contents) are rendered whole.
-    """
-    contents = message.content
-    if not all(type(c) is TextContent for c in contents):
-        return len(legacy_tool_call_headers(load_encoding().render(message)))
-    author = message.author
-    key = ("header", author.role, author.name, message.channel, message.recipient, message.content_type, len(contents))
-    head = _preambles.get(key)
-    if head is None:
-        empty = message.model_copy(update={"content": [TextContent(text="") for _ in contents]})
-        head = _preambles.put(key, len(legacy_tool_call_headers(load_encoding().render(empty))), 256)
-    return head + sum(_text_tokens(c.text) for c in contents)
-
-
-def _data_key(data: Any) -> bytes | str:
-    """A key equal for two JSON values only if they are equal (key order included): their
-    :mod:`marshal` serialisation, which decodes back to the value, so equal bytes mean equal
-    data; ``repr`` for what marshal does not take (a ``Mapping`` that is not a ``dict``).
-
-    marshal is chosen for speed: 13x faster than ``repr`` on twenty tool specs. Two equal values
-    can serialise differently (marshal flags objects referenced elsewhere), which only costs a
-    cache miss, never a wrong count."""
-    try:
-        return marshal.dumps(data)
-    except ValueError:
-        return repr(data)
-
-
-def _content_key(message: Mapping[str, Any]) -> Any:
-    """A key equal for two request messages only if their JSON data is equal (key order
-    included): the items themselves when every value is a string or null (hashing strings is
-    cheaper than writing them out; strings and ``None`` never compare equal to each other), else
-    :func:`_data_key`."""
-    for value in message.values():
-        if value is not None and type(value) is not str:
-            return _data_key(message)
-    return tuple(message.items())
-
-
-def _key_bytes(key: Any) -> int:
-    if isinstance(key, (str, bytes)):
-        return sys.getsizeof(key)
-    return sum(sys.getsizeof(k) + sys.getsizeof(v) for k, v in key) + sys.getsizeof(key)
-
-
-def _entries(key: tuple[str, str | None, Any], build: Callable[[], list[Message]]) -> tuple[Entry, ...]:
+def _entries(key: tuple[str, str | None, Any], build: Callable[[], list[Message]]) -> Counted:
     cached = _messages.get(key)
     if cached is None:
-        cached = tuple((_message_tokens(m), m.author.role == Role.ASSISTANT, m.channel) for m in build())
-        _messages.put(key, cached, _key_bytes(key[2]) + 64 * len(cached))
+        cached = _counted((_message_tokens(m), m.author.role == Role.ASSISTANT, m.channel) for m in build())
+        _messages.put(key, cached, _key_bytes(key[2]) + 64 * len(cached[2]))
     return cached
 
 
@@ -213,21 +175,6 @@ def _preamble_count(
     return total
 
 
-def _kept(turns: Iterable[Entry], vllm_drop: bool) -> int:
-    """Sum of the turns' tokens after vLLM's (chat) and openai-harmony's analysis drops."""
-    turns = list(turns)
-    if not any(t[2] == "analysis" for t in turns):  # nothing either rule could drop
-        return sum(t[0] for t in turns)
-    if vllm_drop:
-        last_final = max((i for i, (_, by_assistant, ch) in enumerate(turns) if by_assistant and ch == "final"), default=-1)
-        turns = [t for i, t in enumerate(turns) if not (i < last_final and t[2] == "analysis")]
-    last_assistant = next((t for t in reversed(turns) if t[1]), None)
-    if last_assistant is not None and last_assistant[2] == "final":
-        first_final = next(i for i, t in enumerate(turns) if t[2] == "final")
-        turns = [t for i, t in enumerate(turns) if not (i < first_final and t[2] == "analysis")]
-    return sum(t[0] for t in turns)
-
-
 def _previous(entry: Mapping[str, Any]) -> list[Message]:
     """One ``previous_input_messages`` entry as rendered (system/developer messages left out)."""
     return [m for m in previous_input_message(entry) if m.author.role not in (Role.SYSTEM, Role.DEVELOPER)]
@@ -239,31 +186,22 @@ def count_chat_prompt(
     conversation_start_date: str = DEFAULT_CONVERSATION_START_DATE,
     exclude_tools_when_tool_choice_none: bool = False,
 ) -> int:
-    """``len(render_chat_prompt(body, …))``, computed from cached per-message counts.
+    """``len(render_chat_prompt(body, …))``, computed from cached counts.
 
     Same arguments as :func:`~mockoss.harmony.prompt.render_chat_prompt`; see the module docstring
     for why the count is exact. Raises what rendering raises (a tokenizer panic on pathological text).
+
+    A conversation of :data:`PREFIX_MIN` messages or more first looks for a stored prefix of its
+    messages (:mod:`mockoss.harmony.prompt.prefix`); the messages after it are counted one by one
+    from the per-message cache, and the longest run of leading messages that were all found counted
+    is stored as a prefix for the next turn. The prefix is looked up and stored while nothing but
+    the body references the messages (its key is their marshal bytes; see that module).
     """
     body = _mapping(body)
     try:
-        instructions, specs, rest, tool_names = _chat_parts(body, exclude_tools_when_tool_choice_none)
-        total = _preamble_count(instructions, specs, body.get("reasoning_effort"), conversation_start_date)
-        turns: list[Entry] = []
-        for msg in rest:
-            role = msg.get("role")
-            name = tool_names.get(_key(msg.get("tool_call_id")), "") if role == "tool" else None
-            key = ("chat", name, _content_key(msg))
-            cached = _messages.get(key)
-            if cached is None:
-                content = msg.get("content")
-                if role == "user" and (content is None or type(content) is str):
-                    # One user message whose text is the whole content (_chat_message): its
-                    # header's tokens plus its text's, without building the Harmony message.
-                    cached = _messages.put(key, ((_user_head() + _text_tokens(content or ""), False, None),), _key_bytes(key[2]) + 64)
-                else:
-                    cached = _entries(key, lambda m=msg: _chat_message(m, tool_names))
-            turns.extend(cached)
-        return total + _kept(turns, vllm_drop=True) + _suffix()
+        messages = _list(body.get("messages"))
+        prefix = _prefixes.find(messages) if len(messages) >= PREFIX_MIN else None
+        count, seen = _count_chat(body, messages, prefix, conversation_start_date, exclude_tools_when_tool_choice_none)
     except ValueError:  # openai-harmony cannot render it as is: the repairing path
         return len(
             render_chat_prompt(
@@ -272,6 +210,148 @@ def count_chat_prompt(
                 exclude_tools_when_tool_choice_none=exclude_tools_when_tool_choice_none,
             )
         )
+    if seen is not None:
+        _prefixes.store(messages, seen[0], lambda: _prefix(messages, *seen))
+    return count
+
+
+def _lead(messages: list[Any]) -> tuple[int, str | None]:
+    """vLLM's ``extract_instructions_from_messages``: (the index of the leading system/developer
+    message, -1 if none; its text as the instructions)."""
+    i = 0
+    if messages and type(messages[0]) is not dict:  # rare: find the first mapping item
+        i = next((i for i, m in enumerate(messages) if isinstance(m, Mapping)), len(messages))
+    if i < len(messages) and messages[i].get("role") in ("system", "developer"):
+        return i, _flatten_text(messages[i].get("content"))
+    return -1, None
+
+
+def _call_names(messages: list[Any], start: int, lead: int) -> dict[Any, str]:
+    """Tool names by call id over ``messages[start:]`` (the leading instructions left out)."""
+    names: dict[Any, str] = {}
+    for i in range(start, len(messages)):
+        msg = messages[i]
+        if i != lead and (type(msg) is dict or isinstance(msg, Mapping)):
+            _add_call_names(msg, names)
+    return names
+
+
+def _count_chat(
+    body: Mapping[str, Any], messages: list[Any], prefix: Prefix | None, start_date: str, exclude: bool
+) -> tuple[int, tuple[int, tuple[Entry, ...]] | None]:
+    """(the prompt's tokens, the prefix worth storing as (its length, its turns) or ``None``)."""
+    lead, instructions = _lead(messages)
+    start, tokens, analysis = 0, 0, False
+    earlier: Mapping[Any, str] = {}
+    names: dict[Any, str] | None = None  # tool names by call id after the prefix, when needed
+    if prefix is not None:
+        names = _call_names(messages, prefix.length, lead) if prefix.deps else None
+        if not names or prefix.deps.isdisjoint(names):
+            start, tokens, analysis, earlier = prefix.length, prefix.tokens, prefix.analysis, prefix.names
+        else:  # a later call redeclares an id the prefix's tool messages looked up: count it all
+            prefix, names = None, None
+    counted: list[Counted] = []
+    seen, seen_parts = len(messages), -1  # the first message not found counted, its index in counted
+    for i in range(start, len(messages)):
+        msg = messages[i]
+        if i == lead or (type(msg) is not dict and not isinstance(msg, Mapping)):
+            continue
+        role = msg.get("role")
+        author = None  # a tool result's author, "functions.NAME": a new string (see below)
+        if role == "tool":
+            if names is None:
+                names = _call_names(messages, start, lead)
+            call_id = _key(msg.get("tool_call_id"))
+            author = "functions." + (names[call_id] if call_id in names else earlier.get(call_id, ""))
+        for value in msg.values():  # _content_key(msg), inline (3 calls less per short request)
+            if value is not None and type(value) is not str:
+                key = (author, _data_key(msg))
+                break
+        else:
+            key = (author, tuple(msg.items()))  # a 2-tuple: never equal to the Responses keys (3-tuples)
+        cached = _messages.get(key)
+        if cached is None:
+            if seen_parts < 0:
+                seen, seen_parts = i, len(counted)
+            # The key holds this message's own strings only, never a name from another message:
+            # that would change how marshal writes the prefix holding it (prefix module docstring).
+            cached = _count_message(msg, role, author)
+            content = msg.get("content")
+            if type(key[1]) is tuple and (content is None or type(content) is str):
+                size = sys.getsizeof(content) + 160 * len(key[1])  # the text, and per item its pair, key and a short value
+            else:
+                size = _key_bytes(key[1])
+            _messages.put(key, cached, size + 64 * len(cached[2]))
+        tokens += cached[0]
+        analysis = analysis or cached[1]
+        counted.append(cached)
+    if analysis:  # an analysis drop may apply: it depends on the whole list of turns
+        turns = list(prefix.turns) if prefix is not None else []
+        for c in counted:
+            turns.extend(c[2])
+        tokens = _kept(turns, vllm_drop=True)
+    total = _chat_preamble(body, instructions, start_date, exclude) + tokens + _suffix()
+    if seen_parts < 0 or seen < PREFIX_MIN or seen <= start:
+        return total, None  # no new message (nothing to resend next turn), or no longer run seen
+    turns = chain(prefix.turns if prefix is not None else (), *(c[2] for c in counted[:seen_parts]))
+    return total, (seen, tuple(turns))
+
+
+def _count_message(msg: Mapping[str, Any], role: Any, author: str | None) -> Counted:
+    """The turns of a chat message not counted before (``_chat_message``'s conversion). A user,
+    plain assistant or tool message whose content is a string is its header's tokens plus its
+    text's, without building the Harmony message (about 5 us less)."""
+    content = msg.get("content")
+    if content is None or type(content) is str:
+        if role == "user":
+            tokens = _user_head() + _text_tokens(content or "")
+            return tokens, False, ((tokens, False, None),)
+        if role == "tool" and author is not None:
+            tokens = _tool_head(author) + _text_tokens(content or "")
+            return tokens, False, ((tokens, False, "commentary"),)
+        if role == "assistant" and msg.get("tool_calls") is None and msg.get("reasoning") is None and msg.get("reasoning_content") is None:
+            if not content:  # no reasoning, no calls, no text: nothing rendered
+                return 0, False, ()
+            tokens = _final_head() + _text_tokens(content)
+            return tokens, False, ((tokens, True, "final"),)
+    call_names = {} if author is None else {_key(msg.get("tool_call_id")): author[len("functions.") :]}
+    return _counted((_message_tokens(m), m.author.role == Role.ASSISTANT, m.channel) for m in _chat_message(msg, call_names))
+
+
+def _prefix(messages: list[Any], length: int, turns: tuple[Entry, ...]) -> Prefix | None:
+    """The :class:`Prefix` of ``messages[:length]`` whose turns are ``turns``, or ``None`` when a
+    later message declares a call id one of its tool messages looked up (then its turns were
+    counted with a name the prefix alone would not give)."""
+    lead, _ = _lead(messages)  # equal prefixes have the same leading message, or none inside
+    names = _call_names(messages[:length], 0, lead)
+    deps = frozenset(
+        _key(m.get("tool_call_id"))
+        for i, m in enumerate(messages[:length])
+        if i != lead and (type(m) is dict or isinstance(m, Mapping)) and m.get("role") == "tool"
+    )
+    if deps and not deps.isdisjoint(_call_names(messages, length, lead)):
+        return None
+    analysis = any(t[2] == "analysis" for t in turns)
+    return Prefix(length, sum(t[0] for t in turns), analysis, turns, names, deps)
+
+
+def _chat_preamble(body: Mapping[str, Any], instructions: str | None, start_date: str, exclude: bool) -> int:
+    """Tokens of the system and developer messages, cached by what they are built from: the
+    instructions, the reasoning effort and the rendered tools (their marshal bytes: one key for
+    the whole list, so a request's tools cost one marshal and one lookup)."""
+    tools = body.get("tools")
+    if tools is not None and exclude and body.get("tool_choice") == "none":
+        tools = None  # as chat._rendered_tools (inline: a call less on every request)
+    effort = body.get("reasoning_effort")
+    if effort is not None and not isinstance(effort, str):
+        effort = None
+    key = ("chat", start_date, instructions, effort, _data_key(tools) if tools and isinstance(tools, list) else None)
+    cached = _preambles.get(key)
+    if cached is None:
+        count = _preamble_count(instructions, _function_specs(tools), effort, start_date)
+        size = sys.getsizeof(instructions) + sys.getsizeof(key[4])
+        cached = _preambles.put(key, count, size + 128)
+    return cached
 
 
 def count_responses_prompt(
@@ -293,10 +373,10 @@ def count_responses_prompt(
         previous = _list(body.get("previous_input_messages"))
         for entry in previous:
             if type(entry) is dict or isinstance(entry, Mapping):
-                turns.extend(_entries(("previous", None, _content_key(entry)), lambda e=entry: _previous(e)))
+                turns.extend(_entries(("previous", None, _content_key(entry)), lambda e=entry: _previous(e))[2])
         if isinstance(request_input, str):
             if request_input or not body.get("previous_input_messages"):
-                turns.extend(_entries(("input", None, request_input), lambda: [Message.from_role_and_content(Role.USER, request_input)]))
+                turns.extend(_entries(("input", None, request_input), lambda: [Message.from_role_and_content(Role.USER, request_input)])[2])
         else:
             call_names: dict[Any, str] = {}
             for item in _list(request_input):
@@ -309,7 +389,7 @@ def count_responses_prompt(
                 elif kind == "function_call_output":
                     name = call_names.get(_key(item.get("call_id")), "")
                 build = lambda i=item: [m] if (m := _response_item(i, dict(call_names))) is not None else []  # noqa: E731
-                turns.extend(_entries(("item", name, _content_key(item)), build))
+                turns.extend(_entries(("item", name, _content_key(item)), build)[2])
         return total + _kept(turns, vllm_drop=True) + _suffix()
     except ValueError:
         return len(

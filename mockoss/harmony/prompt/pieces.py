@@ -1,0 +1,161 @@
+"""Token counts of the pieces a Harmony prompt is made of, and cache keys for request data.
+
+Shared by the chat and Responses counts of :mod:`mockoss.harmony.prompt.count` (see its module
+docstring for why a prompt's count is the sum of its messages' counts): a message's count is its
+header's (cached by the header fields, :data:`_heads`) plus its texts' BPE counts.
+"""
+
+from __future__ import annotations
+
+import functools
+import marshal
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from itertools import chain
+from typing import Any
+
+from openai_harmony import Author, Conversation, Message, Role, TextContent
+
+from mockoss.harmony.encoding import load_encoding
+from mockoss.harmony.lru import ClockCache
+from mockoss.harmony.prompt._common import legacy_tool_call_headers
+
+#: One rendered Harmony message: (its token count, written by the assistant, its channel).
+Entry = tuple[int, bool, str | None]
+
+#: One request message's cached count: (its turns' tokens, some turn on the analysis channel, its
+#: turns). The sum and the flag are kept so that a conversation with no analysis turn is a sum.
+Counted = tuple[int, bool, tuple[Entry, ...]]
+
+#: Header counts (by header fields, and tool results' by author): a few hundred bytes each.
+_heads: ClockCache[int] = ClockCache(1024 * 1024)
+
+
+@functools.cache
+def _suffix() -> int:
+    """Tokens of ``<|start|>assistant`` as the renderer appends them (2 with o200k_harmony)."""
+    return len(load_encoding().render_conversation_for_completion(Conversation.from_messages([]), Role.ASSISTANT))
+
+
+@functools.cache
+def _user_head() -> int:
+    """Tokens of a user message with one empty text part (``<|start|>user<|message|><|end|>``)."""
+    return _message_tokens(Message.from_role_and_contents(Role.USER, [TextContent(text="")]))
+
+
+@functools.cache
+def _final_head() -> int:
+    """Tokens of an assistant final-channel message with one empty text part."""
+    return _message_tokens(Message.from_role_and_contents(Role.ASSISTANT, [TextContent(text="")]).with_channel("final"))
+
+
+def _tool_head(author: str) -> int:
+    """Tokens of a chat tool result with an empty text, written by ``author`` (``functions.NAME``,
+    ``_chat_message``)."""
+    key = ("tool head", author)
+    head = _heads.get(key)
+    if head is None:
+        empty = Message.from_author_and_content(Author.new(Role.TOOL, author), "").with_channel("commentary").with_recipient("assistant")
+        head = _heads.put(key, _message_tokens(empty), sys.getsizeof(author) + 64)
+    return head
+
+
+@functools.cache
+def _encoder() -> Callable[[str, list[str]], list[int]]:
+    """openai-harmony's BPE, called as ``encode(text, disallowed_special=())`` calls it.
+
+    ``HarmonyEncoding.encode`` (``python/openai_harmony/__init__.py`` as oss-harmony 0.0.11
+    installs it) checks the text for disallowed special tokens (none when ``disallowed_special``
+    is empty) and then calls its Rust core, ``self._inner.encode(text, list(allowed_special))``,
+    with an empty list. The core is called directly when it is there (0.3 us a call less, about
+    5% of a new short request's count), else the wrapper; ``tests/harmony/test_prompt_prefix.py``
+    checks both give the same tokens. (The wrapper's retry on a lone surrogate never happens here:
+    :func:`_text_tokens` raises on one first.)"""
+    encoding = load_encoding()
+    inner = getattr(encoding, "_inner", None)
+    if inner is not None and callable(getattr(inner, "encode", None)):
+        return inner.encode  # type: ignore[no-any-return]
+    return lambda text, allowed: encoding.encode(text, disallowed_special=())
+
+
+def _text_tokens(text: str) -> int:
+    """Tokens of ``text`` as the renderer encodes a text piece (``render_text_into``:
+    ``encode_ordinary``, special-token strings read as text)."""
+    if not text.isascii():
+        text.encode("utf-8")  # a lone surrogate: UnicodeEncodeError, a ValueError (repairing path)
+    return len(_encoder()(text, []))
+
+
+def _message_tokens(message: Message) -> int:
+    """``len(encoding.render(message))`` without rendering the text again for every new message.
+
+    ``Render<Message>`` emits the header (formatting tokens and the role, recipient, channel and
+    content type pieces), then each content, then the closing token; a text content is
+    ``render_text_into(text)`` alone. So the count is that of the same message with empty texts
+    (cached by the header fields and the number of parts) plus each text's own BPE count. The
+    legacy tool-call header rewrite (``_common.legacy_tool_call_headers``) touches the header only,
+    so it is applied to the empty message's tokens.
+    Non-text contents (system and developer contents) are rendered whole.
+    """
+    contents = message.content
+    if not all(type(c) is TextContent for c in contents):
+        return len(legacy_tool_call_headers(load_encoding().render(message)))
+    author = message.author
+    key = ("header", author.role, author.name, message.channel, message.recipient, message.content_type, len(contents))
+    head = _heads.get(key)
+    if head is None:
+        empty = message.model_copy(update={"content": [TextContent(text="") for _ in contents]})
+        head = _heads.put(key, len(legacy_tool_call_headers(load_encoding().render(empty))), 256)
+    return head + sum(_text_tokens(c.text) for c in contents)
+
+
+def _data_key(data: Any) -> bytes | str:
+    """A key equal for two JSON values only if they are equal (key order included): their
+    :mod:`marshal` serialisation, which decodes back to the value, so equal bytes mean equal
+    data; ``repr`` for what marshal does not take (a ``Mapping`` that is not a ``dict``).
+
+    marshal is chosen for speed: 13x faster than ``repr`` on twenty tool specs. Two equal values
+    can serialise differently (marshal flags objects referenced elsewhere), which only costs a
+    cache miss, never a wrong count."""
+    try:
+        return marshal.dumps(data)
+    except ValueError:
+        return repr(data)
+
+
+def _content_key(message: Mapping[str, Any]) -> Any:
+    """A key equal for two request messages only if their JSON data is equal (key order
+    included): the items themselves when every value is a string or null (hashing strings is
+    cheaper than writing them out; strings and ``None`` never compare equal to each other), else
+    :func:`_data_key`."""
+    for value in message.values():
+        if value is not None and type(value) is not str:
+            return _data_key(message)
+    return tuple(message.items())
+
+
+def _key_bytes(key: Any) -> int:
+    """Bytes held by a :func:`_content_key` (its strings and tuples, the value ``None`` included)."""
+    if isinstance(key, (str, bytes)):
+        return sys.getsizeof(key)
+    return sum(map(sys.getsizeof, chain.from_iterable(key))) + sys.getsizeof(key) + 56 * len(key)  # + the item pairs
+
+
+def _counted(entries: Iterable[Entry]) -> Counted:
+    entries = tuple(entries)
+    return sum(e[0] for e in entries), any(e[2] == "analysis" for e in entries), entries
+
+
+def _kept(turns: Iterable[Entry], vllm_drop: bool) -> int:
+    """Sum of the turns' tokens after vLLM's (chat) and openai-harmony's analysis drops."""
+    turns = list(turns)
+    if not any(t[2] == "analysis" for t in turns):  # nothing either rule could drop
+        return sum(t[0] for t in turns)
+    if vllm_drop:
+        last_final = max((i for i, (_, by_assistant, ch) in enumerate(turns) if by_assistant and ch == "final"), default=-1)
+        turns = [t for i, t in enumerate(turns) if not (i < last_final and t[2] == "analysis")]
+    last_assistant = next((t for t in reversed(turns) if t[1]), None)
+    if last_assistant is not None and last_assistant[2] == "final":
+        first_final = next(i for i, t in enumerate(turns) if t[2] == "final")
+        turns = [t for i, t in enumerate(turns) if not (i < first_final and t[2] == "analysis")]
+    return sum(t[0] for t in turns)
