@@ -75,10 +75,15 @@ _PREFIX = re.compile(r"^/s/([^/]+)(/.*)$")
 _SCENARIO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
+#: A session's request-log entry as :meth:`ControlPlane.log` keeps it (a tuple: cheaper to build on
+#: every request than the dict :func:`log_entry` spells out when ``/mockoss/requests`` reads it).
+LogEntry = tuple[int, Any, str, int, str, "str | None", "str | None", float, "RecordedRequest | None"]
+
+
 @dataclass
 class _Session:
     server: MockServer
-    log: deque[dict[str, Any]]
+    log: deque[LogEntry]
     last_used: float = field(default_factory=time.monotonic)
     #: Times the log was cleared: a request that began before a reset and ends after it (the
     #: client has its answer, the test has moved on) is not logged into the next test's log.
@@ -193,26 +198,12 @@ class ControlPlane:
             found = endpoint_for_path(path)
             endpoint = found.name if found is not None and scope.get("method") == "POST" else "probe"
         seq = next(self._seq)
-        entry = {
-            "seq": seq,
-            "method": scope.get("method"),
-            "path": path,
-            "status": status,
-            "endpoint": endpoint,
-            "test_id": test_id,
-            "session": headers.get(SESSION_HEADER),
-            "ms": round(seconds * 1000, 3),
-            # Only the index: the body and completion stay in the server's own (byte-bounded) log.
-            "index": record.index if record is not None else None,
-            "scenario": record.scenario if record is not None else None,
-            "rule": record.rule if record is not None else None,
-            "turn": record.turn if record is not None else None,
-            "step": record.step if record is not None else None,
-        }
         if endpoint != "control" and (test_id is None or _TEST_ID.fullmatch(test_id)):
             target = self.session(test_id)
             if epoch is None or target.epoch == epoch:  # type: ignore[union-attr]
-                target.log.append(entry)  # type: ignore[union-attr]
+                # Only the record: its body and completion stay in the server's own (byte-bounded)
+                # log; the entry is spelt out when read (log_entry).
+                target.log.append((seq, scope.get("method"), path, status, endpoint, test_id, headers.get(SESSION_HEADER), seconds, record))  # type: ignore[union-attr]
         self.metrics.observe(endpoint, status, record.scenario if record is not None else None, frames)
         if self.options.access_log:
             client = scope.get("client") or ("-", 0)
@@ -222,6 +213,26 @@ class ControlPlane:
                 file=sys.stderr,
                 flush=True,
             )
+
+
+def log_entry(entry: LogEntry) -> dict[str, Any]:
+    """The ``/mockoss/requests`` fields of a session's log entry (the record's own, ``None`` without one)."""
+    seq, method, path, status, endpoint, test_id, session, seconds, record = entry
+    return {
+        "seq": seq,
+        "method": method,
+        "path": path,
+        "status": status,
+        "endpoint": endpoint,
+        "test_id": test_id,
+        "session": session,
+        "ms": round(seconds * 1000, 3),
+        "index": record.index if record is not None else None,
+        "scenario": record.scenario if record is not None else None,
+        "rule": record.rule if record is not None else None,
+        "turn": record.turn if record is not None else None,
+        "step": record.step if record is not None else None,
+    }
 
 
 def header_map(scope: Scope) -> dict[str, str]:

@@ -15,7 +15,7 @@ from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from mockoss import __version__
-from mockoss.server.control import _SCENARIO_NAME, TEST_ID_HEADER, ControlPlane
+from mockoss.server.control import _SCENARIO_NAME, TEST_ID_HEADER, ControlPlane, log_entry
 from mockoss.server.control_guard import error
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def control_app(plane: ControlPlane) -> FastAPI:
         if target is None:
             return JSONResponse([])
         records = {r.index: r for r in list(target.server.requests)}
-        out = [_entry_json(e, records) for e in list(target.log) if session is None or e["session"] == session]
+        out = [_entry_json(log_entry(e), records) for e in list(target.log) if session is None or e[6] == session]  # 6: the session key
         try:
             return JSONResponse(out)
         except ValueError:
