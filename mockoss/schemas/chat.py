@@ -14,10 +14,10 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable, Iterable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator, with_config
-from typing_extensions import NotRequired, TypedDict  # pydantic needs typing_extensions' on Python < 3.12
+from typing_extensions import TypedDict  # pydantic refuses typing.TypedDict on Python < 3.12
 
 from mockoss.profiles.base import ChatRequestView, ToolDecl
 
@@ -255,7 +255,8 @@ def quick_validate(body: Any, max_items: int) -> QuickChatRequest | None:
         return None
     if tools is not None and not (_keys_are_str(tools) and _keys_are_str(map(_FUNCTION, tools))):
         return None
-    if request.tool_choice is not None and tool_usage_problem(request.tool_choice, request.tools, _dict_tool_name) is not None:
+    choice = request.tool_choice
+    if choice is not None and tool_usage_problem(choice, request.tools, _dict_tool_name) is not None:
         return None
     return request
 

@@ -64,7 +64,8 @@ def validate_request(schema: type[BaseModel], body: Mapping[str, Any]) -> BaseMo
         return request
     long = [(key, adapter) for key, adapter in _long_fields(schema) if isinstance(body.get(key), list) and len(body[key]) > SLICE_ITEMS]
     if not long:
-        return schema.model_validate(body)
+        # schema.model_validate(body) without its keyword handling: ~0.3 us less, the same result or error
+        return schema.__pydantic_validator__.validate_python(body)  # type: ignore[no-any-return]
     patched = dict(body)
     try:
         for key, adapter in long:

@@ -219,3 +219,15 @@ def test_responses_tools_view_as_declared():
     body = {"input": "hi", "tools": tools}
     view = ResponsesRequest.model_validate(body).view("m", body)
     assert view.tools == (ToolDecl("function", "f"), ToolDecl("mcp", "s"), ToolDecl("web_search_preview", None), ToolDecl("function", "f"))
+
+
+def test_every_responses_view_field_comes_from_the_request():
+    from mockoss.schemas.responses import ResponsesRequest
+
+    body = {"model": "asked", "input": "hi", "tools": [{"type": "function", "name": "f"}], "tool_choice": "required", "stream": True, "max_output_tokens": 5}
+    view = validate_request(ResponsesRequest, body).view("served", body)
+    assert (view.model, [(t.type, t.name) for t in view.tools], view.tool_choice, view.stream, view.max_output_tokens, view.body) == (
+        "served", [("function", "f")], "required", True, 5, body,
+    )
+    bare = ResponsesRequest.model_validate({"input": "hi"}).view("served", {})
+    assert (bare.tools, bare.tool_choice, bare.stream, bare.max_output_tokens) == ((), "auto", False, None)
