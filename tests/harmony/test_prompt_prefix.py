@@ -133,6 +133,12 @@ def test_random_conversations_grown_turn_by_turn_with_prefixes_everywhere(seed: 
     rng = random.Random(5000 + seed)
     full = random_chat(rng)
     full["messages"] += random_chat(rng)["messages"]
+    for msg in full["messages"]:  # later calls redeclaring earlier ids, as some clients do
+        for call in msg.get("tool_calls", []):
+            if rng.random() < 0.4:
+                call["id"] = rng.choice(["c0", "c1"])
+        if msg["role"] == "tool" and rng.random() < 0.5:
+            msg["tool_call_id"] = rng.choice(["c0", "c1"])
     for end in range(len(full["messages"]) + 1):
         for _ in range(2):  # a turn, and the same turn resent
             body = _fresh({**full, "messages": full["messages"][:end]})

@@ -211,7 +211,10 @@ def count_chat_prompt(
             )
         )
     if seen is not None:
-        _prefixes.store(messages, seen[0], lambda: _prefix(messages, *seen))
+        try:
+            _prefixes.store(messages, seen[0], lambda: _prefix(messages, *seen))
+        except ValueError:  # data the names cannot be read from: the count stands, unstored
+            pass
     return count
 
 
@@ -265,10 +268,14 @@ def _count_chat(
             author = "functions." + (names[call_id] if call_id in names else earlier.get(call_id, ""))
         for value in msg.values():  # _content_key(msg), inline (3 calls less per short request)
             if value is not None and type(value) is not str:
-                key = (author, _data_key(msg))
+                content_key: Any = _data_key(msg)
                 break
         else:
-            key = (author, tuple(msg.items()))  # a 2-tuple: never equal to the Responses keys (3-tuples)
+            content_key = tuple(msg.items())
+        # A tool result's key is (author, content key), any other message's its content key: a
+        # tuple of pairs or bytes, never equal to a tuple starting with a string (which the
+        # Responses keys and tool results' keys are).
+        key = content_key if author is None else (author, content_key)
         cached = _messages.get(key)
         if cached is None:
             if seen_parts < 0:
@@ -277,11 +284,12 @@ def _count_chat(
             # that would change how marshal writes the prefix holding it (prefix module docstring).
             cached = _count_message(msg, role, author)
             content = msg.get("content")
-            if type(key[1]) is tuple and (content is None or type(content) is str):
-                size = sys.getsizeof(content) + 160 * len(key[1])  # the text, and per item its pair, key and a short value
+            if type(content_key) is tuple and (content is None or type(content) is str):
+                # The text, and per item its pair, its key and a short value (as _key_bytes, cheaper).
+                size = sys.getsizeof(content) + 160 * len(content_key)
             else:
-                size = _key_bytes(key[1])
-            _messages.put(key, cached, size + 64 * len(cached[2]))
+                size = _key_bytes(content_key)
+            _messages.put(key, cached, size + 64 * len(cached[2]) + (0 if author is None else 120))
         tokens += cached[0]
         analysis = analysis or cached[1]
         counted.append(cached)
