@@ -184,6 +184,20 @@ def test_chat_cache_bypass_covers_every_body_field_the_full_path_reads(monkeypat
     assert body.read <= chat_module._OPTION_KEYS, f"read but not bypassed: {sorted(body.read - chat_module._OPTION_KEYS)}"
 
 
+def test_an_entry_left_by_another_profile_object_is_not_served() -> None:
+    """The caches key on ``id(profile)``; an entry under that id built for another profile (as
+    after the id's reuse) is rebuilt, not served."""
+    mine, other = VllmProfile(), VllmProfile(reasoning_field="both", fingerprint_mode="none")
+    for endpoint, view in (("chat", ChatRequestView(model="m")), ("responses", ResponsesRequestView(model="m"))):
+        completion = Completion(text=PERCENT.text, tokens=PERCENT.tokens)
+        want = _fields(mine.surface(endpoint, Completion(text=PERCENT.text, tokens=PERCENT.tokens), view, _ctx(0, 10)))
+        other.surface(endpoint, completion, view, _ctx(0, 10))
+        for key, entry in list(completion._memo.items()):
+            if isinstance(key, tuple) and len(key) > 1 and key[1] == id(other):
+                completion._memo[(key[0], id(mine), *key[2:])] = entry
+        assert _fields(mine.surface(endpoint, completion, view, _ctx(0, 10))) == want
+
+
 def test_usage_json_is_dumps_of_the_usage_object() -> None:
     for prompt, output, reasoning, cache_write in ((0, 0, 0, True), (12, 345, 6, False), (10**6, 1, 1, True)):
         details: dict[str, Any] = {"cached_tokens": 0, "cache_write_tokens": 0} if cache_write else {"cached_tokens": 0}

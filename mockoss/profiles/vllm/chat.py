@@ -207,8 +207,8 @@ def cached_full_reply(profile: VllmProfile, completion: Completion, request: Cha
     :func:`~mockoss.profiles.vllm.options.recovery_log` line) is memoised on ``completion`` per
     (profile object, ``max_tokens``, tool kind, ``include_reasoning``), so a request costs one
     lookup, its ids and one ``%`` format (2.8 us instead of 6.8 in process, measured). The key holds
-    ``id(profile)`` and the entry holds the profile: while the entry lives the profile cannot be
-    collected, so no other profile can have that id.
+    ``id(profile)`` (hashing the profile's 40 switches would cost 0.4 us); the entry holds the
+    profile and serves only that very object.
     """
     if request.stream or profile.chat_parser != "harmony_parser" or not _OPTION_KEYS.isdisjoint(request.body):
         return None
@@ -216,7 +216,7 @@ def cached_full_reply(profile: VllmProfile, completion: Completion, request: Cha
     kind = ("auto" if request.tools else "none") if choice is None else _tool_kind(request, profile)
     key = (_CACHED, id(profile), request.max_tokens, kind, request.include_reasoning)
     entry = completion._memo.get(key)
-    if entry is None:
+    if entry is None or entry[0] is not profile:  # type: ignore[index]
         entry = completion._memo[key] = _reply_entry(profile, completion, request)
     _profile, fmt, tool_calls, completion_tokens, log = entry  # type: ignore[misc]
     if fmt is None:

@@ -56,14 +56,14 @@ def cached_reply(profile: VllmProfile, completion: Completion, request: Response
     an error (the full path answers it).
 
     Ids are drawn as the full path draws them: the response id, then the output items' ids. The
-    memo key holds ``id(profile)`` and the entry holds the profile, so while the entry lives no
-    other profile can have that id.
+    memo key holds ``id(profile)`` (cheaper than hashing the profile); the entry holds the profile
+    and serves only that very object.
     """
     if request.stream or request.tools or type(request.tool_choice) is not str or not BODY_KEYS.isdisjoint(request.body):
         return None
     key = (_CACHED, id(profile), request.max_output_tokens, request.model, request.tool_choice, ctx.created)
     entry = completion._memo.get(key)
-    if entry is None:
+    if entry is None or entry[0] is not profile:  # type: ignore[index]
         entry = completion._memo[key] = _entry(profile, completion, request, ctx)
     _profile, fmt, item_slots, output_tokens = entry  # type: ignore[misc]
     if fmt is None:
