@@ -23,7 +23,7 @@ from mockoss.harmony.lru import ENTRY_OVERHEAD, BytesLRU, ClockCache
 from mockoss.harmony.prompt import count as count_module
 from mockoss.harmony.prompt import pieces, render_chat_prompt
 from mockoss.harmony.prompt.count import clear_caches, count_chat_prompt
-from mockoss.harmony.prompt.prefix import PrefixCache
+from mockoss.harmony.prompt.prefix import MAX_TRIES, PrefixCache
 
 TOOLS = [{"type": "function", "function": {"name": f"tool_{k}", "parameters": {"type": "object"}}} for k in range(3)]
 
@@ -166,6 +166,18 @@ def test_the_prefix_cache_is_bounded_in_entries_and_bytes() -> None:
     assert cache.find(_fresh([{"role": "user", "content": "0 " + "x" * 900}, {"role": "user", "content": "y"}])) is None
     cache.clear()
     assert len(cache) == 0
+
+
+def test_a_lookup_gives_up_after_max_tries_prefixes_whose_bytes_differ() -> None:
+    """Prefixes sharing their last message but not their first: each mismatch costs a marshal."""
+    cache = PrefixCache(limit=10**6)
+    runs = [_fresh([{"role": "user", "content": f"first {n}"}, {"role": "user", "content": "same"}]) for n in range(4)]
+    for n, run in enumerate(runs):
+        cache.store(run, 2, lambda n=n: count_module.Prefix(2, n, False, ((n, False, None),), {}, frozenset()))
+    assert cache.find(_fresh(runs[3])).tokens == 3  # the newest
+    assert cache.find(_fresh(runs[2])).tokens == 2  # one mismatch first
+    assert cache.find(_fresh(runs[0])) is None  # two mismatches (runs 2 and 3 now lead): given up
+    assert MAX_TRIES == 2
 
 
 def test_a_prefix_is_matched_on_exact_data_only() -> None:

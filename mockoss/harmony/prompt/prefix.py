@@ -12,17 +12,26 @@ messages, most of it marshal).
 Why a hit is exact: marshal bytes decode back to the value, so equal bytes mean equal JSON data
 (types and key order included: ``1``, ``1.0`` and ``True`` differ), and a message's turns depend
 on its data, on the tool names the whole conversation gives its call ids, and on which message
-leads (the instructions). The leading message is the first mapping item, inside the prefix. The
-names are checked: a :class:`Prefix` records the call ids its tool messages looked up (``deps``),
+leads (the instructions: the first mapping item, so equal prefixes have the same one or none of
+them holds it; turns never include it). The names are checked: a :class:`Prefix` records the call ids its tool messages looked up (``deps``),
 and is used (and stored) only when no later message declares one of them (a later declaration
 overrides an earlier one in vLLM's lookup). What depends on the whole list (the analysis drops,
 the preamble's tools) is computed by the caller over the prefix's entries plus the rest.
 
-Which lengths to try: the last few stored prefixes (:data:`RECENT`), each first compared by its
-last message with ``==`` (cheap, and only a filter: the marshal bytes decide). marshal writes a
-back-reference for an object held more than once, so the bytes depend on what else references the
-request's objects when it runs: the caller stores and looks up while nothing but the body does (a
-different state would only cost misses; ``tests/harmony/test_prompt_prefix.py`` checks hits).
+Which prefixes to try: the newest few stored (:data:`RECENT`), each first compared by its last
+message with ``==`` (cheap, and only a filter: the marshal bytes decide, compared with ``==``, a
+``memcmp``, rather than hashed into a dict: 16 KB of bytes take 3 us to hash). A stored prefix is
+the run of leading messages a request found already counted, so an agent's turn finds its
+conversation as the turn before last sent it (the previous turn's new messages are then
+per-message lookups), and clients that resend a fixed history with a new tail find that history.
+
+marshal writes a back-reference for an object held more than once, so the bytes depend on what
+else references the request's objects when it runs: the caller stores and looks up while nothing
+but the body (and the request path's own objects, the same every request) does; in particular no
+cache key may hold a string of one message for another (``count._count_chat`` keys a tool
+result by a new ``functions.NAME`` string, not the name from the call). A different state only
+costs misses, never a wrong count; ``tests/harmony/test_prompt_prefix.py`` checks that agent turns
+do find their prefix, in process and through ``MockServer.respond``.
 """
 
 from __future__ import annotations
@@ -32,10 +41,14 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-__all__ = ["RECENT", "Prefix", "PrefixCache"]
+__all__ = ["MAX_TRIES", "RECENT", "Prefix", "PrefixCache"]
 
-#: How many recently stored prefix lengths a lookup tries (newest first).
+#: How many prefixes are kept (the newest; a lookup tries them newest first).
 RECENT = 16
+
+#: A lookup gives up after this many prefixes whose last message matched but whose bytes did not
+#: (each costs a marshal of the request's first messages: ~10 us for 50 agent messages).
+MAX_TRIES = 2
 
 
 class Prefix(NamedTuple):
@@ -84,13 +97,16 @@ class PrefixCache:
 
     def find(self, messages: Sequence[Any]) -> Prefix | None:
         """The newest stored prefix of ``messages``, else ``None``."""
-        n = len(messages)
+        n, tries = len(messages), MAX_TRIES
         for entry in self._entries:
             key, last, prefix = entry
             length = prefix.length
             if length <= n and messages[length - 1] == last:  # a cheap filter; the bytes decide
                 try:
                     if marshal.dumps(messages[:length]) != key:
+                        tries -= 1
+                        if tries == 0:
+                            return None
                         continue
                 except ValueError:  # not plain data (a Mapping that is not a dict)
                     return None
