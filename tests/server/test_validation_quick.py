@@ -231,3 +231,74 @@ def test_every_responses_view_field_comes_from_the_request():
     )
     bare = ResponsesRequest.model_validate({"input": "hi"}).view("served", {})
     assert (bare.tools, bare.tool_choice, bare.stream, bare.max_output_tokens) == ((), "auto", False, None)
+
+
+RESPONSES_TOOLS: list[Any] = [
+    {"type": "function", "name": "f", "parameters": {"type": "object"}, "strict": True},
+    {"type": "function", "name": "g", "description": "d"},
+    {"type": "mcp", "server_label": "s", "server_url": "http://x"},
+    {"type": "web_search_preview"},
+    {"type": "function"},
+    # invalid ones
+    {"type": ""}, {"type": 1}, {}, {"type": "function", "name": 1}, {"type": "mcp", "server_label": []}, "x", None, 1,
+]
+RESPONSES_SCALARS: dict[str, list[Any]] = {
+    "model": ["m", None, 1],
+    "instructions": ["be brief", None, 1],
+    "stream": [True, False, "yes", None],
+    "tool_choice": ["auto", "none", {"type": "function", "name": "f"}, 1, None],
+    "max_output_tokens": [None, 0, 1, "3", 2.5],
+    "store": [True, None, "x"],
+    "include": [["a"], None, "a", [1]],
+    "metadata": [{"k": "v"}, None, "x"],
+    "parallel_tool_calls": [False, "no"],
+    "reasoning": [{"effort": "low"}, "low"],
+    "temperature": [0.2, "hot"],
+}
+
+
+def _responses_body(rng: random.Random) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    if rng.random() < 0.95:
+        body["input"] = rng.choice(["hi", [{"type": "message", "role": "user", "content": "hi"}], [], [1], {"a": 1}, None, 5])
+    if rng.random() < 0.6:
+        pool = RESPONSES_TOOLS[:5] if rng.random() < 0.7 else RESPONSES_TOOLS
+        body["tools"] = [rng.choice(pool) for _ in range(rng.choice([0, 1, 2, 4]))]
+    elif rng.random() < 0.1:
+        body["tools"] = rng.choice([None, {}, "x"])
+    for key, values in RESPONSES_SCALARS.items():
+        if rng.random() < 0.12:
+            body[key] = rng.choice(values)
+    return json.loads(json.dumps(body))
+
+
+def test_responses_decisions_errors_and_views_are_the_models():
+    from mockoss.schemas.responses import QuickResponsesRequest, ResponsesRequest
+
+    rng = random.Random(1201)
+    bodies = [_responses_body(rng) for _ in range(3000)]
+    kinds = set()
+    for body in bodies:
+        expected = _outcome(ResponsesRequest.model_validate, body)
+        assert _outcome(lambda b: validate_request(ResponsesRequest, b), body) == expected, body
+        if expected[0] == "accepted":
+            kinds.add(type(validate_request(ResponsesRequest, body)))
+    assert kinds == {QuickResponsesRequest}  # every accepted body took the quick path
+    accepted = sum(_outcome(ResponsesRequest.model_validate, b)[0] == "accepted" for b in bodies)
+    assert 300 < accepted < 2700
+
+
+def test_responses_quick_items_declare_the_models_fields_and_leave_odd_keys_to_it():
+    from mockoss.schemas import responses
+    from mockoss.schemas.responses import ResponsesRequest
+
+    assert _fields_of_typed_dict(responses._Tool, {}) == _fields_of_model(responses.ResponsesToolParam)
+    own = {name: f for name, f in responses.QuickResponsesRequest.model_fields.items() if name != "tools"}
+    assert own.keys() == ResponsesRequest.model_fields.keys() - {"tools"}
+    assert all(repr(f) == repr(ResponsesRequest.model_fields[name]) for name, f in own.items())
+    body = {"input": "hi", "tools": [{"type": "function", 3: "x"}]}
+    assert responses.quick_validate(body, SLICE_ITEMS) is None
+    assert responses.quick_validate({"input": "hi", "tools": ({"type": "function"},)}, SLICE_ITEMS) is None
+    with pytest.raises(ValidationError) as quick:
+        validate_request(ResponsesRequest, body)
+    assert quick.value.errors()[0]["type"] == "invalid_key"
