@@ -98,7 +98,8 @@ class PrefixCache:
     def find(self, messages: Sequence[Any]) -> Prefix | None:
         """The newest stored prefix of ``messages``, else ``None``."""
         n, tries = len(messages), MAX_TRIES
-        for entry in self._entries:
+        entries = self._entries  # one snapshot: another thread may replace it meanwhile
+        for entry in entries:
             key, last, prefix = entry
             length = prefix.length
             if length <= n and messages[length - 1] == last:  # a cheap filter; the bytes decide
@@ -110,7 +111,7 @@ class PrefixCache:
                         continue
                 except ValueError:  # not plain data (a Mapping that is not a dict)
                     return None
-                if entry is not self._entries[0]:
+                if entry is not entries[0]:
                     self._push(entry)
                 return prefix
         return None
