@@ -131,7 +131,7 @@ class ChatCompletionRequest(_ChatRequestFields):
         return quick_validate(body, max_items)
 
     def tool_names(self) -> list[str]:
-        return [_model_tool_name(t) for t in self.tools or ()]
+        return [t.function.name for t in self.tools or ()]
 
 
 def _model_tool_name(tool: ChatToolParam) -> str:
@@ -214,7 +214,7 @@ class QuickChatRequest(_ChatRequestFields):
     tools: list[_Tool] | None = None  # type: ignore[assignment]
 
     def tool_names(self) -> list[str]:
-        return [_dict_tool_name(t) for t in self.tools or ()]
+        return [t["function"]["name"] for t in self.tools or ()]  # 20 tools: ~1.5 us less than a call each
 
 
 def _dict_tool_name(tool: Any) -> str:
