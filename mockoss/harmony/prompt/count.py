@@ -44,9 +44,11 @@ preamble is cached by its inputs, the whole tools list as one key (:func:`_chat_
 random conversations (grown turn by turn, each turn parsed fresh), with whichever Harmony library
 is installed.
 
-Measured (in process, us per request, ``benchmarks/bench_prompt.py``'s bodies, before -> after
-this layout, same run): an agent turn (50 messages, 20 tools, 48 seen) 106 -> 35, a new short
-3-message conversation 15.3 -> 13.1 (6 of it openai-harmony's BPE of the new message).
+Measured (``endpoints.prompt_tokens`` in process, us per request, bodies parsed fresh, before ->
+after the prefix cache and the fast paths, same run): an agent turn (``benchmarks/bench_prompt.py``:
+50 messages, 20 tools, 48 seen) 98 -> 36, a growing agent conversation (one message more per
+turn, 10 to 390) 269 -> 108, a new short 3-message conversation 15.4 -> 12.3, of which 6-7 us
+are openai-harmony's BPE of the new 20-token message.
 
 Bodies the renderer rejects (lone surrogates, NaN in a schema: a ``ValueError``) are counted by
 rendering the repaired body whole, as :func:`~mockoss.harmony.prompt.render_chat_prompt` does.
