@@ -16,10 +16,10 @@ import random
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from typing import NamedTuple
 
 from mockoss.profiles.base import Reply
+from mockoss.profiles.sse import is_sse_events
 from mockoss.scenario.transport import MAX_DELAY_MS, TransportSpec
 
 __all__ = [
@@ -70,8 +70,9 @@ class Delivery:
 class Write(NamedTuple):
     """Bytes to write ``at_ms`` milliseconds after the request was answered (one ``more_body`` chunk).
 
-    A named tuple rather than a frozen dataclass: a stream makes one per frame when written one
-    frame per send, and a tuple is built several times faster."""
+    A view of one write of a :class:`Schedule` (:attr:`Schedule.writes`); the schedule itself keeps
+    the times and the bytes in two tuples, so a stream written one frame per send builds no
+    object per frame (a ``Write`` per frame cost 0.15 us, 0.77 ms for 5,000 frames, measured)."""
 
     at_ms: float
     data: bytes
@@ -84,18 +85,42 @@ class Schedule:
     Attributes:
         head_ms: when the status line and headers are written (0 for streams; the whole wait for
             a non-streamed reply, which a server sends once generation is done).
-        writes: body writes, ``at_ms`` non-decreasing.
+        times: when each body write goes out, non-decreasing.
+        data: the bytes of each body write (one ``more_body`` chunk each), as many as ``times``.
         end_ms: when the response ends (≥ the last write).
         drop: ``None``: end cleanly; else drop the connection at ``end_ms``, the text says why.
         content_length: for a non-streamed reply, the ``Content-Length`` to announce (the full
             body's, so that a drop is seen as an incomplete body); ``None`` for streams.
+        separators: when known without reading the bytes, ``separators[k]`` is the number of
+            SSE separators (``b"\\n\\n"``) in ``data[:k]``: the reply's frames are
+            :class:`~mockoss.profiles.sse.SseEvents` and every write is whole, unchanged frames
+            (no ``malformed_at_frame`` replacement, no ``split_special``); ``None`` otherwise.
     """
 
     head_ms: float
-    writes: tuple[Write, ...]
+    times: tuple[float, ...]
+    data: tuple[bytes, ...]
     end_ms: float
     drop: str | None = None
     content_length: int | None = None
+    separators: Sequence[int] | None = None
+
+    @property
+    def writes(self) -> tuple[Write, ...]:
+        """The body writes, each its time and bytes."""
+        return tuple(map(Write._make, zip(self.times, self.data)))
+
+    @classmethod
+    def of(
+        cls,
+        head_ms: float,
+        writes: Sequence[Write],
+        end_ms: float,
+        drop: str | None = None,
+        content_length: int | None = None,
+    ) -> Schedule:
+        """A schedule of the given writes (no separator count)."""
+        return cls(head_ms, tuple(w.at_ms for w in writes), tuple(w.data for w in writes), end_ms, drop, content_length)
 
 
 def _rng(seed: int | str, index: int, purpose: str) -> random.Random:
@@ -151,11 +176,11 @@ def _body(reply: Reply, spec: TransportSpec, seed: int | str, index: int, tokens
         wait += jitter(tokens * 1000.0 / spec.tokens_per_s)
     body = spec.malformed_text.encode() if _at(spec.malformed_at_frame, 1) == 0 else reply.body
     if _after(spec.disconnect_after_frames, 1) == 0:
-        return Schedule(wait, (), wait, "disconnect after 0 frames (before the body)", len(body))
+        return Schedule(wait, (), (), wait, "disconnect after 0 frames (before the body)", len(body))
     if spec.disconnect_after_ms is not None and spec.disconnect_after_ms < wait:
         ms = spec.disconnect_after_ms
-        return Schedule(ms, (), ms, f"disconnect after {ms:g} ms (before the body)", len(body))
-    return Schedule(wait, (Write(wait, body),), wait, None, len(body))
+        return Schedule(ms, (), (), ms, f"disconnect after {ms:g} ms (before the body)", len(body))
+    return Schedule(wait, (wait,), (body,), wait, None, len(body))
 
 
 def _stream(reply: Reply, spec: TransportSpec, seed: int | str, index: int) -> Schedule:
@@ -172,6 +197,7 @@ def _stream(reply: Reply, spec: TransportSpec, seed: int | str, index: int) -> S
     malformed = _at(spec.malformed_at_frame, total)
     if malformed is not None and malformed < cut:
         frames[malformed] = spec.malformed_text.encode()
+    events = is_sse_events(reply.frames) and not (malformed is not None and malformed < cut) and not spec.split_special
 
     jitter = _jitter(spec, _rng(seed, index, "jitter"))
     interval = 1000.0 / spec.tokens_per_s if spec.tokens_per_s is not None else 0.0
@@ -203,43 +229,53 @@ def _stream(reply: Reply, spec: TransportSpec, seed: int | str, index: int) -> S
         end, drop = limit, f"disconnect after {limit:g} ms"
 
     per_write = spec.frames_per_write or (1 if spec.paced else FRAMES_PER_WRITE)
-    writes = _group(frames, times, per_write, stall)
+    at_ms, data, ends = _group(frames, times, per_write, stall)
     if spec.split_special:
-        writes = _split(writes, spec.split_gap_ms, _rng(seed, index, "split"))
-    end = max(end, writes[-1].at_ms) if writes else end
-    return Schedule(0.0, tuple(writes), end, drop)
+        at_ms, data = _split(at_ms, data, spec.split_gap_ms, _rng(seed, index, "split"))
+    end = max(end, at_ms[-1]) if at_ms else end
+    return Schedule(0.0, tuple(at_ms), tuple(data), end, drop, None, ends if events else None)
 
 
-def _group(frames: Sequence[bytes], times: Sequence[float], per_write: int, stall: int | None) -> list[Write]:
+def _group(
+    frames: list[bytes], times: list[float], per_write: int, stall: int | None
+) -> tuple[list[float], list[bytes], Sequence[int]]:
     """Join consecutive frames, ``per_write`` at a time, written when the last of them is due; a
-    group never spans the stall, so everything before it is on the wire when it starts."""
+    group never spans the stall, so everything before it is on the wire when it starts.
+
+    Returns the writes' times and bytes, and ``ends``: ``ends[k]`` is the number of frames in
+    the first ``k`` writes."""
     if per_write == 1 and stall is None:  # one frame per send: the paced path
-        # tuple.__new__ builds each Write in C (Write(at, data) runs a Python-level __new__).
-        return list(map(tuple.__new__, repeat(Write), zip(times, frames)))
-    writes: list[Write] = []
+        return times, frames, range(len(frames) + 1)
+    at_ms: list[float] = []
+    data: list[bytes] = []
+    ends = [0]
     start = 0
     while start < len(frames):
         stop = min(start + per_write, len(frames))
         if stall is not None and start < stall < stop:
             stop = stall
-        writes.append(Write(times[stop - 1], b"".join(frames[start:stop])))
+        at_ms.append(times[stop - 1])
+        data.append(b"".join(frames[start:stop]))
+        ends.append(stop)
         start = stop
-    return writes
+    return at_ms, data, ends
 
 
-def _split(writes: Sequence[Write], gap_ms: float, rng: random.Random) -> list[Write]:
+def _split(times: list[float], data: list[bytes], gap_ms: float, rng: random.Random) -> tuple[list[float], list[bytes]]:
     """Cut each write in two: inside its first special token's text, else at a seeded byte."""
-    out: list[Write] = []
-    for write in writes:
-        data = write.data
-        if len(data) < 2:
-            out.append(write)
+    out_times: list[float] = []
+    out_data: list[bytes] = []
+    for at, chunk in zip(times, data):
+        if len(chunk) < 2:
+            out_times.append(at)
+            out_data.append(chunk)
             continue
-        token = SPECIAL_TOKEN.search(data)
-        cut = rng.randint(token.start() + 1, token.end() - 1) if token else rng.randint(1, len(data) - 1)
-        at = max(write.at_ms, out[-1].at_ms) if out else write.at_ms
-        out += (Write(at, data[:cut]), Write(at + gap_ms, data[cut:]))
-    return out
+        token = SPECIAL_TOKEN.search(chunk)
+        cut = rng.randint(token.start() + 1, token.end() - 1) if token else rng.randint(1, len(chunk) - 1)
+        at = max(at, out_times[-1]) if out_times else at
+        out_times += (at, at + gap_ms)
+        out_data += (chunk[:cut], chunk[cut:])
+    return out_times, out_data
 
 
 async def wait_until(start: float, at_ms: float, *, clock: Clock, sleep: Sleep = asyncio.sleep) -> None:
@@ -261,21 +297,31 @@ async def play(
     """Yield the schedule's writes at their times after ``start`` (a ``clock()`` reading, seconds).
 
     Deadlines are absolute, so sleeping late once does not delay every later write.
-    ``progress[0]`` counts the writes the consumer took and came back for (sent, when the consumer
-    sends each before asking for the next); ``done()`` runs once the last write was taken and
-    ``end_ms`` has passed, before the generator ends (so before a response's closing message).
+    ``progress[0]`` is set to the number of writes the consumer took and came back for (sent,
+    when the consumer sends each before asking for the next); ``done()`` runs once the last write
+    was taken and ``end_ms`` has passed, before the generator ends (so before a response's
+    closing message).
 
     Raises:
         StreamAborted: at ``end_ms`` when the schedule drops the connection.
     """
-    for at_ms, data in schedule.writes:
-        if at_ms > 0:  # wait_until, inlined: this runs once per frame
-            delay = start + at_ms / 1000.0 - clock()
-            if delay > 0:
-                await sleep(delay)
-        yield data
-        if progress is not None:
-            progress[0] += 1
+    times, data = schedule.times, schedule.data
+    if progress is None:
+        progress = [0]
+    if times and times[0] == times[-1]:
+        # Every write is due at once (times never decrease): one wait, then a loop that only
+        # hands out the bytes, 0.06 instead of 0.11 us a write (5,000 writes, measured).
+        await wait_until(start, times[0], clock=clock, sleep=sleep)
+        for progress[0], chunk in enumerate(data):  # progress[0] = the writes taken before this one
+            yield chunk
+    else:
+        for progress[0], (at_ms, chunk) in enumerate(zip(times, data)):
+            if at_ms > 0:  # wait_until, inlined: this runs once per frame
+                delay = start + at_ms / 1000.0 - clock()
+                if delay > 0:
+                    await sleep(delay)
+            yield chunk
+    progress[0] = len(data)
     await wait_until(start, schedule.end_ms, clock=clock, sleep=sleep)
     if schedule.drop is not None:
         raise StreamAborted(f"mockoss: connection dropped: {schedule.drop}")

@@ -85,7 +85,17 @@ def test_the_short_path_answers_and_logs_byte_for_byte_what_the_layered_path_doe
     assert metrics[0] == metrics[1] and metrics[0]
 
 
-@pytest.mark.parametrize("transport", ["truncate_after_frames=5", "disconnect_after_ms=0,frames_per_write=1", "split_special=true"])
+@pytest.mark.parametrize(
+    "transport",
+    [
+        "truncate_after_frames=5",
+        "disconnect_after_ms=0,frames_per_write=1",
+        "split_special=true",
+        "malformed_at_frame=2,frames_per_write=1",
+        "stall_after_frames=3,stall_ms=1,frames_per_write=2",
+        "disconnect_after_frames=4,frames_per_write=3",
+    ],
+)
 def test_a_faulty_stream_is_logged_with_the_frames_that_left_on_both_paths(transport):
     headers = {"X-Mockoss-Transport": transport}
     logs = []

@@ -58,7 +58,7 @@ def test_frames_per_write_groups_frames_written_when_the_last_is_due():
 
 def test_non_streamed_reply_waits_ttft_plus_tokens_over_rate_before_the_headers():
     sched = schedule(BODY, tokens=200, ttft_ms=300, tokens_per_s=50)
-    assert sched == Schedule(4300.0, (Write(4300.0, BODY.body),), 4300.0, None, len(BODY.body))
+    assert sched == Schedule.of(4300.0, (Write(4300.0, BODY.body),), 4300.0, None, len(BODY.body))
 
 
 def test_non_streamed_error_waits_ttft_only():
@@ -174,7 +174,7 @@ def test_split_keeps_write_times_non_decreasing():
 
 
 def test_non_streamed_faults():
-    assert schedule(BODY, ttft_ms=50, disconnect_after_frames=0) == Schedule(
+    assert schedule(BODY, ttft_ms=50, disconnect_after_frames=0) == Schedule.of(
         50.0, (), 50.0, "disconnect after 0 frames (before the body)", len(BODY.body)
     )
     early = schedule(BODY, ttft_ms=500, disconnect_after_ms=20)

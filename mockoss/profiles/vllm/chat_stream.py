@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
+from mockoss.profiles.sse import SseEvents
 from mockoss.profiles.vllm.errors import stream_error_frame
 
 if TYPE_CHECKING:
@@ -42,6 +44,10 @@ class _Sse:
     final: bytes | tuple[bytes | int, ...] | None
     tools_streamed: bool
     tool_calls: int
+    #: The chunks' deltas when none needs a per-request id (joined without a Python loop).
+    plain: tuple[bytes, ...] | None = None
+    #: No piece above holds a newline (JSON escapes them): the frames can be :class:`SseEvents`.
+    newline_free: bool = False
 
 
 def _delta_json(
@@ -89,6 +95,11 @@ def _delta_json(
     return (*pieces, text.encode())
 
 
+def _template_bytes(delta: bytes | tuple[bytes | int, ...]) -> tuple[bytes, ...]:
+    """A delta's request-independent bytes (the per-request tool call ids left out)."""
+    return (delta,) if delta.__class__ is bytes else tuple(p for p in delta if p.__class__ is bytes)  # type: ignore[return-value, union-attr]
+
+
 def sse_pieces(
     completion: Completion,
     plan: Plan,
@@ -123,7 +134,10 @@ def sse_pieces(
     calls = (
         sum(1 for d in emitted if d.tool is not None for t in (d.tool, *d.more_tools) if t[1] is not None) if tools else 0
     )
-    result = _Sse(tuple(chunks), final, streamed, calls)
+    deltas_sent = [delta for delta, _ in chunks] + ([final] if final is not None else [])
+    newline_free = not any(b"\n" in text for delta in deltas_sent for text in _template_bytes(delta))
+    plain = tuple(delta for delta, _ in chunks) if all(delta.__class__ is bytes for delta, _ in chunks) else None
+    result = _Sse(tuple(chunks), final, streamed, calls, plain, newline_free)  # type: ignore[arg-type]
     completion._memo[key] = result
     return result
 
@@ -162,14 +176,22 @@ def stream(profile: VllmProfile, plan: Plan, sse: _Sse, request: ChatRequestView
         for delta, position in sse.chunks:
             usage = (',"usage":' + usage_json(prompt, position + 1, upto[position])).encode() + kv + b"}\n\n"
             frames.append(open_choice + delta_bytes(delta) + mid + usage)
+    elif sse.plain is not None:
+        # One C-level loop (map over zip) instead of a list comprehension: 0.19 instead of 0.29 ms
+        # for 5,000 chunks (measured, bytes.join of each frame's three pieces either way).
+        frames += map(b"".join, zip(repeat(open_choice), sse.plain, repeat(mid + kv + b"}\n\n")))
     else:
         after = mid + kv + b"}\n\n"
         join = b"".join  # one allocation per frame; this runs once per token
         frames.extend([join((open_choice, d if d.__class__ is bytes else delta_bytes(d), after)) for d, _ in sse.chunks])  # type: ignore[arg-type]
+    # The chunk frames are the newline-free head, a delta and the constants above, then "\n\n";
+    # checked here once (the deltas once per completion) rather than by scanning every frame.
+    events = sse.newline_free and b"\n" not in open_choice and not any(b"\n" in tool_id for tool_id in tool_ids)
+    tail = len(frames)
     if plan.error is not None:
         frames.append(stream_error_frame(profile.harmony_error_status, plan.error, body=profile.error_body))
         frames.append(DONE)
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+        return _reply(frames, events and _whole_events(frames[0], *frames[tail:]))
     assert sse.final is not None
     named = isinstance(effective_tool_choice(request, profile), Mapping)
     # vllm#53269: before the fix, a streamed tool call ended "tool_calls" even when cut by max_tokens.
@@ -189,4 +211,14 @@ def stream(profile: VllmProfile, plan: Plan, sse: _Sse, request: ChatRequestView
         stamp = b"" if fingerprint is None else f',"system_fingerprint":"{fingerprint}"'.encode()
         frames.append(head + b'],"usage":' + total + stamp + b"}\n\n")
     frames.append(DONE)
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+    return _reply(frames, events and _whole_events(frames[0], *frames[tail:]))
+
+
+def _whole_events(*frames: bytes) -> bool:
+    """Whether each frame ends with ``b"\\n\\n"`` and holds no other newline."""
+    return all(frame.endswith(b"\n\n") and frame.count(b"\n") == 2 for frame in frames)
+
+
+def _reply(frames: list[bytes], events: bool) -> Reply:
+    """The stream's reply; its frames are :class:`SseEvents` when ``events`` (see that class)."""
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=SseEvents(frames) if events else tuple(frames))
