@@ -129,6 +129,28 @@ def _add_call_names(msg: Mapping[str, Any], tool_names: dict[Any, str]) -> None:
             tool_names[_key(call.get("id"))] = _text(_mapping(call.get("function")).get("name"))
 
 
+def _lead(messages: list[Any]) -> tuple[int, str | None]:
+    """vLLM's ``extract_instructions_from_messages`` as :func:`_leading_instructions` on the
+    mapping items of ``messages``, without copying them: (the index of the leading system/developer
+    message, -1 if none; its text as the instructions). For the incremental count."""
+    i = 0
+    if messages and type(messages[0]) is not dict:  # rare: find the first mapping item
+        i = next((i for i, m in enumerate(messages) if isinstance(m, Mapping)), len(messages))
+    if i < len(messages) and messages[i].get("role") in ("system", "developer"):
+        return i, _flatten_text(messages[i].get("content"))
+    return -1, None
+
+
+def _call_names(messages: list[Any], start: int, lead: int) -> dict[Any, str]:
+    """Tool names by call id over ``messages[start:]`` (the leading instructions left out)."""
+    names: dict[Any, str] = {}
+    for i in range(start, len(messages)):
+        msg = messages[i]
+        if i != lead and (type(msg) is dict or isinstance(msg, Mapping)):
+            _add_call_names(msg, names)
+    return names
+
+
 def _chat_messages(
     body: Mapping[str, Any], start_date: str, exclude_tools_when_tool_choice_none: bool
 ) -> list[Message]:

@@ -69,7 +69,6 @@ from mockoss.harmony.lru import ClockCache
 from mockoss.harmony.prompt._common import (
     DEFAULT_CONVERSATION_START_DATE,
     _developer_message,
-    _flatten_text,
     _key,
     _list,
     _mapping,
@@ -78,9 +77,10 @@ from mockoss.harmony.prompt._common import (
     _tool_description,
 )
 from mockoss.harmony.prompt.chat import (
-    _add_call_names,
+    _call_names,
     _chat_message,
     _function_specs,
+    _lead,
     render_chat_prompt,
 )
 from mockoss.harmony.prompt.pieces import (
@@ -218,27 +218,6 @@ def count_chat_prompt(
         except ValueError:  # data the names cannot be read from: the count stands, unstored
             pass
     return count
-
-
-def _lead(messages: list[Any]) -> tuple[int, str | None]:
-    """vLLM's ``extract_instructions_from_messages``: (the index of the leading system/developer
-    message, -1 if none; its text as the instructions)."""
-    i = 0
-    if messages and type(messages[0]) is not dict:  # rare: find the first mapping item
-        i = next((i for i, m in enumerate(messages) if isinstance(m, Mapping)), len(messages))
-    if i < len(messages) and messages[i].get("role") in ("system", "developer"):
-        return i, _flatten_text(messages[i].get("content"))
-    return -1, None
-
-
-def _call_names(messages: list[Any], start: int, lead: int) -> dict[Any, str]:
-    """Tool names by call id over ``messages[start:]`` (the leading instructions left out)."""
-    names: dict[Any, str] = {}
-    for i in range(start, len(messages)):
-        msg = messages[i]
-        if i != lead and (type(msg) is dict or isinstance(msg, Mapping)):
-            _add_call_names(msg, names)
-    return names
 
 
 def _count_chat(
