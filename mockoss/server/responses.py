@@ -19,6 +19,7 @@ from mockoss.server.transport import (
     Schedule,
     StreamAborted,
     build_schedule,
+    end,
     play,
     wait_until,
 )
@@ -55,6 +56,7 @@ class _Scheduled(StreamingResponse):
         self._clock = asyncio.get_running_loop().time
         self._start, self._head_ms = self._clock(), schedule.head_ms
         self.schedule = schedule
+        self._progress, self._done = progress if progress is not None else [0], done
         headers = dict(reply.headers)
         if schedule.content_length is not None:
             headers["content-length"] = str(schedule.content_length)
@@ -63,7 +65,21 @@ class _Scheduled(StreamingResponse):
 
     async def stream_response(self, send: Callable[..., Awaitable[None]]) -> None:
         await wait_until(self._start, self._head_ms, clock=self._clock)
-        await super().stream_response(send)
+        schedule = self.schedule
+        if not schedule.at_once:
+            await super().stream_response(send)  # each write from play(), at its time
+            return
+        # Every write is due at once: sent from this loop, with play()'s wait, progress and end,
+        # but no generator between the bytes and send(): 0.39 -> 0.23 us a write of a 2,000-token
+        # stream sent one frame per write, in process (bare Starlette over a generator: 0.28).
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        await wait_until(self._start, schedule.times[0], clock=self._clock)
+        progress = self._progress
+        for progress[0], chunk in enumerate(schedule.data):  # progress[0]: the writes sent before this one
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        progress[0] = len(schedule.data)
+        await end(schedule, self._start, clock=self._clock, done=self._done)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def to_scheduled_response(
