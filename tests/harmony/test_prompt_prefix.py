@@ -15,14 +15,14 @@ import random
 from typing import Any
 
 import pytest
-from test_prompt_count import random_chat
+from test_prompt_count import random_chat, random_responses
 
 from mockoss import endpoints
 from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.lru import ENTRY_OVERHEAD, BytesLRU, ClockCache
 from mockoss.harmony.prompt import count as count_module
-from mockoss.harmony.prompt import pieces, render_chat_prompt
-from mockoss.harmony.prompt.count import clear_caches, count_chat_prompt
+from mockoss.harmony.prompt import pieces, render_chat_prompt, render_responses_prompt
+from mockoss.harmony.prompt.count import clear_caches, count_chat_prompt, count_responses_prompt
 from mockoss.harmony.prompt.prefix import MAX_TRIES, PrefixCache
 
 TOOLS = [{"type": "function", "function": {"name": f"tool_{k}", "parameters": {"type": "object"}}} for k in range(3)]
@@ -153,6 +153,98 @@ def test_the_random_growth_test_does_use_prefixes(hits: list[int], monkeypatch: 
         for end in range(len(full["messages"]) + 1):
             count_chat_prompt(_fresh({**full, "messages": full["messages"][:end]}))
     assert sum(1 for length in hits if length) > 10
+
+
+@pytest.fixture
+def item_hits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """As ``hits``, for the prefixes of Responses input items."""
+    clear_caches()
+    found: list[int] = []
+    original = count_module._item_prefixes.find
+
+    def find(items: Any) -> Any:
+        prefix = original(items)
+        found.append(prefix.length if prefix is not None else 0)
+        return prefix
+
+    monkeypatch.setattr(count_module._item_prefixes, "find", find)
+    yield found
+    clear_caches()
+
+
+def _responses_agent(turns: int) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for k in range(turns):
+        items.append({"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"Task {k}."}]})
+        items.append({"type": "reasoning", "content": [{"type": "reasoning_text", "text": f"I will call tool_{k % 3}."}]})
+        items.append({"type": "function_call", "call_id": f"call_{k}", "name": f"tool_{k % 3}", "arguments": "{}"})
+        items.append({"type": "function_call_output", "call_id": f"call_{k}", "output": f"result {k}"})
+    return items
+
+
+def test_a_growing_responses_agent_finds_its_items_and_counts_exactly(item_hits: list[int]) -> None:
+    """A result's tool name comes from a call inside the prefix: the prefix carries the names."""
+    full = _responses_agent(6)
+    ends = range(8, len(full) + 1, 2)
+    for end in ends:
+        body = _fresh({"model": "m", "instructions": "Be brief.", "tools": [{"type": "function", "name": "tool_0"}], "input": full[:end]})
+        assert count_responses_prompt(body) == len(render_responses_prompt(body))
+    assert item_hits[:2] == [0, 0] and item_hits[2:] == [end - 4 for end in ends[2:]]
+
+
+def test_the_server_finds_the_prefix_of_a_responses_agent_turn(item_hits: list[int]) -> None:
+    from mockoss.server.core import MockServer
+
+    server = MockServer("clean-answer")
+    seen = _responses_agent(4)
+    for n in range(5):
+        tail = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"Now step {n}."}]}]
+        raw = json.dumps({"model": "openai/gpt-oss-20b", "input": seen + tail, "tools": [{"type": "function", "name": "tool_0"}]}).encode()
+        server.respond("responses", raw, {})
+    assert item_hits[:2] == [0, 0] and item_hits[2:] == [len(seen)] * 3
+
+
+def test_a_responses_prefix_then_a_final_answer_drops_its_reasoning_exactly(item_hits: list[int]) -> None:
+    seen = _responses_agent(3)
+    for n in range(4):
+        tail: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": f"next {n}"}]
+        if n % 2:
+            tail.append({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": f"Done {n}."}]})
+        body = _fresh({"model": "m", "input": seen + tail})
+        assert count_responses_prompt(body) == len(render_responses_prompt(body))
+    assert item_hits[2:] == [len(seen)] * 2
+
+
+def _random_items(rng: random.Random) -> dict[str, Any]:
+    """A random Responses body whose ``input`` is a list of two random bodies' items."""
+    bodies = [random_responses(rng) for _ in range(6)]
+    full = next(b for b in bodies if isinstance(b.get("input"), list))
+    for other in bodies:
+        if other is not full and isinstance(other.get("input"), list):
+            full["input"] += other["input"]
+            break
+    return full
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_responses_inputs_grown_item_by_item_with_prefixes_everywhere(seed: int, item_hits: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(count_module, "PREFIX_MIN", 2)
+    rng = random.Random(7000 + seed)
+    full = _random_items(rng)
+    for end in range(len(full["input"]) + 1):
+        for _ in range(2):
+            body = _fresh({**full, "input": full["input"][:end]})
+            for builtin in (False, True):
+                assert count_responses_prompt(body, builtin_tools=builtin) == len(render_responses_prompt(body, builtin_tools=builtin))
+
+
+def test_the_random_responses_growth_does_use_prefixes(item_hits: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(count_module, "PREFIX_MIN", 2)
+    for seed in range(20):
+        full = _random_items(random.Random(7000 + seed))
+        for end in range(len(full["input"]) + 1):
+            count_responses_prompt(_fresh({**full, "input": full["input"][:end]}))
+    assert sum(1 for length in item_hits if length) > 10
 
 
 def test_the_prefix_cache_is_bounded_in_entries_and_bytes() -> None:

@@ -36,9 +36,10 @@ when all values are strings or null, else its :mod:`marshal` bytes, which decode
 equal keys mean equal JSON data: strings, numbers, booleans, null, lists and dicts, key order
 included) plus, for a chat ``tool`` message or a Responses ``function_call_output``, the tool name
 looked up by call id (the only thing the conversion reads outside the message). In a chat
-conversation of :data:`PREFIX_MIN` messages or more, a run of leading messages already counted is
-found in one lookup (:mod:`mockoss.harmony.prompt.prefix`, which says why that is exact), and the
-preamble is cached by its inputs, the whole tools list as one key (:func:`_chat_preamble`).
+conversation of :data:`PREFIX_MIN` messages or more (a Responses ``input`` of as many items), a
+run of leading messages already counted is found in one lookup (:mod:`mockoss.harmony.prompt.prefix`,
+which says why that is exact), and the chat preamble is cached by its inputs, the whole tools list
+as one key (:func:`_chat_preamble`).
 ``tests/harmony/test_prompt_count.py`` and ``test_prompt_prefix.py`` check the counts against
 ``len(render_…_prompt(body))`` on the scenario library's requests, the prompt tests' bodies and
 random conversations (grown turn by turn, each turn parsed fresh), with whichever Harmony library
@@ -48,7 +49,8 @@ Measured (``endpoints.prompt_tokens`` in process, us per request, bodies parsed 
 after the prefix cache and the fast paths, same run): an agent turn (``benchmarks/bench_prompt.py``:
 50 messages, 20 tools, 48 seen) 98 -> 36, a growing agent conversation (one message more per
 turn, 10 to 390) 269 -> 108, a new short 3-message conversation 15.4 -> 12.3, of which 6-7 us
-are openai-harmony's BPE of the new 20-token message.
+are openai-harmony's BPE of the new 20-token message; a Responses agent turn (49 input items, 48
+seen, 20 tools; ``count_responses_prompt``) 80 -> 33.
 
 Bodies the renderer rejects (lone surrogates, NaN in a schema: a ``ValueError``) are counted by
 rendering the repaired body whole, as :func:`~mockoss.harmony.prompt.render_chat_prompt` does.
@@ -58,23 +60,19 @@ Caches are bounded in bytes (:data:`MESSAGE_CACHE_BYTES`) and emptied by :func:`
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from itertools import chain
 from typing import Any
 
-from openai_harmony import Message, RenderOptions, Role, ToolNamespaceConfig
+from openai_harmony import Message, Role
 
-from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.lru import ClockCache
 from mockoss.harmony.prompt._common import (
     DEFAULT_CONVERSATION_START_DATE,
-    _developer_message,
     _key,
     _list,
     _mapping,
-    _system_message,
     _text,
-    _tool_description,
 )
 from mockoss.harmony.prompt.chat import (
     _call_names,
@@ -94,6 +92,8 @@ from mockoss.harmony.prompt.pieces import (
     _kept,
     _key_bytes,
     _message_tokens,
+    _preamble_count,
+    _preamble_parts,
     _suffix,
     _text_tokens,
     _tool_head,
@@ -119,6 +119,7 @@ PREFIX_MIN = 8
 _messages: ClockCache[Counted] = ClockCache(MESSAGE_CACHE_BYTES)
 _preambles: ClockCache[int] = ClockCache(MESSAGE_CACHE_BYTES // 8)
 _prefixes = PrefixCache(MESSAGE_CACHE_BYTES // 4)
+_item_prefixes = PrefixCache(MESSAGE_CACHE_BYTES // 8)  # of Responses input items
 
 
 def clear_caches() -> None:
@@ -126,12 +127,14 @@ def clear_caches() -> None:
     _messages.clear()
     _preambles.clear()
     _prefixes.clear()
+    _item_prefixes.clear()
     _heads.clear()
+    _preamble_parts.clear()
 
 
 def cache_size() -> int:
     """Bytes held by the count caches."""
-    return _messages.size + _preambles.size + _prefixes.size + _heads.size
+    return _messages.size + _preambles.size + _prefixes.size + _item_prefixes.size + _heads.size + _preamble_parts.size
 
 
 def _entries(key: tuple[str, str | None, Any], build: Callable[[], list[Message]]) -> Counted:
@@ -140,41 +143,6 @@ def _entries(key: tuple[str, str | None, Any], build: Callable[[], list[Message]
         cached = _counted((_message_tokens(m), m.author.role == Role.ASSISTANT, m.channel) for m in build())
         _messages.put(key, cached, _key_bytes(key[2]) + 64 * len(cached[2]))
     return cached
-
-
-def _system_count(effort: Any, start_date: str, namespaces: Sequence[ToolNamespaceConfig], functions: bool) -> int:
-    effort = effort if isinstance(effort, str) else None
-    key = ("system", effort, start_date, tuple(n.name for n in namespaces) if namespaces else (), functions)
-    cached = _preambles.get(key)
-    if cached is None:
-        message = _system_message(effort, start_date, namespaces)
-        options = RenderOptions(conversation_has_function_tools=functions)
-        cached = _preambles.put(key, len(load_encoding().render(message, options)), 256)
-    return cached
-
-
-def _developer_count(instructions: str | None, specs: list[Mapping[str, Any]]) -> int:
-    text = _data_key((instructions, specs))
-    key = ("developer", text)
-    cached = _preambles.get(key)
-    if cached is None:
-        message = _developer_message(instructions, [_tool_description(spec) for spec in specs])
-        cached = _preambles.put(key, len(load_encoding().render(message)), sys.getsizeof(text))
-    return cached
-
-
-def _preamble_count(
-    instructions: str | None,
-    specs: list[Mapping[str, Any]],
-    effort: Any,
-    start_date: str,
-    namespaces: Sequence[ToolNamespaceConfig] = (),
-) -> int:
-    """Tokens of vLLM's ``build_harmony_preamble`` (see ``_common._preamble``)."""
-    total = _system_count(effort, start_date, namespaces, bool(specs))
-    if instructions or specs:
-        total += _developer_count(instructions, specs)
-    return total
 
 
 def _previous(entry: Mapping[str, Any]) -> list[Message]:
@@ -352,35 +320,80 @@ def count_responses_prompt(
     """``len(render_responses_prompt(body, …))``, computed from cached per-message counts.
 
     Same arguments as :func:`~mockoss.harmony.prompt.render_responses_prompt`; see the module
-    docstring for why the count is exact.
+    docstring for why the count is exact. An ``input`` list of :data:`PREFIX_MIN` items or more
+    first looks for a stored prefix of its items, as a chat conversation does for its messages
+    (:func:`count_chat_prompt`): an item's turns depend only on it and the function calls before
+    it, so a prefix needs no later-declaration check (its call names are kept for the rest).
     """
     body = _mapping(body)
     try:
-        instructions, specs, namespaces, effort, request_input = _responses_parts(body, builtin_tools)
-        total = _preamble_count(instructions, specs, effort, conversation_start_date, namespaces)
-        turns: list[Entry] = []
-        previous = _list(body.get("previous_input_messages"))
-        for entry in previous:
-            if type(entry) is dict or isinstance(entry, Mapping):
-                turns.extend(_entries(("previous", None, _content_key(entry)), lambda e=entry: _previous(e))[2])
-        if isinstance(request_input, str):
-            if request_input or not body.get("previous_input_messages"):
-                turns.extend(_entries(("input", None, request_input), lambda: [Message.from_role_and_content(Role.USER, request_input)])[2])
-        else:
-            call_names: dict[Any, str] = {}
-            for item in _list(request_input):
-                if type(item) is not dict and not isinstance(item, Mapping):
-                    continue
-                kind = item.get("type", "message")
-                name = None
-                if kind == "function_call":  # what _response_item records for later outputs
-                    call_names[_key(item.get("call_id"))] = _text(item.get("name"))
-                elif kind == "function_call_output":
-                    name = call_names.get(_key(item.get("call_id")), "")
-                build = lambda i=item: [m] if (m := _response_item(i, dict(call_names))) is not None else []  # noqa: E731
-                turns.extend(_entries(("item", name, _content_key(item)), build)[2])
-        return total + _kept(turns, vllm_drop=True) + _suffix()
+        parts = _responses_parts(body, builtin_tools)
+        items = parts[4] if isinstance(parts[4], list) else None
+        prefix = _item_prefixes.find(items) if items is not None and len(items) >= PREFIX_MIN else None
+        count, seen = _count_responses(body, parts, prefix, conversation_start_date)
     except ValueError:
         return len(
             render_responses_prompt(body, conversation_start_date=conversation_start_date, builtin_tools=builtin_tools)
         )
+    if seen is not None and items is not None:
+        try:
+            _item_prefixes.store(items, seen[0], lambda: _item_prefix(items, *seen))
+        except ValueError:  # data the names cannot be read from: the count stands, unstored
+            pass
+    return count
+
+
+def _count_responses(
+    body: Mapping[str, Any], parts: tuple[Any, ...], prefix: Prefix | None, start_date: str
+) -> tuple[int, tuple[int, tuple[Entry, ...]] | None]:
+    """(the prompt's tokens, the prefix of the input items worth storing, as in ``_count_chat``)."""
+    instructions, specs, namespaces, effort, request_input = parts
+    total = _preamble_count(instructions, specs, effort, start_date, namespaces)
+    turns: list[Entry] = []
+    for entry in _list(body.get("previous_input_messages")):
+        if type(entry) is dict or isinstance(entry, Mapping):
+            turns.extend(_entries(("previous", None, _content_key(entry)), lambda e=entry: _previous(e))[2])
+    if not isinstance(request_input, list):
+        if isinstance(request_input, str) and (request_input or not body.get("previous_input_messages")):
+            turns.extend(_entries(("input", None, request_input), lambda: [Message.from_role_and_content(Role.USER, request_input)])[2])
+        return total + _kept(turns, vllm_drop=True) + _suffix(), None
+    start, earlier = 0, len(turns)  # turns[earlier:] are the input items' turns
+    call_names: dict[Any, str] = {}
+    if prefix is not None:
+        start, call_names = prefix.length, dict(prefix.names)
+        turns.extend(prefix.turns)
+    seen, seen_turns = len(request_input), -1  # the first item not found counted, len(turns) then
+    for i in range(start, len(request_input)):
+        item = request_input[i]
+        if type(item) is not dict and not isinstance(item, Mapping):
+            continue
+        kind = item.get("type", "message")
+        name = None
+        if kind == "function_call":  # what _response_item records for later outputs
+            call_names[_key(item.get("call_id"))] = _text(item.get("name"))
+        elif kind == "function_call_output":  # a new string: see _count_chat on what keys hold
+            name = "functions." + call_names.get(_key(item.get("call_id")), "")
+        key = ("item", name, _content_key(item))
+        cached = _messages.get(key)
+        if cached is None:
+            if seen_turns < 0:
+                seen, seen_turns = i, len(turns)
+            built = _response_item(item, dict(call_names))
+            cached = _counted((_message_tokens(m), m.author.role == Role.ASSISTANT, m.channel) for m in ([built] if built is not None else []))
+            _messages.put(key, cached, _key_bytes(key[2]) + 64 * len(cached[2]))
+        turns.extend(cached[2])
+    total += _kept(turns, vllm_drop=True) + _suffix()
+    if seen_turns < 0 or seen < PREFIX_MIN or seen <= start:
+        return total, None  # no new item, or no longer run seen
+    return total, (seen, tuple(turns[earlier:seen_turns]))
+
+
+def _item_prefix(items: list[Any], length: int, turns: tuple[Entry, ...]) -> Prefix:
+    """The :class:`Prefix` of ``items[:length]`` whose turns are ``turns``, with the call names
+    its function calls leave for the items after it."""
+    names: dict[Any, str] = {}
+    for item in items[:length]:
+        if (type(item) is dict or isinstance(item, Mapping)) and item.get("type", "message") == "function_call":
+            names[_key(item.get("call_id"))] = _text(item.get("name"))
+    analysis = any(t[2] == "analysis" for t in turns)
+    return Prefix(length, sum(t[0] for t in turns), analysis, turns, names, frozenset())

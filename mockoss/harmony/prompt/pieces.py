@@ -10,15 +10,20 @@ from __future__ import annotations
 import functools
 import marshal
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain
 from typing import Any
 
-from openai_harmony import Author, Conversation, Message, Role, TextContent
+from openai_harmony import Author, Conversation, Message, RenderOptions, Role, TextContent, ToolNamespaceConfig
 
 from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.lru import ClockCache
-from mockoss.harmony.prompt._common import legacy_tool_call_headers
+from mockoss.harmony.prompt._common import (
+    _developer_message,
+    _system_message,
+    _tool_description,
+    legacy_tool_call_headers,
+)
 
 #: One rendered Harmony message: (its token count, written by the assistant, its channel).
 Entry = tuple[int, bool, str | None]
@@ -29,6 +34,9 @@ Counted = tuple[int, bool, tuple[Entry, ...]]
 
 #: Header counts (by header fields, and tool results' by author): a few hundred bytes each.
 _heads: ClockCache[int] = ClockCache(1024 * 1024)
+
+#: System and developer message counts (by their inputs; a developer key holds its tools).
+_preamble_parts: ClockCache[int] = ClockCache(4 * 1024 * 1024)
 
 
 @functools.cache
@@ -159,3 +167,38 @@ def _kept(turns: Iterable[Entry], vllm_drop: bool) -> int:
         first_final = next(i for i, t in enumerate(turns) if t[2] == "final")
         turns = [t for i, t in enumerate(turns) if not (i < first_final and t[2] == "analysis")]
     return sum(t[0] for t in turns)
+
+
+def _system_count(effort: Any, start_date: str, namespaces: Sequence[ToolNamespaceConfig], functions: bool) -> int:
+    effort = effort if isinstance(effort, str) else None
+    key = ("system", effort, start_date, tuple(n.name for n in namespaces) if namespaces else (), functions)
+    cached = _preamble_parts.get(key)
+    if cached is None:
+        message = _system_message(effort, start_date, namespaces)
+        options = RenderOptions(conversation_has_function_tools=functions)
+        cached = _preamble_parts.put(key, len(load_encoding().render(message, options)), 256)
+    return cached
+
+
+def _developer_count(instructions: str | None, specs: list[Mapping[str, Any]]) -> int:
+    text = _data_key((instructions, specs))
+    key = ("developer", text)
+    cached = _preamble_parts.get(key)
+    if cached is None:
+        message = _developer_message(instructions, [_tool_description(spec) for spec in specs])
+        cached = _preamble_parts.put(key, len(load_encoding().render(message)), sys.getsizeof(text))
+    return cached
+
+
+def _preamble_count(
+    instructions: str | None,
+    specs: list[Mapping[str, Any]],
+    effort: Any,
+    start_date: str,
+    namespaces: Sequence[ToolNamespaceConfig] = (),
+) -> int:
+    """Tokens of vLLM's ``build_harmony_preamble`` (see ``_common._preamble``)."""
+    total = _system_count(effort, start_date, namespaces, bool(specs))
+    if instructions or specs:
+        total += _developer_count(instructions, specs)
+    return total
