@@ -164,10 +164,10 @@ def prompt_tokens(name: str, raw: bytes, body: Any = None) -> int:
     A body sent before costs one lookup from its third time on (cached on the exact bytes from its
     second, bounded by :data:`BODY_CACHE_BYTES`); chat and Responses bodies are otherwise counted
     from per-message counts (:mod:`mockoss.harmony.prompt.count`), so a turn that resends a
-    conversation costs about its new messages. If openai-harmony cannot render the prompt (its tokenizer panics on
-    some pathological inputs, e.g. a single million-character word), the count falls back to
-    ``len(raw) // 4`` and a warning is logged, so usage stays deterministic and the request is
-    still answered.
+    conversation costs about its new messages. If openai-harmony cannot render the prompt (its
+    tokenizer panics on some pathological inputs, e.g. a single million-character word), the count
+    falls back to ``len(raw) // 4`` and a warning is logged, so usage stays deterministic and the
+    request is still answered.
     """
     key = (name, raw)
     cached = _counts.get(key)

@@ -2,8 +2,8 @@
 
 :class:`BytesLRU` (least recently used) holds whole-body prompt counts
 (:mod:`mockoss.endpoints`), compiled completions (:mod:`mockoss.harmony.completion`) and loaded
-scenarios; :class:`ClockCache` (second chance, a cheaper hit) the per-message and prefix counts of
-:mod:`mockoss.harmony.prompt.count`. Sizes are what the caller states for an entry (its key's and
+scenarios; :class:`ClockCache` (second chance, a cheaper hit) the per-message, header and preamble counts
+of :mod:`mockoss.harmony.prompt.count`. Sizes are what the caller states for an entry (its key's and
 value's bytes, roughly), so the bound holds whatever the entries are.
 """
 
@@ -114,13 +114,14 @@ class ClockCache(Generic[V]):
             not stored.
 
     The policy: entries queue in insertion order; ``get`` only marks its entry as used (one dict
-    lookup and one list store: no reordering, so a hit costs about a plain ``dict.get``, 40-55 ns
-    less than :meth:`BytesLRU.get`'s ``move_to_end``); ``put`` evicts from the oldest end until the
-    new entry fits, but an entry marked as used since it was last looked at is unmarked and sent to
-    the back of the queue instead (its second chance). So an entry read at least once per pass of
-    the queue stays, and one not read since it last came up is evicted: LRU's behaviour for the
-    hot/cold split that matters here (conversation prefixes, messages resent every turn), for a
-    cheaper hit. Every sweep unmarks what it passes, so ``put`` ends after at most two passes.
+    lookup and one list store: no reordering, so a hit costs about a plain ``dict.get``, ~40 ns
+    less than :meth:`BytesLRU.get` with its ``move_to_end``); ``put`` evicts from the oldest end
+    until the new entry fits, but an entry marked as used since it was last looked at is unmarked
+    and sent to the back of the queue instead (its second chance). So an entry read at least once
+    per pass of the queue stays, and one not read since it last came up is evicted: LRU's
+    behaviour for the hot/cold split that matters here (messages resent every turn, a system
+    prompt, tool headers), for a cheaper hit. A sweep unmarks what it passes, so ``put`` ends within about two passes (a reader
+    may mark an entry again meanwhile).
     ``size`` is the bytes held, ``len()`` the number of entries.
     """
 
