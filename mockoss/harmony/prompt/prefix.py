@@ -69,8 +69,9 @@ class Prefix(NamedTuple):
 
 
 class PrefixCache:
-    """The newest stored prefixes (at most :data:`RECENT`, at most ``limit`` bytes of keys), each
-    with the marshal bytes of its messages as its key.
+    """The newest stored prefixes (at most :data:`RECENT`, at most ``limit`` bytes), each with the
+    marshal bytes of its messages as its key and its last message (the lookup's filter, counted
+    at its marshal size).
 
     A lookup compares bytes (a ``memcmp``) instead of hashing them into a dict: the bytes of 47
     agent messages (16 KB) take 3 us to hash. Newest first, a hit moves to the front: agents resend
@@ -79,14 +80,14 @@ class PrefixCache:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        #: ``(key, last message, prefix)`` newest first; replaced whole, so reads need no lock.
-        self._entries: tuple[tuple[bytes, Any, Prefix], ...] = ()
+        #: ``(key, last message, prefix, bytes)`` newest first; replaced whole, so reads need no lock.
+        self._entries: tuple[tuple[bytes, Any, Prefix, int], ...] = ()
         self._lock = threading.Lock()
 
     @property
     def size(self) -> int:
-        """Bytes held (the keys, the bulk of an entry)."""
-        return sum(len(key) + 64 * (len(prefix.turns) + len(prefix.names)) for key, _, prefix in self._entries)
+        """Bytes held (as counted against ``limit``)."""
+        return sum(entry[3] for entry in self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -100,7 +101,7 @@ class PrefixCache:
         n, tries = len(messages), MAX_TRIES
         entries = self._entries  # one snapshot: another thread may replace it meanwhile
         for entry in entries:
-            key, last, prefix = entry
+            key, last, prefix, _ = entry
             length = prefix.length
             if length <= n and messages[length - 1] == last:  # a cheap filter; the bytes decide
                 try:
@@ -121,23 +122,25 @@ class PrefixCache:
         ``None``. The key is taken before ``build`` runs (see the module docstring)."""
         try:
             key = marshal.dumps(messages[:length])
+            last = messages[length - 1]
+            nbytes = len(key) + len(marshal.dumps(last))
         except ValueError:
             return
-        if len(key) > self.limit:
+        if nbytes > self.limit:
             return
         prefix = build()
         if prefix is not None:
-            self._push((key, messages[length - 1], prefix))
+            self._push((key, last, prefix, nbytes + 64 * (len(prefix.turns) + len(prefix.names))))
 
-    def _push(self, entry: tuple[bytes, Any, Prefix]) -> None:
+    def _push(self, entry: tuple[bytes, Any, Prefix, int]) -> None:
         """Put ``entry`` first, dropping any other entry with the same key and the oldest ones
-        beyond :data:`RECENT` entries or ``limit`` bytes of keys."""
+        beyond :data:`RECENT` entries or ``limit`` bytes."""
         with self._lock:
-            kept, total = [entry], len(entry[0])
+            kept, total = [entry], entry[3]
             for other in self._entries:
-                if len(kept) == RECENT or total + len(other[0]) > self.limit:
+                if len(kept) == RECENT or total + other[3] > self.limit:
                     break
                 if other[0] != entry[0]:
                     kept.append(other)
-                    total += len(other[0])
+                    total += other[3]
             self._entries = tuple(kept)
