@@ -27,8 +27,10 @@ from mockoss.server.transport import (
 __all__ = ["to_response", "to_scheduled_response"]
 
 
-async def _frames(frames: Sequence[bytes], abort: str | None) -> AsyncIterator[bytes]:
+async def _frames(frames: Sequence[bytes], abort: str | None, taken: list[int] | None) -> AsyncIterator[bytes]:
     for start in range(0, len(frames), FRAMES_PER_WRITE):
+        if taken is not None:
+            taken[0] = min(start + FRAMES_PER_WRITE, len(frames))
         yield b"".join(frames[start : start + FRAMES_PER_WRITE])
     if abort is not None:
         # Escaping the ASGI app after the response started makes uvicorn close the connection
@@ -36,12 +38,15 @@ async def _frames(frames: Sequence[bytes], abort: str | None) -> AsyncIterator[b
         raise StreamAborted(f"mockoss: stream dropped as the emulated server drops it: {abort}")
 
 
-def to_response(reply: Reply) -> Response:
-    """Turn a profile's reply into a Starlette response (streamed when it has frames)."""
+def to_response(reply: Reply, *, taken: list[int] | None = None) -> Response:
+    """Turn a profile's reply into a Starlette response (streamed when it has frames).
+
+    ``taken[0]``: the frames in the writes handed to ``send`` so far, the one being sent included
+    (set before each write is handed over)."""
     headers = dict(reply.headers)
     if reply.streamed:
         return StreamingResponse(
-            _frames(reply.frames, reply.abort), status_code=reply.status, media_type=reply.media_type, headers=headers
+            _frames(reply.frames, reply.abort, taken), status_code=reply.status, media_type=reply.media_type, headers=headers
         )
     return Response(reply.body, status_code=reply.status, media_type=reply.media_type, headers=headers)
 

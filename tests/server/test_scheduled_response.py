@@ -1,7 +1,8 @@
-"""The scheduled response (``mockoss.server.responses``) sends a schedule whose writes are all due
-at once from its own loop; what the ASGI ``send`` sees (messages, their order, the progress
-counter at each send, when ``done()`` runs, the drop) is what Starlette's loop over
-:func:`mockoss.server.transport.play` gives."""
+"""Responses (``mockoss.server.responses``): the scheduled response sends a schedule whose writes
+are all due at once from its own loop; what the ASGI ``send`` sees (messages, their order, the
+progress counter at each send, when ``done()`` runs, the drop) is what Starlette's loop over
+:func:`mockoss.server.transport.play` gives. An unscheduled stream reports the frames handed to
+``send`` so far, which for :class:`~mockoss.profiles.sse.SseEvents` is the separators sent."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from starlette.responses import StreamingResponse
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply
 from mockoss.profiles.sse import SseEvents
 from mockoss.scenario.transport import TransportSpec
-from mockoss.server.responses import to_scheduled_response
+from mockoss.server.responses import to_response, to_scheduled_response
 from mockoss.server.transport import Delivery, StreamAborted
 
 FRAMES = SseEvents(f'data: {{"n":{i}}}\n\n'.encode() for i in range(150))
@@ -70,3 +71,29 @@ def test_the_at_once_loop_sends_what_play_gives(spec, abort):
 def test_a_paced_body_is_sent_as_play_gives_it(spec):
     body = Reply(200, body=b'{"ok":true}')
     assert _run(spec, generic=False, reply=body) == _run(spec, generic=True, reply=body)
+
+
+@pytest.mark.parametrize("count", [0, 1, 63, 64, 65, 150])
+@pytest.mark.parametrize("abort", [None, "crash"])
+def test_an_unscheduled_stream_reports_the_frames_handed_to_send(count, abort):
+    taken = [0]
+    response = to_response(Reply(200, SSE_MEDIA_TYPE, frames=FRAMES[:count], abort=abort), taken=taken)
+    seen: list = []
+    separators = 0
+
+    async def send(message: dict) -> None:
+        nonlocal separators
+        separators += message.get("body", b"").count(b"\n\n")
+        seen.append((taken[0], separators))
+
+    async def receive() -> dict:
+        await asyncio.sleep(10)
+        return {"type": "http.disconnect"}
+
+    scope = {"type": "http", "asgi": {"spec_version": "2.4"}}
+    try:
+        asyncio.run(response(scope, receive, send))
+    except StreamAborted:
+        assert abort is not None
+    assert [taken for taken, _ in seen] == [separators for _, separators in seen]
+    assert seen[-1][1] == count and len(seen) == (1 if abort else 2) + (count + 63) // 64  # start, writes, end
