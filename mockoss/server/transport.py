@@ -149,9 +149,11 @@ def _at(position: int | None, total: int) -> int | None:
     return resolved if 0 <= resolved < total else None
 
 
-def _jitter(spec: TransportSpec, rng: random.Random) -> Callable[[float], float]:
+def _jitter(spec: TransportSpec, seed: int | str, index: int) -> Callable[[float], float]:
+    """Scale a duration by ``1 ± jitter`` (seeded); without jitter, no generator is seeded (5 us)."""
     if not spec.jitter:
         return lambda ms: ms
+    rng = _rng(seed, index, "jitter")
     return lambda ms: ms * (1.0 + spec.jitter * (2.0 * rng.random() - 1.0))
 
 
@@ -176,7 +178,7 @@ def build_schedule(reply: Reply, spec: TransportSpec, seed: int | str, index: in
 
 
 def _body(reply: Reply, spec: TransportSpec, seed: int | str, index: int, tokens: int) -> Schedule:
-    jitter = _jitter(spec, _rng(seed, index, "jitter"))
+    jitter = _jitter(spec, seed, index)
     wait = jitter(spec.ttft_ms)
     if spec.tokens_per_s is not None and tokens:
         wait += jitter(tokens * 1000.0 / spec.tokens_per_s)
@@ -205,7 +207,7 @@ def _stream(reply: Reply, spec: TransportSpec, seed: int | str, index: int) -> S
         frames[malformed] = spec.malformed_text.encode()
     events = is_sse_events(reply.frames) and not (malformed is not None and malformed < cut) and not spec.split_special
 
-    jitter = _jitter(spec, _rng(seed, index, "jitter"))
+    jitter = _jitter(spec, seed, index)
     interval = 1000.0 / spec.tokens_per_s if spec.tokens_per_s is not None else 0.0
     at = jitter(spec.ttft_ms)
     if not interval:  # every frame at the first one's time (what the loop below gives)
