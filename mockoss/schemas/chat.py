@@ -192,7 +192,9 @@ class QuickChatRequest(_ChatRequestFields):
     The model builds a ``ChatMessageParam`` for every message and a ``ChatToolParam`` and a
     ``FunctionDefinition`` for every tool, and nothing reads them (the view needs the tool names
     only). Here those items are ``TypedDict``\\ s with the same annotations and constraints,
-    checked by the same pydantic-core validators without a model instance each.
+    checked by the same pydantic-core validators without a model instance each: an agent's turn
+    (50 messages, 20 tools) validates in ~20 instead of ~50 us, a 3-message request in ~1.9
+    instead of ~2.8 us (``validate_request``, measured in the same run).
 
     Why "this accepts" implies "``ChatCompletionRequest`` accepts" (the only direction needed:
     on any doubt :func:`quick_validate` gives ``None`` and the model decides, with its errors):
@@ -202,8 +204,8 @@ class QuickChatRequest(_ChatRequestFields):
       ``Mapping``); only the message for anything else differs, and no error comes from here;
     * item dicts ignore unknown keys here (keeping them costs ~2x) where the model allows them:
       both accept any value there, but the model refuses a key that is not a string
-      (``invalid_key``), so :func:`quick_validate` checks that every key is exactly a ``str``
-      (always so for JSON);
+      (``invalid_key``), so :func:`quick_validate` checks that the keys are strings
+      (:func:`_keys_are_str`; always so for JSON);
     * the model-level ``check_tool_usage`` is the same function (:func:`tool_usage_problem`),
       run after validation instead of as an ``after`` validator (which, too, runs only once
       every field is valid);
@@ -228,9 +230,11 @@ _validate_quick = QuickChatRequest.__pydantic_validator__.validate_python
 
 
 def _keys_are_str(dicts: Iterable[Any]) -> bool:
-    """Whether every key of every dict in ``dicts`` is exactly a ``str``. The distinct keys are
-    gathered first: a set union reads a dict's keys with their stored hashes (~1.5 us for 50
-    messages, half the time of checking each key's type)."""
+    """Whether every key of every dict in ``dicts`` is a ``str``. The distinct keys are gathered
+    first: a set union reads a dict's keys with their stored hashes (~1.5 us for 50 messages, half
+    the time of checking each key's type). So a key is checked once per distinct value: exact for
+    JSON (whose keys are all ``str``); only Python code could build a non-``str`` key that hashes
+    and compares equal to a ``str`` key of another item and slips by."""
     return _STR_ONLY.issuperset(map(type, set().union(*dicts)))
 
 
@@ -260,6 +264,3 @@ def quick_validate(body: Any, max_items: int) -> QuickChatRequest | None:
         return None
     return request
 
-
-#: ``QuickChatRequest.model_validate`` without its keyword handling (~0.3 us a call, measured).
-_validate_quick = QuickChatRequest.__pydantic_validator__.validate_python
