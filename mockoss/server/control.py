@@ -75,9 +75,13 @@ _PREFIX = re.compile(r"^/s/([^/]+)(/.*)$")
 _SCENARIO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
-#: A session's request-log entry as :meth:`ControlPlane.log` keeps it (a tuple: cheaper to build on
-#: every request than the dict :func:`log_entry` spells out when ``/mockoss/requests`` reads it).
-LogEntry = tuple[int, Any, str, int, str, "str | None", "str | None", float, "RecordedRequest | None"]
+#: A session's request-log entry as :meth:`ControlPlane.log` keeps it: ``(seq, method, path,
+#: status, endpoint, test_id, session, seconds, index, scenario, rule, turn, step)``, the last five
+#: the generation record's (``None`` without one). A tuple of scalars: cheaper to build on every
+#: request than the dict :func:`log_entry` spells out when ``/mockoss/requests`` reads it, and not
+#: tracked by the garbage collector once it has seen it.
+LogEntry = tuple[Any, ...]
+_LOG_FIELDS = ("seq", "method", "path", "status", "endpoint", "test_id", "session", "ms", "index", "scenario", "rule", "turn", "step")
 
 
 @dataclass
@@ -201,9 +205,14 @@ class ControlPlane:
         if endpoint != "control" and (test_id is None or _TEST_ID.fullmatch(test_id)):
             target = self.session(test_id)
             if epoch is None or target.epoch == epoch:  # type: ignore[union-attr]
-                # Only the record: its body and completion stay in the server's own (byte-bounded)
-                # log; the entry is spelt out when read (log_entry).
-                target.log.append((seq, scope.get("method"), path, status, endpoint, test_id, headers.get(SESSION_HEADER), seconds, record))  # type: ignore[union-attr]
+                # Only the record's index and names: its body and completion stay in the server's
+                # own (byte-bounded) log. Scalars only, so the garbage collector stops tracking the
+                # entry at its first pass; spelt out as a dict when read (log_entry).
+                if record is None:
+                    entry: LogEntry = (seq, scope.get("method"), path, status, endpoint, test_id, headers.get(SESSION_HEADER), seconds, None, None, None, None, None)
+                else:
+                    entry = (seq, scope.get("method"), path, status, endpoint, test_id, headers.get(SESSION_HEADER), seconds, record.index, record.scenario, record.rule, record.turn, record.step)
+                target.log.append(entry)  # type: ignore[union-attr]
         self.metrics.observe(endpoint, status, record.scenario if record is not None else None, frames)
         if self.options.access_log:
             client = scope.get("client") or ("-", 0)
@@ -216,23 +225,10 @@ class ControlPlane:
 
 
 def log_entry(entry: LogEntry) -> dict[str, Any]:
-    """The ``/mockoss/requests`` fields of a session's log entry (the record's own, ``None`` without one)."""
-    seq, method, path, status, endpoint, test_id, session, seconds, record = entry
-    return {
-        "seq": seq,
-        "method": method,
-        "path": path,
-        "status": status,
-        "endpoint": endpoint,
-        "test_id": test_id,
-        "session": session,
-        "ms": round(seconds * 1000, 3),
-        "index": record.index if record is not None else None,
-        "scenario": record.scenario if record is not None else None,
-        "rule": record.rule if record is not None else None,
-        "turn": record.turn if record is not None else None,
-        "step": record.step if record is not None else None,
-    }
+    """The ``/mockoss/requests`` fields of a session's log entry (``ms``: its seconds in ms, 3 decimals)."""
+    out = dict(zip(_LOG_FIELDS, entry))
+    out["ms"] = round(entry[7] * 1000, 3)
+    return out
 
 
 def header_map(scope: Scope) -> dict[str, str]:
