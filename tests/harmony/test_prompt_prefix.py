@@ -272,6 +272,20 @@ def test_a_lookup_gives_up_after_max_tries_prefixes_whose_bytes_differ() -> None
     assert MAX_TRIES == 2
 
 
+def test_a_prefix_stored_after_a_shorter_one_matches_on_every_segment() -> None:
+    """A turn's prefix extends the key of the prefix it found by the bytes of the messages in
+    between: a request that differs only there (same first messages, same last one) must not
+    take it."""
+    cache = PrefixCache(limit=10**6)
+    messages = _fresh([{"role": "user", "content": c} for c in "abcd"])
+    short = count_module.Prefix(2, 2, False, ((1, False, None),) * 2, {}, frozenset())
+    cache.store(messages, 2, lambda: short)
+    cache.store(messages, 4, lambda: count_module.Prefix(4, 4, False, ((1, False, None),) * 4, {}, frozenset()), after=short)
+    assert [len(entry[1]) for entry in cache._entries] == [2, 1]  # two segments, then one
+    assert cache.find(_fresh([{"role": "user", "content": c} for c in "abcde"])).length == 4
+    assert cache.find(_fresh([{"role": "user", "content": c} for c in "abXd"])).length == 2
+
+
 def test_a_prefix_is_matched_on_exact_data_only() -> None:
     """``==`` says ``1 == 1.0 == True``; the marshal bytes that decide do not."""
     cache = PrefixCache(limit=10**6)

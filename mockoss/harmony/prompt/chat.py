@@ -141,10 +141,10 @@ def _lead(messages: list[Any]) -> tuple[int, str | None]:
     return -1, None
 
 
-def _call_names(messages: list[Any], start: int, lead: int) -> dict[Any, str]:
-    """Tool names by call id over ``messages[start:]`` (the leading instructions left out)."""
+def _call_names(messages: list[Any], start: int, lead: int, end: int | None = None) -> dict[Any, str]:
+    """Tool names by call id over ``messages[start:end]`` (the leading instructions left out)."""
     names: dict[Any, str] = {}
-    for i in range(start, len(messages)):
+    for i in range(start, len(messages) if end is None else end):
         msg = messages[i]
         if i != lead and (type(msg) is dict or isinstance(msg, Mapping)):
             _add_call_names(msg, names)

@@ -45,12 +45,11 @@ as one key (:func:`_chat_preamble`).
 random conversations (grown turn by turn, each turn parsed fresh), with whichever Harmony library
 is installed.
 
-Measured (``endpoints.prompt_tokens`` in process, us per request, bodies parsed fresh, before ->
-after the prefix cache and the fast paths, same run): an agent turn (``benchmarks/bench_prompt.py``:
-50 messages, 20 tools, 48 seen) 98 -> 36, a growing agent conversation (one message more per
-turn, 10 to 390) 269 -> 108, a new short 3-message conversation 15.4 -> 12.3, of which 6-7 us
-are openai-harmony's BPE of the new 20-token message; a Responses agent turn (49 input items, 48
-seen, 20 tools; ``count_responses_prompt``) 80 -> 33.
+Measured in process, before -> after, same run, bodies parsed fresh (us per request): an agent
+turn (``benchmarks/bench_prompt.py``: 50 messages, 20 tools, 48 seen) 98 -> 36 (``prompt_tokens``);
+a growing conversation (10 to 390 messages, one more a turn, its BPE included) 344 -> 136; a new
+short conversation 15.4 -> 12.3, 6-7 of it openai-harmony's BPE of its new 20-token message; a
+Responses agent turn (49 input items, 48 seen, 20 tools) 80 -> 33.
 
 Bodies the renderer rejects (lone surrogates, NaN in a schema: a ``ValueError``) are counted by
 rendering the repaired body whole, as :func:`~mockoss.harmony.prompt.render_chat_prompt` does.
@@ -62,6 +61,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from openai_harmony import Message, Role
@@ -182,7 +182,7 @@ def count_chat_prompt(
         )
     if seen is not None:
         try:
-            _prefixes.store(messages, seen[0], lambda: _prefix(messages, *seen))
+            _prefixes.store(messages, seen[0], lambda: _prefix(messages, *seen, prefix), after=prefix)
         except ValueError:  # data the names cannot be read from: the count stands, unstored
             pass
     return count
@@ -275,21 +275,25 @@ def _count_message(msg: Mapping[str, Any], role: Any, author: str | None) -> Cou
     return _counted((_message_tokens(m), m.author.role == Role.ASSISTANT, m.channel) for m in _chat_message(msg, call_names))
 
 
-def _prefix(messages: list[Any], length: int, turns: tuple[Entry, ...]) -> Prefix | None:
+def _prefix(messages: list[Any], length: int, turns: tuple[Entry, ...], after: Prefix | None) -> Prefix | None:
     """The :class:`Prefix` of ``messages[:length]`` whose turns are ``turns``, or ``None`` when a
     later message declares a call id one of its tool messages looked up (then its turns were
-    counted with a name the prefix alone would not give)."""
+    counted with a name the prefix alone would not give). ``after``: a shorter prefix of the same
+    messages (the one this request found), whose names and looked-up ids are reused: storing a
+    turn then reads only the messages after it, not the whole conversation again."""
     lead, _ = _lead(messages)  # equal prefixes have the same leading message, or none inside
-    names = _call_names(messages[:length], 0, lead)
-    deps = frozenset(
-        _key(m.get("tool_call_id"))
-        for i, m in enumerate(messages[:length])
-        if i != lead and (type(m) is dict or isinstance(m, Mapping)) and m.get("role") == "tool"
-    )
+    start = after.length if after is not None and after.length <= length else 0
+    names = {**after.names} if start and after is not None else {}
+    names.update(_call_names(messages, start, lead, length))
+    deps = set(after.deps) if start and after is not None else set()
+    for i in range(start, length):
+        m = messages[i]
+        if i != lead and (type(m) is dict or isinstance(m, Mapping)) and m.get("role") == "tool":
+            deps.add(_key(m.get("tool_call_id")))
     if deps and not deps.isdisjoint(_call_names(messages, length, lead)):
         return None
     analysis = any(t[2] == "analysis" for t in turns)
-    return Prefix(length, sum(t[0] for t in turns), analysis, turns, names, deps)
+    return Prefix(length, sum(map(itemgetter(0), turns)), analysis, turns, names, frozenset(deps))
 
 
 def _chat_preamble(body: Mapping[str, Any], instructions: str | None, start_date: str, exclude: bool) -> int:
@@ -337,7 +341,7 @@ def count_responses_prompt(
         )
     if seen is not None and items is not None:
         try:
-            _item_prefixes.store(items, seen[0], lambda: _item_prefix(items, *seen))
+            _item_prefixes.store(items, seen[0], lambda: _item_prefix(items, *seen, prefix), after=prefix)
         except ValueError:  # data the names cannot be read from: the count stands, unstored
             pass
     return count
@@ -388,12 +392,13 @@ def _count_responses(
     return total, (seen, tuple(turns[earlier:seen_turns]))
 
 
-def _item_prefix(items: list[Any], length: int, turns: tuple[Entry, ...]) -> Prefix:
+def _item_prefix(items: list[Any], length: int, turns: tuple[Entry, ...], after: Prefix | None) -> Prefix:
     """The :class:`Prefix` of ``items[:length]`` whose turns are ``turns``, with the call names
-    its function calls leave for the items after it."""
-    names: dict[Any, str] = {}
-    for item in items[:length]:
+    its function calls leave for the items after it (``after``'s reused, as in :func:`_prefix`)."""
+    start = after.length if after is not None and after.length <= length else 0
+    names = {**after.names} if start and after is not None else {}
+    for item in items[start:length]:
         if (type(item) is dict or isinstance(item, Mapping)) and item.get("type", "message") == "function_call":
             names[_key(item.get("call_id"))] = _text(item.get("name"))
     analysis = any(t[2] == "analysis" for t in turns)
-    return Prefix(length, sum(t[0] for t in turns), analysis, turns, names, frozenset())
+    return Prefix(length, sum(map(itemgetter(0), turns)), analysis, turns, names, frozenset())
