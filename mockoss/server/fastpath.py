@@ -85,7 +85,9 @@ class GenerationPath:
         headers = header_map(scope)
         test_id = headers.get(TEST_ID_HEADER)
         length = headers.get("content-length")
-        target = self.plane.server_for(scope) if test_id is None or _TEST_ID.fullmatch(test_id) else None
+        # The test id's session (its server and log epoch), looked up once.
+        session = self.plane.session(test_id) if test_id is None or _TEST_ID.fullmatch(test_id) else None
+        target = session.server if session is not None else None
         limit = target.max_body_bytes if target is not None else None
         if (
             target is None
@@ -98,7 +100,7 @@ class GenerationPath:
             await self.fallback(scope, receive, send)
             return
         began = time.perf_counter()
-        epoch = self.plane.epoch(test_id)
+        epoch = session.epoch  # type: ignore[union-attr]  # target is not None, nor is session
         message = await self._first(receive, scope)
         if message.get("more_body", False) or message["type"] != "http.request":
             await self.fallback(scope, _replay(message, receive), send)
