@@ -435,6 +435,15 @@ def test_a_lone_surrogate_in_model_is_a_400(profile):
     assert b"lone UTF-16 surrogate" in reply.body
 
 
+@pytest.mark.parametrize("profile", ["lmstudio", "llamacpp", "openai", "vllm"])
+def test_a_lone_surrogate_sent_as_utf8_style_bytes_in_model_is_a_400_too(profile):
+    # json.loads decodes b"\xed\xa0\x80" with surrogatepass: the same lone "\ud800" as its escape.
+    server = MockServer("clean-answer", profile=profile)
+    reply = server.handle("chat", b'{"model":"\xed\xa0\x80","messages":[{"role":"user","content":"hi"}]}', {})
+    assert reply.status == 400
+    assert b"lone UTF-16 surrogate" in reply.body
+
+
 @pytest.mark.parametrize("profile", ["vllm", "lmstudio", "openai"])
 @pytest.mark.parametrize("field", ["instructions", "metadata"])
 def test_a_lone_surrogate_in_an_echoed_responses_field_is_a_400(profile, field):
