@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_http as bench  # the server runner, HTTP parser and load generator
+import bench_http as bench  # the HTTP parser and request bodies
+import benchlib  # the server runner and load generator
 
 MODEL = bench.MODEL
 PATH = "/v1/chat/completions"
@@ -89,12 +90,12 @@ async def run(args: argparse.Namespace, host: str, port: int) -> dict[str, Any]:
     stream = raw_request(f"{host}:{port}", bench.request_body("chat", stream=True), {"X-Mockoss-Transport": transport})
     load = raw_request(f"{host}:{port}", bench.request_body("chat"), {})  # same scenario, no transport: at once
     for _ in range(20):  # warm-up: both scenarios loaded, code paths hot
-        await bench._python_load(host, port, load, 0.05, 1)
+        await benchlib._python_load(host, port, load, 0.05, 1)
     alone = await paced_stream(host, port, stream)
     both = await asyncio.gather(
-        paced_stream(host, port, stream), bench._python_load(host, port, load, expected, args.connections)
+        paced_stream(host, port, stream), benchlib._python_load(host, port, load, expected, args.connections)
     )
-    load_alone = await bench._python_load(host, port, load, 2.0, args.connections)
+    load_alone = await benchlib._python_load(host, port, load, 2.0, args.connections)
     return {
         "expected_s": expected,
         "transport": transport,
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         scenario = Path(tmp) / "paced.yaml"
         scenario.write_text(scenario_with_frames(args.tokens))
         argv_serve = [sys.executable, "-m", "mockoss", "serve", "--scenario", str(scenario), "--port", "0"]
-        server = bench.Server("mockoss", [*argv_serve, "--log-level", "warning"])
+        server = benchlib.Server("mockoss", [*argv_serve, "--log-level", "warning"])
         try:
             try:
                 from uvloop import new_event_loop as factory
