@@ -109,3 +109,16 @@ def test_the_first_request_benchmark_runs_in_quick_form():
     first = _load("bench_first_request")
     ms, tokens = first.first_request_ms(50)
     assert ms > 0 and 50 <= tokens <= 80
+
+
+def test_bench_pacing_runs_end_to_end():
+    """benchmarks/bench_pacing.py once failed with AttributeError after its helpers moved to
+    benchlib; this runs it small (10 frames, a wide tolerance: no timing is asserted here)."""
+    import subprocess
+    import sys
+
+    script = _PATH.with_name("bench_pacing.py")
+    argv = [sys.executable, str(script), "--tokens", "10", "--tokens-per-s", "100", "--ttft-ms", "50", "--connections", "2", "--tolerance", "100"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=script.parent.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "paced stream alone" in done.stdout and "result: PASS" in done.stdout
