@@ -31,7 +31,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["LowerCaseHeaders", "RequestFacts", "conversation_key", "response_id", "text_of"]
+__all__ = ["LowerCaseHeaders", "RequestFacts", "body_turn", "conversation_key", "header_of", "response_id", "text_of"]
 
 #: Responses input item types the model produced (an earlier response's output).
 MODEL_ITEMS = frozenset(
@@ -72,6 +72,17 @@ def _chat(messages: list[Any]) -> tuple[list[Message], int]:
     return conversation, 1 + sum(1 for role, _ in conversation if role == "assistant")
 
 
+def _chat_turn(messages: list[Any]) -> int:
+    """The turn :func:`_chat` counts, without building the conversation (a 50-message agent turn:
+    9 us -> 1.8 us; a plain loop, 0.2 us for 3 messages where a list comprehension and ``count``
+    take 0.28)."""
+    turn = 1
+    for m in messages:
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            turn += 1
+    return turn
+
+
 def _responses(items: Any) -> tuple[list[Message], int]:
     if isinstance(items, str):
         return [("user", items)], 1
@@ -106,6 +117,37 @@ def _prompt(prompt: Any) -> tuple[list[Message], int]:
     if isinstance(prompt, list) and prompt and isinstance(prompt[-1], str):
         prompt = prompt[-1]
     return ([("user", prompt)] if isinstance(prompt, str) else []), 1
+
+
+def body_turn(body: Mapping[str, Any]) -> int:
+    """A request's turn as its body counts it: what :attr:`RequestFacts.turn` gives without a
+    session turn, for a caller that needs only the turn (the player, for a scenario without
+    ``match`` checks), without building a :class:`RequestFacts`."""
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        return _chat_turn(messages)
+    if "input" in body:
+        return _responses(body["input"])[1]
+    return 1  # a prompt: always turn 1 (_prompt)
+
+
+def header_of(headers: Mapping[str, str], name: str) -> str | None:
+    """A request header by lower-case ``name``, else ``None``: what :meth:`RequestFacts.header`
+    gives, for one look-up.
+
+    A plain ``dict`` may have names with capitals; it is searched by lower-cased name only when
+    one of them lower-cases to ``name`` (a ``map`` in C, 0.25 us for six headers, where building
+    the lower-cased copy costs 0.5 us on every request without the header).
+    """
+    value = headers.get(name)
+    if value is None and type(headers) is dict:
+        try:
+            present = name in map(str.lower, headers)
+        except TypeError:  # a name that is not a str: look it up as RequestFacts.header does
+            present = True
+        if present:
+            value = {k.lower(): v for k, v in headers.items()}.get(name)
+    return value
 
 
 class RequestFacts:
@@ -157,10 +199,8 @@ class RequestFacts:
         if self._turn is None:
             messages = self.body.get("messages")
             if isinstance(messages, list):
-                # Chat: the model's replies counted as _chat counts them, without building the
-                # conversation every request would otherwise pay for (a 50-message agent turn:
-                # 9 us -> 2 us); rules that read the conversation still build it.
-                self._turn = 1 + [m.get("role") for m in messages if isinstance(m, dict)].count("assistant")
+                # Chat: counted without building the conversation, which only rules that read it need.
+                self._turn = _chat_turn(messages)
             else:
                 self._read()
         return self._turn  # type: ignore[return-value]

@@ -14,7 +14,7 @@ from mockoss.scenario.conversation import RequestFacts
 if TYPE_CHECKING:
     from mockoss.scenario.loader import Rule, Scenario, Step
 
-__all__ = ["NoRuleMatched", "pick", "step_at"]
+__all__ = ["NoRuleMatched", "explain", "first_answer", "pick", "step_at"]
 
 
 class NoRuleMatched(LookupError):
@@ -32,28 +32,43 @@ def step_at(rule: Rule, position: int) -> Step | None:
     return rule.steps[bisect_right(rule.ends, position)]
 
 
-def pick(scenario: Scenario, facts: RequestFacts, positions: list[int]) -> tuple[Rule, Step | None]:
-    """The first rule that matches and is not used up, and its step for this request.
+def first_answer(
+    scenario: Scenario, facts: RequestFacts | None, positions: list[int]
+) -> tuple[Rule, Step | None] | None:
+    """The first rule that matches and is not used up, and its step for this request; ``None``
+    when no rule answers (:func:`explain` says why).
 
     Advances that rule's position. The step is ``None`` when the rule is used up and its
     ``when_exhausted`` is ``error`` (answer its ``exhausted_error``); ``repeat_last`` gives the
-    last step again; ``next_rule`` moves on to the next rule.
+    last step again; ``next_rule`` moves on to the next rule. ``facts`` is read only by ``match``
+    checks: ``None`` will do for a scenario without any (the player then skips building them).
+    """
+    for rule in scenario.rules:
+        if rule.match.checks and not rule.match(facts):  # type: ignore[arg-type]
+            continue
+        position = positions[rule.index]
+        ends = rule.ends
+        if position < ends[-1]:  # step_at, inlined: this loop runs for every request
+            step: Step | None = rule.steps[bisect_right(ends, position)]
+        elif rule.when_exhausted == "next_rule":
+            continue
+        else:
+            step = rule.steps[-1] if rule.when_exhausted == "repeat_last" else None
+        positions[rule.index] = position + 1
+        return rule, step
+    return None
+
+
+def pick(scenario: Scenario, facts: RequestFacts, positions: list[int]) -> tuple[Rule, Step | None]:
+    """:func:`first_answer`, raising when no rule answers.
 
     Raises:
         NoRuleMatched: no rule answers; the message explains each rule.
     """
-    for rule in scenario.rules:
-        if rule.match.checks and not rule.match(facts):
-            continue
-        position = positions[rule.index]
-        step = step_at(rule, position)
-        if step is None:
-            if rule.when_exhausted == "next_rule":
-                continue
-            step = rule.steps[-1] if rule.when_exhausted == "repeat_last" else None
-        positions[rule.index] = position + 1
-        return rule, step
-    raise NoRuleMatched(explain(scenario, facts, positions))
+    found = first_answer(scenario, facts, positions)
+    if found is None:
+        raise NoRuleMatched(explain(scenario, facts, positions))
+    return found
 
 
 def explain(scenario: Scenario, facts: RequestFacts, positions: list[int]) -> str:
