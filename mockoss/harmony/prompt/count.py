@@ -29,7 +29,7 @@ reproduced here:
 A new message is counted without rendering it whole: its header's count (cached by the header
 fields) plus its texts' BPE counts (:func:`~mockoss.harmony.prompt.pieces._message_tokens`, exact
 for the same reason); a user, plain assistant or tool message with string content without even
-building the Harmony message (:func:`_count_message`).
+building the Harmony message (:func:`~mockoss.harmony.prompt.pieces._count_message`).
 
 The per-message cache key is the request message's content (``pieces._content_key``: its items
 when all values are strings or null, else its :mod:`marshal` bytes, which decode back to it, so
@@ -61,7 +61,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from itertools import chain
-from operator import itemgetter
+from sys import getsizeof as _getsizeof
 from typing import Any
 
 from openai_harmony import Message, Role
@@ -76,7 +76,6 @@ from mockoss.harmony.prompt._common import (
 )
 from mockoss.harmony.prompt.chat import (
     _call_names,
-    _chat_message,
     _function_specs,
     _lead,
     render_chat_prompt,
@@ -85,6 +84,7 @@ from mockoss.harmony.prompt.pieces import (
     Counted,
     Entry,
     _content_key,
+    _count_message,
     _counted,
     _data_key,
     _final_head,
@@ -96,10 +96,9 @@ from mockoss.harmony.prompt.pieces import (
     _preamble_parts,
     _suffix,
     _text_tokens,
-    _tool_head,
     _user_head,
 )
-from mockoss.harmony.prompt.prefix import Prefix, PrefixCache
+from mockoss.harmony.prompt.prefix import Prefix, PrefixCache, chat_prefix, item_prefix
 from mockoss.harmony.prompt.responses import (
     _response_item,
     _responses_parts,
@@ -119,6 +118,9 @@ PREFIX_MIN = 8
 _messages: ClockCache[Counted] = ClockCache(MESSAGE_CACHE_BYTES)
 _preambles: ClockCache[int] = ClockCache(MESSAGE_CACHE_BYTES // 8)
 _prefixes = PrefixCache(MESSAGE_CACHE_BYTES // 4)
+#: Preamble and suffix counts of chat requests without instructions, tools or reasoning effort, by
+#: start date (a handful of entries: the date is a server setting).
+_plain_preambles: dict[str, int] = {}
 _item_prefixes = PrefixCache(MESSAGE_CACHE_BYTES // 8)  # of Responses input items
 
 
@@ -126,6 +128,7 @@ def clear_caches() -> None:
     """Forget every cached count (``MockServer.reset`` calls this)."""
     _messages.clear()
     _preambles.clear()
+    _plain_preambles.clear()
     _prefixes.clear()
     _item_prefixes.clear()
     _heads.clear()
@@ -167,9 +170,12 @@ def count_chat_prompt(
     is stored as a prefix for the next turn. The prefix is looked up and stored while nothing but
     the body references the messages (its key is their marshal bytes; see that module).
     """
-    body = _mapping(body)
+    if type(body) is not dict:
+        body = _mapping(body)
     try:
-        messages = _list(body.get("messages"))
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            messages = []
         prefix = _prefixes.find(messages) if len(messages) >= PREFIX_MIN else None
         count, seen = _count_chat(body, messages, prefix, conversation_start_date, exclude_tools_when_tool_choice_none)
     except ValueError:  # openai-harmony cannot render it as is: the repairing path
@@ -182,7 +188,7 @@ def count_chat_prompt(
         )
     if seen is not None:
         try:
-            _prefixes.store(messages, seen[0], lambda: _prefix(messages, *seen, prefix), after=prefix)
+            _prefixes.store(messages, seen[0], lambda: chat_prefix(messages, *seen, prefix), after=prefix)
         except ValueError:  # data the names cannot be read from: the count stands, unstored
             pass
     return count
@@ -192,7 +198,11 @@ def _count_chat(
     body: Mapping[str, Any], messages: list[Any], prefix: Prefix | None, start_date: str, exclude: bool
 ) -> tuple[int, tuple[int, tuple[Entry, ...]] | None]:
     """(the prompt's tokens, the prefix worth storing as (its length, its turns) or ``None``)."""
-    lead, instructions = _lead(messages)
+    first = messages[0] if messages else None
+    if type(first) is dict and first.get("role") not in ("system", "developer"):
+        lead, instructions = -1, None  # _lead's answer for the usual first message, without the call
+    else:
+        lead, instructions = _lead(messages)
     start, tokens, analysis = 0, 0, False
     earlier: Mapping[Any, str] = {}
     names: dict[Any, str] | None = None  # tool names by call id after the prefix, when needed
@@ -203,12 +213,34 @@ def _count_chat(
         else:  # a later call redeclares an id the prefix's tool messages looked up: count it all
             prefix, names = None, None
     counted: list[Counted] = []
+    get = _messages.get
     seen, seen_parts = len(messages), -1  # the first message not found counted, its index in counted
     for i in range(start, len(messages)):
         msg = messages[i]
         if i == lead or (type(msg) is not dict and not isinstance(msg, Mapping)):
             continue
         role = msg.get("role")
+        content = msg.get("content")
+        if type(content) is str and len(msg) == 2 and (role == "user" or role == "assistant"):
+            # {"role", "content"} only: the count depends on the two strings alone, so they are
+            # the key (a pair of strings: no other key is one, see below); 3 tuples and a scan less.
+            key = (role, content)
+            cached = get(key)
+            if cached is None:
+                if seen_parts < 0:
+                    seen, seen_parts = i, len(counted)
+                if role == "user":  # as _count_message
+                    n = _user_head() + _text_tokens(content)
+                    cached = (n, False, ((n, False, None),))
+                elif content:  # a plain assistant text: one final-channel turn
+                    n = _final_head() + _text_tokens(content)
+                    cached = (n, False, ((n, True, "final"),))
+                else:  # an empty assistant message renders nothing
+                    cached = (0, False, ())
+                _messages.put(key, cached, _getsizeof(content) + 120 + 64 * len(cached[2]))
+            tokens += cached[0]
+            counted.append(cached)
+            continue
         author = None  # a tool result's author, "functions.NAME": a new string (see below)
         if role == "tool":
             if names is None:
@@ -223,19 +255,19 @@ def _count_chat(
             content_key = tuple(msg.items())
         # A tool result's key is (author, content key), any other message's its content key: a
         # tuple of pairs or bytes, never equal to a tuple starting with a string (which the
-        # Responses keys and tool results' keys are).
+        # Responses keys, tool results' keys and the pairs above are; a pair's first string is
+        # "user" or "assistant", an author starts with "functions.", a Responses key has three).
         key = content_key if author is None else (author, content_key)
-        cached = _messages.get(key)
+        cached = get(key)
         if cached is None:
             if seen_parts < 0:
                 seen, seen_parts = i, len(counted)
             # The key holds this message's own strings only, never a name from another message:
             # that would change how marshal writes the prefix holding it (prefix module docstring).
             cached = _count_message(msg, role, author)
-            content = msg.get("content")
             if type(content_key) is tuple and (content is None or type(content) is str):
                 # The text, and per item its pair, its key and a short value (as _key_bytes, cheaper).
-                size = sys.getsizeof(content) + 160 * len(content_key)
+                size = _getsizeof(content) + 160 * len(content_key)
             else:
                 size = _key_bytes(content_key)
             _messages.put(key, cached, size + 64 * len(cached[2]) + (0 if author is None else 120))
@@ -247,69 +279,34 @@ def _count_chat(
         for c in counted:
             turns.extend(c[2])
         tokens = _kept(turns, vllm_drop=True)
-    total = _chat_preamble(body, instructions, start_date, exclude) + tokens + _suffix()
+    total = _chat_preamble(body, instructions, start_date, exclude) + tokens
     if seen_parts < 0 or seen < PREFIX_MIN or seen <= start:
         return total, None  # no new message (nothing to resend next turn), or no longer run seen
     turns = chain(prefix.turns if prefix is not None else (), *(c[2] for c in counted[:seen_parts]))
     return total, (seen, tuple(turns))
 
 
-def _count_message(msg: Mapping[str, Any], role: Any, author: str | None) -> Counted:
-    """The turns of a chat message not counted before (``_chat_message``'s conversion). A user,
-    plain assistant or tool message whose content is a string is its header's tokens plus its
-    text's, without building the Harmony message (about 5 us less)."""
-    content = msg.get("content")
-    if content is None or type(content) is str:
-        if role == "user":
-            tokens = _user_head() + _text_tokens(content or "")
-            return tokens, False, ((tokens, False, None),)
-        if role == "tool" and author is not None:
-            tokens = _tool_head(author) + _text_tokens(content or "")
-            return tokens, False, ((tokens, False, "commentary"),)
-        if role == "assistant" and msg.get("tool_calls") is None and msg.get("reasoning") is None and msg.get("reasoning_content") is None:
-            if not content:  # no reasoning, no calls, no text: nothing rendered
-                return 0, False, ()
-            tokens = _final_head() + _text_tokens(content)
-            return tokens, False, ((tokens, True, "final"),)
-    call_names = {} if author is None else {_key(msg.get("tool_call_id")): author[len("functions.") :]}
-    return _counted((_message_tokens(m), m.author.role == Role.ASSISTANT, m.channel) for m in _chat_message(msg, call_names))
-
-
-def _prefix(messages: list[Any], length: int, turns: tuple[Entry, ...], after: Prefix | None) -> Prefix | None:
-    """The :class:`Prefix` of ``messages[:length]`` whose turns are ``turns``, or ``None`` when a
-    later message declares a call id one of its tool messages looked up (then its turns were
-    counted with a name the prefix alone would not give). ``after``: a shorter prefix of the same
-    messages (the one this request found), whose names and looked-up ids are reused: storing a
-    turn then reads only the messages after it, not the whole conversation again."""
-    lead, _ = _lead(messages)  # equal prefixes have the same leading message, or none inside
-    start = after.length if after is not None and after.length <= length else 0
-    names = {**after.names} if start and after is not None else {}
-    names.update(_call_names(messages, start, lead, length))
-    deps = set(after.deps) if start and after is not None else set()
-    for i in range(start, length):
-        m = messages[i]
-        if i != lead and (type(m) is dict or isinstance(m, Mapping)) and m.get("role") == "tool":
-            deps.add(_key(m.get("tool_call_id")))
-    if deps and not deps.isdisjoint(_call_names(messages, length, lead)):
-        return None
-    analysis = any(t[2] == "analysis" for t in turns)
-    return Prefix(length, sum(map(itemgetter(0), turns)), analysis, turns, names, frozenset(deps))
-
-
 def _chat_preamble(body: Mapping[str, Any], instructions: str | None, start_date: str, exclude: bool) -> int:
-    """Tokens of the system and developer messages, cached by what they are built from: the
-    instructions, the reasoning effort and the rendered tools (their marshal bytes: one key for
-    the whole list, so a request's tools cost one marshal and one lookup)."""
+    """Tokens of the system and developer messages and of the closing ``<|start|>assistant``,
+    cached by what they are built from: the instructions, the reasoning effort and the rendered
+    tools (their marshal bytes: one key for the whole list, so a request's tools cost one marshal
+    and one lookup). Without any of the three (most short requests) the count depends on the start
+    date only and is one lookup in :data:`_plain_preambles` (no key tuple to build and hash)."""
     tools = body.get("tools")
+    effort = body.get("reasoning_effort")
+    if instructions is None and effort is None and not tools:
+        cached = _plain_preambles.get(start_date)
+        if cached is None:
+            cached = _plain_preambles[start_date] = _preamble_count(None, [], None, start_date) + _suffix()
+        return cached
     if tools is not None and exclude and body.get("tool_choice") == "none":
         tools = None  # as chat._rendered_tools (inline: a call less on every request)
-    effort = body.get("reasoning_effort")
     if effort is not None and not isinstance(effort, str):
         effort = None
     key = ("chat", start_date, instructions, effort, _data_key(tools) if tools and isinstance(tools, list) else None)
     cached = _preambles.get(key)
     if cached is None:
-        count = _preamble_count(instructions, _function_specs(tools), effort, start_date)
+        count = _preamble_count(instructions, _function_specs(tools), effort, start_date) + _suffix()
         size = sys.getsizeof(instructions) + sys.getsizeof(key[4])
         cached = _preambles.put(key, count, size + 128)
     return cached
@@ -341,7 +338,7 @@ def count_responses_prompt(
         )
     if seen is not None and items is not None:
         try:
-            _item_prefixes.store(items, seen[0], lambda: _item_prefix(items, *seen, prefix), after=prefix)
+            _item_prefixes.store(items, seen[0], lambda: item_prefix(items, *seen, prefix), after=prefix)
         except ValueError:  # data the names cannot be read from: the count stands, unstored
             pass
     return count
@@ -390,15 +387,3 @@ def _count_responses(
     if seen_turns < 0 or seen < PREFIX_MIN or seen <= start:
         return total, None  # no new item, or no longer run seen
     return total, (seen, tuple(turns[earlier:seen_turns]))
-
-
-def _item_prefix(items: list[Any], length: int, turns: tuple[Entry, ...], after: Prefix | None) -> Prefix:
-    """The :class:`Prefix` of ``items[:length]`` whose turns are ``turns``, with the call names
-    its function calls leave for the items after it (``after``'s reused, as in :func:`_prefix`)."""
-    start = after.length if after is not None and after.length <= length else 0
-    names = {**after.names} if start and after is not None else {}
-    for item in items[start:length]:
-        if (type(item) is dict or isinstance(item, Mapping)) and item.get("type", "message") == "function_call":
-            names[_key(item.get("call_id"))] = _text(item.get("name"))
-    analysis = any(t[2] == "analysis" for t in turns)
-    return Prefix(length, sum(map(itemgetter(0), turns)), analysis, turns, names, frozenset())

@@ -20,10 +20,12 @@ from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.lru import ClockCache
 from mockoss.harmony.prompt._common import (
     _developer_message,
+    _key,
     _system_message,
     _tool_description,
     legacy_tool_call_headers,
 )
+from mockoss.harmony.prompt.chat import _chat_message
 
 #: One rendered Harmony message: (its token count, written by the assistant, its channel).
 Entry = tuple[int, bool, str | None]
@@ -202,3 +204,24 @@ def _preamble_count(
     if instructions or specs:
         total += _developer_count(instructions, specs)
     return total
+
+
+def _count_message(msg: Mapping[str, Any], role: Any, author: str | None) -> Counted:
+    """The turns of a chat message not counted before (``_chat_message``'s conversion). A user,
+    plain assistant or tool message whose content is a string is its header's tokens plus its
+    text's, without building the Harmony message (about 5 us less)."""
+    content = msg.get("content")
+    if content is None or type(content) is str:
+        if role == "user":
+            tokens = _user_head() + _text_tokens(content or "")
+            return tokens, False, ((tokens, False, None),)
+        if role == "tool" and author is not None:
+            tokens = _tool_head(author) + _text_tokens(content or "")
+            return tokens, False, ((tokens, False, "commentary"),)
+        if role == "assistant" and msg.get("tool_calls") is None and msg.get("reasoning") is None and msg.get("reasoning_content") is None:
+            if not content:  # no reasoning, no calls, no text: nothing rendered
+                return 0, False, ()
+            tokens = _final_head() + _text_tokens(content)
+            return tokens, False, ((tokens, True, "final"),)
+    call_names = {} if author is None else {_key(msg.get("tool_call_id")): author[len("functions.") :]}
+    return _counted((_message_tokens(m), m.author.role == Role.ASSISTANT, m.channel) for m in _chat_message(msg, call_names))

@@ -39,9 +39,14 @@ from __future__ import annotations
 import marshal
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, NamedTuple
 
-__all__ = ["MAX_SEGMENTS", "MAX_TRIES", "RECENT", "Prefix", "PrefixCache"]
+from mockoss.harmony.prompt._common import _key, _text
+from mockoss.harmony.prompt.chat import _call_names, _lead
+from mockoss.harmony.prompt.pieces import Entry
+
+__all__ = ["MAX_SEGMENTS", "MAX_TRIES", "RECENT", "Prefix", "PrefixCache", "chat_prefix", "item_prefix"]
 
 #: How many prefixes are kept (the newest; a lookup tries them newest first).
 RECENT = 16
@@ -161,3 +166,36 @@ class PrefixCache:
                     kept.append(other)
                     total += other[4]
             self._entries = tuple(kept)
+
+
+def chat_prefix(messages: list[Any], length: int, turns: tuple[Entry, ...], after: Prefix | None) -> Prefix | None:
+    """The :class:`Prefix` of ``messages[:length]`` whose turns are ``turns``, or ``None`` when a
+    later message declares a call id one of its tool messages looked up (then its turns were
+    counted with a name the prefix alone would not give). ``after``: a shorter prefix of the same
+    messages (the one this request found), whose names and looked-up ids are reused: storing a
+    turn then reads only the messages after it, not the whole conversation again."""
+    lead, _ = _lead(messages)  # equal prefixes have the same leading message, or none inside
+    start = after.length if after is not None and after.length <= length else 0
+    names = {**after.names} if start and after is not None else {}
+    names.update(_call_names(messages, start, lead, length))
+    deps = set(after.deps) if start and after is not None else set()
+    for i in range(start, length):
+        m = messages[i]
+        if i != lead and (type(m) is dict or isinstance(m, Mapping)) and m.get("role") == "tool":
+            deps.add(_key(m.get("tool_call_id")))
+    if deps and not deps.isdisjoint(_call_names(messages, length, lead)):
+        return None
+    analysis = any(t[2] == "analysis" for t in turns)
+    return Prefix(length, sum(map(itemgetter(0), turns)), analysis, turns, names, frozenset(deps))
+
+
+def item_prefix(items: list[Any], length: int, turns: tuple[Entry, ...], after: Prefix | None) -> Prefix:
+    """The :class:`Prefix` of ``items[:length]`` whose turns are ``turns``, with the call names
+    its function calls leave for the items after it (``after``'s reused, as in :func:`chat_prefix`)."""
+    start = after.length if after is not None and after.length <= length else 0
+    names = {**after.names} if start and after is not None else {}
+    for item in items[start:length]:
+        if (type(item) is dict or isinstance(item, Mapping)) and item.get("type", "message") == "function_call":
+            names[_key(item.get("call_id"))] = _text(item.get("name"))
+    analysis = any(t[2] == "analysis" for t in turns)
+    return Prefix(length, sum(map(itemgetter(0), turns)), analysis, turns, names, frozenset())
