@@ -24,15 +24,8 @@ def _nested(depth: int) -> str:
     return '{"a":' * depth + "1" + "}" * depth
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "regression (dcb7de2): lone_surrogate_field now always walks metadata recursively "
-        "(d7454b6 only did when the raw body held a \\uD8xx-\\uDFxx escape), so a deeply nested "
-        "metadata object raises RecursionError: a 500 'mockoss internal error' instead of the "
-        "scripted 200, and no step is played (the scenario cursor and session turn stop advancing)"
-    ),
-)
+# Found after dcb7de2 (lone_surrogate_field walked metadata recursively on every body: a
+# RecursionError, then a 500, no step played); fixed by walking it with a loop.
 @pytest.mark.parametrize(
     ("profile", "endpoint", "body"),
     [
@@ -51,10 +44,6 @@ def test_deep_metadata_is_answered(profile: str, endpoint: str, body: dict) -> N
     assert server.requests[-1].step == 0  # the scenario's step was played
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="regression (dcb7de2): the RecursionError above happens before the step is played, so the session's turn counter no longer advances",
-)
 def test_deep_metadata_still_counts_a_session_turn() -> None:
     server = MockServer(scenario="clean-answer", profile="vllm", seed=7)
     headers = {"x-mockoss-session": "s1"}

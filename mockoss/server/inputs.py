@@ -26,16 +26,21 @@ ECHOED_FIELDS = ("model", "instructions", "metadata")
 
 
 def _has_lone_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, Mapping):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_lone_surrogate(item) for item in value)
+    """Whether a string anywhere in ``value`` (keys included) is not encodable as UTF-8. A loop
+    over a stack, not recursion: nesting as deep as the JSON parser accepts is fine here."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, Mapping):
+            pending += item.keys()
+            pending += item.values()
+        elif isinstance(item, list):
+            pending += item
     return False
 
 
