@@ -224,12 +224,14 @@ def _count_chat(
         if type(content) is str and len(msg) == 2 and (role == "user" or role == "assistant"):
             # {"role", "content"} only: the count depends on the two strings alone, so they are
             # the key (a pair of strings: no other key is one, see below); 3 tuples and a scan less.
-            key = (role, content)
+            # The role is the constant string (its hash kept, one object for every key).
+            user = role == "user"
+            key = ("user" if user else "assistant", content)
             cached = get(key)
             if cached is None:
                 if seen_parts < 0:
                     seen, seen_parts = i, len(counted)
-                if role == "user":  # as _count_message
+                if user:  # as _count_message
                     n = _user_head() + _text_tokens(content)
                     cached = (n, False, ((n, False, None),))
                 elif content:  # a plain assistant text: one final-channel turn
@@ -237,7 +239,7 @@ def _count_chat(
                     cached = (n, False, ((n, True, "final"),))
                 else:  # an empty assistant message renders nothing
                     cached = (0, False, ())
-                _messages.put(key, cached, _getsizeof(content) + 120 + 64 * len(cached[2]))
+                _messages.put(key, cached, _getsizeof(content) + 64 + 64 * len(cached[2]))
             tokens += cached[0]
             counted.append(cached)
             continue
