@@ -13,12 +13,29 @@ from __future__ import annotations
 import dataclasses
 import functools
 import random
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from mockoss.scenario.compiled import Step
 
 if TYPE_CHECKING:
-    from mockoss.scenario.loader import Rule, Step
+    from mockoss.scenario.loader import Rule
 
-__all__ = ["choose"]
+__all__ = ["choose", "replaced"]
+
+#: Step's fields, in order: all set by its ``__init__``, which does nothing else.
+_STEP_FIELDS = tuple(field.name for field in dataclasses.fields(Step))
+
+
+def replaced(step: Step, **changes: Any) -> Step:
+    """``dataclasses.replace(step, **changes)``, at 1.3 us instead of 2.2 (per request for a
+    templated or ``pick`` step): the fields are copied straight into a new object, as Step's
+    frozen ``__init__`` would set them, without ``replace``'s generic field walk and keyword call.
+    Only for :class:`Step` (no ``__post_init__``, every field an ``__init__`` argument; tested).
+    """
+    new = object.__new__(Step)
+    for name in _STEP_FIELDS:
+        object.__setattr__(new, name, changes[name] if name in changes else getattr(step, name))
+    return new
 
 
 @functools.lru_cache(maxsize=512)
@@ -42,4 +59,4 @@ def choose(rule: Rule, step: Step, use: int, seed: int | str) -> Step:
     else:
         option = random.Random(f"{key}/{use}").choices(range(len(weights)), weights)[0]
     chosen = step.options[option][1]
-    return dataclasses.replace(chosen, index=step.index, transport=chosen.transport or step.transport, times=step.times)
+    return replaced(chosen, index=step.index, transport=chosen.transport or step.transport, times=step.times)

@@ -12,7 +12,8 @@ import dataclasses
 import pytest
 
 from mockoss.scenario.conversation import LowerCaseHeaders, RequestFacts, body_turn, header_of
-from mockoss.scenario.loader import scenario_from_data
+from mockoss.scenario.loader import Step, scenario_from_data
+from mockoss.scenario.pick import replaced
 from mockoss.scenario.player import Played, Player
 from mockoss.scenario.select import NoRuleMatched, pick
 
@@ -105,3 +106,20 @@ def test_played_is_immutable_and_read_by_name():
         played.turn = 2  # type: ignore[misc]
     unnamed = dataclasses.replace(scenario.rules[0], name=None, index=2)
     assert Played(unnamed, None, 1, "").rule_id == "#3"
+
+
+def test_replaced_is_dataclasses_replace_for_every_step_field():
+    # replaced() copies fields without calling Step.__init__: valid only while __init__ does
+    # nothing but set them, which these two lines pin.
+    assert not hasattr(Step, "__post_init__")
+    assert all(field.init for field in dataclasses.fields(Step))
+    scenario = _scenario({"steps": [{"completion": FINAL, "times": 2, "note": "n", "transport": {"ttft_ms": 5}}]})
+    step = scenario.rules[0].steps[0]
+    assert replaced(step) == step and replaced(step) is not step
+    for field in dataclasses.fields(Step):
+        marker = object()
+        new = replaced(step, **{field.name: marker})
+        assert type(new) is Step
+        assert new == dataclasses.replace(step, **{field.name: marker})
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            new.note = "changed"  # type: ignore[misc]
