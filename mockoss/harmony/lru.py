@@ -148,20 +148,20 @@ class ClockCache(Generic[V]):
         cost = nbytes + ENTRY_OVERHEAD
         with self._lock:
             items = self._items
-            old = items.pop(key, None)
-            if old is not None:
-                self.size -= old[1]
+            if key in items:  # rare (a put follows a missed get): a plain lookup, not OrderedDict.pop
+                self.size -= items.pop(key)[1]
             if cost > self.limit:
                 return value
-            while items and self.size + cost > self.limit:
+            size, limit = self.size + cost, self.limit
+            while size > limit and items:
                 oldest, entry = items.popitem(last=False)
                 if entry[2]:  # used since it last came up: its second chance
                     entry[2] = False
                     items[oldest] = entry
                 else:
-                    self.size -= entry[1]
+                    size -= entry[1]
             items[key] = [value, cost, False]
-            self.size += cost
+            self.size = size
         return value
 
     def clear(self) -> None:
