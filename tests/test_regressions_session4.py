@@ -1,9 +1,8 @@
 """Behaviour differences from d7454b6 found by the session-4 differential review (old and new
 packages fed the same requests through ``MockServer.respond``).
 
-Each test states the old behaviour and fails on the current code (``xfail(strict=True)``), so the
-suite stays green until the lead fixes it; a fix makes the test pass, and strict xfail then asks
-for the marker to be removed.
+Each test states d7454b6's behaviour (or, where d7454b6 itself failed, the intended one); the
+comment above it names the change it failed after and the fix.
 """
 
 from __future__ import annotations
@@ -52,3 +51,16 @@ def test_deep_metadata_still_counts_a_session_turn() -> None:
     server.respond("chat", deep, headers)
     server.respond("chat", plain, headers)
     assert server.requests[-1].turn == 2  # d7454b6: the deep request was turn 1, this one turn 2
+
+
+# d7454b6 failed here too: an escaped emoji anywhere in the body made it walk metadata recursively
+# (a 500 RecursionError, no step played); the loop walk of f8e85dd answers it.
+def test_deep_metadata_with_a_surrogate_escape_elsewhere_is_answered() -> None:
+    raw = (
+        '{"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "hi \\ud83d\\ude00"}], '
+        '"metadata": ' + _nested(DEPTH) + "}"
+    ).encode()
+    assert b"\\ud83d\\ude00" in raw
+    server = MockServer(scenario="clean-answer", profile="vllm", seed=7)
+    reply, _ = server.respond("chat", raw, {})
+    assert reply.status == 200, reply.body[:200]
