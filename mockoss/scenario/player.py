@@ -140,6 +140,8 @@ class Player:
         checks, or no rule answers; otherwise the turn is read from the body alone
         (:func:`~mockoss.scenario.conversation.body_turn`, the same count).
         """
+        # Which cursors and turn (module docstring): a header session, a stored previous
+        # response, the automatic key, else the shared cursors ("").
         session = header_of(headers, SESSION_HEADER) or ""
         session_turn = None  # the turn when the server counts it, else the body's (read below)
         if session and session != "auto":
