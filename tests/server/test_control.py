@@ -258,6 +258,26 @@ def test_a_body_with_infinity_or_nan_does_not_break_the_request_log(running):
     assert entry["body"]["messages"] == [{"role": "user", "content": "hi"}]
 
 
+def test_a_deeply_nested_body_beside_a_nan_does_not_break_the_request_log(running):
+    """Differential review (session 4, a bug since before it): a body with ``NaN`` and a body
+    nested 600 levels deep (which json.loads reads) made ``GET /mockoss/requests`` a 500: the
+    NaN fallback recursed through the deep one."""
+    server = running()
+    nan = '{"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}], "temperature": NaN}'
+    deep = '{"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}], "metadata": ' + '{"a":' * 600 + "1" + "}" * 600 + "}"
+    with httpx.Client(timeout=30) as client:
+        for raw in (nan, deep):
+            client.post(server.url + "/v1/chat/completions", content=raw, headers={"content-type": "application/json"})
+        log = client.get(server.url + "/mockoss/requests")
+    assert log.status_code == 200, log.text[:300]
+    first, second = log.json()
+    assert first["body"]["temperature"] == "NaN"
+    depth, value = 0, second["body"]["metadata"]
+    while isinstance(value, dict):
+        depth, value = depth + 1, value["a"]
+    assert (depth, value) == (600, 1)
+
+
 def test_a_body_with_a_lone_surrogate_does_not_break_the_request_log(running):
     """Newcomer report (second session): after one request holding ``"\\ud800"`` (a lone UTF-16
     surrogate, which Python's json reads and UTF-8 cannot encode), ``GET /mockoss/requests`` was a
