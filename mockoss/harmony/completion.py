@@ -20,7 +20,7 @@ from mockoss.harmony.lru import BytesLRU
 if TYPE_CHECKING:
     from mockoss.harmony.trace import ParserTrace
 
-__all__ = ["COMPLETION_CACHE_BYTES", "Completion", "Emission", "FinishReason", "Tokens", "clear_completion_cache"]
+__all__ = ["COMPLETION_CACHE_BYTES", "MEMO_ENTRIES", "Completion", "Emission", "FinishReason", "Memo", "Tokens", "clear_completion_cache"]
 
 #: Token ids of ``<|start|>assistant``: how every rendered assistant message begins, and what a
 #: prompt for completion already ends with.
@@ -36,6 +36,26 @@ FinishReason = Literal["stop", "length"]
 #: pytest fixture reloads for every test, a template rendered to a text seen before) give the
 #: same :class:`Completion`, whose memoised traces and plans are then computed once.
 COMPLETION_CACHE_BYTES = 64 * 1024 * 1024
+#: Entries one completion's memo keeps (parser traces, plans, reply templates: one per request
+#: shape, mostly per ``max_tokens``); beyond it the oldest entry is dropped (:class:`Memo`).
+MEMO_ENTRIES = 32
+
+
+class Memo(dict):  # type: ignore[type-arg]
+    """``Completion._memo``: a dict of at most :data:`MEMO_ENTRIES` entries, the oldest inserted
+    dropped first. Every entry is a pure cache (recomputed when asked for again), but its key
+    holds request fields: unbounded, 20,000 requests with distinct ``max_tokens`` grew a server
+    by 390 MB (issue 9: memory bounded in bytes). Reads are plain ``dict`` reads; only a store
+    runs Python code."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key: object, value: object) -> None:
+        if len(self) >= MEMO_ENTRIES and key not in self:
+            del self[next(iter(self))]
+        dict.__setitem__(self, key, value)
+
+
 #: Bytes per token a cached completion is counted for: its tokens and what requests memoise on
 #: it (a parser trace, each profile's plan and pre-serialised chunks), measured on 2,000-token
 #: answers served as vLLM chat and Responses, streamed and not: 1.1 KB per token; doubled for other profiles.
@@ -81,7 +101,7 @@ class Completion:
 
     text: str
     tokens: Tokens
-    _memo: dict[object, object] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    _memo: dict[object, object] = field(default_factory=Memo, compare=False, hash=False, repr=False)
 
     @classmethod
     def from_text(cls, text: str) -> Completion:

@@ -37,7 +37,7 @@ from mockoss.harmony import (
     load_encoding,
     parse_tokens,
 )
-from mockoss.harmony.completion import CALL, END, RETURN, START_ASSISTANT
+from mockoss.harmony.completion import CALL, END, RETURN, START_ASSISTANT, Memo
 
 __all__ = ["NormalisedCompletion", "clean_recipient", "normalised"]
 
@@ -120,7 +120,7 @@ class NormalisedCompletion:
     text: str
     tokens: tuple[int, ...]
     finish_reason: str
-    _memo: dict[object, object] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    _memo: dict[object, object] = field(default_factory=Memo, compare=False, hash=False, repr=False)
 
     def emit(self, max_tokens: int | None = None) -> Emission:
         """The canonical tokens, with the original finish reason (the limit is already applied)."""
