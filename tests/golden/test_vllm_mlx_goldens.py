@@ -22,14 +22,8 @@ from pathlib import Path
 import pytest
 from golden_support import read_replies, scenario_step
 
-from mockoss.profiles.base import (
-    ChatRequestView,
-    CompletionsRequestView,
-    IdSource,
-    RequestContext,
-    ResponsesRequestView,
-    ToolDecl,
-)
+from mockoss.endpoints import ENDPOINTS
+from mockoss.profiles.base import IdSource, RequestContext
 from mockoss.profiles.registry import get_profile
 from mockoss.scenario.loader import builtin_names, load_named
 
@@ -59,15 +53,9 @@ def _answer(record: dict, index: int, prompt_tokens: int) -> str:
     profile = dataclasses.replace(get_profile("vllm-mlx@0.6.0"), reasoning_parser=record["reasoning_parser"], tool_call_parser=record["tool_call_parser"])
     body = record["body"]
     ctx = RequestContext(ids=IdSource(0, index), created=0, prompt_tokens=prompt_tokens)
-    stream = body.get("stream", False)
-    if "input" in body:
-        reply = profile.surface("responses", _completion(record["case"]), ResponsesRequestView(model=body["model"], stream=stream, body=body), ctx)
-    elif "prompt" in body:
-        reply = profile.surface("completions", _completion(record["case"]), CompletionsRequestView(model=body["model"], stream=stream, body=body), ctx)
-    else:
-        tools = tuple(ToolDecl("function", t["function"]["name"]) for t in body.get("tools", ()))
-        view = ChatRequestView(model=body["model"], tools=tools, tool_choice=body.get("tool_choice"), stream=stream, include_usage=bool(body.get("stream_options")), max_tokens=body.get("max_tokens"), body=body)
-        reply = profile.chat(_completion(record["case"]), view, ctx)
+    kind = "responses" if "input" in body else "completions" if "prompt" in body else "chat"
+    view = ENDPOINTS[kind].schema.model_validate(body).view(body["model"], body)  # the server's own request path
+    reply = profile.chat(_completion(record["case"]), view, ctx) if kind == "chat" else profile.surface(kind, _completion(record["case"]), view, ctx)
     return _norm((reply.body if not reply.streamed else b"".join(reply.frames)).decode())
 
 
