@@ -40,14 +40,8 @@ from pathlib import Path
 import pytest
 from golden_support import read_replies, scenario_step
 
-from mockoss.profiles.base import (
-    ChatRequestView,
-    CompletionsRequestView,
-    IdSource,
-    RequestContext,
-    ResponsesRequestView,
-    ToolDecl,
-)
+from mockoss.endpoints import ENDPOINTS
+from mockoss.profiles.base import ChatRequestView, IdSource, RequestContext, ToolDecl
 from mockoss.profiles.registry import get_profile
 from mockoss.scenario.loader import builtin_names, load_named
 
@@ -130,8 +124,7 @@ def _chat(record: dict, header: dict) -> str:
 def _responses(record: dict, header: dict) -> str:
     profile = get_profile(RELEASE, {"stream_interval": record["interval"]})
     body = record["body"]
-    view = ResponsesRequestView(model=body["model"], tools=tuple(ToolDecl("function", t["name"]) for t in body["tools"]), stream=body["stream"],
-                                max_output_tokens=body.get("max_output_tokens"), body=body)
+    view = ENDPOINTS["responses"].schema.model_validate(body).view(body["model"], body)  # the server's own request path
     reply = profile.surface("responses", _completion(record["case"]), view, _context(record, header))
     if body["stream"]:
         text = "".join(f.decode() for f in reply.frames) + ("ABORT" if reply.abort else "")
@@ -143,7 +136,7 @@ def _responses(record: dict, header: dict) -> str:
 def _completions(record: dict, header: dict) -> str:
     profile = get_profile(RELEASE, {"stream_interval": record["interval"]})
     body = record["body"]
-    view = CompletionsRequestView(model=body["model"], prompts=(body["prompt"],), stream=body["stream"], echo=bool(body.get("echo")), body=body)
+    view = ENDPOINTS["completions"].schema.model_validate(body).view(body["model"], body)
     reply = profile.surface("completions", _completion(record["case"]), view, _context(record, header))
     return _ordinal_ids(b"".join(reply.frames).decode() if body["stream"] else reply.body.decode())
 
