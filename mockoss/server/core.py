@@ -433,7 +433,7 @@ class MockServer:
             message, param = _pydantic_message(exc)
             return profile.error(400, message, param=param)
         own_surrogates = own_check is not None or profile.name.startswith("ollama")
-        field = lone_surrogate_field(raw, body) if raw is not None and not own_surrogates else None
+        field = None if own_surrogates else lone_surrogate_field(body)
         if field is not None:  # see mockoss.server.inputs
             message = f"Invalid request: {field} holds a lone UTF-16 surrogate (\\ud800-\\udfff without its pair): not Unicode text (RFC 8259 section 8.2)"
             return profile.error(400, message, param=field)

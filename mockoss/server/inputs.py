@@ -44,13 +44,13 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
-def lone_surrogate_field(raw: bytes, body: Mapping[str, Any]) -> str | None:
+def lone_surrogate_field(body: Mapping[str, Any]) -> str | None:
     """The first of :data:`ECHOED_FIELDS` holding a lone surrogate, else ``None``.
 
     Looks at the parsed fields themselves (a short ``model`` costs one UTF-8 encode), not at
-    ``raw``: a scan of the whole body for a ``\\uD8xx``-``\\uDFxx`` escape cost ~6 us on a 24 KB
+    the raw body: a scan of the whole body for a ``\\uD8xx``-``\\uDFxx`` escape cost ~6 us on a 24 KB
     agent turn, and missed a surrogate sent as its three UTF-8-style bytes, which
-    :func:`json.loads` decodes too (``surrogatepass``). ``raw`` is kept for callers.
+    :func:`json.loads` decodes too (``surrogatepass``).
     """
     for name in ECHOED_FIELDS:
         if name in body and _has_lone_surrogate(body[name]):
