@@ -154,26 +154,13 @@ def _seeded(count: int) -> list[tuple[str, Any]]:
 
 
 def _ours(profile, completion, body, index) -> bytes:
-    from mockoss.profiles.base import (
-        ChatRequestView,
-        CompletionsRequestView,
-        IdSource,
-        RequestContext,
-        ResponsesRequestView,
-        ToolDecl,
-    )
+    from mockoss.endpoints import ENDPOINTS
+    from mockoss.profiles.base import IdSource, RequestContext
 
     ctx = RequestContext(ids=IdSource(0, index), created=0, prompt_tokens=PROMPT_TOKENS)
-    tools = tuple(ToolDecl("function", t["function"]["name"]) for t in body.get("tools", ()) if "function" in t)
-    view = ChatRequestView(model=body["model"], tools=tools, tool_choice=body.get("tool_choice"), stream=body.get("stream", False), include_usage=bool(body.get("stream_options")), max_tokens=body.get("max_tokens"), body=body)
-    if "input" in body:
-        view = ResponsesRequestView(model=body["model"], stream=body.get("stream", False), max_output_tokens=body.get("max_output_tokens"), body=body)
-        reply = profile.surface("responses", completion, view, ctx)
-    elif "prompt" in body:
-        view = CompletionsRequestView(model=body["model"], stream=body["stream"], body=body)
-        reply = profile.surface("completions", completion, view, ctx)
-    else:
-        reply = profile.chat(completion, view, ctx)
+    kind = "responses" if "input" in body else "completions" if "prompt" in body else "chat"
+    view = ENDPOINTS[kind].schema.model_validate(body).view(body["model"], body)  # the server's own request path
+    reply = profile.chat(completion, view, ctx) if kind == "chat" else profile.surface(kind, completion, view, ctx)
     return reply.body if not reply.streamed else b"".join(reply.frames)
 
 
