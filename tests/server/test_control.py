@@ -242,16 +242,24 @@ def test_the_session_prefix_does_not_bypass_the_guard(running):
     assert [(e["test_id"], e["path"]) for e in ok.json()] == [("x", "/v1/chat/completions")]
 
 
+def _post_raw_then_log(url, *raws):
+    """POST each raw JSON text to chat completions, then read the request log: (statuses, log)."""
+    with httpx.Client(timeout=30) as client:
+        statuses = [
+            client.post(url + "/v1/chat/completions", content=raw, headers={"content-type": "application/json"}).status_code
+            for raw in raws
+        ]
+        return statuses, client.get(url + "/mockoss/requests")
+
+
 def test_a_body_with_infinity_or_nan_does_not_break_the_request_log(running):
     """Newcomer report: one request with ``"top_p": Infinity`` (Python's json and so the server read
     it) made ``GET /mockoss/requests`` a 500 until a reset. The log now shows such numbers as
     their JavaScript spellings, as strings."""
     server = running()
     raw = '{"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}], "top_p": Infinity, "temperature": NaN}'
-    with httpx.Client(timeout=30) as client:
-        answered = client.post(server.url + "/v1/chat/completions", content=raw, headers={"content-type": "application/json"})
-        log = client.get(server.url + "/mockoss/requests")
-    assert answered.status_code == 200
+    [answered], log = _post_raw_then_log(server.url, raw)
+    assert answered == 200
     assert log.status_code == 200
     [entry] = log.json()
     assert entry["body"]["top_p"] == "Infinity" and entry["body"]["temperature"] == "NaN"
@@ -265,10 +273,7 @@ def test_a_deeply_nested_body_beside_a_nan_does_not_break_the_request_log(runnin
     server = running()
     nan = '{"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}], "temperature": NaN}'
     deep = '{"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}], "metadata": ' + '{"a":' * 600 + "1" + "}" * 600 + "}"
-    with httpx.Client(timeout=30) as client:
-        for raw in (nan, deep):
-            client.post(server.url + "/v1/chat/completions", content=raw, headers={"content-type": "application/json"})
-        log = client.get(server.url + "/mockoss/requests")
+    _, log = _post_raw_then_log(server.url, nan, deep)
     assert log.status_code == 200, log.text[:300]
     first, second = log.json()
     assert first["body"]["temperature"] == "NaN"
@@ -284,10 +289,8 @@ def test_a_body_with_a_lone_surrogate_does_not_break_the_request_log(running):
     plain 500 until a reset. The log escapes it instead, and the text comes back as sent."""
     server = running()
     raw = '{"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "a\\ud800b \u00e9"}]}'
-    with httpx.Client(timeout=30) as client:
-        answered = client.post(server.url + "/v1/chat/completions", content=raw, headers={"content-type": "application/json"})
-        log = client.get(server.url + "/mockoss/requests")
-    assert answered.status_code == 200
+    [answered], log = _post_raw_then_log(server.url, raw)
+    assert answered == 200
     assert log.status_code == 200 and log.headers["content-type"] == "application/json"
     [entry] = json.loads(log.content)  # Python's json: the escape becomes the surrogate again
     assert entry["body"]["messages"] == [{"role": "user", "content": "a\ud800b \u00e9"}]
