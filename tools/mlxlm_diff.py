@@ -50,7 +50,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from mockoss.profiles.base import ChatRequestView, CompletionsRequestView, IdSource, RequestContext
+from mockoss.endpoints import ENDPOINTS
+from mockoss.profiles.base import IdSource, RequestContext
 from mockoss.profiles.mlxlm import MlxLmProfile
 from mockoss.profiles.mlxlm.detokenizer import token_strings
 from mockoss.profiles.mlxlm.wire import EOS
@@ -171,12 +172,9 @@ def _norm(raw: bytes) -> bytes:
 
 def _ours(profile, completion, path, body, index) -> bytes:
     ctx = RequestContext(ids=IdSource(0, index), created=0, prompt_tokens=PROMPT_TOKENS)
-    if path == "/v1/chat/completions":
-        view: Any = ChatRequestView(model=body["model"], stream=body.get("stream", False), body=body)
-        reply = profile.surface("chat", completion, view, ctx)
-    else:
-        view = CompletionsRequestView(model=body["model"], stream=body.get("stream", False), body=body)
-        reply = profile.surface("completions", completion, view, ctx)
+    kind = "chat" if path == "/v1/chat/completions" else "completions"
+    view = ENDPOINTS[kind].schema.model_validate(body).view(body["model"], body)  # the server's own request path
+    reply = profile.surface(kind, completion, view, ctx)
     return reply.body if not reply.streamed else b"".join(reply.frames)
 
 

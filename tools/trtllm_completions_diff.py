@@ -54,8 +54,9 @@ from trtllm_adapter_diff import (
     write_golden,
 )
 
+from mockoss.endpoints import ENDPOINTS
 from mockoss.harmony.encoding import load_encoding
-from mockoss.profiles.base import CompletionsRequestView, IdSource, RequestContext
+from mockoss.profiles.base import IdSource, RequestContext
 from mockoss.profiles.registry import get_profile
 from mockoss.profiles.trtllm.chat import engine_batches
 from mockoss.profiles.trtllm.completions import engine_output, kept_ids, stream_texts
@@ -207,7 +208,7 @@ def cases(release: str):
 def ours(case: dict, index: int, release: str) -> str:
     profile = get_profile(release, {"stream_interval": case["interval"]})
     body = case["body"]
-    view = CompletionsRequestView(model=MODEL, prompts=(body["prompt"],), stream=body["stream"], echo=bool(body.get("echo")), body=body)
+    view = ENDPOINTS["completions"].schema.model_validate(body).view(MODEL, body)  # the server's own request path
     reply = profile.surface("completions", case["completion"], view, RequestContext(ids=IdSource(0, index), created=0, prompt_tokens=10))
     return normalise(b"".join(reply.frames).decode() if body["stream"] else reply.body.decode())
 

@@ -41,8 +41,9 @@ from pathlib import Path
 
 from trtllm_adapter_diff import _PROTOCOL, MODEL, completions, record_option, scenario_case, write_golden
 
+from mockoss.endpoints import ENDPOINTS
 from mockoss.harmony.encoding import vocabulary_dir
-from mockoss.profiles.base import IdSource, RequestContext, ResponsesRequestView, ToolDecl
+from mockoss.profiles.base import IdSource, RequestContext
 from mockoss.profiles.registry import get_profile
 
 _RESPONSES_PROTOCOL = _PROTOCOL + '''
@@ -204,8 +205,7 @@ def cases():
 def ours(case: dict, index: int) -> str:
     profile = get_profile("trtllm", {"stream_interval": case["interval"]})
     body = case["body"]
-    request = ResponsesRequestView(model=MODEL, tools=tuple(ToolDecl("function", t) for t in case["tools"]), stream=body["stream"],
-                                   max_output_tokens=body.get("max_output_tokens"), body=body)
+    request = ENDPOINTS["responses"].schema.model_validate(body).view(MODEL, body)  # the server's own request path
     reply = profile.surface("responses", case["completion"], request, RequestContext(ids=IdSource(0, index), created=0, prompt_tokens=10))
     if not body["stream"]:
         data = json.loads(reply.body)
