@@ -194,10 +194,7 @@ def count_chat_prompt(
             )
         )
     if seen is not None:
-        try:
-            _prefixes.store(messages, seen[0], lambda: chat_prefix(messages, *seen, prefix), after=prefix)
-        except ValueError:  # data the names cannot be read from: the count stands, unstored
-            pass
+        _prefixes.store(messages, seen[0], lambda: chat_prefix(messages, *seen, prefix), after=prefix)
     return count
 
 
@@ -347,10 +344,7 @@ def count_responses_prompt(
             render_responses_prompt(body, conversation_start_date=conversation_start_date, builtin_tools=builtin_tools)
         )
     if seen is not None and items is not None:
-        try:
-            _item_prefixes.store(items, seen[0], lambda: item_prefix(items, *seen, prefix), after=prefix)
-        except ValueError:  # data the names cannot be read from: the count stands, unstored
-            pass
+        _item_prefixes.store(items, seen[0], lambda: item_prefix(items, *seen, prefix), after=prefix)
     return count
 
 

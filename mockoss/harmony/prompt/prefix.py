@@ -136,8 +136,8 @@ class PrefixCache:
         self, messages: Sequence[Any], length: int, build: Callable[[], Prefix | None], after: Prefix | None = None
     ) -> None:
         """Store ``build()`` (the prefix of ``messages`` of ``length`` messages) unless it is
-        ``None``; ``after``: the shorter prefix this request found, whose key it extends. The key is
-        taken before ``build`` runs (see the module docstring)."""
+        ``None`` or raises ``ValueError``; ``after``: the shorter prefix this request found, whose key
+        it extends. The key is taken before ``build`` runs (see the module docstring)."""
         base = next((e for e in self._entries if e[3] is after), None) if after is not None else None
         try:
             if base is not None and len(base[0]) < MAX_SEGMENTS and base[0][-1] < length:
@@ -150,7 +150,10 @@ class PrefixCache:
             return
         if nbytes > self.limit:
             return
-        prefix = build()
+        try:
+            prefix = build()
+        except ValueError:  # data the names cannot be read from: the caller's count stands, unstored
+            return
         if prefix is not None:
             self._push((ends, segments, last, prefix, nbytes + 64 * (len(prefix.turns) + len(prefix.names))))
 
