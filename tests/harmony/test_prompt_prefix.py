@@ -43,21 +43,27 @@ def _agent(turns: int) -> list[dict[str, Any]]:
     return messages
 
 
-@pytest.fixture
-def hits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The lengths of the prefixes found, one entry per lookup (0: none found)."""
+def _record_finds(monkeypatch: pytest.MonkeyPatch, cache: Any) -> Any:
+    """Clear the caches, record the length of each prefix ``cache.find`` finds (0: none), yield
+    the record, clear again."""
     clear_caches()
     found: list[int] = []
-    original = count_module._prefixes.find
+    original = cache.find
 
     def find(messages: Any) -> Any:
         prefix = original(messages)
         found.append(prefix.length if prefix is not None else 0)
         return prefix
 
-    monkeypatch.setattr(count_module._prefixes, "find", find)
+    monkeypatch.setattr(cache, "find", find)
     yield found
     clear_caches()
+
+
+@pytest.fixture
+def hits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The lengths of the prefixes found, one entry per lookup (0: none found)."""
+    yield from _record_finds(monkeypatch, count_module._prefixes)
 
 
 def test_a_growing_agent_conversation_is_found_again_every_turn_and_counted_exactly(hits: list[int]) -> None:
@@ -158,18 +164,7 @@ def test_the_random_growth_test_does_use_prefixes(hits: list[int], monkeypatch: 
 @pytest.fixture
 def item_hits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """As ``hits``, for the prefixes of Responses input items."""
-    clear_caches()
-    found: list[int] = []
-    original = count_module._item_prefixes.find
-
-    def find(items: Any) -> Any:
-        prefix = original(items)
-        found.append(prefix.length if prefix is not None else 0)
-        return prefix
-
-    monkeypatch.setattr(count_module._item_prefixes, "find", find)
-    yield found
-    clear_caches()
+    yield from _record_finds(monkeypatch, count_module._item_prefixes)
 
 
 def _responses_agent(turns: int) -> list[dict[str, Any]]:
