@@ -15,8 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator, with_config
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator, with_config
 from typing_extensions import TypedDict  # pydantic refuses typing.TypedDict on Python < 3.12
+
+from mockoss.schemas._quick import quick_or_none
 
 __all__ = [
     "OllamaChatRequest",
@@ -249,16 +251,7 @@ def quick_validate_chat(body: Any, max_items: int) -> QuickOllamaChatRequest | N
     """The validated request when ``OllamaChatRequest`` certainly accepts ``body``, else ``None``
     (invalid, or a ``messages`` or ``tools`` that is not a list of at most ``max_items``: the
     model also accepts tuples and iterators, which validating twice could consume)."""
-    if type(body) is not dict:
-        return None
-    for key in ("messages", "tools"):
-        items = body.get(key)
-        if items is not None and (type(items) is not list or len(items) > max_items):
-            return None
-    try:
-        return _validate_quick_chat(body)  # type: ignore[no-any-return]
-    except ValidationError:
-        return None
+    return quick_or_none(body, max_items, ("messages", "tools"), _validate_quick_chat)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 from typing import Annotated, Any, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, with_config
+from pydantic import BaseModel, ConfigDict, Field, with_config
 from typing_extensions import TypedDict  # pydantic refuses typing.TypedDict on Python < 3.12
 
 from mockoss.profiles.base import ResponsesRequestView, ToolDecl
+from mockoss.schemas._quick import keys_are_str, quick_or_none
 
 __all__ = ["QuickResponsesRequest", "ResponsesRequest"]
 
@@ -126,7 +127,6 @@ def _dict_tool_decl(tool: Any) -> ToolDecl:
     return _tool_decl(kind, tool.get("name") if kind == "function" else tool.get("server_label"))
 
 
-_STR_ONLY = frozenset((str,))
 #: ``QuickResponsesRequest.model_validate`` without its keyword handling (~0.3 us a call, measured).
 _validate_quick = QuickResponsesRequest.__pydantic_validator__.validate_python
 
@@ -137,15 +137,10 @@ def quick_validate(body: Any, max_items: int) -> QuickResponsesRequest | None:
     the model, :mod:`mockoss.server.validation`). Only a ``tools`` that is a list takes this path:
     the model also accepts tuples and iterators, and validating an iterator twice would find it
     consumed."""
-    if type(body) is not dict:
+    request: QuickResponsesRequest | None = quick_or_none(body, max_items, ("tools",), _validate_quick)
+    if request is None:
         return None
     tools = body.get("tools")
-    if tools is not None and (type(tools) is not list or len(tools) > max_items):
-        return None
-    try:
-        request: QuickResponsesRequest = _validate_quick(body)
-    except ValidationError:
-        return None
-    if tools and not _STR_ONLY.issuperset(map(type, set().union(*tools))):
+    if tools and not keys_are_str(tools):
         return None  # a key that is not a string: the model refuses it (invalid_key)
     return request
