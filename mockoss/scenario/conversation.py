@@ -69,7 +69,17 @@ def text_of(content: Any) -> str:
 
 def _chat(messages: list[Any]) -> tuple[list[Message], int]:
     conversation = [(m.get("role"), m.get("content")) for m in messages if isinstance(m, dict)]
-    return conversation, 1 + sum(1 for role, _ in conversation if role == "assistant")
+    return conversation, _chat_turn(messages)
+
+
+def _chat_turn(messages: list[Any]) -> int:
+    """1 + the assistant messages: a chat request's turn, by a plain loop (0.2 us for 3 messages,
+    where a list comprehension and ``count`` take 0.28)."""
+    turn = 1
+    for m in messages:
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            turn += 1
+    return turn
 
 
 def _responses(items: Any) -> tuple[list[Message], int]:
@@ -112,17 +122,12 @@ def body_turn(body: Mapping[str, Any]) -> int:
     """A request's turn as its body counts it: :attr:`RequestFacts.turn` without a session turn,
     for a caller that needs only the turn (the player, for a scenario without ``match`` checks).
 
-    Chat turns are counted as :func:`_chat` counts them without building the conversation (a
-    50-message agent turn: 9 us -> 1.8 us), by a plain loop (0.2 us for 3 messages, where a list
-    comprehension and ``count`` take 0.28).
+    Chat turns are counted by :func:`_chat_turn` without building the conversation (a
+    50-message agent turn: 9 us -> 1.8 us).
     """
     messages = body.get("messages")
     if isinstance(messages, list):
-        turn = 1
-        for m in messages:
-            if isinstance(m, dict) and m.get("role") == "assistant":
-                turn += 1
-        return turn
+        return _chat_turn(messages)
     if "input" in body:
         return _responses(body["input"])[1]
     return 1  # a prompt: always turn 1 (_prompt)
@@ -194,9 +199,10 @@ class RequestFacts:
     def turn(self) -> int:
         """1 for the first request of a conversation, 2 for the one after the model's first reply, …"""
         if self._turn is None:
-            if isinstance(self.body.get("messages"), list):
+            messages = self.body.get("messages")
+            if isinstance(messages, list):
                 # Chat: counted without building the conversation, which only rules that read it need.
-                self._turn = body_turn(self.body)
+                self._turn = _chat_turn(messages)
             else:
                 self._read()
         return self._turn  # type: ignore[return-value]
