@@ -60,12 +60,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo
+from mockoss.profiles.wire import dumps
 
 __all__ = ["VllmMlxProfile"]
 
 
 def _json(status: int, body: Any) -> Reply:
-    return Reply(status=status, body=json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
+    return Reply(status=status, body=dumps(body).encode())
 
 _REASONING = (None, "gpt_oss", "harmony")
 _TOOLS = (None, "harmony")

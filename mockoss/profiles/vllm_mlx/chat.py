@@ -28,23 +28,19 @@ emulated by :func:`mockoss.profiles.vllm_mlx.engine.engine_outputs`; ``server.py
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
 from mockoss.profiles.vllm_mlx import parsers as p
 from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, generated, limited_tokens
 from mockoss.profiles.vllm_mlx.stream import stream_frames
+from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.vllm_mlx import VllmMlxProfile
 
 __all__ = ["extract_reasoning_and_calls", "surface_chat"]
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
 
 def _tools(profile: VllmMlxProfile, request: ChatRequestView) -> list[dict] | None:
     body = request.body if isinstance(request.body, dict) else {}
@@ -82,7 +78,7 @@ def surface_chat(profile: VllmMlxProfile, completion: Completion, request: ChatR
     }
     if profile.body_generation_metadata:
         body["generation_metadata"] = None
-    return Reply(status=200, body=_dumps(body).encode())
+    return Reply(status=200, body=dumps(body).encode())
 
 
 def _extract(profile: VllmMlxProfile, text: str, declared: list | None, tools: list | None) -> tuple[str | None, str | None, list]:

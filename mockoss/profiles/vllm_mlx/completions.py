@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
 from mockoss.profiles.vllm_mlx.engine import engine_outputs, limited_tokens
 from mockoss.profiles.vllm_mlx.parsers import clean_output_text
+from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
@@ -58,4 +59,4 @@ def surface_completions(profile: VllmMlxProfile, completion: Completion, request
     rid = "cmpl-" + ctx.ids.next()[:8]
     choices = [{"index": i, "text": text, "finish_reason": finish} for i in range(n)]
     out = {"id": rid, "object": "text_completion", "created": ctx.created, "model": model, "choices": choices, "usage": _usage(ctx.prompt_tokens * n, count * n)}
-    return Reply(status=200, body=json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode())
+    return Reply(status=200, body=dumps(out).encode())

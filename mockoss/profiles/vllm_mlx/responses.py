@@ -17,13 +17,13 @@ field) comes last. The stream is :mod:`.responses_stream`.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import Reply, RequestContext
 from mockoss.profiles.vllm_mlx import parsers as p
 from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, generated, limited_tokens
 from mockoss.profiles.vllm_mlx.responses_stream import stream_responses
+from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
@@ -119,4 +119,4 @@ def surface_responses(profile: VllmMlxProfile, completion: Completion, request: 
         arguments = coerce_arguments(call.arguments, call.name, chat_tools) if call.coerce else call.arguments
         items.append({"id": "fc_" + ctx.ids.next(), "type": "function_call", "call_id": "call_" + ctx.ids.next()[:8], "name": call.name, "arguments": arguments, "status": "completed"})
     out = build(items, count, finish, "resp_" + ctx.ids.next())
-    return Reply(status=200, body=json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode())
+    return Reply(status=200, body=dumps(out).encode())

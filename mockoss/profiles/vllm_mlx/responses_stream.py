@@ -17,23 +17,19 @@ leftover when nothing was — then each call as ``added`` / ``function_call_argu
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
 from mockoss.profiles.vllm_mlx import parsers as p
 from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, limited_tokens
 from mockoss.profiles.vllm_mlx.stream import markup_possible
+from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.vllm_mlx import VllmMlxProfile
 
 __all__ = ["stream_responses"]
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def stream_responses(
@@ -52,7 +48,7 @@ def stream_responses(
 
     def event(kind: str, payload: dict[str, Any]) -> None:
         nonlocal seq
-        frames.append(f"event: {kind}\ndata: {_dumps({'sequence_number': seq, 'type': kind, **payload})}\n\n".encode())
+        frames.append(f"event: {kind}\ndata: {dumps({'sequence_number': seq, 'type': kind, **payload})}\n\n".encode())
         seq += 1
 
     event("response.created", {"response": response([], 0, None, rid)})

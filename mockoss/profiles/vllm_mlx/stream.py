@@ -14,12 +14,12 @@ had text, and a stream whose last text a parser held had no ``finish_reason`` at
 
 from __future__ import annotations
 
-import json
 import re
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.vllm_mlx import parsers as p
 from mockoss.profiles.vllm_mlx.engine import coerce_arguments
+from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
     from mockoss.profiles.base import ChatRequestView, RequestContext
@@ -39,22 +39,18 @@ def markup_possible(text: str, fixed: bool = True) -> bool:
     return any(m in text for m in (_MARKERS if fixed else _MARKERS[:7] + _MARKERS[9:])) or bool(_BRACKET.search(text)) or bool(_BRACKET_PARTIAL.search(text))
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def stream_frames(
     profile: VllmMlxProfile, outputs: list[tuple[str, bool, str | None]], request: ChatRequestView,
     ctx: RequestContext, rid: str, model: str, tools: list | None, declared: list | None,
 ) -> list[bytes]:
     """The frames, ``data: {…}\\n\\n`` each, ending with ``data: [DONE]``."""
-    head = f'{{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{_dumps(model)},"choices":'
+    head = f'{{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{dumps(model)},"choices":'
 
     tail = ',"generation_metadata":null' if profile.chunk_generation_metadata else ""
 
     def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict | None = None, choices: bool = True) -> bytes:
-        body = f'[{{"index":0,"delta":{_dumps(delta)},"finish_reason":{_dumps(finish)}}}]' if choices else "[]"
-        return f'data: {head}{body},"usage":{_dumps(usage)}{tail}}}\n\n'.encode()
+        body = f'[{{"index":0,"delta":{dumps(delta)},"finish_reason":{dumps(finish)}}}]' if choices else "[]"
+        return f'data: {head}{body},"usage":{dumps(usage)}{tail}}}\n\n'.encode()
 
     def usage(count: int) -> dict[str, int]:
         return {"prompt_tokens": ctx.prompt_tokens, "completion_tokens": count, "total_tokens": ctx.prompt_tokens + count}
