@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
 from mockoss.profiles.vllm_mlx import parsers as p
-from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, generated, limited_tokens
+from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, generated, limited_tokens, usage
 from mockoss.profiles.vllm_mlx.stream import stream_frames
 from mockoss.profiles.wire import dumps
 
@@ -46,10 +46,6 @@ def _tools(profile: VllmMlxProfile, request: ChatRequestView) -> list[dict] | No
     body = request.body if isinstance(request.body, dict) else {}
     tools = body.get("tools")
     return tools if tools else None
-
-
-def _usage(prompt: int, completion: int) -> dict[str, int]:
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def surface_chat(profile: VllmMlxProfile, completion: Completion, request: ChatRequestView, ctx: RequestContext, model: str) -> Reply:
@@ -74,7 +70,7 @@ def surface_chat(profile: VllmMlxProfile, completion: Completion, request: ChatR
     body = {
         "id": rid, "object": "chat.completion", "created": ctx.created, "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else finish}],
-        "usage": _usage(ctx.prompt_tokens, count),
+        "usage": usage(ctx.prompt_tokens, count),
     }
     if profile.body_generation_metadata:
         body["generation_metadata"] = None

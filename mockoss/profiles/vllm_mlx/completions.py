@@ -18,7 +18,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
-from mockoss.profiles.vllm_mlx.engine import engine_outputs, limited_tokens
+from mockoss.profiles.vllm_mlx.engine import engine_outputs, limited_tokens, usage
 from mockoss.profiles.vllm_mlx.parsers import clean_output_text
 from mockoss.profiles.wire import dumps
 
@@ -27,10 +27,6 @@ if TYPE_CHECKING:
     from mockoss.profiles.vllm_mlx import VllmMlxProfile
 
 __all__ = ["surface_completions"]
-
-
-def _usage(prompt: int, completion: int) -> dict[str, int]:
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def surface_completions(profile: VllmMlxProfile, completion: Completion, request: Any, ctx: RequestContext, model: str) -> Reply:
@@ -49,7 +45,7 @@ def surface_completions(profile: VllmMlxProfile, completion: Completion, request
                 "choices": [{"index": 0, "text": text, "finish_reason": reason if finished else None}],
             }
             if finished:
-                data["usage"] = _usage(ctx.prompt_tokens, min(done, count))
+                data["usage"] = usage(ctx.prompt_tokens, min(done, count))
             frames.append(f"data: {json.dumps(data)}\n\n".encode())
         frames.append(b"data: [DONE]\n\n")
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
@@ -58,5 +54,5 @@ def surface_completions(profile: VllmMlxProfile, completion: Completion, request
     text = clean_output_text("".join(t for t, _, _ in outputs))
     rid = "cmpl-" + ctx.ids.next()[:8]
     choices = [{"index": i, "text": text, "finish_reason": finish} for i in range(n)]
-    out = {"id": rid, "object": "text_completion", "created": ctx.created, "model": model, "choices": choices, "usage": _usage(ctx.prompt_tokens * n, count * n)}
+    out = {"id": rid, "object": "text_completion", "created": ctx.created, "model": model, "choices": choices, "usage": usage(ctx.prompt_tokens * n, count * n)}
     return Reply(status=200, body=dumps(out).encode())

@@ -20,7 +20,7 @@ from mockoss.profiles.mlxlm.detokenizer import StreamingDetokenizer
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
 
-__all__ = ["EOS", "coerce_arguments", "engine_outputs", "generated", "limited_tokens"]
+__all__ = ["EOS", "coerce_arguments", "engine_outputs", "generated", "limited_tokens", "usage"]
 
 EOS = frozenset({200002, 199999, 200012})
 RETURN = 200002
@@ -61,6 +61,11 @@ def generated(outputs: list[tuple[str, bool, str | None]], limit: int, aggregate
         return raw, finish, len(outputs) if finish == "length" else len(outputs) - 1
     count = len(load_encoding().encode(raw, allowed_special="all"))
     return raw, "length" if count >= limit else "stop", count
+
+
+def usage(prompt: int, completion: int) -> dict[str, int]:
+    """The ``usage`` object of chat and completions replies and chunks."""
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def limited_tokens(completion: Completion, limit: int) -> list[int]:

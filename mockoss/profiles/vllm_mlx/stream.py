@@ -18,7 +18,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.vllm_mlx import parsers as p
-from mockoss.profiles.vllm_mlx.engine import coerce_arguments
+from mockoss.profiles.vllm_mlx.engine import coerce_arguments, usage
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -52,9 +52,6 @@ def stream_frames(
         body = f'[{{"index":0,"delta":{dumps(delta)},"finish_reason":{dumps(finish)}}}]' if choices else "[]"
         return f'data: {head}{body},"usage":{dumps(usage)}{tail}}}\n\n'.encode()
 
-    def usage(count: int) -> dict[str, int]:
-        return {"prompt_tokens": ctx.prompt_tokens, "completion_tokens": count, "total_tokens": ctx.prompt_tokens + count}
-
     def delta_of(content: str | None = None, reasoning: str | None = None, calls: list | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if content is not None:
@@ -87,7 +84,7 @@ def stream_frames(
         delta, finished, reason = output
         count = min(count, len(outputs) - (outputs[-1][2] == "stop")) if finished and reason == "stop" else count
         last = output
-        done_usage = usage(count)
+        done_usage = usage(ctx.prompt_tokens, count)
         reasoning: str | None = None
         if reasoner is not None and (delta or (finished and guard)):
             previous, text = text, text + delta
@@ -130,8 +127,8 @@ def stream_frames(
             frames.append(chunk(delta_of(calls=entries), "tool_calls"))
             finish_sent = True
     if guard and last is not None and last[1] and not finish_sent:
-        frames.append(chunk({}, "tool_calls" if detected else (last[2] or "stop"), usage(count)))
+        frames.append(chunk({}, "tool_calls" if detected else (last[2] or "stop"), usage(ctx.prompt_tokens, count)))
     if request.include_usage:
-        frames.append(chunk({}, usage=usage(count), choices=False))
+        frames.append(chunk({}, usage=usage(ctx.prompt_tokens, count), choices=False))
     frames.append(b"data: [DONE]\n\n")
     return frames
