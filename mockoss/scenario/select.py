@@ -14,7 +14,7 @@ from mockoss.scenario.conversation import RequestFacts
 if TYPE_CHECKING:
     from mockoss.scenario.loader import Rule, Scenario, Step
 
-__all__ = ["NoRuleMatched", "explain", "first_answer", "pick", "step_at"]
+__all__ = ["NoRuleMatched", "explain", "first_answer", "pick"]
 
 
 class NoRuleMatched(LookupError):
@@ -23,13 +23,6 @@ class NoRuleMatched(LookupError):
     Raised by :func:`pick`; the server answers it with a 400 in the profile's error shape.
     Rules whose ``match`` failed come first, then rules that matched but have used every step.
     """
-
-
-def step_at(rule: Rule, position: int) -> Step | None:
-    """The step answering the rule's ``position``-th request (0-based), ``None`` past the end."""
-    if position >= rule.ends[-1]:
-        return None
-    return rule.steps[bisect_right(rule.ends, position)]
 
 
 def first_answer(
@@ -48,7 +41,7 @@ def first_answer(
             continue
         position = positions[rule.index]
         ends = rule.ends
-        if position < ends[-1]:  # step_at, inlined: this loop runs for every request
+        if position < ends[-1]:  # the step for this position; past the last one, the rule is used up
             step: Step | None = rule.steps[bisect_right(ends, position)]
         elif rule.when_exhausted == "next_rule":
             continue
