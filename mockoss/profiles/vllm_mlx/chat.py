@@ -80,7 +80,7 @@ def surface_chat(profile: VllmMlxProfile, completion: Completion, request: ChatR
 def _extract(profile: VllmMlxProfile, text: str, declared: list | None, tools: list | None) -> tuple[str | None, str | None, list]:
     """The server's extraction with the profile's parsers (the generic fallback parser, tried when
     the Harmony parser finds nothing, is not reproduced)."""
-    extract = {"gpt_oss": p.gpt_oss_extract, "harmony": p.harmony_extract}.get(profile.reasoning_parser or "")
+    extract = p.REASONING_PARSERS[profile.reasoning_parser][0] if profile.reasoning_parser is not None else None
     parse = None
     if tools is not None:  # no --tool-call-parser: vllm-mlx's generic parser alone
         def parse(text: str) -> tuple[list, str]:

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = [
+    "REASONING_PARSERS",
     "SPECIAL_TOKENS",
     "Delta",
     "GptOssReasoningStream",
@@ -352,3 +353,10 @@ def tool_calls_with_fallback(
         if fallback:
             return fallback, ""
     return [], content
+
+
+#: ``--reasoning-parser`` name -> (the whole-text extractor, the streaming parser class).
+REASONING_PARSERS: dict[str, tuple[Callable[[str], tuple[str | None, str | None]], type[GptOssReasoningStream | HarmonyReasoningStream]]] = {
+    "gpt_oss": (gpt_oss_extract, GptOssReasoningStream),
+    "harmony": (harmony_extract, HarmonyReasoningStream),
+}

@@ -106,7 +106,7 @@ def surface_responses(profile: VllmMlxProfile, completion: Completion, request: 
         calls, cleaned = p.tool_calls_with_fallback(text, fixed=profile.harmony_call_fix, tools_declared=bool(chat_tools), harmony=harmony)
     reasoning = None
     if profile.reasoning_parser is not None:
-        extract = p.gpt_oss_extract if profile.reasoning_parser == "gpt_oss" else p.harmony_extract
+        extract = p.REASONING_PARSERS[profile.reasoning_parser][0]
         reasoning, remaining = extract(text)
         cleaned = remaining if not calls else extract(cleaned or "")[1]
     items: list[dict[str, Any]] = []

@@ -53,11 +53,7 @@ def stream_responses(
 
     event("response.created", {"response": response([], 0, None, rid)})
     event("response.in_progress", {"response": response([], 0, None, rid)})
-    reasoner: Any = None
-    if profile.reasoning_parser == "gpt_oss":
-        reasoner = p.GptOssReasoningStream()
-    elif profile.reasoning_parser == "harmony":
-        reasoner = p.HarmonyReasoningStream()
+    reasoner: Any = p.REASONING_PARSERS[profile.reasoning_parser][1]() if profile.reasoning_parser is not None else None
     use_tools = chat_tools is not None and body.get("tool_choice", "auto") != "none" and profile.tool_call_parser is not None
     tooler = p.HarmonyToolStream(new_id=lambda: "call_" + ctx.ids.next()[:8], fixed=profile.harmony_call_fix) if use_tools else None
     fixed = profile.harmony_call_fix

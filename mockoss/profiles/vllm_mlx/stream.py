@@ -62,11 +62,7 @@ def stream_frames(
             out["tool_calls"] = calls
         return out
 
-    reasoner: Any = None
-    if profile.reasoning_parser == "gpt_oss":
-        reasoner = p.GptOssReasoningStream()
-    elif profile.reasoning_parser == "harmony":
-        reasoner = p.HarmonyReasoningStream()
+    reasoner: Any = p.REASONING_PARSERS[profile.reasoning_parser][1]() if profile.reasoning_parser is not None else None
     fixed = profile.harmony_call_fix
     guard = profile.stream_finish_guard  # 0.5.0 (#673): finished outputs reach the parsers, closing chunk
     tooler = p.HarmonyToolStream(new_id=lambda: "call_" + ctx.ids.next()[:8], fixed=fixed) if tools is not None and profile.tool_call_parser is not None else None
