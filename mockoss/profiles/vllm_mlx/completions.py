@@ -18,7 +18,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
-from mockoss.profiles.vllm_mlx.engine import engine_outputs, limited_tokens, usage
+from mockoss.profiles.vllm_mlx.engine import engine_outputs, limited_tokens, token_limit, usage
 from mockoss.profiles.vllm_mlx.parsers import clean_output_text
 from mockoss.profiles.wire import dumps
 
@@ -32,8 +32,7 @@ __all__ = ["surface_completions"]
 def surface_completions(profile: VllmMlxProfile, completion: Completion, request: Any, ctx: RequestContext, model: str) -> Reply:
     """vllm-mlx's text-completion reply (``request`` is a completions request view)."""
     body = request.body if isinstance(request.body, dict) else {}
-    asked = body.get("max_tokens")
-    limit = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else profile.max_tokens
+    limit = token_limit(body.get("max_tokens"), profile.max_tokens)
     outputs = engine_outputs(limited_tokens(completion, limit), limit)
     finish = outputs[-1][2] or "stop"
     count = len(outputs) if finish == "length" else len(outputs) - 1

@@ -20,7 +20,7 @@ from mockoss.profiles.mlxlm.detokenizer import StreamingDetokenizer
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
 
-__all__ = ["EOS", "coerce_arguments", "engine_outputs", "generated", "limited_tokens", "usage"]
+__all__ = ["EOS", "coerce_arguments", "engine_outputs", "generated", "limited_tokens", "token_limit", "usage"]
 
 EOS = frozenset({200002, 199999, 200012})
 RETURN = 200002
@@ -66,6 +66,12 @@ def generated(outputs: list[tuple[str, bool, str | None]], limit: int, aggregate
 def usage(prompt: int, completion: int) -> dict[str, int]:
     """The ``usage`` object of chat and completions replies and chunks."""
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def token_limit(asked: Any, default: int) -> int:
+    """The generation limit: the request's ``max_tokens`` / ``max_output_tokens`` when it is a
+    positive integer (not a bool), else the server's ``default``."""
+    return asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else default
 
 
 def limited_tokens(completion: Completion, limit: int) -> list[int]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import Reply, RequestContext
 from mockoss.profiles.vllm_mlx import parsers as p
-from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, generated, limited_tokens
+from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, generated, limited_tokens, token_limit
 from mockoss.profiles.vllm_mlx.responses_stream import stream_responses
 from mockoss.profiles.wire import dumps
 
@@ -93,8 +93,7 @@ def surface_responses(profile: VllmMlxProfile, completion: Completion, request: 
     chat_tools = chat_tools_of(body)
     if request.stream:
         return stream_responses(profile, completion, request, ctx, build, chat_tools)
-    asked = body.get("max_output_tokens")
-    limit = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else profile.max_tokens
+    limit = token_limit(body.get("max_output_tokens"), profile.max_tokens)
     outputs = engine_outputs(limited_tokens(completion, limit), limit)
     raw, finish, count = generated(outputs, limit, bool(chat_tools))
     text = p.clean_output_text(raw)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
 from mockoss.profiles.vllm_mlx import parsers as p
-from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, limited_tokens
+from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, limited_tokens, token_limit
 from mockoss.profiles.vllm_mlx.stream import markup_possible
 from mockoss.profiles.wire import dumps
 
@@ -39,8 +39,7 @@ def stream_responses(
     :func:`mockoss.profiles.vllm_mlx.responses.surface_responses` does (``finish=None``: in
     progress); ``chat_tools`` are the request's function tools in chat form (``None``: none)."""
     body = request.body if isinstance(request.body, dict) else {}
-    asked = body.get("max_output_tokens")
-    limit = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else profile.max_tokens
+    limit = token_limit(body.get("max_output_tokens"), profile.max_tokens)
     outputs = engine_outputs(limited_tokens(completion, limit), limit)
     rid = "resp_" + ctx.ids.next()
     frames: list[bytes] = []
