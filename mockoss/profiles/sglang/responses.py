@@ -226,7 +226,8 @@ def open_message(trace: ParserTrace) -> OpenMessage | None:
     return OpenMessage(last.channel, last.recipient, "".join(content))
 
 
-def _role(message: Message) -> str:
+def role_of(message: Message) -> str:
+    """The message author's role as text (openai-harmony's ``Role`` enum or a plain string)."""
     role = message.author.role
     return str(getattr(role, "value", role))
 
@@ -252,7 +253,7 @@ def final_items(trace: ParserTrace, ids: Any) -> list[dict[str, Any]]:
     """
     items: list[dict[str, Any]] = []
     for message in trace.messages:
-        items += items_for(_role(message), message.channel, message.recipient, _text(message), ids)
+        items += items_for(role_of(message), message.channel, message.recipient, _text(message), ids)
     remaining = open_message(trace)
     if remaining is not None:
         items += items_for("assistant", remaining.channel, remaining.recipient, [remaining.content], ids, done=False)

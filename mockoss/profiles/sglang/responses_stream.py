@@ -37,6 +37,7 @@ from mockoss.profiles.sglang.responses import (
     items_for,
     reasoning_item,
     response_object,
+    role_of,
     usage_object,
 )
 from mockoss.profiles.wire import dumps
@@ -147,11 +148,6 @@ class _Stream:
                     self.send(f"{part_prefix}.done", **fields, part=part)
 
 
-def _role(message: Any) -> str:
-    role = message.author.role
-    return str(getattr(role, "value", role))
-
-
 def _step_roles(trace: ParserTrace) -> list[str]:
     """The role of the message each step belongs to (``parse_remaining_state`` skips a message whose
     ``current_role`` is not assistant: openai-harmony 0.0.4 reads ``assistant<|channel|>…`` as a
@@ -161,7 +157,7 @@ def _step_roles(trace: ParserTrace) -> list[str]:
     for index, step in enumerate(trace.steps):
         roles.append("assistant")
         if step.completed is not None:
-            roles[start:index + 1] = [_role(step.completed)] * (index + 1 - start)
+            roles[start:index + 1] = [role_of(step.completed)] * (index + 1 - start)
             start = index + 1
     return roles
 
@@ -181,7 +177,7 @@ def stream_events(request: ResponsesRequestView, trace: ParserTrace, rid: str, c
             if step.completed is not None:
                 message = step.completed
                 texts = [getattr(part, "text", "") for part in message.content]
-                for item in items_for(_role(message), message.channel, message.recipient, texts, ctx.ids):
+                for item in items_for(role_of(message), message.channel, message.recipient, texts, ctx.ids):
                     stream.update(item, done=True)
                 content = ""
                 continue
