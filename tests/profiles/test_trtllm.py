@@ -80,12 +80,10 @@ def test_releases_resolve_on_the_timeline():
 # ------------------------------------------------------------------ /v1/completions (read, not run: see the module)
 
 def _completions(raw: str, body: dict, **switches):
-    from mockoss.profiles.base import CompletionsRequestView
+    from mockoss.endpoints import ENDPOINTS
 
-    prompt = body.get("prompt", "x")
-    prompts = tuple(p if isinstance(p, str) else tuple(p) for p in prompt) if isinstance(prompt, list) and not all(isinstance(t, int) for t in prompt) \
-        else ((prompt,) if isinstance(prompt, str) else (tuple(prompt),))
-    view = CompletionsRequestView(model="m", prompts=prompts, stream=bool(body.get("stream")), echo=bool(body.get("echo")), body=body)
+    body = {"prompt": "x", **body}
+    view = ENDPOINTS["completions"].schema.model_validate(body).view("m", body)  # the server's own request path
     return TrtllmProfile(**switches).surface("completions", Completion.from_text(raw), view, _ctx())
 
 
