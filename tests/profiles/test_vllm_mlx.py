@@ -8,8 +8,9 @@ import json
 
 import pytest
 
+from mockoss.endpoints import ENDPOINTS
 from mockoss.harmony import Completion
-from mockoss.profiles.base import ChatRequestView, IdSource, RequestContext, ToolDecl
+from mockoss.profiles.base import IdSource, RequestContext
 from mockoss.profiles.registry import ProfileError, get_profile
 from mockoss.profiles.vllm_mlx.engine import engine_outputs, limited_tokens
 
@@ -17,9 +18,8 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": 
 
 
 def chat(profile, text: str, **body):
-    body = {"model": "m", "messages": [], **body}
-    tools = tuple(ToolDecl("function", t["function"]["name"]) for t in body.get("tools", ()))
-    view = ChatRequestView(model="m", tools=tools, tool_choice=body.get("tool_choice"), stream=body.get("stream", False), include_usage=bool(body.get("stream_options")), max_tokens=body.get("max_tokens"), body=body)
+    body = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], **body}
+    view = ENDPOINTS["chat"].schema.model_validate(body).view("m", body)  # the server's own request path
     reply = profile.chat(Completion.from_text(text), view, RequestContext(ids=IdSource(0, 0), created=0, prompt_tokens=5))
     if reply.streamed:
         return [json.loads(f[6:]) for f in b"".join(reply.frames).decode().split("\n\n") if f and f != "data: [DONE]"]
