@@ -193,6 +193,7 @@ def _cases(seeded: int, chat: bool = False) -> list[dict[str, Any]]:
 
 
 def _ours(case: dict[str, Any], index: int) -> dict[str, Any]:
+    from mockoss.endpoints import endpoint_for_path
     from mockoss.scenario.compiled import Step
     from mockoss.server.core import MockServer
 
@@ -201,8 +202,7 @@ def _ours(case: dict[str, Any], index: int) -> dict[str, Any]:
     if case.get("method") == "GET":
         reply = MockServer(profile="sglang", seed=index).probe("GET", case["path"])
         return {"status": reply.status, "body": reply.body.decode(), "abort": None}
-    endpoint = {"/v1/responses": "responses", "/v1/completions": "completions", "/v1/chat/completions": "chat"}[case["path"]]
-    reply, _ = server.respond(endpoint, json.dumps(case["body"]).encode(), {}, step=Step(index=0, completion=case["completion"], error=None))
+    reply, _ = server.respond(endpoint_for_path(case["path"]).name, json.dumps(case["body"]).encode(), {}, step=Step(index=0, completion=case["completion"], error=None))
     body = reply.body.decode() if not reply.streamed else b"".join(reply.frames).decode()
     return {"status": reply.status, "body": body, "abort": reply.abort}
 

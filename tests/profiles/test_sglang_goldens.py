@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from mockoss.endpoints import endpoint_for_path
 from mockoss.harmony import Completion
 from mockoss.harmony.encoding import load_encoding
 from mockoss.scenario.compiled import Step
@@ -28,7 +29,6 @@ from mockoss.server.core import MockServer
 GOLDEN = Path(__file__).with_name("sglang-0.5.23.json")
 _IDS = re.compile(r"\b(?:resp_|rs_|msg_|ft_|call_|ci_|ws_)?[0-9a-f]{32}\b")
 _TIMES = re.compile(r'"(created|created_at)":\d+')
-_ENDPOINTS = {"/v1/responses": "responses", "/v1/completions": "completions", "/v1/chat/completions": "chat"}
 #: a token after the last one, so that a recorded length cut is a length cut again
 _FILLER = 220
 
@@ -54,7 +54,7 @@ def answer(index: int, exchange: dict) -> tuple[int, str, bool]:
     completion = Completion(text=load_encoding().decode(list(tokens)), tokens=tokens)
     server = MockServer(profile="sglang", seed=index, switches=exchange["switches"])
     raw = json.dumps(exchange["request"]).encode()
-    reply, _ = server.respond(_ENDPOINTS[exchange["path"]], raw, {}, step=Step(index=0, completion=completion, error=None))
+    reply, _ = server.respond(endpoint_for_path(exchange["path"]).name, raw, {}, step=Step(index=0, completion=completion, error=None))
     body = b"".join(reply.frames).decode() if reply.streamed else reply.body.decode()
     return reply.status, body, reply.abort is not None
 
