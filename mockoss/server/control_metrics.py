@@ -37,8 +37,8 @@ class Metrics:
     def __init__(self, sessions: Callable[[], int], recorder: Recorder | None) -> None:
         self._sessions = sessions
         self._recorder = recorder
-        #: (endpoint, status, scenario) → [requests, first seen (epoch s)]
-        self._requests: dict[tuple[str, int, str | None], list[float]] = {}
+        #: (endpoint, status, scenario or "") → [requests, first seen (epoch s)]
+        self._requests: dict[tuple[str, int, str], list[float]] = {}
         #: endpoint → [frames, first seen (epoch s)]
         self._frames: dict[str, list[float]] = {}
         self._registry: Any = None
@@ -55,7 +55,7 @@ class Metrics:
         return self._registry
 
     def observe(self, endpoint: str, status: int, scenario: str | None, frames: int) -> None:
-        key = (endpoint, status, scenario)
+        key = (endpoint, status, scenario or "")  # None and "" are one label set, as Counter.labels() makes them
         counted = self._requests.get(key)
         if counted is None:
             counted = self._requests[key] = [0.0, time.time()]
@@ -84,15 +84,9 @@ class _Collector:
 
         created = getattr(prometheus_metrics, "_use_created", True)
         m = self.metrics
-        requests: dict[tuple[str, str, str], list[float]] = {}
-        for (endpoint, status, scenario), (count, first) in list(m._requests.items()):
-            # (…, None) and (…, "") are one label set, as Counter.labels() makes them
-            total = requests.setdefault((endpoint, str(status), scenario or ""), [0.0, first])
-            total[0] += count
-            total[1] = min(total[1], first)
         family = CounterMetricFamily("mockoss_requests", "Requests answered, by endpoint, status and scenario", labels=["endpoint", "status", "scenario"])
-        for labels, (count, first) in requests.items():
-            family.add_metric(labels, count, created=first if created else None)
+        for (endpoint, status, scenario), (count, first) in list(m._requests.items()):
+            family.add_metric([endpoint, str(status), scenario], count, created=first if created else None)
         yield family
         family = CounterMetricFamily("mockoss_stream_frames", "Stream frames (SSE events, NDJSON lines) sent, by endpoint", labels=["endpoint"])
         for endpoint, (count, first) in list(m._frames.items()):
