@@ -249,3 +249,20 @@ def test_ids_are_the_documented_keyed_blake2b() -> None:
             assert ids.next16("resp_") == "resp_" + expected(seed, request, 2)[:8].hex()
             assert ids.digits(6) == str(int.from_bytes(expected(seed, request, 3), "big")).zfill(39)[-6:]
     assert IdSource(0, 1).next() != IdSource(1, 1).next()
+
+
+def test_echo_templates_are_bounded_in_bytes_and_served_again() -> None:
+    """Their keys hold whole request bodies: 64 distinct 1 MB bodies stay within the byte budget,
+    and a body seen again gets the very templates built for it."""
+    from mockoss.profiles.vllm import responses_echo
+
+    profile = get_profile("vllm")
+    responses_echo._ECHO_TEMPLATES.clear()
+    request = ResponsesRequestView(model="m", body={"instructions": "Be brief."})
+    for k in range(64):
+        raw = b"%d" % k + b" " * (1 << 20)
+        ctx = RequestContext(ids=IdSource(7, k), created=1_767_225_600, prompt_tokens=5, raw_body=raw)
+        templates = responses_echo.echo_templates(profile, request, ctx)
+        assert responses_echo.echo_templates(profile, request, ctx) is templates
+    assert 0 < responses_echo._ECHO_TEMPLATES.size <= responses_echo._ECHO_TEMPLATES_BYTES
+    assert len(responses_echo._ECHO_TEMPLATES) < 64

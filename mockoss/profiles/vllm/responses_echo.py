@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from mockoss.harmony.lru import BytesLRU
 from mockoss.profiles.base import RequestContext, ResponsesRequestView
 from mockoss.profiles.wire import dumps
 
@@ -56,8 +57,9 @@ def _echo_reasoning(reasoning: Any) -> Any:
 _SLOT = re.compile(r'"\\u0000(\w+)\\u0000"')
 #: Echo templates by (raw request body, model, created, switches). ``max_output_tokens`` is a slot
 #: (it depends on the prompt's length), so the same body counted differently shares its template.
-_ECHO_TEMPLATES: dict[tuple[Any, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
-_ECHO_TEMPLATES_MAX = 1024
+#: Bounded in bytes (a key holds a whole request body): the shared :class:`BytesLRU`.
+_ECHO_TEMPLATES_BYTES = 16 * 1024 * 1024
+_ECHO_TEMPLATES: BytesLRU[tuple[tuple[str, ...], tuple[str, ...]]] = BytesLRU(_ECHO_TEMPLATES_BYTES)
 
 
 def _slot(name: str) -> str:
@@ -135,10 +137,8 @@ def echo_templates(profile: VllmProfile, request: ResponsesRequestView, ctx: Req
         "output_messages": None,
     }
     templates = (tuple(_SLOT.split(dumps(head)[:-1])), tuple(_SLOT.split(dumps(tail)[1:])))
-    if ctx.raw_body:
-        if len(_ECHO_TEMPLATES) >= _ECHO_TEMPLATES_MAX:
-            _ECHO_TEMPLATES.clear()
-        _ECHO_TEMPLATES[key] = templates
+    if ctx.raw_body:  # the body, and the templates' text (which echoes parts of it)
+        _ECHO_TEMPLATES.put(key, templates, len(ctx.raw_body) + sum(map(len, templates[0] + templates[1])))
     return templates
 
 
