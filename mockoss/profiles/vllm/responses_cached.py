@@ -16,6 +16,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import Reply, RequestContext, ResponsesRequestView
+from mockoss.profiles.vllm.chat import _slot as _mark
 from mockoss.profiles.vllm.responses import request_plan
 from mockoss.profiles.vllm.responses_echo import echo_templates, join_echo, usage_json
 from mockoss.profiles.vllm.responses_stream import dumps, fill
@@ -43,10 +44,6 @@ _CACHED = "vllm.responses.reply"
 #: A slot in the text a template is made from: NUL never appears raw in JSON text (``dumps``
 #: escapes control characters), so only these markers hold one.
 _MARK = re.compile("\x00(\\w+)\x00")
-
-
-def _mark(name: str) -> str:
-    return f"\x00{name}\x00"
 
 
 def cached_reply(profile: VllmProfile, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply | None:

@@ -7,12 +7,12 @@ once per distinct request body as text around slots (``id``, ``incomplete``, ``s
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mockoss.harmony.lru import BytesLRU
 from mockoss.profiles.base import RequestContext, ResponsesRequestView
+from mockoss.profiles.vllm.chat import _SLOT, _slot  # a slot in a cached template, as chat's bodies have
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -53,17 +53,11 @@ def _echo_reasoning(reasoning: Any) -> Any:
     return {"effort": reasoning.get("effort"), "generate_summary": reasoning.get("generate_summary"), "summary": reasoning.get("summary")}
 
 
-#: A slot in a cached echo template; ``dumps`` writes ``"\u0000name\u0000"`` for it.
-_SLOT = re.compile(r'"\\u0000(\w+)\\u0000"')
 #: Echo templates by (raw request body, model, created, switches). ``max_output_tokens`` is a slot
 #: (it depends on the prompt's length), so the same body counted differently shares its template.
 #: Bounded in bytes (a key holds a whole request body): the shared :class:`BytesLRU`.
 _ECHO_TEMPLATES_BYTES = 16 * 1024 * 1024
 _ECHO_TEMPLATES: BytesLRU[tuple[tuple[str, ...], tuple[str, ...]]] = BytesLRU(_ECHO_TEMPLATES_BYTES)
-
-
-def _slot(name: str) -> str:
-    return f"\x00{name}\x00"
 
 
 def echo_templates(profile: VllmProfile, request: ResponsesRequestView, ctx: RequestContext) -> tuple[tuple[str, ...], tuple[str, ...]]:
