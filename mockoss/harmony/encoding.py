@@ -19,6 +19,7 @@ from pathlib import Path
 from openai_harmony import HarmonyEncoding, HarmonyEncodingName, load_harmony_encoding
 
 __all__ = [
+    "FIRST_SPECIAL",
     "VOCABULARY_FILE",
     "VOCABULARY_SHA256",
     "HarmonyLibraryError",
@@ -29,6 +30,9 @@ __all__ = [
 ]
 
 VOCABULARY_FILE = "o200k_base.tiktoken"
+#: o200k_harmony's first special token id (``<|startoftext|>``): every id from here up is special
+#: (``is_special_token``), to the last of the vocabulary's 201,088 ids.
+FIRST_SPECIAL = 199998
 #: The hash openai-harmony itself checks the vocabulary file against.
 VOCABULARY_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from openai_harmony import HarmonyError
 
 from mockoss.harmony import load_encoding
+from mockoss.harmony.encoding import FIRST_SPECIAL
 
 __all__ = ["EOG_TOKENS", "PRESERVED_TOKENS", "token_pieces"]
 
@@ -30,7 +31,6 @@ PRESERVED_TOKENS = {
 }
 #: ``<|return|>``, ``<|call|>``, ``<|endoftext|>``.
 EOG_TOKENS = frozenset({200002, 200012, 199999})
-_FIRST_SPECIAL = 199998
 
 
 def token_pieces(tokens: Sequence[int]) -> list[tuple[int, str]]:
@@ -41,7 +41,7 @@ def token_pieces(tokens: Sequence[int]) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     pending: list[int] = []
     for index, token in enumerate(tokens, 1):
-        if token in PRESERVED_TOKENS or token >= _FIRST_SPECIAL:
+        if token in PRESERVED_TOKENS or token >= FIRST_SPECIAL:
             # bytes left incomplete before a special token go out with it, lossily decoded
             head = encoding.decode(pending) if pending else ""
             pending = []

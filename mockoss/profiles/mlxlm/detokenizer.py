@@ -25,12 +25,10 @@ from __future__ import annotations
 import base64
 import functools
 
-from mockoss.harmony.encoding import VOCABULARY_FILE, load_encoding, vocabulary_dir
+from mockoss.harmony.encoding import FIRST_SPECIAL, VOCABULARY_FILE, load_encoding, vocabulary_dir
 
 __all__ = ["FIRST_SPECIAL", "StreamingDetokenizer", "step_texts", "token_strings"]
 
-#: o200k_harmony's special tokens start here (``<|startoftext|>``); the vocabulary has 201,088 ids.
-FIRST_SPECIAL = 199998
 VOCAB_SIZE = 201088
 
 

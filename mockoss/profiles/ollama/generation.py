@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 from openai_harmony import HarmonyError
 
 from mockoss.harmony.completion import CALL, RETURN
-from mockoss.harmony.encoding import load_encoding
+from mockoss.harmony.encoding import FIRST_SPECIAL, load_encoding
 from mockoss.profiles.ollama.parser import MessageHandler, ParsedToolCall, ToolCallError
 
 if TYPE_CHECKING:
@@ -33,8 +33,6 @@ __all__ = ["Chunk", "Generation", "Prefill", "pieces", "run"]
 #: Token ids llama-server renders as text for Ollama's harmony parser (``PreservedTokens``):
 #: ``<|constrain|> <|channel|> <|start|> <|end|> <|message|>``.
 PRESERVED = frozenset({200003, 200005, 200006, 200007, 200008})
-#: The first id of o200k_harmony's special tokens (``<|startoftext|>``).
-FIRST_SPECIAL = 199998
 
 Prefill = Literal["final", "analysis"] | None
 

@@ -22,12 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mockoss.harmony.encoding import load_encoding
+from mockoss.harmony.encoding import FIRST_SPECIAL, load_encoding
 
 __all__ = ["FIRST_SPECIAL", "find_printable_text", "stream_deltas"]
 
-#: o200k_harmony's special tokens start here (``<|startoftext|>``).
-FIRST_SPECIAL = 199998
 _CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF),
         (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
 

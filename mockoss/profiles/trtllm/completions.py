@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mockoss.harmony.encoding import load_encoding
+from mockoss.harmony.encoding import FIRST_SPECIAL, load_encoding
 from mockoss.profiles.base import SSE_MEDIA_TYPE, CompletionsRequestView, Reply, RequestContext
 from mockoss.profiles.trtllm.chat import RETURN, engine_batches, usage_info
 from mockoss.profiles.wire import dumps
@@ -67,8 +67,6 @@ if TYPE_CHECKING:
 
 __all__ = ["EngineOutput", "engine_output", "kept_ids", "stream_texts", "surface_completions"]
 
-#: o200k_harmony's special tokens start here: the gpt-oss tokenizer marks them all special.
-FIRST_SPECIAL = 199998
 #: generation_config.json's ``eos_token_id`` besides ``<|return|>``: ``<|endoftext|>``, ``<|call|>``.
 _CONFIG_STOPS = (199999, 200012)
 _DONE = b"data: [DONE]\n\n"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from openai_harmony import Message, Role
 
 from mockoss.harmony import ParserTrace, load_encoding
+from mockoss.harmony.encoding import FIRST_SPECIAL
 
 __all__ = [
     "BUILTIN_TOOLS",
@@ -39,8 +40,6 @@ __all__ = [
 BUILTIN_TOOLS = frozenset({"python", "browser", "container"})
 _FUNCTIONS = "functions."
 _CONSTRAIN = "<|constrain|>"
-#: o200k_harmony's first special token id (``<|startoftext|>``); every id from here up is special.
-_FIRST_SPECIAL = 199998
 
 
 class SegmentType(enum.Enum):
@@ -160,7 +159,7 @@ def token_segments(trace: ParserTrace) -> tuple[TokenSegment, ...]:
                 # same in v0.33.0): the channel test, and not a special token (get_encoding()
                 # .is_special_token: ids from 199998 up), so <|message|> is not counted.
                 counts_as_reasoning=(channel == "analysis" or (channel == "commentary" and recipient is not None))
-                and step.token < _FIRST_SPECIAL,
+                and step.token < FIRST_SPECIAL,
             )
         )
     return tuple(out)
