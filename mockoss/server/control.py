@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from mockoss.server.core import MockServer
     from mockoss.server.records import RecordedRequest
 
-__all__ = ["MAX_SESSIONS", "TEST_ID_HEADER", "ControlOptions", "ControlPlane", "header_map", "install", "route_path"]
+__all__ = ["MAX_SESSIONS", "TEST_ID_HEADER", "ControlOptions", "ControlPlane", "frame_separator", "header_map", "install", "route_path"]
 
 logger = logging.getLogger("mockoss")
 
@@ -231,6 +231,16 @@ def log_entry(entry: LogEntry) -> dict[str, Any]:
     return out
 
 
+def frame_separator(media_type: str) -> bytes | None:
+    """What ends each frame of a stream of ``media_type``, counted for the log and metrics: an SSE
+    event's blank line, an NDJSON line's newline; ``None`` for any other type."""
+    if media_type.startswith("text/event-stream"):
+        return b"\n\n"
+    if media_type.startswith("application/x-ndjson"):
+        return b"\n"
+    return None
+
+
 def header_map(scope: Scope) -> dict[str, str]:
     """The request headers as a dict (lower-case names; for a repeated header the first value
     wins, as ``Headers.get`` does), built once per request and kept in ``scope["state"]``."""
@@ -316,10 +326,7 @@ class _Guarded:
                 status = message["status"]
                 for name, value in message.get("headers", ()):
                     if name.lower() == b"content-type":
-                        if value.startswith(b"text/event-stream"):
-                            separator = b"\n\n"  # SSE: a blank line ends each event
-                        elif value.startswith(b"application/x-ndjson"):
-                            separator = b"\n"
+                        separator = frame_separator(value.decode("latin-1")) or separator
             await send(message)
 
         token = REQUEST_RECORDS.set(records)

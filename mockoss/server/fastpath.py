@@ -33,7 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockoss.profiles.base import Reply
 from mockoss.profiles.sse import is_sse_events
-from mockoss.server.control import _TEST_ID, TEST_ID_HEADER, header_map
+from mockoss.server.control import _TEST_ID, TEST_ID_HEADER, frame_separator, header_map
 from mockoss.server.limits import BODY_DEADLINE
 from mockoss.server.records import REQUEST_RECORDS
 from mockoss.server.responses import to_response, to_scheduled_response
@@ -124,8 +124,7 @@ class GenerationPath:
                 finish()  # before the last byte leaves, as the guard logs (mockoss.server.control)
                 await send({"type": "http.response.body", "body": reply.body})
                 return
-            media = reply.media_type
-            separator = b"\n\n" if media.startswith("text/event-stream") else b"\n" if media.startswith("application/x-ndjson") else None
+            separator = frame_separator(reply.media_type)
             if delivery is not None:  # a paced stream: counted by play(), no wrapper around each send
                 sent = [0]
 
