@@ -40,9 +40,15 @@ BODIES = [
 ]
 
 
-@pytest.mark.parametrize("body", BODIES)
-def test_body_turn_is_the_facts_turn(body):
-    assert body_turn(body) == RequestFacts("chat", body, {}, MODEL).turn
+#: Each body's turn as the README's turn rule gives it: 1 + the model's earlier replies (chat:
+#: assistant messages that are dicts; Responses: runs of model items, a reasoning item after an
+#: answer starting a new one), 1 for a prompt.
+TURNS = [1, 3, 2, 1, 2, 1, 3, 1, 1, 1, 1]
+
+
+@pytest.mark.parametrize(("body", "turn"), list(zip(BODIES, TURNS, strict=True)))
+def test_body_turn_is_the_facts_turn(body, turn):
+    assert body_turn(body) == RequestFacts("chat", body, {}, MODEL).turn == turn
 
 
 @pytest.mark.parametrize(
