@@ -6,7 +6,9 @@ whose final answer is 2,000 and 10,000 tokens long, and a baseline: a Starlette 
 (uvloop + httptools) answering every case with the bytes captured from mockoss at start, streams
 written in the same groups of frames. Each server is a single-worker subprocess of the installed
 package (``benchlib.mockoss_argv``). A closed loop of ``--connections`` keep-alive connections
-loads each server for ``--seconds`` after ``--warmup``; the cases:
+loads each server for ``--seconds`` after ``--warmup``, in ``--rounds`` rounds that alternate
+mockoss and the baseline (so a machine whose speed drifts during the run weighs on both alike);
+the cases:
 
 * ``chat unique`` / ``responses unique``: every request a new conversation turn (a body never sent
   before), as agents send: nothing can be served from a whole-body cache;
@@ -19,9 +21,10 @@ loads each server for ``--seconds`` after ``--warmup``; the cases:
 Per case it prints req/s (events/s for streams), p50/p99 latency, and the server's CPU time per
 request (per event for streams), each with the ratio mockoss/baseline. The issue 9 targets are
 checked on CPU per request, which is throughput per core and does not depend on what else runs
-on the machine; the req/s ratio is printed beside it.
+on the machine; the req/s ratio is printed beside it, and each target with the range of its
+per-round ratios.
 
-    python benchmarks/bench_http.py [--seconds 5] [--connections 32] [--quick] [--json]
+    python benchmarks/bench_http.py [--seconds 5] [--rounds 5] [--connections 32] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -144,46 +147,94 @@ def capture(mock: dict[str, Server], cases: list[tuple[Any, ...]], per_write: in
     return spec, served, notes
 
 
-def measure(args: argparse.Namespace, server: Server, case: tuple[Any, ...], tmp: Path) -> dict[str, Any]:
-    """Check one server on one case, warm it up, then load it for ``--seconds``."""
-    name, _, path, unique, body, headers, stream = case  # unique: an endpoint name or a function n -> body
-    headers = {**headers, CASE_HEADER: name}
-    status, _, sample = server.post(path, body, headers)
-    if status != 200:
-        raise RuntimeError(f"{server.name} answered {name} with {status}: {sample[:200]!r}")
-    per_response = sample.count(b"\n\n") if stream else 0
-    host = f"{server.host}:{server.port}"
-    offset = [0]
+class _Load:
+    """One server loaded with one case: checks its answer at once, then runs rounds on demand."""
 
-    def run(seconds: float) -> dict[str, Any]:
-        if args.generator == "wrk" and unique is None:
-            return wrk_load(f"http://{host}{path}", body, headers, per_response, seconds, args.connections, args.threads, tmp)
-        if unique is None:
-            requests: Any = build_request(path, host, body, headers)
+    def __init__(self, args: argparse.Namespace, server: Server, case: tuple[Any, ...], tmp: Path) -> None:
+        name, _, path, unique, body, headers, stream = case  # unique: an endpoint name or a function n -> body
+        self.args, self.server, self.tmp, self.path, self.unique, self.body = args, server, tmp, path, unique, body
+        self.headers = {**headers, CASE_HEADER: name}
+        status, _, sample = server.post(path, body, self.headers)
+        if status != 200:
+            raise RuntimeError(f"{server.name} answered {name} with {status}: {sample[:200]!r}")
+        self.sample, self.stream = sample, stream
+        self.per_response = sample.count(b"\n\n") if stream else 0
+        self.offset = 0
+
+    def run(self, seconds: float) -> dict[str, Any]:
+        args, host = self.args, f"{self.server.host}:{self.server.port}"
+        if args.generator == "wrk" and self.unique is None:
+            return wrk_load(f"http://{host}{self.path}", self.body, self.headers, self.per_response, seconds, args.connections, args.threads, self.tmp)
+        if self.unique is None:
+            requests: Any = build_request(self.path, host, self.body, self.headers)
         else:  # a new conversation for every request, never one sent before (warm-up included)
+            unique, offset, path, headers = self.unique, self.offset, self.path, self.headers
             make = unique if callable(unique) else lambda n: unique_body(unique, n)
-            requests = lambda n: build_request(path, host, make(offset[0] + n), headers)  # noqa: E731
-        result = python_load(server.host, server.port, requests, seconds, args.connections)
-        offset[0] += 10_000_000
+            requests = lambda n: build_request(path, host, make(offset + n), headers)  # noqa: E731
+        result = python_load(self.server.host, self.server.port, requests, seconds, args.connections)
+        self.offset += 10_000_000
         return result
 
+    def measured(self, seconds: float) -> dict[str, Any]:
+        """One measured round: the load's result plus the server's and this process's CPU seconds."""
+        client_cpu = lambda: sum(os.times()[:4])  # noqa: E731 - this process + waited-for children (wrk)
+        cpu0, client0, wall0 = self.server.cpu_seconds(), client_cpu(), time.perf_counter()
+        result = self.run(seconds)
+        return result | {"cpu": self.server.cpu_seconds() - cpu0, "client_cpu": client_cpu() - client0, "wall": time.perf_counter() - wall0}
+
+
+def measure_interleaved(args: argparse.Namespace, runs: list[tuple[str, Server, tuple[Any, ...]]], tmp: Path) -> dict[str, dict[str, Any]]:
+    """Load each ``(label, server, case)`` of ``runs`` for ``--seconds`` in all, in ``--rounds``
+    rounds that take the runs in turn (forwards, then backwards, and so on), after one
+    ``--warmup`` each; so a machine that speeds up or slows down during the measurement weighs
+    on every run alike, and the ratios compare like with like. Per label: the totals over the
+    rounds (CPU per request from summed CPU and requests), the median of the rounds' p50 and
+    p99 latencies, and ``rounds_cpu_us``: each round's CPU per request (per event for streams),
+    for the spread of the ratios."""
+    loads = [(label, _Load(args, server, case, tmp)) for label, server, case in runs]
     if args.warmup > 0:
-        run(args.warmup)
-    client_cpu = lambda: sum(os.times()[:4])  # noqa: E731 - this process + waited-for children (wrk)
-    cpu0, client0, wall0 = server.cpu_seconds(), client_cpu(), time.perf_counter()
-    result = run(args.seconds)
-    wall = time.perf_counter() - wall0
-    cpu = server.cpu_seconds() - cpu0
-    return result | {
-        "response_bytes": len(sample),
-        "events_per_response": per_response,
-        "rps": result["requests"] / result["seconds"],
-        "events_per_s": result["frames"] / result["seconds"],
-        "cpu_us_per_request": 1e6 * cpu / max(1, result["requests"]),
-        "cpu_us_per_event": 1e6 * cpu / max(1, result["frames"]) if stream else float("nan"),
-        "server_cpu_pct": 100 * cpu / wall,
-        "client_cpu_pct": 100 * (client_cpu() - client0) / wall,
-    }
+        for _, load in loads:
+            load.run(args.warmup)
+    rounds = max(1, args.rounds)
+    per_round = args.seconds / rounds
+    done: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in loads}
+    for r in range(rounds):
+        for label, load in loads if r % 2 == 0 else loads[::-1]:
+            done[label].append(load.measured(per_round))
+    results = {}
+    for label, load in loads:
+        parts = done[label]
+        total = {key: sum(p[key] for p in parts) for key in ("requests", "frames", "errors", "seconds", "cpu", "client_cpu", "wall")}
+        per = "frames" if load.stream else "requests"
+        results[label] = {
+            "requests": total["requests"],
+            "frames": total["frames"],
+            "errors": total["errors"],
+            "seconds": total["seconds"],
+            "p50_ms": _median([p["p50_ms"] for p in parts]),
+            "p99_ms": _median([p["p99_ms"] for p in parts]),
+            "response_bytes": len(load.sample),
+            "events_per_response": load.per_response,
+            "rps": total["requests"] / total["seconds"],
+            "events_per_s": total["frames"] / total["seconds"],
+            "cpu_us_per_request": 1e6 * total["cpu"] / max(1, total["requests"]),
+            "cpu_us_per_event": 1e6 * total["cpu"] / max(1, total["frames"]) if load.stream else float("nan"),
+            "server_cpu_pct": 100 * total["cpu"] / total["wall"],
+            "client_cpu_pct": 100 * total["client_cpu"] / total["wall"],
+            "rounds_cpu_us": [1e6 * p["cpu"] / max(1, p[per]) for p in parts],
+        }
+    return results
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def measure(args: argparse.Namespace, server: Server, case: tuple[Any, ...], tmp: Path) -> dict[str, Any]:
+    """Check one server on one case, warm it up, then load it for ``--seconds`` (in ``--rounds``)."""
+    return measure_interleaved(args, [("run", server, case)], tmp)["run"]
 
 
 def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -193,12 +244,16 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         if name not in results:
             continue
         m, b = results[name]["mockoss"], results[name]["baseline"]
+        pairs = list(zip(m.get("rounds_cpu_us", []), b.get("rounds_cpu_us", [])))
         if kind == "efficiency":
             value = b["cpu_us_per_request"] / m["cpu_us_per_request"]
-            rows.append({"case": name, "what": "x bare Starlette (CPU per request)", "value": value, "bound": f">= {bound}", "met": value >= bound})
+            spread = [bb / mm for mm, bb in pairs if mm]
+            row = {"case": name, "what": "x bare Starlette (CPU per request)", "value": value, "bound": f">= {bound}", "met": value >= bound}
         else:
             value = m["cpu_us_per_event"] / b["cpu_us_per_event"]
-            rows.append({"case": name, "what": "x bare CPU per event", "value": value, "bound": f"<= {bound}", "met": value <= bound})
+            spread = [mm / bb for mm, bb in pairs if bb]
+            row = {"case": name, "what": "x bare CPU per event", "value": value, "bound": f"<= {bound}", "met": value <= bound}
+        rows.append(row | {"rounds": spread})
     return rows
 
 
@@ -206,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="measured time per run (default 5)")
     parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured warm-up per run (default 1)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds the measured time is split into, mockoss and baseline in turn (default 5)")
     parser.add_argument("--connections", type=int, default=32, help="keep-alive connections (default 32)")
     parser.add_argument("--threads", type=int, default=1, help="wrk threads (default 1: 2 cores, 1 for the server)")
     parser.add_argument("--generator", choices=("auto", "wrk", "python"), default="auto", help="auto: wrk if on PATH (fixed bodies only)")
@@ -225,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     if args.quick:
-        args.seconds, args.warmup = min(args.seconds, 1.0), min(args.warmup, 0.3)
+        args.seconds, args.warmup, args.rounds = min(args.seconds, 1.0), min(args.warmup, 0.3), min(args.rounds, 2)
     if args.generator == "auto":
         args.generator = "wrk" if shutil.which("wrk") else "python"
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the finally below runs
@@ -257,13 +313,13 @@ def main(argv: list[str] | None = None) -> int:
             baseline = Server("baseline", [sys.executable, "-P", __file__, "--serve-baseline", str(tmp / "baseline.pickle")], cwd=tmp)
             servers.append(baseline)
             for case in cases:
-                results[case[0]] = {label: measure(args, server, case, tmp) for label, server in (("mockoss", mock[case[1]]), ("baseline", baseline))}
+                results[case[0]] = measure_interleaved(args, [("mockoss", mock[case[1]], case), ("baseline", baseline, case)], tmp)
         finally:
             for server in servers:
                 server.stop()
 
     generator = f"wrk -t{args.threads} (fixed bodies)" if args.generator == "wrk" else "python asyncio raw-socket client"
-    report = {"generator": generator, "seconds": args.seconds, "connections": args.connections}
+    report = {"generator": generator, "seconds": args.seconds, "rounds": args.rounds, "connections": args.connections}
     report |= {"results": results, "targets": targets(results), "notes": notes, "reference": REFERENCE}
     print(json.dumps(report, indent=2) if args.json else table(report))
     return 0
@@ -271,7 +327,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def table(report: dict[str, Any]) -> str:
     """metric / mockoss / baseline / ratio, then sizes, CPU shares, errors, the targets."""
-    out = [f"load generator: {report['generator']}, {report['connections']} connections, {report['seconds']:g} s per run"]
+    out = [
+        f"load generator: {report['generator']}, {report['connections']} connections, {report['seconds']:g} s per server "
+        f"and case in {report['rounds']} rounds (mockoss and baseline in turn)"
+    ]
     out.append(f"{'metric':<34}{'mockoss':>12}{'baseline':>12}{'ratio':>9}")
     for name, result in report["results"].items():
         m, b = result["mockoss"], result["baseline"]
@@ -292,7 +351,8 @@ def table(report: dict[str, Any]) -> str:
         )
     for row in report["targets"]:
         verdict = "met" if row["met"] else "NOT met"
-        out.append(f"target {row['case']}: {row['value']:.2f}{row['what']} (target {row['bound']}: {verdict})")
+        spread = f"; rounds {min(row['rounds']):.2f}-{max(row['rounds']):.2f}" if len(row["rounds"]) > 1 else ""
+        out.append(f"target {row['case']}: {row['value']:.2f}{row['what']} (target {row['bound']}: {verdict}{spread})")
     out += [f"note: {note}" for note in report["notes"]] + [report["reference"]]
     return "\n".join(out)
 
