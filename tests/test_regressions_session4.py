@@ -30,7 +30,9 @@ def _nested(depth: int) -> str:
     ("profile", "endpoint", "body"),
     [
         ("vllm", "chat", {"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}]}),
-        ("vllm", "responses", {"model": "openai/gpt-oss-20b", "input": "hi"}),
+        # sglang, not vllm: vLLM's Responses metadata is Dict[str, str] (a nested value is its 400,
+        # tests/profiles/test_deep_nesting.py); SGLang's is Dict[str, Any] and echoes it.
+        ("sglang", "responses", {"model": "openai/gpt-oss-20b", "input": "hi"}),
         ("sglang", "chat", {"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}]}),
         ("vllm", "completions", {"model": "openai/gpt-oss-20b", "prompt": "hi"}),
     ],

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
+import threading
+from json.encoder import encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]  # the encoders' own
 from typing import Any
 
-__all__ = ["dumps"]
+__all__ = ["dumps", "dumps_json", "loads"]
 
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
@@ -14,5 +17,162 @@ def dumps(value: Any) -> str:
     """Compact JSON with UTF-8 kept, keys in insertion order: what pydantic's
     ``model_dump_json``, Starlette's ``JSONResponse`` (vLLM) and nlohmann's ``dump(-1)``
     (llama.cpp) write. Same output as ``json.dumps(value, separators=(",", ":"),
-    ensure_ascii=False)``, with one shared encoder instead of one per call."""
-    return _ENCODE(value)
+    ensure_ascii=False)``, with one shared encoder instead of one per call.
+
+    A value nested too deep for the encoder's recursion (it takes one Python recursion level per
+    container) is written by :func:`_dumps_deep` instead, with the same output: a request may
+    carry data nested nearly as deep as :func:`json.loads` could parse it, and a profile that
+    echoes it (vLLM Responses' ``metadata``, ``tools``, ``text``; ...) encodes it from further
+    down the stack, where the encoder's ``RecursionError`` would be an unscripted 500.
+    """
+    try:
+        return _ENCODE(value)
+    except RecursionError:
+        return _dumps_deep(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def loads(text: str | bytes) -> Any:
+    """:func:`json.loads` of JSON a profile wrote itself (the openai profile reads the vLLM
+    profile's bodies and frames back): nested as deep as the request data it echoes, which
+    :func:`json.loads` parsed from near the top of the stack. Parsed again in a new thread (a fresh
+    recursion budget, so as deep as any request body) when this stack is too deep for it."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        pass
+    box: list[tuple[bool, Any]] = []
+
+    def parse() -> None:
+        try:
+            box.append((True, json.loads(text)))
+        except BaseException as exc:  # noqa: BLE001  # handed back to the caller's thread
+            box.append((False, exc))
+
+    worker = threading.Thread(target=parse, name="mockoss-deep-json", daemon=True)
+    worker.start()
+    worker.join()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
+
+
+class _Text:
+    """A piece of output text on :func:`_dumps_deep`'s stack (not a value to encode)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class _Leave:
+    """Leaving a container on :func:`_dumps_deep`'s stack: its closing bracket; it is off the path."""
+
+    __slots__ = ("key", "text")
+
+    def __init__(self, key: int, text: str) -> None:
+        self.key, self.text = key, text
+
+
+def _float(value: float) -> str:
+    """A float as ``json.JSONEncoder`` writes it (``allow_nan=True``)."""
+    if math.isnan(value):
+        return "NaN"
+    if value == float("inf"):
+        return "Infinity"
+    if value == float("-inf"):
+        return "-Infinity"
+    return float.__repr__(value)
+
+
+def _key(key: Any, quote: Any) -> str:
+    """A dict key as ``json.JSONEncoder`` converts it (``skipkeys=False``), quoted."""
+    if isinstance(key, str):
+        return quote(key)  # type: ignore[no-any-return]
+    if isinstance(key, float):
+        return f'"{_float(key)}"'
+    if key is True or key is False or key is None:
+        return '"true"' if key is True else '"false"' if key is False else '"null"'
+    if isinstance(key, int):
+        return f'"{int.__repr__(key)}"'
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+
+def dumps_json(value: Any, *, indent: int | None = None, separators: tuple[str, str] | None = None, ensure_ascii: bool = True) -> str:
+    """``json.dumps(value, indent=…, separators=…, ensure_ascii=…)``, at any depth: a value nested
+    too deep for :mod:`json`'s recursion is written by :func:`_dumps_deep`, the same text. For the
+    profiles that write another layout than :func:`dumps` (LM Studio's two-space indent, mlx-lm's
+    defaults)."""
+    try:
+        return json.dumps(value, indent=indent, separators=separators, ensure_ascii=ensure_ascii)
+    except RecursionError:
+        return _dumps_deep(value, indent=indent, separators=separators, ensure_ascii=ensure_ascii)
+
+
+def _dumps_deep(value: Any, *, indent: int | None = None, separators: tuple[str, str] | None = None, ensure_ascii: bool = True) -> str:
+    """:func:`json.dumps` without recursion: an explicit stack, so any depth. Same output as
+    :mod:`json`'s encoders for JSON data (``tests/profiles/test_wire_deep.py`` compares them),
+    same checks in the same order: ``None``/``True``/``False``, ``str``, ``int``, ``float``,
+    ``list``/``tuple``, ``dict``, else ``TypeError``; a container met again on its own path is
+    ``ValueError("Circular reference detected")``. ``separators`` defaults as :func:`json.dumps`'s
+    do (``", "``/``": "``, ``","`` after an item when indenting); :func:`dumps` passes its own.
+    Pure Python, so only used when the encoder runs out of recursion."""
+    if separators is None:
+        separators = (", " if indent is None else ",", ": ")
+    item_sep, key_sep = separators
+    quote = encode_basestring_ascii if ensure_ascii else encode_basestring
+    out: list[str] = []
+    path: set[int] = set()
+    stack: list[Any] = [(value, 0)]
+    while stack:
+        item = stack.pop()
+        if type(item) is _Text:
+            out.append(item.text)
+            continue
+        if type(item) is _Leave:
+            path.discard(item.key)
+            out.append(item.text)
+            continue
+        item, level = item
+        if item is None:
+            out.append("null")
+        elif item is True:
+            out.append("true")
+        elif item is False:
+            out.append("false")
+        elif isinstance(item, str):
+            out.append(quote(item))
+        elif isinstance(item, int):
+            out.append(int.__repr__(item))
+        elif isinstance(item, float):
+            out.append(_float(item))
+        elif isinstance(item, (list, tuple, dict)):
+            is_dict = isinstance(item, dict)
+            if not item:
+                out.append("{}" if is_dict else "[]")
+                continue
+            if id(item) in path:
+                raise ValueError("Circular reference detected")
+            path.add(id(item))
+            if indent is None:
+                first, between, close = "", item_sep, ""
+            else:
+                first = "\n" + " " * (indent * (level + 1))
+                between, close = item_sep + first, "\n" + " " * (indent * level)
+            out.append(("{" if is_dict else "[") + first)
+            stack.append(_Leave(id(item), close + ("}" if is_dict else "]")))
+            if is_dict:
+                pairs = list(item.items())
+                for i in range(len(pairs) - 1, -1, -1):
+                    key, element = pairs[i]
+                    stack.append((element, level + 1))
+                    stack.append(_Text((between if i else "") + _key(key, quote) + key_sep))
+            else:
+                for i in range(len(item) - 1, -1, -1):
+                    stack.append((item[i], level + 1))
+                    if i:
+                        stack.append(_Text(between))
+        else:
+            raise TypeError(f"Object of type {type(item).__name__} is not JSON serializable")
+    return "".join(out)

@@ -63,6 +63,21 @@ class _Unanswered(NamedTuple):
     problem: str
 
 
+def _not_an_object(body: Any, raw: bytes | None) -> str:
+    """Why a body that is not a dict is refused: not a JSON object, unless it is JSON nested deeper
+    than the parser recurses (:func:`mockoss.jsonbody.parse_json` raised ``RecursionError``), which
+    is said as such. FastAPI (vLLM, SGLang, the reference server) answers that one 400 "There was
+    an error parsing the body" (fastapi 0.165.0 ``fastapi/routing.py``)."""
+    if body is None and raw:
+        try:
+            parse_json(raw)
+        except RecursionError:
+            return "the body is nested deeper than the JSON parser allows (Python's recursion limit)"
+        except ValueError:
+            pass
+    return "the body is not a JSON object"
+
+
 def _unanswered(problem: str) -> _Unanswered:
     return _Unanswered(problem[:500])
 
@@ -425,7 +440,7 @@ class MockServer:
         if own_check is not None and (rejected := own_check(endpoint, body, raw)) is not None:
             return rejected  # type: ignore[no-any-return]
         if not isinstance(body, dict):
-            return profile.error(400, "Invalid request: the body is not a JSON object")
+            return profile.error(400, f"Invalid request: {_not_an_object(body, raw)}")
         try:
             checked_body = body if own_check is None else {key: body[key] for key in ("input", "model", "stream") if key in body}
             request = validate_request(ENDPOINTS[endpoint].schema, checked_body)  # long lists a slice at a time

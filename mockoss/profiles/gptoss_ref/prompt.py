@@ -141,5 +141,8 @@ def prompt_tokens(body: Mapping[str, Any], date: str) -> list[int]:
         return list(load_encoding().render_conversation_for_completion(Conversation.from_messages(messages), Role.ASSISTANT))
     except PromptError:
         raise
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError too
+    except (ValueError, RecursionError) as exc:  # pydantic's ValidationError is a ValueError too
+        # RecursionError: data nested too deep for openai-harmony's to_json (json.dumps) from this
+        # stack; the server raises there too (or, nested past 128 levels, its Rust renderer's
+        # serde_json refuses the JSON: "recursion limit exceeded"), an HTTP 500 either way.
         raise PromptError(f"{type(exc).__name__}: {exc}") from exc

@@ -175,11 +175,37 @@ class ResponsesRequest(BaseModel):
 
 
 def _jsonable(value: Any) -> Any:
-    """``jsonable_encoder`` for what pydantic puts in an error entry (plain JSON values here)."""
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+    """``jsonable_encoder`` for what pydantic puts in an error entry (plain JSON values here):
+    mappings with ``str`` keys, lists for tuples, ``str()`` of anything else. Iterative, not
+    recursive: an entry's ``input`` can be request data nested nearly as deep as the body parser
+    allows, and a recursion error here was an unscripted 500."""
+    leaf = _jsonable_leaf(value)
+    if leaf is not _CONTAINER:
+        return leaf
+    root: Any = {} if isinstance(value, Mapping) else []
+    todo = [(value, root)]
+    while todo:
+        source, target = todo.pop()
+        pairs = ((str(k), v) for k, v in source.items()) if isinstance(source, Mapping) else enumerate(source)
+        for key, item in pairs:
+            converted = _jsonable_leaf(item)
+            if converted is _CONTAINER:
+                converted = {} if isinstance(item, Mapping) else []
+                todo.append((item, converted))
+            if isinstance(target, dict):
+                target[key] = converted
+            else:
+                target.append(converted)
+    return root
+
+
+_CONTAINER = object()
+
+
+def _jsonable_leaf(value: Any) -> Any:
+    """:func:`_jsonable` of a value that is not a container, else ``_CONTAINER``."""
+    if isinstance(value, (Mapping, list, tuple)):
+        return _CONTAINER
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)

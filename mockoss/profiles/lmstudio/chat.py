@@ -11,7 +11,6 @@ tool call is streamed whole when its message completes.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import (
@@ -22,7 +21,7 @@ from mockoss.profiles.base import (
     RequestContext,
 )
 from mockoss.profiles.lmstudio.parse import LmstudioOutput
-from mockoss.profiles.wire import dumps
+from mockoss.profiles.wire import dumps, dumps_json
 
 if TYPE_CHECKING:
     from mockoss.profiles.lmstudio import LmstudioProfile
@@ -46,7 +45,7 @@ def chat_id(ids: IdSource, prefix: str = "chatcmpl-") -> str:
 def render(profile: LmstudioProfile, value: Any) -> bytes:
     """A JSON body as LM Studio writes it: pretty-printed with two spaces (``pretty_json``)."""
     if profile.pretty_json:
-        return json.dumps(value, ensure_ascii=False, indent=2).encode()
+        return dumps_json(value, ensure_ascii=False, indent=2).encode()
     return dumps(value).encode()
 
 

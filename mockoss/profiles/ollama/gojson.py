@@ -84,11 +84,20 @@ def format_float(value: float) -> str:
 def dumps(value: Any) -> str:
     """``json.Marshal`` of ``value``: dicts keep their order (sort a Go map's keys before calling),
     lists and tuples are arrays, :class:`Raw` is written as is, ``int`` as an integer, ``float``
-    per :func:`format_float`.
+    per :func:`format_float`. At any depth (Go nests up to 10,000 levels, deeper than Python's
+    parser reads): a value too deep for the recursive encoder is written by :func:`_dumps_deep`.
 
     Raises:
         TypeError: a value JSON cannot hold.
     """
+    try:
+        return _dumps(value)
+    except RecursionError:
+        return _dumps_deep(value)
+
+
+def _dumps(value: Any) -> str:
+    """:func:`dumps`, recursively (the fast path)."""
     if isinstance(value, str):
         return value if isinstance(value, Raw) else quote(value)
     if value is None:
@@ -102,10 +111,44 @@ def dumps(value: Any) -> str:
     if isinstance(value, float):
         return format_float(value)
     if isinstance(value, Mapping):
-        return "{" + ",".join(quote(k) + ":" + dumps(v) for k, v in value.items()) + "}"
+        return "{" + ",".join(quote(k) + ":" + _dumps(v) for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(dumps(v) for v in value) + "]"
+        return "[" + ",".join(_dumps(v) for v in value) + "]"
     raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+
+
+class _Text(str):
+    """Output text on :func:`_dumps_deep`'s stack (not a value)."""
+
+    __slots__ = ()
+
+
+def _dumps_deep(value: Any) -> str:
+    """:func:`_dumps` with an explicit stack instead of recursion: the same text at any depth."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is _Text:
+            out.append(item)
+        elif isinstance(item, Mapping):
+            pairs = list(item.items())
+            out.append("{")
+            stack.append(_Text("}"))
+            for i in range(len(pairs) - 1, -1, -1):
+                key, element = pairs[i]
+                stack.append(element)
+                stack.append(_Text(("," if i else "") + quote(key) + ":"))
+        elif isinstance(item, (list, tuple)):
+            out.append("[")
+            stack.append(_Text("]"))
+            for i in range(len(item) - 1, -1, -1):
+                stack.append(item[i])
+                if i:
+                    stack.append(_Text(","))
+        else:
+            out.append(_dumps(item))  # a leaf (or the TypeError _dumps raises)
+    return "".join(out)
 
 
 _SURROGATES = re.compile("[\ud800-\udfff]")
@@ -114,7 +157,15 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 def go_any(value: Any) -> Any:
     """``value`` (parsed by Python's ``json``) as Go holds it after decoding into ``any``:
     numbers become ``float`` (``float64``), object keys are sorted (Go writes maps sorted), lone
-    surrogates become U+FFFD."""
+    surrogates become U+FFFD. At any depth (:func:`_go_any_deep` past the recursion limit)."""
+    try:
+        return _go_any(value)
+    except RecursionError:
+        return _go_any_deep(value)
+
+
+def _go_any(value: Any) -> Any:
+    """:func:`go_any`, recursively (the fast path)."""
     if isinstance(value, str):
         return _SURROGATES.sub("\ufffd", value)
     if isinstance(value, bool) or value is None:
@@ -122,8 +173,32 @@ def go_any(value: Any) -> Any:
     if isinstance(value, (int, float)):
         return float(value)
     if isinstance(value, Mapping):
-        items = {go_any(k): go_any(v) for k, v in value.items()}
+        items = {_go_any(k): _go_any(v) for k, v in value.items()}
         return {k: items[k] for k in sorted(items)}
     if isinstance(value, Sequence):
-        return [go_any(v) for v in value]
+        return [_go_any(v) for v in value]
     return value
+
+
+def _go_any_deep(value: Any) -> Any:
+    """:func:`_go_any` with an explicit stack: containers are made empty-shaped first (a mapping
+    with its converted keys in sorted order, a later duplicate key's value winning, as the
+    comprehension does), then their slots are filled."""
+    root: list[Any] = [None]
+    todo: list[tuple[Any, Any, Any]] = [(root, 0, value)]
+    while todo:
+        target, slot, item = todo.pop()
+        if isinstance(item, str) or not isinstance(item, (Mapping, Sequence)):
+            target[slot] = _go_any(item)  # a leaf
+            continue
+        if isinstance(item, Mapping):
+            children = {}
+            for key, element in item.items():
+                children[_go_any(key)] = element
+            shell: Any = dict.fromkeys(sorted(children))
+            todo.extend((shell, key, children[key]) for key in shell)
+        else:
+            shell = [None] * len(item)
+            todo.extend((shell, i, element) for i, element in enumerate(item))
+        target[slot] = shell
+    return root[0]

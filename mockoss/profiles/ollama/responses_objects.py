@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mockoss.profiles.ollama.gojson import Raw, go_any
+from mockoss.profiles.wire import dumps_json
 
 __all__ = ["Echo", "response_object", "sorted_map", "text_part", "usage"]
 
@@ -22,12 +23,49 @@ _HTML = re.compile("[<>&\u2028\u2029]")
 
 
 def sorted_map(value: Any) -> Any:
-    """A Go map as ``json.Marshal`` writes it: keys sorted, at every level (raw JSON untouched)."""
+    """A Go map as ``json.Marshal`` writes it: keys sorted, at every level (raw JSON untouched).
+    At any depth: past the recursion limit, :func:`_sorted_map_deep`."""
+    try:
+        return _sorted_map(value)
+    except RecursionError:
+        return _sorted_map_deep(value)
+
+
+def _sorted_map(value: Any) -> Any:
     if isinstance(value, Mapping):
-        return {k: sorted_map(value[k]) for k in sorted(value)}
+        return {k: _sorted_map(value[k]) for k in sorted(value)}
     if isinstance(value, list):
-        return [sorted_map(v) for v in value]
+        return [_sorted_map(v) for v in value]
     return value
+
+
+def _sorted_map_deep(value: Any) -> Any:
+    """:func:`_sorted_map` with an explicit stack: each container made with its slots (keys in
+    sorted order), then filled."""
+    root: list[Any] = [None]
+    todo: list[tuple[Any, Any, Any]] = [(root, 0, value)]
+    while todo:
+        target, slot, item = todo.pop()
+        if isinstance(item, Mapping):
+            shell: Any = dict.fromkeys(sorted(item))
+            todo.extend((shell, key, item[key]) for key in shell)
+        elif isinstance(item, list):
+            shell = [None] * len(item)
+            todo.extend((shell, i, element) for i, element in enumerate(item))
+        else:
+            shell = item
+        target[slot] = shell
+    return root[0]
+
+
+def _text(value: Any) -> str:
+    """``str(value or "")``; ``""`` for a value nested too deep for ``str`` to recurse. (Ollama
+    decodes ``effort``/``summary`` into Go strings, so a non-string is really its 400
+    ``json: cannot unmarshal …``; not emulated, as before for shallow values.)"""
+    try:
+        return str(value or "")
+    except RecursionError:
+        return ""
 
 
 def _float(value: Any, default: float) -> float:
@@ -37,7 +75,7 @@ def _float(value: Any, default: float) -> float:
 def _raw_json(value: Any) -> Raw:
     """A ``json.RawMessage`` echoed back: the request's JSON, compacted, ``< > &`` and U+2028/9
     escaped (what ``json.Marshal`` does to a raw message; number spellings may differ)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = dumps_json(value, ensure_ascii=False, separators=(",", ":"))  # json.dumps, at any depth
     return Raw(_HTML.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
@@ -57,8 +95,8 @@ class Echo:
             text.get("format") if isinstance(text, Mapping) and isinstance(text.get("format"), Mapping) else None
         )
         reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), Mapping) else {}
-        self.effort = str(reasoning.get("effort") or "")
-        self.summary = str(reasoning.get("summary") or "")
+        self.effort = _text(reasoning.get("effort"))
+        self.summary = _text(reasoning.get("summary"))
         self.top_p = _float(body.get("top_p"), 1.0)
         self.temperature = _float(body.get("temperature"), 1.0)
         limit = body.get("max_output_tokens")
@@ -75,7 +113,10 @@ class Echo:
             "max_output_tokens",
             "background",
         )
-        self.key = json.dumps([body.get(name) for name in fields], sort_keys=True, default=str)
+        try:
+            self.key: object = json.dumps([body.get(name) for name in fields], sort_keys=True, default=str)
+        except RecursionError:  # nested too deep to spell out: a key equal to no other (never reused)
+            self.key = object()
 
     def tool(self, tool: Mapping[str, Any], *, stream: bool) -> dict[str, Any]:
         parameters = tool.get("parameters")

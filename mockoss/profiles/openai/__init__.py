@@ -23,7 +23,7 @@ from mockoss.profiles.base import (
 )
 from mockoss.profiles.openai import wire
 from mockoss.profiles.openai.normalize import normalised
-from mockoss.profiles.vllm import VllmProfile
+from mockoss.profiles.vllm import VllmProfile, _metadata_error
 
 __all__ = ["OpenAIProfile"]
 
@@ -78,7 +78,10 @@ class OpenAIProfile:
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/responses``: vLLM's Responses surfacing of the normalised completion, with
-        vLLM-only fields removed."""
+        vLLM-only fields removed. ``metadata`` values must be strings, as vLLM's (the openai
+        package's own ``Metadata`` type, ``Dict[str, str]``): otherwise a 400."""
+        if (rejected := _metadata_error(request.body.get("metadata"))) is not None:
+            return self.error(400, rejected[0], param=rejected[1])
         view = normalised(completion, request.max_output_tokens, tools_declared=bool(request.tools))
         reply = VLLM.responses(view, request, ctx)  # type: ignore[arg-type]
         if reply.streamed:

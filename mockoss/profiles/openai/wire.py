@@ -13,11 +13,10 @@ OpenAI API reference as openai-python 2.x models them: ``chat.completion`` (``me
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mockoss.profiles.base import JSON_MEDIA_TYPE, Reply
-from mockoss.profiles.wire import dumps
+from mockoss.profiles.wire import dumps, loads
 
 __all__ = ["chat_body", "chat_frames", "dumps", "error_reply", "responses_body", "responses_frames"]
 
@@ -67,7 +66,7 @@ def _tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def chat_body(vllm: Reply) -> Reply:
     """A ``chat.completion`` from vLLM's non-streamed chat reply (errors are rewritten too)."""
-    data = json.loads(vllm.body)
+    data = loads(vllm.body)
     if vllm.status != 200:
         return _error_from_vllm(vllm.status, data)
     choice = data["choices"][0]
@@ -118,7 +117,7 @@ def chat_frames(vllm: Reply, include_usage: bool) -> Reply:
         if frame == _DONE:
             frames.append(frame)
             continue
-        data = json.loads(frame[6:])
+        data = loads(frame[6:])
         if "error" in data:
             status = data["error"].get("code") or 500
             frames.append(b"data: " + dumps({"error": _error_object(status, data["error"]["message"], None)}).encode() + b"\n\n")
@@ -146,7 +145,7 @@ def _response(data: dict[str, Any]) -> dict[str, Any]:
 
 def responses_body(vllm: Reply) -> Reply:
     """A ``response`` object from vLLM's non-streamed Responses reply (errors rewritten too)."""
-    data = json.loads(vllm.body)
+    data = loads(vllm.body)
     if vllm.status != 200:
         return _error_from_vllm(vllm.status, data)
     return Reply(status=200, body=dumps(_response(data)).encode())
@@ -160,7 +159,7 @@ def responses_frames(vllm: Reply) -> Reply:
     call_ids: dict[int, str] = {}
     for frame in vllm.frames:
         head, _, payload = frame.decode().partition("data: ")
-        data = json.loads(payload)
+        data = loads(payload)
         item = data.get("item")
         if isinstance(item, dict):
             if item.get("type") == "reasoning" and str(item.get("id", "")).startswith("msg_"):

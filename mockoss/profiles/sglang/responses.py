@@ -302,7 +302,7 @@ def response_object(
         "error": None, "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
         "instructions": body.get("instructions"), "max_output_tokens": body.get("max_output_tokens"),
         "previous_response_id": body.get("previous_response_id"),
-        "reasoning": {"effort": effort if effort in _ECHOABLE_EFFORTS else None, "summary": None},
+        "reasoning": {"effort": effort if type(effort) is str and effort in _ECHOABLE_EFFORTS else None, "summary": None},
         "store": body.get("store", True), "temperature": body.get("temperature"), "text": text, "top_p": body.get("top_p"),
         "truncation": body.get("truncation", "disabled"), "user": body.get("user"), "metadata": body.get("metadata") or {},
     }

@@ -121,7 +121,9 @@ def side_route(profile: VllmProfile, method: str, path: str, raw: bytes, info: S
         return None
     try:
         body = json.loads(raw)
-    except (ValueError, RecursionError):
+    except RecursionError:  # JSON, nested deeper than the parser recurses: said as such
+        return profile.error(400, "Invalid request: the body is nested deeper than the JSON parser allows (Python's recursion limit)")
+    except ValueError:
         body = None
     if not isinstance(body, dict):
         return profile.error(400, "Invalid request: the body is not a JSON object")
