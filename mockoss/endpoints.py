@@ -46,7 +46,8 @@ class Endpoint:
         schema_path: where :attr:`schema` lives, ``"module:Model"``.
         render_prompt: request body → prompt token ids, for usage counts.
         count_prompt: request body → ``len(render_prompt(body))`` at the cost of what is new in
-            the body (:mod:`mockoss.harmony.prompt.count`), else ``None``.
+            the body (:mod:`mockoss.harmony.prompt.count`), else ``None``; it also takes the
+            body's validated request, whose lookups it may reuse (:func:`prompt_tokens`).
         schema: the pydantic model validating the JSON body (``model_validate``). Its module is
             imported on first use (then it is a plain attribute): a served profile builds only
             the request models of the endpoints it is asked for (issue 9, start-up cost).
@@ -56,7 +57,7 @@ class Endpoint:
     path: str
     schema_path: str
     render_prompt: Callable[[Mapping[str, Any]], list[int]]
-    count_prompt: Callable[[Mapping[str, Any]], int] | None = None
+    count_prompt: Callable[[Mapping[str, Any], Any], int] | None = None
 
     @functools.cached_property
     def schema(self) -> type[BaseModel]:
@@ -85,11 +86,16 @@ def _counter(name: str) -> Any:
     return getattr(count, name)
 
 
-def _chat_count(body: Mapping[str, Any]) -> int:
-    return _counter("count_chat_prompt")(body)  # type: ignore[no-any-return]
+def _chat_count(body: Mapping[str, Any], request: Any = None) -> int:
+    # The class's method, never an attribute of the instance: a model allowing extra fields
+    # would answer a body's own "prompt_seen" key.
+    prompt_seen = getattr(type(request), "prompt_seen", None)
+    if prompt_seen is None:
+        return _counter("count_chat_prompt")(body)  # type: ignore[no-any-return]
+    return _counter("count_chat_prompt")(body, seen=prompt_seen(request))  # type: ignore[no-any-return]
 
 
-def _responses_count(body: Mapping[str, Any]) -> int:
+def _responses_count(body: Mapping[str, Any], request: Any = None) -> int:
     return _counter("count_responses_prompt")(body)  # type: ignore[no-any-return]
 
 
@@ -162,10 +168,13 @@ def prompt_cache_generation() -> int:
     return _cleared[0]
 
 
-def prompt_tokens(name: str, raw: bytes, body: Any = None) -> int:
+def prompt_tokens(name: str, raw: bytes, body: Any = None, request: Any = None) -> int:
     """Prompt tokens of a raw request body for endpoint ``name``.
 
     ``body`` is ``json.loads(raw)`` when the caller has it (saves parsing twice; not modified).
+    ``request``: ``body`` as the endpoint's schema validated it (the server's), whose lookups of
+    resent messages and tools the count then reuses instead of repeating them
+    (:class:`mockoss.schemas.chat.SeenChatRequest`: the agent turn's prefix lookup, ~15 us).
     A body sent before costs one lookup from its third time on (cached on the exact bytes from its
     second, bounded by :data:`BODY_CACHE_BYTES`); chat and Responses bodies are otherwise counted
     from per-message counts (:mod:`mockoss.harmony.prompt.count`), so a turn that resends a
@@ -184,7 +193,7 @@ def prompt_tokens(name: str, raw: bytes, body: Any = None) -> int:
             body = json.loads(raw)
         count_prompt = endpoint.count_prompt
         if count_prompt is not None:
-            count = count_prompt(body)
+            count = count_prompt(body, request)
         else:
             count = len(endpoint.render_prompt(body))
     except BaseException as exc:  # pyo3's PanicException derives from BaseException

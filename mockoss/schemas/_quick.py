@@ -9,27 +9,40 @@ from typing import Any
 
 from pydantic import ValidationError
 
-__all__ = ["keys_are_str", "quick_or_none"]
+__all__ = ["keys_are_str", "lists_fit", "quick_or_none", "valid_or_none"]
 
 _STR_ONLY = frozenset((str,))
 
 
-def quick_or_none(body: Any, max_items: int, lists: tuple[str, ...], validate: Callable[[Any], Any]) -> Any:
-    """``validate(body)`` when ``body`` is a ``dict`` whose ``lists`` fields are each absent,
-    ``None`` or a ``list`` of at most ``max_items``, and ``validate`` accepts it; else ``None``
-    (the caller validates with the model, a slice at a time: :mod:`mockoss.server.validation`).
-    Only lists take this path: the models also accept tuples and iterators, and validating an
-    iterator twice would find it consumed."""
+def lists_fit(body: Any, max_items: int, lists: tuple[str, ...]) -> bool:
+    """Whether ``body`` is a ``dict`` whose ``lists`` fields are each absent, ``None`` or a
+    ``list`` of at most ``max_items`` (the bodies the quick path takes; longer lists are validated
+    by the model a slice at a time: :mod:`mockoss.server.validation`). Only lists take this path:
+    the models also accept tuples and iterators, and validating an iterator twice would find it
+    consumed."""
     if type(body) is not dict:
-        return None
+        return False
     for key in lists:
         items = body.get(key)
         if items is not None and (type(items) is not list or len(items) > max_items):
-            return None
+            return False
+    return True
+
+
+def valid_or_none(body: Any, validate: Callable[[Any], Any]) -> Any:
+    """``validate(body)``, or ``None`` if it raises a :class:`ValidationError`."""
     try:
         return validate(body)
     except ValidationError:
         return None
+
+
+def quick_or_none(body: Any, max_items: int, lists: tuple[str, ...], validate: Callable[[Any], Any]) -> Any:
+    """``validate(body)`` when :func:`lists_fit` and ``validate`` accepts it; else ``None`` (the
+    caller validates with the model)."""
+    if not lists_fit(body, max_items, lists):
+        return None
+    return valid_or_none(body, validate)
 
 
 def keys_are_str(dicts: Iterable[Any]) -> bool:

@@ -527,7 +527,7 @@ class MockServer:
         ctx = RequestContext(
             ids=IdSource(self.seed, index),
             created=self.created,
-            prompt_tokens=counted if (counted := PRECOUNTED_PROMPT_TOKENS.get()) is not None else prompt_tokens(endpoint, raw, body),
+            prompt_tokens=counted if (counted := PRECOUNTED_PROMPT_TOKENS.get()) is not None else prompt_tokens(endpoint, raw, body, request),
             raw_body=raw,
         )
         view = request.view(model, body)  # type: ignore[attr-defined]

@@ -104,7 +104,7 @@ from mockoss.harmony.prompt.pieces import (
     _text_tokens,
     _user_head,
 )
-from mockoss.harmony.prompt.prefix import Prefix, PrefixCache, chat_prefix, item_prefix
+from mockoss.harmony.prompt.prefix import Prefix, PrefixCache, RecentKeys, Seen, chat_prefix, item_prefix
 from mockoss.harmony.prompt.responses import (
     _response_item,
     _responses_parts,
@@ -129,6 +129,8 @@ _prefixes = PrefixCache(MESSAGE_CACHE_BYTES // 4)
 _plain_preambles: dict[str, int] = {}
 _NO_NAMES: Mapping[Any, str] = MappingProxyType({})  # no prefix's call names (read only)
 _item_prefixes = PrefixCache(MESSAGE_CACHE_BYTES // 8)  # of Responses input items
+#: The marshal bytes of tools lists that accepted chat requests held (:mod:`mockoss.harmony.prompt.seen`).
+_valid_tools = RecentKeys(MESSAGE_CACHE_BYTES // 32)
 
 
 def clear_caches() -> None:
@@ -138,13 +140,16 @@ def clear_caches() -> None:
     _plain_preambles.clear()
     _prefixes.clear()
     _item_prefixes.clear()
+    _valid_tools.clear()
     _heads.clear()
     _preamble_parts.clear()
 
 
 def cache_size() -> int:
     """Bytes held by the count caches."""
-    return _messages.size + _preambles.size + _prefixes.size + _item_prefixes.size + _heads.size + _preamble_parts.size
+    return (
+        _messages.size + _preambles.size + _prefixes.size + _item_prefixes.size + _valid_tools.size + _heads.size + _preamble_parts.size
+    )
 
 
 def _entries(key: tuple[str, str | None, Any], build: Callable[[], list[Message]]) -> Counted:
@@ -165,6 +170,7 @@ def count_chat_prompt(
     *,
     conversation_start_date: str = DEFAULT_CONVERSATION_START_DATE,
     exclude_tools_when_tool_choice_none: bool = False,
+    seen: Seen | None = None,
 ) -> int:
     """``len(render_chat_prompt(body, …))``, computed from cached counts.
 
@@ -176,6 +182,10 @@ def count_chat_prompt(
     from the per-message cache, and the longest run of leading messages that were all found counted
     is stored as a prefix for the next turn. The prefix is looked up and stored while nothing but
     the body references the messages (its key is their marshal bytes; see that module).
+
+    ``seen``: what the request's validation found of this body, unmodified since
+    (:func:`mockoss.harmony.prompt.seen.find_seen`): its prefix is used instead of a second
+    lookup, its tools' bytes as their key, and a prefix stored is marked validated if it says so.
     """
     if type(body) is not dict:
         body = _mapping(body)
@@ -183,8 +193,11 @@ def count_chat_prompt(
         messages = body.get("messages")
         if not isinstance(messages, list):
             messages = []
-        prefix = _prefixes.find(messages) if len(messages) >= PREFIX_MIN else None
-        count, seen = _count_chat(body, messages, prefix, conversation_start_date, exclude_tools_when_tool_choice_none)
+        if seen is not None:
+            prefix, tools_key = seen.prefix, seen.tools_key
+        else:
+            prefix, tools_key = (_prefixes.find(messages) if len(messages) >= PREFIX_MIN else None), None
+        count, store = _count_chat(body, messages, prefix, conversation_start_date, exclude_tools_when_tool_choice_none, tools_key)
     except ValueError:  # openai-harmony cannot render it as is: the repairing path
         return len(
             render_chat_prompt(
@@ -193,13 +206,14 @@ def count_chat_prompt(
                 exclude_tools_when_tool_choice_none=exclude_tools_when_tool_choice_none,
             )
         )
-    if seen is not None:
-        _prefixes.store(messages, seen[0], lambda: chat_prefix(messages, *seen, prefix), after=prefix)
+    if store is not None:
+        validated = seen is not None and seen.validated
+        _prefixes.store(messages, store[0], lambda: chat_prefix(messages, *store, prefix, validated), after=prefix)
     return count
 
 
 def _count_chat(
-    body: Mapping[str, Any], messages: list[Any], prefix: Prefix | None, start_date: str, exclude: bool
+    body: Mapping[str, Any], messages: list[Any], prefix: Prefix | None, start_date: str, exclude: bool, tools_key: bytes | None
 ) -> tuple[int, tuple[int, tuple[Entry, ...]] | None]:
     """(the prompt's tokens, the prefix worth storing as (its length, its turns) or ``None``)."""
     first = messages[0] if messages else None
@@ -286,19 +300,22 @@ def _count_chat(
         for c in counted:
             turns.extend(c[2])
         tokens = _kept(turns, vllm_drop=True)
-    total = _chat_preamble(body, instructions, start_date, exclude) + tokens
+    total = _chat_preamble(body, instructions, start_date, exclude, tools_key) + tokens
     if seen_parts < 0 or seen < PREFIX_MIN or seen <= start:
         return total, None  # no new message (nothing to resend next turn), or no longer run seen
     turns = chain(prefix.turns if prefix is not None else (), *(c[2] for c in counted[:seen_parts]))
     return total, (seen, tuple(turns))
 
 
-def _chat_preamble(body: Mapping[str, Any], instructions: str | None, start_date: str, exclude: bool) -> int:
+def _chat_preamble(
+    body: Mapping[str, Any], instructions: str | None, start_date: str, exclude: bool, tools_key: bytes | None = None
+) -> int:
     """Tokens of the system and developer messages and of the closing ``<|start|>assistant``,
     cached by what they are built from: the instructions, the reasoning effort and the rendered
     tools (their marshal bytes: one key for the whole list, so a request's tools cost one marshal
-    and one lookup). Without any of the three (most short requests) the count depends on the start
-    date only and is one lookup in :data:`_plain_preambles` (no key tuple to build and hash)."""
+    and one lookup; ``tools_key``: those bytes, when the validation took them already). Without
+    any of the three (most short requests) the count depends on the start date only and is one
+    lookup in :data:`_plain_preambles` (no key tuple to build and hash)."""
     tools = body.get("tools")
     effort = body.get("reasoning_effort")
     if instructions is None and effort is None and not tools:
@@ -310,7 +327,11 @@ def _chat_preamble(body: Mapping[str, Any], instructions: str | None, start_date
         tools = None  # as chat._rendered_tools (inline: a call less on every request)
     if effort is not None and not isinstance(effort, str):
         effort = None
-    key = ("chat", start_date, instructions, effort, _data_key(tools) if tools and isinstance(tools, list) else None)
+    if tools and isinstance(tools, list):
+        tools_data: bytes | str | None = tools_key if tools_key is not None else _data_key(tools)
+    else:
+        tools_data = None
+    key = ("chat", start_date, instructions, effort, tools_data)
     cached = _preambles.get(key)
     if cached is None:
         count = _preamble_count(instructions, _function_specs(tools), effort, start_date) + _suffix()

@@ -46,7 +46,7 @@ from mockoss.harmony.prompt._common import _key, _text
 from mockoss.harmony.prompt.chat import _call_names, _lead
 from mockoss.harmony.prompt.pieces import Entry
 
-__all__ = ["MAX_SEGMENTS", "MAX_TRIES", "RECENT", "Prefix", "PrefixCache", "chat_prefix", "item_prefix"]
+__all__ = ["MAX_SEGMENTS", "MAX_TRIES", "RECENT", "Prefix", "PrefixCache", "RecentKeys", "Seen", "chat_prefix", "item_prefix"]
 
 #: How many prefixes are kept (the newest; a lookup tries them newest first).
 RECENT = 16
@@ -74,6 +74,24 @@ class Prefix(NamedTuple):
     names: Mapping[Any, str]
     #: The call ids its tool messages looked up.
     deps: frozenset[Any]
+    #: Whether a request holding these messages was accepted by the chat request schema (set by
+    #: its validation: :func:`mockoss.schemas.chat.quick_validate` validates a later request's
+    #: messages after a validated prefix only).
+    validated: bool = False
+
+
+class Seen(NamedTuple):
+    """What :func:`mockoss.harmony.prompt.seen.find_seen` found of one chat body, before validating it."""
+
+    #: The stored prefix of its messages (looked up for ``count.PREFIX_MIN`` messages or more).
+    prefix: Prefix | None
+    #: The marshal bytes of its tools list (a non-empty ``list``), else ``None``.
+    tools_key: bytes | None
+    #: Whether an accepted request held tools with these bytes.
+    tools_validated: bool
+    #: Whether this body was accepted (``seen.accept_seen``): prefixes the count stores from it
+    #: are then marked validated.
+    validated: bool = False
 
 
 class PrefixCache:
@@ -157,9 +175,16 @@ class PrefixCache:
         if prefix is not None:
             self._push((ends, segments, last, prefix, nbytes + 64 * (len(prefix.turns) + len(prefix.names))))
 
+    def validate(self, prefix: Prefix) -> None:
+        """Mark the stored ``prefix`` as validated (``Prefix.validated``): a request holding its
+        messages was accepted."""
+        with self._lock:
+            self._entries = tuple(e if e[3] is not prefix else (*e[:3], prefix._replace(validated=True), e[4]) for e in self._entries)
+
     def _push(self, entry: tuple[tuple[int, ...], tuple[bytes, ...], Any, Prefix, int]) -> None:
         """Put ``entry`` first, dropping any other entry with the same key and the oldest ones
-        beyond :data:`RECENT` entries or ``limit`` bytes."""
+        beyond :data:`RECENT` entries or ``limit`` bytes. An entry with the same key holds the
+        same messages: if it was validated, so is ``entry``."""
         with self._lock:
             kept, total = [entry], entry[4]
             for other in self._entries:
@@ -168,15 +193,58 @@ class PrefixCache:
                 if other[:2] != entry[:2]:
                     kept.append(other)
                     total += other[4]
+                elif other[3].validated and not entry[3].validated:
+                    kept[0] = entry = (*entry[:3], entry[3]._replace(validated=True), entry[4])
             self._entries = tuple(kept)
 
 
-def chat_prefix(messages: list[Any], length: int, turns: tuple[Entry, ...], after: Prefix | None) -> Prefix | None:
+class RecentKeys:
+    """The newest byte strings added (at most :data:`RECENT`, at most ``limit`` bytes in all),
+    for a membership test by ``==`` (a length check and a ``memcmp`` each) rather than a hash:
+    hashing the 4 KB of an agent's tools costs more than comparing them with the one or two keys
+    a server sees. Thread-safe: the tuple is replaced whole."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._keys: tuple[bytes, ...] = ()
+        self._lock = threading.Lock()
+
+    @property
+    def size(self) -> int:
+        """Bytes held."""
+        return sum(map(len, self._keys))
+
+    def __contains__(self, key: bytes) -> bool:
+        return key in self._keys
+
+    def add(self, key: bytes) -> None:
+        """Put ``key`` first (dropping the oldest keys beyond the bounds)."""
+        if len(key) > self.limit:
+            return
+        with self._lock:
+            kept, total = [key], len(key)
+            for other in self._keys:
+                if len(kept) == RECENT or total + len(other) > self.limit:
+                    break
+                if other != key:
+                    kept.append(other)
+                    total += len(other)
+            self._keys = tuple(kept)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._keys = ()
+
+
+def chat_prefix(
+    messages: list[Any], length: int, turns: tuple[Entry, ...], after: Prefix | None, validated: bool = False
+) -> Prefix | None:
     """The :class:`Prefix` of ``messages[:length]`` whose turns are ``turns``, or ``None`` when a
     later message declares a call id one of its tool messages looked up (then its turns were
     counted with a name the prefix alone would not give). ``after``: a shorter prefix of the same
     messages (the one this request found), whose names and looked-up ids are reused: storing a
-    turn then reads only the messages after it, not the whole conversation again."""
+    turn then reads only the messages after it, not the whole conversation again. ``validated``:
+    the request holding ``messages`` was accepted by the chat request schema."""
     lead, _ = _lead(messages)  # equal prefixes have the same leading message, or none inside
     start = after.length if after is not None and after.length <= length else 0
     names = {**after.names} if start and after is not None else {}
@@ -189,7 +257,7 @@ def chat_prefix(messages: list[Any], length: int, turns: tuple[Entry, ...], afte
     if deps and not deps.isdisjoint(_call_names(messages, length, lead)):
         return None
     analysis = any(t[2] == "analysis" for t in turns)
-    return Prefix(length, sum(map(itemgetter(0), turns)), analysis, turns, names, frozenset(deps))
+    return Prefix(length, sum(map(itemgetter(0), turns)), analysis, turns, names, frozenset(deps), validated)
 
 
 def item_prefix(items: list[Any], length: int, turns: tuple[Entry, ...], after: Prefix | None) -> Prefix:

@@ -1,0 +1,324 @@
+"""The lookup before validation (mockoss.harmony.prompt.seen) changes no decision, error or count.
+
+:func:`mockoss.schemas.chat.quick_validate` skips the messages of a stored prefix that an accepted
+request held, and tools equal to an accepted request's, and hands its lookup to the prompt count.
+Every test here would fail if that skip accepted a body the model refuses (a changed message
+inside the prefix, a prefix stored by a count alone, a changed tool, a bad new message or tool
+choice), or if the count given the lookup differed from a full render. The bodies are parsed
+fresh for every request, as the server has them, and the skip is shown to be taken.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+from quick_support import outcome  # tests/server is on sys.path
+
+from mockoss.harmony.prompt import count as count_module
+from mockoss.harmony.prompt import render_chat_prompt, seen
+from mockoss.harmony.prompt.count import clear_caches, count_chat_prompt
+from mockoss.harmony.prompt.prefix import RECENT, Prefix, PrefixCache, RecentKeys
+from mockoss.schemas import chat
+from mockoss.schemas.chat import ChatCompletionRequest, SeenChatRequest, quick_validate
+from mockoss.server.core import MockServer
+from mockoss.server.validation import SLICE_ITEMS, validate_request
+
+TOOLS = [
+    {"type": "function", "function": {"name": f"tool_{k}", "description": f"tool {k}", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}}
+    for k in range(5)
+]
+#: Messages the chat schema refuses (ChatMessageParam: role, content).
+INVALID_MESSAGES: list[Any] = [
+    {"role": "robot", "content": "x"}, {"role": "user", "content": ["x"]}, {"role": "user", "content": 1},
+    {"content": "no role"}, {"role": "user", "content": {"a": 1}}, None, "text",
+]
+#: Tools the chat schema refuses (ChatToolParam, FunctionDefinition).
+INVALID_TOOLS: list[Any] = [
+    {"type": "function", "function": {"name": ""}}, {"type": "function", "function": {"name": 1}},
+    {"type": "fn", "function": {"name": "f"}}, {"type": "function", "function": {"name": "f", "parameters": []}},
+    {"type": "function"}, "tool",
+]
+
+
+def _fresh(body: Any) -> Any:
+    """``body`` as the server has it: parsed from its bytes, no object shared with earlier ones."""
+    return json.loads(json.dumps(body))
+
+
+def _turn(k: int, tag: str = "") -> list[dict[str, Any]]:
+    """Messages of one agent step: a user message, a tool call, its result."""
+    call = {"id": f"call_{k}", "type": "function", "function": {"name": f"tool_{k % 5}", "arguments": json.dumps({"n": k})}}
+    return [
+        {"role": "user", "content": f"Step {k}: read file {k}{tag}."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": f"call_{k}", "content": f"contents of file {k}{tag}"},
+    ]
+
+
+def _conversation(steps: int) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are an agent."}]
+    for k in range(steps):
+        messages += _turn(k)
+    return messages
+
+
+def _served(body: dict[str, Any]) -> tuple[Any, int | None]:
+    """What the server does with ``body``: (outcome of validate_request, the prompt count when
+    accepted, given the validation's lookup as MockServer.respond gives it)."""
+    result = outcome(lambda b: validate_request(ChatCompletionRequest, b), body)
+    if result[0] != "accepted":
+        return result, None
+    request = validate_request(ChatCompletionRequest, _fresh(body))  # (outcome's request is not returned)
+    counted = count_chat_prompt(body, seen=request.prompt_seen() if isinstance(request, SeenChatRequest) else None)
+    return result, counted
+
+
+#: Per lookup of the quick validation: how many leading messages it may skip (a validated
+#: prefix's length, else 0) (recorded by the ``validated`` fixture).
+SKIPPABLE: list[int] = []
+
+
+@pytest.fixture
+def validated(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Clear the prompt caches; record how many messages each looked-up quick validation
+    validated, and whether it skipped the tools (and, in :data:`SKIPPABLE`, how many messages
+    each lookup let it skip); clear again."""
+    clear_caches()
+    sizes: list[tuple[int, bool]] = []
+    original = chat._validate_seen
+
+    def record(body: Any) -> Any:
+        sizes.append((len(body["messages"]), body["tools"] is None))
+        return original(body)
+
+    def find(messages: Any, tools: Any) -> seen.Seen:
+        found = seen.find_seen(messages, tools)
+        SKIPPABLE.append(found.prefix.length if found.prefix is not None and found.prefix.validated else 0)
+        return found
+
+    SKIPPABLE.clear()
+    monkeypatch.setattr(chat, "_validate_seen", record)
+    monkeypatch.setattr(chat, "_seen_functions", lambda: (find, seen.accept_seen))
+    yield sizes
+    clear_caches()
+
+
+def refusals_agree(model: Any, body: dict[str, Any]) -> list[Any]:
+    """Both ``validate_request`` and the model refuse ``body``, with the same errors (compared as
+    JSON, their ``ctx`` exceptions by repr); return them."""
+    quick, whole = outcome(lambda b: validate_request(model, b), body), outcome(model.model_validate, body)
+    assert quick[0] == "rejected" and quick == whole, (quick, whole)
+    return json.loads(quick[1])  # type: ignore[no-any-return]
+
+
+def _accept(body: dict[str, Any]) -> int:
+    """Validate and count ``body`` as the server does (it must be accepted); its count."""
+    request = validate_request(ChatCompletionRequest, body)
+    assert isinstance(request, SeenChatRequest)
+    return count_chat_prompt(body, seen=request.prompt_seen())
+
+
+def test_an_agent_turn_validates_only_its_new_messages_and_counts_exactly(validated: list[tuple[int, int]]) -> None:
+    full = _conversation(8)
+    for end in range(10, len(full) + 1, 3):
+        body = _fresh({"model": "m", "messages": full[:end], "tools": TOOLS})
+        assert _accept(body) == len(render_chat_prompt(body))
+        assert outcome(ChatCompletionRequest.model_validate, body)[0] == "accepted"
+    # The first turn validates everything; then each turn finds the run the turn before stored
+    # (all but its last three new messages, see test_prompt_prefix) and the same tools.
+    assert validated[0] == (10, False)
+    assert all(n <= 6 and tools_skipped for n, tools_skipped in validated[2:]), validated
+
+
+def test_a_changed_message_inside_a_seen_prefix_is_refused_with_the_models_error(validated: list[tuple[int, int]]) -> None:
+    full = _conversation(6)
+    for end in (10, 13, 16):
+        _accept(_fresh({"model": "m", "messages": full[:end], "tools": TOOLS}))
+    for position in (1, 4, 7, 12):  # not the prefix's last message: the cheap filter alone would pass it
+        for bad in INVALID_MESSAGES:
+            messages = _fresh(full)
+            messages[position] = bad
+            body = {"model": "m", "messages": messages, "tools": TOOLS}
+            assert quick_validate(body, SLICE_ITEMS) is None, (position, bad)
+            refusals_agree(ChatCompletionRequest, body)
+    assert any(n < 10 for n, _ in validated)  # the skip was taken meanwhile
+
+
+def test_a_prefix_stored_by_a_count_alone_is_validated_again() -> None:
+    """The count also runs on bodies nobody validated (tests, the prompt-count worker, profiles
+    with their own checks): what it stores must not let a refused message through."""
+    clear_caches()
+    try:
+        full = _conversation(6)
+        full[4] = {"role": "robot", "content": "rendered as nothing, refused by the schema"}
+        for end in (10, 13, 16):  # counted only: prefixes holding the bad message are stored
+            body = _fresh({"model": "m", "messages": full[:end], "tools": TOOLS})
+            assert count_chat_prompt(body) == len(render_chat_prompt(body))
+        body = _fresh({"model": "m", "messages": full[:19], "tools": TOOLS})
+        found = seen.find_seen(body["messages"], body["tools"])
+        assert found.prefix is not None and found.prefix.length >= 10 and not found.prefix.validated
+        assert quick_validate(body, SLICE_ITEMS) is None
+        errors = refusals_agree(ChatCompletionRequest, body)
+        assert errors[0]["loc"][:2] == ["messages", 4]
+    finally:
+        clear_caches()
+
+
+def test_a_bad_new_message_after_a_validated_prefix_is_refused(validated: list[tuple[int, int]]) -> None:
+    full = _conversation(6)
+    for end in (10, 13, 16):
+        _accept(_fresh({"model": "m", "messages": full[:end], "tools": TOOLS}))
+    assert seen.find_seen(_fresh(full[:17]), None).prefix.length == 13  # type: ignore[union-attr]  # the run the turn of 13 sent
+    for position in range(13, 17):  # the first message after the prefix, and on
+        for bad in INVALID_MESSAGES:
+            messages = _fresh(full[:17])
+            messages[position] = bad
+            body = {"model": "m", "messages": messages, "tools": _fresh(TOOLS)}
+            assert quick_validate(body, SLICE_ITEMS) is None, (position, bad)
+            refusals_agree(ChatCompletionRequest, body)
+    # A key that is not a string (only a Python caller can build one) in a new message
+    body = {"model": "m", "messages": [*_fresh(full[:16]), {"role": "user", 1: "x"}], "tools": _fresh(TOOLS)}
+    assert quick_validate(body, SLICE_ITEMS) is None
+    assert refusals_agree(ChatCompletionRequest, body)[0]["type"] == "invalid_key"
+    assert any(n < 10 for n, _ in validated[1:])
+
+
+def test_tools_equal_to_validated_ones_are_skipped_and_any_other_tools_are_validated(validated: list[tuple[int, int]]) -> None:
+    messages = [{"role": "user", "content": "hi"}]
+    _accept(_fresh({"messages": messages, "tools": TOOLS}))
+    body = _fresh({"messages": messages, "tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "tool_3"}}})
+    request = validate_request(ChatCompletionRequest, body)
+    assert validated[-1] == (1, True)  # the tools were not validated again
+    assert request.view("m", body) == ChatCompletionRequest.model_validate(body).view("m", body)
+    assert [t.name for t in request.view("m", body).tools] == [f"tool_{k}" for k in range(5)]
+    # a named choice the tools do not declare, with the same (skipped) tools
+    body = _fresh({"messages": messages, "tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "zz"}}})
+    assert quick_validate(body, SLICE_ITEMS) is None
+    assert "Tool 'zz' has not been passed" in refusals_agree(ChatCompletionRequest, body)[0]["msg"]
+    for position in range(len(TOOLS)):
+        for bad in INVALID_TOOLS:
+            tools = _fresh(TOOLS)
+            tools[position] = bad
+            body = {"messages": _fresh(messages), "tools": tools}
+            assert quick_validate(body, SLICE_ITEMS) is None, (position, bad)
+            refusals_agree(ChatCompletionRequest, body)
+    tools = _fresh(TOOLS)
+    tools[2]["function"][7] = "a key that is not a string"
+    assert quick_validate({"messages": _fresh(messages), "tools": tools}, SLICE_ITEMS) is None
+    # the same tools with a value of another type (equal by ==, not by bytes) are validated again
+    tools = _fresh(TOOLS)
+    tools[0]["function"]["parameters"]["properties"]["n"]["minimum"] = 1
+    before = len(validated)
+    _accept({"messages": _fresh(messages), "tools": tools})
+    tools = _fresh(tools)
+    tools[0]["function"]["parameters"]["properties"]["n"]["minimum"] = True
+    _accept({"messages": _fresh(messages), "tools": tools})
+    assert [skipped for _, skipped in validated[before:]] == [False, False]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_agent_conversations_decide_and_count_as_the_model_and_the_renderer(seed: int, validated: list[tuple[int, int]]) -> None:
+    """Conversations grown turn by turn, each turn sent fresh; now and then a message anywhere
+    (inside the seen prefix or new), a tool or the tool choice is made invalid for one request."""
+    rng = random.Random(seed)
+    for _ in range(6):
+        tag = f" ({rng.random()})"  # a new conversation (the per-message cache holds the others')
+        full = [{"role": "system", "content": f"agent{tag}"}]
+        tools = _fresh(TOOLS[: rng.randint(0, 5)])
+        for k in range(rng.randint(4, 10)):
+            full += _turn(k, tag)
+            if rng.random() < 0.3:
+                full.append({"role": "assistant", "content": rng.choice(["done", "", None])})
+            body = {"model": "m", "messages": _fresh(full), "tools": _fresh(tools)} if tools else {"model": "m", "messages": _fresh(full)}
+            kind = rng.random()
+            if kind < 0.15:
+                body["messages"][rng.randrange(len(full))] = rng.choice(INVALID_MESSAGES)
+            elif kind < 0.2 and tools:
+                body["tools"][rng.randrange(len(tools))] = rng.choice(INVALID_TOOLS)
+            elif kind < 0.25:
+                body["tool_choice"] = rng.choice(["required", {"type": "function", "function": {"name": "tool_4"}}])
+            result, counted = _served(body)
+            assert result == outcome(ChatCompletionRequest.model_validate, body), body
+            if counted is not None:
+                assert counted == len(render_chat_prompt(body))
+    assert sum(1 for n in SKIPPABLE if n >= 8) > 15, SKIPPABLE  # the shortcut was taken (often) as well as refused
+
+
+def _exchanges(bodies: list[bytes]) -> list[tuple[int, bytes]]:
+    clear_caches()
+    server = MockServer(scenario="clean-answer")
+    replies = [server.handle("chat", raw, {}) for raw in bodies]
+    return [(reply.status, reply.body) for reply in replies]
+
+
+def test_the_server_answers_byte_for_byte_as_without_the_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same requests (valid turns, refused ones, changed tools) through MockServer, with the
+    lookup and with a lookup that never finds anything: the same statuses and bytes (usage and
+    error messages included)."""
+    full = _conversation(10)
+    bodies = []
+    for end in range(4, len(full) + 1, 3):
+        messages = _fresh(full[:end])
+        body: dict[str, Any] = {"model": "openai/gpt-oss-20b", "messages": messages, "tools": TOOLS}
+        if end % 2:
+            bad = _fresh(body)
+            bad["messages"][end // 2] = INVALID_MESSAGES[end % len(INVALID_MESSAGES)]
+            bodies.append(json.dumps(bad).encode())
+        if end % 5 == 0:
+            bad = _fresh(body)
+            bad["tools"][1] = INVALID_TOOLS[end % len(INVALID_TOOLS)]
+            bodies.append(json.dumps(bad).encode())
+        bodies.append(json.dumps(body).encode())
+    try:
+        with_lookup = _exchanges(bodies)
+        assert any(status == 400 for status, _ in with_lookup) and any(status == 200 for status, _ in with_lookup)
+
+        def finds_nothing(messages: Any, tools: Any) -> seen.Seen:
+            return seen.Seen(None, None, False)
+
+        monkeypatch.setattr(chat, "_seen_functions", lambda: (finds_nothing, seen.accept_seen))
+        assert _exchanges(bodies) == with_lookup
+    finally:
+        clear_caches()
+
+
+def test_prefix_marks_survive_a_store_of_the_same_messages() -> None:
+    """A prefix stored again under the same key (the same messages) keeps its validated mark,
+    and ``validate`` marks the stored prefix it is given."""
+    cache = PrefixCache(limit=10**6)
+    messages = _fresh([{"role": "user", "content": f"message {k}"} for k in range(4)])
+    cache.store(messages, 4, lambda: Prefix(4, 4, False, ((1, False, None),) * 4, {}, frozenset()))
+    found = cache.find(_fresh(messages))
+    assert found is not None and not found.validated
+    cache.validate(found)
+    assert cache.find(_fresh(messages)).validated  # type: ignore[union-attr]
+    cache.store(messages, 4, lambda: Prefix(4, 4, False, ((1, False, None),) * 4, {}, frozenset()))
+    assert len(cache) == 1 and cache.find(_fresh(messages)).validated  # type: ignore[union-attr]
+
+
+def test_recent_keys_are_bounded_and_compared_by_value() -> None:
+    keys = RecentKeys(limit=100)
+    for k in range(RECENT + 3):
+        keys.add(b"%d" % k)
+    assert len(keys._keys) == RECENT and b"0" not in keys and bytes(b"%d" % (RECENT + 2)) in keys
+    keys.add(b"x" * 101)  # larger than the whole budget: not kept
+    assert b"x" * 101 not in keys
+    keys.add(b"y" * 60)
+    keys.add(b"z" * 60)  # the two do not fit together
+    assert b"z" * 60 in keys and b"y" * 60 not in keys
+    keys.clear()
+    assert keys.size == 0
+
+
+def test_reset_forgets_the_validated_tools() -> None:
+    clear_caches()
+    _accept(_fresh({"messages": [{"role": "user", "content": "hi"}], "tools": TOOLS}))
+    assert count_module._valid_tools.size > 0
+    clear_caches()
+    assert count_module._valid_tools.size == 0
+    with pytest.raises(ValidationError):
+        validate_request(ChatCompletionRequest, {"messages": [], "tools": TOOLS})
