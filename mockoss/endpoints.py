@@ -46,8 +46,8 @@ class Endpoint:
         schema_path: where :attr:`schema` lives, ``"module:Model"``.
         render_prompt: request body → prompt token ids, for usage counts.
         count_prompt: request body → ``len(render_prompt(body))`` at the cost of what is new in
-            the body (:mod:`mockoss.harmony.prompt.count`), else ``None``; it also takes the
-            body's validated request, whose lookups it may reuse (:func:`prompt_tokens`).
+            the body (:mod:`mockoss.harmony.prompt.count`), else ``None``; it also takes what
+            the validation looked up of the body, or ``None`` (:func:`prompt_tokens`).
         schema: the pydantic model validating the JSON body (``model_validate``). Its module is
             imported on first use (then it is a plain attribute): a served profile builds only
             the request models of the endpoints it is asked for (issue 9, start-up cost).
@@ -86,16 +86,11 @@ def _counter(name: str) -> Any:
     return getattr(count, name)
 
 
-def _chat_count(body: Mapping[str, Any], request: Any = None) -> int:
-    # The class's method, never an attribute of the instance: a model allowing extra fields
-    # would answer a body's own "prompt_seen" key.
-    prompt_seen = getattr(type(request), "prompt_seen", None)
-    if prompt_seen is None:
-        return _counter("count_chat_prompt")(body)  # type: ignore[no-any-return]
-    return _counter("count_chat_prompt")(body, seen=prompt_seen(request))  # type: ignore[no-any-return]
+def _chat_count(body: Mapping[str, Any], seen: Any = None) -> int:
+    return _counter("count_chat_prompt")(body, seen=seen)  # type: ignore[no-any-return]
 
 
-def _responses_count(body: Mapping[str, Any], request: Any = None) -> int:
+def _responses_count(body: Mapping[str, Any], seen: Any = None) -> int:
     return _counter("count_responses_prompt")(body)  # type: ignore[no-any-return]
 
 
@@ -168,39 +163,58 @@ def prompt_cache_generation() -> int:
     return _cleared[0]
 
 
+@functools.cache
+def _seen_reader(kind: type) -> Callable[[Any], Any] | None:
+    """The ``prompt_seen`` method of a request class, if it has one. Read from the class, never
+    the instance (a model allowing extra fields would answer a body's own ``prompt_seen`` key),
+    and once per class: a miss on a pydantic model class costs ~0.7 us (its metaclass raises)."""
+    return getattr(kind, "prompt_seen", None)
+
+
 def prompt_tokens(name: str, raw: bytes, body: Any = None, request: Any = None) -> int:
     """Prompt tokens of a raw request body for endpoint ``name``.
 
     ``body`` is ``json.loads(raw)`` when the caller has it (saves parsing twice; not modified).
     ``request``: ``body`` as the endpoint's schema validated it (the server's), whose lookups of
     resent messages and tools the count then reuses instead of repeating them
-    (:class:`mockoss.schemas.chat.SeenChatRequest`: the agent turn's prefix lookup, ~15 us).
+    (:class:`mockoss.schemas.chat.SeenChatRequest`: the agent turn's prefix lookup, ~9 us).
     A body sent before costs one lookup from its third time on (cached on the exact bytes from its
     second, bounded by :data:`BODY_CACHE_BYTES`); chat and Responses bodies are otherwise counted
     from per-message counts (:mod:`mockoss.harmony.prompt.count`), so a turn that resends a
-    conversation costs about its new messages. If openai-harmony cannot render the prompt (its
-    tokenizer panics on some pathological inputs, e.g. a single million-character word), the count
-    falls back to ``len(raw) // 4`` and a warning is logged, so usage stays deterministic and the
-    request is still answered.
+    conversation costs about its new messages. A body whose validation found a stored prefix of
+    its messages skips the whole-body cache: its count costs the messages after the prefix (all
+    found counted, if it was sent before), where hashing the body for the cache key cost ~4 us
+    for the 23 KB agent turn, which agents never send twice. If openai-harmony cannot render the
+    prompt (its tokenizer panics on some pathological inputs, e.g. a single million-character
+    word), the count falls back to ``len(raw) // 4`` and a warning is logged (once per body), so
+    usage stays deterministic and the request is still answered.
     """
+    prompt_seen = _seen_reader(type(request))
+    seen = prompt_seen(request) if prompt_seen is not None else None
+    resent = seen is not None and seen.prefix is not None
     key = (name, raw)
-    cached = _counts.get(key)
-    if cached is not None:
-        return cached
+    if not resent:
+        cached = _counts.get(key)
+        if cached is not None:
+            return cached
     endpoint = ENDPOINTS[name]
     try:
         if body is None:
             body = json.loads(raw)
         count_prompt = endpoint.count_prompt
         if count_prompt is not None:
-            count = count_prompt(body, request)
+            count = count_prompt(body, seen)
         else:
             count = len(endpoint.render_prompt(body))
     except BaseException as exc:  # pyo3's PanicException derives from BaseException
         if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
             raise
+        if resent and (cached := _counts.get(key)) is not None:
+            return cached  # estimated (and warned) before
         logger.warning("mockoss: could not render the %s prompt (%s: %s); estimating prompt_tokens", name, type(exc).__name__, exc)
         return _counts.put(key, max(1, len(raw) // 4), sys.getsizeof(raw))  # warned once per body
+    if resent:
+        return count
     # Kept from its second sighting on (BytesLRU.offer): most bodies come once, and storing them
     # cost 0.5 us each; a body sent again is counted once more from the per-message caches.
     # raw.__sizeof__() is sys.getsizeof(raw) (bytes are not GC-tracked) without its ~60 ns lookup.

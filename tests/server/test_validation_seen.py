@@ -18,6 +18,7 @@ import pytest
 from pydantic import ValidationError
 from quick_support import outcome  # tests/server is on sys.path
 
+from mockoss import endpoints
 from mockoss.harmony.prompt import count as count_module
 from mockoss.harmony.prompt import render_chat_prompt, seen
 from mockoss.harmony.prompt.count import clear_caches, count_chat_prompt
@@ -273,6 +274,7 @@ def test_the_server_answers_byte_for_byte_as_without_the_lookup(monkeypatch: pyt
             bad["tools"][1] = INVALID_TOOLS[end % len(INVALID_TOOLS)]
             bodies.append(json.dumps(bad).encode())
         bodies.append(json.dumps(body).encode())
+    bodies += [bodies[-1]] * 3  # the same bytes again: the whole-body cache is skipped, the count is the same
     try:
         with_lookup = _exchanges(bodies)
         assert any(status == 400 for status, _ in with_lookup) and any(status == 200 for status, _ in with_lookup)
@@ -284,6 +286,32 @@ def test_the_server_answers_byte_for_byte_as_without_the_lookup(monkeypatch: pyt
         assert _exchanges(bodies) == with_lookup
     finally:
         clear_caches()
+
+
+def test_a_resent_body_the_count_cannot_render_is_estimated_and_warned_once(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A body with a seen prefix skips the whole-body cache, except for the estimate of a body
+    the count failed on: its warning is not repeated."""
+    clear_caches()
+    try:
+        full = _conversation(6)
+        for end in (10, 13, 16):
+            _accept(_fresh({"model": "m", "messages": full[:end], "tools": TOOLS}))
+        raw = json.dumps({"model": "m", "messages": full[:19], "tools": TOOLS}).encode()
+
+        def panics(*args: Any) -> Any:
+            raise RuntimeError("a tokenizer panic")
+
+        monkeypatch.setattr(count_module, "_count_chat", panics)
+        counts = []
+        for _ in range(3):
+            body = json.loads(raw)
+            request = validate_request(ChatCompletionRequest, body)
+            assert request.prompt_seen().prefix is not None  # type: ignore[attr-defined]
+            counts.append(endpoints.prompt_tokens("chat", raw, body, request))
+        assert counts == [len(raw) // 4] * 3
+        assert sum("estimating prompt_tokens" in r.getMessage() for r in caplog.records) == 1
+    finally:
+        endpoints.clear_prompt_caches()
 
 
 def test_prefix_marks_survive_a_store_of_the_same_messages() -> None:
