@@ -25,7 +25,16 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mockoss")
 
-__all__ = ["BODY_CACHE_BYTES", "ENDPOINTS", "Endpoint", "RequestSchema", "clear_prompt_caches", "endpoint_for_path", "prompt_tokens"]
+__all__ = [
+    "BODY_CACHE_BYTES",
+    "ENDPOINTS",
+    "Endpoint",
+    "RequestSchema",
+    "clear_prompt_caches",
+    "endpoint_for_path",
+    "prompt_tokens",
+    "request_seen",
+]
 
 
 class RequestSchema(Protocol):
@@ -171,6 +180,14 @@ def _seen_reader(kind: type) -> Callable[[Any], Any] | None:
     return getattr(kind, "prompt_seen", None)
 
 
+def request_seen(request: Any) -> Any:
+    """What the validation of ``request`` looked up of its body before validating it (a
+    :class:`mockoss.harmony.prompt.prefix.Seen`: the stored prefix of its messages, its tools'
+    bytes), else ``None`` (:meth:`mockoss.schemas.chat.SeenChatRequest.prompt_seen`)."""
+    prompt_seen = _seen_reader(type(request))
+    return prompt_seen(request) if prompt_seen is not None else None
+
+
 def prompt_tokens(name: str, raw: bytes, body: Any = None, request: Any = None) -> int:
     """Prompt tokens of a raw request body for endpoint ``name``.
 
@@ -189,7 +206,7 @@ def prompt_tokens(name: str, raw: bytes, body: Any = None, request: Any = None) 
     word), the count falls back to ``len(raw) // 4`` and a warning is logged (once per body), so
     usage stays deterministic and the request is still answered.
     """
-    prompt_seen = _seen_reader(type(request))
+    prompt_seen = _seen_reader(type(request))  # request_seen(request), inline: a call less
     seen = prompt_seen(request) if prompt_seen is not None else None
     resent = seen is not None and seen.prefix is not None
     key = (name, raw)

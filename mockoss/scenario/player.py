@@ -126,12 +126,17 @@ class Player:
         model: str,
         index: int,
         seed: int | str,
+        seen: Any = None,
     ) -> Played:
         """Pick and, if templated, render the step answering one request.
 
         Args:
             index: the request's index on the server (seeds templates outside sessions).
             seed: the server's seed (a scenario's ``seed:`` wins).
+            seen: what the request's validation looked up of the body
+                (:func:`mockoss.endpoints.request_seen`), else ``None``: a chat turn is then
+                counted from the stored prefix of its messages on
+                (:func:`~mockoss.scenario.conversation.body_turn`).
 
         Never raises for a request it cannot answer: :attr:`Played.problem` then says why
         (:func:`~mockoss.scenario.select.explain`'s explanation, or a :class:`TemplateRenderError`).
@@ -167,14 +172,15 @@ class Player:
         if session:
             _touch(by_session, session)
         facts = None
+        prefix = seen.prefix if seen is not None else None
         for rule in scenario.rules:
             if rule.match.checks:
-                facts = RequestFacts(endpoint, body, headers, model, session_turn)
+                facts = RequestFacts(endpoint, body, headers, model, session_turn, prefix)
                 break
         found = first_answer(scenario, facts, positions)
         if found is None:
             if facts is None:
-                facts = RequestFacts(endpoint, body, headers, model, session_turn)
+                facts = RequestFacts(endpoint, body, headers, model, session_turn, prefix)
             return Played(None, None, facts.turn, session, explain(scenario, facts, positions))
         rule, step = found
         if step is not None and (step.options or step.template is not None):
@@ -188,9 +194,9 @@ class Player:
                     step = replaced(step, completion=step.template.render(ctx))
                 except TemplateRenderError as exc:
                     problem = f"mockoss: {rule.label} ({rule.where}), step {step.index}: {exc}"
-                    return Played(rule, None, _turn(facts, session_turn, body), session, problem)
+                    return Played(rule, None, _turn(facts, session_turn, body, prefix), session, problem)
         warnings = tool_call_warnings(step.tool_calls, body) if step is not None and step.tool_calls else ()
-        turn = _turn(facts, session_turn, body)
+        turn = _turn(facts, session_turn, body, prefix)
         # Played(...) without its named-tuple __new__, which does just this (0.07 us, not 0.19).
         return _new_tuple(Played, (rule, step, turn, session, None, warnings))
 
@@ -198,8 +204,8 @@ class Player:
 _new_tuple = tuple.__new__
 
 
-def _turn(facts: RequestFacts | None, session_turn: int | None, body: Mapping[str, Any]) -> int:
+def _turn(facts: RequestFacts | None, session_turn: int | None, body: Mapping[str, Any], prefix: Any) -> int:
     """The request's turn: the facts' when built, else the server's count, else the body's."""
     if facts is not None:
         return facts.turn
-    return session_turn if session_turn is not None else body_turn(body)
+    return session_turn if session_turn is not None else body_turn(body, prefix)

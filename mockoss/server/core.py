@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
-from mockoss.endpoints import ENDPOINTS, clear_prompt_caches, endpoint_for_path, prompt_tokens
+from mockoss.endpoints import ENDPOINTS, clear_prompt_caches, endpoint_for_path, prompt_tokens, request_seen
 from mockoss.harmony.encoding import check_harmony_library
 from mockoss.jsonbody import parse_json
 from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext, ServerInfo
@@ -506,7 +506,7 @@ class MockServer:
         except (ScenarioError, ProfileError) as exc:
             return profile.error(400, f"mockoss: {exc}"), None, None, None
         self._player.auto_session = self.auto_session  # may be set after construction (pytest fixture)
-        played = self._player.play(scenario, endpoint, body, headers, model, index, self.seed)
+        played = self._player.play(scenario, endpoint, body, headers, model, index, self.seed, request_seen(request))
         if played.problem is not None:  # no rule answers, or a template cannot be rendered
             return profile.error(400, played.problem), scenario, None, played
         step = played.step

@@ -23,6 +23,8 @@ from mockoss.harmony.prompt import count as count_module
 from mockoss.harmony.prompt import render_chat_prompt, seen
 from mockoss.harmony.prompt.count import clear_caches, count_chat_prompt
 from mockoss.harmony.prompt.prefix import RECENT, Prefix, PrefixCache, RecentKeys
+from mockoss import steps
+from mockoss.scenario.conversation import RequestFacts, body_turn
 from mockoss.schemas import chat
 from mockoss.schemas.chat import ChatCompletionRequest, SeenChatRequest, quick_validate
 from mockoss.server.core import MockServer
@@ -249,17 +251,18 @@ def test_random_agent_conversations_decide_and_count_as_the_model_and_the_render
     assert sum(1 for n in SKIPPABLE if n >= 8) > 15, SKIPPABLE  # the shortcut was taken (often) as well as refused
 
 
-def _exchanges(bodies: list[bytes]) -> list[tuple[int, bytes]]:
+def _exchanges(bodies: list[bytes], scenario: Any = "clean-answer") -> list[tuple[int, bytes, int | None]]:
     clear_caches()
-    server = MockServer(scenario="clean-answer")
+    server = MockServer(scenario=scenario)
     replies = [server.handle("chat", raw, {}) for raw in bodies]
-    return [(reply.status, reply.body) for reply in replies]
+    return [(reply.status, reply.body, record.turn) for reply, record in zip(replies, server.requests)]
 
 
 def test_the_server_answers_byte_for_byte_as_without_the_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same requests (valid turns, refused ones, changed tools) through MockServer, with the
-    lookup and with a lookup that never finds anything: the same statuses and bytes (usage and
-    error messages included)."""
+    lookup and with a lookup that never finds anything: the same statuses, bytes (usage and
+    error messages included) and turns (counted from the prefix on, with the lookup), for a
+    scenario without and one with ``match`` checks (whose facts count the turn)."""
     full = _conversation(10)
     bodies = []
     for end in range(4, len(full) + 1, 3):
@@ -275,15 +278,18 @@ def test_the_server_answers_byte_for_byte_as_without_the_lookup(monkeypatch: pyt
             bodies.append(json.dumps(bad).encode())
         bodies.append(json.dumps(body).encode())
     bodies += [bodies[-1]] * 3  # the same bytes again: the whole-body cache is skipped, the count is the same
+    matching = steps.script(steps.rule(steps.final("late"), turn={"min": 4}), steps.rule(steps.final("early")))
     try:
-        with_lookup = _exchanges(bodies)
-        assert any(status == 400 for status, _ in with_lookup) and any(status == 200 for status, _ in with_lookup)
+        with_lookup = [_exchanges(bodies), _exchanges(bodies, matching)]
+        statuses = {status for status, _, _ in with_lookup[0]}
+        assert statuses == {200, 400} and len({turn for _, _, turn in with_lookup[0]}) > 5
+        assert any(b"late" in body for _, body, _ in with_lookup[1]) and any(b"early" in body for _, body, _ in with_lookup[1])
 
         def finds_nothing(messages: Any, tools: Any) -> seen.Seen:
             return seen.Seen(None, None, False)
 
         monkeypatch.setattr(chat, "_seen_functions", lambda: (finds_nothing, seen.accept_seen))
-        assert _exchanges(bodies) == with_lookup
+        assert [_exchanges(bodies), _exchanges(bodies, matching)] == with_lookup
     finally:
         clear_caches()
 
@@ -312,6 +318,28 @@ def test_a_resent_body_the_count_cannot_render_is_estimated_and_warned_once(monk
         assert sum("estimating prompt_tokens" in r.getMessage() for r in caplog.records) == 1
     finally:
         endpoints.clear_prompt_caches()
+
+
+def test_a_stored_prefix_counts_its_assistant_messages_as_the_turn_does() -> None:
+    """``Prefix.assistants`` (reused from the shorter prefix a turn found) is the count the chat
+    turn reads; body_turn from a prefix equals body_turn from the messages."""
+    clear_caches()
+    try:
+        rng = random.Random(7)
+        full: list[Any] = [{"role": "system", "content": "s"}]
+        for k in range(30):
+            full += rng.choice([_turn(k, " (a)"), [{"role": "assistant", "content": rng.choice(["x", "", None])}], [{"role": "user", "content": f"u{k}"}]])
+            body = _fresh({"model": "m", "messages": full, "tools": TOOLS})
+            request = validate_request(ChatCompletionRequest, body)
+            count_chat_prompt(body, seen=request.prompt_seen())  # type: ignore[attr-defined]
+            for entry in count_module._prefixes._entries:
+                prefix = entry[3]
+                assert prefix.assistants == sum(isinstance(m, dict) and m.get("role") == "assistant" for m in body["messages"][: prefix.length])
+            found = request.prompt_seen().prefix  # type: ignore[attr-defined]
+            assert body_turn(body, found) == body_turn(body) == RequestFacts("chat", body, {}, "m", None, found).turn
+        assert len(count_module._prefixes) > 5
+    finally:
+        clear_caches()
 
 
 def test_prefix_marks_survive_a_store_of_the_same_messages() -> None:

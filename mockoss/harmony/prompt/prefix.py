@@ -78,6 +78,10 @@ class Prefix(NamedTuple):
     #: its validation: :func:`mockoss.schemas.chat.quick_validate` validates a later request's
     #: messages after a validated prefix only).
     validated: bool = False
+    #: How many of its messages are ``dict``\ s with the role ``assistant`` (a chat request's turn
+    #: is one more than those of all its messages: ``mockoss.scenario.conversation.body_turn``);
+    #: ``-1``: not counted (Responses items).
+    assistants: int = -1
 
 
 class Seen(NamedTuple):
@@ -250,6 +254,12 @@ def chat_prefix(
     names = {**after.names} if start and after is not None else {}
     names.update(_call_names(messages, start, lead, length))
     deps = set(after.deps) if start and after is not None else set()
+    known = bool(start) and after is not None and after.assistants >= 0  # the shorter prefix's count reused
+    assistants = after.assistants if known and after is not None else 0
+    for i in range(start if known else 0, length):
+        m = messages[i]
+        if isinstance(m, dict) and m.get("role") == "assistant":  # as conversation._chat_turn counts
+            assistants += 1
     for i in range(start, length):
         m = messages[i]
         if i != lead and (type(m) is dict or isinstance(m, Mapping)) and m.get("role") == "tool":
@@ -257,7 +267,7 @@ def chat_prefix(
     if deps and not deps.isdisjoint(_call_names(messages, length, lead)):
         return None
     analysis = any(t[2] == "analysis" for t in turns)
-    return Prefix(length, sum(map(itemgetter(0), turns)), analysis, turns, names, frozenset(deps), validated)
+    return Prefix(length, sum(map(itemgetter(0), turns)), analysis, turns, names, frozenset(deps), validated, assistants)
 
 
 def item_prefix(items: list[Any], length: int, turns: tuple[Entry, ...], after: Prefix | None) -> Prefix:
