@@ -95,6 +95,10 @@ class _ChatRequestFields(_Lenient):
         """The declared function names, in order."""
         raise NotImplementedError
 
+    def tool_decls(self) -> tuple[ToolDecl, ...]:
+        """The view's tools: a ``function`` declaration per name, in order."""
+        return tuple(map(tool_decl, self.tool_names()))
+
     def view(self, model: str, body: dict[str, Any]) -> ChatRequestView:
         """The profile-facing view; ``model`` is the resolved model name. Its fields are passed
         in :class:`ChatRequestView`'s order, not by name (~0.25 of its ~1 us, measured;
@@ -103,7 +107,7 @@ class _ChatRequestFields(_Lenient):
         options = self.stream_options
         return ChatRequestView(
             model,
-            tuple(map(tool_decl, self.tool_names())) if self.tools else (),  # tools
+            self.tool_decls() if self.tools else (),  # tools
             choice.model_dump() if isinstance(choice, BaseModel) else choice,  # tool_choice
             bool(self.stream),  # stream
             bool(options and options.include_usage),  # include_usage
@@ -240,6 +244,17 @@ class SeenChatRequest(QuickChatRequest):
         """The :class:`~mockoss.harmony.prompt.seen.Seen` of the body this request was validated
         from (``validated`` set)."""
         return self._prompt_seen
+
+    def tool_decls(self) -> tuple[ToolDecl, ...]:
+        """As for any request, built once per distinct tools list: kept in the memo of their
+        validated bytes (equal bytes, equal names; 20 tools: ~2.5 us a view less)."""
+        memo = self._prompt_seen.tools_memo
+        if memo is None:
+            return tuple(map(tool_decl, self.tool_names()))
+        decls: tuple[ToolDecl, ...] | None = memo.get("decls")
+        if decls is None:
+            decls = memo["decls"] = tuple(map(tool_decl, self.tool_names()))
+        return decls
 
 
 def _dict_tool_name(tool: Any) -> str:

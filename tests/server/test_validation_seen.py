@@ -356,18 +356,40 @@ def test_prefix_marks_survive_a_store_of_the_same_messages() -> None:
     assert len(cache) == 1 and cache.find(_fresh(messages)).validated  # type: ignore[union-attr]
 
 
-def test_recent_keys_are_bounded_and_compared_by_value() -> None:
-    keys = RecentKeys(limit=100)
+def test_recent_keys_are_bounded_compared_by_value_and_found_as_stored() -> None:
+    keys = RecentKeys(limit=10_000)
     for k in range(RECENT + 3):
-        keys.add(b"%d" % k)
-    assert len(keys._keys) == RECENT and b"0" not in keys and bytes(b"%d" % (RECENT + 2)) in keys
-    keys.add(b"x" * 101)  # larger than the whole budget: not kept
-    assert b"x" * 101 not in keys
-    keys.add(b"y" * 60)
-    keys.add(b"z" * 60)  # the two do not fit together
-    assert b"z" * 60 in keys and b"y" * 60 not in keys
-    keys.clear()
-    assert keys.size == 0
+        keys.add(b"key %d" % k)
+    assert len(keys._entries) == RECENT and b"key 0" not in keys and b"key %d" % (RECENT + 2) in keys
+    stored = keys.find(b"key 5")
+    assert stored is not None and stored is keys.find(bytes(bytearray(b"key 5")))  # the stored key, not the one asked with
+    memo = keys.add(b"key 5")
+    assert memo is stored[1] and keys._entries[0] is stored  # the same memo, moved first
+    small = RecentKeys(limit=700)  # a key costs its bytes + 256
+    small.add(b"y" * 200)
+    small.add(b"z" * 200)  # the two do not fit together
+    assert b"z" * 200 in small and b"y" * 200 not in small
+    assert small.add(b"x" * 500) == {} and b"x" * 500 not in small  # larger than the whole budget: not kept
+    small.clear()
+    assert small.size == 0
+
+
+def test_a_view_declares_the_tools_of_its_own_body() -> None:
+    """The declarations kept with validated tools are those of the tools they were built from."""
+    clear_caches()
+    try:
+        views = []
+        for names in (["a", "b"], ["a", "b"], ["b", "a"], ["a", "b"]):
+            tools = [{"type": "function", "function": {"name": n}} for n in names]
+            body = _fresh({"messages": [{"role": "user", "content": "hi"}], "tools": tools})
+            request = validate_request(ChatCompletionRequest, body)
+            view = request.view("m", body)
+            assert view == ChatCompletionRequest.model_validate(body).view("m", body)
+            views.append([t.name for t in view.tools])
+        assert views == [["a", "b"], ["a", "b"], ["b", "a"], ["a", "b"]]
+        assert request.prompt_seen().tools_memo["decls"] is view.tools  # type: ignore[attr-defined]  # from the memo
+    finally:
+        clear_caches()
 
 
 def test_reset_forgets_the_validated_tools() -> None:

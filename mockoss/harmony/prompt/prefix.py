@@ -96,6 +96,9 @@ class Seen(NamedTuple):
     #: Whether this body was accepted (``seen.accept_seen``): prefixes the count stores from it
     #: are then marked validated.
     validated: bool = False
+    #: What is derived from the tools (their view's declarations), kept with their validated
+    #: bytes (:class:`RecentKeys`), else ``None``.
+    tools_memo: dict[str, Any] | None = None
 
 
 class PrefixCache:
@@ -204,40 +207,54 @@ class PrefixCache:
 
 class RecentKeys:
     """The newest byte strings added (at most :data:`RECENT`, at most ``limit`` bytes in all),
-    for a membership test by ``==`` (a length check and a ``memcmp`` each) rather than a hash:
-    hashing the 4 KB of an agent's tools costs more than comparing them with the one or two keys
-    a server sees. Thread-safe: the tuple is replaced whole."""
+    each with a memo ``dict`` for what is derived from the data they are the marshal bytes of.
+    Looked up by ``==`` (a length check and a ``memcmp`` each) rather than a hash: hashing the
+    4 KB of an agent's tools costs more than comparing them with the one or two keys a server
+    sees. A key found is returned as stored, so its hash, once taken, is kept for every later
+    request (a dict key holding it costs no new hash of its bytes). Thread-safe: the tuple is
+    replaced whole; a memo is filled by whoever finds it empty (same data, same values)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self._keys: tuple[bytes, ...] = ()
+        self._entries: tuple[tuple[bytes, dict[str, Any]], ...] = ()
         self._lock = threading.Lock()
 
     @property
     def size(self) -> int:
-        """Bytes held."""
-        return sum(map(len, self._keys))
+        """Bytes held (the keys; a memo is counted at 256 bytes)."""
+        return sum(len(key) + 256 for key, _ in self._entries)
 
     def __contains__(self, key: bytes) -> bool:
-        return key in self._keys
+        return self.find(key) is not None
 
-    def add(self, key: bytes) -> None:
-        """Put ``key`` first (dropping the oldest keys beyond the bounds)."""
-        if len(key) > self.limit:
-            return
+    def find(self, key: bytes) -> tuple[bytes, dict[str, Any]] | None:
+        """The stored key equal to ``key`` and its memo, else ``None``."""
+        for entry in self._entries:
+            if entry[0] == key:
+                return entry
+        return None
+
+    def add(self, key: bytes) -> dict[str, Any]:
+        """Put ``key`` first (dropping the oldest keys beyond the bounds); its memo (a new one
+        if it was not stored, or it is larger than the whole budget and not kept)."""
+        found = self.find(key)
+        entry = found if found is not None else (key, {})
+        if len(key) + 256 > self.limit:
+            return entry[1]
         with self._lock:
-            kept, total = [key], len(key)
-            for other in self._keys:
-                if len(kept) == RECENT or total + len(other) > self.limit:
+            kept, total = [entry], len(key) + 256
+            for other in self._entries:
+                if len(kept) == RECENT or total + len(other[0]) + 256 > self.limit:
                     break
-                if other != key:
+                if other[0] != key:
                     kept.append(other)
-                    total += len(other)
-            self._keys = tuple(kept)
+                    total += len(other[0]) + 256
+            self._entries = tuple(kept)
+        return entry[1]
 
     def clear(self) -> None:
         with self._lock:
-            self._keys = ()
+            self._entries = ()
 
 
 def chat_prefix(

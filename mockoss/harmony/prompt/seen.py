@@ -43,20 +43,24 @@ def find_seen(messages: Any, tools: Any) -> Seen:
     ``tools`` (a non-empty list), of one chat body. Call it while nothing but the body references
     them (see the module docstring)."""
     prefix = count._prefixes.find(messages) if isinstance(messages, list) and len(messages) >= count.PREFIX_MIN else None
-    key = None
-    if tools and isinstance(tools, list):
-        try:
-            key = marshal.dumps(tools)
-        except ValueError:  # not plain data (a Mapping that is not a dict): the count keys it itself
-            key = None
-    return Seen(prefix, key, key is not None and key in count._valid_tools)
+    if not tools or not isinstance(tools, list):
+        return Seen(prefix, None, False)
+    try:
+        key = marshal.dumps(tools)
+    except ValueError:  # not plain data (a Mapping that is not a dict): the count keys it itself
+        return Seen(prefix, None, False)
+    found = count._valid_tools.find(key)
+    if found is None:
+        return Seen(prefix, key, False)
+    return Seen(prefix, found[0], True, False, found[1])  # the stored bytes: their hash is kept
 
 
 def accept_seen(seen: Seen) -> Seen:
     """``seen`` of a body the chat request schema accepted: its prefix (if any) marked validated,
-    its tools' bytes (if any) recorded as validated, and ``validated`` set."""
+    its tools' bytes (if any) recorded as validated (with their memo), and ``validated`` set."""
     if seen.prefix is not None and not seen.prefix.validated:
         count._prefixes.validate(seen.prefix)
+    memo = seen.tools_memo
     if seen.tools_key is not None and not seen.tools_validated:
-        count._valid_tools.add(seen.tools_key)
-    return Seen(seen.prefix, seen.tools_key, seen.tools_validated, True)  # (a third of _replace's cost)
+        memo = count._valid_tools.add(seen.tools_key)
+    return Seen(seen.prefix, seen.tools_key, seen.tools_validated, True, memo)  # (a third of _replace's cost)
