@@ -42,7 +42,8 @@ counted inline (:func:`_count_chat`). In a chat
 conversation of :data:`PREFIX_MIN` messages or more (a Responses ``input`` of as many items), a
 run of leading messages already counted is found in one lookup (:mod:`mockoss.harmony.prompt.prefix`,
 which says why that is exact), and the chat preamble is cached by its inputs, the whole tools list
-as one key (:func:`_chat_preamble`).
+as one key (:func:`_chat_preamble`). In the server, that lookup and the tools' key are made once,
+by the request's validation, and handed here (:mod:`mockoss.harmony.prompt.seen`).
 ``tests/harmony/test_prompt_count.py`` and ``test_prompt_prefix.py`` check the counts against
 ``len(render_…_prompt(body))`` on the scenario library's requests, the prompt tests' bodies and
 random conversations (grown turn by turn, each turn parsed fresh), with whichever Harmony library
