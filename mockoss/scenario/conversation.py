@@ -98,6 +98,10 @@ def _responses(items: Any) -> tuple[list[Message], int]:
         if not isinstance(item, dict):
             continue
         kind = item.get("type") or ("message" if "role" in item else None)
+        if not isinstance(kind, str):
+            # A list/object `type` is unhashable (`in MODEL_ITEMS` would raise): the profile's
+            # validation answers such an item; here it is just not a model item (breaker D4).
+            kind = None
         if kind == "item_reference":
             continue
         role = item.get("role")

@@ -317,6 +317,17 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     return loaded_scenarios.put(key, scenario, scenario_cost(scenario, raw))
 
 
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, with any ``OSError`` from probing it (a name over the file system's
+    255-byte limit: ``ENAMETOOLONG``, which ``Path.is_file`` lets through) read as "no such file",
+    so a client's odd scenario name gets the unknown-name 400, never a 500 quoting the server's
+    install path (breaker D14)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def load_named(name: str, scenario_dirs: Sequence[str | Path] = ()) -> Scenario:
     """Load the scenario a request names (``X-Mockoss-Scenario``): a shipped scenario, else
     ``NAME.yaml`` or ``NAME.yml`` in one of ``scenario_dirs`` (searched in order), and nothing else.
@@ -334,13 +345,13 @@ def load_named(name: str, scenario_dirs: Sequence[str | Path] = ()) -> Scenario:
             f"X-Mockoss-Scenario takes a scenario name (a shipped one, one registered with the server, or a "
             f"file NAME.yaml in a --scenario-dir), not a file path: {name!r}"
         )
-    if (_builtin_dir() / f"{name}.yaml").is_file():
+    if _is_file(_builtin_dir() / f"{name}.yaml"):
         return load_scenario(name)
     for directory in scenario_dirs:
         base = Path(directory).resolve()
         for suffix in (".yaml", ".yml"):
             candidate = (base / f"{name}{suffix}").resolve()
-            if candidate.is_relative_to(base) and candidate.is_file():
+            if candidate.is_relative_to(base) and _is_file(candidate):
                 return load_scenario(candidate)
     searched = ", ".join(str(d) for d in scenario_dirs) if scenario_dirs else "none given (--scenario-dir)"
     raise ScenarioError(

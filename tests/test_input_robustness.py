@@ -1,0 +1,69 @@
+"""Bad input never gets an unscripted 500 (breaker report D4, D5, D6, D13, D14, D15).
+
+Each test here failed before its fix; the sources of the expected answers are cited at each test.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mockoss.server.core import MockServer
+
+INTERNAL = b"mockoss internal error"
+
+RESPONSES_PROFILES = ["vllm", "vllm-2025", "ollama", "llamacpp", "lmstudio", "openai", "sglang", "trtllm", "vllm-mlx"]
+
+
+def _server(profile: str, **kw) -> MockServer:
+    return MockServer(scenario="clean-answer", profile=profile, **kw)
+
+
+def _model(server: MockServer) -> str:
+    return server.served_model_names[0]
+
+
+# D4: a Responses input item whose `type` is a list or an object was an unhashable key for
+# `kind in MODEL_ITEMS` (mockoss/scenario/conversation.py) -> TypeError 500. None of these profiles
+# validates an input item's type (a string such as "bogus" is answered 200), so an unhashable one
+# is answered like it: the item is simply not a model item.
+@pytest.mark.parametrize("profile", RESPONSES_PROFILES)
+@pytest.mark.parametrize("kind", [[1], {"a": 1}])
+def test_responses_item_with_unhashable_type_is_not_a_500(profile, kind):
+    server = _server(profile)
+    body = json.dumps({"model": _model(server), "input": [{"type": kind}]}).encode()
+    reply = server.handle("responses", body, {})
+    assert reply.status < 500, reply.body[:300]
+    assert INTERNAL not in reply.body
+    bogus = server.handle("responses", json.dumps({"model": _model(server), "input": [{"type": "bogus"}]}).encode(), {})
+    assert reply.status == bogus.status
+
+
+def test_conversation_skips_unhashable_item_type():
+    from mockoss.scenario.conversation import _responses
+
+    conversation, turns = _responses([{"type": [1]}, {"type": {"a": 1}}, {"role": "user", "content": "hi"}])
+    assert conversation == [("user", "hi")]
+    assert turns == 1
+
+
+# D14: a scenario name over the file system's 255-byte limit made `Path.is_file` raise
+# ENAMETOOLONG (mockoss/scenario/loader.py load_named) -> 500 quoting the install path.
+@pytest.mark.parametrize("profile", ["vllm", "ollama", "llamacpp"])
+@pytest.mark.parametrize("length", [250, 251, 4000])
+def test_overlong_scenario_name_is_the_unknown_name_400(profile, length, tmp_path):
+    server = _server(profile, scenario_dirs=[tmp_path])
+    body = json.dumps({"model": _model(server), "messages": [{"role": "user", "content": "hi"}]}).encode()
+    reply = server.handle("chat", body, {"x-mockoss-scenario": "a" * length})
+    assert reply.status == 400, reply.body[:300]
+    assert b"unknown scenario" in reply.body
+    assert INTERNAL not in reply.body
+    assert b"site-packages" not in reply.body and b"mockoss/scenarios" not in reply.body
+
+
+def test_overlong_scenario_name_with_scenario_dirs(tmp_path):
+    from mockoss.scenario.loader import ScenarioError, load_named
+
+    with pytest.raises(ScenarioError, match="unknown scenario"):
+        load_named("b" * 300, [tmp_path])
