@@ -67,3 +67,22 @@ def test_overlong_scenario_name_with_scenario_dirs(tmp_path):
 
     with pytest.raises(ScenarioError, match="unknown scenario"):
         load_named("b" * 300, [tmp_path])
+
+
+# D15: `tokens_per_s` had only `gt=0`, so X-Mockoss-Transport: tokens_per_s=1e-300 scheduled a
+# reply ~1e300 s away, though every other delay is capped at MAX_DELAY_MS (ttft_ms=1e9 is a 400).
+@pytest.mark.parametrize("rate", ["1e-300", "0.001"])
+def test_tokens_per_s_below_one_token_per_max_delay_is_a_400(rate):
+    server = _server("vllm")
+    body = json.dumps({"model": _model(server), "messages": [{"role": "user", "content": "hi"}]}).encode()
+    reply = server.handle("chat", body, {"x-mockoss-transport": f"tokens_per_s={rate}"})
+    assert reply.status == 400, reply.body[:300]
+    assert b"tokens_per_s" in reply.body and b"600000 ms" in reply.body
+
+
+def test_tokens_per_s_floor_is_one_token_per_max_delay():
+    from mockoss.scenario.transport import MAX_DELAY_MS, TransportError, TransportSpec
+
+    assert TransportSpec.from_data({"tokens_per_s": 1000.0 / MAX_DELAY_MS}).tokens_per_s == 1000.0 / MAX_DELAY_MS
+    with pytest.raises(TransportError, match="tokens_per_s"):
+        TransportSpec.from_data({"tokens_per_s": 1000.0 / MAX_DELAY_MS / 2})

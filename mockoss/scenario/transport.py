@@ -93,6 +93,18 @@ class TransportSpec(BaseModel):
     """Pause between the two halves of a split write, ms, so that they reach the client in
     separate reads (default 1)."""
 
+    @field_validator("tokens_per_s")
+    @classmethod
+    def _rate_within_max_delay(cls, value: float | None) -> float | None:
+        # Without a floor, tokens_per_s=1e-300 scheduled a reply ~1e300 s away though every
+        # other delay is capped at MAX_DELAY_MS (breaker D15): one frame's gap may not exceed it.
+        if value is not None and 1000.0 / value > MAX_DELAY_MS:
+            raise ValueError(
+                f"expected at least {1000.0 / MAX_DELAY_MS:.6g} tokens per second "
+                f"(one token per {MAX_DELAY_MS:g} ms, the longest delay)"
+            )
+        return value
+
     @field_validator("stall_ms", mode="plain", json_schema_input_type=_Ms | Literal["forever"])
     @classmethod
     def _ms_or_forever(cls, value: Any) -> float | Literal["forever"]:
