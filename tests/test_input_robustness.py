@@ -86,3 +86,50 @@ def test_tokens_per_s_floor_is_one_token_per_max_delay():
     assert TransportSpec.from_data({"tokens_per_s": 1000.0 / MAX_DELAY_MS}).tokens_per_s == 1000.0 / MAX_DELAY_MS
     with pytest.raises(TransportError, match="tokens_per_s"):
         TransportSpec.from_data({"tokens_per_s": 1000.0 / MAX_DELAY_MS / 2})
+
+
+# D13: a MOCKOSS_CACHE_DIR that cannot be created raised a raw OSError from the vocabulary unpack:
+# `mockoss serve` died with a traceback (exit 1), and in process the loader reported it as an
+# error of the shipped clean-answer.yaml. It is a vocabulary/cache fault (issue 9, item 5).
+def _uncreatable(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    return blocker / "cache"  # a directory under a regular file: mkdir fails on any user, root too
+
+
+def test_an_uncreatable_cache_dir_is_a_vocabulary_error(tmp_path, monkeypatch):
+    from mockoss.harmony.encoding import VocabularyError, vocabulary_dir
+
+    monkeypatch.delenv("TIKTOKEN_ENCODINGS_BASE", raising=False)
+    cache = _uncreatable(tmp_path)
+    monkeypatch.setenv("MOCKOSS_CACHE_DIR", str(cache))
+    with pytest.raises(VocabularyError, match="MOCKOSS_CACHE_DIR") as info:
+        vocabulary_dir()
+    assert str(cache) in str(info.value)
+
+
+def _run(args, cache, **kw):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_ENCODINGS_BASE"}
+    env["MOCKOSS_CACHE_DIR"] = str(cache)
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=120, **kw)
+
+
+def test_serve_with_an_uncreatable_cache_dir_says_so_in_one_line(tmp_path):
+    done = _run(["-m", "mockoss", "serve", "--scenario", "clean-answer", "--port", "0"], _uncreatable(tmp_path))
+    assert done.returncode == 2, done.stderr[-500:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mockoss: error: the o200k_base vocabulary cannot be loaded: ")
+    assert "cache directory" in lines[0] and "Traceback" not in done.stderr
+
+
+def test_in_process_an_uncreatable_cache_dir_is_not_blamed_on_a_scenario_file(tmp_path):
+    code = "from mockoss.server.core import MockServer; MockServer(scenario='clean-answer')"
+    done = _run(["-c", code], _uncreatable(tmp_path))
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("mockoss.harmony.encoding.VocabularyError: cannot unpack"), last
+    assert "clean-answer.yaml" not in done.stderr

@@ -130,7 +130,8 @@ def vocabulary_dir() -> Path:
 
     Raises:
         VocabularyError: the file is absent from ``$TIKTOKEN_ENCODINGS_BASE`` or any copy found
-            has the wrong sha256 (the message names the file and both hashes).
+            has the wrong sha256 (the message names the file and both hashes), or the cache
+            directory cannot be created, written or read (the message names it).
     """
     if base := os.environ.get("TIKTOKEN_ENCODINGS_BASE"):
         path = Path(base) / VOCABULARY_FILE
@@ -140,9 +141,15 @@ def vocabulary_dir() -> Path:
         return Path(base)
     directory = cache_dir()
     path = directory / VOCABULARY_FILE
-    if not path.is_file():
-        path = _unpack_into(directory)
-    _check(path)
+    try:
+        if not path.is_file():
+            path = _unpack_into(directory)
+        _check(path)
+    except OSError as exc:  # a cache directory that cannot be created or written (breaker D13)
+        raise VocabularyError(
+            f"cannot unpack {VOCABULARY_FILE} into the cache directory {directory} ({exc.strerror or exc}); "
+            "set MOCKOSS_CACHE_DIR (or XDG_CACHE_HOME) to a writable directory"
+        ) from None
     return directory
 
 
