@@ -12,8 +12,8 @@ started, and nothing until then. The rest of a big request (JSON
 parse, validation, the reply) runs on a worker thread, where the interpreter switches to the
 event loop every few milliseconds.
 
-Small requests (below :data:`OFFLOAD_BYTES`) stay on the event loop, where they are cheapest,
-unless a big one is in flight: then they take a thread too, so that the event loop never waits
+Small requests (below :data:`OFFLOAD_BYTES`, without a long unbroken run of text:
+:func:`has_long_run`) stay on the event loop, where they are cheapest, unless a big one is in flight: then they take a thread too, so that the event loop never waits
 on the server lock a worker thread holds (see :class:`Gate`).
 """
 
@@ -37,13 +37,51 @@ if TYPE_CHECKING:
     from mockoss.server.core import MockServer
     from mockoss.server.transport import Delivery
 
-__all__ = ["OFFLOAD_BYTES", "Gate", "count_prompt_tokens", "shutdown"]
+__all__ = ["LONG_RUN_WINDOW", "OFFLOAD_BYTES", "Gate", "count_prompt_tokens", "has_long_run", "shutdown"]
 
 logger = logging.getLogger("mockoss")
 
 #: Bodies at least this big (bytes) are counted in the worker process and answered on a thread:
 #: rendering 256 KiB of prompt costs ~20 ms (one message) to ~0.5 s (thousands of short ones).
 OFFLOAD_BYTES = 256 * 1024
+
+#: The window of :func:`has_long_run`: a body holding a run of at least twice this many bytes
+#: without a change between ASCII whitespace and the rest goes off the loop whatever its size.
+LONG_RUN_WINDOW = 4096
+_SPACE_BYTES = frozenset(b" \t\n\r\x0b\x0c")  # ASCII whitespace, as bytes.isspace() has it
+_OTHER_SPACES = (b"\n", b"\t", b"\r", b"\x0b", b"\x0c")
+
+
+def has_long_run(raw: bytes, window: int = LONG_RUN_WINDOW) -> bool:
+    """Whether ``raw`` may hold one long pre-tokenizer piece: some aligned ``window``-byte slice
+    that is all ASCII whitespace or holds none. True for every body with a run of ``2 * window - 1``
+    bytes or more of either kind (such a run covers a whole aligned slice), false for ordinary text.
+
+    Why: openai-harmony's BPE (tiktoken's algorithm) is quadratic in the length of one piece of
+    its pre-tokenizer split (a word, a run of punctuation or of spaces, a CJK run: no spaces).
+    Measured here: 20,000 ``x`` 140 ms, 20,000 spaces 139 ms, 20,000 CJK characters 1.2 s, 8,192
+    ``x`` 24 ms (the longest run this may miss), 4,096 ``x`` 5.6 ms; 24,000 characters of words
+    2.9 ms. So a 150 KB body of one word cost 10 s of
+    event loop before (a reviewer's reproducer, issue 9: another client waited 10-12 s), far below
+    :data:`OFFLOAD_BYTES`. JSON escapes (``\\n``, ``\\u6f22``) count as non-whitespace bytes, so
+    escaped runs are caught too. A false positive (e.g. 4 KB of compact JSON without a space in
+    any string) only sends a request off the loop. Linear: per slice one ``memchr`` for a space
+    (found at once in text), or a look at its first byte: ~3 us for the 23 KB agent turn of
+    ``benchmarks/bench_prompt.py``, nothing below 8 KB.
+    """
+    size = len(raw)
+    if size < 2 * window - 1:
+        return False
+    find = raw.find
+    for start in range(0, size - window + 1, window):
+        end = start + window
+        if raw[start] in _SPACE_BYTES:
+            if raw[start:end].isspace():
+                return True
+        elif find(b" ", start, end) < 0 and all(find(space, start, end) < 0 for space in _OTHER_SPACES):
+            return True
+    return False
+
 
 class _Worker:
     """One ``python -m mockoss.server.prompt_worker`` subprocess, used by one thread at a time.
@@ -144,7 +182,7 @@ class Gate:
     ) -> tuple[Reply, Delivery | None]:
         """Answer on the loop (small, nothing in flight) or on a worker thread (big, or while a
         big one is in flight), a big body's prompt counted in the worker process first."""
-        big = len(raw) >= self.offload_bytes
+        big = len(raw) >= self.offload_bytes or has_long_run(raw)
         if not big and self.busy == 0:
             return server.respond(endpoint, raw, headers)
         self.busy += 1

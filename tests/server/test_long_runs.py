@@ -1,0 +1,98 @@
+"""A small body whose text holds one long pre-tokenizer piece goes off the event loop (issue 9:
+"no request may delay another beyond its fair share"; a reviewer's reproducer: a 150 KB message
+of one word cost 10 s of event loop, another client's "hi" waited 10-12 s, because openai-harmony's
+BPE is quadratic in a piece's length and 150 KB is below the 256 KiB off-loop threshold)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import httpx
+import pytest
+
+from mockoss.server.core import MockServer
+from mockoss.server.offload import LONG_RUN_WINDOW, has_long_run
+from mockoss.server.run import ThreadedServer
+
+MODEL = "openai/gpt-oss-20b"
+
+
+def _chat(content: str, ensure_ascii: bool = True) -> bytes:
+    body = {"model": MODEL, "messages": [{"role": "user", "content": content}]}
+    return json.dumps(body, ensure_ascii=ensure_ascii).encode()
+
+
+RUN = 2 * LONG_RUN_WINDOW  # always caught (any run of 2 * window - 1 bytes covers an aligned window)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "x" * RUN,  # one word
+        " " * RUN,  # one run of spaces (a piece of its own)
+        "!" * RUN,  # punctuation
+        "\n" * RUN,  # escaped newlines: \n\n... in the raw JSON
+        "漢" * (RUN // 3),  # CJK: no spaces
+        "words then " + "y" * RUN + " then words",
+    ],
+)
+def test_a_long_run_of_either_kind_is_found(content):
+    assert has_long_run(_chat(content))
+    assert has_long_run(_chat(content, ensure_ascii=False))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "ordinary words, the way people write them. " * 2_000,  # 88 KB of text
+        "x" * (LONG_RUN_WINDOW - 100),  # shorter than a window: cheap to tokenize (~5 ms at 4 KB)
+        "",
+    ],
+)
+def test_ordinary_text_and_short_runs_stay_on_the_loop(content):
+    assert not has_long_run(_chat(content))
+
+
+def test_a_long_run_of_whitespace_among_text_is_found_at_any_offset():
+    for offset in range(0, 3 * LONG_RUN_WINDOW, 997):
+        raw = b"a b " * (offset // 4) + b" " * RUN + b" c d" * 100
+        assert has_long_run(raw), offset
+
+
+@pytest.fixture
+def url():
+    threaded = ThreadedServer(MockServer("clean-answer")).start()
+    yield threaded.url
+    threaded.stop()
+
+
+@pytest.mark.timeout(120)
+def test_a_small_body_of_one_long_word_does_not_hold_up_another_client(url):
+    """Ordering only, no timing: the small request sent while the long word is being counted
+    finishes first. 40,000 characters of one word cost ~0.5 s of BPE (quadratic), in a body of
+    40 KB, far below the byte threshold."""
+    big = _chat("x" * 40_000)
+    done: list[str] = []
+    answers: dict[str, int] = {}
+    with httpx.Client(timeout=120) as first, httpx.Client(timeout=120) as second:
+        assert first.post(url + "/v1/chat/completions", content=_chat("hello")).status_code == 200  # warm
+        assert second.post(url + "/v1/chat/completions", content=_chat("hello")).status_code == 200
+
+        def send_big() -> None:
+            reply = first.post(url + "/v1/chat/completions", content=big)
+            answers["big"] = reply.json()["usage"]["prompt_tokens"]
+            done.append("big")
+
+        thread = threading.Thread(target=send_big)
+        thread.start()
+        time.sleep(0.3)  # the big request is being counted (~1 s on the loop before)
+        small = second.post(url + "/v1/chat/completions", content=_chat("hi"))
+        assert small.status_code == 200
+        done.append("small")
+        thread.join()
+    assert done == ["small", "big"]
+    # Counted off the loop (in the prompt-count worker), still exactly what the server counts in process.
+    in_process = json.loads(MockServer("clean-answer").handle("chat", big, {}).body)["usage"]["prompt_tokens"]
+    assert answers["big"] == in_process > 5_000
