@@ -47,6 +47,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockoss.endpoints import endpoint_for_path
 from mockoss.scenario.conversation import LowerCaseHeaders
+from mockoss.scenario.player import MAX_SESSION_KEY_CHARS, SESSION_HEADER, session_key
 from mockoss.server.control_guard import ControlOptions, accepted_hosts, error
 from mockoss.server.control_guard import refusal as guard
 from mockoss.server.control_metrics import Metrics
@@ -62,7 +63,6 @@ __all__ = ["MAX_SESSIONS", "TEST_ID_HEADER", "ControlOptions", "ControlPlane", "
 logger = logging.getLogger("mockoss")
 
 TEST_ID_HEADER = "x-mockoss-test-id"
-SESSION_HEADER = "x-mockoss-session"
 #: Sessions kept at once; the least recently used one is dropped beyond it.
 MAX_SESSIONS = 256
 #: Bytes of request log (bodies, completions) one test-id session keeps: with :data:`MAX_SESSIONS`
@@ -205,13 +205,16 @@ class ControlPlane:
         if endpoint != "control" and (test_id is None or _TEST_ID.fullmatch(test_id)):
             target = self.session(test_id)
             if epoch is None or target.epoch == epoch:  # type: ignore[union-attr]
+                session = headers.get(SESSION_HEADER)
+                if session is not None and len(session) > MAX_SESSION_KEY_CHARS:
+                    session = session_key(session)  # as the player keeps it: bounded bytes per entry
                 # Only the record's index and names: its body and completion stay in the server's
                 # own (byte-bounded) log. Scalars only, so the garbage collector stops tracking the
                 # entry at its first pass; spelt out as a dict when read (log_entry).
                 if record is None:
-                    entry: LogEntry = (seq, scope.get("method"), path, status, endpoint, test_id, headers.get(SESSION_HEADER), seconds, None, None, None, None, None)
+                    entry: LogEntry = (seq, scope.get("method"), path, status, endpoint, test_id, session, seconds, None, None, None, None, None)
                 else:
-                    entry = (seq, scope.get("method"), path, status, endpoint, test_id, headers.get(SESSION_HEADER), seconds, record.index, record.scenario, record.rule, record.turn, record.step)
+                    entry = (seq, scope.get("method"), path, status, endpoint, test_id, session, seconds, record.index, record.scenario, record.rule, record.turn, record.step)
                 target.log.append(entry)  # type: ignore[union-attr]
         self.metrics.observe(endpoint, status, record.scenario if record is not None else None, frames)
         if self.options.access_log:

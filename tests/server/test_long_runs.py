@@ -96,3 +96,36 @@ def test_a_small_body_of_one_long_word_does_not_hold_up_another_client(url):
     # Counted off the loop (in the prompt-count worker), still exactly what the server counts in process.
     in_process = json.loads(MockServer("clean-answer").handle("chat", big, {}).body)["usage"]["prompt_tokens"]
     assert answers["big"] == in_process > 5_000
+
+
+# -- long X-Mockoss-Session keys -----------------------------------------------------------------
+
+
+def test_long_session_keys_are_kept_by_digest_and_still_tell_sessions_apart():
+    """A reviewer's reproducer: 20,000 requests with 30 KB X-Mockoss-Session keys grew a server
+    from 100 MB to 716 MB (the player keeps up to 10,000 keys, each whole). A key above
+    MAX_SESSION_KEY_CHARS is now kept as its SHA-256; sessions behave as before."""
+    from mockoss.scenario.player import MAX_SESSION_KEY_CHARS
+
+    hi = _chat("hi")
+    reference = MockServer("clean-tool-call")
+    steps = [json.loads(reference.handle("chat", hi, {}).body)["choices"][0]["message"] for _ in range(2)]
+    server = MockServer("clean-tool-call")
+    first, second = "a" * 30_000, "a" * 29_999 + "b"  # long, differing in their last character
+    assert json.loads(server.handle("chat", hi, {"x-mockoss-session": first}).body)["choices"][0]["message"] == steps[0]
+    assert json.loads(server.handle("chat", hi, {"x-mockoss-session": second}).body)["choices"][0]["message"] == steps[0]
+    assert json.loads(server.handle("chat", hi, {"x-mockoss-session": first}).body)["choices"][0]["message"] == steps[1]
+    kept = list(server._player._sessions)
+    assert len(kept) == 2 and all(len(key) <= MAX_SESSION_KEY_CHARS for key in kept)
+    short = "conversation-7"
+    server.handle("chat", hi, {"x-mockoss-session": short})
+    assert short in server._player._sessions  # short keys are kept as sent
+
+
+def test_the_control_log_keeps_long_session_keys_bounded(url):
+    long_key = "k" * 50_000
+    assert httpx.post(url + "/v1/chat/completions", content=_chat("hi"), headers={"X-Mockoss-Session": long_key}).status_code == 200
+    entries = httpx.get(url + "/mockoss/requests").json()
+    sessions = [entry.get("session") for entry in (entries["requests"] if isinstance(entries, dict) else entries)]
+    assert sessions and all(s is None or len(s) <= 100 for s in sessions)
+    assert any(s is not None and s.startswith("sha256:") for s in sessions)
