@@ -7,6 +7,7 @@ openai-harmony's own renderer, or as raw text used verbatim so that malformed ou
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -15,12 +16,15 @@ from openai_harmony import Message, Role
 
 from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.layout import render_assistant_message
-from mockoss.harmony.lru import BytesLRU
+from mockoss.harmony.lru import ENTRY_OVERHEAD, BytesLRU, approx_bytes
 
 if TYPE_CHECKING:
     from mockoss.harmony.trace import ParserTrace
 
-__all__ = ["COMPLETION_CACHE_BYTES", "MEMO_ENTRIES", "Completion", "Emission", "FinishReason", "Memo", "Tokens", "clear_completion_cache"]
+__all__ = [
+    "COMPLETION_CACHE_BYTES", "MEMO_BYTES", "MEMO_ENTRIES", "MEMO_TOTAL_BYTES", "Completion", "Emission", "FinishReason", "Memo", "Tokens",
+    "clear_completion_cache", "memo_bytes",
+]  # fmt: skip
 
 #: Token ids of ``<|start|>assistant``: how every rendered assistant message begins, and what a
 #: prompt for completion already ends with.
@@ -39,21 +43,125 @@ COMPLETION_CACHE_BYTES = 64 * 1024 * 1024
 #: Entries one completion's memo keeps (parser traces, plans, reply templates: one per request
 #: shape, mostly per ``max_tokens``); beyond it the oldest entry is dropped (:class:`Memo`).
 MEMO_ENTRIES = 32
+#: Bytes one memo holds at most (:class:`Memo`, sizes estimated by
+#: :func:`mockoss.harmony.lru.approx_bytes`). What a request shape memoises is about 1-3.5 KB per
+#: completion token (measured on a 3,500-token answer served by every profile, chat, Responses and
+#: completions, streamed and not, three ``max_tokens``: 0.1 MB (mlx-lm) to 12 MB (ollama) for all
+#: shapes together), so 8 MB holds a long answer's usual shapes; an entry bigger than this (a key or
+#: template holding megabytes of request data) is not stored, only computed when asked for.
+MEMO_BYTES = 8 * 1024 * 1024
+#: Bytes all memos together hold at most (every live completion's, and the per-generation memos
+#: of :mod:`mockoss.profiles.ollama`): a store past it drops the storing memo's own oldest entries,
+#: or is not kept. A memo gives its bytes back when it is freed (its completion is dropped).
+MEMO_TOTAL_BYTES = 256 * 1024 * 1024
+
+_memo_lock = threading.RLock()  # reentrant: dropping an entry can free a memo it holds (its __del__ takes the lock)
+_memo_total = [0]  # bytes held by all memos (a list: mutated under _memo_lock)
+
+
+def memo_bytes() -> int:
+    """Bytes all memos hold now (estimated, as they count them)."""
+    return _memo_total[0]
 
 
 class Memo(dict):  # type: ignore[type-arg]
-    """``Completion._memo``: a dict of at most :data:`MEMO_ENTRIES` entries, the oldest inserted
-    dropped first. Every entry is a pure cache (recomputed when asked for again), but its key
-    holds request fields: unbounded, 20,000 requests with distinct ``max_tokens`` grew a server
-    by 390 MB (issue 9: memory bounded in bytes). Reads are plain ``dict`` reads; only a store
-    runs Python code."""
+    """``Completion._memo``: a dict of at most :data:`MEMO_ENTRIES` entries and :data:`MEMO_BYTES`
+    bytes (``limit``), all memos together at most :data:`MEMO_TOTAL_BYTES`; the oldest inserted
+    entry is dropped first. Every entry is a pure cache (recomputed when asked for again), but its
+    key holds request fields: unbounded, 20,000 requests with distinct ``max_tokens`` grew a server
+    by 390 MB, and a bound in entries alone lets a few entries holding megabytes of request data
+    (an echoed tool list) each stay (issue 9: memory bounded in bytes).
 
-    __slots__ = ()
+    Reads are plain ``dict`` reads; a store estimates the entry's bytes
+    (:func:`~mockoss.harmony.lru.approx_bytes` of key and value, completions and other memos it
+    reaches not counted: they are accounted for on their own) and runs under a lock. An entry
+    larger than ``limit`` is not stored. ``size`` is the bytes held."""
+
+    __slots__ = ("_costs", "limit", "size")
+
+    def __init__(self, limit: int | None = None) -> None:
+        super().__init__()
+        self.limit = MEMO_BYTES if limit is None else limit
+        self.size = 0
+        self._costs: dict[object, int] = {}
 
     def __setitem__(self, key: object, value: object) -> None:
-        if len(self) >= MEMO_ENTRIES and key not in self:
-            del self[next(iter(self))]
-        dict.__setitem__(self, key, value)
+        cost = approx_bytes((key, value), self.limit, _OPAQUE) + ENTRY_OVERHEAD
+        with _memo_lock:
+            old = self._costs.get(key)
+            if old is not None and cost > self.limit:
+                self._drop(key)
+            if cost > self.limit:
+                return  # too big to keep: computed again when asked for
+            delta = cost - (old or 0)
+            for oldest in list(self):  # oldest first, until it fits (a key already held keeps its place)
+                if (len(self) < MEMO_ENTRIES or old is not None) and self.size + delta <= self.limit and _memo_total[0] + delta <= MEMO_TOTAL_BYTES:
+                    break
+                if oldest != key:
+                    self._drop(oldest)
+            if _memo_total[0] + delta > MEMO_TOTAL_BYTES or self.size + delta > self.limit:
+                if old is not None:
+                    self._drop(key)
+                return  # all memos are full: not kept
+            dict.__setitem__(self, key, value)
+            self._costs[key] = cost
+            self.size += delta
+            _memo_total[0] += delta
+
+    def _drop(self, key: object) -> None:
+        """Remove ``key``'s entry and its bytes (``_memo_lock`` held)."""
+        dict.__delitem__(self, key)
+        cost = self._costs.pop(key)
+        self.size -= cost
+        _memo_total[0] -= cost
+
+    def __delitem__(self, key: object) -> None:
+        with _memo_lock:
+            self._drop(key)
+
+    def pop(self, key: object, *default: object) -> object:
+        with _memo_lock:
+            if key in self:
+                value = dict.__getitem__(self, key)
+                self._drop(key)
+                return value
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def popitem(self) -> tuple[object, object]:
+        with _memo_lock:
+            key = next(reversed(self))  # LIFO, as dict.popitem
+            value = dict.__getitem__(self, key)
+            self._drop(key)
+            return key, value
+
+    def clear(self) -> None:
+        with _memo_lock:
+            _memo_total[0] -= self.size
+            dict.clear(self)
+            self._costs.clear()
+            self.size = 0
+
+    def setdefault(self, key: object, default: object = None) -> object:
+        if key not in self:
+            self[key] = default
+            return default
+        return dict.__getitem__(self, key)
+
+    def update(self, *args: object, **kwargs: object) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __del__(self) -> None:
+        size = getattr(self, "size", 0)  # unset when __init__ never ran
+        if size:
+            with _memo_lock:
+                _memo_total[0] -= size
+                self.size = 0
+
+    def __reduce__(self) -> tuple[object, ...]:  # a pure cache: copies and pickles start empty
+        return (type(self), (self.limit,))
 
 
 #: Bytes per token a cached completion is counted for: its tokens and what requests memoise on
@@ -198,3 +306,8 @@ class Completion:
             cached = parse_with(self.emit(max_tokens).tokens, strict=strict, library=library, skip_errors=skip_errors)  # type: ignore[arg-type]
             self._memo[key] = cached
         return cached  # type: ignore[return-value]
+
+
+#: What a memo entry's estimate does not look into: completions (counted by the content-keyed
+#: cache, ``_cost``) and memos (each counts its own entries), which plans and generations hold.
+_OPAQUE: tuple[type, ...] = (Completion, Memo)

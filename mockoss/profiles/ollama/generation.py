@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 from openai_harmony import HarmonyError
 
-from mockoss.harmony.completion import CALL, RETURN
+from mockoss.harmony.completion import CALL, RETURN, Memo
 from mockoss.harmony.encoding import FIRST_SPECIAL, load_encoding
 from mockoss.profiles.ollama.parser import MessageHandler, ParsedToolCall, ToolCallError
 
@@ -68,7 +68,9 @@ class Generation:
         content, thinking: the concatenations a non-streamed reply carries.
         log: the warnings Ollama logs while parsing.
         pieces: the text of each callback, in order (the raw completion as Ollama sees it).
-        memo: per-generation caches of the writers (encoded chunks), keyed by writer.
+        memo: per-generation caches of the writers (encoded chunks, reply templates keyed on the
+            request's echoed fields), keyed by writer: a :class:`~mockoss.harmony.completion.Memo`,
+            bounded in entries and bytes like the completion's own.
     """
 
     chunks: tuple[Chunk, ...]
@@ -83,7 +85,7 @@ class Generation:
     thinking: str
     log: tuple[str, ...]
     pieces: tuple[tuple[int, str], ...]
-    memo: dict[object, object] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    memo: dict[object, object] = field(default_factory=Memo, compare=False, hash=False, repr=False)
 
 
 def pieces(tokens: tuple[int, ...], *, preserved: frozenset[int] = PRESERVED) -> list[tuple[int, str]]:
