@@ -46,10 +46,10 @@ from mockoss.profiles.vllm.chat_plan import with_end_of_script
 from mockoss.profiles.vllm.errors import ERROR_TYPES
 from mockoss.profiles.vllm.responses_echo import Echo
 from mockoss.profiles.vllm.responses_stream import (
-    StreamShapes,
     BUILTIN_TOOL_TO_MCP_SERVER_LABEL,
     MessageView,
     Segment,
+    StreamShapes,
     Template,
     TemplateBuilder,
     dumps,
@@ -242,13 +242,13 @@ def _build_plan(
     trace = completion.trace(max_tokens=max_tokens, strict=strict, library=parse[0], skip_errors=parse[1])
     segments, messages, flushed, reasoning = _replay(trace)
     content_part, fields, reuse = shapes
-    items_of = lambda m, incomplete, b: _items(m, incomplete, b, functions, ignore, fields, unknown_channel)  # noqa: E731
+    items_of = lambda m, incomplete, b: _items(m, incomplete, b, functions, ignore, fields, unknown_channel)
     if mapping == "2025":  # recipients as parsed (no _normalize_recipient), 2025 rules
         from mockoss.profiles.vllm.responses_2025 import items_2025, raw_view
 
         raw = [raw_view(m) for m in (*trace.messages, *trace.eos_messages)]
         messages = raw + messages[len(raw) :]
-        items_of = lambda m, incomplete, b: items_2025(  # noqa: E731
+        items_of = lambda m, incomplete, b: items_2025(
             m, incomplete, b, _reasoning, _web_search, lambda c: _ItemError(400, f"Unknown channel: {c}")
         )
     legacy = mapping == "2025"
