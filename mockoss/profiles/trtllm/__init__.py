@@ -36,7 +36,8 @@ stop token, trimmed, ``stop_reason`` 200012), what an aborted stream (``should_s
 its usage chunk (here nothing but ``[DONE]``), the protocol models (stubbed from the stored
 ``openai_protocol.py`` of that period), and the routes and error bodies (read).
 
-``/v1/responses`` is :mod:`.responses`, from ``responses_utils.py`` of the same period, checked
+``/v1/responses`` is :mod:`.responses`, from ``responses_utils.py`` of the same period
+(NVIDIA/TensorRT-LLM@83ab45a50d169b08e29e9bf2f46fc66b3838cc37:tensorrt_llm/serve/responses_utils.py), checked
 the same way (``tools/trtllm_responses_diff.py``: 4,212 replies, 0 differ); it answers as that
 version whatever the release. ``/v1/completions`` is :mod:`.completions`, read from
 ``openai_server.py`` ``openai_completion``, the completion post-processors of

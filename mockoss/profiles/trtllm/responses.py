@@ -1,8 +1,8 @@
 """``POST /v1/responses`` as ``trtllm-serve`` answers for gpt-oss.
 
-Read from ``tensorrt_llm/serve/responses_utils.py`` (the stored version whose
-``process_streaming_events(request, sampling_params, generator, harmony_adapter, …)`` matches the
-``openai_server.py`` the chat route was read from; NVIDIA/TensorRT-LLM, autumn 2025:
+Read from NVIDIA/TensorRT-LLM@83ab45a50d169b08e29e9bf2f46fc66b3838cc37:tensorrt_llm/serve/responses_utils.py
+(the version whose ``process_streaming_events(request, sampling_params, generator, harmony_adapter, …)``
+matches the ``openai_server.py`` the chat route was read from; autumn 2025:
 ``parse_output_message``, ``create_response``, ``process_streaming_events``,
 ``finish_reason_mapping``, ``request_preprocess``) and ``openai_protocol.py``
 (``ResponsesRequest``, ``ResponsesResponse.from_request``). The later rewrites of this endpoint
