@@ -3,7 +3,8 @@
 A step whose completion calls ``functions.NAME`` is checked against the request's ``tools``: the
 name must be declared, and the arguments must be JSON that validates against the declared
 ``parameters`` JSON Schema (checked with the ``jsonschema`` library, the schema's own draft, or
-Draft 2020-12 when it names none). Servers disagree on what happens otherwise (llama.cpp drops an
+Draft 2020-12 when it names none; without I/O, with RE2 for regexes and within a time budget: see
+:mod:`mockoss.scenario.schema_check`). Servers disagree on what happens otherwise (llama.cpp drops an
 undeclared call, vLLM passes it through, Ollama parses any name; see ``mockoss explain``), so a
 test that scripts such a call by accident gets a per-profile result it did not ask for. Each
 problem is one warning line in the request log (:attr:`RecordedRequest.warnings`) and the pytest
@@ -20,6 +21,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from mockoss.scenario.schema_check import schema_problems
 
 __all__ = ["declared_functions", "tool_call_warnings"]
 
@@ -39,21 +42,6 @@ def declared_functions(body: Mapping[str, Any]) -> dict[str, Any]:
 
 def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _schema_problem(schema: Any, arguments: Any) -> str | None:
-    import jsonschema
-
-    try:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        cls.check_schema(schema)
-        error = jsonschema.exceptions.best_match(cls(schema).iter_errors(arguments))
-    except jsonschema.exceptions.SchemaError as exc:
-        return f"the declared parameters are not a valid JSON Schema: {_short(exc.message)}"
-    if error is None:
-        return None
-    where = error.json_path
-    return f"arguments do not match the declared parameters at {where}: {_short(error.message)}"
 
 
 def tool_call_warnings(calls: Sequence[tuple[str, str | None]], body: Mapping[str, Any]) -> tuple[str, ...]:
@@ -77,7 +65,5 @@ def tool_call_warnings(calls: Sequence[tuple[str, str | None]], body: Mapping[st
             continue
         schema = declared[name]
         if isinstance(schema, (dict, bool)):
-            problem = _schema_problem(schema, value)
-            if problem is not None:
-                warnings.append(f"tool call {name!r}: {problem}")
+            warnings.extend(f"tool call {name!r}: {problem}" for problem in schema_problems(schema, value))
     return tuple(warnings)

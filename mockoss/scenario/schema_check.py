@@ -1,0 +1,389 @@
+"""The JSON Schema side of the tool check: validate scripted arguments against a request's schema
+without I/O, without a backtracking regex engine, and within a time budget.
+
+The schema comes from the client's request and the check runs on the server's event loop, so
+jsonschema's defaults are not safe there (mockoss breaker report D1-D3, reproducers r01-r04):
+
+- **No I/O, ever.** jsonschema's default registry downloads remote ``$ref`` targets and reads
+  ``file://`` ones (no timeout; ``file:///dev/stdin`` blocks for good). Here the validator gets an
+  empty ``referencing.Registry()``, whose ``retrieve`` fails at once. What still resolves: refs
+  within the schema itself (``#/$defs/…``, ``#/definitions/…``, ``#anchor``, embedded ``$id``
+  resources) and the JSON Schema meta-schemas that jsonschema bundles (``jsonschema-specifications``,
+  in memory; jsonschema always combines them in). Every other ``$ref``/``$dynamicRef`` gives one
+  warning and that part of the schema counts as satisfied (it is "not checked"), the rest is checked.
+- **Regexes run by RE2** (linear time in the text, as the scenario ``match`` rules,
+  :mod:`mockoss.scenario.pattern`): ``pattern``, ``patternProperties`` and the
+  ``patternProperties`` part of ``additionalProperties`` are replaced by RE2-based keywords
+  (``jsonschema.validators.extend``). A pattern RE2 cannot compile (backreferences ``\\1``,
+  lookaround ``(?=…)``, ``\\cX``, counts over 1000) is not checked, with one warning saying so.
+  jsonschema computes ``unevaluatedProperties`` with Python's :mod:`re` on the
+  ``patternProperties`` keys and has no hook for it, so in a schema that has
+  ``patternProperties`` anywhere, ``unevaluatedProperties`` is not checked (one warning).
+  ``uniqueItems`` is checked by hashing (jsonschema compares arrays of objects pairwise).
+  The meta-schema's ``format: regex`` check (Python's ``re.compile``) is off: RE2 reports a
+  pattern it cannot compile instead.
+- **Bounded time.** Every keyword evaluation ticks a clock; past :data:`BUDGET_S` the check stops
+  with a warning (a schema of nested ``anyOf``/``$ref`` can ask for exponential work without any
+  cycle). A cycle (``{"$ref": "#"}``) ends in :class:`RecursionError`, reported as a warning.
+
+RE2 against ECMA-262 (the regex dialect JSON Schema names, Draft 2020-12 Validation §6.3.3) for
+patterns RE2 accepts: ``\\d`` and ``\\w`` are ASCII in both; ``\\s`` is ASCII in RE2
+(``[\\t\\n\\f\\r ]``, not even ``\\v``) but Unicode white space and line terminators in ECMA-262;
+``.`` excludes only ``\\n`` in RE2 but all four line terminators (``\\n \\r \\u2028 \\u2029``) in
+ECMA-262; ``$`` is the end of the text in both (Python's ``re`` also matches before a final
+newline); ``\\uXXXX`` and ``\\u{X…}`` are rewritten to RE2's ``\\x{…}`` here (same meaning);
+RE2 also accepts syntax ECMA-262 rejects (inline flags ``(?i)``, ``(?P<name>…)``, ``\\p{L}``
+without the ``u`` flag, ``\\A``, ``\\z``), which is then run with RE2's meaning. Text and patterns
+with lone surrogates are matched with each replaced by U+FFFD. Reference:
+https://github.com/google/re2/wiki/Syntax; ECMA-262 §22.2.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from typing import Any
+
+__all__ = ["BUDGET_S", "schema_problems"]
+
+#: CPU-time budget (seconds, this thread's :func:`time.thread_time`, so a busy machine does not
+#: cut a check short) of one schema check: meta-schema check plus validation. A legitimate big
+#: case, 200 string properties with patterns and 1 MB of arguments, takes 0.13-0.18 s on a 2-core
+#: machine; past the budget the check stops with a warning. Bounds what a crafted schema (nested
+#: ``anyOf``/``$ref`` asking for exponential work) can cost the event loop per tool call.
+BUDGET_S = 0.5
+
+#: At most this many "not checked" warnings per schema (unresolvable refs, patterns RE2 refuses).
+MAX_NOTES = 5
+
+
+class _OverBudget(Exception):
+    pass
+
+
+class _Check:
+    """State of one schema check, reached by the keyword functions through :data:`_CURRENT`."""
+
+    __slots__ = ("_has_pattern_properties", "deadline", "notes", "patterns", "root", "steps")
+
+    def __init__(self, root: Any, budget_s: float) -> None:
+        self.deadline = time.thread_time() + budget_s
+        self.steps = 0
+        self.notes: list[str] = []
+        self.patterns: dict[str, Callable[[str], bool] | None] = {}
+        self.root = root
+        self._has_pattern_properties: bool | None = None
+
+    def tick(self) -> None:
+        self.steps += 1
+        if not self.steps & 63 and time.thread_time() > self.deadline:
+            raise _OverBudget
+
+    def note(self, text: str) -> None:
+        if text not in self.notes and len(self.notes) < MAX_NOTES:
+            self.notes.append(text)
+
+    def search(self, pattern: Any) -> Callable[[str], bool] | None:
+        """RE2 search function of ``pattern``, or ``None`` (noted) when RE2 cannot run it."""
+        if not isinstance(pattern, str):
+            return None
+        if pattern not in self.patterns:
+            try:
+                self.patterns[pattern] = _compile(pattern)
+            except ValueError as exc:
+                self.patterns[pattern] = None
+                self.note(f"pattern {_short(pattern, 60)!r} is not checked: RE2 cannot run it ({exc})")
+        return self.patterns[pattern]
+
+    def has_pattern_properties(self) -> bool:
+        if self._has_pattern_properties is None:
+            found, stack = False, [self.root]
+            while stack and not found:
+                node = stack.pop()
+                if isinstance(node, dict):
+                    found = isinstance(node.get("patternProperties"), dict) and bool(node["patternProperties"])
+                    stack.extend(node.values())
+                elif isinstance(node, list):
+                    stack.extend(node)
+            self._has_pattern_properties = found
+        return self._has_pattern_properties
+
+
+_CURRENT: ContextVar[_Check] = ContextVar("mockoss_schema_check")
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- RE2 -----------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _re2_options() -> Any:
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    return options
+
+
+def _without_surrogates(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _ecma_escapes(pattern: str) -> str:
+    """ECMA-262 ``\\uXXXX`` and ``\\u{X…}`` as RE2's ``\\x{…}``; every other escape as written."""
+    if "\\u" not in pattern:
+        return pattern
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        char = pattern[i]
+        if char != "\\" or i + 1 >= n:
+            out.append(char)
+            i += 1
+            continue
+        if pattern[i + 1] == "u":
+            digits = pattern[i + 2 : i + 6]
+            if len(digits) == 4 and set(digits) <= _HEX:
+                out.append("\\x{" + digits + "}")
+                i += 6
+                continue
+            end = pattern.find("}", i + 3)
+            if pattern[i + 2 : i + 3] == "{" and end > i + 3 and set(pattern[i + 3 : end]) <= _HEX:
+                out.append("\\x{" + pattern[i + 3 : end] + "}")
+                i = end + 1
+                continue
+        out.append(pattern[i : i + 2])
+        i += 2
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _compile(pattern: str) -> Callable[[str], bool]:
+    """``re.search``-style RE2 function of ``pattern``; :class:`ValueError` with RE2's reason when it
+    cannot compile. Cached: a test suite sends the same tools on every request."""
+    import re2
+
+    try:
+        compiled = re2.compile(_without_surrogates(_ecma_escapes(pattern)), options=_re2_options())
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise ValueError(reason) from None
+    search = compiled.search
+
+    def found(text: str) -> bool:
+        try:
+            return search(text) is not None
+        except UnicodeEncodeError:
+            return search(_without_surrogates(text)) is not None
+
+    return found
+
+
+# --- keywords ------------------------------------------------------------------------------------
+
+_REF_KEYWORDS = frozenset({"$ref", "$dynamicRef", "$recursiveRef"})
+
+
+def _guarded(keyword: str, function: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    """``function`` with a budget tick, and an unresolvable reference turned into a note."""
+
+    import referencing.exceptions
+
+    unresolvable = referencing.exceptions.Unresolvable
+
+    def keyword_check(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        check = _CURRENT.get()
+        check.tick()
+        try:
+            yield from function(validator, value, instance, schema)
+        except unresolvable as exc:
+            what = (
+                f"{keyword} {_short(value, 60)!r}" if keyword in _REF_KEYWORDS and isinstance(value, str) else keyword
+            )
+            check.note(
+                f"{what} is not checked: it does not resolve within the schema "
+                f"(mockoss never downloads or reads a referenced file; {_short(str(exc).split(' within ', 1)[0], 80)})"
+            )
+
+    keyword_check.__name__ = function.__name__
+    return keyword_check
+
+
+def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string"):
+        found = _CURRENT.get().search(pattern)
+        if found is not None and not found(instance):
+            yield ValidationError(f"{_short(repr(instance))} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    check = _CURRENT.get()
+    for pattern, subschema in patterns.items():
+        found = check.search(pattern)
+        if found is None:
+            continue
+        for key, value in instance.items():
+            if found(key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _extras(instance: dict[str, Any], schema: dict[str, Any]) -> list[str] | None:
+    """Keys neither in ``properties`` nor matched by a ``patternProperties`` pattern; ``None`` when
+    a pattern cannot be run (then no key is known to be extra)."""
+    properties = schema.get("properties", {})
+    check = _CURRENT.get()
+    searches = [check.search(pattern) for pattern in schema.get("patternProperties", {})]
+    if any(search is None for search in searches):
+        return None
+    return [key for key in instance if key not in properties and not any(found(key) for found in searches)]
+
+
+def _additional_properties(validator: Any, additional: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    extras = _extras(instance, schema)
+    if not extras:
+        return
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif additional is False:
+        names = ", ".join(repr(each) for each in sorted(extras))
+        verb = "was" if len(extras) == 1 else "were"
+        if "patternProperties" in schema:
+            regexes = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+            yield ValidationError(
+                f"{names} {'does' if len(extras) == 1 else 'do'} not match any of the regexes: {regexes}"
+            )
+        else:
+            yield ValidationError(f"Additional properties are not allowed ({names} {verb} unexpected)")
+
+
+def _canonical(value: Any) -> Any:
+    """A hashable form of a JSON value under JSON Schema equality: ``1 == 1.0``, ``true != 1``,
+    object key order ignored."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, dict):
+        return ("o", frozenset((key, _canonical(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return ("a", tuple(_canonical(item) for item in value))
+    return ("v", value)
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """jsonschema compares arrays of objects pairwise (quadratic: 40,000 objects would take
+    minutes in one keyword call, out of the budget's reach); this is one hash per element."""
+    from jsonschema.exceptions import ValidationError
+
+    if unique and validator.is_type(instance, "array"):
+        seen: set[Any] = set()
+        for item in instance:
+            key = _canonical(item)
+            if key in seen:
+                yield ValidationError(f"{_short(repr(instance))} has non-unique elements")
+                return
+            seen.add(key)
+
+
+def _unevaluated_properties(original: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    def unevaluated_properties(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        check = _CURRENT.get()
+        if check.has_pattern_properties():
+            if validator.is_type(instance, "object"):
+                check.note(
+                    "unevaluatedProperties is not checked in a schema with patternProperties "
+                    "(jsonschema would run those patterns with Python's re, not RE2)"
+                )
+            return
+        yield from original(validator, value, instance, schema)
+
+    return unevaluated_properties
+
+
+_CLASSES: dict[type, type] = {}
+
+
+def _safe_class(cls: type) -> type:
+    """``cls`` (a jsonschema validator class) with the keywords above; one class per draft."""
+    safe = _CLASSES.get(cls)
+    if safe is None:
+        import jsonschema
+
+        replaced: dict[str, Callable[..., Iterator[Any]]] = dict(cls.VALIDATORS)  # type: ignore[attr-defined]
+        for keyword, function in (
+            ("pattern", _pattern),
+            ("patternProperties", _pattern_properties),
+            ("additionalProperties", _additional_properties),
+            ("uniqueItems", _unique_items),
+        ):
+            if keyword in replaced:
+                replaced[keyword] = function
+        if "unevaluatedProperties" in replaced:
+            replaced["unevaluatedProperties"] = _unevaluated_properties(replaced["unevaluatedProperties"])
+        guarded = {keyword: _guarded(keyword, function) for keyword, function in replaced.items()}
+        safe = _CLASSES[cls] = jsonschema.validators.extend(cls, validators=guarded)
+    return safe
+
+
+# --- the check -----------------------------------------------------------------------------------
+
+
+def schema_problems(schema: Any, value: Any, budget_s: float | None = None) -> list[str]:
+    """Warnings for ``value`` (parsed arguments) against ``schema`` (the declared ``parameters``):
+    "not checked" notes first, then the best validation error, if any. Never raises for any schema
+    a client can send; never does I/O; stops after ``budget_s`` (default :data:`BUDGET_S`)."""
+    import jsonschema
+    import referencing
+
+    check = _Check(schema, BUDGET_S if budget_s is None else budget_s)
+    token = _CURRENT.set(check)
+    problem: str | None = None
+    started = time.thread_time()
+    try:
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        meta_cls = jsonschema.validators.validator_for(cls.META_SCHEMA, default=cls)
+        # format_checker=None: the meta-schema's "format: regex" would compile with Python's re.
+        meta = _safe_class(meta_cls)(cls.META_SCHEMA, registry=referencing.Registry(), format_checker=None)
+        schema_error = next(meta.iter_errors(schema), None)
+        if schema_error is not None:
+            problem = f"the declared parameters are not a valid JSON Schema: {_short(schema_error.message)}"
+        else:
+            validator = _safe_class(cls)(schema, registry=referencing.Registry())
+            error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+            if error is not None:
+                problem = (
+                    f"arguments do not match the declared parameters at {error.json_path}: {_short(error.message)}"
+                )
+    except _OverBudget:
+        problem = (
+            f"the arguments were not fully checked: the schema check stopped after "
+            f"{(time.thread_time() - started) * 1000:.0f} ms of CPU (mockoss's limit is {check.deadline - started:.2f} s)"
+        )
+    except RecursionError:
+        problem = (
+            "the arguments were not fully checked: the declared parameters refer to themselves without end "
+            "(a $ref cycle such as {'$ref': '#'}) or nest too deep"
+        )
+    except Exception as exc:  # noqa: BLE001 - a client's schema must never make a 500 (breaker D3)
+        problem = f"the declared parameters could not be checked: {type(exc).__name__}: {_short(str(exc))}"
+    finally:
+        _CURRENT.reset(token)
+    return check.notes + ([problem] if problem else [])
