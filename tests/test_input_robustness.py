@@ -108,14 +108,14 @@ def test_an_uncreatable_cache_dir_is_a_vocabulary_error(tmp_path, monkeypatch):
     assert str(cache) in str(info.value)
 
 
-def _run(args, cache, **kw):
+def _run(args, cache):
     import os
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_ENCODINGS_BASE"}
     env["MOCKOSS_CACHE_DIR"] = str(cache)
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=120, **kw)
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=120, check=False)
 
 
 def test_serve_with_an_uncreatable_cache_dir_says_so_in_one_line(tmp_path):
@@ -133,3 +133,134 @@ def test_in_process_an_uncreatable_cache_dir_is_not_blamed_on_a_scenario_file(tm
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("mockoss.harmony.encoding.VocabularyError: cannot unpack"), last
     assert "clean-answer.yaml" not in done.stderr
+
+
+# D5: Ollama decodes bodies with Go's encoding/json (gin ShouldBindJSON; ollama/ollama@fb307609
+# server/routes.go GenerateHandler, middleware/openai.go ResponsesMiddleware): NaN/Infinity are
+# scanner errors, a number beyond a double is an UnmarshalTypeError for a float64/any field; both
+# a 400 {"error": err.Error()} (the OpenAI-compatible routes: openai.NewError's shape). mockoss gave
+# an unscripted 500 (int(inf) in num_predict; "json: unsupported value: inf" writing the echo).
+@pytest.mark.parametrize(
+    ("endpoint", "raw", "message"),
+    [
+        (
+            "ollama.generate",
+            b'{"model":"gpt-oss:20b","prompt":"hi","options":{"num_predict":1e400}}',
+            "json: cannot unmarshal number 1e400 into Go struct field GenerateRequest.options of type float64",
+        ),
+        (
+            "ollama.chat",
+            b'{"model":"gpt-oss:20b","messages":[{"role":"user","content":"hi"}],"options":{"num_predict":-1e400}}',
+            "json: cannot unmarshal number -1e400 into Go struct field ChatRequest.options of type float64",
+        ),
+        (
+            "ollama.generate",
+            b'{"model":"gpt-oss:20b","prompt":"hi","options":{"num_predict":NaN}}',
+            "invalid character 'N' looking for beginning of value",
+        ),
+        (
+            "ollama.chat",
+            b'{"model":"gpt-oss:20b","messages":[{"role":"user","content":"hi"}],"options":{"x":-Infinity}}',
+            "invalid character 'I' in numeric literal",
+        ),
+        (
+            "ollama.generate",
+            b'{"model":"gpt-oss:20b","prompt":"hi","keep_alive":1e400}',
+            "json: cannot unmarshal number 1e400 into Go struct field GenerateRequest.keep_alive of type float64",
+        ),
+        (
+            "responses",
+            b'{"model":"gpt-oss:20b","input":"hi","temperature":1e400}',
+            "json: cannot unmarshal number 1e400 into Go struct field ResponsesRequest.temperature of type float64",
+        ),
+        (
+            "responses",
+            b'{"model":"gpt-oss:20b","input":"hi","top_p":1e999}',
+            "json: cannot unmarshal number 1e999 into Go struct field ResponsesRequest.top_p of type float64",
+        ),
+        (
+            "responses",
+            (
+                b'{"model":"gpt-oss:20b","input":"hi","tools":[{"type":"function","name":"f",'
+                b'"parameters":{"type":"object","properties":{"x":{"type":"number","maximum":1e400}}}}]}'
+            ),
+            "json: cannot unmarshal number 1e400 into Go struct field ResponsesTool.tools.parameters of type float64",
+        ),
+    ],
+)
+def test_ollama_answers_nonfinite_numbers_as_gos_decoder(endpoint, raw, message):
+    reply = _server("ollama").handle(endpoint, raw, {})
+    assert reply.status == 400, reply.body[:300]
+    error = json.loads(reply.body)["error"]
+    assert (error if isinstance(error, str) else error["message"]) == message
+
+
+def test_ollama_skips_a_huge_number_in_a_field_it_does_not_declare():
+    # Go's decoder skips an unknown field's value without converting it; so does mockoss (no 400,
+    # no 500), and a body merely mentioning NaN in a string is untouched.
+    server = _server("ollama")
+    for raw in (
+        b'{"model":"gpt-oss:20b","prompt":"hi","stream":false,"not_a_field":1e400}',
+        b'{"model":"gpt-oss:20b","prompt":"say NaN, Infinity and 1e400","stream":false}',
+    ):
+        reply = server.handle("ollama.generate", raw, {})
+        assert reply.status == 200, reply.body[:300]
+        json.loads(reply.body)
+
+
+def _strict(text):
+    def refuse(constant):
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _all_json(reply):
+    """Every body/frame of ``reply`` parses as strict JSON (an SSE frame: each data line)."""
+    for chunk in [reply.body, *(reply.frames or ())]:
+        text = chunk.decode() if isinstance(chunk, bytes) else str(chunk)
+        if not text.strip():
+            continue
+        if "data:" in text:
+            for line in text.splitlines():
+                if line.startswith("data:") and line[5:].strip() != "[DONE]":
+                    _strict(line[5:])
+        else:
+            _strict(text)
+
+
+# D6: json.loads reads 1e400 as inf and NaN as nan; echoed as is, the 200 reply held `Infinity`
+# (not JSON). The Python servers' pydantic-core serializer writes them as null (ser_json_inf_nan
+# default; vllm-project/vllm@f6e9325 responses/api_router.py streams model_dump_json).
+ECHO_PROFILES = ["vllm", "vllm-2025", "vllm-0.10.1", "openai", "lmstudio", "sglang", "trtllm", "vllm-mlx", "llamacpp"]
+
+
+@pytest.mark.parametrize("profile", ECHO_PROFILES)
+@pytest.mark.parametrize("stream", [False, True])
+def test_nonfinite_numbers_are_never_echoed_as_invalid_json(profile, stream):
+    server = _server(profile)
+    raw = (
+        b'{"model":"%s","input":"hi","stream":%s,"temperature":1e400,"top_p":NaN,"metadata":{"a":"b"},'
+        b'"tools":[{"type":"function","name":"f","description":"d","parameters":{"type":"object",'
+        b'"properties":{"x":{"type":"number","maximum":-1e400}}}}]}'
+    ) % (_model(server).encode(), b"true" if stream else b"false")
+    reply = server.handle("responses", raw, {})
+    assert reply.status < 500 and INTERNAL not in reply.body, reply.body[:300]
+    _all_json(reply)
+
+
+def test_finite_replaces_only_nonfinite_floats():
+    from mockoss.profiles.wire import dumps, dumps_json, finite
+
+    body = {"a": float("inf"), "b": [1, 2.5, float("nan"), {"c": -float("inf"), "d": "NaN"}], "e": True}
+    assert finite(body) == {"a": None, "b": [1, 2.5, None, {"c": None, "d": "NaN"}], "e": True}
+    plain = {"a": 1.5, "b": [1, "x"]}
+    assert finite(plain) is plain
+    assert dumps(body) == '{"a":null,"b":[1,2.5,null,{"c":null,"d":"NaN"}],"e":true}'
+    assert json.loads(dumps_json(body, indent=2)) == finite(body)
+
+
+def test_go_style_encoder_writes_nonfinite_as_null():
+    from mockoss.profiles.ollama.gojson import dumps
+
+    assert dumps({"a": [float("inf"), 1.5]}) == '{"a":[null,1.5]}'

@@ -8,9 +8,11 @@ import threading
 from json.encoder import encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]  # the encoders' own
 from typing import Any
 
-__all__ = ["dumps", "dumps_json", "loads"]
+__all__ = ["dumps", "dumps_json", "finite", "loads"]
 
-_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+#: ``allow_nan=False``: a non-finite float is never written as ``NaN``/``Infinity`` (not JSON); see
+#: :func:`finite`.
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 def dumps(value: Any) -> str:
@@ -24,11 +26,67 @@ def dumps(value: Any) -> str:
     carry data nested nearly as deep as :func:`json.loads` could parse it, and a profile that
     echoes it (vLLM Responses' ``metadata``, ``tools``, ``text``; ...) encodes it from further
     down the stack, where the encoder's ``RecursionError`` would be an unscripted 500.
+
+    A non-finite float is written ``null`` (:func:`finite`), never ``NaN``/``Infinity``; the
+    values without one (all but a request's echo of ``1e400`` or ``NaN``) cost nothing more.
     """
     try:
         return _ENCODE(value)
     except RecursionError:
-        return _dumps_deep(value, separators=(",", ":"), ensure_ascii=False)
+        return _dumps_deep(finite(value), separators=(",", ":"), ensure_ascii=False)
+    except ValueError as exc:
+        if not _out_of_range(exc):
+            raise
+        return dumps(finite(value))
+
+
+def _out_of_range(error: ValueError) -> bool:
+    """Whether ``error`` is :mod:`json`'s refusal of a non-finite float (``allow_nan=False``)."""
+    return str(error).startswith("Out of range float values")
+
+
+def finite(value: Any) -> Any:
+    """``value`` with each ``NaN``/``inf``/``-inf`` float replaced by ``None``; ``value`` itself
+    when it holds none.
+
+    A request may carry them: :func:`json.loads` (what the Python servers parse bodies with) reads
+    ``NaN``/``Infinity`` and reads ``1e400`` (valid JSON) as ``inf``. Echoed as is they would be
+    written ``Infinity``, which is not JSON (breaker report D6). pydantic-core's JSON serializer,
+    which writes the Python servers' replies (``model_dump_json``; vllm-project/vllm@f6e9325:
+    vllm/entrypoints/openai/responses/api_router.py streams its events so), writes them ``null``
+    (``ser_json_inf_nan``, default ``"null"``), and so do orjson (SGLang) and this function.
+    A loop over a stack, not recursion: request data nests as deep as :func:`json.loads` parses.
+    """
+    if not _has_nonfinite(value):
+        return value
+    root: list[Any] = [None]
+    todo: list[tuple[Any, Any, Any]] = [(root, 0, value)]
+    while todo:
+        target, slot, item = todo.pop()
+        if isinstance(item, dict):
+            shell: Any = dict.fromkeys(item)
+            todo.extend((shell, key, element) for key, element in item.items())
+        elif isinstance(item, (list, tuple)):
+            shell = [None] * len(item)
+            todo.extend((shell, index, element) for index, element in enumerate(item))
+        else:
+            shell = None if isinstance(item, float) and not math.isfinite(item) else item
+        target[slot] = shell
+    return root[0]
+
+
+def _has_nonfinite(value: Any) -> bool:
+    seen: set[int] = set()  # a container met twice is looked at once (a cycle ends the walk)
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, (dict, list, tuple)) and id(item) not in seen:
+            seen.add(id(item))
+            pending.extend(item.values() if isinstance(item, dict) else item)
+    return False
 
 
 def loads(text: str | bytes) -> Any:
@@ -103,11 +161,15 @@ def dumps_json(value: Any, *, indent: int | None = None, separators: tuple[str, 
     """``json.dumps(value, indent=…, separators=…, ensure_ascii=…)``, at any depth: a value nested
     too deep for :mod:`json`'s recursion is written by :func:`_dumps_deep`, the same text. For the
     profiles that write another layout than :func:`dumps` (LM Studio's two-space indent, mlx-lm's
-    defaults)."""
+    defaults). A non-finite float is written ``null``, as :func:`dumps` does."""
     try:
-        return json.dumps(value, indent=indent, separators=separators, ensure_ascii=ensure_ascii)
+        return json.dumps(value, indent=indent, separators=separators, ensure_ascii=ensure_ascii, allow_nan=False)
     except RecursionError:
-        return _dumps_deep(value, indent=indent, separators=separators, ensure_ascii=ensure_ascii)
+        return _dumps_deep(finite(value), indent=indent, separators=separators, ensure_ascii=ensure_ascii)
+    except ValueError as exc:
+        if not _out_of_range(exc):
+            raise
+        return dumps_json(finite(value), indent=indent, separators=separators, ensure_ascii=ensure_ascii)
 
 
 def _dumps_deep(value: Any, *, indent: int | None = None, separators: tuple[str, str] | None = None, ensure_ascii: bool = True) -> str:

@@ -11,6 +11,7 @@ JSON type, a ``think`` other than ``true``/``false``/``"high"``/``"medium"``/``"
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired
@@ -73,8 +74,8 @@ def num_predict(options: Mapping[str, Any] | None) -> int | None:
     """``options.num_predict`` as a token limit: positive → the limit; absent, 0 or negative → none
     (Ollama then generates until a stop token, within a large multiple of the context)."""
     value = (options or {}).get("num_predict")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None  # NaN/inf: Go's decoder refuses them first (mockoss.server.nonfinite)
     limit = int(value)
     return limit if limit > 0 else None
 

@@ -27,6 +27,7 @@ from mockoss.scenario.loader import Scenario, ScenarioError, Step, load_named, l
 from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
 from mockoss.server.inputs import lone_surrogate_field, out_of_vocabulary
+from mockoss.server.nonfinite import go_decode_error
 from mockoss.server.records import DEFAULT_LOG_BYTES, REQUEST_RECORDS, Endpoint, RecordedRequest, RequestLog
 from mockoss.server.replies import (
     SWITCH_HEADER,
@@ -436,6 +437,8 @@ class MockServer:
         profile = _for_endpoint(self._base_profile, endpoint)
         if endpoint not in profile.endpoints:
             return profile.route_error(404, "POST", ENDPOINTS[endpoint].path)
+        if profile.name.startswith("ollama") and (go_error := go_decode_error(endpoint, body, raw)) is not None:
+            return profile.error(400, go_error)  # NaN or 1e400 in a Go number field (mockoss.server.nonfinite)
         own_check = getattr(profile, "check_request", None)  # a profile validating as its server's own models do
         if own_check is not None and (rejected := own_check(endpoint, body, raw)) is not None:
             return rejected  # type: ignore[no-any-return]

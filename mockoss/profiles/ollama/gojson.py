@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from mockoss.profiles.wire import finite
+
 __all__ = ["Raw", "dumps", "format_float", "go_any", "quote"]
 
 
@@ -93,7 +95,14 @@ def dumps(value: Any) -> str:
     try:
         return _dumps(value)
     except RecursionError:
-        return _dumps_deep(value)
+        return _dumps_deep(finite(value))
+    except ValueError as exc:
+        # NaN/inf: Ollama's decoder refuses them in the fields it reads (mockoss.server.nonfinite);
+        # one left in data mockoss echoes beyond those is written null, never a 500 (breaker D5).
+        cleaned = finite(value)
+        if cleaned is value or not str(exc).startswith("json: unsupported value"):
+            raise
+        return dumps(cleaned)
 
 
 def _dumps(value: Any) -> str:
