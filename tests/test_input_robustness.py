@@ -40,6 +40,19 @@ def test_responses_item_with_unhashable_type_is_not_a_500(profile, kind):
     assert reply.status == bogus.status
 
 
+@pytest.mark.parametrize("call_id", [[1], {"a": 1}])
+def test_sglang_unhashable_call_id_is_not_a_500(call_id):
+    # The same pattern in sglang/responses_checks.py (`call_id in calls`, a set), found by a type-swap
+    # sweep of every profile and endpoint (13,632 requests) after the D4 fix.
+    server = _server("sglang")
+    for item in (
+        {"type": "function_call", "call_id": call_id, "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": call_id, "output": "o"},
+    ):
+        reply = server.handle("responses", json.dumps({"model": _model(server), "input": [item]}).encode(), {})
+        assert reply.status < 500 and INTERNAL not in reply.body, reply.body[:300]
+
+
 def test_conversation_skips_unhashable_item_type():
     from mockoss.scenario.conversation import _responses
 

@@ -79,15 +79,17 @@ def _unanswered_output(items: Any) -> str | None:
     store of earlier responses is off), else ``None``."""
     if not isinstance(items, list):
         return None
-    calls: set[Any] = set()
+    calls: set[str] = set()
     for item in items:
         if not isinstance(item, dict):
             continue
         kind = item.get("type")
+        # The id as text: a list or object call_id is unhashable (a TypeError 500 before, breaker D4).
+        call_id = str(item.get("call_id"))
         if kind in ("function_call", "custom_tool_call"):
-            calls.add(item.get("call_id"))
-        elif kind in ("function_call_output", "custom_tool_call_output") and item.get("call_id") not in calls:
-            return str(item.get("call_id"))
+            calls.add(call_id)
+        elif kind in ("function_call_output", "custom_tool_call_output") and call_id not in calls:
+            return call_id
     return None
 
 
