@@ -18,13 +18,15 @@ from mockoss.harmony.lru import BytesLRU
 if TYPE_CHECKING:
     from mockoss.scenario.compiled import Scenario
 
-__all__ = ["SCENARIO_CACHE_BYTES", "clear_scenario_cache", "loaded_scenarios", "scenario_cost"]
+__all__ = ["SCENARIO_CACHE_BYTES", "clear_scenario_cache", "failed_scenarios", "loaded_scenarios", "scenario_cost"]
 
 #: Byte budget of the compiled-scenario cache.
 SCENARIO_CACHE_BYTES = 64 * 1024 * 1024
 
 #: ``(origin, name, file bytes)`` → the compiled scenario.
 loaded_scenarios: BytesLRU[Scenario] = BytesLRU(SCENARIO_CACHE_BYTES)
+#: ``(origin, name, file bytes)`` → the error message of a file that does not load (bounded too).
+failed_scenarios: BytesLRU[str] = BytesLRU(SCENARIO_CACHE_BYTES // 4)
 
 
 def scenario_cost(scenario: Scenario, raw: bytes) -> int:
@@ -41,5 +43,6 @@ def scenario_cost(scenario: Scenario, raw: bytes) -> int:
 
 
 def clear_scenario_cache() -> None:
-    """Forget every cached scenario."""
+    """Forget every cached scenario (and every cached failure)."""
     loaded_scenarios.clear()
+    failed_scenarios.clear()

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from mockoss.harmony import Completion
 from mockoss.harmony.encoding import VocabularyError
-from mockoss.scenario.cache import loaded_scenarios, scenario_cost
+from mockoss.scenario.cache import failed_scenarios, loaded_scenarios, scenario_cost
 from mockoss.scenario.compiled import Rule, Scenario, ScenarioError, Step
 from mockoss.scenario.locate import key_line, validation_errors
 from mockoss.scenario.locate import loc_text as _loc_text
@@ -288,6 +288,21 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     key = (origin, name, raw)
     if (cached := loaded_scenarios.get(key)) is not None:  # unchanged since it was last loaded
         return cached
+    if (failure := failed_scenarios.get(key)) is not None:  # the same bytes failed: the same error
+        raise ScenarioError(failure)
+    try:
+        scenario = _compile(raw, origin, name)
+    except ScenarioError as exc:
+        # Kept by content, as the compiled ones are: a request naming a broken file of a
+        # --scenario-dir got it parsed again every time (a reviewer's 20,000-step file: 4.5-9.4 s
+        # of event loop per request, issue 9); now the second request costs the file's read.
+        failed_scenarios.put(key, str(exc), len(raw) + len(str(exc)))
+        raise
+    return loaded_scenarios.put(key, scenario, scenario_cost(scenario, raw))
+
+
+def _compile(raw: bytes, origin: str, name: str) -> Scenario:
+    """Parse and compile a scenario file's bytes (:func:`load_scenario`'s work on a cache miss)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -313,8 +328,7 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
         raise ScenarioError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{origin}:1: (top level): a scenario file is a mapping with 'version' and 'steps' or 'rules'")
-    scenario = scenario_from_data(data, name=name, origin=origin, root=root)
-    return loaded_scenarios.put(key, scenario, scenario_cost(scenario, raw))
+    return scenario_from_data(data, name=name, origin=origin, root=root)
 
 
 def _is_file(path: Path) -> bool:
