@@ -90,6 +90,7 @@ class _Check:
         if not isinstance(pattern, str):
             return None
         if pattern not in self.patterns:
+            self.tick()
             try:
                 self.patterns[pattern] = _compile(pattern)
             except ValueError as exc:
@@ -127,6 +128,9 @@ def _re2_options() -> Any:
 
     options = re2.Options()
     options.log_errors = False
+    # Tool-schema patterns are short; RE2's default (8 MiB per regex, shared with its DFA cache)
+    # times the cached patterns would let a few requests hold hundreds of MiB.
+    options.max_mem = 2 << 20
     return options
 
 
@@ -168,14 +172,21 @@ def _ecma_escapes(pattern: str) -> str:
     return "".join(out)
 
 
-@functools.lru_cache(maxsize=256)
 def _compile(pattern: str) -> Callable[[str], bool]:
     """``re.search``-style RE2 function of ``pattern``; :class:`ValueError` with RE2's reason when it
-    cannot compile. Cached: a test suite sends the same tools on every request."""
+    cannot compile. Patterns up to 512 characters are cached (64 of them): a test suite sends the same
+    tools on every request."""
+    return _compile_cached(pattern) if len(pattern) <= 512 else _compile_new(pattern)
+
+
+def _compile_new(pattern: str) -> Callable[[str], bool]:
     import re2
 
+    # re2.compile keeps every pattern in its own 128-entry cache, at any length; _Regexp is the class
+    # it builds, uncached (google-re2 1.1's re2/__init__.py), so only _compile_cached retains patterns.
+    build = getattr(re2, "_Regexp", None) or re2.compile
     try:
-        compiled = re2.compile(_without_surrogates(_ecma_escapes(pattern)), options=_re2_options())
+        compiled = build(_without_surrogates(_ecma_escapes(pattern)), _re2_options())
     except re2.error as exc:
         reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         raise ValueError(reason) from None
@@ -188,6 +199,9 @@ def _compile(pattern: str) -> Callable[[str], bool]:
             return search(_without_surrogates(text)) is not None
 
     return found
+
+
+_compile_cached = functools.lru_cache(maxsize=64)(_compile_new)
 
 
 # --- keywords ------------------------------------------------------------------------------------
@@ -339,8 +353,30 @@ def _safe_class(cls: type) -> type:
         if "unevaluatedProperties" in replaced:
             replaced["unevaluatedProperties"] = _unevaluated_properties(replaced["unevaluatedProperties"])
         guarded = {keyword: _guarded(keyword, function) for keyword, function in replaced.items()}
-        safe = _CLASSES[cls] = jsonschema.validators.extend(cls, validators=guarded)
+        safe = jsonschema.validators.extend(cls, validators=guarded)
+        safe.evolve = _evolve_within_safe_classes(cls, safe)  # type: ignore[attr-defined]
+        _CLASSES[cls] = _CLASSES[safe] = safe
     return safe
+
+
+def _evolve_within_safe_classes(base: type, safe: type) -> Callable[..., Any]:
+    """jsonschema's ``evolve`` (used by every ``descend``) picks the class named by a subschema's
+    ``$schema`` and would leave these keywords for the stock ones (and Python's re): a subschema
+    with ``"$schema"`` and a ``pattern``, or any meta-schema resource. Same steps, safe classes."""
+    import attrs
+    import jsonschema
+
+    fields = [(field.name, field.alias) for field in attrs.fields(safe) if field.init]
+
+    def evolve(self: Any, **changes: Any) -> Any:
+        schema = changes.setdefault("schema", self.schema)
+        new_class = _safe_class(jsonschema.validators.validator_for(schema, default=base))
+        for name, alias in fields:
+            if alias not in changes:
+                changes[alias] = getattr(self, name)
+        return new_class(**changes)
+
+    return evolve
 
 
 # --- the check -----------------------------------------------------------------------------------

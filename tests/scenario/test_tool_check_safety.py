@@ -213,6 +213,17 @@ def test_catastrophic_pattern_properties_are_linear():
         assert len(problems) == 1, problems
 
 
+def test_a_subschema_naming_its_draft_keeps_re2():
+    """jsonschema's descend switches to the class a subschema's ``$schema`` names (the stock one,
+    with Python's re) unless evolve is kept within the safe classes."""
+    for draft in ("https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/draft-04/schema#"):
+        schema = _obj(location={"$schema": draft, "type": "string", "pattern": CATASTROPHIC})
+        started = time.monotonic()
+        problems = schema_problems(schema, {"location": "a" * 30})
+        assert time.monotonic() - started < 1
+        assert len(problems) == 1 and "does not match" in problems[0]
+
+
 def test_pattern_semantics():
     def check(pattern, text):
         return schema_problems({"type": "string", "pattern": pattern}, text) == []
