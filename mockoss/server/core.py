@@ -28,7 +28,14 @@ from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
 from mockoss.server.inputs import lone_surrogate_field, out_of_vocabulary
 from mockoss.server.nonfinite import go_decode_error
-from mockoss.server.records import DEFAULT_LOG_BYTES, REQUEST_RECORDS, Endpoint, RecordedRequest, RequestLog
+from mockoss.server.records import (
+    DEFAULT_LOG_BYTES,
+    REQUEST_RECORDS,
+    Endpoint,
+    RecordedRequest,
+    RequestLog,
+    header_items,
+)
 from mockoss.server.replies import (
     SWITCH_HEADER,
     _for_endpoint,
@@ -118,7 +125,7 @@ def _record(
         index,
         endpoint,
         raw,
-        tuple(headers.items()),
+        header_items(headers),
         scenario.name if scenario else None,  # scenario
         step.index if step and scenario else None,  # step
         status,
@@ -481,7 +488,7 @@ class MockServer:
     ) -> RecordedRequest:
         """Log a request answered outside :meth:`respond` (passed through to an upstream)."""
         with self._lock:
-            record = RecordedRequest(self._handled, endpoint, raw, tuple(headers.items()), None, None, status, None)
+            record = RecordedRequest(self._handled, endpoint, raw, header_items(headers), None, None, status, None)
             self._handled += 1
             self.requests.append(record)
         _share(record)

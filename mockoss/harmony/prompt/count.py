@@ -153,6 +153,25 @@ def cache_size() -> int:
     )
 
 
+#: The cache values of plain user / assistant messages of up to this many tokens are shared.
+_SHARED_COUNTS = 4096
+_USER_TURNS: list[Counted | None] = [None] * _SHARED_COUNTS
+_FINAL_TURNS: list[Counted | None] = [None] * _SHARED_COUNTS
+
+
+def _plain(n: int, shared: list[Counted | None], assistant: bool, channel: str | None) -> Counted:
+    """``(n, False, ((n, assistant, channel),))``, the cached count of a plain message of ``n``
+    tokens, one object per ``n`` below :data:`_SHARED_COUNTS` (immutable, so shared): a new
+    conversation turn left three new tuples in the message cache, each walked by the garbage
+    collector's next pass (issue 9: ~0.3 us per object a request leaves, over HTTP)."""
+    if n < _SHARED_COUNTS:
+        found = shared[n]
+        if found is None:
+            found = shared[n] = (n, False, ((n, assistant, channel),))
+        return found
+    return (n, False, ((n, assistant, channel),))
+
+
 def _entries(key: tuple[str, str | None, Any], build: Callable[[], list[Message]]) -> Counted:
     cached = _messages.get(key)
     if cached is None:
@@ -251,11 +270,9 @@ def _count_chat(
                 if seen_parts < 0:
                     seen, seen_parts = i, len(counted)
                 if user:  # as _count_message
-                    n = _user_head() + _text_tokens(content)
-                    cached = (n, False, ((n, False, None),))
+                    cached = _plain(_user_head() + _text_tokens(content), _USER_TURNS, False, None)
                 elif content:  # a plain assistant text: one final-channel turn
-                    n = _final_head() + _text_tokens(content)
-                    cached = (n, False, ((n, True, "final"),))
+                    cached = _plain(_final_head() + _text_tokens(content), _FINAL_TURNS, True, "final")
                 else:  # an empty assistant message renders nothing
                     cached = (0, False, ())
                 # content.__sizeof__() is sys.getsizeof(content) (a str is not GC-tracked), 60 ns less.
