@@ -197,6 +197,10 @@ def _fields(obj: Any) -> list[Any]:
     return held
 
 
+#: A sequence longer than this is estimated from this many of its items, evenly spaced.
+SAMPLED_ITEMS = 64
+
+
 def approx_bytes(value: Any, limit: int = sys.maxsize, opaque: tuple[type, ...] = ()) -> int:
     """Roughly the bytes ``value`` holds: ``sys.getsizeof`` of it and of everything it reaches
     (container items, dict keys and values, instance ``__dict__`` and ``__slots__``), each object
@@ -205,42 +209,56 @@ def approx_bytes(value: Any, limit: int = sys.maxsize, opaque: tuple[type, ...] 
     (they are held elsewhere). An object shared with other values is counted in each: an
     over-estimate, which is the safe side of a bound. Stops as soon as the count passes ``limit``
     (a value too big for a budget costs a walk of about the budget, not of the value), returning
-    that partial count. For stores whose callers cannot state a size; costs about 0.5 us an object.
+    that partial count. For stores whose callers cannot state a size.
+
+    A tuple, list or set of more than :data:`SAMPLED_ITEMS` items is estimated from that many
+    of them, evenly spaced, scaled to its length: what a completion's memo stores (traces, token
+    tuples, chunk lists: tens of thousands of like objects for 10,000 tokens) cost ~0.5 us an
+    object to walk, which doubled the first request on a long completion
+    (``benchmarks/bench_first_request.py``: 64 -> 125 ms at 10,000 tokens). Items of one sequence
+    are alike there; a sequence whose few huge items fall between the samples is under-counted.
     """
     seen: set[int] = set()
-    total = 0
-    todo = [value]
+    total = 0.0
+    todo: list[tuple[Any, float]] = [(value, 1.0)]
     while todo:
-        obj = todo.pop()
+        obj, weight = todo.pop()
         kind = type(obj)
         if kind is str or kind is int or kind is bytes or kind is float or kind is bool or obj is None:
-            total += _getsizeof(obj)
+            total += weight * _getsizeof(obj)
             continue
         if id(obj) in seen:
             continue
         seen.add(id(obj))
-        total += _getsizeof(obj)
+        total += weight * _getsizeof(obj)
         if total > limit:
-            return total
+            return int(total)
         if kind is tuple or kind is list or kind is set or kind is frozenset:
-            for item in obj:  # leaves counted here: most items are (token tuples, text pieces)
+            items: Any = obj
+            scale = weight
+            if len(obj) > SAMPLED_ITEMS:  # one item of each of SAMPLED_ITEMS equal strata, at a jittered place
+                step = len(obj) // SAMPLED_ITEMS  # (a fixed stride would see one phase of periodic data)
+                seq = tuple(obj) if kind is set or kind is frozenset else obj
+                items = [seq[j * step + (j * 2654435761) % step] for j in range(SAMPLED_ITEMS)]
+                scale = weight * len(obj) / SAMPLED_ITEMS
+            for item in items:  # leaves counted here: most items are (token tuples, text pieces)
                 held = type(item)
                 if held is str or held is int or held is bytes or held is float or held is bool or item is None:
-                    total += _getsizeof(item)
+                    total += scale * _getsizeof(item)
                 else:
-                    todo.append(item)
+                    todo.append((item, scale))
         elif kind is dict:
-            todo.extend(obj.keys())
-            todo.extend(obj.values())
+            todo.extend((key, weight) for key in obj)
+            todo.extend((item, weight) for item in obj.values())
         elif isinstance(obj, _SHARED) or (opaque and isinstance(obj, opaque)):
             continue
         elif isinstance(obj, dict):
-            todo.extend(obj.keys())
-            todo.extend(obj.values())
-            todo.extend(_fields(obj))
+            todo.extend((key, weight) for key in obj)
+            todo.extend((item, weight) for item in obj.values())
+            todo.extend((item, weight) for item in _fields(obj))
         elif isinstance(obj, (tuple, list, set, frozenset)):
-            todo.extend(obj)
-            todo.extend(_fields(obj))
+            todo.extend((item, weight) for item in obj)
+            todo.extend((item, weight) for item in _fields(obj))
         else:
-            todo.extend(_fields(obj))
-    return total
+            todo.extend((item, weight) for item in _fields(obj))
+    return int(total)
