@@ -21,19 +21,23 @@ jsonschema's defaults are not safe there (mockoss breaker report D1-D3, reproduc
   ``patternProperties`` anywhere, ``unevaluatedProperties`` is not checked (one warning).
   ``uniqueItems`` is checked by hashing (jsonschema compares arrays of objects pairwise).
   The meta-schema's ``format: regex`` check (Python's ``re.compile``) is off: RE2 reports a
-  pattern it cannot compile instead.
-- **Bounded time.** Every keyword evaluation ticks a clock; past :data:`BUDGET_S` the check stops
-  with a warning (a schema of nested ``anyOf``/``$ref`` can ask for exponential work without any
-  cycle). A cycle (``{"$ref": "#"}``) ends in :class:`RecursionError`, reported as a warning.
+  pattern it cannot compile instead. jsonschema's ``evolve`` would switch to the stock class of
+  any subschema that names a ``$schema``; here it stays within these classes.
+- **Bounded time.** Every keyword evaluation ticks a CPU clock; past :data:`BUDGET_S` the check
+  stops with a warning (a schema of nested ``anyOf``/``$ref`` can ask for exponential work without
+  any cycle). A cycle (``{"$ref": "#"}``) or nesting deeper than about 150 levels ends in
+  :class:`RecursionError`, reported as a warning. Any other exception is a warning too, never a 500.
 
-RE2 against ECMA-262 (the regex dialect JSON Schema names, Draft 2020-12 Validation §6.3.3) for
+RE2 against ECMA-262 (the dialect JSON Schema names: Draft 2020-12 Core §6.4, Validation §6.3.3) for
 patterns RE2 accepts: ``\\d`` and ``\\w`` are ASCII in both; ``\\s`` is ASCII in RE2
 (``[\\t\\n\\f\\r ]``, not even ``\\v``) but Unicode white space and line terminators in ECMA-262;
 ``.`` excludes only ``\\n`` in RE2 but all four line terminators (``\\n \\r \\u2028 \\u2029``) in
 ECMA-262; ``$`` is the end of the text in both (Python's ``re`` also matches before a final
-newline); ``\\uXXXX`` and ``\\u{X…}`` are rewritten to RE2's ``\\x{…}`` here (same meaning);
-RE2 also accepts syntax ECMA-262 rejects (inline flags ``(?i)``, ``(?P<name>…)``, ``\\p{L}``
-without the ``u`` flag, ``\\A``, ``\\z``), which is then run with RE2's meaning. Text and patterns
+newline); ``\\uXXXX`` and ``\\u{X…}`` (ECMA-262's ``u`` mode) are rewritten to RE2's ``\\x{…}``
+here (same meaning); RE2 also accepts syntax that ECMA-262 rejects or reads as a plain letter
+(inline flags ``(?i)``, ``(?P<name>…)``, ``\\p{L}`` without the ``u`` flag, ``\\A``, ``\\z``), which
+is then run with RE2's meaning; ECMA-262 syntax RE2 refuses (``[^]``, ``\\cX``, lookaround,
+backreferences) is "not checked". Text and patterns
 with lone surrogates are matched with each replaced by U+FFFD. Reference:
 https://github.com/google/re2/wiki/Syntax; ECMA-262 §22.2.
 """
