@@ -197,8 +197,9 @@ def _fields(obj: Any) -> list[Any]:
     return held
 
 
-#: A sequence longer than this is estimated from this many of its items, evenly spaced.
+#: A sequence of containers longer than this is estimated from this many of its items.
 SAMPLED_ITEMS = 64
+_LEAVES = frozenset({str, int, bytes, float, bool, type(None)})
 
 
 def approx_bytes(value: Any, limit: int = sys.maxsize, opaque: tuple[type, ...] = ()) -> int:
@@ -211,12 +212,15 @@ def approx_bytes(value: Any, limit: int = sys.maxsize, opaque: tuple[type, ...] 
     (a value too big for a budget costs a walk of about the budget, not of the value), returning
     that partial count. For stores whose callers cannot state a size.
 
-    A tuple, list or set of more than :data:`SAMPLED_ITEMS` items is estimated from that many
-    of them, evenly spaced, scaled to its length: what a completion's memo stores (traces, token
-    tuples, chunk lists: tens of thousands of like objects for 10,000 tokens) cost ~0.5 us an
-    object to walk, which doubled the first request on a long completion
-    (``benchmarks/bench_first_request.py``: 64 -> 125 ms at 10,000 tokens). Items of one sequence
-    are alike there; a sequence whose few huge items fall between the samples is under-counted.
+    Long sequences: walking what a completion's memo stores (traces, token tuples, chunk lists:
+    tens of thousands of objects for 10,000 tokens) at ~0.5 us an object doubled the first request
+    on a long completion (``benchmarks/bench_first_request.py``: 64 -> 125 ms at 10,000 tokens).
+    So a tuple, list or set of more than :data:`SAMPLED_ITEMS` items that are all leaves (strings,
+    bytes, numbers: token ids, text pieces, tool names, where a request's data sits) is summed
+    exactly in C, and one whose items are containers is estimated from :data:`SAMPLED_ITEMS` of
+    them, one per stratum, scaled to its length. The estimate is close for like items (a trace's
+    events, a plan's chunks; within ~3% in ``tests/harmony/test_memo_bytes.py``); a sequence of
+    containers whose few huge members fall between the samples is under-counted.
     """
     seen: set[int] = set()
     total = 0.0
@@ -236,8 +240,13 @@ def approx_bytes(value: Any, limit: int = sys.maxsize, opaque: tuple[type, ...] 
         if kind is tuple or kind is list or kind is set or kind is frozenset:
             items: Any = obj
             scale = weight
-            if len(obj) > SAMPLED_ITEMS:  # one item of each of SAMPLED_ITEMS equal strata, at a jittered place
-                step = len(obj) // SAMPLED_ITEMS  # (a fixed stride would see one phase of periodic data)
+            if len(obj) > SAMPLED_ITEMS:
+                if all(type(item) in _LEAVES for item in obj):  # token ids, text pieces, names: exactly, in C
+                    total += weight * sum(map(_getsizeof, obj))
+                    continue
+                # Containers: one item of each of SAMPLED_ITEMS equal strata, at a hashed place (a
+                # fixed stride would see one phase of periodic data).
+                step = len(obj) // SAMPLED_ITEMS
                 seq = tuple(obj) if kind is set or kind is frozenset else obj
                 items = [seq[j * step + (j * 2654435761) % step] for j in range(SAMPLED_ITEMS)]
                 scale = weight * len(obj) / SAMPLED_ITEMS

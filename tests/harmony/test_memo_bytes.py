@@ -159,3 +159,16 @@ def test_approx_bytes_estimates_long_sequences_from_samples_close_to_the_full_co
             full += sys.getsizeof(obj)
         estimate = lru.approx_bytes(value)
         assert abs(estimate - full) <= 0.05 * full, (estimate, full)
+
+
+def test_long_sequences_of_leaves_are_counted_exactly_whatever_their_sizes() -> None:
+    """A review's reproducers: a 65-item tuple holding a 20 MB string at index 64, and a set of
+    tool names with two of 3 MB, were estimated at a few KB by sampling; sequences of leaves
+    (where request data sits) are now summed exactly."""
+    from mockoss.harmony.lru import approx_bytes
+
+    big = "x" * 20_000_000
+    items = tuple(["a"] * 64 + [big])
+    assert approx_bytes(items) == sys.getsizeof(items) + 64 * sys.getsizeof("a") + sys.getsizeof(big)
+    names = frozenset([f"t{i}" for i in range(64)] + ["y" * 3_000_000, "z" * 3_000_000])
+    assert approx_bytes(names) >= 6_000_000
