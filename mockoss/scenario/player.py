@@ -49,12 +49,14 @@ MAX_SESSION_KEY_CHARS = 100
 
 def session_key(value: str) -> str:
     """``value`` (an ``X-Mockoss-Session`` header) as the player remembers it: itself, or when
-    longer than :data:`MAX_SESSION_KEY_CHARS`, ``sha256:`` and the hex digest of its UTF-8 (the
+    longer than :data:`MAX_SESSION_KEY_CHARS` (or itself starting ``sha256:``), ``sha256:`` and
+    the hex digest of its UTF-8 (the
     same key for the same value: sessions behave alike, only what is kept is bounded). A reviewer
     measured 20,000 requests with 30 KB keys growing a server from 100 MB to 716 MB (issue 9:
     memory bounded in bytes)."""
-    if len(value) <= MAX_SESSION_KEY_CHARS:
+    if len(value) <= MAX_SESSION_KEY_CHARS and not value.startswith("sha256:"):
         return value
+    # A sent key that looks like a digest is digested too: it cannot join a long key's session.
     return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -163,7 +165,7 @@ class Player:
         # Which cursors and turn (module docstring): a header session, a stored previous
         # response, the automatic key, else the shared cursors ("").
         session = header_of(headers, SESSION_HEADER) or ""
-        if len(session) > MAX_SESSION_KEY_CHARS:
+        if len(session) > MAX_SESSION_KEY_CHARS or session.startswith("sha256:"):
             session = session_key(session)
         session_turn = None  # the turn when the server counts it, else the body's (read below)
         if session and session != "auto":

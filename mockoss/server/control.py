@@ -206,7 +206,7 @@ class ControlPlane:
             target = self.session(test_id)
             if epoch is None or target.epoch == epoch:  # type: ignore[union-attr]
                 session = headers.get(SESSION_HEADER)
-                if session is not None and len(session) > MAX_SESSION_KEY_CHARS:
+                if session is not None and (len(session) > MAX_SESSION_KEY_CHARS or session.startswith("sha256:")):
                     session = session_key(session)  # as the player keeps it: bounded bytes per entry
                 # Only the record's index and names: its body and completion stay in the server's
                 # own (byte-bounded) log. Scalars only, so the garbage collector stops tracking the

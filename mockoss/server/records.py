@@ -89,9 +89,11 @@ class RecordedRequest:
 
 
 #: Header pairs shared between log entries, by name then value (at most :data:`_SHARED_PAIRS`,
-#: values up to :data:`_SHARED_VALUE_CHARS` characters; about 1 MB at most).
+#: names up to :data:`_SHARED_NAME_CHARS` and values up to :data:`_SHARED_VALUE_CHARS`
+#: characters: about 1.5 MB at most).
 _PAIRS: dict[str, dict[str, tuple[str, str]]] = {}
 _SHARED_PAIRS = 4096
+_SHARED_NAME_CHARS = 64
 _SHARED_VALUE_CHARS = 128
 _shared = [0]
 
@@ -113,7 +115,7 @@ def header_items(headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
         pair = by_value.get(value) if by_value is not None else None
         if pair is None:
             pair = (name, value)
-            if len(value) <= _SHARED_VALUE_CHARS and _shared[0] < _SHARED_PAIRS:
+            if len(value) <= _SHARED_VALUE_CHARS and len(name) <= _SHARED_NAME_CHARS and _shared[0] < _SHARED_PAIRS:
                 _PAIRS.setdefault(name, {})[value] = pair
                 _shared[0] += 1
         append(pair)

@@ -120,6 +120,11 @@ def test_long_session_keys_are_kept_by_digest_and_still_tell_sessions_apart():
     short = "conversation-7"
     server.handle("chat", hi, {"x-mockoss-session": short})
     assert short in server._player._sessions  # short keys are kept as sent
+    # A sent key that looks like a long key's digest does not join its session (a review's finding).
+    from mockoss.scenario.player import session_key
+
+    lookalike = session_key(first)
+    assert json.loads(server.handle("chat", hi, {"x-mockoss-session": lookalike}).body)["choices"][0]["message"] == steps[0]
 
 
 def test_the_control_log_keeps_long_session_keys_bounded(url):
