@@ -221,6 +221,17 @@ def test_ollama_skips_a_huge_number_in_a_field_it_does_not_declare():
         json.loads(reply.body)
 
 
+def test_ollama_still_refuses_a_declared_field_after_an_unknown_one_it_skipped():
+    # A review's reproducer: the first out-of-range number was in an unknown field, so the check
+    # stopped there and answered 200, while Go skips that field and fails on `options`.
+    raw = b'{"model":"gpt-oss:20b","prompt":"hi","stream":false,"not_a_field":1e400,"options":{"temperature":1e400}}'
+    reply = _server("ollama").handle("ollama.generate", raw, {})
+    assert reply.status == 400
+    assert json.loads(reply.body)["error"] == (
+        "json: cannot unmarshal number 1e400 into Go struct field GenerateRequest.options of type float64"
+    )
+
+
 def _strict(text):
     def refuse(constant):
         raise ValueError(f"not JSON: {constant}")

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["go_decode_error"]
@@ -138,18 +139,17 @@ def _numeric_fields_overflow(endpoint: str, body: dict[str, Any], types: dict[st
     )
 
 
-def _first_overflow(value: Any) -> tuple[_Overflow, list[str]] | None:
-    """The first out-of-range literal in document order (dicts keep it) and its keys' path."""
+def _overflows(value: Any) -> Iterator[tuple[_Overflow, list[str]]]:
+    """The out-of-range literals in document order (dicts keep it), each with its keys' path."""
     stack: list[tuple[Any, list[str]]] = [(value, [])]
     while stack:
         item, path = stack.pop()
         if isinstance(item, _Overflow):
-            return item, path
-        if isinstance(item, dict):
+            yield item, path
+        elif isinstance(item, dict):
             stack.extend((v, [*path, k]) for k, v in reversed(list(item.items())))
         elif isinstance(item, list):
             stack.extend((v, path) for v in reversed(item))
-    return None
 
 
 def go_decode_error(endpoint: str, body: Any, raw: bytes | None) -> str | None:
@@ -172,14 +172,14 @@ def go_decode_error(endpoint: str, body: Any, raw: bytes | None) -> str | None:
         return syntax_error(text) or f"invalid character '{str(exc)[0]}' looking for beginning of value"
     except (ValueError, RecursionError):
         return None  # not JSON for Python either: the ordinary checks answer it
-    found = _first_overflow(parsed)
-    if found is None:
-        return None
-    overflow, path = found
-    if endpoint == "responses" and len(path) >= 2 and path[:2] == ["tools", "parameters"]:
-        struct, field, kind = "ResponsesTool", "tools.parameters", "float64"  # map[string]any
-    elif path and path[0] in types:
-        field, kind = path[0], types[path[0]]
-    else:
-        return None  # a field Go skips (unknown) or decodes otherwise: see finite()
-    return f"json: cannot unmarshal number {overflow.literal} into Go struct field {struct}.{field} of type {kind}"
+    # Go skips a field its struct does not declare and keeps decoding; the first error in a
+    # declared field is the one it returns (encoding/json saves the first UnmarshalTypeError).
+    for overflow, path in _overflows(parsed):
+        if endpoint == "responses" and len(path) >= 2 and path[:2] == ["tools", "parameters"]:
+            struct, field, kind = "ResponsesTool", "tools.parameters", "float64"  # map[string]any
+        elif path and path[0] in types:
+            field, kind = path[0], types[path[0]]
+        else:
+            continue  # a field Go skips (unknown) or decodes otherwise: see finite()
+        return f"json: cannot unmarshal number {overflow.literal} into Go struct field {struct}.{field} of type {kind}"
+    return None
