@@ -50,6 +50,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
+from mockoss.scenario.pattern import _without_surrogates  # the scenario patterns' rule for lone surrogates
+
 __all__ = ["BUDGET_S", "schema_problems"]
 
 #: CPU-time budget (seconds, this thread's :func:`time.thread_time`, so a busy machine does not
@@ -99,7 +101,7 @@ class _Check:
                 self.patterns[pattern] = _compile(pattern)
             except ValueError as exc:
                 self.patterns[pattern] = None
-                self.note(f"pattern {_short(pattern, 60)!r} is not checked: RE2 cannot run it ({exc})")
+                self.note(f"pattern {short(pattern, 60)!r} is not checked: RE2 cannot run it ({exc})")
         return self.patterns[pattern]
 
     def has_pattern_properties(self) -> bool:
@@ -119,7 +121,8 @@ class _Check:
 _CURRENT: ContextVar[_Check] = ContextVar("mockoss_schema_check")
 
 
-def _short(text: str, limit: int = 80) -> str:
+def short(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis (for warning lines)."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -136,14 +139,6 @@ def _re2_options() -> Any:
     # times the cached patterns would let a few requests hold hundreds of MiB.
     options.max_mem = 2 << 20
     return options
-
-
-def _without_surrogates(text: str) -> str:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return text
 
 
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -227,11 +222,11 @@ def _guarded(keyword: str, function: Callable[..., Iterator[Any]]) -> Callable[.
             yield from function(validator, value, instance, schema)
         except unresolvable as exc:
             what = (
-                f"{keyword} {_short(value, 60)!r}" if keyword in _REF_KEYWORDS and isinstance(value, str) else keyword
+                f"{keyword} {short(value, 60)!r}" if keyword in _REF_KEYWORDS and isinstance(value, str) else keyword
             )
             check.note(
                 f"{what} is not checked: it does not resolve within the schema "
-                f"(mockoss never downloads or reads a referenced file; {_short(str(exc).split(' within ', 1)[0], 80)})"
+                f"(mockoss never downloads or reads a referenced file; {short(str(exc).split(' within ', 1)[0], 80)})"
             )
 
     keyword_check.__name__ = function.__name__
@@ -244,7 +239,7 @@ def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterat
     if validator.is_type(instance, "string"):
         found = _CURRENT.get().search(pattern)
         if found is not None and not found(instance):
-            yield ValidationError(f"{_short(repr(instance))} does not match {pattern!r}")
+            yield ValidationError(f"{short(repr(instance))} does not match {pattern!r}")
 
 
 def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[Any]:
@@ -316,7 +311,7 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> It
         for item in instance:
             key = _canonical(item)
             if key in seen:
-                yield ValidationError(f"{_short(repr(instance))} has non-unique elements")
+                yield ValidationError(f"{short(repr(instance))} has non-unique elements")
                 return
             seen.add(key)
 
@@ -404,13 +399,13 @@ def schema_problems(schema: Any, value: Any, budget_s: float | None = None) -> l
         meta = _safe_class(meta_cls)(cls.META_SCHEMA, registry=referencing.Registry(), format_checker=None)
         schema_error = next(meta.iter_errors(schema), None)
         if schema_error is not None:
-            problem = f"the declared parameters are not a valid JSON Schema: {_short(schema_error.message)}"
+            problem = f"the declared parameters are not a valid JSON Schema: {short(schema_error.message)}"
         else:
             validator = _safe_class(cls)(schema, registry=referencing.Registry())
             error = jsonschema.exceptions.best_match(validator.iter_errors(value))
             if error is not None:
                 problem = (
-                    f"arguments do not match the declared parameters at {error.json_path}: {_short(error.message)}"
+                    f"arguments do not match the declared parameters at {error.json_path}: {short(error.message)}"
                 )
     except _OverBudget:
         problem = (
@@ -423,7 +418,7 @@ def schema_problems(schema: Any, value: Any, budget_s: float | None = None) -> l
             "(a $ref cycle such as {'$ref': '#'}) or nest too deep"
         )
     except Exception as exc:  # noqa: BLE001 - a client's schema must never make a 500 (breaker D3)
-        problem = f"the declared parameters could not be checked: {type(exc).__name__}: {_short(str(exc))}"
+        problem = f"the declared parameters could not be checked: {type(exc).__name__}: {short(str(exc))}"
     finally:
         _CURRENT.reset(token)
     return check.notes + ([problem] if problem else [])

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mockoss.scenario.schema_check import schema_problems
+from mockoss.scenario.schema_check import short as _short
 
 __all__ = ["declared_functions", "tool_call_warnings"]
 
@@ -38,10 +39,6 @@ def declared_functions(body: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(name, str) and tool.get("type", "function") == "function":
             found[name] = function.get("parameters")
     return found
-
-
-def _short(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def tool_call_warnings(calls: Sequence[tuple[str, str | None]], body: Mapping[str, Any]) -> tuple[str, ...]:

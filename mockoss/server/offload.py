@@ -65,7 +65,10 @@ def has_long_run(raw: bytes, window: int = LONG_RUN_WINDOW) -> bool:
     event loop before (a reviewer's reproducer, issue 9: another client waited 10-12 s), far below
     :data:`OFFLOAD_BYTES`. JSON escapes (``\\n``, ``\\u6f22``) count as non-whitespace bytes, so
     escaped runs are caught too. A false positive (e.g. 4 KB of compact JSON without a space in
-    any string) only sends a request off the loop. Linear: per slice one ``memchr`` for a space
+    any string) only sends a request off the loop. What this does not catch: many runs each just
+    under the window, whose costs add up (a review: a 254 KB body of 4,095-character words, just
+    under :data:`OFFLOAD_BYTES`, held the loop 0.52 s; 10 s for one 150 KB word before). Linear:
+    per slice one ``memchr`` for a space
     (found at once in text), or a look at its first byte: ~3 us for the 23 KB agent turn of
     ``benchmarks/bench_prompt.py``, nothing below 8 KB.
     """
