@@ -52,7 +52,7 @@ from typing import Any
 
 from mockoss.scenario.pattern import _without_surrogates  # the scenario patterns' rule for lone surrogates
 
-__all__ = ["BUDGET_S", "schema_problems"]
+__all__ = ["BUDGET_S", "schema_problems", "short"]
 
 #: CPU-time budget (seconds, this thread's :func:`time.thread_time`, so a busy machine does not
 #: cut a check short) of one schema check: meta-schema check plus validation. A legitimate big
