@@ -288,3 +288,10 @@ def test_go_style_encoder_writes_nonfinite_as_null():
     from mockoss.profiles.ollama.gojson import dumps
 
     assert dumps({"a": [float("inf"), 1.5]}) == '{"a":[null,1.5]}'
+
+
+def test_sglang_responses_tool_choice_whose_function_is_not_an_object_is_not_a_500():
+    # Found by fuzzing the final main (seed 77): AttributeError in named_choice.
+    raw = b'{"model":"openai/gpt-oss-20b","input":"hi","stream":false,"tool_choice":{"function":["high",57],"type":"function"}}'
+    reply = _server("sglang").handle("responses", raw, {})
+    assert reply.status != 500 and b"internal error" not in reply.body, reply.body[:300]

@@ -97,5 +97,7 @@ def named_choice(choice: Any) -> str | None:
     """``effective_tool_choice``'s named function or custom tool, else ``None``."""
     if not isinstance(choice, dict):
         return None
-    name = choice.get("name") or (choice.get("function") or {}).get("name")
+    function = choice.get("function")
+    # A "function" that is not an object names nothing (a fuzzed body got an unscripted 500 here).
+    name = choice.get("name") or (function.get("name") if isinstance(function, dict) else None)
     return name if choice.get("type") in ("function", "custom") and name else None
