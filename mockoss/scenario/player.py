@@ -50,8 +50,8 @@ MAX_SESSION_KEY_CHARS = 100
 def session_key(value: str) -> str:
     """``value`` (an ``X-Mockoss-Session`` header) as the player remembers it: itself, or when
     longer than :data:`MAX_SESSION_KEY_CHARS` (or itself starting ``sha256:``), ``sha256:`` and
-    the hex digest of its UTF-8 (the
-    same key for the same value: sessions behave alike, only what is kept is bounded). A reviewer
+    the hex digest of its UTF-8 (the same key for the same value: sessions behave alike, only
+    what is kept is bounded). A reviewer
     measured 20,000 requests with 30 KB keys growing a server from 100 MB to 716 MB (issue 9:
     memory bounded in bytes)."""
     if len(value) <= MAX_SESSION_KEY_CHARS and not value.startswith("sha256:"):

@@ -15,6 +15,7 @@ from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from mockoss import __version__
+from mockoss.scenario.player import session_key
 from mockoss.server.control import _SCENARIO_NAME, TEST_ID_HEADER, ControlPlane, log_entry
 from mockoss.server.control_guard import error
 
@@ -73,8 +74,9 @@ def control_app(plane: ControlPlane) -> FastAPI:
 
     @control.get("/scenario", summary="The scenario a session answers with")
     async def selected(request: Request, test_id: str | None = Query(None)) -> dict[str, Any]:
-        target = plane.session(chosen(request, test_id))
-        scenario = target.server.scenario  # type: ignore[union-attr]
+        # Reading creates no session: an unknown test id answers with the server it would copy.
+        target = plane.session(chosen(request, test_id), create=False)
+        scenario = (target.server if target is not None else plane.base).scenario  # type: ignore[union-attr]
         return {"name": getattr(scenario, "name", None), "test_id": chosen(request, test_id)}
 
     @control.post("/reset", status_code=204, summary="Rewind a session's scenarios and clear its log")
@@ -96,7 +98,8 @@ def control_app(plane: ControlPlane) -> FastAPI:
         if target is None:
             return JSONResponse([])
         records = {r.index: r for r in list(target.server.requests)}
-        out = [_entry_json(log_entry(e), records) for e in list(target.log) if session is None or e[6] == session]  # 6: the session key
+        wanted = None if session is None else session_key(session)  # as the log keeps it (a long key by its digest)
+        out = [_entry_json(log_entry(e), records) for e in list(target.log) if wanted is None or e[6] == wanted]  # 6: the session key
         try:
             return JSONResponse(out)
         except ValueError:

@@ -134,3 +134,19 @@ def test_the_control_log_keeps_long_session_keys_bounded(url):
     sessions = [entry.get("session") for entry in (entries["requests"] if isinstance(entries, dict) else entries)]
     assert sessions and all(s is None or len(s) <= 100 for s in sessions)
     assert any(s is not None and s.startswith("sha256:") for s in sessions)
+
+
+def test_the_request_log_filters_by_a_long_session_key_as_sent(url):
+    long_key, other = "k" * 5_000, "short-one"
+    for key in (long_key, other, long_key):
+        httpx.post(url + "/v1/chat/completions", content=_chat("hi"), headers={"X-Mockoss-Session": key})
+    kept = httpx.get(url + "/mockoss/requests", params={"session": long_key}).json()
+    assert len(kept) == 2
+    assert len(httpx.get(url + "/mockoss/requests", params={"session": other}).json()) == 1
+
+
+def test_reading_a_sessions_scenario_creates_no_session(url):
+    before = httpx.get(url + "/mockoss/sessions").json()
+    answer = httpx.get(url + "/mockoss/scenario", params={"test_id": "never-used-1"}).json()
+    assert answer["name"] == "clean-answer"
+    assert httpx.get(url + "/mockoss/sessions").json() == before
