@@ -232,11 +232,6 @@ def _median(values: list[float]) -> float:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-def measure(args: argparse.Namespace, server: Server, case: tuple[Any, ...], tmp: Path) -> dict[str, Any]:
-    """Check one server on one case, warm it up, then load it for ``--seconds`` (in ``--rounds``)."""
-    return measure_interleaved(args, [("run", server, case)], tmp)["run"]
-
-
 def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     """The issue 9 targets with the values measured in this run."""
     rows = []
