@@ -165,7 +165,7 @@ class Player:
         # Which cursors and turn (module docstring): a header session, a stored previous
         # response, the automatic key, else the shared cursors ("").
         session = header_of(headers, SESSION_HEADER) or ""
-        if len(session) > MAX_SESSION_KEY_CHARS or session.startswith("sha256:"):
+        if session:
             session = session_key(session)
         session_turn = None  # the turn when the server counts it, else the body's (read below)
         if session and session != "auto":

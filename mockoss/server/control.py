@@ -47,7 +47,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockoss.endpoints import endpoint_for_path
 from mockoss.scenario.conversation import LowerCaseHeaders
-from mockoss.scenario.player import MAX_SESSION_KEY_CHARS, SESSION_HEADER, session_key
+from mockoss.scenario.player import SESSION_HEADER, session_key
 from mockoss.server.control_guard import ControlOptions, accepted_hosts, error
 from mockoss.server.control_guard import refusal as guard
 from mockoss.server.control_metrics import Metrics
@@ -206,7 +206,7 @@ class ControlPlane:
             target = self.session(test_id)
             if epoch is None or target.epoch == epoch:  # type: ignore[union-attr]
                 session = headers.get(SESSION_HEADER)
-                if session is not None and (len(session) > MAX_SESSION_KEY_CHARS or session.startswith("sha256:")):
+                if session is not None:
                     session = session_key(session)  # as the player keeps it: bounded bytes per entry
                 # Only the record's index and names: its body and completion stay in the server's
                 # own (byte-bounded) log. Scalars only, so the garbage collector stops tracking the
