@@ -173,7 +173,8 @@ def go_decode_error(endpoint: str, body: Any, raw: bytes | None) -> str | None:
     except (ValueError, RecursionError):
         return None  # not JSON for Python either: the ordinary checks answer it
     # Go skips a field its struct does not declare and keeps decoding; the first error in a
-    # declared field is the one it returns (encoding/json saves the first UnmarshalTypeError).
+    # declared field is the one it returns (decodeState.saveError keeps the first error and
+    # unmarshal returns it at the end: golang/go@0082d475:src/encoding/json/decode.go).
     for overflow, path in _overflows(parsed):
         if endpoint == "responses" and len(path) >= 2 and path[:2] == ["tools", "parameters"]:
             struct, field, kind = "ResponsesTool", "tools.parameters", "float64"  # map[string]any
