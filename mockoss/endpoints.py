@@ -188,13 +188,13 @@ def request_seen(request: Any) -> Any:
     return prompt_seen(request) if prompt_seen is not None else None
 
 
-def prompt_tokens(name: str, raw: bytes, body: Any = None, request: Any = None) -> int:
+def prompt_tokens(name: str, raw: bytes, body: Any = None, seen: Any = None) -> int:
     """Prompt tokens of a raw request body for endpoint ``name``.
 
     ``body`` is ``json.loads(raw)`` when the caller has it (saves parsing twice; not modified).
-    ``request``: ``body`` as the endpoint's schema validated it (the server's), whose lookups of
-    resent messages and tools the count then reuses instead of repeating them
-    (:class:`mockoss.schemas.chat.SeenChatRequest`: the agent turn's prefix lookup, ~9 us).
+    ``seen``: what the validation looked up of ``body`` (:func:`request_seen` of the validated
+    request), whose lookups of resent messages and tools the count then reuses instead of
+    repeating them (:class:`mockoss.schemas.chat.SeenChatRequest`: the agent turn's prefix lookup, ~9 us).
     A body sent before costs one lookup from its third time on (cached on the exact bytes from its
     second, bounded by :data:`BODY_CACHE_BYTES`); chat and Responses bodies are otherwise counted
     from per-message counts (:mod:`mockoss.harmony.prompt.count`), so a turn that resends a
@@ -206,8 +206,6 @@ def prompt_tokens(name: str, raw: bytes, body: Any = None, request: Any = None) 
     word), the count falls back to ``len(raw) // 4`` and a warning is logged (once per body), so
     usage stays deterministic and the request is still answered.
     """
-    prompt_seen = _seen_reader(type(request))  # request_seen(request), inline: a call less
-    seen = prompt_seen(request) if prompt_seen is not None else None
     resent = seen is not None and seen.prefix is not None
     key = (name, raw)
     if not resent:

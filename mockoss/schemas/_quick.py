@@ -40,12 +40,7 @@ def valid_or_none(body: Any, validate: Callable[[Any], Any]) -> Any:
 def quick_or_none(body: Any, max_items: int, lists: tuple[str, ...], validate: Callable[[Any], Any]) -> Any:
     """``validate(body)`` when :func:`lists_fit` and ``validate`` accepts it; else ``None`` (the
     caller validates with the model)."""
-    if not lists_fit(body, max_items, lists):
-        return None
-    try:
-        return validate(body)
-    except ValidationError:
-        return None
+    return valid_or_none(body, validate) if lists_fit(body, max_items, lists) else None
 
 
 def keys_are_str(dicts: Iterable[Any]) -> bool:

@@ -304,12 +304,17 @@ def quick_validate(body: Any, max_items: int) -> QuickChatRequest | None:
     request: QuickChatRequest | None = quick_or_none(body, max_items, ("messages", "tools"), _validate_quick)
     if request is None or not _keys_are_str(messages):  # (a None ``messages`` is invalid: refused above)
         return None
-    if tools is not None and not (_keys_are_str(tools) and _keys_are_str(map(_FUNCTION, tools))):
+    if tools is not None and not _tool_keys_are_str(tools):
         return None  # (an empty list)
     choice = request.tool_choice
     if choice is not None and tool_usage_problem(choice, request.tools, _dict_tool_name) is not None:
         return None
     return request
+
+
+def _tool_keys_are_str(tools: Any) -> bool:
+    """Every key of every tool and of its ``function`` is a ``str`` (see :func:`keys_are_str`)."""
+    return _keys_are_str(tools) and _keys_are_str(map(_FUNCTION, tools))
 
 
 def _quick_seen(body: dict[str, Any], max_items: int, messages: Any, tools: Any) -> SeenChatRequest | None:
@@ -328,7 +333,7 @@ def _quick_seen(body: dict[str, Any], max_items: int, messages: Any, tools: Any)
     request: SeenChatRequest | None = valid_or_none(checked, _validate_seen)
     if request is None or not _keys_are_str(new):  # (a None ``messages`` is invalid: refused above)
         return None
-    if check_tools and not (_keys_are_str(tools) and _keys_are_str(map(_FUNCTION, tools))):  # type: ignore[arg-type]
+    if check_tools and not _tool_keys_are_str(tools):
         return None
     # The body's own lists, valid (see SeenChatRequest): the validated copies are dropped.
     # Set in the instance dict, as pydantic's own model_construct sets fields.

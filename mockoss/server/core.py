@@ -502,8 +502,9 @@ class MockServer:
         if isinstance(checked, Reply):
             return checked, None, None, None
         profile, request, model = checked
+        seen = request_seen(request)  # what the validation looked up of the body: for the player and the count
         if given is not None:  # an upstream's answer (mockoss.upstream), not the scenario's
-            return self._reply(profile, endpoint, given, request, model, body, raw, index), None, given, None
+            return self._reply(profile, endpoint, given, request, model, body, raw, index, seen), None, given, None
         try:
             scenario = self._scenario_for(headers)
             if scenario is None:
@@ -516,7 +517,7 @@ class MockServer:
         except (ScenarioError, ProfileError) as exc:
             return profile.error(400, f"mockoss: {exc}"), None, None, None
         self._player.auto_session = self.auto_session  # may be set after construction (pytest fixture)
-        played = self._player.play(scenario, endpoint, body, headers, model, index, self.seed, request_seen(request))
+        played = self._player.play(scenario, endpoint, body, headers, model, index, self.seed, seen)
         if played.problem is not None:  # no rule answers, or a template cannot be rendered
             return profile.error(400, played.problem), scenario, None, played
         step = played.step
@@ -525,10 +526,11 @@ class MockServer:
             return self._scripted_error(profile, error.status, error.message, error.retry_after), scenario, None, played
         if not surface and step.completion is not None and step.replay is None and step.error is None:
             return None, scenario, step, played  # type: ignore[return-value]  # a real engine answers (play())
-        return self._reply(profile, endpoint, step, request, model, body, raw, index), scenario, step, played
+        return self._reply(profile, endpoint, step, request, model, body, raw, index, seen), scenario, step, played
 
     def _reply(
-        self, profile: Profile, endpoint: Endpoint, step: Step, request: Any, model: str, body: Any, raw: bytes, index: int
+        self, profile: Profile, endpoint: Endpoint, step: Step, request: Any, model: str, body: Any, raw: bytes, index: int,
+        seen: Any = None,
     ) -> Reply:
         if step.replay is not None:  # a recorded reply, byte for byte
             return step.replay
@@ -537,7 +539,7 @@ class MockServer:
         ctx = RequestContext(
             ids=IdSource(self.seed, index),
             created=self.created,
-            prompt_tokens=counted if (counted := PRECOUNTED_PROMPT_TOKENS.get()) is not None else prompt_tokens(endpoint, raw, body, request),
+            prompt_tokens=counted if (counted := PRECOUNTED_PROMPT_TOKENS.get()) is not None else prompt_tokens(endpoint, raw, body, seen),
             raw_body=raw,
         )
         view = request.view(model, body)  # type: ignore[attr-defined]

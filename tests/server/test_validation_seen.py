@@ -313,7 +313,7 @@ def test_a_resent_body_the_count_cannot_render_is_estimated_and_warned_once(monk
             body = json.loads(raw)
             request = validate_request(ChatCompletionRequest, body)
             assert request.prompt_seen().prefix is not None  # type: ignore[attr-defined]
-            counts.append(endpoints.prompt_tokens("chat", raw, body, request))
+            counts.append(endpoints.prompt_tokens("chat", raw, body, endpoints.request_seen(request)))
         assert counts == [len(raw) // 4] * 3
         assert sum("estimating prompt_tokens" in r.getMessage() for r in caplog.records) == 1
     finally:

@@ -29,10 +29,10 @@ body's own lists, not its validated copies.
 
 from __future__ import annotations
 
-import marshal
 from typing import Any
 
 from mockoss.harmony.prompt import count
+from mockoss.harmony.prompt.pieces import _data_key
 from mockoss.harmony.prompt.prefix import Seen
 
 __all__ = ["Seen", "accept_seen", "find_seen"]
@@ -45,9 +45,8 @@ def find_seen(messages: Any, tools: Any) -> Seen:
     prefix = count._prefixes.find(messages) if isinstance(messages, list) and len(messages) >= count.PREFIX_MIN else None
     if not tools or not isinstance(tools, list):
         return Seen(prefix, None, False)
-    try:
-        key = marshal.dumps(tools)
-    except ValueError:  # not plain data (a Mapping that is not a dict): the count keys it itself
+    key = _data_key(tools)
+    if type(key) is not bytes:  # not plain data (a Mapping that is not a dict): the count keys it itself
         return Seen(prefix, None, False)
     found = count._valid_tools.find(key)
     if found is None:
