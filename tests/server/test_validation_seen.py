@@ -134,6 +134,7 @@ def test_an_agent_turn_validates_only_its_new_messages_and_counts_exactly(valida
     # The first turn validates everything; then each turn finds the run the turn before stored
     # (all but its last three new messages, see test_prompt_prefix) and the same tools.
     assert validated[0] == (10, False)
+    assert len(validated) == len(range(10, len(full) + 1, 3))  # one validation per turn
     assert all(n <= 6 and tools_skipped for n, tools_skipped in validated[2:]), validated
 
 
@@ -141,6 +142,7 @@ def test_a_changed_message_inside_a_seen_prefix_is_refused_with_the_models_error
     full = _conversation(6)
     for end in (10, 13, 16):
         _accept(_fresh({"model": "m", "messages": full[:end], "tools": TOOLS}))
+    before = len(validated)
     for position in (1, 4, 7, 12):  # not the prefix's last message: the cheap filter alone would pass it
         for bad in INVALID_MESSAGES:
             messages = _fresh(full)
@@ -148,7 +150,7 @@ def test_a_changed_message_inside_a_seen_prefix_is_refused_with_the_models_error
             body = {"model": "m", "messages": messages, "tools": TOOLS}
             assert quick_validate(body, SLICE_ITEMS) is None, (position, bad)
             refusals_agree(ChatCompletionRequest, body)
-    assert any(n < 10 for n, _ in validated)  # the skip was taken meanwhile
+    assert any(n < 10 for n, _ in validated[before:])  # the skip was taken by these bodies
 
 
 def test_a_prefix_stored_by_a_count_alone_is_validated_again() -> None:
@@ -175,6 +177,7 @@ def test_a_bad_new_message_after_a_validated_prefix_is_refused(validated: list[t
     full = _conversation(6)
     for end in (10, 13, 16):
         _accept(_fresh({"model": "m", "messages": full[:end], "tools": TOOLS}))
+    before = len(validated)
     assert seen.find_seen(_fresh(full[:17]), None).prefix.length == 13  # type: ignore[union-attr]  # the run the turn of 13 sent
     for position in range(13, 17):  # the first message after the prefix, and on
         for bad in INVALID_MESSAGES:
@@ -187,7 +190,7 @@ def test_a_bad_new_message_after_a_validated_prefix_is_refused(validated: list[t
     body = {"model": "m", "messages": [*_fresh(full[:16]), {"role": "user", 1: "x"}], "tools": _fresh(TOOLS)}
     assert quick_validate(body, SLICE_ITEMS) is None
     assert refusals_agree(ChatCompletionRequest, body)[0]["type"] == "invalid_key"
-    assert any(n < 10 for n, _ in validated[1:])
+    assert any(n < 10 for n, _ in validated[before:])  # the skip was taken by these bodies
 
 
 def test_tools_equal_to_validated_ones_are_skipped_and_any_other_tools_are_validated(validated: list[tuple[int, int]]) -> None:
@@ -396,7 +399,14 @@ def test_reset_forgets_the_validated_tools() -> None:
     clear_caches()
     _accept(_fresh({"messages": [{"role": "user", "content": "hi"}], "tools": TOOLS}))
     assert count_module._valid_tools.size > 0
+    assert seen.find_seen([], _fresh(TOOLS)).tools_validated
     clear_caches()
     assert count_module._valid_tools.size == 0
-    with pytest.raises(ValidationError):
-        validate_request(ChatCompletionRequest, {"messages": [], "tools": TOOLS})
+    assert not seen.find_seen([], _fresh(TOOLS)).tools_validated
+
+
+def test_the_lookup_threshold_is_the_counts() -> None:
+    """schemas.chat keeps its own copy (importing the count at its import would load openai-harmony)."""
+    from mockoss.schemas import chat
+
+    assert chat._LOOKUP_MESSAGES == count_module.PREFIX_MIN
