@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import math
 import threading
+from collections.abc import Callable
 from json.encoder import encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]  # the encoders' own
 from typing import Any
 
-__all__ = ["dumps", "dumps_json", "finite", "loads"]
+__all__ = ["any_leaf", "dumps", "dumps_json", "finite", "loads"]
 
 #: ``allow_nan=False``: a non-finite float is never written as ``NaN``/``Infinity`` (not JSON); see
 #: :func:`finite`.
@@ -57,7 +58,7 @@ def finite(value: Any) -> Any:
     (``ser_json_inf_nan``, default ``"null"``), and so do orjson (SGLang) and this function.
     A loop over a stack, not recursion: request data nests as deep as :func:`json.loads` parses.
     """
-    if not _has_nonfinite(value):
+    if not any_leaf(value, _nonfinite):
         return value
     root: list[Any] = [None]
     todo: list[tuple[Any, Any, Any]] = [(root, 0, value)]
@@ -70,23 +71,29 @@ def finite(value: Any) -> Any:
             shell = [None] * len(item)
             todo.extend((shell, index, element) for index, element in enumerate(item))
         else:
-            shell = None if isinstance(item, float) and not math.isfinite(item) else item
+            shell = None if _nonfinite(item) else item
         target[slot] = shell
     return root[0]
 
 
-def _has_nonfinite(value: Any) -> bool:
-    seen: set[int] = set()  # a container met twice is looked at once (a cycle ends the walk)
+def any_leaf(value: Any, predicate: Callable[[Any], bool]) -> bool:
+    """Whether ``predicate`` holds for a value anywhere in ``value`` that is not a dict, list or
+    tuple (dict values, list and tuple items), by a loop over a stack, not recursion: request
+    data nests as deep as :func:`json.loads` parses. For parsed JSON (which holds no cycles)."""
     pending = [value]
     while pending:
         item = pending.pop()
-        if isinstance(item, float):
-            if not math.isfinite(item):
-                return True
-        elif isinstance(item, (dict, list, tuple)) and id(item) not in seen:
-            seen.add(id(item))
-            pending.extend(item.values() if isinstance(item, dict) else item)
+        if isinstance(item, dict):
+            pending += item.values()
+        elif isinstance(item, (list, tuple)):
+            pending += item
+        elif predicate(item):
+            return True
     return False
+
+
+def _nonfinite(item: Any) -> bool:
+    return isinstance(item, float) and not math.isfinite(item)
 
 
 def loads(text: str | bytes) -> Any:

@@ -38,6 +38,8 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from mockoss.profiles.wire import any_leaf
+
 __all__ = ["go_decode_error"]
 
 
@@ -47,19 +49,6 @@ def _beyond_double(value: Any) -> bool:
     if isinstance(value, float):
         return not math.isfinite(value)
     return isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 1024
-
-
-def _holds_beyond_double(value: Any) -> bool:
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, dict):
-            pending += item.values()
-        elif isinstance(item, list):
-            pending += item
-        elif _beyond_double(item):
-            return True
-    return False
 
 
 class _Overflow:
@@ -131,11 +120,11 @@ _GO_FIELDS: dict[str, tuple[str, dict[str, str]]] = {
 
 
 def _numeric_fields_overflow(endpoint: str, body: dict[str, Any], types: dict[str, str]) -> bool:
-    if any(name in body and _holds_beyond_double(body[name]) for name in types):
+    if any(name in body and any_leaf(body[name], _beyond_double) for name in types):
         return True
     tools = body.get("tools") if endpoint == "responses" else None
     return isinstance(tools, list) and any(
-        isinstance(t, dict) and _holds_beyond_double(t.get("parameters")) for t in tools
+        isinstance(t, dict) and any_leaf(t.get("parameters"), _beyond_double) for t in tools
     )
 
 
