@@ -295,3 +295,9 @@ def test_sglang_responses_tool_choice_whose_function_is_not_an_object_is_not_a_5
     raw = b'{"model":"openai/gpt-oss-20b","input":"hi","stream":false,"tool_choice":{"function":["high",57],"type":"function"}}'
     reply = _server("sglang").handle("responses", raw, {})
     assert reply.status != 500 and b"internal error" not in reply.body, reply.body[:300]
+
+
+def test_ollama_a_body_that_only_says_nan_in_text_is_answered():
+    # The words NaN / Infinity inside strings are text, not Go scanner errors.
+    raw = b'{"model":"gpt-oss:20b","prompt":"NaN and Infinity are words","stream":false}'
+    assert _server("ollama").handle("ollama.generate", raw, {}).status == 200

@@ -38,6 +38,8 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from pydantic_core import from_json
+
 from mockoss.profiles.wire import any_leaf
 
 __all__ = ["go_decode_error"]
@@ -141,6 +143,20 @@ def _overflows(value: Any) -> Iterator[tuple[_Overflow, list[str]]]:
             stack.extend((v, path) for v in reversed(item))
 
 
+def _literal_constant(raw: bytes) -> bool:
+    """Whether ``raw`` holds a ``NaN``/``Infinity`` literal, not just the word in a string: jiter
+    refuses the literals when told to (``allow_inf_nan=False``) and reads words in strings as
+    text. A body it refuses for another reason (a lone surrogate, nesting deeper than it parses)
+    counts as holding one: the caller's exact parse decides. A chat message that merely said
+    "NaN" sent a 50 KB body through a second, hooked ``json.loads`` and a walk of every value:
+    0.44 ms instead of 0.055 (a review's measurement)."""
+    try:
+        from_json(raw, allow_inf_nan=False)
+    except ValueError:
+        return True
+    return False
+
+
 def go_decode_error(endpoint: str, body: Any, raw: bytes | None) -> str | None:
     """What Go's ``encoding/json`` says of a body holding ``NaN``/``Infinity``, or an
     out-of-range number in a field of :data:`_GO_FIELDS` (see the module docstring), else
@@ -149,7 +165,7 @@ def go_decode_error(endpoint: str, body: Any, raw: bytes | None) -> str | None:
     if not isinstance(body, dict) or raw is None:
         return None
     struct, types = _GO_FIELDS.get(endpoint, ("Request", {}))
-    literal = b"NaN" in raw or b"Infinity" in raw
+    literal = (b"NaN" in raw or b"Infinity" in raw) and _literal_constant(raw)
     if not literal and not _numeric_fields_overflow(endpoint, body, types):
         return None
     try:
