@@ -301,3 +301,13 @@ def test_ollama_a_body_that_only_says_nan_in_text_is_answered():
     # The words NaN / Infinity inside strings are text, not Go scanner errors.
     raw = b'{"model":"gpt-oss:20b","prompt":"NaN and Infinity are words","stream":false}'
     assert _server("ollama").handle("ollama.generate", raw, {}).status == 200
+
+
+def test_ollama_an_integer_just_below_2_to_the_1024_is_out_of_range_too():
+    # A review: 2**1024 - 1 overflows a double (float() raises) but has a bit length of 1024.
+    for n in (2**1024 - 1, 2**1024 - 2**970):
+        raw = b'{"model":"gpt-oss:20b","prompt":"hi","stream":false,"options":{"temperature":%d}}' % n
+        reply = _server("ollama").handle("ollama.generate", raw, {})
+        assert reply.status == 400 and b"cannot unmarshal number" in reply.body, reply.body[:200]
+    raw = b'{"model":"gpt-oss:20b","prompt":"hi","stream":false,"options":{"num_ctx":%d}}' % (2**1024 - 2**970 - 1)
+    assert _server("ollama").handle("ollama.generate", raw, {}).status != 500

@@ -45,12 +45,18 @@ from mockoss.profiles.wire import any_leaf
 __all__ = ["go_decode_error"]
 
 
+#: The least integer ``float()`` rounds past the largest double (``OverflowError``), as Go's
+#: ``strconv.ParseFloat`` rounds it to infinity (``ErrRange``): below 2**1024, which
+#: ``bit_length() > 1024`` missed.
+_DOUBLE_OVERFLOW = 2**1024 - 2**970
+
+
 def _beyond_double(value: Any) -> bool:
     """A number Go's ``strconv.ParseFloat`` refuses: ``inf``/``nan`` (Python read ``1e400`` or a
     ``NaN`` literal) or an integer beyond a double's range."""
     if isinstance(value, float):
         return not math.isfinite(value)
-    return isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 1024
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _DOUBLE_OVERFLOW
 
 
 class _Overflow:
