@@ -22,11 +22,14 @@ Two answers, by server:
   and the ollama profile's Go-style encoder writes any such value it echoes as ``null``
   (:func:`mockoss.profiles.ollama.gojson.dumps`), never a 500.
 * The Python servers accept the value, and pydantic-core's JSON serializer writes a non-finite
-  float as ``null`` (``ser_json_inf_nan="null"``, its default; vLLM's streamed Responses events
+  float as ``null`` (``ser_json_inf_nan="null"``, its default: pydantic 2.14.4
+  ``pydantic/config.py``, "Defaults to 'null'"; vLLM's streamed Responses events
   are ``model_dump_json``, vllm-project/vllm@f6e9325:vllm/entrypoints/openai/responses/
-  api_router.py; SGLang's replies are orjson, which writes ``null`` too). The profiles' encoders
+  api_router.py; SGLang's replies are orjson, which writes ``null`` too: not checked against
+  SGLang's source here). The profiles' encoders
   do the same (:func:`mockoss.profiles.wire.finite`). (vLLM's non-streamed Responses reply goes
-  through Starlette's ``JSONResponse``, whose ``allow_nan=False`` fails the render: a bare 500
+  through Starlette's ``JSONResponse``, whose ``allow_nan=False`` fails the render
+  (encode/starlette@02aa6eb9:starlette/responses.py ``JSONResponse.render``): a bare 500
   "Internal Server Error". mockoss writes the ``null`` its streamed events show instead, what a
   user would expect of a request the server accepted.)
 """
