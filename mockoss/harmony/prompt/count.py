@@ -59,7 +59,8 @@ Responses agent turn (49 input items, 48 seen, 20 tools) 80 -> 33.
 
 Bodies the renderer rejects (lone surrogates, NaN in a schema: a ``ValueError``) are counted by
 rendering the repaired body whole, as :func:`~mockoss.harmony.prompt.render_chat_prompt` does.
-Caches are bounded in bytes (:data:`MESSAGE_CACHE_BYTES`) and emptied by :func:`clear_caches`.
+The caches are :mod:`mockoss.harmony.prompt.caches`'s (its names are re-exported here): bounded in
+bytes (:data:`MESSAGE_CACHE_BYTES`) and emptied by :func:`clear_caches`.
 """
 
 from __future__ import annotations
@@ -73,13 +74,27 @@ from typing import Any
 
 from openai_harmony import Message, Role
 
-from mockoss.harmony.lru import ClockCache
 from mockoss.harmony.prompt._common import (
     DEFAULT_CONVERSATION_START_DATE,
     _key,
     _list,
     _mapping,
     _text,
+)
+from mockoss.harmony.prompt.caches import (  # the F401s: read as count.X (seen.py, tests)
+    _FINAL_TURNS,
+    _SHARED_COUNTS,  # noqa: F401
+    _USER_TURNS,
+    MESSAGE_CACHE_BYTES,
+    _item_prefixes,
+    _messages,
+    _plain,
+    _plain_preambles,
+    _preambles,
+    _prefixes,
+    _valid_tools,  # noqa: F401
+    cache_size,
+    clear_caches,
 )
 from mockoss.harmony.prompt.chat import (
     _call_names,
@@ -95,17 +110,15 @@ from mockoss.harmony.prompt.pieces import (
     _counted,
     _data_key,
     _final_head,
-    _heads,
     _kept,
     _key_bytes,
     _message_tokens,
     _preamble_count,
-    _preamble_parts,
     _suffix,
     _text_tokens,
     _user_head,
 )
-from mockoss.harmony.prompt.prefix import Prefix, PrefixCache, RecentKeys, Seen, chat_prefix, item_prefix
+from mockoss.harmony.prompt.prefix import Prefix, Seen, chat_prefix, item_prefix
 from mockoss.harmony.prompt.responses import (
     _response_item,
     _responses_parts,
@@ -115,61 +128,11 @@ from mockoss.harmony.prompt.responses import (
 
 __all__ = ["MESSAGE_CACHE_BYTES", "cache_size", "clear_caches", "count_chat_prompt", "count_responses_prompt"]
 
-#: Byte budget of the per-message count cache (keys hold the messages' text).
-MESSAGE_CACHE_BYTES = 32 * 1024 * 1024
-
 #: A chat conversation of fewer messages is counted message by message only: a prefix lookup
 #: (a marshal of the messages) would cost more than the few per-message lookups it replaces.
 PREFIX_MIN = 8
 
-_messages: ClockCache[Counted] = ClockCache(MESSAGE_CACHE_BYTES)
-_preambles: ClockCache[int] = ClockCache(MESSAGE_CACHE_BYTES // 8)
-_prefixes = PrefixCache(MESSAGE_CACHE_BYTES // 4)
-#: Preamble and suffix counts of chat requests without instructions, tools or reasoning effort, by
-#: start date (a handful of entries: the date is a server setting).
-_plain_preambles: dict[str, int] = {}
 _NO_NAMES: Mapping[Any, str] = MappingProxyType({})  # no prefix's call names (read only)
-_item_prefixes = PrefixCache(MESSAGE_CACHE_BYTES // 8)  # of Responses input items
-#: The marshal bytes of tools lists that accepted chat requests held (:mod:`mockoss.harmony.prompt.seen`).
-_valid_tools = RecentKeys(MESSAGE_CACHE_BYTES // 32)
-
-
-def clear_caches() -> None:
-    """Forget every cached count (``MockServer.reset`` calls this)."""
-    _messages.clear()
-    _preambles.clear()
-    _plain_preambles.clear()
-    _prefixes.clear()
-    _item_prefixes.clear()
-    _valid_tools.clear()
-    _heads.clear()
-    _preamble_parts.clear()
-
-
-def cache_size() -> int:
-    """Bytes held by the count caches."""
-    return (
-        _messages.size + _preambles.size + _prefixes.size + _item_prefixes.size + _valid_tools.size + _heads.size + _preamble_parts.size
-    )
-
-
-#: The cache values of plain user / assistant messages of up to this many tokens are shared.
-_SHARED_COUNTS = 4096
-_USER_TURNS: list[Counted | None] = [None] * _SHARED_COUNTS
-_FINAL_TURNS: list[Counted | None] = [None] * _SHARED_COUNTS
-
-
-def _plain(n: int, shared: list[Counted | None], assistant: bool, channel: str | None) -> Counted:
-    """``(n, False, ((n, assistant, channel),))``, the cached count of a plain message of ``n``
-    tokens, one object per ``n`` below :data:`_SHARED_COUNTS` (immutable, so shared): a new
-    conversation turn left three new tuples in the message cache, each walked by the garbage
-    collector's next pass (issue 9: ~0.3 us per object a request leaves, over HTTP)."""
-    if n < _SHARED_COUNTS:
-        found = shared[n]
-        if found is None:
-            found = shared[n] = (n, False, ((n, assistant, channel),))
-        return found
-    return (n, False, ((n, assistant, channel),))
 
 
 def _entries(key: tuple[str, str | None, Any], build: Callable[[], list[Message]]) -> Counted:

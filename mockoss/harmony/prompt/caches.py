@@ -1,0 +1,78 @@
+"""The prompt count's caches (:mod:`mockoss.harmony.prompt.count`): what is kept between requests,
+its byte budgets, and how it is emptied and measured.
+
+Every cache here is bounded in bytes (:data:`MESSAGE_CACHE_BYTES` and fractions of it) and holds
+counts that depend only on content, so an entry is never stale: :func:`clear_caches`
+(``MockServer.reset``, tests) starts them afresh, it corrects nothing. What each cache's
+keys are, and why a count found under one is exact, is the count module's docstring; the prefix
+caches' keys are :mod:`mockoss.harmony.prompt.prefix`'s. Also here: the shared values of plain
+messages' counts (:func:`_plain`), so a new turn leaves fewer new objects behind.
+
+Split from the count module (which keeps re-exporting these names) so that the counting and the
+state it keeps read apart; nothing here counts.
+"""
+
+from __future__ import annotations
+
+from mockoss.harmony.lru import ClockCache
+from mockoss.harmony.prompt.pieces import Counted, _heads, _preamble_parts
+from mockoss.harmony.prompt.prefix import PrefixCache, RecentKeys
+
+__all__ = ["MESSAGE_CACHE_BYTES", "cache_size", "clear_caches"]
+
+#: Byte budget of the per-message count cache (keys hold the messages' text).
+MESSAGE_CACHE_BYTES = 32 * 1024 * 1024
+
+_messages: ClockCache[Counted] = ClockCache(MESSAGE_CACHE_BYTES)
+_preambles: ClockCache[int] = ClockCache(MESSAGE_CACHE_BYTES // 8)
+_prefixes = PrefixCache(MESSAGE_CACHE_BYTES // 4)
+#: Preamble and suffix counts of chat requests without instructions, tools or reasoning effort, by
+#: start date (a handful of entries: the date is a server setting).
+_plain_preambles: dict[str, int] = {}
+_item_prefixes = PrefixCache(MESSAGE_CACHE_BYTES // 8)  # of Responses input items
+#: The marshal bytes of tools lists that accepted chat requests held (:mod:`mockoss.harmony.prompt.seen`).
+_valid_tools = RecentKeys(MESSAGE_CACHE_BYTES // 32)
+
+
+def clear_caches() -> None:
+    """Forget every cached count (``MockServer.reset`` calls this)."""
+    _messages.clear()
+    _preambles.clear()
+    _plain_preambles.clear()
+    _prefixes.clear()
+    _item_prefixes.clear()
+    _valid_tools.clear()
+    _heads.clear()
+    _preamble_parts.clear()
+
+
+def cache_size() -> int:
+    """Bytes held by the count caches."""
+    return (
+        _messages.size
+        + _preambles.size
+        + _prefixes.size
+        + _item_prefixes.size
+        + _valid_tools.size
+        + _heads.size
+        + _preamble_parts.size
+    )
+
+
+#: The cache values of plain user / assistant messages of up to this many tokens are shared.
+_SHARED_COUNTS = 4096
+_USER_TURNS: list[Counted | None] = [None] * _SHARED_COUNTS
+_FINAL_TURNS: list[Counted | None] = [None] * _SHARED_COUNTS
+
+
+def _plain(n: int, shared: list[Counted | None], assistant: bool, channel: str | None) -> Counted:
+    """``(n, False, ((n, assistant, channel),))``, the cached count of a plain message of ``n``
+    tokens, one object per ``n`` below :data:`_SHARED_COUNTS` (immutable, so shared): a new
+    conversation turn left three new tuples in the message cache, each walked by the garbage
+    collector's next pass (issue 9: ~0.3 us per object a request leaves, over HTTP)."""
+    if n < _SHARED_COUNTS:
+        found = shared[n]
+        if found is None:
+            found = shared[n] = (n, False, ((n, assistant, channel),))
+        return found
+    return (n, False, ((n, assistant, channel),))
