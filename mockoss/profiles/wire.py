@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from json.encoder import encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]  # the encoders' own
 from typing import Any
 
-__all__ = ["any_leaf", "dumps", "dumps_json", "finite", "loads"]
+__all__ = ["any_leaf", "dumps", "dumps_json", "finite", "loads", "rebuild"]
 
 #: ``allow_nan=False``: a non-finite float is never written as ``NaN``/``Infinity`` (not JSON); see
 #: :func:`finite`.
@@ -56,22 +56,55 @@ def finite(value: Any) -> Any:
     which writes the Python servers' replies (``model_dump_json``; vllm-project/vllm@f6e9325:
     vllm/entrypoints/openai/responses/api_router.py streams its events so), writes them ``null``
     (``ser_json_inf_nan``, default ``"null"``), and so do orjson (SGLang) and this function.
-    A loop over a stack, not recursion: request data nests as deep as :func:`json.loads` parses.
+    A loop over a stack, not recursion (:func:`rebuild`): request data nests as deep as
+    :func:`json.loads` parses.
     """
     if not any_leaf(value, _nonfinite):
         return value
+    return rebuild(value, _null_if_nonfinite)
+
+
+def _null_if_nonfinite(item: Any) -> Any:
+    return None if _nonfinite(item) else item
+
+
+def rebuild(
+    value: Any,
+    leaf: Callable[[Any], Any] | None = None,
+    *,
+    mapping: type | tuple[type, ...] = dict,
+    sequence: type | tuple[type, ...] = (list, tuple),
+    entries: Callable[[Any], Iterable[tuple[Any, Any]]] | None = None,
+) -> Any:
+    """A new copy of ``value``, made by a loop over a stack, not recursion: request data nests as
+    deep as :func:`json.loads` parses, past what a recursive copy reaches from down the stack.
+
+    An instance of ``mapping`` becomes a ``dict`` of the ``(key, item)`` pairs ``entries(it)``
+    gives (default: its own items, in order); a key given twice keeps its first place and its
+    last item, as a ``dict`` display does. An instance of ``sequence`` that is not a ``str``
+    becomes a ``list`` of its items. Each item is copied the same way; anything else becomes
+    ``leaf(it)`` (itself without ``leaf``). ``mapping`` is tested first. For parsed JSON: a
+    cycle would never end. Used by :func:`finite` and by the profiles' deep fallbacks of their
+    own recursive copies (Ollama's ``go_any`` and ``sorted_map``, gptoss_ref's error entries),
+    which pass their containers, key order and leaf conversion.
+    """
     root: list[Any] = [None]
     todo: list[tuple[Any, Any, Any]] = [(root, 0, value)]
     while todo:
         target, slot, item = todo.pop()
-        if isinstance(item, dict):
-            shell: Any = dict.fromkeys(item)
-            todo.extend((shell, key, element) for key, element in item.items())
-        elif isinstance(item, (list, tuple)):
+        if isinstance(item, mapping):
+            if entries is None:
+                shell: Any = dict.fromkeys(item)  # the keys in their order, items filled below
+                todo.extend((shell, key, element) for key, element in item.items())
+            else:
+                pairs = dict(entries(item))
+                shell = dict.fromkeys(pairs)
+                todo.extend((shell, key, element) for key, element in pairs.items())
+        elif isinstance(item, sequence) and not isinstance(item, str):
             shell = [None] * len(item)
             todo.extend((shell, index, element) for index, element in enumerate(item))
         else:
-            shell = None if _nonfinite(item) else item
+            shell = item if leaf is None else leaf(item)
         target[slot] = shell
     return root[0]
 

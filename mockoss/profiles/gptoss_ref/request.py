@@ -20,10 +20,12 @@ this module's (e.g. ``tools: null`` with ``instructions``: ``for tool in body.to
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from mockoss.profiles.wire import rebuild
 
 __all__ = ["ResponsesRequest", "body_error", "validation_errors"]
 
@@ -177,35 +179,18 @@ class ResponsesRequest(BaseModel):
 def _jsonable(value: Any) -> Any:
     """``jsonable_encoder`` for what pydantic puts in an error entry (plain JSON values here):
     mappings with ``str`` keys, lists for tuples, ``str()`` of anything else. Iterative, not
-    recursive: an entry's ``input`` can be request data nested nearly as deep as the body parser
-    allows, and a recursion error here was an unscripted 500."""
-    leaf = _jsonable_leaf(value)
-    if leaf is not _CONTAINER:
-        return leaf
-    root: Any = {} if isinstance(value, Mapping) else []
-    todo = [(value, root)]
-    while todo:
-        source, target = todo.pop()
-        pairs = ((str(k), v) for k, v in source.items()) if isinstance(source, Mapping) else enumerate(source)
-        for key, item in pairs:
-            converted = _jsonable_leaf(item)
-            if converted is _CONTAINER:
-                converted = {} if isinstance(item, Mapping) else []
-                todo.append((item, converted))
-            if isinstance(target, dict):
-                target[key] = converted
-            else:
-                target.append(converted)
-    return root
+    recursive (:func:`~mockoss.profiles.wire.rebuild`): an entry's ``input`` can be request data
+    nested nearly as deep as the body parser allows, and a recursion error here was an unscripted
+    500."""
+    return rebuild(value, _jsonable_leaf, mapping=Mapping, sequence=(list, tuple), entries=_str_keys)
 
 
-_CONTAINER = object()
+def _str_keys(item: Mapping[Any, Any]) -> Iterator[tuple[str, Any]]:
+    return ((str(key), element) for key, element in item.items())
 
 
 def _jsonable_leaf(value: Any) -> Any:
-    """:func:`_jsonable` of a value that is not a container, else ``_CONTAINER``."""
-    if isinstance(value, (Mapping, list, tuple)):
-        return _CONTAINER
+    """:func:`_jsonable` of a value that is not a mapping, list or tuple."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)

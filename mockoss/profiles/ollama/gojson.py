@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from mockoss.profiles.wire import finite
+from mockoss.profiles.wire import finite, rebuild
 
 __all__ = ["Raw", "dumps", "format_float", "go_any", "quote"]
 
@@ -190,24 +190,15 @@ def _go_any(value: Any) -> Any:
 
 
 def _go_any_deep(value: Any) -> Any:
-    """:func:`_go_any` with an explicit stack: containers are made empty-shaped first (a mapping
+    """:func:`_go_any` with an explicit stack (:func:`~mockoss.profiles.wire.rebuild`): a mapping
     with its converted keys in sorted order, a later duplicate key's value winning, as the
-    comprehension does), then their slots are filled."""
-    root: list[Any] = [None]
-    todo: list[tuple[Any, Any, Any]] = [(root, 0, value)]
-    while todo:
-        target, slot, item = todo.pop()
-        if isinstance(item, str) or not isinstance(item, (Mapping, Sequence)):
-            target[slot] = _go_any(item)  # a leaf
-            continue
-        if isinstance(item, Mapping):
-            children = {}
-            for key, element in item.items():
-                children[_go_any(key)] = element
-            shell: Any = dict.fromkeys(sorted(children))
-            todo.extend((shell, key, children[key]) for key in shell)
-        else:
-            shell = [None] * len(item)
-            todo.extend((shell, i, element) for i, element in enumerate(item))
-        target[slot] = shell
-    return root[0]
+    comprehension does; a ``str`` is a leaf, any other ``Sequence`` a list."""
+    return rebuild(value, _go_any, mapping=Mapping, sequence=Sequence, entries=_go_entries)
+
+
+def _go_entries(item: Mapping[Any, Any]) -> list[tuple[Any, Any]]:
+    """A mapping's items under their converted keys, sorted as :func:`_go_any` sorts them."""
+    children = {}
+    for key, element in item.items():
+        children[_go_any(key)] = element
+    return [(key, children[key]) for key in sorted(children)]

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mockoss.profiles.ollama.gojson import Raw, go_any
-from mockoss.profiles.wire import dumps_json
+from mockoss.profiles.wire import dumps_json, rebuild
 
 __all__ = ["Echo", "response_object", "sorted_map", "text_part", "usage"]
 
@@ -40,22 +40,13 @@ def _sorted_map(value: Any) -> Any:
 
 
 def _sorted_map_deep(value: Any) -> Any:
-    """:func:`_sorted_map` with an explicit stack: each container made with its slots (keys in
-    sorted order), then filled."""
-    root: list[Any] = [None]
-    todo: list[tuple[Any, Any, Any]] = [(root, 0, value)]
-    while todo:
-        target, slot, item = todo.pop()
-        if isinstance(item, Mapping):
-            shell: Any = dict.fromkeys(sorted(item))
-            todo.extend((shell, key, item[key]) for key in shell)
-        elif isinstance(item, list):
-            shell = [None] * len(item)
-            todo.extend((shell, i, element) for i, element in enumerate(item))
-        else:
-            shell = item
-        target[slot] = shell
-    return root[0]
+    """:func:`_sorted_map` with an explicit stack (:func:`~mockoss.profiles.wire.rebuild`): each
+    mapping with its keys in sorted order, each list copied; anything else as it is."""
+    return rebuild(value, mapping=Mapping, sequence=list, entries=_sorted_items)
+
+
+def _sorted_items(item: Mapping[Any, Any]) -> list[tuple[Any, Any]]:
+    return [(key, item[key]) for key in sorted(item)]
 
 
 def _text(value: Any) -> str:
