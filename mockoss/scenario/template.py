@@ -17,6 +17,15 @@ use inside JSON arguments); ``| default("x")`` replaces a missing or ``null`` va
 ``json``, a string is written as is and any other value as compact JSON. A request path that is
 missing, with no ``default``, makes the request fail with a 400 naming the template.
 
+A template renders at most :data:`MAX_RENDERED_CHARS` characters per request (8,192): a longer
+rendering (an echo of a long message) makes the request fail with a 400 naming the template and
+the limit, and a template whose literal text alone is longer is refused at load time. Why: a
+templated completion is a new text on each request, and the server tokenizes, parses and
+surfaces it while answering, under the lock every request of the server takes, so its cost is
+every other client's wait (~4.4 us a character, measured: 8 KB 26 ms, 16 KB 77 ms, 64 KB 0.29 s,
+a 5 MB echo 12-15 s; issue 9, the breaker's D10). A completion that does not change per request
+belongs in the scenario as plain text, where it is prepared once, at load time.
+
 Values are reproducible: the Faker stream is seeded once per request from the scenario's seed
 (``seed:``, else the server's), the session key and the request's index
 (see :class:`RenderContext`). The output also depends on the installed Faker version's data.
@@ -33,7 +42,7 @@ from typing import Any
 
 from mockoss.scenario.fakers import FAKER_LOCK, FAKER_PROVIDERS, shared_faker
 
-__all__ = ["FAKER_PROVIDERS", "RenderContext", "Template", "TemplateError", "TemplateRenderError", "parse_template"]
+__all__ = ["FAKER_PROVIDERS", "MAX_RENDERED_CHARS", "RenderContext", "Template", "TemplateError", "TemplateRenderError", "parse_template"]
 
 _TOKEN = re.compile(
     r"""\s*(?:(?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"""
@@ -42,6 +51,10 @@ _TOKEN = re.compile(
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'"}
 _WORDS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 _MISSING = object()
+
+#: Characters one template may render for one request (see the module docstring). Read when a
+#: template loads and renders, so a test may change it (``monkeypatch.setattr``).
+MAX_RENDERED_CHARS = 8192
 
 
 class TemplateError(ValueError):
@@ -106,9 +119,17 @@ class Template:
         """The text for one request.
 
         Raises:
-            TemplateRenderError: a request path is missing and has no ``default``.
+            TemplateRenderError: a request path is missing and has no ``default``, or the text
+                is longer than :data:`MAX_RENDERED_CHARS`.
         """
-        return "".join(p if isinstance(p, str) else _render(p, ctx) for p in self.parts)
+        text = "".join(p if isinstance(p, str) else _render(p, ctx) for p in self.parts)
+        if len(text) > MAX_RENDERED_CHARS:
+            raise TemplateRenderError(
+                f"template {_short(self.source)!r} rendered {len(text)} characters, over mockoss's limit of "
+                f"{MAX_RENDERED_CHARS} per request (mockoss.scenario.template.MAX_RENDERED_CHARS): a templated "
+                "completion is prepared anew for every request, and its cost is every other client's wait"
+            )
+        return text
 
 
 def _render(expr: _Expr, ctx: RenderContext) -> str:
@@ -362,7 +383,19 @@ def parse_template(text: str) -> Template | None:
             _try(expr)
         parts.append(expr)
         position = end + 2
+    literal = sum(len(part) for part in parts if isinstance(part, str))
+    if literal > MAX_RENDERED_CHARS:
+        raise TemplateError(
+            f"template {_short(text)!r}: {literal} characters of literal text, over the {MAX_RENDERED_CHARS} "
+            "a template may render per request (mockoss.scenario.template.MAX_RENDERED_CHARS); write the text "
+            "without '{{' (prepared once, at load time) or shorten it"
+        )
     return Template(text, tuple(parts))
+
+
+def _short(text: str, keep: int = 60) -> str:
+    """``text``, or its start and end around ``…`` when longer than ``keep`` characters."""
+    return text if len(text) <= keep else f"{text[: keep // 2]}…{text[-keep // 2 :]}"
 
 
 def _try(expr: _Expr) -> None:

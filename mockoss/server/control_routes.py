@@ -5,6 +5,7 @@ that serving the emulated API alone never imports FastAPI."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import tempfile
@@ -99,15 +100,8 @@ def control_app(plane: ControlPlane) -> FastAPI:
             return JSONResponse([])
         records = {r.index: r for r in list(target.server.requests)}
         wanted = None if session is None else session_key(session)  # as the log keeps it (a long key by its digest)
-        out = [_entry_json(log_entry(e), records) for e in list(target.log) if wanted is None or e[6] == wanted]  # 6: the session key
-        try:
-            return JSONResponse(out)
-        except ValueError:
-            # A body held NaN or Infinity (Python's json reads them, JSON has no such numbers), or a
-            # lone UTF-16 surrogate ("\ud800", which UTF-8 cannot encode): NaN and Infinity are
-            # spelt as strings, every non-ASCII character as a JSON escape, so nothing is lost.
-            text = json.dumps(_finite(out), ensure_ascii=True, allow_nan=False, separators=(",", ":"))
-            return Response(text, media_type="application/json")
+        entries = [e for e in list(target.log) if wanted is None or e[6] == wanted]  # 6: the session key
+        return Response(await _log_json(entries, records), media_type="application/json")
 
     @control.get("/sessions", summary="Test ids with state")
     async def sessions() -> list[dict[str, Any]]:
@@ -164,6 +158,50 @@ def _finite(data: Any) -> Any:
             value = copy
         parent[key] = value
     return out[0]
+
+
+#: Characters of JSON :func:`_log_json` writes between two yields to the event loop: ~5 ms of
+#: parsing and writing request bodies (measured: the 64 MiB default log in one go held the loop
+#: 0.17-0.31 s; issue 9, the breaker's D16).
+LOG_SLICE_CHARS = 1024 * 1024
+
+
+async def _log_json(entries: list[Any], records: dict[int, RecordedRequest]) -> bytes:
+    """The ``/mockoss/requests`` body: the JSON list of ``entries`` (:func:`log_entry` fields with
+    :func:`_entry_json`'s), the bytes Starlette's ``JSONResponse`` wrote for the whole list
+    (``ensure_ascii=False``, ``allow_nan=False``, separators ``,`` and ``:``, UTF-8), built an
+    entry at a time with a yield to the event loop after every :data:`LOG_SLICE_CHARS` characters,
+    so that reading a full log does not hold up other clients. Writing the list's items one by one
+    and joining them with ``,`` inside ``[]`` is what the encoder does for a list under these
+    separators, so the bytes are the same (``tests/server/test_isolation_leftovers.py``). One
+    entry is still written in one go (a single 32 MiB body: ~0.1 s).
+
+    If any body holds NaN or Infinity (Python's json reads them, JSON has no such numbers) or a
+    lone UTF-16 surrogate (``"\\ud800"``, which UTF-8 cannot encode), the whole list is written
+    again with NaN and Infinity spelt as strings and every non-ASCII character as a JSON escape,
+    so nothing is lost.
+    """
+    for ascii_only in (False, True):
+        parts: list[bytes] = []
+        since = 0
+        try:
+            for entry in entries:
+                item = _entry_json(log_entry(entry), records)
+                if ascii_only:
+                    text = json.dumps(_finite(item), ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+                else:
+                    text = json.dumps(item, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+                parts.append(text.encode("utf-8"))
+                since += len(text)
+                if since >= LOG_SLICE_CHARS:
+                    since = 0
+                    await asyncio.sleep(0)
+        except ValueError:
+            if ascii_only:
+                raise
+            continue
+        return b"[" + b",".join(parts) + b"]"
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _entry_json(entry: dict[str, Any], records: dict[int, RecordedRequest]) -> dict[str, Any]:

@@ -10,8 +10,8 @@ common case and hands everything else, untouched, to the layered app it was buil
 
 * handled here: a ``Content-Length`` body within the limit that arrives in one piece (the body of
   a short request comes with its head), a valid or absent test id, no recorder, nothing being
-  answered off the event loop, a body below the off-loop threshold and without a long unbroken
-  run of text (:func:`mockoss.server.offload.has_long_run`);
+  answered off the event loop, a body below the off-loop threshold, without a long unbroken
+  run of text and, for a batch of prompts, with few items (:func:`mockoss.server.offload.is_heavy`);
 * handed over (``fallback``, the same guard, limits, gate and durable layers as every other
   route): chunked or multi-part bodies, a body above the limit (413) or late (408), an invalid
   test id (400), big bodies and everything while one is in flight (:class:`mockoss.server.offload.Gate`),
@@ -36,7 +36,7 @@ from mockoss.profiles.base import Reply
 from mockoss.profiles.sse import is_sse_events
 from mockoss.server.control import _TEST_ID, TEST_ID_HEADER, frame_separator, header_map
 from mockoss.server.limits import BODY_DEADLINE
-from mockoss.server.offload import has_long_run
+from mockoss.server.offload import is_heavy
 from mockoss.server.records import REQUEST_RECORDS
 from mockoss.server.responses import to_response, to_scheduled_response
 from mockoss.server.transport import Schedule
@@ -104,8 +104,8 @@ class GenerationPath:
         began = time.perf_counter()
         epoch = session.epoch  # type: ignore[union-attr]  # target is not None, nor is session
         message = await self._first(receive, scope)
-        if message.get("more_body", False) or message["type"] != "http.request" or has_long_run(message.get("body", b"")):
-            await self.fallback(scope, _replay(message, receive), send)  # a long run: off the loop (offload)
+        if message.get("more_body", False) or message["type"] != "http.request" or is_heavy(self.names[path], message.get("body", b"")):
+            await self.fallback(scope, _replay(message, receive), send)  # a long run, a big batch: off the loop (offload)
             return
         records: list[Any] = []
         token = REQUEST_RECORDS.set(records)

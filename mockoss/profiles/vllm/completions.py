@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.vllm import VllmProfile
 
-__all__ = ["RawOutput", "raw_output", "surface_completions", "token_texts"]
+__all__ = ["MAX_REPLY_BYTES", "RawOutput", "raw_output", "reply_too_big", "surface_completions", "token_texts"]
 
 _DONE = b"data: [DONE]\n\n"
 
@@ -116,79 +116,166 @@ def _prompt_text(prompt: str | tuple[int, ...], return_token_ids: bool) -> str:
     return prompt if isinstance(prompt, str) else load_encoding().decode(list(prompt))
 
 
-def _full(out: RawOutput, request: CompletionsRequestView, ctx: RequestContext, digits: int = 32) -> Reply:
-    choices = []
+#: Bytes a ``/v1/completions`` reply may take: the JSON body, or all the frames of a stream
+#: together. A batch (``"prompt": [...]``) is answered with one choice per prompt, and streamed
+#: with one frame per generated token per prompt, so its reply grows with the number of prompts,
+#: not with the request's bytes: 40,000 ``"hi"`` prompts (a 240 KB body) streamed 16 tokens each
+#: are 640,000 frames, 162 MB (issue 9, the breaker's D8). A reply over this is not built: the
+#: request gets a 400 in vLLM's error shape saying so (:func:`reply_too_big`). vLLM has no such
+#: limit (it queues every prompt of the batch); it is mockoss's, as ``n > 1`` is
+#: (:mod:`mockoss.schemas.completions`): the memory of a reply is bounded in bytes. 32 MiB holds
+#: 8,000 prompts streamed 16 tokens each (~4 KB a prompt) or ~100,000 unstreamed.
+MAX_REPLY_BYTES = 32 * 1024 * 1024
+
+
+def reply_too_big(prompts: int, size: int, limit: int) -> str:
+    """The 400 message for a reply of at least ``size`` bytes to ``prompts`` prompts, over ``limit``."""
+    return (
+        f"mockoss: the reply to these {prompts} prompts would be over {limit} bytes (at least {size}): "
+        f"mockoss's limit on one /v1/completions reply (MAX_REPLY_BYTES); send fewer prompts or a lower max_tokens"
+    )
+
+
+class _PromptIds:
+    """Each distinct prompt's token ids, tokenized once per request (a batch often repeats one)."""
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: dict[str | tuple[int, ...], tuple[int, ...]] = {}
+
+    def __call__(self, prompt: str | tuple[int, ...]) -> tuple[int, ...]:
+        ids = self._seen.get(prompt)
+        if ids is None:
+            ids = self._seen[prompt] = prompt_token_ids(prompt)
+        return ids
+
+
+def _choice_tail(out: RawOutput, request: CompletionsRequestView, prompt: str | tuple[int, ...], ids: _PromptIds) -> str:
+    """A non-streamed choice's JSON after ``{"index":N`` (the same for every equal prompt)."""
+    prompt_ids = ids(prompt) if request.return_token_ids else None
+    text = out.text
+    if request.echo:
+        text = _prompt_text(prompt, request.return_token_ids) + (text if request.max_tokens != 0 else "")
+    return _dumps(
+        {
+            "text": text,
+            "logprobs": None,
+            "finish_reason": out.finish_reason,
+            "stop_reason": out.stop_reason,
+            "token_ids": list(out.token_ids) if request.return_token_ids else None,
+            "prompt_logprobs": None,
+            "prompt_token_ids": list(prompt_ids) if prompt_ids is not None else None,
+        }
+    )[1:]  # without its "{": the index comes first
+
+
+def _full(
+    profile: VllmProfile, out: RawOutput, request: CompletionsRequestView, ctx: RequestContext
+) -> Reply:
+    """The JSON reply (see :func:`surface_completions`), built as text: each distinct prompt's
+    choice is written once and repeated with its index (``_dumps`` of the whole body wrote the
+    same bytes; ``tests/server/test_isolation_leftovers.py`` compares)."""
+    digits, limit = profile.id_digits, MAX_REPLY_BYTES  # read per request: a test may lower it
+    ids = _PromptIds()
+    tails: dict[str | tuple[int, ...] | None, str] = {}
+    per_prompt = bool(request.echo or request.return_token_ids)  # else every choice is the same
+    choices: list[str] = []
+    size = 0
     for index, prompt in enumerate(request.prompts):
-        ids = prompt_token_ids(prompt) if request.return_token_ids else None
-        text = out.text
-        if request.echo:
-            text = _prompt_text(prompt, request.return_token_ids) + (text if request.max_tokens != 0 else "")
-        choices.append(
-            {
-                "index": index,
-                "text": text,
-                "logprobs": None,
-                "finish_reason": out.finish_reason,
-                "stop_reason": out.stop_reason,
-                "token_ids": list(out.token_ids) if request.return_token_ids else None,
-                "prompt_logprobs": None,
-                "prompt_token_ids": list(ids) if ids is not None else None,
-            }
-        )
+        key = prompt if per_prompt else None
+        tail = tails.get(key)
+        if tail is None:
+            tail = tails[key] = _choice_tail(out, request, prompt, ids)
+        choice = f'{{"index":{index},{tail}'
+        size += len(choice) + 1
+        if size > limit:
+            return profile.error(400, reply_too_big(len(request.prompts), size, limit))
+        choices.append(choice)
     generated = len(out.token_ids) * len(request.prompts)
-    body = {
+    head = {
         "id": ctx.ids.next16("cmpl-") if digits == 16 else ctx.ids.next("cmpl-"),
         "object": "text_completion",
         "created": ctx.created,
         "model": request.model,
-        "choices": choices,
-        "service_tier": None,
-        "system_fingerprint": None,
-        "usage": {
-            "prompt_tokens": ctx.prompt_tokens,
-            "total_tokens": ctx.prompt_tokens + generated,
-            "completion_tokens": generated,
-            "prompt_tokens_details": None,
-        },
-        "kv_transfer_params": None,
     }
-    return Reply(status=200, body=_dumps(body).encode())
+    usage = {
+        "prompt_tokens": ctx.prompt_tokens,
+        "total_tokens": ctx.prompt_tokens + generated,
+        "completion_tokens": generated,
+        "prompt_tokens_details": None,
+    }
+    body = (
+        f'{_dumps(head)[:-1]},"choices":[{",".join(choices)}],"service_tier":null,"system_fingerprint":null,'
+        f'"usage":{_dumps(usage)},"kv_transfer_params":null}}'
+    )
+    return Reply(status=200, body=body.encode())
 
 
-def _stream(out: RawOutput, request: CompletionsRequestView, ctx: RequestContext, digits: int = 32) -> Reply:
+def _frame_tails(out: RawOutput, request: CompletionsRequestView, prompt: str | tuple[int, ...], ids: _PromptIds) -> tuple[bytes, ...]:
+    """One prompt's stream frames, each after its ``{"index":N`` (the same for every equal prompt)."""
+    echo, return_ids = request.echo, request.return_token_ids
+    need_ids = echo or return_ids or request.continuous_usage_stats
+    prompt_ids = ids(prompt) if need_ids else ()
+    own_prompt = len(prompt_ids)
+    last = len(out.token_ids) - 1
+    tails: list[bytes] = []
+    for position, token in enumerate(out.token_ids):
+        text = out.texts[position]
+        first_ids = "null"
+        if position == 0 and (echo or return_ids):
+            first_ids = _dumps(list(prompt_ids))
+            if echo:
+                text = _prompt_text(prompt, return_ids) + text
+        finish, stop = "null", "null"
+        if position == last:
+            finish = f'"{out.finish_reason}"'
+            stop = "null" if out.stop_reason is None else str(out.stop_reason)
+        token_ids = f"[{token}]" if return_ids else "null"
+        usage = ',"usage":' + _usage(own_prompt, position + 1) if request.continuous_usage_stats else ""
+        tails.append(
+            (
+                f',"text":{_dumps(text)},"logprobs":null,"finish_reason":{finish},'
+                f'"stop_reason":{stop},"prompt_token_ids":{first_ids},"token_ids":{token_ids}}}]{usage}}}\n\n'
+            ).encode()
+        )
+    return tuple(tails)
+
+
+def _stream(
+    profile: VllmProfile, out: RawOutput, request: CompletionsRequestView, ctx: RequestContext
+) -> Reply:
+    """The SSE reply (see :func:`surface_completions`): every prompt's frames in prompt order.
+
+    Each distinct prompt's frames are written once, after their ``{"index":N``, and joined to
+    each index; the size of the whole stream is summed before any frame is joined, so a batch
+    whose stream would be over :data:`MAX_REPLY_BYTES` costs no more than its distinct prompts' frames."""
+    digits, limit = profile.id_digits, MAX_REPLY_BYTES  # read per request: a test may lower it
     head = (
         f'data: {{"id":"{ctx.ids.next16("cmpl-") if digits == 16 else ctx.ids.next("cmpl-")}","object":"text_completion","created":{ctx.created},'
         f'"model":{_dumps(request.model)},"choices":['
     )
-    prompt_tokens = ctx.prompt_tokens
-    frames: list[bytes] = []
-    last = len(out.token_ids) - 1
+    opening = (head + '{"index":').encode()
+    ids = _PromptIds()
+    per_prompt = bool(request.echo or request.return_token_ids or request.continuous_usage_stats)
+    tails_of: dict[str | tuple[int, ...] | None, tuple[tuple[bytes, ...], int]] = {}
+    chosen: list[tuple[bytes, ...]] = []
+    count = len(out.token_ids)
+    size = 0
     for index, prompt in enumerate(request.prompts):
-        ids = prompt_token_ids(prompt)
-        own_prompt = len(ids)
-        for position, token in enumerate(out.token_ids):
-            text = out.texts[position]
-            prompt_ids = "null"
-            if position == 0 and (request.echo or request.return_token_ids):
-                prompt_ids = _dumps(list(ids))
-                if request.echo:
-                    text = _prompt_text(prompt, request.return_token_ids) + text
-            finish, stop = "null", "null"
-            if position == last:
-                finish = f'"{out.finish_reason}"'
-                stop = "null" if out.stop_reason is None else str(out.stop_reason)
-            token_ids = f"[{token}]" if request.return_token_ids else "null"
-            choice = (
-                f'{{"index":{index},"text":{_dumps(text)},"logprobs":null,"finish_reason":{finish},'
-                f'"stop_reason":{stop},"prompt_token_ids":{prompt_ids},"token_ids":{token_ids}}}'
-            )
-            usage = ""
-            if request.continuous_usage_stats:
-                usage = ',"usage":' + _usage(own_prompt, position + 1)
-            frames.append((head + choice + "]" + usage + "}\n\n").encode())
+        key = prompt if per_prompt else None
+        found = tails_of.get(key)
+        if found is None:
+            tails = _frame_tails(out, request, prompt, ids)
+            found = tails_of[key] = (tails, sum(map(len, tails)))
+        size += found[1] + count * (len(opening) + len(str(index)))
+        if size > limit:
+            return profile.error(400, reply_too_big(len(request.prompts), size, limit))
+        chosen.append(found[0])
+    frames = [opening + str(index).encode() + tail for index, tails in enumerate(chosen) for tail in tails]
     if request.include_usage:
-        generated = len(out.token_ids) * len(request.prompts)
-        frames.append((head + '],"usage":' + _usage(prompt_tokens, generated) + "}\n\n").encode())
+        generated = count * len(request.prompts)
+        frames.append((head + '],"usage":' + _usage(ctx.prompt_tokens, generated) + "}\n\n").encode())
     frames.append(_DONE)
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
 
@@ -218,11 +305,14 @@ def surface_completions(
     (default true once ``stream_options`` is sent) adds a ``"choices":[]`` usage chunk,
     ``continuous_usage_stats`` running usage on every chunk. ``logprobs`` are not emulated
     (always ``null``).
+
+    A reply (the JSON body, or all frames together) over :data:`MAX_REPLY_BYTES` is not built:
+    a 400 in vLLM's error shape says so (mockoss's limit, not vLLM's).
     """
     out = raw_output(completion, request.max_tokens or None, request.skip_special_tokens, request.include_stop_str_in_output)
     if request.max_tokens == 0:  # echo only: vLLM returns the prompt and no generated text
         out = RawOutput((), (), "length", None)
     # ids: cmpl-<random_uuid()>, 16 hex digits in 0.32/0.33 (switch id_digits).
     if request.stream:
-        return _stream(out, request, ctx, profile.id_digits)
-    return _full(out, request, ctx, profile.id_digits)
+        return _stream(profile, out, request, ctx)
+    return _full(profile, out, request, ctx)
