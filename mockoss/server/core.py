@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from mockoss.endpoints import ENDPOINTS, clear_prompt_caches, endpoint_for_path, prompt_tokens, request_seen
 from mockoss.harmony.encoding import check_harmony_library
+from mockoss.harmony.lru import BytesLRU
 from mockoss.jsonbody import parse_json
 from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext, ServerInfo
 from mockoss.profiles.registry import ProfileError, get_profile
@@ -35,6 +36,7 @@ from mockoss.server.records import (
     RecordedRequest,
     RequestLog,
     header_items,
+    new_record,
 )
 from mockoss.server.replies import (
     SWITCH_HEADER,
@@ -97,6 +99,8 @@ def _share(record: RecordedRequest) -> None:
         sink.append(record)
 
 
+#: Bytes :meth:`MockServer._validate` may keep of validated bodies sent again (parsed data included).
+VALID_BODY_BYTES = 16 * 1024 * 1024
 #: Distinct (scenario, ``X-Mockoss-Switch``) profiles kept; the least recently used go first.
 PROFILE_CACHE_SIZE = 256
 #: A prompt token count computed before :meth:`MockServer.respond` (the HTTP layer counts big
@@ -120,8 +124,8 @@ def _record(
         problem, played = played.problem, None
     else:
         problem = played.problem if played else None
-    # Positional: a third cheaper than keywords for this frozen dataclass of 14 fields (RecordedRequest's order).
-    return RecordedRequest(
+    # Every field, in RecordedRequest's order (new_record: without the frozen dataclass's __init__).
+    return new_record(
         index,
         endpoint,
         raw,
@@ -215,6 +219,9 @@ class MockServer:
         self._player = Player(auto_session=self.auto_session)  # rule cursors, sessions, stored responses
         self._profiles: OrderedDict[tuple[Any, ...], Profile] = OrderedDict()  # LRU, PROFILE_CACHE_SIZE
         self._base_profile = get_profile(self.profile, self.switches)
+        #: Validated requests of bodies sent again, by (endpoint, raw bytes): (base profile,
+        #: profile, request); see :meth:`_validate`.
+        self._valid_bodies: BytesLRU[tuple[Profile, Profile, Any]] = BytesLRU(VALID_BODY_BYTES)
         # Without explicit names the server answers to its profile's usual model name, and
         # follows the profile when set_profile() changes it.
         self._models_explicit = bool(self.served_model_names)
@@ -269,6 +276,7 @@ class MockServer:
         self._base_profile = get_profile(self.profile, switches)
         self.switches = dict(switches)
         self._profiles.clear()
+        self._valid_bodies.clear()
 
     def set_profile(self, name: str, switches: Mapping[str, Any] | None = None) -> None:
         """Serve as profile ``name`` from the next request on, with ``switches`` replacing the
@@ -282,6 +290,7 @@ class MockServer:
         with self._lock:
             self.profile, self._base_profile, self.switches = name, profile, dict(switches or {})
             self._profiles.clear()
+            self._valid_bodies.clear()
             if not self._models_explicit:
                 self.served_model_names = (profile.default_model,)
 
@@ -292,6 +301,7 @@ class MockServer:
             self._player.clear()
             self.requests.clear()
             self._profiles.clear()
+            self._valid_bodies.clear()
             self._handled = 0
         clear_prompt_caches()
 
@@ -440,8 +450,24 @@ class MockServer:
         return Delivery(spec, self.seed, index, tokens)  # type: ignore[arg-type]
 
     def _validate(self, endpoint: Endpoint, body: Any, raw: bytes | None = None) -> Reply | tuple[Profile, Any, str]:
-        """The error reply a request gets before any step is played, else (profile, request, model)."""
-        profile = _for_endpoint(self._base_profile, endpoint)
+        """The error reply a request gets before any step is played, else (profile, request, model).
+
+        ``body`` is ``json.loads(raw)``, unmodified. A body sent again (the same ``raw`` bytes, to
+        the same endpoint, under the same base profile) that passed every check of this method
+        but the model's is not validated again: its validated request is kept from its second
+        sighting (:attr:`_valid_bodies`, bounded in bytes, emptied by :meth:`reset`). Exact,
+        because everything those checks read is the body's bytes and the base profile (the
+        schema's validators, the surrogate, vocabulary and Go number checks are functions of the
+        body alone), and the request object is only read afterwards (its view, its prompt lookup:
+        equal data, as equal bytes parse to equal data). Profiles with their own request check
+        (``check_request``, which may hand state to the reply: gptoss-reference) always validate.
+        The model check reads :attr:`served_model_names`, which can change: it always runs.
+        Measured over HTTP (``benchmarks/bench_http.py``'s repeated chat body): see issue 9's note.
+        """
+        base = self._base_profile
+        if raw is not None and (hit := self._valid_bodies.get((endpoint, raw))) is not None and hit[0] is base:
+            return self._with_model(hit[1], hit[2])
+        profile = _for_endpoint(base, endpoint)
         if endpoint not in profile.endpoints:
             return profile.route_error(404, "POST", ENDPOINTS[endpoint].path)
         if profile.name.startswith("ollama") and (go_error := go_decode_error(endpoint, body, raw)) is not None:
@@ -464,6 +490,14 @@ class MockServer:
             return profile.error(400, message, param=field)
         if endpoint == "completions" and (token := out_of_vocabulary(body)) is not None:
             return profile.error(400, f"Token id {token} is out of vocabulary")  # vLLM's words, see mockoss.server.inputs
+        if raw is not None and own_check is None:
+            # What the request holds (lru.approx_bytes, measured): 2.3-3.3 KB for a short chat or
+            # Responses body, 4.5x the bytes for a 23 KB agent turn.
+            self._valid_bodies.offer((endpoint, raw), (base, profile, request), 5 * raw.__sizeof__() + 2048)
+        return self._with_model(profile, request)
+
+    def _with_model(self, profile: Profile, request: Any) -> Reply | tuple[Profile, Any, str]:
+        """``(profile, request, model)`` with the model resolved, or the unknown-model reply."""
         model = request.model or self.served_model_names[0]  # type: ignore[attr-defined]
         if model not in self.served_model_names and profile.model_check:
             return _model_hint(profile.model_not_found(model), model, self.served_model_names)

@@ -1,0 +1,174 @@
+"""A body sent again is not validated again, and the request log keeps each entry's cost.
+
+Issue 9's repeated-body target (``benchmarks/bench_http.py`` "chat repeated"): the validated
+request of a body seen before is kept (``MockServer._validate``), and a log entry's byte cost is
+computed once (``RequestLog``). These tests pin that the shortcut answers exactly what full
+validation answers, and where it must not apply.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mockoss.server import core
+from mockoss.server.core import MockServer
+from mockoss.server.records import RecordedRequest, RequestLog, _cost, new_record
+
+MODEL = "openai/gpt-oss-20b"
+
+
+def _chat(content: str = "What is 2 + 2?", **extra) -> bytes:
+    return json.dumps({"model": MODEL, "messages": [{"role": "user", "content": content}], **extra}).encode()
+
+
+@pytest.fixture
+def validations(monkeypatch):
+    """Counts the schema validations ``MockServer._validate`` runs."""
+    calls: list[object] = []
+    real = core.validate_request
+
+    def counted(schema, body):
+        calls.append(body)
+        return real(schema, body)
+
+    monkeypatch.setattr(core, "validate_request", counted)
+    return calls
+
+
+def _replies(server: MockServer, raw: bytes, times: int, headers=None) -> list[tuple[int, bytes]]:
+    out = []
+    for _ in range(times):
+        reply = server.handle("chat", raw, headers or {})
+        out.append((reply.status, reply.body))
+    return out
+
+
+def test_a_body_sent_again_is_validated_twice_then_never(validations):
+    server = MockServer("clean-answer")
+    raw = _chat()
+    replies = _replies(server, raw, 5)
+    # First sighting: validated and remembered by hash; second: validated and stored; then kept.
+    assert len(validations) == 2
+    assert [status for status, _ in replies] == [200] * 5
+    other = _chat("something else")
+    server.handle("chat", other, {})
+    assert len(validations) == 3  # another body is validated
+
+
+def test_kept_validation_answers_byte_for_byte_what_full_validation_answers(validations):
+    raw = _chat(tools=[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}])
+    cached = MockServer("clean-answer", seed=7)
+    fresh = MockServer("clean-answer", seed=7)
+    got = _replies(cached, raw, 4)
+    expected = []
+    for _ in range(4):
+        fresh._valid_bodies.clear()  # every request validated in full
+        expected.append(_replies(fresh, raw, 1)[0])
+    assert got == expected
+    assert len(validations) == 2 + 4
+
+
+def test_an_invalid_body_is_refused_every_time_and_never_kept(validations):
+    server = MockServer("clean-answer")
+    raw = json.dumps({"model": MODEL, "messages": "not a list"}).encode()
+    statuses = [status for status, _ in _replies(server, raw, 3)]
+    assert statuses == [400, 400, 400]
+    assert len(validations) == 3
+    assert len(server._valid_bodies) == 0
+
+
+def test_the_model_is_checked_on_every_request_even_for_a_kept_body():
+    server = MockServer("clean-answer")
+    raw = _chat()
+    assert [s for s, _ in _replies(server, raw, 3)] == [200, 200, 200]
+    assert len(server._valid_bodies) == 1
+    server.served_model_names = ("another/model",)
+    status, body = _replies(server, raw, 1)[0]
+    assert status == 404
+    assert json.loads(body)["error"]["message"] == f"The model `{MODEL}` does not exist."
+
+
+def test_a_new_profile_or_reset_forgets_kept_bodies(validations):
+    server = MockServer("clean-answer")
+    raw = _chat()
+    _replies(server, raw, 3)
+    assert len(validations) == 2
+    server.set_switches({})
+    _replies(server, raw, 1)
+    assert len(validations) == 3  # the new base profile validates again
+    server.reset()
+    assert len(server._valid_bodies) == 0
+    server.set_profile("sglang")
+    assert [s for s, _ in _replies(server, raw, 3)] == [200] * 3
+    assert len(validations) == 3 + 2  # reset emptied the store: twice more, then kept
+
+
+def test_a_profile_with_its_own_request_check_always_validates():
+    # gptoss-reference validates with its server's own models and hands the result to its reply
+    # (check_request): nothing of it may be skipped.
+    server = MockServer("clean-answer", profile="gptoss-reference")
+    raw = json.dumps({"model": MODEL, "input": "hi"}).encode()
+    for _ in range(3):
+        assert server.handle("responses", raw, {}).status == 200
+    assert len(server._valid_bodies) == 0
+
+
+def test_kept_bodies_are_bounded_in_bytes():
+    server = MockServer("clean-answer")
+    server._valid_bodies.limit = 64 * 1024
+    for n in range(200):
+        raw = _chat(f"question {n} " + "x" * 400)
+        _replies(server, raw, 2)
+    assert 0 < server._valid_bodies.size <= 64 * 1024
+    assert len(server._valid_bodies) < 200
+
+
+# -- the request log's costs --------------------------------------------------------------------
+
+
+def _record(n: int, size: int = 100) -> RecordedRequest:
+    return RecordedRequest(n, "chat", b"x" * size, (("host", "h"),), None, None, 200, None)
+
+
+def test_new_record_builds_the_same_record_as_the_dataclass():
+    values = (3, "chat", b"{}", (("host", "h"),), "s", 1, 200, "text", "#1", 2, None, ("w",), False, ("log",))
+    assert new_record(*values) == RecordedRequest(*values)
+    assert repr(new_record(*values)) == repr(RecordedRequest(*values))
+    with pytest.raises(ValueError, match="14 fields"):
+        new_record(*values[:8])
+
+
+def test_the_log_total_stays_the_sum_of_its_entries_through_every_change():
+    log = RequestLog(maxlen=4, max_bytes=10_000)
+    for n in range(10):
+        log.append(_record(n, 100 + n))
+    assert [r.index for r in log] == [6, 7, 8, 9]
+    assert log.bytes == sum(map(_cost, log))
+    assert log.popleft().index == 6 and log.pop().index == 9
+    assert log.bytes == sum(map(_cost, log))
+    log.appendleft(_record(20, 3000))
+    log.extend([_record(21), _record(22)])  # maxlen drops from the left
+    log.remove(log[1])
+    assert log.bytes == sum(map(_cost, log))
+    log.append(_record(23))
+    assert log.bytes == sum(map(_cost, log))
+    log.clear()
+    assert log.bytes == 0 and len(log) == 0
+    log.append(_record(30))
+    assert log.bytes == _cost(log[0])
+
+
+def test_the_byte_bound_drops_the_oldest_entries():
+    log = RequestLog(max_bytes=3 * _cost(_record(0)))
+    for n in range(10):
+        log.append(_record(n))
+    assert [r.index for r in log] == [7, 8, 9]
+    assert log.bytes == sum(map(_cost, log)) <= log.max_bytes
+
+
+def test_a_log_of_no_entries_keeps_nothing_and_counts_nothing():
+    log = RequestLog(maxlen=0)
+    log.append(_record(1))
+    assert len(log) == 0 and log.bytes == 0
