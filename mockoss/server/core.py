@@ -101,6 +101,8 @@ def _share(record: RecordedRequest) -> None:
 
 #: Bytes :meth:`MockServer._validate` may keep of validated bodies sent again (parsed data included).
 VALID_BODY_BYTES = 16 * 1024 * 1024
+#: Larger bodies are always validated (see :meth:`MockServer._validate`).
+VALID_BODY_MAX = 8 * 1024
 #: Distinct (scenario, ``X-Mockoss-Switch``) profiles kept; the least recently used go first.
 PROFILE_CACHE_SIZE = 256
 #: A prompt token count computed before :meth:`MockServer.respond` (the HTTP layer counts big
@@ -459,13 +461,17 @@ class MockServer:
         because everything those checks read is the body's bytes and the base profile (the
         schema's validators, the surrogate, vocabulary and Go number checks are functions of the
         body alone), and the request object is only read afterwards (its view, its prompt lookup:
-        equal data, as equal bytes parse to equal data). Profiles with their own request check
+        equal data, as equal bytes parse to equal data). Only bodies of up to
+        :data:`VALID_BODY_MAX` bytes: hashing a 23 KB agent turn for the key costs ~4 us, and an
+        agent never sends the same turn twice (its resent messages are skipped by the validation's
+        own lookup, :mod:`mockoss.harmony.prompt.seen`). Profiles with their own request check
         (``check_request``, which may hand state to the reply: gptoss-reference) always validate.
         The model check reads :attr:`served_model_names`, which can change: it always runs.
         Measured over HTTP (``benchmarks/bench_http.py``'s repeated chat body): see issue 9's note.
         """
         base = self._base_profile
-        if raw is not None and (hit := self._valid_bodies.get((endpoint, raw))) is not None and hit[0] is base:
+        keep = raw is not None and len(raw) <= VALID_BODY_MAX
+        if keep and (hit := self._valid_bodies.get((endpoint, raw))) is not None and hit[0] is base:
             return self._with_model(hit[1], hit[2])
         profile = _for_endpoint(base, endpoint)
         if endpoint not in profile.endpoints:
@@ -490,7 +496,7 @@ class MockServer:
             return profile.error(400, message, param=field)
         if endpoint == "completions" and (token := out_of_vocabulary(body)) is not None:
             return profile.error(400, f"Token id {token} is out of vocabulary")  # vLLM's words, see mockoss.server.inputs
-        if raw is not None and own_check is None:
+        if keep and own_check is None:
             # What the request holds (lru.approx_bytes, measured): 2.3-3.3 KB for a short chat or
             # Responses body, 4.5x the bytes for a 23 KB agent turn.
             self._valid_bodies.offer((endpoint, raw), (base, profile, request), 5 * raw.__sizeof__() + 2048)

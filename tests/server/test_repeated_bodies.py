@@ -172,3 +172,11 @@ def test_a_log_of_no_entries_keeps_nothing_and_counts_nothing():
     log = RequestLog(maxlen=0)
     log.append(_record(1))
     assert len(log) == 0 and log.bytes == 0
+
+
+def test_big_bodies_are_always_validated(validations):
+    server = MockServer("clean-answer")
+    raw = _chat("y" * (core.VALID_BODY_MAX + 1))
+    _replies(server, raw, 3)
+    assert len(validations) == 3
+    assert len(server._valid_bodies) == 0
