@@ -38,7 +38,7 @@ def first_request_ms(tokens: int) -> tuple[float, int]:
     try:
         from mockoss.harmony.completion import clear_completion_cache
     except ImportError:  # a version without the completion cache: every completion is new anyway
-        clear_completion_cache = lambda: None  # noqa: E731
+        clear_completion_cache = lambda: None
     from mockoss.server.core import MockServer
 
     body = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}

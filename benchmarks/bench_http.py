@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import (  # noqa: E402
+from benchlib import (
     CASE_HEADER,
     ResponseParser,
     Server,
@@ -170,14 +170,14 @@ class _Load:
         else:  # a new conversation for every request, never one sent before (warm-up included)
             unique, offset, path, headers = self.unique, self.offset, self.path, self.headers
             make = unique if callable(unique) else lambda n: unique_body(unique, n)
-            requests = lambda n: build_request(path, host, make(offset + n), headers)  # noqa: E731
+            requests = lambda n: build_request(path, host, make(offset + n), headers)
         result = python_load(self.server.host, self.server.port, requests, seconds, args.connections)
         self.offset += 10_000_000
         return result
 
     def measured(self, seconds: float) -> dict[str, Any]:
         """One measured round: the load's result plus the server's and this process's CPU seconds."""
-        client_cpu = lambda: sum(os.times()[:4])  # noqa: E731 - this process + waited-for children (wrk)
+        client_cpu = lambda: sum(os.times()[:4])  # this process + waited-for children (wrk)
         cpu0, client0, wall0 = self.server.cpu_seconds(), client_cpu(), time.perf_counter()
         result = self.run(seconds)
         return result | {"cpu": self.server.cpu_seconds() - cpu0, "client_cpu": client_cpu() - client0, "wall": time.perf_counter() - wall0}
@@ -323,8 +323,10 @@ def main(argv: list[str] | None = None) -> int:
 def table(report: dict[str, Any]) -> str:
     """metric / mockoss / baseline / ratio, then sizes, CPU shares, errors, the targets."""
     out = [
-        f"load generator: {report['generator']}, {report['connections']} connections, {report['seconds']:g} s per server "
-        f"and case in {report['rounds']} rounds (mockoss and baseline in turn)"
+        (
+            f"load generator: {report['generator']}, {report['connections']} connections, {report['seconds']:g} s per server "
+            f"and case in {report['rounds']} rounds (mockoss and baseline in turn)"
+        )
     ]
     out.append(f"{'metric':<34}{'mockoss':>12}{'baseline':>12}{'ratio':>9}")
     for name, result in report["results"].items():

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_http import CHAT, MODEL, capture, long_scenario, request_body  # noqa: E402
-from bench_prompt import TOOLS, agent, short, user  # noqa: E402
-from benchlib import CASE_HEADER, Server, _Connection, build_request, mockoss_argv, percentile  # noqa: E402
+from bench_http import CHAT, MODEL, capture, long_scenario, request_body
+from bench_prompt import TOOLS, agent, short, user
+from benchlib import CASE_HEADER, Server, _Connection, build_request, mockoss_argv, percentile
 
 LONG_ASK = "Write a long answer."
 
@@ -93,7 +93,7 @@ async def _run(server: Server, seconds: float, interval: float, connections: int
             if make is None:
                 requests: Any = build_request(path, host, body, headers)
             else:
-                requests = lambda n, make=make, path=path, headers=headers, i=i: build_request(path, host, make(i * 10_000_000 + n), headers)  # noqa: E731
+                requests = lambda n, make=make, path=path, headers=headers, i=i: build_request(path, host, make(i * 10_000_000 + n), headers)
             transport, conn = await loop.create_connection(lambda r=requests: _Connection(r, stats), server.host, server.port)
             transports.append(transport)
             conn.send()

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_http import CHAT, MODEL, capture, measure_interleaved  # noqa: E402
-from benchlib import Server, mockoss_argv  # noqa: E402
+from bench_http import CHAT, MODEL, capture, measure_interleaved
+from benchlib import Server, mockoss_argv
 
 TARGET = 2.0
 WORDS = "the quick brown fox jumps over a lazy dog while seven wise owls watch quietly".split()

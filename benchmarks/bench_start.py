@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_http import CHAT, RESPONSES, request_body  # noqa: E402
-from benchlib import CASE_HEADER, LOAD_HARMONY, mockoss_argv  # noqa: E402
+from bench_http import CHAT, RESPONSES, request_body
+from benchlib import CASE_HEADER, LOAD_HARMONY, mockoss_argv
 
 COLD_TARGET, RSS_TARGET_MB = 2.5, 100.0
 

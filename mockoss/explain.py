@@ -17,6 +17,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import yaml
@@ -204,7 +205,7 @@ def explain(
                 for label, names in (("tools", declared), ("no-tools", [])):
                     try:
                         status, body = _surface(profile, endpoint, completion, request_body(endpoint, names), index)
-                    except Exception as exc:  # another profile's bug must not hide the others
+                    except Exception as exc:  # noqa: BLE001  # another profile's bug must not hide the others
                         rows.append(Outcome(index, name, endpoint, label, 0, error=f"mockoss: {type(exc).__name__}: {exc}", answer=answer))
                         continue
                     rows.append(_with_answer(summarise(index, name, endpoint, label, status, body), answer))
@@ -400,7 +401,7 @@ def release_changes(names: Sequence[str]) -> str:
     from mockoss.profiles.releases import TIMELINES, split_release
 
     lines: list[str] = []
-    for older, newer in zip(names, names[1:]):
+    for older, newer in pairwise(names):
         (server, low), (other, high) = split_release(older), split_release(newer)
         timeline = TIMELINES.get(server)
         if server != other or timeline is None:

@@ -52,6 +52,7 @@ __all__ = [
     "error",
     "fault",
     "final",
+    "is_builder",
     "leak",
     "preamble",
     "raw",

@@ -78,8 +78,10 @@ def test_a_request_the_cassette_does_not_hold_fails_with_the_nearest_recorded_on
             "E   AssertionError: mockoss: 1 request the scenario did not answer:",
             "    - POST /v1/chat/completions -> 400: scenario 'test_answer': no rule answered (request #0)",
             "        mockoss: no rule of scenario 'test_answer' answers this chat request (model 'openai/gpt-oss-20b', turn 1):",
-            "        rule #1 (scenario *cassettes/test_calc/test_answer.yaml:6): last user message 'What is 3 + 3?' "
-            "does not match /\\AWhat\\ is\\ 2\\ \\+\\ 2\\?\\Z/",
+            (
+                "        rule #1 (scenario *cassettes/test_calc/test_answer.yaml:6): last user message 'What is 3 + 3?' "
+                "does not match /\\AWhat\\ is\\ 2\\ \\+\\ 2\\?\\Z/"
+            ),
             "        rule #2 (scenario *cassettes/test_calc/test_answer.yaml:*): *",
             "        nearest recorded request: rule #1 (scenario *cassettes/test_calc/test_answer.yaml:6)",
             "          last user message: What is [-2-]{+3+} + [-2-]{+3+}?",

@@ -37,8 +37,10 @@ def test_miss(mockoss):
             "    - POST /v1/chat/completions -> 400: scenario 'inline-1': no rule answered (request #0)",
             "        mockoss: no rule of scenario 'inline-1' answers this chat request (model 'openai/gpt-oss-20b', turn 1):",
             "        rule 'greet' (scenario inline-1): last user message 'bye' does not match /(?i)hello/",
-            "    If this is on purpose, pass assert_all_requests_were_expected=False (marker or mockoss_config); "
-            "see README.md, section 'Use it from pytest' (assert_all_requests_were_expected).",
+            (
+                "    If this is on purpose, pass assert_all_requests_were_expected=False (marker or mockoss_config); "
+                "see README.md, section 'Use it from pytest' (assert_all_requests_were_expected)."
+            ),
         ],
         consecutive=True,
     )
@@ -66,8 +68,10 @@ def test_exhausted_on_purpose(mockoss):
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(
         [
-            "    - POST /v1/chat/completions -> 500: scenario 'inline-1', rule #1: no step (the rule is used up, "
-            "or its template failed) (request #1)",
+            (
+                "    - POST /v1/chat/completions -> 500: scenario 'inline-1', rule #1: no step (the rule is used up, "
+                "or its template failed) (request #1)"
+            ),
             "        rule #1 is used up (when_exhausted: error) and answered its exhausted_error",
         ],
         consecutive=True,
@@ -135,10 +139,14 @@ def test_report_section(mockoss):
     result.stdout.fnmatch_lines(
         [
             "E   AssertionError: mockoss: 1 tool-check warning:",
-            "    - request #0 (rule #1, step 0): tool call 'search': not declared by the request "
-            "(declared functions: get_weather)",
-            "    If this is on purpose, mark the step tool_mismatch_intended: true (.with_tool_mismatch_intended()); "
-            "see README.md, section 'Tool checks'.",
+            (
+                "    - request #0 (rule #1, step 0): tool call 'search': not declared by the request "
+                "(declared functions: get_weather)"
+            ),
+            (
+                "    If this is on purpose, mark the step tool_mismatch_intended: true (.with_tool_mismatch_intended()); "
+                "see README.md, section 'Tool checks'."
+            ),
         ],
         consecutive=True,
     )

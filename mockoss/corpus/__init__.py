@@ -96,8 +96,10 @@ class LeakScore:
         flagged = self.true_positives + self.false_positives
         leaks = self.true_positives + self.false_negatives
         lines = [
-            f"{self.name}: precision {self.precision:.2f} ({self.true_positives}/{flagged}), "
-            f"recall {self.recall:.2f} ({self.true_positives}/{leaks}), {len(self.wrong)} wrong"
+            (
+                f"{self.name}: precision {self.precision:.2f} ({self.true_positives}/{flagged}), "
+                f"recall {self.recall:.2f} ({self.true_positives}/{leaks}), {len(self.wrong)} wrong"
+            )
         ]
         for case, predicted in self.wrong:
             kind = "false positive" if predicted else "missed leak"

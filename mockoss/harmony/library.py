@@ -123,7 +123,7 @@ def parse_header_0_0_8(header: str, role: Role | None, *, recipient_and_type: bo
             content_type = last
             if parts:
                 raw = parts.pop()
-                recipient = raw[3:] if raw.startswith("to=") else raw
+                recipient = raw.removeprefix("to=")
     remaining = " ".join(parts) if parts else None
     name = role_text if role == Role.TOOL else None
     return Header(role, name, recipient, channel, content_type, remaining)
@@ -308,7 +308,7 @@ def _fails_0_0_8(header_tokens: tuple[int, ...], ended_by_message: bool, role_kn
     try:
         role = Role.ASSISTANT if role_known else None
         header = parse_header_0_0_8(load_encoding().decode_utf8(list(header_tokens)), role, recipient_and_type=ended_by_message)
-    except (HeaderError, Exception):
+    except (HeaderError, Exception):  # noqa: BLE001  # any failure to parse is a rejection
         return True
     return ended_by_message and header.remaining is not None
 
@@ -384,7 +384,7 @@ def _emulate(tokens: tuple[int, ...], strict: bool, spans: list[_Span], skip_err
         patches[len(rewritten)] = header
         cursor = span.end
     if failure is not None:
-        end, message = failure
+        end, _message = failure
         rewritten += tokens[cursor:end]
         origin += range(cursor, end)
     else:

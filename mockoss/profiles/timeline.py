@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 __all__ = ["Change", "Release", "Timeline", "TimelineError", "release_key"]
@@ -126,7 +127,7 @@ class Timeline:
             by_switch.setdefault(change.switch, []).append(change)
         for switch, changes in by_switch.items():
             ordered = sorted(changes, key=lambda c: release_key(c.release))
-            for older, newer in zip(ordered, ordered[1:]):
+            for older, newer in pairwise(ordered):
                 if older.after != newer.before:
                     raise TimelineError(
                         f"{self.server} timeline: switch {switch!r} is {older.after!r} after {older.release} "

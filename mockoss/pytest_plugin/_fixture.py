@@ -295,8 +295,10 @@ class MockossFixture:
                     [
                         f"mockoss: {plural(count, 'request')} the scenario did not answer:",
                         *lines,
-                        "If this is on purpose, pass assert_all_requests_were_expected=False "
-                        f"(marker or mockoss_config); see {REQUESTS_DOC}.",
+                        (
+                            "If this is on purpose, pass assert_all_requests_were_expected=False "
+                            f"(marker or mockoss_config); see {REQUESTS_DOC}."
+                        ),
                     ]
                 )
             )
@@ -316,8 +318,10 @@ class MockossFixture:
                     [
                         f"mockoss: {plural(len(lines), 'tool-check warning')}:",
                         *lines,
-                        "If this is on purpose, mark the step tool_mismatch_intended: true "
-                        f"(.with_tool_mismatch_intended()); see {TOOLS_DOC}.",
+                        (
+                            "If this is on purpose, mark the step tool_mismatch_intended: true "
+                            f"(.with_tool_mismatch_intended()); see {TOOLS_DOC}."
+                        ),
                     ]
                 )
             )

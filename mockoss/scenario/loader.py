@@ -204,7 +204,7 @@ def _compile_answer(
         return _compile_step(index, spec)
     except VocabularyError:  # the tokenizer cannot load at all: not a problem of this file
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001  # each kind becomes this file's error entry below
         # Imported here, not for every answer: a scenario without faults never needs the fault
         # library (issue 9, start-up); a FaultError means it is loaded already.
         from mockoss.harmony.faults import FaultError

@@ -97,7 +97,7 @@ class CompletionTemplate:
             else:
                 messages = [harmony_message(spec, text) for (spec, _), text in zip(self.messages, key, strict=True)]
                 completion = _build(messages, self.fault)
-        except Exception as exc:  # renderer, fault or tokenizer refused the rendered text
+        except Exception as exc:  # noqa: BLE001  # renderer, fault or tokenizer refused the rendered text
             raise TemplateRenderError(f"the rendered completion cannot be used: {exc}") from None
         self._cache[key] = completion
         if len(self._cache) > CACHE_SIZE:

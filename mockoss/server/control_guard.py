@@ -92,9 +92,12 @@ def refusal(scope: Scope, headers: dict[str, str], options: ControlOptions, host
     if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
         return error(403, "mockoss: control routes refuse cross-site requests (Sec-Fetch-Site)")
     content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if scope["method"] not in ("GET", "HEAD", "OPTIONS") and content_type:
-        if content_type in _FORM_TYPES or content_type not in _BODY_TYPES:
-            return error(415, f"mockoss: control routes take application/json or application/yaml bodies, not {content_type!r}")
+    if (
+        scope["method"] not in ("GET", "HEAD", "OPTIONS")
+        and content_type
+        and (content_type in _FORM_TYPES or content_type not in _BODY_TYPES)
+    ):
+        return error(415, f"mockoss: control routes take application/json or application/yaml bodies, not {content_type!r}")
     token = options.admin_token
     if token and path not in _NO_TOKEN_PATHS:
         given = headers.get(ADMIN_HEADER) or ""

@@ -32,7 +32,7 @@ Lifespan = Callable[[Any], AbstractAsyncContextManager[None]]
 class _Held(Response):
     """``response`` whose body waits for ``ticket`` (headers and status untouched)."""
 
-    def __init__(self, response: Response, ticket: Future[None]) -> None:  # noqa: D107 - no Response.__init__: nothing to render
+    def __init__(self, response: Response, ticket: Future[None]) -> None:  # no Response.__init__: nothing to render
         self._response, self._ticket = response, ticket
         self.status_code = response.status_code
         self.background = None

@@ -189,8 +189,8 @@ class Proxy:
         return _Relay(answer, None)
 
     async def _raw(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
-        from mockoss.server.responses import to_response, to_scheduled_response
         from mockoss.server.durable import durable, expect_ticket
+        from mockoss.server.responses import to_response, to_scheduled_response
 
         step = None
         if self.server.precheck(name, raw) is None:

@@ -110,7 +110,7 @@ def completion_text(data: Any) -> str:
     except (KeyError, IndexError, TypeError):
         raise ValueError("no choices[0].text in the answer") from None
     if not isinstance(text, str):
-        raise ValueError("choices[0].text is not a string")
+        raise ValueError("choices[0].text is not a string")  # noqa: TRY004  # fetch_step catches ValueError
     if choice.get("finish_reason") == "stop" and not text.endswith(("<|return|>", "<|call|>")):
         text += "<|call|>" if choice.get("stop_reason") == CALL else "<|return|>"
     return text

@@ -69,7 +69,7 @@ EXTRA_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("bearer-token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{12,})")),
     ("aws-secret-key", re.compile(r"(?i)aws.{0,20}?(?:secret|key).{0,20}?[=:]\s*['\"]?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])")),
 )
-_UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.I)
+_UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.IGNORECASE)
 _KIND = re.compile(r"[^a-z0-9]+")
 #: detect-secrets plugins that look for an assignment context (``password = "…"``) rather than a
 #: provider's key shape; the slowest by far (KeywordDetector: ~1 ms per KB), so an upstream's own
@@ -118,7 +118,7 @@ def _detected(text: str, entropy: bool) -> Iterator[tuple[str, str]]:
             continue
         try:
             found = plugin.analyze_line(filename="mockoss-recording", line=text, line_number=0)
-        except Exception:  # a plugin bug must not stop the recording: the others still run
+        except Exception:  # noqa: BLE001, S112  # a plugin bug must not stop the recording: the others still run
             continue
         for secret in found or ():
             if secret.secret_value and secret.secret_value.strip():

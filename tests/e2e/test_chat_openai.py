@@ -230,8 +230,10 @@ def test_malformed_header_in_a_stream_is_an_error_chunk_after_http_200(mockoss, 
         assert raw.status_code == 200
         frames = raw.read().decode().split("\n\n")
     assert frames[-3:] == [
-        'data: {"error": {"message": "unexpected tokens remaining in message header: Some(\\"to=functions.x\\")", '
-        '"type": "InternalServerError", "param": null, "code": 500}}',
+        (
+            'data: {"error": {"message": "unexpected tokens remaining in message header: Some(\\"to=functions.x\\")", '
+            '"type": "InternalServerError", "param": null, "code": 500}}'
+        ),
         "data: [DONE]",
         "",
     ]

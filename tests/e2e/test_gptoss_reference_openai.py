@@ -59,10 +59,12 @@ def test_responses_stream_helper_rejects_the_shifted_output_index(mockoss, clien
     # The message's deltas say output_index 0 and its done events 1: the SDK's stream accumulator
     # (openai 3.57) refuses a content event for an index it has no item for. Against the real server
     # (uvicorn, the same completion) the same call raises the same RuntimeError.
-    with pytest.raises(RuntimeError, match="Received a content event for output index 1 before receiving its output item"):
-        with client.responses.stream(model=MODEL, input="2+2?") as stream:
-            for _ in stream:
-                pass
+    with (
+        pytest.raises(RuntimeError, match="Received a content event for output index 1 before receiving its output item"),
+        client.responses.stream(model=MODEL, input="2+2?") as stream,
+    ):
+        for _ in stream:
+            pass
 
 
 @pytest.mark.mockoss(profile="gptoss-reference", scenario="clean-tool-call")
@@ -83,10 +85,12 @@ def test_malformed_header_cuts_the_stream_after_the_events_so_far(mockoss, clien
     # The stream's parser swallows the HarmonyError; the final parse of the kept tokens
     # (parse_messages_from_completion_tokens) raises it and the generator dies after HTTP 200.
     seen = []
-    with pytest.raises((openai.APIConnectionError, httpx.RemoteProtocolError)):
-        with client.responses.stream(model=MODEL, input="hi", tools=[{**WEATHER[0], "name": "x"}]) as stream:
-            for event in stream:
-                seen.append(event.type)
+    with (
+        pytest.raises((openai.APIConnectionError, httpx.RemoteProtocolError)),
+        client.responses.stream(model=MODEL, input="hi", tools=[{**WEATHER[0], "name": "x"}]) as stream,
+    ):
+        for event in stream:
+            seen.append(event.type)
     assert seen[:2] == ["response.created", "response.in_progress"]
     assert "response.completed" not in seen and "error" not in seen
     assert mockoss.requests[-1].status == 200

@@ -90,9 +90,11 @@ def test_tool_choice_without_tools_is_rejected_as_vllm_does(mockoss, http):
 
 def test_unknown_model_is_vllms_404(mockoss):
     mockoss.use("clean-answer")
-    with openai.OpenAI(base_url=mockoss.base_url, api_key="unused", max_retries=0) as client:
-        with pytest.raises(openai.NotFoundError) as info:
-            client.chat.completions.create(model="gpt-4o", messages=CHAT["messages"])
+    with (
+        openai.OpenAI(base_url=mockoss.base_url, api_key="unused", max_retries=0) as client,
+        pytest.raises(openai.NotFoundError) as info,
+    ):
+        client.chat.completions.create(model="gpt-4o", messages=CHAT["messages"])
     assert info.value.body == {
         "message": "The model `gpt-4o` does not exist.",
         "type": "NotFoundError",

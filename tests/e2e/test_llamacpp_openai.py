@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import openai
 import pytest
-
 from profile_e2e_support import use_raw
 
 MODEL = "ggml-org/gpt-oss-20b-GGUF"  # LlamacppProfile.default_model

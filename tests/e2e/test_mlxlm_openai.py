@@ -9,7 +9,6 @@ import uuid
 
 import openai
 import pytest
-
 from profile_e2e_support import use_raw
 
 MODEL = "mlx-community/gpt-oss-20b-MXFP4-Q8"

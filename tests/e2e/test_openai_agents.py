@@ -10,9 +10,9 @@ import pytest
 
 agents = pytest.importorskip("agents")
 
-from openai import AsyncOpenAI  # noqa: E402
+from openai import AsyncOpenAI
 
-from mockoss.steps import final, leak, reasoning, rule, tool_call  # noqa: E402
+from mockoss.steps import final, leak, reasoning, rule, tool_call
 
 
 async def test_leak_then_call_then_answer_runs_the_tool_once(mockoss):

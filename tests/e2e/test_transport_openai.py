@@ -80,7 +80,7 @@ def test_disconnect_mid_stream_is_an_api_connection_error(client):
     chunks = []
     with pytest.raises(openai.APIConnectionError) as caught:
         for chunk in stream(client, "disconnect_after_frames=3"):
-            chunks.append(chunk)
+            chunks.append(chunk)  # noqa: PERF402  # one by one: the chunks read before the error are kept
     assert len(chunks) == 3
     # openai 3.x runs on httpx2, whose exception classes mirror httpx's.
     assert type(caught.value.__cause__).__name__ == "RemoteProtocolError"
@@ -108,7 +108,7 @@ def test_malformed_frame_raises_in_the_sdk(client):
     chunks = []
     with pytest.raises(json.JSONDecodeError):
         for chunk in stream(client, "malformed_at_frame=2"):
-            chunks.append(chunk)
+            chunks.append(chunk)  # noqa: PERF402  # one by one: the chunks read before the error are kept
     assert len(chunks) == 2
 
 
@@ -180,12 +180,12 @@ def test_step_transport_from_an_inline_scenario(mockoss, client):
 
 def test_stall_forever_ends_at_the_client_timeout(mockoss, http):
     request = {**CHAT, "stream": True}
-    with pytest.raises(httpx.ReadTimeout):  # noqa: SIM117 - the timeout is raised while reading
-        with http.stream(
-            "POST", "/v1/chat/completions", json=request, headers={HEADER: "stall_after_frames=2"}, timeout=0.3
-        ) as reply:
-            for _ in reply.iter_raw():
-                pass
+    with (
+        pytest.raises(httpx.ReadTimeout),  # the timeout is raised while reading
+        http.stream("POST", "/v1/chat/completions", json=request, headers={HEADER: "stall_after_frames=2"}, timeout=0.3) as reply,
+    ):
+        for _ in reply.iter_raw():
+            pass
     assert http.post("/v1/chat/completions", json=CHAT).status_code == 200  # the server still answers
 
 

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import httpx
 import pytest
@@ -30,9 +31,9 @@ RAW = "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>f
 class _Echo(BaseHTTPRequestHandler):
     """Answers every POST with 200 and ``{"path": …, "received": <the JSON body>}``."""
 
-    seen: list[dict] = []
+    seen: ClassVar[list[dict]] = []  # the bodies received, shared by every handler instance
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:  # http.server's name
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         self.seen.append(body)
         data = json.dumps({"path": self.path, "received": body}).encode()

@@ -39,10 +39,10 @@ def test_url_and_stream():
         ([1], "r.json: expected a JSON object (a request body, or {endpoint, body})"),
         ({"endpoint": "completions", "body": {}}, "r.json: endpoint: expected one of 'chat', 'responses', got 'completions'"),
         ({"endpoint": "chat", "body": []}, "r.json: body: expected the request body as an object"),
-        ({"model": "m"}, "r.json: cannot tell the endpoint: give 'endpoint' (chat or responses) and 'body', or a body "
-                         "with 'input' (Responses) or 'messages' (Chat Completions)"),
-        ({"input": "x", "messages": []}, "r.json: cannot tell the endpoint: give 'endpoint' (chat or responses) and "
-                                         "'body', or a body with 'input' (Responses) or 'messages' (Chat Completions)"),
+        ({"model": "m"}, ("r.json: cannot tell the endpoint: give 'endpoint' (chat or responses) and 'body', or a body "
+                          "with 'input' (Responses) or 'messages' (Chat Completions)")),
+        ({"input": "x", "messages": []}, ("r.json: cannot tell the endpoint: give 'endpoint' (chat or responses) and "
+                                          "'body', or a body with 'input' (Responses) or 'messages' (Chat Completions)")),
     ],
 )
 def test_request_errors(data, message):

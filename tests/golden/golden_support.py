@@ -98,7 +98,7 @@ def known_differences() -> tuple[KnownDifference, ...]:
             raise ValueError(f"{where}: 'switch' is required (the switch that reproduces the other behaviour, or null)")
         for key in ("case", "exchange"):
             if not isinstance(entry.get(key), str):
-                raise ValueError(f"{where}: {key!r} is required (a glob)")
+                raise ValueError(f"{where}: {key!r} is required (a glob)")  # noqa: TRY004  # the documented error
         ignore = entry.get("ignore") or []
         if not isinstance(ignore, list) or not all(isinstance(p, str) and p for p in ignore):
             raise ValueError(f"{where}: 'ignore' is a list of JSON paths such as choices[].weight_versions")

@@ -20,8 +20,8 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-
 from golden_support import answer, server_for
+
 from mockoss.golden.cases import all_cases
 from mockoss.golden.normalise import dumps
 from mockoss.golden.store import GoldenExchange, GoldenFile, golden_dirs, read_golden_dir

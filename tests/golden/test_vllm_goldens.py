@@ -17,8 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from mockoss.golden.cases import all_cases, exchanges
 from golden_support import (
     DIFFERENT,
     IDENTICAL,
@@ -31,6 +29,8 @@ from golden_support import (
     mask_json,
     profile_for,
 )
+
+from mockoss.golden.cases import all_cases, exchanges
 
 #: Differing exchanges whose diff a failure shows in full (the others are named).
 SHOWN = 3

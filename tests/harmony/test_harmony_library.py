@@ -76,8 +76,7 @@ def test_skipping_errors_in_linear_time_equals_reading_the_parser_token_by_token
     random completions built from header and stop-token fragments."""
     import random
 
-    from mockoss.harmony import load_encoding
-    from mockoss.harmony import library
+    from mockoss.harmony import library, load_encoding
 
     pieces = ["<|channel|>", "commentary", "analysis", "final", " ", " to=functions.x", "<|constrain|>", "json", "assistant", "<", " x"]
     rng = random.Random(7)

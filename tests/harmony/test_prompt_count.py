@@ -21,8 +21,8 @@ from openai_harmony import Conversation, DeveloperContent, RenderOptions, Role
 from mockoss.endpoints import clear_prompt_caches, prompt_tokens
 from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.lru import ENTRY_OVERHEAD, BytesLRU
-from mockoss.harmony.prompt import render_chat_prompt, render_responses_prompt
 from mockoss.harmony.prompt import count as count_module
+from mockoss.harmony.prompt import render_chat_prompt, render_responses_prompt
 from mockoss.harmony.prompt.chat import _chat_messages
 from mockoss.harmony.prompt.count import cache_size, count_chat_prompt, count_responses_prompt
 from mockoss.harmony.prompt.responses import _responses_messages

@@ -140,7 +140,7 @@ def test_the_readme_pick_example_deals_exactly_its_weights():
     import yaml
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    block = next(b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "pick:" in b)
+    block = next(b for b in re.findall(r"```yaml\n(.*?)```", readme, re.DOTALL) if "pick:" in b)
     scenario = scenario_from_data(yaml.safe_load(block), name="readme-pick")
     assert collections.Counter(_kinds(MockServer(scenario=scenario), 40)) == {
         "mcp_call": 31,

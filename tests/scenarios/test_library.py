@@ -36,7 +36,7 @@ from library_table_parser import PARSER_CASES
 from library_table_servers import SERVER_CASES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from sources_index import row_is_sourced  # noqa: E402
+from sources_index import row_is_sourced
 
 from mockoss.cli import main
 from mockoss.harmony.faults import FAULTS

@@ -15,15 +15,13 @@ import random
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 from quick_support import outcome  # tests/server is on sys.path
 
-from mockoss import endpoints
+from mockoss import endpoints, steps
 from mockoss.harmony.prompt import count as count_module
 from mockoss.harmony.prompt import render_chat_prompt, seen
 from mockoss.harmony.prompt.count import clear_caches, count_chat_prompt
 from mockoss.harmony.prompt.prefix import RECENT, Prefix, PrefixCache, RecentKeys
-from mockoss import steps
 from mockoss.scenario.conversation import RequestFacts, body_turn
 from mockoss.schemas import chat
 from mockoss.schemas.chat import ChatCompletionRequest, SeenChatRequest, quick_validate

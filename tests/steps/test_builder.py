@@ -8,6 +8,7 @@ import openai
 import pytest
 import yaml
 
+from mockoss import steps as steps_module
 from mockoss.harmony.faults import FaultError
 from mockoss.scenario.loader import ScenarioError, builtin_names, load_scenario
 from mockoss.server.core import MockServer
@@ -26,7 +27,6 @@ from mockoss.steps import (
     script,
     tool_call,
 )
-from mockoss import steps as steps_module
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
 
@@ -74,7 +74,7 @@ def test_every_shipped_scenario_round_trips_through_the_builder(name):
     built = Script.from_dict(data)
     assert built.to_dict() == data
     assert yaml.safe_load(built.to_yaml()) == data
-    evaluated = eval(built.to_python(), vars(steps_module))  # noqa: S307 - our own generated code
+    evaluated = eval(built.to_python(), vars(steps_module))  # our own generated code
     assert evaluated.to_dict() == data
 
 

@@ -32,6 +32,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Self
 
 from mockoss.engines import EngineError
 from mockoss.engines.vllm.plugin import ENABLE_ENV, PLUGIN_NAME
@@ -151,7 +152,7 @@ class VllmEngine:
     def _run(self, *args: str, timeout: float = 300) -> str:
         """Run ``python args…`` with the engine's environment; its stdout, or :class:`EngineError`."""
         try:
-            done = subprocess.run([self.python, *args], env=self._env(), capture_output=True, text=True, timeout=timeout)
+            done = subprocess.run([self.python, *args], env=self._env(), capture_output=True, text=True, timeout=timeout, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise EngineError(f"cannot run {self.python}: {exc}") from None
         if done.returncode != 0:
@@ -183,7 +184,7 @@ class VllmEngine:
                 "or point --vllm-python at a Python where both vllm and mockoss import."
             ) from None
 
-    def start(self) -> VllmEngine:
+    def start(self) -> Self:
         """Build the model directory, start vLLM and wait for ``/health``.
 
         Raises:
@@ -248,7 +249,7 @@ class VllmEngine:
         except ProcessLookupError:
             pass
 
-    def __enter__(self) -> VllmEngine:
+    def __enter__(self) -> Self:
         return self if self._process is not None else self.start()
 
     def __exit__(self, *exc: object) -> None:

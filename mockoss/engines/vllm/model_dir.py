@@ -52,7 +52,7 @@ FIRST_SPECIAL, LAST_SPECIAL = 199998, 201087
 VOCAB_SIZE = LAST_SPECIAL + 1  # 201088, gpt-oss's vocab_size
 
 #: tiktoken's o200k_base split pattern (openai/tiktoken: ``tiktoken_ext/openai_public.py``, ``o200k_base``).
-O200K_PATTERN = "|".join(
+O200K_PATTERN = "|".join(  # noqa: FLY002  # one alternative a line, as tiktoken lists them
     [
         r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
         r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",

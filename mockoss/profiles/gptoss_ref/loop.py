@@ -38,7 +38,14 @@ from openai_harmony import Message, StreamState
 
 from mockoss.harmony.library import parse_with
 from mockoss.profiles.base import IdSource
-from mockoss.profiles.gptoss_ref.objects import StreamIds, function_call, function_name, message_item, reasoning_item, text_part
+from mockoss.profiles.gptoss_ref.objects import (
+    StreamIds,
+    function_call,
+    function_name,
+    message_item,
+    reasoning_item,
+    text_part,
+)
 
 __all__ = ["CALL", "RETURN", "LoopResult", "Rules", "run_loop"]
 

@@ -78,7 +78,7 @@ def message_item(item_id: str | None, parts: list[dict[str, Any]], status: str |
 
 def function_name(recipient: str) -> str:
     """The ``name`` of a call: the recipient with a leading ``functions.`` cut."""
-    return recipient[len("functions."):] if recipient.startswith("functions.") else recipient
+    return recipient.removeprefix("functions.")
 
 
 def final_output(

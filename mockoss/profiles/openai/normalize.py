@@ -35,7 +35,6 @@ from mockoss.harmony import (
     Emission,
     ParserTrace,
     load_encoding,
-    parse_tokens,
 )
 from mockoss.harmony.completion import CALL, END, RETURN, START_ASSISTANT, Memo
 

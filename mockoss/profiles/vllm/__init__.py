@@ -334,7 +334,7 @@ class VllmProfile:
                 raise ValueError(f"{switch} must be {choices}, got {getattr(self, switch)!r}")
         for switch in _BOOLS:
             if not isinstance(getattr(self, switch), bool):
-                raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")
+                raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004  # as every switch's
         if not isinstance(self.version, str) or not self.version:
             raise ValueError(f"version must be a non-empty string, got {self.version!r}")
         if self.id_digits not in (16, 32) or isinstance(self.id_digits, bool):

@@ -112,9 +112,12 @@ def _deltas(
         elif channel == "analysis" and include_reasoning and (text or not analysis_calls):
             delta = _delta(field, None, text, [])
         done = step.completed
-        if done is not None and _is_function(done.recipient):
-            if done.channel == "commentary" or (analysis_calls and done.channel == "analysis"):
-                done_calls += 1
+        if (
+            done is not None
+            and _is_function(done.recipient)
+            and (done.channel == "commentary" or (analysis_calls and done.channel == "analysis"))
+        ):
+            done_calls += 1
         prev = recipient
         out.append(delta)
     return out, calls

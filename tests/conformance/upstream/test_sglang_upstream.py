@@ -21,7 +21,13 @@ import json
 import pytest
 from upstream_support import case
 
-from mockoss.profiles.sglang.detectors import BOT_TOKEN, ReasoningStream, ToolCallStream, parse_tool_calls, split_reasoning
+from mockoss.profiles.sglang.detectors import (
+    BOT_TOKEN,
+    ReasoningStream,
+    ToolCallStream,
+    parse_tool_calls,
+    split_reasoning,
+)
 from mockoss.profiles.sglang.harmony_text import (
     Event,
     Marker,
@@ -358,16 +364,18 @@ def _fast_path():
         case("sglang", FC_SRC, "TestGptOssDetector::test_streaming_single_tool_call", lambda: [(c.name, json.loads(c.arguments)["city"]) for c in _stream_calls(
             ["<|start|>", "assistant<|channel|>", "commentary to=functions.get_weather", '<|constrain|>json<|message|>{"city":"Beijing"}<|call|>'])[1]] == [("get_weather", "Beijing")]),
         case("sglang", FC_SRC, "TestGptOssDetector::test_streaming_normal_text_before_tool", lambda: _stream_calls(["Let me check the weather. "]) == ("Let me check the weather. ", [])),
-        case("sglang", FC_SRC, "TestGptOssDetector::test_streaming_text_then_tool_call", lambda: (lambda r: r[0] == "I'll look that up. " and [(c.name, json.loads(c.arguments)) for c in r[1]] == [("get_weather", {"city": "Beijing", "unit": "celsius"})])(
-            _stream_calls(["I'll look", " that up. <|start|>", "assistant<|channel|>", "commentary to=functions.get_weather", '<|constrain|>json<|message|>{"city":"Beijing", "unit":"celsius"}<|call|>'])),
+        case("sglang", FC_SRC, "TestGptOssDetector::test_streaming_text_then_tool_call", lambda: (r := _stream_calls(
+            ["I'll look", " that up. <|start|>", "assistant<|channel|>", "commentary to=functions.get_weather", '<|constrain|>json<|message|>{"city":"Beijing", "unit":"celsius"}<|call|>'])
+        )[0] == "I'll look that up. " and [(c.name, json.loads(c.arguments)) for c in r[1]] == [("get_weather", {"city": "Beijing", "unit": "celsius"})],
              xfail="SGLang 0.5.23's own GptOssDetector gives the same result (checked by loading it): the first chunk is passed through "
                    "while its parser still holds it, so the text is \"I'll lookI'll look that up. \""),
         case("sglang", FC_MARKER, "TestGptOssDetector::test_has_tool_call_detects_marker",
              lambda: BOT_TOKEN in "<|start|>assistant<|channel|>commentary to=get_weather<|return|>" and BOT_TOKEN not in "no tool call here"),
-        case("sglang", FC_OLD, "TestGptOssDetector::test_detect_and_parse_truncate_normal", lambda: (lambda r: [c.name for c in r[1]] == ["read_file"] and r[0] == "")(parse_tool_calls(READ_FILE, frozenset({"read_file"}))),
+        case("sglang", FC_OLD, "TestGptOssDetector::test_detect_and_parse_truncate_normal", lambda: (r := parse_tool_calls(READ_FILE, frozenset({"read_file"})))[0] == "" and [c.name for c in r[1]] == ["read_file"],
              xfail=f"{NO_TRUNCATION_0523} the text is 'This text should be truncated.'"),
-        case("sglang", FC_OLD, "TestGptOssDetector::test_parse_streaming_truncate_normal", lambda: (lambda r: [c.name for c in r[1]] == ["read_file"] and r[0] == "")(
-            _stream_calls([READ_FILE[i : i + 10] for i in range(0, len(READ_FILE), 10)], frozenset({"read_file"}))),
+        case("sglang", FC_OLD, "TestGptOssDetector::test_parse_streaming_truncate_normal", lambda: (r := _stream_calls(
+            [READ_FILE[i : i + 10] for i in range(0, len(READ_FILE), 10)], frozenset({"read_file"}))
+        )[0] == "" and [c.name for c in r[1]] == ["read_file"],
              xfail=f"{NO_TRUNCATION_0523} 10-character chunks split the markers, so no call is found and the markup streams out as text"),
         case("sglang", FC_OLD, "TestGptOssDetector::test_parse_streaming_fast_path_fix", _fast_path,
              xfail=f"{NO_TRUNCATION_0523} the text after the call is returned"),
