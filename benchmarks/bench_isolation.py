@@ -10,7 +10,17 @@ sends each of:
 * ``10MB``: one 10 MB user message (a new one: nothing cached);
 * ``many``: a 4 MB body of 20,000 short messages;
 * ``regex``: a user message of 26 ``a`` and a ``b``, the pathological text for ``^(a+)+$``;
-* ``100MB``: a body over the 32 MiB limit (mockoss answers 413 from the ``Content-Length``).
+* ``100MB``: a body over the 32 MiB limit (mockoss answers 413 from the ``Content-Length``);
+* ``batch``: ``/v1/completions`` with ``"prompt": ["hi"] * 40000``, streamed (240 KB; the
+  breaker's D8: it held the event loop ~10 s and built a 162 MB stream; now a 400, the reply
+  over ``MAX_REPLY_BYTES``);
+* ``batch6k``: 6,000 distinct prompts, streamed 16 tokens each (24 MB, under the reply limit: the
+  biggest batch still answered);
+* ``echo``: a 5 MB message to a rule whose answer echoes it through a template (D10: 12-15 s for
+  every client; now a 400, the rendering over ``MAX_RENDERED_CHARS``);
+* ``echo8k``: the same echo of an 8,000-character message (answered: the biggest echo allowed);
+* ``log``: ``GET /mockoss/requests`` of the full request log (64 MiB, filled by the memory row
+  before the cases run; D16a: 0.17-0.31 s in one go on the loop).
 
 It prints, per case, the heavy request's own time and status, the probes' extra wait over their
 median alone (p50, p99, max; the issue 9 target: ≤ 50 ms), and the server's resident memory after
@@ -45,6 +55,10 @@ rules:
     match: {last_user: "^(a+)+$"}
     steps: [{completion: {messages: [{channel: final, content: "all a"}]}}]
     when_exhausted: repeat_last
+  - name: echo
+    match: {last_user: "^echo me"}
+    steps: [{completion: {messages: [{channel: final, content: "You said: {{ request.messages[-1].content }}"}]}}]
+    when_exhausted: repeat_last
   - steps: [{completion: {messages: [{channel: analysis, content: "Say hi."}, {channel: final, content: "Hi!"}]}}]
     when_exhausted: repeat_last
 """
@@ -66,13 +80,25 @@ def _body(messages: list[dict[str, str]]) -> bytes:
     return json.dumps({"model": MODEL, "messages": messages}, separators=(",", ":")).encode()
 
 
-def cases() -> dict[str, bytes | int]:
-    """Heavy request bodies by case name (an int: only a ``Content-Length`` that large is announced)."""
+Heavy = bytes | int | tuple[str, bytes | None]
+
+
+def cases() -> dict[str, Heavy]:
+    """Heavy requests by case name: a chat body; an int (only a ``Content-Length`` that large is
+    announced); ``(path, body)`` (``body`` ``None``: a ``GET``)."""
+    def completions(prompts: list[str]) -> tuple[str, bytes]:
+        return "/v1/completions", json.dumps({"model": MODEL, "prompt": prompts, "stream": True}).encode()
+
     return {
         "10MB": _body([{"role": "user", "content": "new words every time " * 500_000}]),
         "many": _body([{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}"} for i in range(20_000)]),
         "regex": _body([{"role": "user", "content": "a" * 26 + "b"}]),
         "100MB": 100 * 1024 * 1024,
+        "batch": completions(["hi"] * 40_000),
+        "batch6k": completions([f"prompt {i} of a batch" for i in range(6_000)]),
+        "echo": _body([{"role": "user", "content": "echo me " + ("hello world, this is text. " * 185186)[:5_000_000]}]),
+        "echo8k": _body([{"role": "user", "content": "echo me " + ("hello world, this is text. " * 400)[:7_900]}]),
+        "log": ("/mockoss/requests", None),
     }
 
 
@@ -96,12 +122,19 @@ def _wait_up(port: int, timeout: float = 30.0) -> None:
     raise RuntimeError(f"server on port {port} did not start")
 
 
-def post(port: int, body: bytes | int, timeout: float = 120.0) -> tuple[int, float]:
-    """POST a chat request; ``body`` an int sends that many bytes of spaces (stopping if the server closes)."""
+def post(port: int, body: Heavy, timeout: float = 120.0) -> tuple[int, float]:
+    """POST a chat request; ``body`` an int sends that many bytes of spaces (stopping if the
+    server closes); ``(path, body)`` posts ``body`` to ``path`` (``None``: ``GET path``)."""
     start = time.perf_counter()
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        if isinstance(body, int):
+        if isinstance(body, tuple):
+            path, data = body
+            if data is None:
+                conn.request("GET", path)
+            else:
+                conn.request("POST", path, body=data, headers={"Content-Type": "application/json"})
+        elif isinstance(body, int):
             conn.putrequest("POST", "/v1/chat/completions")
             conn.putheader("Content-Type", "application/json")
             conn.putheader("Content-Length", str(body))
@@ -142,7 +175,7 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
-def probe_during(port: int, heavy: bytes | int | float) -> dict[str, Any]:
+def probe_during(port: int, heavy: Heavy | float) -> dict[str, Any]:
     """Send ``heavy`` on one thread and small requests back to back on this one until it is done.
 
     ``heavy`` a float: no heavy request, probe for that many seconds (the noise of the machine
@@ -178,6 +211,10 @@ def memory(port: int, pid: int, requests: int, size: int = 200_000) -> dict[str,
 
 
 def measure(port: int, pid: int, probes: int, log_requests: int) -> dict[str, Any]:
+    try:  # build mockoss's /mockoss routes (FastAPI, imported on first use: ~0.1-0.4 s, once) before timing
+        post(port, ("/mockoss/ready", None))
+    except OSError:
+        pass
     alone = probe_alone(port, probes)
     out: dict[str, Any] = {"alone_ms": alone * 1000}
     if log_requests:
@@ -212,8 +249,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--probes", type=int, default=40, help="small requests for the median alone (default 40)")
     parser.add_argument("--log-requests", type=int, default=600, help="unique 200 KB requests for the memory row (0: skip)")
+    parser.add_argument("--cases", default="", help="comma-separated case names to run (default: all)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.cases:
+        wanted = set(args.cases.split(","))
+        global cases
+        every = cases
+        cases = lambda: {name: heavy for name, heavy in every().items() if name in wanted}  # noqa: E731
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         scenario = Path(tmp, "isolation.yaml")
@@ -240,12 +283,12 @@ def main() -> int:
     print(f"small request alone: mockoss {results['mockoss']['alone_ms']:.2f} ms, bare Starlette {results['starlette']['alone_ms']:.2f} ms")
     print("extra wait of another client's small request over its median alone, ms (p50 / p99 / max);")
     print("'noise': no heavy request, probing as long as the longest one (what the machine alone adds)")
-    print(f"{'case':<7} {'server':<10} {'status':>6} {'heavy s':>8} {'p50':>7} {'p99':>7} {'max':>7} {'probes':>7} {'RSS MB':>7}")
+    print(f"{'case':<8} {'server':<10} {'status':>6} {'heavy s':>8} {'p50':>7} {'p99':>7} {'max':>7} {'probes':>7} {'RSS MB':>7}")
     for case in [*cases(), "noise"]:
         for name in ("mockoss", "starlette"):
             row = results[name][case]
             print(
-                f"{case:<7} {name:<10} {row['status']:>6} {row['heavy_s']:>8.3f} {row['extra_p50_ms']:>7.1f} "
+                f"{case:<8} {name:<10} {row['status']:>6} {row['heavy_s']:>8.3f} {row['extra_p50_ms']:>7.1f} "
                 f"{row['extra_p99_ms']:>7.1f} {row['extra_max_ms']:>7.1f} {row['probes']:>7} {row['rss_mb']:>7.0f}"
             )
     for name in ("mockoss", "starlette"):

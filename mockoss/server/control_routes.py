@@ -9,11 +9,12 @@ import asyncio
 import json
 import math
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Query, Request
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
 from mockoss import __version__
 from mockoss.scenario.player import session_key
@@ -101,7 +102,9 @@ def control_app(plane: ControlPlane) -> FastAPI:
         records = {r.index: r for r in list(target.server.requests)}
         wanted = None if session is None else session_key(session)  # as the log keeps it (a long key by its digest)
         entries = [e for e in list(target.log) if wanted is None or e[6] == wanted]  # 6: the session key
-        return Response(await _log_json(entries, records), media_type="application/json")
+        parts = await _log_json(entries, records)
+        length = 2 + sum(map(len, parts)) + max(len(parts) - 1, 0)  # "[", the parts, their commas, "]"
+        return StreamingResponse(_joined(parts), media_type="application/json", headers={"content-length": str(length)})
 
     @control.get("/sessions", summary="Test ids with state")
     async def sessions() -> list[dict[str, Any]]:
@@ -166,15 +169,17 @@ def _finite(data: Any) -> Any:
 LOG_SLICE_CHARS = 1024 * 1024
 
 
-async def _log_json(entries: list[Any], records: dict[int, RecordedRequest]) -> bytes:
-    """The ``/mockoss/requests`` body: the JSON list of ``entries`` (:func:`log_entry` fields with
-    :func:`_entry_json`'s), the bytes Starlette's ``JSONResponse`` wrote for the whole list
-    (``ensure_ascii=False``, ``allow_nan=False``, separators ``,`` and ``:``, UTF-8), built an
-    entry at a time with a yield to the event loop after every :data:`LOG_SLICE_CHARS` characters,
-    so that reading a full log does not hold up other clients. Writing the list's items one by one
-    and joining them with ``,`` inside ``[]`` is what the encoder does for a list under these
-    separators, so the bytes are the same (``tests/server/test_isolation_leftovers.py``). One
-    entry is still written in one go (a single 32 MiB body: ~0.1 s).
+async def _log_json(entries: list[Any], records: dict[int, RecordedRequest]) -> list[bytes]:
+    """The items of the ``/mockoss/requests`` body, each entry of ``entries`` (:func:`log_entry`
+    fields with :func:`_entry_json`'s) as JSON in UTF-8; ``[`` the items joined by ``,`` ``]``
+    (:func:`_joined`) are the bytes Starlette's ``JSONResponse`` wrote for the whole list
+    (``ensure_ascii=False``, ``allow_nan=False``, separators ``,`` and ``:``): that is what the
+    encoder writes for a list under these separators (``tests/server/test_isolation_leftovers.py``
+    compares). Built an entry at a time with a yield to the event loop after every
+    :data:`LOG_SLICE_CHARS` characters, and sent a part at a time, never joined (a 64 MiB
+    ``bytes`` join and one 64 MiB write held the loop ~0.1 s more), so that reading a full log
+    does not hold up other clients. One entry is still written in one go (a single 32 MiB body:
+    ~0.1 s).
 
     If any body holds NaN or Infinity (Python's json reads them, JSON has no such numbers) or a
     lone UTF-16 surrogate (``"\\ud800"``, which UTF-8 cannot encode), the whole list is written
@@ -200,8 +205,19 @@ async def _log_json(entries: list[Any], records: dict[int, RecordedRequest]) -> 
             if ascii_only:
                 raise
             continue
-        return b"[" + b",".join(parts) + b"]"
+        return parts
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def _joined(parts: list[bytes]) -> AsyncIterator[bytes]:
+    """``b"[" + b",".join(parts) + b"]"``, a part at a time."""
+    if not parts:
+        yield b"[]"
+        return
+    yield b"[" + parts[0]
+    for part in parts[1:]:
+        yield b"," + part
+    yield b"]"
 
 
 def _entry_json(entry: dict[str, Any], records: dict[int, RecordedRequest]) -> dict[str, Any]:

@@ -240,6 +240,7 @@ def test_the_request_log_is_the_bytes_jsonresponse_wrote(odd, monkeypatch):
     finally:
         threaded.stop()
     assert got.status_code == 200 and len(yields) >= 5
+    assert got.headers["content-length"] == str(len(got.content)) and got.headers["content-type"] == "application/json"
     entries = got.json()
     assert len(entries) == len(bodies)
     # What the route wrote before: JSONResponse of the whole list, else the ASCII fallback.
