@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import random
 import sys
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 
@@ -26,15 +28,25 @@ LEAVES = [None, True, False, 0, -7, 2**80, 1.5, -0.0, 1e300, float("nan"), float
 KEYS = ["a", "é", 1, 2.5, True, False, None, "\n", float("nan")]
 
 
-def _value(rnd: random.Random, depth: int = 0) -> object:
+def _value(
+    rnd: random.Random,
+    depth: int = 0,
+    *,
+    leaves: Sequence[Any] = LEAVES,
+    keys: Sequence[Any] = KEYS,
+    mapping: Callable[[dict[Any, Any]], Any] = dict,
+) -> Any:
+    """Random JSON-like data: ``leaves``, lists, tuples and ``mapping``s of the dicts drawn
+    (``tests/profiles/test_wire_rebuild.py`` draws string keys and read-only mappings)."""
     pick = rnd.random()
     if depth > 5 or pick < 0.4:
-        return rnd.choice(LEAVES)
+        return rnd.choice(leaves)
+    more = {"leaves": leaves, "keys": keys, "mapping": mapping}
     if pick < 0.7:
-        return [_value(rnd, depth + 1) for _ in range(rnd.randint(0, 4))]
+        return [_value(rnd, depth + 1, **more) for _ in range(rnd.randint(0, 4))]
     if pick < 0.8:
-        return tuple(_value(rnd, depth + 1) for _ in range(rnd.randint(0, 3)))
-    return {rnd.choice(KEYS): _value(rnd, depth + 1) for _ in range(rnd.randint(0, 4))}
+        return tuple(_value(rnd, depth + 1, **more) for _ in range(rnd.randint(0, 3)))
+    return mapping({rnd.choice(keys): _value(rnd, depth + 1, **more) for _ in range(rnd.randint(0, 4))})
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=["compact", "indent2", "defaults", "indent3-ascii"])
