@@ -22,7 +22,7 @@ import httpx
 import pytest
 from starlette.responses import JSONResponse
 
-from mockoss.profiles.vllm import completions as vllm_completions
+from mockoss.profiles import reply_limit
 from mockoss.scenario import template
 from mockoss.schemas.completions import prompt_token_ids, render_completions_prompt
 from mockoss.server import offload
@@ -138,7 +138,7 @@ def test_batched_replies_are_byte_identical_to_the_golden():
 
 
 def test_a_reply_over_the_limit_is_a_400_in_vllms_shape(monkeypatch):
-    monkeypatch.setattr(vllm_completions, "MAX_REPLY_BYTES", 64 * 1024)
+    monkeypatch.setattr(reply_limit, "MAX_REPLY_BYTES", 64 * 1024)
     server = MockServer("clean-answer")
     for stream in (True, False):
         fits, _ = server.respond("completions", _completions(["hi"] * 10, stream=stream), {})
@@ -150,10 +150,25 @@ def test_a_reply_over_the_limit_is_a_400_in_vllms_shape(monkeypatch):
         assert "2000 prompts" in error["message"] and "MAX_REPLY_BYTES" in error["message"]
 
 
+@pytest.mark.parametrize("stream", [True, False])
+def test_trtllm_batches_are_bounded_too(monkeypatch, stream):
+    """TensorRT-LLM's stream has a frame per engine step per prompt with its own id and usage
+    (~10 KB a prompt): 4,000 prompts built 40 MB."""
+    monkeypatch.setattr(reply_limit, "MAX_REPLY_BYTES", 32 * 1024)
+    server = MockServer("clean-answer", profile="trtllm")
+    extra = {"stream": True, "stream_options": {}} if stream else {}
+    fits, _ = server.respond("completions", _completions(["hi"] * 2, **extra), {})
+    assert fits.status == 200
+    over, _ = server.respond("completions", _completions(["hi"] * 400, **extra), {})
+    assert over.status == 400 and over.frames == ()
+    error = json.loads(over.body)
+    assert error["object"] == "error" and "400 prompts" in error["message"]  # trtllm-serve's ErrorResponse
+
+
 def test_the_reply_limit_stops_the_breakers_batch():
     reply, _ = MockServer("clean-answer").respond("completions", _completions(["hi"] * 40_000, stream=True), {})
     assert reply.status == 400 and reply.frames == ()
-    assert str(vllm_completions.MAX_REPLY_BYTES) in json.loads(reply.body)["error"]["message"]
+    assert str(reply_limit.MAX_REPLY_BYTES) in json.loads(reply.body)["error"]["message"]
 
 
 def test_the_batch_prompt_count_is_the_sum_of_each_prompts_tokens():

@@ -50,6 +50,9 @@ and the detokenizer are not checked by it.
   request id in trtllm-serve (``f"cmpl-{rsp.id}"``), as for chat; ``avg_decoded_tokens_per_iter``
   is null (no speculative decoding); logprobs, ``n`` > 1 and ``best_of`` are not emulated; several
   streamed prompts come one after the other (the server interleaves them as they are generated).
+* mockoss's own limit: a reply over :data:`~mockoss.profiles.reply_limit.MAX_REPLY_BYTES` (a
+  batch of thousands of prompts) is a 400 with its message, not built (issue 9, memory bounded in
+  bytes).
 """
 
 from __future__ import annotations
@@ -57,7 +60,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mockoss.harmony.encoding import FIRST_SPECIAL, load_encoding
+from mockoss.profiles import reply_limit
 from mockoss.profiles.base import SSE_MEDIA_TYPE, CompletionsRequestView, Reply, RequestContext
+from mockoss.profiles.reply_limit import reply_too_big
 from mockoss.profiles.trtllm.chat import RETURN, engine_batches, usage_info
 from mockoss.profiles.wire import dumps
 
@@ -139,7 +144,18 @@ def _prompt_counts(request: CompletionsRequestView, ctx: RequestContext) -> list
         return [ctx.prompt_tokens]
     from mockoss.schemas.completions import prompt_token_ids
 
-    return [len(prompt_token_ids(p)) for p in request.prompts]
+    seen: dict[str | tuple[int, ...], int] = {}  # each distinct prompt tokenized once (a batch often repeats one)
+    for p in request.prompts:
+        if p not in seen:
+            seen[p] = len(prompt_token_ids(p))
+    return [seen[p] for p in request.prompts]
+
+
+#: Bytes of a non-streamed choice's JSON without its text and token ids, at the least (index 0).
+_CHOICE_MIN = len(
+    '{"index":0,"text":"","token_ids":null,"logprobs":null,"context_logits":null,"finish_reason":"stop",'
+    '"stop_reason":null,"disaggregated_params":null,"avg_decoded_tokens_per_iter":null}'
+)
 
 
 def surface_completions(profile: TrtllmProfile, completion: Completion, request: CompletionsRequestView, ctx: RequestContext) -> Reply:
@@ -159,6 +175,7 @@ def surface_completions(profile: TrtllmProfile, completion: Completion, request:
         return _stream(profile, out, request, ctx, counts, skip=skip, detokenize=detokenize)
     text = load_encoding().decode(kept_ids(out.tokens, skip)) if detokenize else ""
     choices = []
+    size, bound = 0, reply_limit.MAX_REPLY_BYTES
     for index, prompt in enumerate(request.prompts):
         choices.append({
             "index": index, "text": (prompt if request.echo else "") + text if detokenize else "",
@@ -166,6 +183,10 @@ def surface_completions(profile: TrtllmProfile, completion: Completion, request:
             "finish_reason": out.finish_reason, "stop_reason": out.stop_reason, "disaggregated_params": None,
             "avg_decoded_tokens_per_iter": None,
         })
+        # A lower bound of the choice's JSON: its keys and nulls, its text, an id a digit and a comma.
+        size += _CHOICE_MIN + len(choices[-1]["text"]) + 2 * len(out.tokens) * (not detokenize)
+        if size > bound:
+            return profile.error(400, reply_too_big(len(request.prompts), size, bound))
     n = len(choices)
     usage = usage_info(sum(counts), [len(out.tokens)] * n, details=details)
     reply = {"id": ctx.ids.next("cmpl-"), "object": "text_completion", "created": ctx.created, "model": request.model,
@@ -194,7 +215,11 @@ def _stream(
     details = profile.completion_cached_tokens
     model = dumps(request.model)
     frames: list[bytes] = []
+    size, bound = 0, reply_limit.MAX_REPLY_BYTES
     for index, (prompt, prompt_tokens) in enumerate(zip(request.prompts, counts, strict=True)):
+        if size > bound:  # checked per prompt: the frames built are at most one prompt's over the bound
+            return profile.error(400, reply_too_big(len(request.prompts), size, bound))
+        start_frames = len(frames)
         stream_id = ctx.ids.next("cmpl-") if profile.stable_stream_ids else None
         for batch, ((start, stop, done), text) in enumerate(zip(bounds, texts, strict=True)):
             if request.echo and batch == 0:
@@ -215,5 +240,8 @@ def _stream(
             else:
                 head = f'"id":"{stream_id or ctx.ids.next("cmpl-")}","object":"text_completion"'
             frames.append(f'data: {{{head},"created":{ctx.created},"model":{model},"choices":[],"usage":{usage}}}\n\n'.encode())
+        size += sum(map(len, frames[start_frames:]))
+    if size > bound:
+        return profile.error(400, reply_too_big(len(request.prompts), size, bound))
     frames.append(_DONE)
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))

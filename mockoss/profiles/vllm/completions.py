@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING
 
 from mockoss.harmony import load_encoding
 from mockoss.harmony.completion import CALL, RETURN
+from mockoss.profiles import reply_limit
 from mockoss.profiles.base import (
     SSE_MEDIA_TYPE,
     CompletionsRequestView,
     Reply,
     RequestContext,
 )
+from mockoss.profiles.reply_limit import reply_too_big
 from mockoss.profiles.wire import dumps as _dumps
 from mockoss.schemas.completions import prompt_token_ids
 
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.vllm import VllmProfile
 
-__all__ = ["MAX_REPLY_BYTES", "RawOutput", "raw_output", "reply_too_big", "surface_completions", "token_texts"]
+__all__ = ["RawOutput", "raw_output", "surface_completions", "token_texts"]
 
 _DONE = b"data: [DONE]\n\n"
 
@@ -116,26 +118,6 @@ def _prompt_text(prompt: str | tuple[int, ...], return_token_ids: bool) -> str:
     return prompt if isinstance(prompt, str) else load_encoding().decode(list(prompt))
 
 
-#: Bytes a ``/v1/completions`` reply may take: the JSON body, or all the frames of a stream
-#: together. A batch (``"prompt": [...]``) is answered with one choice per prompt, and streamed
-#: with one frame per generated token per prompt, so its reply grows with the number of prompts,
-#: not with the request's bytes: 40,000 ``"hi"`` prompts (a 240 KB body) streamed 16 tokens each
-#: are 640,000 frames, 162 MB (issue 9, the breaker's D8). A reply over this is not built: the
-#: request gets a 400 in vLLM's error shape saying so (:func:`reply_too_big`). vLLM has no such
-#: limit (it queues every prompt of the batch); it is mockoss's, as ``n > 1`` is
-#: (:mod:`mockoss.schemas.completions`): the memory of a reply is bounded in bytes. 32 MiB holds
-#: 8,000 prompts streamed 16 tokens each (~4 KB a prompt) or ~100,000 unstreamed.
-MAX_REPLY_BYTES = 32 * 1024 * 1024
-
-
-def reply_too_big(prompts: int, size: int, limit: int) -> str:
-    """The 400 message for a reply of at least ``size`` bytes to ``prompts`` prompts, over ``limit``."""
-    return (
-        f"mockoss: the reply to these {prompts} prompts would be over {limit} bytes (at least {size}): "
-        f"mockoss's limit on one /v1/completions reply (MAX_REPLY_BYTES); send fewer prompts or a lower max_tokens"
-    )
-
-
 class _PromptIds:
     """Each distinct prompt's token ids, tokenized once per request (a batch often repeats one)."""
 
@@ -176,7 +158,7 @@ def _full(
     """The JSON reply (see :func:`surface_completions`), built as text: each distinct prompt's
     choice is written once and repeated with its index (``_dumps`` of the whole body wrote the
     same bytes; ``tests/server/test_isolation_leftovers.py`` compares)."""
-    digits, limit = profile.id_digits, MAX_REPLY_BYTES  # read per request: a test may lower it
+    digits, limit = profile.id_digits, reply_limit.MAX_REPLY_BYTES  # read per request: a test may lower it
     ids = _PromptIds()
     tails: dict[str | tuple[int, ...] | None, str] = {}
     per_prompt = bool(request.echo or request.return_token_ids)  # else every choice is the same
@@ -249,8 +231,9 @@ def _stream(
 
     Each distinct prompt's frames are written once, after their ``{"index":N``, and joined to
     each index; the size of the whole stream is summed before any frame is joined, so a batch
-    whose stream would be over :data:`MAX_REPLY_BYTES` costs no more than its distinct prompts' frames."""
-    digits, limit = profile.id_digits, MAX_REPLY_BYTES  # read per request: a test may lower it
+    whose stream would be over :data:`~mockoss.profiles.reply_limit.MAX_REPLY_BYTES` costs no
+    more than its distinct prompts' frames."""
+    digits, limit = profile.id_digits, reply_limit.MAX_REPLY_BYTES  # read per request: a test may lower it
     head = (
         f'data: {{"id":"{ctx.ids.next16("cmpl-") if digits == 16 else ctx.ids.next("cmpl-")}","object":"text_completion","created":{ctx.created},'
         f'"model":{_dumps(request.model)},"choices":['
@@ -306,8 +289,9 @@ def surface_completions(
     ``continuous_usage_stats`` running usage on every chunk. ``logprobs`` are not emulated
     (always ``null``).
 
-    A reply (the JSON body, or all frames together) over :data:`MAX_REPLY_BYTES` is not built:
-    a 400 in vLLM's error shape says so (mockoss's limit, not vLLM's).
+    A reply (the JSON body, or all frames together) over
+    :data:`~mockoss.profiles.reply_limit.MAX_REPLY_BYTES` is not built: a 400 in vLLM's error
+    shape says so (mockoss's limit, not vLLM's).
     """
     out = raw_output(completion, request.max_tokens or None, request.skip_special_tokens, request.include_stop_str_in_output)
     if request.max_tokens == 0:  # echo only: vLLM returns the prompt and no generated text
