@@ -142,13 +142,10 @@ def _checks(request: CompletionsRequestView) -> str | None:
 def _prompt_counts(request: CompletionsRequestView, ctx: RequestContext) -> list[int]:
     if len(request.prompts) == 1:
         return [ctx.prompt_tokens]
-    from mockoss.schemas.completions import prompt_token_ids
+    from mockoss.schemas.completions import PromptIds
 
-    seen: dict[str | tuple[int, ...], int] = {}  # each distinct prompt tokenized once (a batch often repeats one)
-    for p in request.prompts:
-        if p not in seen:
-            seen[p] = len(prompt_token_ids(p))
-    return [seen[p] for p in request.prompts]
+    ids = PromptIds()  # each distinct prompt tokenized once (a batch often repeats one)
+    return [len(ids(p)) for p in request.prompts]
 
 
 #: Bytes of a non-streamed choice's JSON without its text and token ids, at the least (index 0).

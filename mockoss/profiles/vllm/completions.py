@@ -28,7 +28,7 @@ from mockoss.profiles.base import (
 )
 from mockoss.profiles.reply_limit import reply_too_big
 from mockoss.profiles.wire import dumps as _dumps
-from mockoss.schemas.completions import prompt_token_ids
+from mockoss.schemas.completions import PromptIds
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
@@ -118,22 +118,7 @@ def _prompt_text(prompt: str | tuple[int, ...], return_token_ids: bool) -> str:
     return prompt if isinstance(prompt, str) else load_encoding().decode(list(prompt))
 
 
-class _PromptIds:
-    """Each distinct prompt's token ids, tokenized once per request (a batch often repeats one)."""
-
-    __slots__ = ("_seen",)
-
-    def __init__(self) -> None:
-        self._seen: dict[str | tuple[int, ...], tuple[int, ...]] = {}
-
-    def __call__(self, prompt: str | tuple[int, ...]) -> tuple[int, ...]:
-        ids = self._seen.get(prompt)
-        if ids is None:
-            ids = self._seen[prompt] = prompt_token_ids(prompt)
-        return ids
-
-
-def _choice_tail(out: RawOutput, request: CompletionsRequestView, prompt: str | tuple[int, ...], ids: _PromptIds) -> str:
+def _choice_tail(out: RawOutput, request: CompletionsRequestView, prompt: str | tuple[int, ...], ids: PromptIds) -> str:
     """A non-streamed choice's JSON after ``{"index":N`` (the same for every equal prompt)."""
     prompt_ids = ids(prompt) if request.return_token_ids else None
     text = out.text
@@ -159,7 +144,7 @@ def _full(
     choice is written once and repeated with its index (``_dumps`` of the whole body wrote the
     same bytes; ``tests/server/test_isolation_leftovers.py`` compares)."""
     digits, limit = profile.id_digits, reply_limit.MAX_REPLY_BYTES  # read per request: a test may lower it
-    ids = _PromptIds()
+    ids = PromptIds()
     tails: dict[str | tuple[int, ...] | None, str] = {}
     per_prompt = bool(request.echo or request.return_token_ids)  # else every choice is the same
     choices: list[str] = []
@@ -194,7 +179,7 @@ def _full(
     return Reply(status=200, body=body.encode())
 
 
-def _frame_tails(out: RawOutput, request: CompletionsRequestView, prompt: str | tuple[int, ...], ids: _PromptIds) -> tuple[bytes, ...]:
+def _frame_tails(out: RawOutput, request: CompletionsRequestView, prompt: str | tuple[int, ...], ids: PromptIds) -> tuple[bytes, ...]:
     """One prompt's stream frames, each after its ``{"index":N`` (the same for every equal prompt)."""
     echo, return_ids = request.echo, request.return_token_ids
     need_ids = echo or return_ids or request.continuous_usage_stats
@@ -239,7 +224,7 @@ def _stream(
         f'"model":{_dumps(request.model)},"choices":['
     )
     opening = (head + '{"index":').encode()
-    ids = _PromptIds()
+    ids = PromptIds()
     per_prompt = bool(request.echo or request.return_token_ids or request.continuous_usage_stats)
     tails_of: dict[str | tuple[int, ...] | None, tuple[tuple[bytes, ...], int]] = {}
     chosen: list[tuple[bytes, ...]] = []
