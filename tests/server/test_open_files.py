@@ -29,15 +29,16 @@ def test_serve_raises_a_low_soft_limit_towards_the_hard_one(tmp_path):
         pytest.skip(f"the hard limit here is {hard}")
     ceiling = 2048 if hard == resource.RLIM_INFINITY else min(hard, 70_000)
 
-    def low() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, ceiling))
-
+    # The child lowers its own soft limit, then execs the server (no preexec_fn: it is unsafe when
+    # the test process has threads, as a pytest run with servers in threads does).
+    lowered = (
+        "import os, resource, sys; "
+        f"resource.setrlimit(resource.RLIMIT_NOFILE, (1024, {ceiling})); "
+        "os.execv(sys.executable, [sys.executable, '-P', '-m', 'mockoss', 'serve', '--scenario', 'clean-answer', '--port', '0'])"
+    )
     log = tmp_path / "serve.log"
     with log.open("w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "mockoss", "serve", "--scenario", "clean-answer", "--port", "0"],
-            stdout=out, stderr=subprocess.STDOUT, preexec_fn=low, cwd=tmp_path,  # noqa: PLW1509  # the limit is the child's alone
-        )
+        process = subprocess.Popen([sys.executable, "-c", lowered], stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path)
     try:
         deadline = time.monotonic() + 60
         while not re.search("base URL", log.read_text()):
