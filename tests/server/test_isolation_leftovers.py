@@ -268,3 +268,15 @@ def test_the_request_log_is_the_bytes_jsonresponse_wrote(odd, monkeypatch):
             assert entries[5]["body"]["temperature"] == "NaN"
         else:
             assert entries[5]["body"]["messages"][0]["content"] == "\ud800"
+
+
+def test_an_empty_log_and_a_filtered_one_are_still_json_lists():
+    threaded, url = _log_server([_chat("one")])
+    try:
+        with httpx.Client(timeout=30) as client:
+            none = client.get(url + "/mockoss/requests", params={"session": "nobody"})
+            one = client.get(url + "/mockoss/requests")
+    finally:
+        threaded.stop()
+    assert none.content == b"[]" and none.headers["content-length"] == "2"
+    assert len(one.json()) == 1 and one.content == JSONResponse(one.json()).body
