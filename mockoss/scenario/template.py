@@ -23,8 +23,12 @@ the limit, and a template whose literal text alone is longer is refused at load 
 templated completion is a new text on each request, and the server tokenizes, parses and
 surfaces it while answering, under the lock every request of the server takes, so its cost is
 every other client's wait (~4.4 us a character, measured: 8 KB 26 ms, 16 KB 77 ms, 64 KB 0.29 s,
-a 5 MB echo 12-15 s; issue 9, the breaker's D10). A completion that does not change per request
-belongs in the scenario as plain text, where it is prepared once, at load time.
+a 5 MB echo 12-15 s; issue 9, the breaker's D10). Tokenizing is the small part (0.38 s of 14 s
+for a 2 MB echo, in openai-harmony's ``encode``), the rest the parser trace and the profile's
+plan, Python over every token, so neither tokenizing in the prompt-count worker process nor
+splitting the text into short tokenizer calls would shorten the other clients' wait; a bound does.
+A completion that does not change per request belongs in the scenario as plain text, where it is
+prepared once, at load time.
 
 Values are reproducible: the Faker stream is seeded once per request from the scenario's seed
 (``seed:``, else the server's), the session key and the request's index
