@@ -50,6 +50,10 @@ def switch_names(profile: Profile) -> list[str]:
     return [f.name for f in dataclasses.fields(profile) if f.name not in _IDENTITY_FIELDS]  # type: ignore[arg-type]
 
 
+#: Unknown switch names that get a "did you mean" hint (see :func:`get_profile`).
+_HINTED = 8
+
+
 def get_profile(name: str, switches: Mapping[str, Any] | None = None) -> Profile:
     """Return the profile ``name`` with ``switches`` applied.
 
@@ -75,7 +79,9 @@ def get_profile(name: str, switches: Mapping[str, Any] | None = None) -> Profile
     if unknown:
         raise ProfileError(
             f"profile {name!r} has no switch {', '.join(map(repr, unknown))}"
-            + "".join(f" (did you mean {m!r}?)" for u in unknown for m in difflib.get_close_matches(u, switch_names(profile), 1))
+            # Hints for the first few unknown names only: each costs ~140 us (difflib), and a
+            # header of a thousand made-up names must not cost a thousand (issue 9, D16).
+            + "".join(f" (did you mean {m!r}?)" for u in unknown[:_HINTED] for m in difflib.get_close_matches(u, switch_names(profile), 1))
             + "; "
             + (f"switches: {', '.join(switch_names(profile))}" if switch_names(profile) else "it has no switches")
         )

@@ -180,3 +180,4 @@ def test_big_bodies_are_always_validated(validations):
     _replies(server, raw, 3)
     assert len(validations) == 3
     assert len(server._valid_bodies) == 0
+
