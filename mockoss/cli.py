@@ -122,6 +122,11 @@ def _parser() -> argparse.ArgumentParser:
         f"and then its body (408) (default: {DEFAULT_REQUEST_TIMEOUT_S:g})",
     )
     limits.add_argument(
+        "--max-template-chars", type=_positive_int, default=None, metavar="N",
+        help="longest text a scenario template may render per request; longer is a 400 (default: 8,192). "
+        "Each templated character costs every other client ~4 us of waiting (README: Templates)",
+    )
+    limits.add_argument(
         "--scenario-dir", action="append", default=[], metavar="DIR",
         help="a directory whose NAME.yaml files X-Mockoss-Scenario: NAME may select (repeatable); "
         "no other file is ever opened for that header",
@@ -164,6 +169,10 @@ def _serve(args: argparse.Namespace) -> int:
     from mockoss.upstream.config import UpstreamError
 
     load_encoding()  # a broken vocabulary cache is reported here, as what it is (main())
+    if args.max_template_chars is not None:  # before the scenario loads: its literal text is checked then
+        from mockoss.scenario import template
+
+        template.MAX_RENDERED_CHARS = args.max_template_chars
 
     engine = None
     try:

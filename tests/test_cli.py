@@ -96,3 +96,24 @@ def test_serve_warns_beyond_loopback_without_a_token(host, loopback):
     from mockoss.cli import _loopback
 
     assert _loopback(host) is loopback
+
+
+def test_serve_max_template_chars_lets_a_longer_echo_through(serve, tmp_path):
+    scenario = tmp_path / "echo.yaml"
+    scenario.write_text(
+        'version: 1\nsteps:\n  - completion: {messages: [{channel: final, content: "You said: {{ request.messages[-1].content }}"}]}\n'
+    )
+    long_message = "word " * 3000  # 15,000 characters: over the default 8,192
+    results = {}
+    for label, extra in (("default", ()), ("raised", ("--max-template-chars", "20000"))):
+        _, url = serve("--scenario", str(scenario), *extra)
+        with openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client:
+            _wait_ready(client)
+            try:
+                reply = client.chat.completions.create(model="openai/gpt-oss-20b", messages=[{"role": "user", "content": long_message}])
+                results[label] = reply.choices[0].message.content
+            except openai.BadRequestError as exc:
+                results[label] = exc
+    assert isinstance(results["default"], openai.BadRequestError)
+    assert "8192" in str(results["default"]) and "MAX_RENDERED_CHARS" in str(results["default"])
+    assert results["raised"] == "You said: " + long_message
