@@ -9,6 +9,7 @@ sends each of:
 
 * ``10MB``: one 10 MB user message (a new one: nothing cached);
 * ``many``: a 4 MB body of 20,000 short messages;
+* ``many100k``: 100,000 shorter ones (3.7 MB), whose parsing and validation take ~0.5 s;
 * ``regex``: a user message of 26 ``a`` and a ``b``, the pathological text for ``^(a+)+$``;
 * ``100MB``: a body over the 32 MiB limit (mockoss answers 413 from the ``Content-Length``);
 * ``batch``: ``/v1/completions`` with ``"prompt": ["hi"] * 40000``, streamed (240 KB; the
@@ -92,6 +93,7 @@ def cases() -> dict[str, Heavy]:
     return {
         "10MB": _body([{"role": "user", "content": "new words every time " * 500_000}]),
         "many": _body([{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}"} for i in range(20_000)]),
+        "many100k": _body([{"role": "user" if i % 2 == 0 else "assistant", "content": f"t{i}"} for i in range(100_000)]),
         "regex": _body([{"role": "user", "content": "a" * 26 + "b"}]),
         "100MB": 100 * 1024 * 1024,
         "batch": completions(["hi"] * 40_000),

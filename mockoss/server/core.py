@@ -361,18 +361,31 @@ class MockServer:
         """
         if not isinstance(headers, dict) and not isinstance(headers, Mapping):  # dict first: no ABC check
             headers = dict(headers)
+        # Parsed and validated before the lock: both read only the body, the base profile and
+        # caches that take their own locks, and for a big body they take seconds (a 10 MB body of
+        # short messages), on a worker thread (mockoss.server.offload) where every other request
+        # would wait for this lock meanwhile (issue 9's isolation target). What the validation
+        # raises is answered under the lock, as before; so is an invalid transport header, first.
+        try:
+            body = parse_json(raw)
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses
+            body = None
+        try:
+            checked: Reply | tuple[Profile, Any, str] | BaseException = self._validate(endpoint, body, raw)
+        except BaseException as exc:
+            if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+                raise
+            checked = exc
         with self._lock:
             index = self._handled
             self._handled += 1
-            try:
-                body = parse_json(raw)
-            except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses
-                body = None
             override = None
             try:
                 header = headers.get(TRANSPORT_HEADER)
                 override = TransportSpec.from_header(header) if header else None
-                reply, scenario, step, played = self._answer(endpoint, raw, body, headers, index, step)
+                if isinstance(checked, BaseException):
+                    raise checked
+                reply, scenario, step, played = self._answer(endpoint, raw, body, headers, index, step, checked=checked)
             except TransportError as exc:
                 reply, scenario, step, played = self._base_profile.error(400, f"mockoss: {exc}"), None, None, None
             except BaseException as exc:  # a mockoss bug: answer in the error shape, never a bare 500
@@ -536,9 +549,10 @@ class MockServer:
 
     def _answer(
         self, endpoint: Endpoint, raw: bytes, body: Any, headers: Mapping[str, str], index: int, given: Step | None,
-        surface: bool = True,
+        surface: bool = True, checked: Reply | tuple[Profile, Any, str] | None = None,
     ) -> tuple[Reply, Scenario | None, Step | None, Played | None]:
-        checked = self._validate(endpoint, body, raw)
+        if checked is None:  # (respond validates before taking the lock)
+            checked = self._validate(endpoint, body, raw)
         if isinstance(checked, Reply):
             return checked, None, None, None
         profile, request, model = checked

@@ -1,0 +1,83 @@
+"""A request is parsed and validated before ``MockServer.respond`` takes the server lock.
+
+Issue 9's isolation target: a big body of many short messages takes seconds to validate, on a
+worker thread (``mockoss.server.offload``); under the lock, every other request waited for it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from mockoss.server import core
+from mockoss.server.core import MockServer
+
+MODEL = "openai/gpt-oss-20b"
+
+
+def _chat(content: str) -> bytes:
+    return json.dumps({"model": MODEL, "messages": [{"role": "user", "content": content}]}).encode()
+
+
+def test_validation_runs_without_the_server_lock(monkeypatch):
+    server = MockServer("clean-answer")
+    held: list[bool] = []
+    real = core.validate_request
+
+    def watched(schema, body):
+        held.append(server._lock.locked())
+        return real(schema, body)
+
+    monkeypatch.setattr(core, "validate_request", watched)
+    assert server.handle("chat", _chat("hi"), {}).status == 200
+    assert held == [False]
+
+
+def test_another_request_is_answered_while_one_is_being_validated(monkeypatch):
+    server = MockServer("clean-answer")
+    slow_started, release = threading.Event(), threading.Event()
+    real = core.validate_request
+
+    def gated(schema, body):
+        if body["messages"][0]["content"] == "slow":
+            slow_started.set()
+            assert release.wait(30)
+        return real(schema, body)
+
+    monkeypatch.setattr(core, "validate_request", gated)
+    results: dict[str, int] = {}
+    slow = threading.Thread(target=lambda: results.setdefault("slow", server.handle("chat", _chat("slow"), {}).status))
+    slow.start()
+    try:
+        assert slow_started.wait(30)
+        fast = threading.Thread(target=lambda: results.setdefault("fast", server.handle("chat", _chat("fast"), {}).status))
+        fast.start()
+        fast.join(10)  # with the validation under the lock, this waited for the slow one (which waits for it)
+        answered_meanwhile = not fast.is_alive()
+    finally:
+        release.set()
+        slow.join(30)
+    assert answered_meanwhile
+    assert results == {"fast": 200, "slow": 200}
+    # Indices follow the order the lock was taken: the fast request first.
+    assert [(r.index, json.loads(r.raw)["messages"][0]["content"]) for r in server.requests] == [(0, "fast"), (1, "slow")]
+
+
+def test_an_invalid_transport_header_is_still_answered_before_the_body_is_judged():
+    server = MockServer("clean-answer")
+    reply = server.handle("chat", b"not json", {"x-mockoss-transport": "ttft_ms=-5"})
+    assert reply.status == 400
+    assert "mockoss:" in json.loads(reply.body)["error"]["message"]
+    assert "ttft" in json.loads(reply.body)["error"]["message"]
+
+
+def test_a_validation_crash_is_still_a_reply_in_the_error_shape(monkeypatch):
+    server = MockServer("clean-answer")
+
+    def broken(schema, body):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(core, "validate_request", broken)
+    reply = server.handle("chat", _chat("hi"), {})
+    assert reply.status == 500
+    assert "boom" in server.requests[-1].problem
