@@ -258,7 +258,7 @@ def main() -> int:
         wanted = set(args.cases.split(","))
         global cases
         every = cases
-        cases = lambda: {name: heavy for name, heavy in every().items() if name in wanted}  # noqa: E731
+        cases = lambda: {name: heavy for name, heavy in every().items() if name in wanted}
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         scenario = Path(tmp, "isolation.yaml")
