@@ -408,7 +408,7 @@ def _try(expr: _Expr) -> None:
         fake.seed_instance(0)
         try:
             getattr(fake, expr.target)(**dict(expr.kwargs))
-        except Exception as exc:  # Faker's own check of the arguments
+        except Exception as exc:  # noqa: BLE001  # Faker's own check of the arguments
             raise TemplateError(f"template {expr.source!r}: faker.{expr.target} refused the arguments: {exc}") from None
 
 

@@ -59,7 +59,7 @@ def token_texts(tokens: tuple[int, ...], skip_special_tokens: bool) -> tuple[str
         try:
             out.append(encoding.decode_utf8(pending))
             pending = []
-        except Exception:  # openai_harmony.HarmonyError: incomplete UTF-8 sequence
+        except Exception:  # noqa: BLE001  # openai_harmony.HarmonyError: incomplete UTF-8 sequence
             out.append("")
     if pending and out:
         out[-1] += encoding.decode(pending)
