@@ -275,10 +275,12 @@ class MockServer:
         Raises:
             ProfileError: a switch the profile does not have.
         """
-        self._base_profile = get_profile(self.profile, switches)
-        self.switches = dict(switches)
-        self._profiles.clear()
-        self._valid_bodies.clear()
+        profile = get_profile(self.profile, switches)
+        with self._lock:  # not while a request builds a switch-header profile from the old switches
+            self._base_profile = profile
+            self.switches = dict(switches)
+            self._profiles.clear()
+            self._valid_bodies.clear()
 
     def set_profile(self, name: str, switches: Mapping[str, Any] | None = None) -> None:
         """Serve as profile ``name`` from the next request on, with ``switches`` replacing the
@@ -370,8 +372,9 @@ class MockServer:
             body = parse_json(raw)
         except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses
             body = None
+        base, names = self._base_profile, self.served_model_names
         try:
-            checked: Reply | tuple[Profile, Any, str] | BaseException = self._validate(endpoint, body, raw)
+            checked: Reply | tuple[Profile, Any, str] | BaseException | None = self._validate(endpoint, body, raw, base)
         except BaseException as exc:
             if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                 raise
@@ -379,6 +382,10 @@ class MockServer:
         with self._lock:
             index = self._handled
             self._handled += 1
+            if self._base_profile is not base or self.served_model_names is not names:
+                # set_profile() or set_switches() ran meanwhile: judged against the server as it
+                # is now, under the lock, as every request was before (no reply mixes two profiles).
+                checked = None
             override = None
             try:
                 header = headers.get(TRANSPORT_HEADER)
@@ -464,7 +471,9 @@ class MockServer:
             tokens = len(step.completion.emit(limit).tokens)
         return Delivery(spec, self.seed, index, tokens)  # type: ignore[arg-type]
 
-    def _validate(self, endpoint: Endpoint, body: Any, raw: bytes | None = None) -> Reply | tuple[Profile, Any, str]:
+    def _validate(
+        self, endpoint: Endpoint, body: Any, raw: bytes | None = None, base: Profile | None = None
+    ) -> Reply | tuple[Profile, Any, str]:
         """The error reply a request gets before any step is played, else (profile, request, model).
 
         ``body`` is ``json.loads(raw)``, unmodified. A body sent again (the same ``raw`` bytes, to
@@ -481,8 +490,10 @@ class MockServer:
         (``check_request``, which may hand state to the reply: gptoss-reference) always validate.
         The model check reads :attr:`served_model_names`, which can change: it always runs.
         Measured over HTTP (``benchmarks/bench_http.py``'s repeated chat body): see issue 9's note.
+        ``base``: the base profile to judge by (default: the server's now).
         """
-        base = self._base_profile
+        if base is None:
+            base = self._base_profile
         keep = raw is not None and len(raw) <= VALID_BODY_MAX
         if keep and (hit := self._valid_bodies.get((endpoint, raw))) is not None and hit[0] is base:
             return self._with_model(hit[1], hit[2])

@@ -150,11 +150,13 @@ _ENTRY_OVERHEAD = 256
 
 
 def _cost(record: RecordedRequest) -> int:
-    """Approximate bytes ``record`` holds (its body, headers, completion and problem text)."""
+    """Approximate bytes ``record`` holds (its body, headers, completion, problem, warnings and
+    server log text)."""
     items = record.header_items
     return (
         _ENTRY_OVERHEAD + len(record.raw) + len(record.completion or "") + len(record.problem or "")
         + sum(map(len, chain.from_iterable(items))) + 64 * len(items)  # each pair's text, plus 64 for its tuple
+        + sum(map(len, record.warnings)) + sum(map(len, record.server_log))
     )
 
 
@@ -165,8 +167,9 @@ class RequestLog(deque):  # type: ignore[type-arg]
     Appending past either bound drops the oldest entries; the newest entry is always kept, even
     alone above ``max_bytes``. :attr:`bytes` is the current total, by :func:`_cost`. Each entry's
     cost is kept beside it, so dropping an entry does not compute it again (~0.5 us of every
-    request once the log is full); the deque methods other than ``append``, ``pop``, ``popleft``
-    and ``clear`` recount every entry (nothing in mockoss calls them).
+    request once the log is full); the other deque methods that change it in place recount every
+    entry (nothing in mockoss calls them; they do not apply ``max_bytes``, only ``append`` does),
+    and copies, ``+`` and ``*`` keep both bounds.
     """
 
     def __init__(self, entries: Iterable[RecordedRequest] = (), maxlen: int | None = None, max_bytes: int | None = DEFAULT_LOG_BYTES) -> None:
@@ -213,6 +216,26 @@ class RequestLog(deque):  # type: ignore[type-arg]
         self._costs = deque(map(_cost, self))
         self.bytes = sum(self._costs)
 
+    def copy(self) -> RequestLog:
+        """A new log of the same entries and bounds (``copy.copy``, ``copy.deepcopy`` and pickle
+        keep the bounds too, through :meth:`__reduce__`)."""
+        return type(self)(self, self.maxlen, self.max_bytes)
+
+    __copy__ = copy
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (list(self), self.maxlen, self.max_bytes)
+
+    def __add__(self, other: Iterable[RecordedRequest]) -> RequestLog:  # type: ignore[override]
+        joined = self.copy()
+        joined.extend(other)
+        return joined
+
+    def __mul__(self, times: int) -> RequestLog:  # type: ignore[override]
+        return type(self)(list(self) * times, self.maxlen, self.max_bytes)
+
+    __rmul__ = __mul__
+
 
 def _recounting(name: str) -> Any:
     method = getattr(deque, name)
@@ -226,5 +249,5 @@ def _recounting(name: str) -> Any:
     return recounted
 
 
-for _name in ("appendleft", "extend", "extendleft", "insert", "remove", "rotate", "reverse", "__delitem__", "__setitem__", "__iadd__"):
+for _name in ("appendleft", "extend", "extendleft", "insert", "remove", "rotate", "reverse", "__delitem__", "__setitem__", "__iadd__", "__imul__"):
     setattr(RequestLog, _name, _recounting(_name))

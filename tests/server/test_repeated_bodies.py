@@ -181,3 +181,27 @@ def test_big_bodies_are_always_validated(validations):
     assert len(validations) == 3
     assert len(server._valid_bodies) == 0
 
+
+
+def test_copies_and_products_of_the_log_keep_its_bounds_and_its_total():
+    # A review's finding: *=, *, + and copies went around the kept costs, and copies fell back to
+    # the default byte budget.
+    import copy
+    import pickle
+
+    log = RequestLog(maxlen=50, max_bytes=None)
+    for n in range(5):
+        log.append(_record(n, 100 * n))
+    log *= 2
+    made = [log, log * 2, 2 * log, log + log, copy.copy(log), copy.deepcopy(log), log.copy(), pickle.loads(pickle.dumps(log))]
+    for other in made:
+        assert isinstance(other, RequestLog)
+        assert (other.maxlen, other.max_bytes) == (50, None)
+        assert other.bytes == sum(map(_cost, other)) and len(other._costs) == len(other)
+    assert len(log) == 10 and len(made[1]) == 20
+
+
+def test_the_cost_counts_warnings_and_server_log_lines():
+    plain = new_record(0, "chat", b"{}", (), None, None, 200, None, None, None, None, (), False, ())
+    noted = new_record(0, "chat", b"{}", (), None, None, 200, None, None, None, None, ("w" * 100,), False, ("l" * 50,))
+    assert _cost(noted) - _cost(plain) == 150

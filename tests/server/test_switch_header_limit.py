@@ -44,3 +44,38 @@ def test_a_switch_header_within_the_limit_still_works():
     server = MockServer("clean-answer")
     reply = server.handle("chat", _chat(), {"x-mockoss-switch": "stream_interval=2"})
     assert reply.status == 200
+
+
+def test_set_switches_waits_for_a_request_building_a_switch_header_profile(monkeypatch):
+    # A review's finding: set_switches() took no lock, so a request building its X-Mockoss-Switch
+    # profile from the old server switches cached it after set_switches() had emptied the cache.
+    import threading
+
+    from mockoss.server import core
+
+    body, header = _chat(), {"x-mockoss-switch": "id_digits=32"}
+    server = MockServer("clean-answer", switches={"reasoning_field": "reasoning"})
+    real = core.get_profile
+    started, release = threading.Event(), threading.Event()
+
+    def gated(name, switches=None):
+        if switches and switches.get("id_digits") == 32 and not started.is_set():
+            started.set()
+            assert release.wait(30)
+        return real(name, switches)
+
+    monkeypatch.setattr(core, "get_profile", gated)
+    request = threading.Thread(target=lambda: server.handle("chat", body, header))
+    request.start()
+    assert started.wait(30)
+    switching = threading.Thread(target=lambda: server.set_switches({"reasoning_field": "reasoning_content"}))
+    switching.start()
+    switching.join(0.5)  # without the lock it is done by now; with it, it waits for the request
+    release.set()
+    request.join(30)
+    switching.join(30)
+    monkeypatch.setattr(core, "get_profile", real)
+    later = json.loads(server.handle("chat", body, header).body)["choices"][0]["message"]
+    fresh = MockServer("clean-answer", switches={"reasoning_field": "reasoning_content"})
+    expected = json.loads(fresh.handle("chat", body, header).body)["choices"][0]["message"]
+    assert sorted(k for k in later if "reason" in k) == sorted(k for k in expected if "reason" in k) == ["reasoning_content"]

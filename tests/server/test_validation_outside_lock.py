@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import threading
 
+import pytest
+
 from mockoss.server import core
 from mockoss.server.core import MockServer
 
@@ -81,3 +83,38 @@ def test_a_validation_crash_is_still_a_reply_in_the_error_shape(monkeypatch):
     reply = server.handle("chat", _chat("hi"), {})
     assert reply.status == 500
     assert "boom" in server.requests[-1].problem
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "endpoint", "body"),
+    [
+        ("vllm", "gptoss-reference", "chat", {"messages": [{"role": "user", "content": "hi"}]}),
+        ("ollama", "vllm", "ollama.chat", {"model": "gpt-oss:20b", "messages": [{"role": "user", "content": "hi"}], "stream": False}),
+        ("vllm", "ollama", "chat", {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}),
+    ],
+)
+def test_a_request_validated_while_the_profile_changes_is_answered_by_the_new_profile_alone(monkeypatch, before, after, endpoint, body):
+    # A review's finding: validated against the old profile before the lock, answered by the new one
+    # under it, such a request got a reply mixing the two (vllm -> gptoss-reference: an unscripted 500).
+    server = MockServer("clean-answer", profile=before)
+    started, release = threading.Event(), threading.Event()
+    real = core.validate_request
+
+    def gated(schema, data):
+        if not started.is_set():
+            started.set()
+            assert release.wait(30)
+        return real(schema, data)
+
+    monkeypatch.setattr(core, "validate_request", gated)
+    raw = json.dumps(body).encode()
+    out = {}
+    worker = threading.Thread(target=lambda: out.setdefault("reply", server.handle(endpoint, raw, {})))
+    worker.start()
+    assert started.wait(30)
+    server.set_profile(after)  # the request holds no lock while it is validated
+    release.set()
+    worker.join(30)
+    monkeypatch.setattr(core, "validate_request", real)
+    expected = MockServer("clean-answer", profile=after).handle(endpoint, raw, {})
+    assert (out["reply"].status, out["reply"].body) == (expected.status, expected.body)
