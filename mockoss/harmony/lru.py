@@ -15,7 +15,7 @@ import sys
 import threading
 import types
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 __all__ = ["BytesLRU", "ClockCache", "approx_bytes"]
@@ -82,7 +82,7 @@ class BytesLRU(Generic[V]):
             self.size += cost
         return value
 
-    def offer(self, key: Hashable, value: V, nbytes: int) -> V:
+    def offer(self, key: Hashable, value: V, nbytes: int | Callable[[], int]) -> V:
         """:meth:`put`, but only for a key offered before (else remember its hash); return ``value``.
 
         A doorkeeper, as in TinyLFU (Einziger, Friedman and Manes, "TinyLFU: A Highly Efficient
@@ -90,13 +90,14 @@ class BytesLRU(Generic[V]):
         (~50 ns) instead of an entry (~500 ns, evicting another); a key seen twice is stored, so a
         value asked for again and again is computed twice, then found. For caches where most keys
         come once (whole request bodies). A hash collision only admits a key early. The set holds
-        at most :data:`DOORKEEPER_SIZE` hashes (about 1 MB) and is emptied when full.
+        at most :data:`DOORKEEPER_SIZE` hashes (about 1 MB) and is emptied when full. ``nbytes`` may
+        be a function, called only when the value is stored (a size that is costly to measure).
         """
         digest = hash(key)
         seen = self._offered
         if digest in seen:
             seen.discard(digest)
-            return self.put(key, value, nbytes)
+            return self.put(key, value, nbytes if type(nbytes) is int else nbytes())  # type: ignore[operator]
         if len(seen) >= DOORKEEPER_SIZE:
             seen.clear()
         seen.add(digest)

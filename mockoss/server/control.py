@@ -68,6 +68,9 @@ MAX_SESSIONS = 256
 #: Bytes of request log (bodies, completions) one test-id session keeps: with :data:`MAX_SESSIONS`
 #: the sessions hold at most 1 GiB together, besides the default session's own bound.
 SESSION_LOG_BYTES = 4 * 1024 * 1024
+#: Bytes of kept validations (``MockServer._validate``) one test-id session keeps: 256 MiB for
+#: :data:`MAX_SESSIONS` sessions together.
+SESSION_VALID_BODY_BYTES = 1024 * 1024
 #: Log entries kept per session when the server keeps an unbounded request log.
 DEFAULT_LOG_LIMIT = 10_000
 _TEST_ID = re.compile(r"[A-Za-z0-9._~:@+=-]{1,200}")
@@ -165,6 +168,9 @@ class ControlPlane:
         )
         if hasattr(copy, "request_log_bytes"):  # a bounded RequestLog: give each session its share
             copy.requests.max_bytes = copy.request_log_bytes = SESSION_LOG_BYTES
+        kept = getattr(copy, "_valid_bodies", None)
+        if kept is not None:  # its kept validations too (16 MiB each would be 4 GiB for all sessions)
+            kept.limit = SESSION_VALID_BODY_BYTES
         if hasattr(base, "auto_session"):
             copy.auto_session = base.auto_session  # type: ignore[attr-defined]
         for name, scenario in list(getattr(base, "_scenarios", {}).items()):

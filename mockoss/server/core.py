@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from mockoss.endpoints import ENDPOINTS, clear_prompt_caches, endpoint_for_path, prompt_tokens, request_seen
 from mockoss.harmony.encoding import check_harmony_library
-from mockoss.harmony.lru import BytesLRU
+from mockoss.harmony.lru import BytesLRU, approx_bytes
 from mockoss.jsonbody import parse_json
 from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext, ServerInfo
 from mockoss.profiles.registry import ProfileError, get_profile
@@ -401,12 +401,13 @@ class MockServer:
                 if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                     raise
                 reply, scenario, step, played = failure_reply(exc, self._base_profile, endpoint, index), None, None, _unanswered(f"mockoss could not answer it: {type(exc).__name__}: {exc}")
-            self.requests.append(_record(index, endpoint, raw, headers, scenario, step, played, reply.status, reply.log))
+            record = _record(index, endpoint, raw, headers, scenario, step, played, reply.status, reply.log)
+            self.requests.append(record)
             if isinstance(played, Played) and endpoint == "responses" and reply.status == 200:
                 self._remember(played, reply, body)
-            _share(self.requests[-1])
+            _share(record)
             if self.recorder is not None:
-                self.recorder.observe(self, self.requests[-1], reply, step)
+                self.recorder.observe(self, record, reply, step)
             return reply, self._delivery(scenario, step, override, index, body)
 
     def _remember(self, played: Played, reply: Reply, body: Any) -> None:
@@ -494,7 +495,10 @@ class MockServer:
         """
         if base is None:
             base = self._base_profile
-        keep = raw is not None and len(raw) <= VALID_BODY_MAX
+        # A dict body only: the same bytes can fail to parse on a deeper stack (json.loads, past
+        # jiter's depth, shares the interpreter's recursion limit), and a kept request must not
+        # stand in for a body that is None (a review's finding: an unscripted 500).
+        keep = raw is not None and type(body) is dict and len(raw) <= VALID_BODY_MAX
         if keep and (hit := self._valid_bodies.get((endpoint, raw))) is not None and hit[0] is base:
             return self._with_model(hit[1], hit[2])
         profile = _for_endpoint(base, endpoint)
@@ -521,9 +525,10 @@ class MockServer:
         if endpoint == "completions" and (token := out_of_vocabulary(body)) is not None:
             return profile.error(400, f"Token id {token} is out of vocabulary")  # vLLM's words, see mockoss.server.inputs
         if keep and own_check is None:
-            # What the request holds (lru.approx_bytes, measured): 2.3-3.3 KB for a short chat or
-            # Responses body, 4.5x the bytes for a 23 KB agent turn.
-            self._valid_bodies.offer((endpoint, raw), (base, profile, request), 5 * raw.__sizeof__() + 2048)
+            # What the request holds, measured (lru.approx_bytes) only when it is stored, on the
+            # body's second sighting: 2.3-3.3 KB for a short chat, up to ~25x the bytes for a body
+            # of many small containers (a review measured 205 KB for 2,700 empty content parts).
+            self._valid_bodies.offer((endpoint, raw), (base, profile, request), lambda: approx_bytes(request, self._valid_bodies.limit))
         return self._with_model(profile, request)
 
     def _with_model(self, profile: Profile, request: Any) -> Reply | tuple[Profile, Any, str]:

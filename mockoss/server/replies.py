@@ -79,6 +79,9 @@ def _strings(data: Any, key: str) -> list[str]:
 #: request takes (~45 us an entry, ~140 us an unknown name: 57 ms for 1,000 entries, issue 9,
 #: the breaker's D16), so it is a 400 instead.
 MAX_SWITCH_HEADER_CHARS = 4096
+#: Most ``name=value`` entries accepted in one ``X-Mockoss-Switch`` value (a profile has at most
+#: ~40 switches); each is parsed as YAML.
+MAX_SWITCH_HEADER_ENTRIES = 64
 
 
 def _parse_switches(header: str) -> dict[str, Any]:
@@ -93,8 +96,14 @@ def _parse_switches(header: str) -> dict[str, Any]:
             f"{SWITCH_HEADER}: {len(header)} characters, over mockoss's limit of {MAX_SWITCH_HEADER_CHARS} "
             "(mockoss.server.replies.MAX_SWITCH_HEADER_CHARS; every switch of a profile fits in it)"
         )
+    items = [part for part in (part.strip() for part in header.split(",")) if part]
+    if len(items) > MAX_SWITCH_HEADER_ENTRIES:  # 1,024 "a=1" fit in 4 KiB: 26 ms of YAML a request
+        raise ProfileError(
+            f"{SWITCH_HEADER}: {len(items)} entries, over mockoss's limit of {MAX_SWITCH_HEADER_ENTRIES} "
+            "(a profile has fewer switches)"
+        )
     switches: dict[str, Any] = {}
-    for item in filter(None, (part.strip() for part in header.split(","))):
+    for item in items:
         name, sep, value = item.partition("=")
         if not sep:
             raise ProfileError(f"{SWITCH_HEADER}: expected name=value, got {item!r}")
@@ -102,6 +111,8 @@ def _parse_switches(header: str) -> dict[str, Any]:
             switches[name.strip()] = load_plain(value)
         except YamlLimitError as exc:
             raise ProfileError(f"{SWITCH_HEADER}: {name.strip()}: {exc}") from None
+        except RecursionError:  # [[[…]]] nested past PyYAML's composer (a review's finding: a 500)
+            raise ProfileError(f"{SWITCH_HEADER}: {name.strip()}: value nested too deep") from None
         except yaml.YAMLError as exc:
             problem = getattr(exc, "problem", None) or type(exc).__name__
             raise ProfileError(f"{SWITCH_HEADER}: {name.strip()}: value {value.strip()!r} is not valid YAML: {problem}") from None

@@ -205,3 +205,42 @@ def test_the_cost_counts_warnings_and_server_log_lines():
     plain = new_record(0, "chat", b"{}", (), None, None, 200, None, None, None, None, (), False, ())
     noted = new_record(0, "chat", b"{}", (), None, None, 200, None, None, None, None, ("w" * 100,), False, ("l" * 50,))
     assert _cost(noted) - _cost(plain) == 150
+
+
+# -- a second review's findings ---------------------------------------------------------------------
+
+
+def test_a_kept_validation_never_stands_in_for_a_body_that_did_not_parse():
+    # The same bytes can fail to parse on a deeper stack (json.loads past jiter's depth), and the
+    # kept request then answered a None body: an unscripted 500.
+    server = MockServer("clean-answer")
+    raw = _chat()
+    _replies(server, raw, 3)
+    assert len(server._valid_bodies) == 1
+    checked = server._validate("chat", None, raw)
+    assert getattr(checked, "status", None) == 400
+
+
+def test_a_kept_validation_is_costed_by_what_it_holds():
+    server = MockServer("clean-answer")
+    content = [{"type": "text", "text": ""} for _ in range(250)]
+    raw = json.dumps({"model": MODEL, "messages": [{"role": "user", "content": content}]}).encode()
+    assert len(raw) <= core.VALID_BODY_MAX
+    _replies(server, raw, 2)
+    assert len(server._valid_bodies) == 1
+    stated_before = 5 * raw.__sizeof__() + 2048 + 160  # the entry's stated cost before the review
+    assert server._valid_bodies.size > 2 * stated_before  # 102 KB held against 40 KB stated
+
+
+def test_each_test_id_session_keeps_a_small_share_of_kept_validations():
+    from mockoss.server.control import SESSION_VALID_BODY_BYTES, ControlPlane
+
+    plane = ControlPlane(MockServer("clean-answer"))
+    session = plane.session("test-a")
+    assert session.server._valid_bodies.limit == SESSION_VALID_BODY_BYTES < core.VALID_BODY_BYTES
+
+
+def test_a_server_that_keeps_no_log_still_answers():
+    server = MockServer("clean-answer", request_log_limit=0)
+    assert server.handle("chat", _chat(), {}).status == 200
+    assert len(server.requests) == 0

@@ -79,3 +79,21 @@ def test_set_switches_waits_for_a_request_building_a_switch_header_profile(monke
     fresh = MockServer("clean-answer", switches={"reasoning_field": "reasoning_content"})
     expected = json.loads(fresh.handle("chat", body, header).body)["choices"][0]["message"]
     assert sorted(k for k in later if "reason" in k) == sorted(k for k in expected if "reason" in k) == ["reasoning_content"]
+
+
+def test_a_switch_header_of_many_short_entries_is_a_400():
+    from mockoss.server.replies import MAX_SWITCH_HEADER_CHARS, MAX_SWITCH_HEADER_ENTRIES
+
+    header = ",".join(["a=1"] * 1024)
+    assert len(header) <= MAX_SWITCH_HEADER_CHARS
+    reply = MockServer("clean-answer").handle("chat", _chat(), {"x-mockoss-switch": header})
+    assert reply.status == 400
+    assert f"limit of {MAX_SWITCH_HEADER_ENTRIES}" in json.loads(reply.body)["error"]["message"]
+
+
+def test_a_switch_value_nested_past_the_yaml_parser_is_a_400_not_a_crash():
+    header = "stream_interval=" + "[" * 2000 + "]" * 2000
+    assert len(header) <= 4096
+    reply = MockServer("clean-answer").handle("chat", _chat(), {"x-mockoss-switch": header})
+    assert reply.status == 400
+    assert "nested too deep" in json.loads(reply.body)["error"]["message"]
