@@ -72,11 +72,12 @@ def is_heavy(endpoint: str, raw: bytes, offload_bytes: int = OFFLOAD_BYTES) -> b
     :data:`BATCH_ENDPOINTS` body, at least :data:`BATCH_ITEMS` commas.
 
     Why commas, and why only there: every JSON array of ``n`` items holds ``n - 1`` commas, so a
-    batch of ``n`` prompts has at least ``n - 1``; a body with few commas has few prompts, and its
-    cost on the loop grows with its bytes and its scripted answer's length, as a chat request's does
-    (a review: 100 prompts streamed with usage against a 1,500-token answer, 113 ms on the loop) (measured, vLLM profile, 255
-    distinct prompts streamed with ``continuous_usage_stats``: 50 ms, ~0.2 ms a prompt, so 128
-    prompts ~25 ms, whatever the body's size below :data:`OFFLOAD_BYTES`). Commas in text or in a flat list of token ids only send a request off
+    batch of ``n`` prompts has at least ``n - 1``, and a body with few commas has few prompts
+    (measured, vLLM profile, 255 distinct prompts streamed with ``continuous_usage_stats``: 50 ms,
+    ~0.2 ms a prompt, so 128 prompts ~25 ms). Their cost on the loop still grows with the body's
+    bytes and the scripted answer's length, as a chat request's does (a review: 100 prompts
+    streamed with usage against a 1,500-token answer, 113 ms). Commas in text or in a flat list of
+    token ids only send a request off
     the loop, where it is answered the same. ``bytes.count`` is one pass in C (~20 us for 240 KB,
     nothing for a usual completions body); chat and Responses bodies, the hot path, never pay it
     (the previous attempt counted items in every body: 16 us on a 23 KB chat turn).
