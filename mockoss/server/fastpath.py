@@ -104,7 +104,7 @@ class GenerationPath:
         began = time.perf_counter()
         epoch = session.epoch  # type: ignore[union-attr]  # target is not None, nor is session
         message = await self._first(receive, scope)
-        if message.get("more_body", False) or message["type"] != "http.request" or is_heavy(self.names[path], message.get("body", b"")):
+        if message.get("more_body", False) or message["type"] != "http.request" or is_heavy(self.names[path], message.get("body", b""), self.gate.offload_bytes):
             await self.fallback(scope, _replay(message, receive), send)  # a long run, a big batch: off the loop (offload)
             return
         records: list[Any] = []

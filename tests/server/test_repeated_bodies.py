@@ -244,3 +244,26 @@ def test_a_server_that_keeps_no_log_still_answers():
     server = MockServer("clean-answer", request_log_limit=0)
     assert server.handle("chat", _chat(), {}).status == 200
     assert len(server.requests) == 0
+
+
+@pytest.mark.parametrize("kind", ["agent", "responses"])
+def test_kept_validation_answers_what_full_validation_answers_for_agent_and_responses_bodies(validations, kind):
+    tools = [{"type": "function", "function": {"name": f"tool_{n}", "parameters": {"type": "object"}}} for n in range(3)]
+    turns = [{"role": "user" if n % 2 == 0 else "assistant", "content": f"turn {n}"} for n in range(11)]
+    if kind == "agent":  # 11 messages: the validation's prefix lookup applies (seen.py)
+        endpoint, raw = "chat", json.dumps({"model": MODEL, "messages": turns, "tools": tools}).encode()
+        grown = json.dumps({"model": MODEL, "messages": [*turns, {"role": "assistant", "content": "more"}], "tools": tools}).encode()
+    else:
+        endpoint = "responses"
+        raw = json.dumps({"model": MODEL, "input": [{"type": "message", **t} for t in turns]}).encode()
+        grown = json.dumps({"model": MODEL, "input": [{"type": "message", **t} for t in [*turns, {"role": "user", "content": "more"}]]}).encode()
+    cached, fresh = MockServer("clean-answer", seed=3), MockServer("clean-answer", seed=3)
+    got, expected = [], []
+    for body in (raw, raw, grown, raw, grown, raw):
+        reply = cached.handle(endpoint, body, {})
+        got.append((reply.status, reply.body))
+        fresh._valid_bodies.clear()
+        reply = fresh.handle(endpoint, body, {})
+        expected.append((reply.status, reply.body))
+    assert got == expected
+    assert len(cached._valid_bodies) == 2  # both bodies were kept, and answered the same
