@@ -168,9 +168,7 @@ class ControlPlane:
         )
         if hasattr(copy, "request_log_bytes"):  # a bounded RequestLog: give each session its share
             copy.requests.max_bytes = copy.request_log_bytes = SESSION_LOG_BYTES
-        kept = getattr(copy, "_valid_bodies", None)
-        if kept is not None:  # its kept validations too (16 MiB each would be 4 GiB for all sessions)
-            kept.limit = SESSION_VALID_BODY_BYTES
+        copy._valid_bodies.limit = SESSION_VALID_BODY_BYTES  # and of kept validations (16 MiB each: 4 GiB in all)
         if hasattr(base, "auto_session"):
             copy.auto_session = base.auto_session  # type: ignore[attr-defined]
         for name, scenario in list(getattr(base, "_scenarios", {}).items()):
