@@ -25,7 +25,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["PatternError", "compile_search"]
+__all__ = ["PatternError", "compile_search", "re2_search"]
 
 
 @functools.cache
@@ -70,17 +70,29 @@ def compile_search(pattern: str) -> Callable[[str], bool]:
         PatternError: RE2 cannot compile ``pattern`` (syntax error, or a feature it refuses to run
             in linear time, e.g. a backreference).
     """
-    options = _options()
+    try:
+        return re2_search(_translate(pattern), _options())
+    except PatternError as exc:
+        reason = str(exc)
+        if "perl operator" in reason or "escape sequence" in reason:
+            reason += " (RE2 runs in linear time and has no backreferences, lookarounds or (?x); see mockoss.scenario.pattern)"
+        raise PatternError(reason) from None
+
+
+def re2_search(pattern: str, options: Any, *, cache: bool = True) -> Callable[[str], bool]:
+    """The RE2 ``search`` test of ``pattern`` as written (no translation), lone surrogates in the
+    pattern and the text replaced as :func:`compile_search` says; :class:`PatternError` with RE2's
+    own reason. ``cache=False`` builds the regex outside ``re2.compile``'s own 128-entry cache
+    (``re2._Regexp``, the class it builds: google-re2 1.1's re2/__init__.py), for patterns a client
+    sends (:mod:`mockoss.scenario.schema_check`), so RE2 retains only what its caller caches."""
     import re2
 
+    build = (getattr(re2, "_Regexp", None) if not cache else None) or re2.compile
     try:
-        compiled = re2.compile(_without_surrogates(_translate(pattern)), options=options)
+        compiled = build(_without_surrogates(pattern), options)
     except re2.error as exc:
         reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        hint = ""
-        if "perl operator" in reason or "escape sequence" in reason:
-            hint = " (RE2 runs in linear time and has no backreferences, lookarounds or (?x); see mockoss.scenario.pattern)"
-        raise PatternError(reason + hint) from None
+        raise PatternError(reason) from None
     search = compiled.search
 
     def found(text: str) -> bool:

@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from mockoss.scenario.pattern import _without_surrogates  # the scenario patterns' rule for lone surrogates
+from mockoss.scenario.pattern import re2_search  # the scenario patterns' RE2 build and lone-surrogate rule
 
 __all__ = ["BUDGET_S", "schema_problems", "short"]
 
@@ -179,25 +179,8 @@ def _compile(pattern: str) -> Callable[[str], bool]:
 
 
 def _compile_new(pattern: str) -> Callable[[str], bool]:
-    import re2
-
-    # re2.compile keeps every pattern in its own 128-entry cache, at any length; _Regexp is the class
-    # it builds, uncached (google-re2 1.1's re2/__init__.py), so only _compile_cached retains patterns.
-    build = getattr(re2, "_Regexp", None) or re2.compile
-    try:
-        compiled = build(_without_surrogates(_ecma_escapes(pattern)), _re2_options())
-    except re2.error as exc:
-        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        raise ValueError(reason) from None
-    search = compiled.search
-
-    def found(text: str) -> bool:
-        try:
-            return search(text) is not None
-        except UnicodeEncodeError:
-            return search(_without_surrogates(text)) is not None
-
-    return found
+    # Outside re2.compile's own cache (re2_search(cache=False)): only _compile_cached retains patterns.
+    return re2_search(_ecma_escapes(pattern), _re2_options(), cache=False)
 
 
 _compile_cached = functools.lru_cache(maxsize=64)(_compile_new)
