@@ -13,7 +13,9 @@ parse, validation, the reply) runs on a worker thread, where the interpreter swi
 event loop every few milliseconds.
 
 Small requests (below :data:`OFFLOAD_BYTES`, without a long unbroken run of text:
-:func:`has_long_run`, and for a batch endpoint few items: :func:`is_heavy`) stay on the event loop, where they are cheapest, unless a big one is in flight: then they take a thread too, so that the event loop never waits
+:func:`has_long_run`, and for a batch endpoint few items: :func:`is_heavy`) stay on the event
+loop, where they are cheapest, unless a big one is in flight: then they take a thread too, so
+that the event loop never waits
 on the server lock a worker thread holds (see :class:`Gate`).
 """
 
@@ -77,8 +79,8 @@ def is_heavy(endpoint: str, raw: bytes, offload_bytes: int = OFFLOAD_BYTES) -> b
     ~0.2 ms a prompt, so 128 prompts ~25 ms). Their cost on the loop still grows with the body's
     bytes and the scripted answer's length, as a chat request's does (a review: 100 prompts
     streamed with usage against a 1,500-token answer, 113 ms). Commas in text or in a flat list of
-    token ids only send a request off
-    the loop, where it is answered the same. ``bytes.count`` is one pass in C (~20 us for 240 KB,
+    token ids only send a request off the loop, where it is answered the same. ``bytes.count`` is
+    one pass in C (~20 us for 240 KB,
     nothing for a usual completions body); chat and Responses bodies, the hot path, never pay it
     (the previous attempt counted items in every body: 16 us on a 23 KB chat turn).
     """
