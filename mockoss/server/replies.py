@@ -88,8 +88,9 @@ def _parse_switches(header: str) -> dict[str, Any]:
     """``name=value[,name=value]``, each value plain YAML (no tags, aliases bounded).
 
     Raises:
-        ProfileError: longer than :data:`MAX_SWITCH_HEADER_CHARS`, not ``name=value``, not valid
-            YAML, a tag, or an alias bomb (a 400).
+        ProfileError: longer than :data:`MAX_SWITCH_HEADER_CHARS` or
+            :data:`MAX_SWITCH_HEADER_ENTRIES`, not ``name=value``, not valid YAML, nested past
+            PyYAML's composer, a tag, or an alias bomb (a 400).
     """
     if len(header) > MAX_SWITCH_HEADER_CHARS:
         raise ProfileError(
