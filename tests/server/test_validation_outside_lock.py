@@ -82,6 +82,9 @@ def test_a_validation_crash_is_still_a_reply_in_the_error_shape(monkeypatch):
     monkeypatch.setattr(core, "validate_request", broken)
     reply = server.handle("chat", _chat("hi"), {})
     assert reply.status == 500
+    error = json.loads(reply.body)["error"]  # vLLM's error shape, the exception named
+    assert error["message"] == "mockoss internal error (a bug, please report it): RuntimeError: boom"
+    assert error["code"] == 500
     assert "boom" in server.requests[-1].problem
 
 
