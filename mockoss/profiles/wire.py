@@ -38,7 +38,10 @@ def dumps(value: Any) -> str:
     except ValueError as exc:
         if not _out_of_range(exc):
             raise
-        return dumps(finite(value))
+        cleaned = finite(value)
+        if cleaned is value:  # a non-finite dict key (finite() replaces values only): what the retry loop ended in
+            return _dumps_deep(value, separators=(",", ":"), ensure_ascii=False)
+        return dumps(cleaned)
 
 
 def _out_of_range(error: ValueError) -> bool:
@@ -209,7 +212,10 @@ def dumps_json(value: Any, *, indent: int | None = None, separators: tuple[str, 
     except ValueError as exc:
         if not _out_of_range(exc):
             raise
-        return dumps_json(finite(value), indent=indent, separators=separators, ensure_ascii=ensure_ascii)
+        cleaned = finite(value)
+        if cleaned is value:  # as in dumps
+            return _dumps_deep(value, indent=indent, separators=separators, ensure_ascii=ensure_ascii)
+        return dumps_json(cleaned, indent=indent, separators=separators, ensure_ascii=ensure_ascii)
 
 
 def _dumps_deep(value: Any, *, indent: int | None = None, separators: tuple[str, str] | None = None, ensure_ascii: bool = True) -> str:

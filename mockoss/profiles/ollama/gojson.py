@@ -99,8 +99,8 @@ def dumps(value: Any) -> str:
     except ValueError as exc:
         # NaN/inf: Ollama's decoder refuses them in the fields it reads (mockoss.server.nonfinite);
         # one left in data mockoss echoes beyond those is written null, never a 500 (breaker D5).
-        cleaned = finite(value)
-        if cleaned is value or not str(exc).startswith("json: unsupported value"):
+        cleaned = finite(value) if str(exc).startswith("json: unsupported value") else value
+        if cleaned is value:
             raise
         return dumps(cleaned)
 
