@@ -214,8 +214,6 @@ def _stream(
     frames: list[bytes] = []
     size, bound = 0, reply_limit.MAX_REPLY_BYTES
     for index, (prompt, prompt_tokens) in enumerate(zip(request.prompts, counts, strict=True)):
-        if size > bound:  # checked per prompt: the frames built are at most one prompt's over the bound
-            return profile.error(400, reply_too_big(len(request.prompts), size, bound))
         start_frames = len(frames)
         stream_id = ctx.ids.next("cmpl-") if profile.stable_stream_ids else None
         for batch, ((start, stop, done), text) in enumerate(zip(bounds, texts, strict=True)):
@@ -238,7 +236,7 @@ def _stream(
                 head = f'"id":"{stream_id or ctx.ids.next("cmpl-")}","object":"text_completion"'
             frames.append(f'data: {{{head},"created":{ctx.created},"model":{model},"choices":[],"usage":{usage}}}\n\n'.encode())
         size += sum(map(len, frames[start_frames:]))
-    if size > bound:
-        return profile.error(400, reply_too_big(len(request.prompts), size, bound))
+        if size > bound:  # checked per prompt: the frames built are at most one prompt's over the bound
+            return profile.error(400, reply_too_big(len(request.prompts), size, bound))
     frames.append(_DONE)
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
