@@ -76,6 +76,21 @@ def test_finite_nulls_non_finite_floats_and_returns_clean_values_themselves() ->
     }
 
 
+def test_a_non_finite_dict_key_is_written_as_json_writes_it_without_a_retry_loop() -> None:
+    """finite() replaces values, not keys: the encoders must not retry on what it cannot change."""
+    from mockoss.profiles import wire
+
+    calls: list[Any] = []
+    original = wire.finite
+    try:
+        wire.finite = lambda value: calls.append(value) or original(value)  # type: ignore[assignment]
+        assert wire.dumps({float("nan"): 1, "b": [float("inf")]}) == '{"NaN":1,"b":[null]}'
+        assert wire.dumps_json({float("inf"): 1}) == '{"Infinity": 1}'
+    finally:
+        wire.finite = original  # type: ignore[assignment]
+    assert len(calls) == 3  # dumps: once per value with a non-finite value, once on the clean copy; dumps_json: once
+
+
 def test_deeper_than_recursion_allows() -> None:
     depth = sys.getrecursionlimit() * 3
     nested: Any = {"z": float("nan"), "a": 1}
