@@ -280,3 +280,22 @@ def test_an_empty_log_and_a_filtered_one_are_still_json_lists():
         threaded.stop()
     assert none.content == b"[]" and none.headers["content-length"] == "2"
     assert len(one.json()) == 1 and one.content == JSONResponse(one.json()).body
+
+
+def test_the_log_filter_finds_a_long_session_key_as_it_was_sent():
+    """The log keeps a session key over ``MAX_SESSION_KEY_CHARS`` by its digest; ``?session=``
+    with the key as the client sent it still finds that session's requests, and only those."""
+    from mockoss.scenario.player import MAX_SESSION_KEY_CHARS
+
+    long_key = "k" * (MAX_SESSION_KEY_CHARS + 50)
+    threaded = ThreadedServer(MockServer("clean-answer")).start()
+    try:
+        with httpx.Client(timeout=30) as client:
+            client.post(threaded.url + "/v1/chat/completions", content=_chat("mine"), headers={"X-Mockoss-Session": long_key})
+            client.post(threaded.url + "/v1/chat/completions", content=_chat("other"), headers={"X-Mockoss-Session": "short"})
+            mine = client.get(threaded.url + "/mockoss/requests", params={"session": long_key}).json()
+            other = client.get(threaded.url + "/mockoss/requests", params={"session": "short"}).json()
+    finally:
+        threaded.stop()
+    assert [e["body"]["messages"][0]["content"] for e in mine] == ["mine"]
+    assert [e["body"]["messages"][0]["content"] for e in other] == ["other"]
