@@ -114,10 +114,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     profiles = found[1]
     if not isinstance(profiles, (list, tuple)) or not profiles or not all(isinstance(p, str) for p in profiles):
         return
+    # The ``mockoss`` fixture itself is parametrised (it reads ``request.param``): a fixture of its
+    # own for the profile cost every test ~0.12 ms of pytest's fixture machinery (issue 9's
+    # per-test overhead target, benchmarks/bench_fixture.py).
     if metafunc.config.stash[_REAL] is not None:
-        metafunc.parametrize("_mockoss_profile", [None], ids=["real"], indirect=True)
+        metafunc.parametrize("mockoss", [None], ids=["real"], indirect=True)
     else:
-        metafunc.parametrize("_mockoss_profile", list(profiles), ids=list(profiles), indirect=True)
+        metafunc.parametrize("mockoss", list(profiles), ids=list(profiles), indirect=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -180,17 +183,11 @@ def mockoss_server(mockoss_engine: VllmEngine | None) -> Iterator[ThreadedServer
 
 
 @pytest.fixture
-def _mockoss_profile(request: pytest.FixtureRequest) -> str | None:
-    """The profile of this ``profiles=`` parametrisation, else ``None``."""
-    return getattr(request, "param", None)
+def mockoss(request: pytest.FixtureRequest, mockoss_config: dict[str, Any]) -> Iterator[MockossFixture]:
+    """A fake gpt-oss server reset for this test: .use(scenario), .base_url, .requests.
 
-
-@pytest.fixture
-def mockoss(
-    request: pytest.FixtureRequest, mockoss_config: dict[str, Any], _mockoss_profile: str | None
-) -> Iterator[MockossFixture]:
-    """A fake gpt-oss server reset for this test: .use(scenario), .base_url, .requests."""
-    explicit, options = resolve(request.node, request.config, mockoss_config, _mockoss_profile)
+    ``request.param``: the profile of a ``profiles=`` parametrisation (:func:`pytest_generate_tests`)."""
+    explicit, options = resolve(request.node, request.config, mockoss_config, getattr(request, "param", None))
     real = request.config.stash[_REAL]
     if options.cassette is not None:  # recorded once from --mockoss-real, replayed offline
         from mockoss.pytest_plugin._cassette import cassette_fixture
