@@ -9,6 +9,7 @@ compiled here, once).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.resources
 from collections.abc import Mapping, Sequence
 from itertools import accumulate
@@ -221,7 +222,10 @@ def _compile_answer(
     return None
 
 
+@functools.cache
 def _builtin_dir() -> importlib.resources.abc.Traversable:
+    """The shipped scenarios' directory, found once per process (``importlib.resources.files``
+    costs ~15 us, and the pytest fixture loads a scenario by name for every test)."""
     return importlib.resources.files("mockoss.scenarios")
 
 
