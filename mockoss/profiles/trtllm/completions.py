@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 from mockoss.harmony.encoding import FIRST_SPECIAL, load_encoding
 from mockoss.profiles import reply_limit
 from mockoss.profiles.base import SSE_MEDIA_TYPE, CompletionsRequestView, Reply, RequestContext
-from mockoss.profiles.reply_limit import reply_too_big
+from mockoss.profiles.reply_limit import reply_too_big, wire_bytes
 from mockoss.profiles.trtllm.chat import RETURN, engine_batches, usage_info
 from mockoss.profiles.wire import dumps
 
@@ -148,15 +148,12 @@ def _prompt_counts(request: CompletionsRequestView, ctx: RequestContext) -> list
     return [len(ids(p)) for p in request.prompts]
 
 
-#: Bytes of a non-streamed choice's JSON without its text and token ids, at the least (index 0).
-_CHOICE_MIN = len(
-    '{"index":0,"text":"","token_ids":null,"logprobs":null,"context_logits":null,"finish_reason":"stop",'
-    '"stop_reason":null,"disaggregated_params":null,"avg_decoded_tokens_per_iter":null}'
-)
-
-
 def surface_completions(profile: TrtllmProfile, completion: Completion, request: CompletionsRequestView, ctx: RequestContext) -> Reply:
-    """trtllm-serve's reply to ``POST /v1/completions`` for ``completion``; see the module docstring."""
+    """trtllm-serve's reply to ``POST /v1/completions`` for ``completion``; see the module docstring.
+
+    Non-streamed, the reply's UTF-8 bytes are counted against
+    :data:`~mockoss.profiles.reply_limit.MAX_REPLY_BYTES`: one prompt's whole body once written,
+    a batch's choice by choice (:func:`_batch`)."""
     problem = _checks(request)
     if problem is not None:
         return profile.error(400, problem)
@@ -171,24 +168,64 @@ def surface_completions(profile: TrtllmProfile, completion: Completion, request:
     if request.stream:
         return _stream(profile, out, request, ctx, counts, skip=skip, detokenize=detokenize)
     text = load_encoding().decode(kept_ids(out.tokens, skip)) if detokenize else ""
-    choices = []
-    size, bound = 0, reply_limit.MAX_REPLY_BYTES
+    bound = reply_limit.MAX_REPLY_BYTES  # read per request (serve --max-reply-bytes; a test may lower it)
+    if len(request.prompts) == 1:  # one choice: the body is written whole (as big as the prompt and completion), then counted
+        prompt = request.prompts[0]
+        usage = usage_info(counts[0], [len(out.tokens)], details=details)
+        reply = {"id": ctx.ids.next("cmpl-"), "object": "text_completion", "created": ctx.created, "model": request.model,
+                 "choices": [_choice(0, str(prompt) + text if request.echo else text, out, detokenize)], "usage": usage,
+                 "prompt_token_ids": None}
+        sent = dumps(reply).encode()
+        if len(sent) > bound:
+            return profile.error(400, reply_too_big(1, len(sent), bound))
+        return Reply(status=200, body=sent)
+    return _batch(profile, out, request, ctx, text, sum(counts), detokenize=detokenize, bound=bound)
+
+
+def _choice(index: int, text: str, out: EngineOutput, detokenize: bool) -> dict[str, Any]:
+    """A non-streamed ``CompletionResponseChoice``, every field in the model's order."""
+    return {
+        "index": index, "text": text if detokenize else "", "token_ids": None if detokenize else list(out.tokens),
+        "logprobs": None, "context_logits": None, "finish_reason": out.finish_reason, "stop_reason": out.stop_reason,
+        "disaggregated_params": None, "avg_decoded_tokens_per_iter": None,
+    }
+
+
+def _batch(
+    profile: TrtllmProfile, out: EngineOutput, request: CompletionsRequestView, ctx: RequestContext, text: str,
+    prompt_tokens: int, *, detokenize: bool, bound: int,
+) -> Reply:
+    """The non-streamed reply to several prompts, written choice by choice: each distinct prompt's
+    choice once, kept after its ``{"index":N,`` and joined to each later index, then set between the
+    brackets of the reply's ``"choices":[]``. The same bytes :func:`dumps` of the whole reply writes
+    (``tests/server/test_reply_bytes.py`` compares); each choice's UTF-8 bytes are counted against
+    ``bound`` as it is written, so a batch over it stops there."""
+    per_prompt = request.echo and detokenize  # else every choice is the same but its index
+    tails: dict[str | tuple[int, ...] | None, tuple[str, int]] = {}
+    choices: list[str] = []
+    size = 0
     for index, prompt in enumerate(request.prompts):
-        choices.append({
-            "index": index, "text": (prompt if request.echo else "") + text if detokenize else "",
-            "token_ids": None if detokenize else list(out.tokens), "logprobs": None, "context_logits": None,
-            "finish_reason": out.finish_reason, "stop_reason": out.stop_reason, "disaggregated_params": None,
-            "avg_decoded_tokens_per_iter": None,
-        })
-        # A lower bound of the choice's JSON: its keys and nulls, its text, an id a digit and a comma.
-        size += _CHOICE_MIN + len(choices[-1]["text"]) + 2 * len(out.tokens) * (not detokenize)
+        key = prompt if per_prompt else None
+        found = tails.get(key)
+        if found is None:
+            choice = dumps(_choice(index, str(prompt) + text if per_prompt else text, out, detokenize))
+            cost = wire_bytes(choice)
+            cut = len(str(index)) + 10  # its '{"index":N,' (ASCII)
+            tails[key] = (choice[cut:], cost - len(choice))
+        else:
+            choice = f'{{"index":{index},{found[0]}'
+            cost = len(choice) + found[1]
+        size += cost + 1  # and a comma
         if size > bound:
             return profile.error(400, reply_too_big(len(request.prompts), size, bound))
+        choices.append(choice)
     n = len(choices)
-    usage = usage_info(sum(counts), [len(out.tokens)] * n, details=details)
-    reply = {"id": ctx.ids.next("cmpl-"), "object": "text_completion", "created": ctx.created, "model": request.model,
-             "choices": choices, "usage": usage, "prompt_token_ids": [] if n > 1 else None}
-    return Reply(status=200, body=dumps(reply).encode())
+    usage = usage_info(prompt_tokens, [len(out.tokens)] * n, details=profile.completion_cached_tokens)
+    frame = dumps({"id": ctx.ids.next("cmpl-"), "object": "text_completion", "created": ctx.created, "model": request.model,
+                   "choices": [], "usage": usage, "prompt_token_ids": [] if n > 1 else None})
+    # The first '"choices":[]' is that key's: the keys before it are fixed, a string value escapes its quotes.
+    at = frame.index('"choices":[]') + len('"choices":[')
+    return Reply(status=200, body="".join((frame[:at], ",".join(choices), frame[at:])).encode())
 
 
 def _stream_options(body: Any) -> tuple[bool, bool]:

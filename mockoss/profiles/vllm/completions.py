@@ -26,7 +26,7 @@ from mockoss.profiles.base import (
     Reply,
     RequestContext,
 )
-from mockoss.profiles.reply_limit import reply_too_big
+from mockoss.profiles.reply_limit import reply_too_big, wire_bytes
 from mockoss.profiles.wire import dumps as _dumps
 from mockoss.schemas.completions import PromptIds
 
@@ -142,20 +142,24 @@ def _full(
 ) -> Reply:
     """The JSON reply (see :func:`surface_completions`), built as text: each distinct prompt's
     choice is written once and repeated with its index (``_dumps`` of the whole body wrote the
-    same bytes; ``tests/server/test_isolation_leftovers.py`` compares)."""
+    same bytes; ``tests/server/test_isolation_leftovers.py`` compares). The choices' UTF-8 bytes
+    are counted against the bound as they are joined (:func:`~mockoss.profiles.reply_limit.wire_bytes`,
+    once per distinct choice)."""
     digits, limit = profile.id_digits, reply_limit.MAX_REPLY_BYTES  # read per request: a test may lower it
     ids = PromptIds()
-    tails: dict[str | tuple[int, ...] | None, str] = {}
+    tails: dict[str | tuple[int, ...] | None, tuple[str, int]] = {}  # a choice's JSON after its index; bytes to add
     per_prompt = bool(request.echo or request.return_token_ids)  # else every choice is the same
     choices: list[str] = []
     size = 0
     for index, prompt in enumerate(request.prompts):
         key = prompt if per_prompt else None
-        tail = tails.get(key)
-        if tail is None:
-            tail = tails[key] = _choice_tail(out, request, prompt, ids)
+        found = tails.get(key)
+        if found is None:
+            tail = _choice_tail(out, request, prompt, ids)
+            found = tails[key] = (tail, wire_bytes(tail) - len(tail) + 1)  # its UTF-8 bytes over its length; a comma
+        tail, extra = found
         choice = f'{{"index":{index},{tail}'
-        size += len(choice) + 1
+        size += len(choice) + extra  # '{"index":N,' is ASCII
         if size > limit:
             return profile.error(400, reply_too_big(len(request.prompts), size, limit))
         choices.append(choice)
@@ -235,7 +239,7 @@ def _stream(
         found = tails_of.get(key)
         if found is None:
             tails = _frame_tails(out, request, prompt, ids)
-            found = tails_of[key] = (tails, sum(map(len, tails)))
+            found = tails_of[key] = (tails, sum(map(len, tails)))  # encoded frames: their bytes as sent
         size += found[1] + count * (len(opening) + len(str(index)))
         if size > limit:
             return profile.error(400, reply_too_big(len(request.prompts), size, limit))
