@@ -21,7 +21,14 @@ sends each of:
   every client; now a 400, the rendering over ``MAX_RENDERED_CHARS``);
 * ``echo8k``: the same echo of an 8,000-character message (answered: the biggest echo allowed);
 * ``log``: ``GET /mockoss/requests`` of the full request log (64 MiB, filled by the memory row
-  before the cases run; D16a: 0.17-0.31 s in one go on the loop).
+  before the cases run; D16a: 0.17-0.31 s in one go on the loop);
+* ``schema``: a 3 KB chat body whose ``lookup`` tool declares a crafted ``parameters`` schema
+  (nested ``anyOf``/``$ref``, exponential to validate) to a rule whose step calls ``lookup``
+  twice: the tool check of both calls runs under the server lock (before the per-request budget
+  of :data:`mockoss.scenario.tool_check.REQUEST_BUDGET_S`: 0.5 s of CPU per call; the other
+  client waited 1.07-1.24 s more; with it 23-26 ms). A request with a plain schema first imports
+  jsonschema (the first tool check of a process: ~0.1-0.2 s, once), as ``/mockoss/ready`` builds
+  FastAPI.
 
 It prints, per case, the heavy request's own time and status, the probes' extra wait over their
 median alone (p50, p99, max; the issue 9 target: ≤ 50 ms), and the server's resident memory after
@@ -56,6 +63,14 @@ rules:
     match: {last_user: "^(a+)+$"}
     steps: [{completion: {messages: [{channel: final, content: "all a"}]}}]
     when_exhausted: repeat_last
+  - name: tool
+    match: {last_user: "^look it up"}
+    steps:
+      - completion:
+          messages:
+            - {channel: commentary, recipient: functions.lookup, content_type: <|constrain|>json, content: '{"location": 1}'}
+            - {channel: commentary, recipient: functions.lookup, content_type: <|constrain|>json, content: '{"location": 2}'}
+    when_exhausted: repeat_last
   - name: echo
     match: {last_user: "^echo me"}
     steps: [{completion: {messages: [{channel: final, content: "You said: {{ request.messages[-1].content }}"}]}}]
@@ -84,6 +99,24 @@ def _body(messages: list[dict[str, str]]) -> bytes:
 Heavy = bytes | int | tuple[str, bytes | None]
 
 
+def _crafted_tool_body() -> bytes:
+    """A 3 KB chat body declaring ``lookup`` with a crafted ``parameters`` schema: 40 levels of
+    ``anyOf`` over two ``$ref`` to the next level, a string at the bottom. Against the scripted
+    ``{"location": 1}`` every one of the 2**40 paths fails, so only mockoss's CPU budget ends the
+    tool check (in process: ~0.5-0.65 s per call before the per-request budget, for each of the
+    step's two calls)."""
+    defs: dict[str, Any] = {f"a{i}": {"anyOf": [{"$ref": f"#/$defs/a{i + 1}"}, {"$ref": f"#/$defs/a{i + 1}"}]} for i in range(40)}
+    defs["a40"] = {"type": "string"}
+    return _tool_body({"type": "object", "properties": {"location": {"$ref": "#/$defs/a0"}}, "$defs": defs})
+
+
+def _tool_body(parameters: dict[str, Any]) -> bytes:
+    """A chat body for the ``tool`` rule declaring ``lookup`` with ``parameters``."""
+    tools = [{"type": "function", "function": {"name": "lookup", "parameters": parameters}}]
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "look it up"}], "tools": tools}
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
 def cases() -> dict[str, Heavy]:
     """Heavy requests by case name: a chat body; an int (only a ``Content-Length`` that large is
     announced); ``(path, body)`` (``body`` ``None``: a ``GET``)."""
@@ -101,6 +134,7 @@ def cases() -> dict[str, Heavy]:
         "echo": _body([{"role": "user", "content": "echo me " + ("hello world, this is text. " * 185186)[:5_000_000]}]),
         "echo8k": _body([{"role": "user", "content": "echo me " + ("hello world, this is text. " * 400)[:7_900]}]),
         "log": ("/mockoss/requests", None),
+        "schema": _crafted_tool_body(),
     }
 
 
@@ -217,6 +251,8 @@ def measure(port: int, pid: int, probes: int, log_requests: int) -> dict[str, An
         post(port, ("/mockoss/ready", None))
     except OSError:
         pass
+    # The first tool check of a process imports jsonschema (~0.1-0.2 s, once): before timing too.
+    post(port, _tool_body({"type": "object", "properties": {"location": {"type": "integer"}}}))
     alone = probe_alone(port, probes)
     out: dict[str, Any] = {"alone_ms": alone * 1000}
     if log_requests:

@@ -35,6 +35,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_ms(text: str) -> float:
+    """A number of milliseconds above 0 (``--tool-check-budget-ms``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of milliseconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected more than 0 ms, got {text!r}")
+    return value
+
+
 def _model_name(text: str) -> str:
     """A non-empty model name (``--served-model-name``)."""
     if not text.strip():
@@ -117,6 +128,11 @@ def _parser() -> argparse.ArgumentParser:
         help=f"largest request body; larger ones get 413 in the profile's error shape (default: {DEFAULT_MAX_BODY_BYTES:,})",
     )
     limits.add_argument(
+        "--max-reply-bytes", type=_positive_int, default=None, metavar="N",
+        help="largest /v1/completions reply (JSON body, or all frames of a stream) of the vLLM and TensorRT-LLM "
+        "profiles, in UTF-8 bytes; a bigger batch gets a 400 (default: 33,554,432, 32 MiB)",
+    )
+    limits.add_argument(
         "--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT_S, metavar="S",
         help="seconds a client has to send a request head (idle and half-sent connections are closed), "
         f"and then its body (408) (default: {DEFAULT_REQUEST_TIMEOUT_S:g})",
@@ -125,6 +141,12 @@ def _parser() -> argparse.ArgumentParser:
         "--max-template-chars", type=_positive_int, default=None, metavar="N",
         help="longest text a scenario template may render per request; longer is a 400 (default: 8,192). "
         "Each templated character costs every other client ~4 us of waiting (README: Templates)",
+    )
+    limits.add_argument(
+        "--tool-check-budget-ms", type=_positive_ms, default=None, metavar="MS",
+        help="CPU a request's tool checks (scripted calls' arguments against its declared JSON Schemas) may use "
+        "together; the rest are skipped with a warning (default: 25). Other clients wait while they run "
+        "(README: Tool checks)",
     )
     limits.add_argument(
         "--scenario-dir", action="append", default=[], metavar="DIR",
@@ -169,10 +191,18 @@ def _serve(args: argparse.Namespace) -> int:
     from mockoss.upstream.config import UpstreamError
 
     load_encoding()  # a broken vocabulary cache is reported here, as what it is (main())
+    if args.max_reply_bytes is not None:  # the profiles read it per request
+        from mockoss.profiles import reply_limit
+
+        reply_limit.MAX_REPLY_BYTES = args.max_reply_bytes
     if args.max_template_chars is not None:  # before the scenario loads: its literal text is checked then
         from mockoss.scenario import template
 
         template.MAX_RENDERED_CHARS = args.max_template_chars
+    if args.tool_check_budget_ms is not None:
+        from mockoss.scenario import tool_check
+
+        tool_check.REQUEST_BUDGET_S = args.tool_check_budget_ms / 1000
 
     engine = None
     try:

@@ -23,9 +23,14 @@ jsonschema's defaults are not safe there (mockoss breaker report D1-D3, reproduc
   The meta-schema's ``format: regex`` check (Python's ``re.compile``) is off: RE2 reports a
   pattern it cannot compile instead. jsonschema's ``evolve`` would switch to the stock class of
   any subschema that names a ``$schema``; here it stays within these classes.
-- **Bounded time.** Every keyword evaluation ticks a CPU clock; past :data:`BUDGET_S` the check
-  stops with a warning (a schema of nested ``anyOf``/``$ref`` can ask for exponential work without
-  any cycle). A cycle (``{"$ref": "#"}``) or nesting deeper than about 150 levels ends in
+- **Bounded time.** Every keyword evaluation ticks a CPU clock; past its budget the check stops
+  with a warning (a schema of nested ``anyOf``/``$ref`` can ask for exponential work without any
+  cycle). :func:`schema_problems` gives one check :data:`BUDGET_S`; the tool check of a request
+  gives all its checks together :data:`mockoss.scenario.tool_check.REQUEST_BUDGET_S` (25 ms), via
+  :func:`check_schema`. The overrun is one tick (64 keyword evaluations) plus unwinding, a few
+  percent, unless the garbage collector's full pass falls inside (tens of ms, once in a while; it
+  walks the whole process). Draft 2020-12 schemas are checked against the meta-schema as one
+  resource (:mod:`mockoss.scenario.meta_schema`), ~6x faster than as bundled. A cycle (``{"$ref": "#"}``) or nesting deeper than about 150 levels ends in
   :class:`RecursionError`, reported as a warning. Any other exception is a warning too, never a 500.
 
 RE2 against ECMA-262 (the dialect JSON Schema names: Draft 2020-12 Core §6.4, Validation §6.3.3) for
@@ -48,17 +53,20 @@ import functools
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, NamedTuple
 
-from mockoss.scenario.pattern import re2_search  # the scenario patterns' RE2 build and lone-surrogate rule
+from mockoss.scenario.meta_schema import meta_schema_for
+from mockoss.scenario.schema_re2 import compile_pattern  # ECMA-262 escapes, RE2, a bounded cache
 
-__all__ = ["BUDGET_S", "schema_problems", "short"]
+__all__ = ["BUDGET_S", "SchemaCheck", "check_schema", "prepare", "schema_problems", "short"]
 
 #: CPU-time budget (seconds, this thread's :func:`time.thread_time`, so a busy machine does not
-#: cut a check short) of one schema check: meta-schema check plus validation. A legitimate big
-#: case, 200 string properties with patterns and 1 MB of arguments, takes 0.13-0.18 s on a 2-core
-#: machine; past the budget the check stops with a warning. Bounds what a crafted schema (nested
-#: ``anyOf``/``$ref`` asking for exponential work) can cost the event loop per tool call.
+#: cut a check short) of one :func:`schema_problems` check: meta-schema check plus validation.
+#: A legitimate big case, 200 string properties with patterns and 100 KB of arguments, took
+#: 61 ms to 0.18 s on a 2-core machine against the bundled meta-schema, 11-18 ms against
+#: :func:`mockoss.scenario.meta_schema.flat_meta_schema`; past the budget the check stops with a
+#: warning. The tool check of a request does not use this: its checks share
+#: :data:`mockoss.scenario.tool_check.REQUEST_BUDGET_S`.
 BUDGET_S = 0.5
 
 #: At most this many "not checked" warnings per schema (unresolvable refs, patterns RE2 refuses).
@@ -98,7 +106,7 @@ class _Check:
         if pattern not in self.patterns:
             self.tick()
             try:
-                self.patterns[pattern] = _compile(pattern)
+                self.patterns[pattern] = compile_pattern(pattern)
             except ValueError as exc:
                 self.patterns[pattern] = None
                 self.note(f"pattern {short(pattern, 60)!r} is not checked: RE2 cannot run it ({exc})")
@@ -124,66 +132,6 @@ _CURRENT: ContextVar[_Check] = ContextVar("mockoss_schema_check")
 def short(text: str, limit: int = 80) -> str:
     """``text`` cut to ``limit`` characters with an ellipsis (for warning lines)."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-# --- RE2 -----------------------------------------------------------------------------------------
-
-
-@functools.cache
-def _re2_options() -> Any:
-    import re2
-
-    options = re2.Options()
-    options.log_errors = False
-    # Tool-schema patterns are short; RE2's default (8 MiB per regex, shared with its DFA cache)
-    # times the cached patterns would let a few requests hold hundreds of MiB.
-    options.max_mem = 2 << 20
-    return options
-
-
-_HEX = frozenset("0123456789abcdefABCDEF")
-
-
-def _ecma_escapes(pattern: str) -> str:
-    """ECMA-262 ``\\uXXXX`` and ``\\u{X…}`` as RE2's ``\\x{…}``; every other escape as written."""
-    if "\\u" not in pattern:
-        return pattern
-    out, i, n = [], 0, len(pattern)
-    while i < n:
-        char = pattern[i]
-        if char != "\\" or i + 1 >= n:
-            out.append(char)
-            i += 1
-            continue
-        if pattern[i + 1] == "u":
-            digits = pattern[i + 2 : i + 6]
-            if len(digits) == 4 and set(digits) <= _HEX:
-                out.append("\\x{" + digits + "}")
-                i += 6
-                continue
-            end = pattern.find("}", i + 3)
-            if pattern[i + 2 : i + 3] == "{" and end > i + 3 and set(pattern[i + 3 : end]) <= _HEX:
-                out.append("\\x{" + pattern[i + 3 : end] + "}")
-                i = end + 1
-                continue
-        out.append(pattern[i : i + 2])
-        i += 2
-    return "".join(out)
-
-
-def _compile(pattern: str) -> Callable[[str], bool]:
-    """``re.search``-style RE2 function of ``pattern``; :class:`ValueError` with RE2's reason when it
-    cannot compile. Patterns up to 512 characters are cached (64 of them): a test suite sends the same
-    tools on every request."""
-    return _compile_cached(pattern) if len(pattern) <= 512 else _compile_new(pattern)
-
-
-def _compile_new(pattern: str) -> Callable[[str], bool]:
-    # Outside re2.compile's own cache (re2_search(cache=False)): only _compile_cached retains patterns.
-    return re2_search(_ecma_escapes(pattern), _re2_options(), cache=False)
-
-
-_compile_cached = functools.lru_cache(maxsize=64)(_compile_new)
 
 
 # --- keywords ------------------------------------------------------------------------------------
@@ -364,22 +312,61 @@ def _evolve_within_safe_classes(base: type, safe: type) -> Callable[..., Any]:
 # --- the check -----------------------------------------------------------------------------------
 
 
-def schema_problems(schema: Any, value: Any, budget_s: float | None = None) -> list[str]:
-    """Warnings for ``value`` (parsed arguments) against ``schema`` (the declared ``parameters``):
-    "not checked" notes first, then the best validation error, if any. Never raises for any schema
-    a client can send; never does I/O; stops after ``budget_s`` (default :data:`BUDGET_S`)."""
+class SchemaCheck(NamedTuple):
+    """What :func:`check_schema` found.
+
+    Attributes:
+        notes: "not checked" notes (unresolvable refs, patterns RE2 cannot run), at most
+            :data:`MAX_NOTES`.
+        problem: the schema's first meta-schema error, else the best validation error, else a
+            budget, cycle or crash report; ``None`` when the arguments were checked and fit.
+        over_budget: the check stopped at its CPU budget (``problem`` then says so); what was
+            checked until then found nothing.
+        cpu_s: CPU seconds (this thread's) the check took.
+    """
+
+    notes: list[str]
+    problem: str | None
+    over_budget: bool
+    cpu_s: float
+
+
+@functools.cache
+def prepare() -> None:
+    """Do the one-time work of the first check: import jsonschema and referencing (~0.13 s, most
+    of it ``jsonschema._format``), build the Draft 2020-12 classes and the flat meta-schema. The tool
+    check calls this before it starts its budget's clock, so that the first request of a process is
+    checked as fully as any other (the import itself still runs on that request, once)."""
+    import jsonschema
+    import referencing  # noqa: F401
+
+    from mockoss.scenario.meta_schema import flat_meta_schema
+
+    flat_meta_schema()
+    _safe_class(jsonschema.Draft202012Validator)
+
+
+def check_schema(schema: Any, value: Any, budget_s: float) -> SchemaCheck:
+    """Check ``value`` (parsed arguments) against ``schema`` (the declared ``parameters``) within
+    ``budget_s`` seconds of this thread's CPU (:func:`time.thread_time`; the check may run a few
+    percent over while it unwinds). Never raises for any schema a client can send; never does I/O.
+
+    The meta-schema check and validation share the budget. Draft 2020-12 schemas (and those that
+    name no draft) are checked against :func:`mockoss.scenario.meta_schema.flat_meta_schema`.
+    """
     import jsonschema
     import referencing
 
-    check = _Check(schema, BUDGET_S if budget_s is None else budget_s)
+    started = time.thread_time()
+    check = _Check(schema, budget_s)
     token = _CURRENT.set(check)
     problem: str | None = None
-    started = time.thread_time()
+    over_budget = False
     try:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         meta_cls = jsonschema.validators.validator_for(cls.META_SCHEMA, default=cls)
         # format_checker=None: the meta-schema's "format: regex" would compile with Python's re.
-        meta = _safe_class(meta_cls)(cls.META_SCHEMA, registry=referencing.Registry(), format_checker=None)
+        meta = _safe_class(meta_cls)(meta_schema_for(meta_cls), registry=referencing.Registry(), format_checker=None)
         schema_error = next(meta.iter_errors(schema), None)
         if schema_error is not None:
             problem = f"the declared parameters are not a valid JSON Schema: {short(schema_error.message)}"
@@ -391,9 +378,10 @@ def schema_problems(schema: Any, value: Any, budget_s: float | None = None) -> l
                     f"arguments do not match the declared parameters at {error.json_path}: {short(error.message)}"
                 )
     except _OverBudget:
+        over_budget = True
         problem = (
             f"the arguments were not fully checked: the schema check stopped after "
-            f"{(time.thread_time() - started) * 1000:.0f} ms of CPU (mockoss's limit is {check.deadline - started:.2f} s)"
+            f"{(time.thread_time() - started) * 1000:.0f} ms of CPU (mockoss's limit is {budget_s:.2f} s)"
         )
     except RecursionError:
         problem = (
@@ -404,4 +392,14 @@ def schema_problems(schema: Any, value: Any, budget_s: float | None = None) -> l
         problem = f"the declared parameters could not be checked: {type(exc).__name__}: {short(str(exc))}"
     finally:
         _CURRENT.reset(token)
-    return check.notes + ([problem] if problem else [])
+    return SchemaCheck(check.notes, problem, over_budget, time.thread_time() - started)
+
+
+def schema_problems(schema: Any, value: Any, budget_s: float | None = None) -> list[str]:
+    """Warnings for ``value`` (parsed arguments) against ``schema`` (the declared ``parameters``):
+    "not checked" notes first, then the best validation error, if any. Never raises for any schema
+    a client can send; never does I/O; stops after ``budget_s`` seconds of CPU (default
+    :data:`BUDGET_S`, one check's own budget; the tool check of a request passes what is left of
+    the request's, :data:`mockoss.scenario.tool_check.REQUEST_BUDGET_S`)."""
+    found = check_schema(schema, value, BUDGET_S if budget_s is None else budget_s)
+    return found.notes + ([found.problem] if found.problem else [])
