@@ -85,8 +85,7 @@ def tool_call_warnings(
     if not calls:
         return ()
     budget = REQUEST_BUDGET_S if budget_s is None else budget_s
-    prepare()  # a process's first check imports jsonschema (~0.13 s, once): not on this request's budget
-    started = time.thread_time()
+    started: float | None = None  # the budget's clock starts at the first schema check
     declared = declared_functions(body)
     warnings = []
     unchecked: list[str] = []  # names of the calls whose schema check stopped or never ran
@@ -105,6 +104,9 @@ def tool_call_warnings(
         schema = declared[name]
         if not isinstance(schema, (dict, bool)):
             continue
+        if started is None:
+            prepare()  # a process's first check imports jsonschema (~0.13 s, once): not on this request's budget
+            started = time.thread_time()
         left = budget - (time.thread_time() - started)
         if left <= 0:
             unchecked.append(name)
@@ -115,7 +117,7 @@ def tool_call_warnings(
             unchecked.append(name)
         elif found.problem is not None:
             warnings.append(f"tool call {name!r}: {found.problem}")
-    if unchecked:
+    if unchecked and started is not None:
         warnings.append(_over_budget(unchecked, time.thread_time() - started, budget))
     return tuple(warnings)
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import gc
 import json
 import random
+import subprocess
+import sys
 import time
 from enum import Enum
 
@@ -88,6 +90,25 @@ def test_after_the_budget_names_and_json_are_still_checked_and_an_earlier_mismat
         "tool call 'search': not declared by the request (declared functions: get_weather, lookup)",
     )
     assert len(warnings) == 3 and warnings[2].startswith("tool call 'lookup' (2 calls): arguments not fully checked")
+
+
+def test_the_first_check_of_a_process_is_not_cut_by_importing_jsonschema():
+    """A fresh process's first tool check imports jsonschema (~0.1-0.2 s, 5x the budget): that is
+    not charged to the request, or the first test of every session would get a "not fully
+    checked" warning instead of its real result."""
+    code = (
+        "import sys\n"
+        "from mockoss.scenario.tool_check import tool_call_warnings\n"
+        "assert 'jsonschema' not in sys.modules\n"
+        "schema = {'type': 'object', 'properties': {'days': {'type': 'integer'}}}\n"
+        "body = {'tools': [{'type': 'function', 'function': {'name': 'f', 'parameters': schema}}]}\n"
+        "print(tool_call_warnings([('f', '{\"days\": \"two\"}')], body))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == repr(
+        ("tool call 'f': arguments do not match the declared parameters at $.days: 'two' is not of type 'integer'",)
+    )
 
 
 # --- typical schemas: checked whole, well inside the default budget ------------------------------
