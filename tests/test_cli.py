@@ -117,3 +117,30 @@ def test_serve_max_template_chars_lets_a_longer_echo_through(serve, tmp_path):
     assert isinstance(results["default"], openai.BadRequestError)
     assert "8192" in str(results["default"]) and "MAX_RENDERED_CHARS" in str(results["default"])
     assert results["raised"] == "You said: " + long_message
+
+
+def test_serve_max_reply_bytes_bounds_a_completions_batch(serve, capsys):
+    """``--max-reply-bytes N`` sets ``reply_limit.MAX_REPLY_BYTES`` for the server: a batch whose
+    reply fits the default 32 MiB gets the 400 over N, streamed or not."""
+    from mockoss.profiles import reply_limit
+
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    assert f"{reply_limit.MAX_REPLY_BYTES:,}" in capsys.readouterr().out  # the default the help gives is the module's
+    results = {}
+    for label, extra in (("default", ()), ("lowered", ("--max-reply-bytes", "2000"))):
+        _, url = serve("--scenario", "clean-answer", *extra)
+        with openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client:
+            _wait_ready(client)
+            for stream in (False, True):
+                try:
+                    reply = client.completions.create(model="openai/gpt-oss-20b", prompt=["hi"] * 20, stream=stream)
+                    results[label, stream] = list(reply) if stream else reply
+                except openai.BadRequestError as exc:
+                    results[label, stream] = exc
+    assert len(results["default", False].choices) == 20 and len(results["default", False].model_dump_json()) > 2000
+    assert len(results["default", True]) == 20 * 16
+    for stream in (False, True):
+        error = results["lowered", stream]
+        assert isinstance(error, openai.BadRequestError), stream
+        assert "over 2000 bytes" in str(error) and "MAX_REPLY_BYTES" in str(error)
