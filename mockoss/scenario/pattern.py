@@ -84,7 +84,7 @@ def re2_search(pattern: str, options: Any, *, cache: bool = True) -> Callable[[s
     pattern and the text replaced as :func:`compile_search` says; :class:`PatternError` with RE2's
     own reason. ``cache=False`` builds the regex outside ``re2.compile``'s own 128-entry cache
     (``re2._Regexp``, the class it builds: google-re2 1.1's re2/__init__.py), for patterns a client
-    sends (:mod:`mockoss.scenario.schema_check`), so RE2 retains only what its caller caches."""
+    sends (:mod:`mockoss.scenario.schema_re2`, for the tool checks), so RE2 retains only what its caller caches."""
     import re2
 
     build = (getattr(re2, "_Regexp", None) if not cache else None) or re2.compile
