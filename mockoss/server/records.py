@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import operator
 from collections import deque
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, fields
 from itertools import chain, repeat
 from operator import call
-from typing import Any
+from typing import Any, Self
 
 __all__ = ["DEFAULT_LOG_BYTES", "REQUEST_RECORDS", "Endpoint", "RecordedRequest", "RequestLog", "header_items", "new_record"]
 
@@ -164,12 +165,19 @@ class RequestLog(deque):  # type: ignore[type-arg]
     """:attr:`MockServer.requests <mockoss.server.core.MockServer.requests>`: a deque of
     :class:`RecordedRequest` bounded in entries (``maxlen``) and in bytes (``max_bytes``).
 
-    Appending past either bound drops the oldest entries; the newest entry is always kept, even
-    alone above ``max_bytes``. :attr:`bytes` is the current total, by :func:`_cost`. Each entry's
-    cost is kept beside it, so dropping an entry does not compute it again (~0.5 us of every
-    request once the log is full); the other deque methods that change it in place recount every
-    entry (nothing in mockoss calls them; they do not apply ``max_bytes``, only ``append`` does),
-    and copies, ``+`` and ``*`` keep both bounds.
+    Every method that adds entries keeps both bounds, dropping entries from the end deque itself
+    drops from at ``maxlen``: ``append``, ``extend``, ``+=``, ``*=``, ``insert`` and item
+    assignment drop the oldest (leftmost) entries other than the one added, ``appendleft`` and
+    ``extendleft`` the rightmost. The entry just added is never dropped, even alone above
+    ``max_bytes``: that, and a ``max_bytes`` lowered by hand (nothing is dropped until the next
+    entry comes), are the only ways :attr:`bytes` exceeds it. ``extend`` and ``extendleft`` add one
+    entry after another, as deque does; ``*=`` keeps what appending the copies one by one would
+    keep; ``insert`` into a log at ``maxlen`` raises :class:`IndexError`, as deque's does.
+
+    :attr:`bytes` is the current total, by :func:`_cost`. Each entry's cost is kept beside it
+    (``_costs``, in step through every method: removing, rotating and reversing move the costs
+    with their entries), so dropping an entry does not compute it again (~0.5 us of every
+    request once the log is full). Copies, ``+`` and ``*`` keep both bounds.
     """
 
     def __init__(self, entries: Iterable[RecordedRequest] = (), maxlen: int | None = None, max_bytes: int | None = DEFAULT_LOG_BYTES) -> None:
@@ -197,6 +205,103 @@ class RequestLog(deque):  # type: ignore[type-arg]
                 deque.popleft(self)
                 self.bytes -= costs.popleft()
 
+    def appendleft(self, record: RecordedRequest) -> None:
+        """``append``'s mirror: at either bound the rightmost entries go, as deque's ``appendleft``
+        drops at ``maxlen``."""
+        maxlen = self.maxlen
+        if maxlen == 0:
+            return
+        costs = self._costs
+        if maxlen is not None and len(self) == maxlen:
+            deque.pop(self)
+            self.bytes -= costs.pop()
+        deque.appendleft(self, record)
+        cost = _cost(record)
+        costs.appendleft(cost)
+        self.bytes += cost
+        if self.max_bytes is not None:
+            while self.bytes > self.max_bytes and len(self) > 1:
+                deque.pop(self)
+                self.bytes -= costs.pop()
+
+    def extend(self, records: Iterable[RecordedRequest]) -> None:
+        for record in list(records) if records is self else records:
+            self.append(record)
+
+    def extendleft(self, records: Iterable[RecordedRequest]) -> None:
+        for record in list(records) if records is self else records:
+            self.appendleft(record)
+
+    def __iadd__(self, records: Iterable[RecordedRequest]) -> Self:  # type: ignore[override, misc]
+        self.extend(records)
+        return self
+
+    def insert(self, index: int, record: RecordedRequest) -> None:
+        """deque's ``insert`` (:class:`IndexError` at ``maxlen``); over ``max_bytes`` the oldest
+        other entries go."""
+        size = len(self)
+        deque.insert(self, index, record)  # raises first if the log is at maxlen
+        at = operator.index(index)
+        at = min(max(at + size if at < 0 else at, 0), size)  # where list.insert and deque.insert put it
+        cost = _cost(record)
+        self._costs.insert(at, cost)
+        self.bytes += cost
+        self._keep_bytes(at)
+
+    def __setitem__(self, index: int, record: RecordedRequest) -> None:  # type: ignore[override]
+        """deque's item assignment; over ``max_bytes`` the oldest other entries go."""
+        deque.__setitem__(self, index, record)  # raises first if index is out of range
+        at = operator.index(index)
+        at = at + len(self) if at < 0 else at
+        cost = _cost(record)
+        self.bytes += cost - self._costs[at]
+        self._costs[at] = cost
+        self._keep_bytes(at)
+
+    def _keep_bytes(self, kept: int) -> None:
+        """Drop the oldest entries but the one at ``kept`` while the log is over ``max_bytes``."""
+        if self.max_bytes is None:
+            return
+        costs = self._costs
+        while self.bytes > self.max_bytes and len(self) > 1:
+            if kept > 0:
+                deque.popleft(self)
+                self.bytes -= costs.popleft()
+                kept -= 1
+            else:
+                deque.__delitem__(self, 1)
+                self.bytes -= costs[1]
+                del costs[1]
+
+    def __imul__(self, times: int) -> Self:  # type: ignore[override, misc]
+        """``times`` copies of the entries, as many as appending them one by one keeps: the
+        longest run at the right end within both bounds, never fewer than one entry (built from
+        the right, so a large ``times`` costs no more than the run kept)."""
+        times = operator.index(times)
+        if times <= 0 or not self:
+            self.clear()
+            return self
+        entries, costs = list(self), list(self._costs)
+        total = len(entries) * times
+        maxlen, max_bytes = self.maxlen, self.max_bytes
+        kept: list[RecordedRequest] = []
+        kept_costs: list[int] = []
+        size = 0
+        width = len(entries)
+        while len(kept) < total and (maxlen is None or len(kept) < maxlen):
+            position = width - 1 - len(kept) % width
+            cost = costs[position]
+            if kept and max_bytes is not None and size + cost > max_bytes:
+                break
+            kept.append(entries[position])
+            kept_costs.append(cost)
+            size += cost
+        deque.clear(self)
+        deque.extend(self, reversed(kept))
+        self._costs = deque(reversed(kept_costs))
+        self.bytes = size
+        return self
+
     def popleft(self) -> RecordedRequest:
         record = deque.popleft(self)
         self.bytes -= self._costs.popleft()
@@ -207,14 +312,31 @@ class RequestLog(deque):  # type: ignore[type-arg]
         self.bytes -= self._costs.pop()
         return record  # type: ignore[no-any-return]
 
+    def __delitem__(self, index: int) -> None:  # type: ignore[override]
+        cost = self._costs[index]  # raises first if index is out of range
+        deque.__delitem__(self, index)
+        del self._costs[index]
+        self.bytes -= cost
+
+    def remove(self, record: RecordedRequest) -> None:
+        try:
+            index = deque.index(self, record)
+        except ValueError:
+            raise ValueError("deque.remove(x): x not in deque") from None
+        del self[index]
+
+    def rotate(self, steps: int = 1) -> None:
+        deque.rotate(self, steps)
+        self._costs.rotate(steps)
+
+    def reverse(self) -> None:
+        deque.reverse(self)
+        self._costs.reverse()
+
     def clear(self) -> None:
         deque.clear(self)
         self._costs.clear()
         self.bytes = 0
-
-    def _recount(self) -> None:
-        self._costs = deque(map(_cost, self))
-        self.bytes = sum(self._costs)
 
     def copy(self) -> RequestLog:
         """A new log of the same entries and bounds (``copy.copy``, ``copy.deepcopy`` and pickle
@@ -235,19 +357,3 @@ class RequestLog(deque):  # type: ignore[type-arg]
         return type(self)(list(self) * times, self.maxlen, self.max_bytes)
 
     __rmul__ = __mul__
-
-
-def _recounting(name: str) -> Any:
-    method = getattr(deque, name)
-
-    def recounted(self: RequestLog, *args: Any) -> Any:
-        result = method(self, *args)
-        self._recount()
-        return self if result is self else result
-
-    recounted.__name__ = recounted.__qualname__ = name
-    return recounted
-
-
-for _name in ("appendleft", "extend", "extendleft", "insert", "remove", "rotate", "reverse", "__delitem__", "__setitem__", "__iadd__", "__imul__"):
-    setattr(RequestLog, _name, _recounting(_name))
