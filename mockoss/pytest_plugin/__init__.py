@@ -117,10 +117,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     # The ``mockoss`` fixture itself is parametrised (it reads ``request.param``): a fixture of its
     # own for the profile cost every test ~0.12 ms of pytest's fixture machinery (issue 9's
     # per-test overhead target, benchmarks/bench_fixture.py).
+    # Each profile goes in as a _ProfileParam: a suite's own parametrised override of ``mockoss``
+    # hands its params to this fixture too, and those are not profiles.
     if metafunc.config.stash[_REAL] is not None:
-        metafunc.parametrize("mockoss", [None], ids=["real"], indirect=True)
+        metafunc.parametrize("mockoss", [_ProfileParam()], ids=["real"], indirect=True)
     else:
-        metafunc.parametrize("mockoss", list(profiles), ids=list(profiles), indirect=True)
+        metafunc.parametrize("mockoss", [_ProfileParam(p) for p in profiles], ids=list(profiles), indirect=True)
+
+
+class _ProfileParam(str):
+    """A profile of a ``profiles=`` parametrisation as the ``mockoss`` fixture's ``request.param``
+    (``""`` in real mode: none). Any other param the fixture sees is a suite's own: pytest gives
+    the params of a parametrised override (``@pytest.fixture(params=[...]) def mockoss(mockoss,
+    request)``) or of ``parametrize("mockoss", ..., indirect=True)`` to the overridden fixture as
+    well, and the plugin ignores those, as it did when the profile had a fixture of its own."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -186,8 +196,11 @@ def mockoss_server(mockoss_engine: VllmEngine | None) -> Iterator[ThreadedServer
 def mockoss(request: pytest.FixtureRequest, mockoss_config: dict[str, Any]) -> Iterator[MockossFixture]:
     """A fake gpt-oss server reset for this test: .use(scenario), .base_url, .requests.
 
-    ``request.param``: the profile of a ``profiles=`` parametrisation (:func:`pytest_generate_tests`)."""
-    explicit, options = resolve(request.node, request.config, mockoss_config, getattr(request, "param", None))
+    ``request.param``: the profile of a ``profiles=`` parametrisation (:func:`pytest_generate_tests`,
+    a :class:`_ProfileParam`; any other param is a suite's own and ignored)."""
+    param = getattr(request, "param", None)
+    profile = str(param) or None if type(param) is _ProfileParam else None  # a suite's own params are not profiles
+    explicit, options = resolve(request.node, request.config, mockoss_config, profile)
     real = request.config.stash[_REAL]
     if options.cassette is not None:  # recorded once from --mockoss-real, replayed offline
         from mockoss.pytest_plugin._cassette import cassette_fixture

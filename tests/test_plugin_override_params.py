@@ -1,0 +1,54 @@
+"""A suite's own ``mockoss`` fixture with ``params`` that overrides the plugin's (the usual pytest
+way to run each test once per value: ``@pytest.fixture(params=[...]) def mockoss(mockoss, request)``).
+
+``profiles=`` parametrises the plugin's ``mockoss`` fixture itself (f582eaa); the plugin's fixture
+then sees ``request.param`` of the overriding fixture too (pytest gives both the one argname's
+param). Only a profile that ``profiles=`` put there may be read as one: a suite's own params were
+ignored by the plugin before f582eaa and must stay so, not become "unknown profile 'clean-answer'".
+Run through pytester (openai-harmony cannot be initialised twice in one process).
+"""
+
+import pytest
+
+RUN = ("-p", "no:cacheprovider")
+
+
+@pytest.fixture(autouse=True)
+def _ini(pytester, monkeypatch):
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    for name in ("MOCKOSS_REAL_URL", "MOCKOSS_REAL_API_KEY", "MOCKOSS_REAL_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_parametrised_override_of_mockoss_keeps_its_params_as_its_own(pytester):
+    pytester.makepyfile(
+        test_override="""
+        import httpx
+        import pytest
+
+        @pytest.fixture(params=["clean-answer", "clean-tool-call"])
+        def mockoss(mockoss, request):
+            mockoss.use(request.param)
+            return mockoss
+
+        def test_each_scenario(mockoss):
+            assert mockoss.profile is None or mockoss.profile == "vllm"
+            assert mockoss.server.profile == "vllm"
+
+        @pytest.mark.parametrize("mockoss", ["clean-answer"], indirect=True)
+        def test_indirect(mockoss):
+            body = {"model": mockoss.model, "messages": [{"role": "user", "content": "What is 2 + 2?"}]}
+            reply = httpx.post(mockoss.base_url + "/chat/completions", json=body)
+            assert reply.status_code == 200, reply.text
+        """,
+    )
+    result = pytester.runpytest_subprocess(*RUN, "-v")
+    result.stdout.fnmatch_lines(
+        [
+            "test_override.py::test_each_scenario[[]clean-answer[]] PASSED*",
+            "test_override.py::test_each_scenario[[]clean-tool-call[]] PASSED*",
+            "test_override.py::test_indirect[[]clean-answer[]] PASSED*",
+        ],
+        consecutive=True,
+    )
+    result.assert_outcomes(passed=3)
