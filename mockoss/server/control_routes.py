@@ -240,4 +240,6 @@ def _entry_json(entry: dict[str, Any], records: dict[int, RecordedRequest]) -> d
         "body": record.body if record is not None else None,
         "completion": record.completion if record is not None else None,
         "server_log": list(record.server_log) if record is not None else [],
+        # Tool-check warnings (README: Tool checks): the only view of them a `mockoss serve` user has.
+        "warnings": list(record.warnings) if record is not None else [],
     }
