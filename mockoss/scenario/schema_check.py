@@ -23,11 +23,14 @@ jsonschema's defaults are not safe there (mockoss breaker report D1-D3, reproduc
   The meta-schema's ``format: regex`` check (Python's ``re.compile``) is off: RE2 reports a
   pattern it cannot compile instead. jsonschema's ``evolve`` would switch to the stock class of
   any subschema that names a ``$schema``; here it stays within these classes.
-- **Bounded time.** Every keyword evaluation ticks a CPU clock; past its budget the check stops
+- **Bounded time.** Every keyword evaluation, descent into a subschema, error yielded and ``enum``
+  member compared ticks a CPU clock (work in proportion to the schema weighs its size:
+  :meth:`_Check.tick`); past its budget the check stops
   with a warning (a schema of nested ``anyOf``/``$ref`` can ask for exponential work without any
   cycle). :func:`schema_problems` gives one check :data:`BUDGET_S`; the tool check of a request
   gives all its checks together :data:`mockoss.scenario.tool_check.REQUEST_BUDGET_S` (25 ms), via
-  :func:`check_schema`. The overrun is one tick (64 keyword evaluations) plus unwinding, a few
+  :func:`check_schema`. The overrun is one tick (64 such steps; a single step over a huge value,
+  the message of a 1,000,000-member ``enum``, ~0.1 s on a 12 MB body) plus unwinding, a few
   percent, unless the garbage collector's full pass falls inside (tens of ms, once in a while; it
   walks the whole process). Draft 2020-12 schemas are checked against the meta-schema as one
   resource (:mod:`mockoss.scenario.meta_schema`), ~6x faster than as bundled. A cycle (``{"$ref": "#"}``) or nesting deeper than about 150 levels ends in
@@ -80,20 +83,28 @@ class _OverBudget(Exception):
 class _Check:
     """State of one schema check, reached by the keyword functions through :data:`_CURRENT`."""
 
-    __slots__ = ("_has_pattern_properties", "deadline", "notes", "patterns", "root", "steps")
+    __slots__ = ("_has_pattern_properties", "deadline", "next_clock", "notes", "patterns", "root", "steps")
 
     def __init__(self, root: Any, budget_s: float) -> None:
         self.deadline = time.thread_time() + budget_s
         self.steps = 0
+        self.next_clock = 64
         self.notes: list[str] = []
         self.patterns: dict[str, Callable[[str], bool] | None] = {}
         self.root = root
         self._has_pattern_properties: bool | None = None
 
-    def tick(self) -> None:
-        self.steps += 1
-        if not self.steps & 63 and time.thread_time() > self.deadline:
-            raise _OverBudget
+    def tick(self, weight: int = 1) -> None:
+        """Count ``weight`` steps of work and read the clock once 64 have passed since the last
+        reading. A step is a keyword evaluation, a descent into a subschema, an error yielded, an
+        ``enum`` member compared; work in proportion to the schema's size weighs by its size (an
+        error by its message's length, a pattern compiled by its length), so that no 64 steps hide
+        seconds (an ``anyOf`` of 64 refs to a ``required`` of 3,000 names: 0.85 s on a 29 KB body)."""
+        self.steps += weight
+        if self.steps >= self.next_clock:
+            self.next_clock = self.steps + 64
+            if time.thread_time() > self.deadline:
+                raise _OverBudget
 
     def note(self, text: str) -> None:
         if text not in self.notes and len(self.notes) < MAX_NOTES:
@@ -104,7 +115,7 @@ class _Check:
         if not isinstance(pattern, str):
             return None
         if pattern not in self.patterns:
-            self.tick()
+            self.tick(1 + len(pattern) // 64)
             try:
                 self.patterns[pattern] = compile_pattern(pattern)
             except ValueError as exc:
@@ -150,7 +161,9 @@ def _guarded(keyword: str, function: Callable[..., Iterator[Any]]) -> Callable[.
         check = _CURRENT.get()
         check.tick()
         try:
-            yield from function(validator, value, instance, schema)
+            for error in function(validator, value, instance, schema):
+                check.tick(1 + len(error.message) // 64)  # building it may repr the schema's value (enum, const)
+                yield error
         except unresolvable as exc:
             what = (
                 f"{keyword} {short(value, 60)!r}" if keyword in _REF_KEYWORDS and isinstance(value, str) else keyword
@@ -220,6 +233,21 @@ def _additional_properties(validator: Any, additional: Any, instance: Any, schem
             yield ValidationError(f"Additional properties are not allowed ({names} {verb} unexpected)")
 
 
+def _enum(validator: Any, enums: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """jsonschema's ``enum``, the same comparison (``jsonschema._utils.equal``) and message, with a
+    budget tick per member compared: the meta-schema check never ticks over the members
+    (``items: true``), and 50,000 of them were compared in one tick."""
+    from jsonschema._utils import equal
+    from jsonschema.exceptions import ValidationError
+
+    check = _CURRENT.get()
+    for each in enums:
+        check.tick()
+        if equal(each, instance):
+            return
+    yield ValidationError(f"{instance!r} is not one of {enums!r}")
+
+
 def _canonical(value: Any) -> Any:
     """A hashable form of a JSON value under JSON Schema equality: ``1 == 1.0``, ``true != 1``,
     object key order ignored."""
@@ -277,6 +305,7 @@ def _safe_class(cls: type) -> type:
             ("patternProperties", _pattern_properties),
             ("additionalProperties", _additional_properties),
             ("uniqueItems", _unique_items),
+            ("enum", _enum),
         ):
             if keyword in replaced:
                 replaced[keyword] = function
@@ -299,6 +328,9 @@ def _evolve_within_safe_classes(base: type, safe: type) -> Callable[..., Any]:
     fields = [(field.name, field.alias) for field in attrs.fields(safe) if field.init]
 
     def evolve(self: Any, **changes: Any) -> Any:
+        check = _CURRENT.get(None)
+        if check is not None:  # a descent: into an empty subschema it runs no keyword (allOf of 1,000 {})
+            check.tick()
         schema = changes.setdefault("schema", self.schema)
         new_class = _safe_class(jsonschema.validators.validator_for(schema, default=base))
         for name, alias in fields:

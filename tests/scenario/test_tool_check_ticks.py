@@ -1,0 +1,69 @@
+"""The tool check's CPU budget holds when one keyword evaluation does work in proportion to the
+client's schema: the clock is read every 64 budget ticks, and a tick was one keyword evaluation,
+so 64 evaluations of a ``required`` list of 3,000 names (3,000 errors each) under an ``anyOf``
+of 64 ``$ref``s ran 0.85 s on a 29 KB body, 34x the 25 ms budget, while every other client
+waited; an ``enum`` of 50,000 members (its members are never ticked by the meta-schema check,
+``items: true``) the same. Now each error a keyword yields, each enum member compared and each
+pattern compiled counts (the error by its message's length: an ``enum``'s or ``const``'s message
+holds the repr of the whole value). Reproducer: /tmp/review3/budget_escape3.py of the review.
+
+CPU time is compared with generous slack (10x the budget), as in test_tool_check_budget.py; each
+case is tried at four alignments with the 64-tick clock (cheap properties before it).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from mockoss.scenario.schema_check import prepare
+from mockoss.scenario.tool_check import REQUEST_BUDGET_S, tool_call_warnings
+
+
+def _spent(inner: dict, value: object, pad: int) -> tuple[float, tuple[str, ...]]:
+    """CPU seconds of one call's check against ``{"location": anyOf of 64 refs to inner}``."""
+    schema = {
+        "type": "object",
+        "properties": {**{f"p{i}": {"type": "string"} for i in range(pad)}, "location": {"anyOf": [{"$ref": "#/$defs/e"}] * 64}},
+        "$defs": {"e": inner},
+    }
+    arguments = json.dumps({**{f"p{i}": "x" for i in range(pad)}, "location": value})
+    body = {"tools": [{"type": "function", "function": {"name": "f", "parameters": schema}}]}
+    started = time.thread_time()
+    warnings = tool_call_warnings([("f", arguments)], body)
+    return time.thread_time() - started, warnings
+
+
+MEMBERS = [f"v{i:06d}" for i in range(50_000)]
+
+CASES = {
+    "required": ({"type": "object", "required": [f"r{i}" for i in range(3000)]}, {"x": 1}),
+    "dependentRequired": ({"type": "object", "dependentRequired": {"x": [f"r{i}" for i in range(3000)]}}, {"x": 1}),
+    "enum, not found": ({"enum": MEMBERS}, "Paris"),
+    "enum, found last": ({"allOf": [{"enum": MEMBERS}] * 2}, MEMBERS[-1]),
+    "const": ({"const": {f"k{i}": i for i in range(30_000)}}, "Paris"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_keyword_doing_schema_sized_work_stays_within_the_budget(case):
+    prepare()
+    inner, value = CASES[case]
+    for pad in (0, 16, 32, 48):
+        spent, warnings = _spent(inner, value, pad)
+        assert spent < 10 * REQUEST_BUDGET_S, f"pad {pad}: {spent * 1000:.0f} ms of CPU for a {REQUEST_BUDGET_S * 1000:g} ms budget"
+        assert warnings, "the check did not run"
+
+
+def test_enum_and_const_still_decide_and_word_as_jsonschema():
+    """The replaced ``enum`` compares as jsonschema does (1 == 1.0, true != 1) and keeps its message."""
+    body = {"tools": [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"a": {"enum": [1, "x", [True]]}, "b": {"const": {"k": [1]}}}}}}]}
+    assert tool_call_warnings([("f", '{"a": 1.0, "b": {"k": [1.0]}}')], body) == ()
+    assert tool_call_warnings([("f", '{"a": [1]}')], body) == (
+        "tool call 'f': arguments do not match the declared parameters at $.a: [1] is not one of [1, 'x', [True]]",
+    )
+    assert tool_call_warnings([("f", '{"a": true}')], body)[0].endswith("True is not one of [1, 'x', [True]]")
+    assert tool_call_warnings([("f", '{"b": {"k": [true]}}')], body)[0].endswith("$.b: {'k': [1]} was expected")
