@@ -30,6 +30,7 @@ client 1.07-1.24 s; now 23-26 ms.
 
 from __future__ import annotations
 
+import heapq
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -58,6 +59,10 @@ __all__ = ["REQUEST_BUDGET_S", "declared_functions", "tool_call_warnings"]
 #: collector falling inside adds its own time, tens of ms, once in a while). ``mockoss serve
 #: --tool-check-budget-ms N`` sets it.
 REQUEST_BUDGET_S = 0.025
+
+#: Declared function names a "not declared" warning lists, the first by name; the rest are
+#: counted (a body may declare 100,000 tools: listing them made a 1.3 MB warning line per call).
+SHOWN_DECLARED = 20
 
 
 def declared_functions(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -89,10 +94,12 @@ def tool_call_warnings(
     declared = declared_functions(body)
     warnings = []
     unchecked: list[str] = []  # names of the calls whose schema check stopped or never ran
+    listed: str | None = None  # the declared names a "not declared" line shows, found once
     for name, arguments in calls:
         if name not in declared:
-            shown = ", ".join(sorted(declared)) or "none"
-            warnings.append(f"tool call {name!r}: not declared by the request (declared functions: {shown})")
+            if listed is None:
+                listed = _declared_list(declared)
+            warnings.append(f"tool call {name!r}: not declared by the request (declared functions: {listed})")
             continue
         if arguments is None:
             continue
@@ -120,6 +127,14 @@ def tool_call_warnings(
     if unchecked and started is not None:
         warnings.append(_over_budget(unchecked, time.thread_time() - started, budget))
     return tuple(warnings)
+
+
+def _declared_list(declared: Mapping[str, Any]) -> str:
+    """The first :data:`SHOWN_DECLARED` declared names by name, then how many there are in all."""
+    if len(declared) <= SHOWN_DECLARED:
+        return ", ".join(sorted(declared)) or "none"
+    first = ", ".join(heapq.nsmallest(SHOWN_DECLARED, declared))
+    return f"{first}, … {len(declared):,} in all"
 
 
 def _over_budget(names: list[str], spent_s: float, budget_s: float) -> str:

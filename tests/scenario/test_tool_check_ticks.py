@@ -67,3 +67,20 @@ def test_enum_and_const_still_decide_and_word_as_jsonschema():
     )
     assert tool_call_warnings([("f", '{"a": true}')], body)[0].endswith("True is not one of [1, 'x', [True]]")
     assert tool_call_warnings([("f", '{"b": {"k": [true]}}')], body)[0].endswith("$.b: {'k': [1]} was expected")
+
+
+def test_an_undeclared_call_lists_a_few_declared_names_not_every_one():
+    """The client's body may declare thousands of tools; the warning of each undeclared call named
+    every one, sorted anew per call (100,000 tools: 1.3 MB per warning line, kept in the log, and a
+    sort of 100,000 names per call while every other client waits). Now the first 20 by name and
+    the count."""
+    body = {"tools": [{"type": "function", "function": {"name": f"tool_{i:05d}"}} for i in range(5000)]}
+    warnings = tool_call_warnings([("nope", "{}"), ("other", "{}")], body)
+    names = ", ".join(f"tool_{i:05d}" for i in range(20))
+    assert warnings == (
+        f"tool call 'nope': not declared by the request (declared functions: {names}, … 5,000 in all)",
+        f"tool call 'other': not declared by the request (declared functions: {names}, … 5,000 in all)",
+    )
+    few = {"tools": [{"type": "function", "function": {"name": name}} for name in ("b", "a")]}
+    assert tool_call_warnings([("c", None)], few) == ("tool call 'c': not declared by the request (declared functions: a, b)",)
+    assert tool_call_warnings([("c", None)], {}) == ("tool call 'c': not declared by the request (declared functions: none)",)
