@@ -354,6 +354,10 @@ class RequestLog(deque):  # type: ignore[type-arg]
         return joined
 
     def __mul__(self, times: int) -> RequestLog:  # type: ignore[override]
-        return type(self)(list(self) * times, self.maxlen, self.max_bytes)
+        """What ``*=`` keeps, on a copy: built from the right within the bounds, never all
+        ``times`` copies first (``log * sys.maxsize`` of a bounded log was a MemoryError)."""
+        repeated = self.copy()
+        repeated *= times
+        return repeated
 
     __rmul__ = __mul__
