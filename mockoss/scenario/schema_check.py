@@ -378,6 +378,12 @@ def prepare() -> None:
     _safe_class(jsonschema.Draft202012Validator)
 
 
+_TOO_DEEP = (
+    "the arguments were not fully checked: the declared parameters refer to themselves without end "
+    "(a $ref cycle such as {'$ref': '#'}) or nest too deep"
+)
+
+
 def check_schema(schema: Any, value: Any, budget_s: float) -> SchemaCheck:
     """Check ``value`` (parsed arguments) against ``schema`` (the declared ``parameters``) within
     ``budget_s`` seconds of this thread's CPU (:func:`time.thread_time`; the check may run a few
@@ -416,12 +422,18 @@ def check_schema(schema: Any, value: Any, budget_s: float) -> SchemaCheck:
             f"{(time.thread_time() - started) * 1000:.0f} ms of CPU (mockoss's limit is {budget_s:.2f} s)"
         )
     except RecursionError:
-        problem = (
-            "the arguments were not fully checked: the declared parameters refer to themselves without end "
-            "(a $ref cycle such as {'$ref': '#'}) or nest too deep"
-        )
+        problem = _TOO_DEEP
     except Exception as exc:  # noqa: BLE001 - a client's schema must never make a 500 (breaker D3)
         problem = f"the declared parameters could not be checked: {type(exc).__name__}: {short(str(exc))}"
+    except BaseException as exc:
+        # pyo3's PanicException (a BaseException): jsonschema's type checkers live in an rpds map
+        # (Rust), and the recursion limit reached inside its lookup panics instead of raising
+        # RecursionError (tests/scenario/test_tool_check_depth.py).
+        if type(exc).__name__ != "PanicException":
+            raise
+        problem = _TOO_DEEP if "RecursionError" in str(exc) else (
+            f"the declared parameters could not be checked: PanicException: {short(str(exc))}"
+        )
     finally:
         _CURRENT.reset(token)
     return SchemaCheck(check.notes, problem, over_budget, time.thread_time() - started)
