@@ -30,7 +30,8 @@ def reply_too_big(prompts: int, size: int, limit: int) -> str:
     """The 400 message for a reply of at least ``size`` bytes to ``prompts`` prompts, over ``limit``."""
     return (
         f"mockoss: the reply to these {prompts} prompts would be over {limit} bytes (at least {size}): "
-        f"mockoss's limit on one /v1/completions reply (MAX_REPLY_BYTES); send fewer prompts or a lower max_tokens"
+        f"mockoss's limit on one /v1/completions reply (MAX_REPLY_BYTES; `mockoss serve --max-reply-bytes N` "
+        f"raises it); send fewer prompts or a lower max_tokens"
     )
 
 

@@ -130,7 +130,8 @@ class Template:
         if len(text) > MAX_RENDERED_CHARS:
             raise TemplateRenderError(
                 f"template {_short(self.source)!r} rendered {len(text)} characters, over mockoss's limit of "
-                f"{MAX_RENDERED_CHARS} per request (mockoss.scenario.template.MAX_RENDERED_CHARS): a templated "
+                f"{MAX_RENDERED_CHARS} per request (mockoss.scenario.template.MAX_RENDERED_CHARS; `mockoss serve "
+                f"--max-template-chars N` raises it): a templated "
                 "completion is prepared anew for every request, and its cost is every other client's wait"
             )
         return text
