@@ -330,6 +330,8 @@ def _compile(raw: bytes, origin: str, name: str) -> Scenario:
         mark = getattr(exc, "problem_mark", None)
         where = f"{origin}:{mark.line + 1}:{mark.column + 1}" if mark else origin
         raise ScenarioError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    except RecursionError:  # [[[…]]] deeper than PyYAML's composer recurses (bench_fuzz.py: a 500)
+        raise ScenarioError(f"{origin}: invalid YAML: nested too deep (more levels than the YAML parser recurses)") from None
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{origin}:1: (top level): a scenario file is a mapping with 'version' and 'steps' or 'rules'")
     return scenario_from_data(data, name=name, origin=origin, root=root)
