@@ -496,7 +496,12 @@ def dump(body: Any) -> bytes:
 
 
 def mutate(rng: random.Random, body: dict[str, Any]) -> bytes:
-    """``body`` with 1-3 tree mutations, written as JSON, then maybe a byte-level one."""
+    """``body`` with 1-3 tree mutations, written as JSON, then maybe a byte-level one.
+
+    A list grown by repeating one of its items is grown last, and once: the copies are one object,
+    so growing one of them again would multiply the tree (a run once grew a body to 24 GB).
+    """
+    grow: tuple[list[Any], int] | None = None
     for _ in range(rng.randint(1, 3)):
         node = _at(body, rng.choice(_containers(body)))
         op = rng.randrange(4)
@@ -530,11 +535,16 @@ def mutate(rng: random.Random, body: dict[str, Any]) -> bytes:
             if op == 0:
                 node.pop(rng.randrange(len(node)))
             elif op == 1:
-                node.extend([rng.choice(node)] * rng.choice([1, 10, 2000]))
+                grow = grow or (node, rng.choice([1, 10, 2000]))
             else:
                 node[rng.randrange(len(node))] = _junk(rng)
         else:
             node.append(_junk(rng))
+    if grow is not None and grow[0]:
+        node, times = grow
+        item = rng.choice(node)
+        times = min(times, 1 + 40_000_000 // len(json.dumps(item)))  # a body of at most ~40 MB
+        node.extend([item] * times)
     raw = dump(body)
     cut = rng.random()
     if cut < 0.06:
@@ -547,8 +557,39 @@ def mutate(rng: random.Random, body: dict[str, Any]) -> bytes:
     return raw
 
 
-def http_case(rng: random.Random, profile: str, endpoints: list[str], model: str) -> tuple[str, bytes, dict[str, str]]:
-    """One mutated request: path, body, headers."""
+def control_case(rng: random.Random) -> tuple[str, str, bytes, dict[str, str]]:
+    """A request to a ``/mockoss`` control route with junk: a mutated scenario for a session of its
+    own (as JSON or YAML text), or junk query parameters."""
+    test_id = rng.choice(["fz-ctl", "x" * 300, "%00", "%C3%A9", "%ED%A0%80"])
+    if rng.random() < 0.6:
+        data: dict[str, Any] = {"version": 1, "steps": [{"completion": random_completion(rng)}]}
+        if rng.random() < 0.3:
+            data = {"version": 1, "rules": [{"match": {"last_user": rng.choice(["^(a+)+$", "(?P<x", "\\p{L}", "(a)\\1"]),
+                                                       "turn": rng.choice([1, [1, 2], {"min": 2}, "x"])},
+                                             "steps": data["steps"]}]}  # fmt: skip
+        raw = (
+            mutate(rng, data)
+            if rng.random() < 0.7
+            else rng.choice([b"a: &a [*a, *a]", b"!!python/object:os.system x", b"- [", b"\xff"])
+        )
+        return (
+            "POST",
+            f"/mockoss/scenario?name={rng.choice(['fz', '../x', ''])}&test_id={test_id}",
+            raw,
+            {"Content-Type": "application/yaml"},
+        )
+    method, path = rng.choice([("GET", "/mockoss/requests"), ("POST", "/mockoss/reset"), ("GET", "/mockoss/sessions"),
+                               ("DELETE", f"/mockoss/sessions/{test_id}"), ("GET", "/mockoss/metrics"), ("GET", "/v1/models")])  # fmt: skip
+    query = rng.choice(["", f"?test_id={test_id}", f"?session={'s' * 200}", "?all=maybe", "?test_id=&session=%ff"])
+    return method, path + query, b"", {}
+
+
+def http_case(
+    rng: random.Random, profile: str, endpoints: list[str], model: str
+) -> tuple[str, str, bytes, dict[str, str]]:
+    """One mutated request: method, path, body, headers (1 in 25 to a control route)."""
+    if rng.random() < 0.04:
+        return control_case(rng)
     endpoint = rng.choice(endpoints)
     body = random_request(rng, endpoint, rng.choice([model, model, "\ud800", "other-model", ""]), rng.random() < 0.5)
     if endpoint == "responses" and rng.random() < 0.3:
@@ -567,4 +608,4 @@ def http_case(rng: random.Random, profile: str, endpoints: list[str], model: str
         path = rng.choice(
             ["/s/fz/v1" + path.removeprefix("/v1"), "/s/%2e%2e/v1/chat/completions", path + "/", path + "?x=1"]
         )
-    return path, raw, headers
+    return "POST", path, raw, headers

@@ -99,7 +99,7 @@ def reply_problem(
 ) -> str | None:
     """Why a reply is a crash, or ``None``."""
     if status == 500 and INTERNAL in body:
-        return "500: " + body[:300].decode("utf-8", "replace")
+        return "500: " + body[body.find(INTERNAL) :][:300].decode("utf-8", "replace")
     if media_type.startswith("text/event-stream"):
         return sse_problem(frames, endpoint == "responses", aborted)
     if media_type.startswith("application/x-ndjson"):
@@ -157,3 +157,26 @@ def frames_of(content_type: str, body: bytes) -> list[bytes]:
     if content_type.startswith("text/event-stream"):
         return split_sse(body)
     return [line + b"\n" for line in body.split(b"\n") if line.strip()]
+
+
+def documented(profile: str, problem: str, status: int, body: bytes, request: Any) -> bool:
+    """Whether ``problem`` is an answer the profile documents as its server's own (not a crash).
+
+    * mlx-lm labels its bare ``Not Found`` text ``application/json`` (``route_error``;
+      ``mlx_lm/server.py`` ``do_POST``);
+    * mlx-lm ends a stream without ``data: [DONE]`` when ``stream_options`` lacks
+      ``include_usage`` (a ``KeyError`` after the finish chunk; ``mockoss/profiles/mlxlm/wire.py``).
+
+    Ollama's cut streams are checked by ``bench_fuzz.ollama_cut`` (it needs the server).
+    """
+    if profile.split("@")[0] != "mlx-lm":
+        return False
+    if status == 404 and body == b"Not Found" and problem.startswith("JSON body not JSON"):
+        return True
+    options = request.get("stream_options", None) if isinstance(request, dict) else None
+    return (
+        status == 200
+        and "without data: [DONE]" in problem
+        and options is not None
+        and not (isinstance(options, dict) and "include_usage" in options)
+    )

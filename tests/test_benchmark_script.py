@@ -122,3 +122,48 @@ def test_bench_pacing_runs_end_to_end():
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=script.parent.parent, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "paced stream alone" in done.stdout and "result: PASS" in done.stdout
+
+
+def test_bench_fuzz_quickest_form_reports_no_crash():
+    """benchmarks/bench_fuzz.py in its smallest form (~15 s): every part runs cases and none is a
+    crash (issue 9: "unchanged: 0 crashes under the fuzz and soak"); the figures are in
+    benchmarks/README.md."""
+    import subprocess
+    import sys
+
+    script = _PATH.with_name("bench_fuzz.py")
+    argv = [sys.executable, str(script), "--seconds", "3", "--soak-seconds", "2", "--clients", "20", "--streams", "50",
+            "--profiles", "vllm,ollama", "--json"]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd=script.parent.parent, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    crashes = {part: result[part]["crash_kinds"] if part != "soak" else result[part] for part in ("completions", "http")}
+    assert result["total_crashes"] == 0, json.dumps(crashes)[:3000]
+    assert result["completions"]["cases"] > 100 and result["http"]["cases"] > 20
+    assert result["soak"]["soak"]["requests"] > 0 and result["soak"]["streams"]["streams"] == 50
+
+
+def test_bench_fuzz_counts_an_internal_error_and_a_broken_stream_as_crashes(monkeypatch):
+    """The checks can fail: a profile that raises is counted (its answer is mockoss's internal-error
+    500), and so are a stream without its terminator and a frame that is not JSON."""
+    fuzz = _load("bench_fuzz")  # puts benchmarks/ on sys.path for its helpers, as when run
+    checks = _load("fuzz_checks")
+    from mockoss.profiles.openai import OpenAIProfile
+
+    def broken(self, completion, request, ctx):
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(OpenAIProfile, "chat", broken)
+    result = fuzz.part_completions(5, 30.0, 3)
+    assert result["crashes"] > 0
+    for kind in result["crash_kinds"]:
+        assert kind.startswith("openai chat: N: mockoss internal error") and "RuntimeError: injected" in kind, kind
+    sse = "text/event-stream"
+    assert checks.reply_problem(200, sse, b"", [b'data: {"a":1}\n\n'], "chat", False).startswith("stream without data: [DONE]")
+    assert checks.reply_problem(200, sse, b"", [b"data: {'a':1}\n\n", b"data: [DONE]\n\n"], "chat", False).startswith("SSE data not JSON")
+    assert checks.reply_problem(200, sse, b"", [b'event: response.created\ndata: {"a":1}\n\n'], "responses", False)
+    assert checks.reply_problem(200, "application/json", b'{"a":NaN}', [], "chat", False).startswith("JSON body not JSON")
+    assert checks.reply_problem(200, "application/x-ndjson", b"", [b'{"done":false}\n'], "ollama.chat", False)
+    assert checks.reply_problem(200, sse, b"", [b'data: {"a":1}\n\n'], "chat", True) is None  # a scripted drop
+    done = [b'data: {"a":1}\n\n', b"data: [DONE]\n\n"]
+    assert checks.reply_problem(200, sse, b"", done, "chat", False) is None
