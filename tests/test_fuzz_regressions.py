@@ -45,3 +45,37 @@ def test_uploading_a_scenario_nested_past_the_yaml_parser_is_a_400():
             assert client.post(server.url + "/v1/chat/completions", json=chat, headers={"x-mockoss-test-id": "t1"}).status_code == 200
     finally:
         server.stop()
+
+
+# Not a crash, found while sizing bench_fuzz.py's HTTP cases: over HTTP a body of 256 KiB or more (or
+# with a long unbroken run of text) has its prompt counted in the worker process before the request
+# is validated (mockoss.server.offload.Gate.respond: count_prompt_tokens, then MockServer.respond).
+# A request refused anyway pays the whole count first: 2,000 messages of one 10,000-character word
+# (20 MB) naming an unknown model took 57.7 s to get Ollama's 404 over HTTP, 0.06 s in process.
+# vLLM checks the model before it renders the prompt (vllm-project/vllm serving_chat.py
+# create_chat_completion: _check_model first). The fix validates first (MockServer's validation
+# run before the count, then the count only for a request that will be answered), which changes
+# mockoss/server/core.py, held by another engineer now.
+@pytest.mark.xfail(
+    strict=True, reason="offload.Gate counts a big prompt before validation; the fix needs core.py (another engineer's)"
+)
+def test_a_big_request_refused_by_validation_is_not_counted_first(monkeypatch):
+    from mockoss.server import offload
+
+    counted = []
+    real = offload.count_prompt_tokens
+
+    async def spy(endpoint, raw):
+        counted.append(endpoint)
+        return await real(endpoint, raw)
+
+    monkeypatch.setattr(offload, "count_prompt_tokens", spy)
+    server = ThreadedServer(MockServer(scenario="clean-answer")).start()
+    try:
+        body = {"model": "no-such-model", "messages": [{"role": "user", "content": "word " * 60_000}]}
+        with httpx.Client(timeout=60) as client:
+            answer = client.post(server.url + "/v1/chat/completions", json=body)
+        assert answer.status_code == 404, answer.text[:300]
+        assert counted == []
+    finally:
+        server.stop()
