@@ -52,3 +52,30 @@ def test_a_parametrised_override_of_mockoss_keeps_its_params_as_its_own(pytester
         consecutive=True,
     )
     result.assert_outcomes(passed=3)
+
+
+def test_a_parametrised_override_and_profiles_run_every_combination(pytester):
+    """A suite's parametrised override together with ``profiles=``: one test per (param, profile),
+    as at c33e240. With the profile read from ``mockoss``'s own ``request.param`` (f582eaa) this
+    was a collection error, "duplicate parametrization of 'mockoss'"; the profile has its own
+    fixture again."""
+    pytester.makepyfile(
+        test_cross="""
+        import pytest
+
+        @pytest.fixture(params=["clean-answer", "clean-tool-call"])
+        def mockoss(mockoss, request):
+            mockoss.use(request.param)
+            return mockoss
+
+        @pytest.mark.mockoss(profiles=["vllm", "ollama"])
+        def test_each(mockoss):
+            assert mockoss.server.profile in ("vllm", "ollama")
+            assert mockoss.profile == mockoss.server.profile
+        """,
+    )
+    result = pytester.runpytest_subprocess(*RUN, "-v")
+    result.assert_outcomes(passed=4)
+    ids = sorted(line.split("::", 1)[1].split(" ", 1)[0] for line in result.stdout.lines if "::test_each[" in line and "PASSED" in line)
+    assert len(ids) == 4 and {i.count("-") >= 1 for i in ids} == {True}
+    assert sum("ollama" in i for i in ids) == 2 and sum("clean-tool-call" in i for i in ids) == 2

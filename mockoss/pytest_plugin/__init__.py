@@ -114,23 +114,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     profiles = found[1]
     if not isinstance(profiles, (list, tuple)) or not profiles or not all(isinstance(p, str) for p in profiles):
         return
-    # The ``mockoss`` fixture itself is parametrised (it reads ``request.param``): a fixture of its
-    # own for the profile cost every test ~0.12 ms of pytest's fixture machinery (issue 9's
-    # per-test overhead target, benchmarks/bench_fixture.py).
-    # Each profile goes in as a _ProfileParam: a suite's own parametrised override of ``mockoss``
-    # hands its params to this fixture too, and those are not profiles.
+    # The profile has a fixture of its own (~0.12 ms a test of pytest's fixture machinery): with
+    # ``mockoss`` itself parametrised, a suite's own parametrised override of ``mockoss`` (its
+    # ``params``, or ``parametrize("mockoss", ..., indirect=True)``) together with ``profiles=``
+    # was a collection error, "duplicate parametrization" (tests/test_plugin_override_params.py).
     if metafunc.config.stash[_REAL] is not None:
-        metafunc.parametrize("mockoss", [_ProfileParam()], ids=["real"], indirect=True)
+        metafunc.parametrize("_mockoss_profile", [None], ids=["real"], indirect=True)
     else:
-        metafunc.parametrize("mockoss", [_ProfileParam(p) for p in profiles], ids=list(profiles), indirect=True)
-
-
-class _ProfileParam(str):
-    """A profile of a ``profiles=`` parametrisation as the ``mockoss`` fixture's ``request.param``
-    (``""`` in real mode: none). Any other param the fixture sees is a suite's own: pytest gives
-    the params of a parametrised override (``@pytest.fixture(params=[...]) def mockoss(mockoss,
-    request)``) or of ``parametrize("mockoss", ..., indirect=True)`` to the overridden fixture as
-    well, and the plugin ignores those, as it did when the profile had a fixture of its own."""
+        metafunc.parametrize("_mockoss_profile", list(profiles), ids=list(profiles), indirect=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -193,14 +184,17 @@ def mockoss_server(mockoss_engine: VllmEngine | None) -> Iterator[ThreadedServer
 
 
 @pytest.fixture
-def mockoss(request: pytest.FixtureRequest, mockoss_config: dict[str, Any]) -> Iterator[MockossFixture]:
-    """A fake gpt-oss server reset for this test: .use(scenario), .base_url, .requests.
+def _mockoss_profile(request: pytest.FixtureRequest) -> str | None:
+    """The profile of this ``profiles=`` parametrisation, else ``None``."""
+    return getattr(request, "param", None)
 
-    ``request.param``: the profile of a ``profiles=`` parametrisation (:func:`pytest_generate_tests`,
-    a :class:`_ProfileParam`; any other param is a suite's own and ignored)."""
-    param = getattr(request, "param", None)
-    profile = str(param) or None if type(param) is _ProfileParam else None  # a suite's own params are not profiles
-    explicit, options = resolve(request.node, request.config, mockoss_config, profile)
+
+@pytest.fixture
+def mockoss(
+    request: pytest.FixtureRequest, mockoss_config: dict[str, Any], _mockoss_profile: str | None
+) -> Iterator[MockossFixture]:
+    """A fake gpt-oss server reset for this test: .use(scenario), .base_url, .requests."""
+    explicit, options = resolve(request.node, request.config, mockoss_config, _mockoss_profile)
     real = request.config.stash[_REAL]
     if options.cassette is not None:  # recorded once from --mockoss-real, replayed offline
         from mockoss.pytest_plugin._cassette import cassette_fixture
