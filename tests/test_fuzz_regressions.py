@@ -4,6 +4,8 @@ and soak"), each as its minimal reproducer. Each test failed before its fix.
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
@@ -48,34 +50,37 @@ def test_uploading_a_scenario_nested_past_the_yaml_parser_is_a_400():
 
 
 # Not a crash, found while sizing bench_fuzz.py's HTTP cases: over HTTP a body of 256 KiB or more (or
-# with a long unbroken run of text) has its prompt counted in the worker process before the request
-# is validated (mockoss.server.offload.Gate.respond: count_prompt_tokens, then MockServer.respond).
-# A request refused anyway pays the whole count first: 2,000 messages of one 10,000-character word
+# with a long unbroken run of text) had its prompt counted in the worker process before the request
+# was validated (mockoss.server.offload.Gate.respond: count_prompt_tokens, then MockServer.respond).
+# A request refused anyway paid the whole count first: 2,000 messages of one 10,000-character word
 # (20 MB) naming an unknown model took 57.7 s to get Ollama's 404 over HTTP, 0.06 s in process.
 # vLLM checks the model before it renders the prompt (vllm-project/vllm serving_chat.py
-# create_chat_completion: _check_model first). The fix validates first (MockServer's validation
-# run before the count, then the count only for a request that will be answered), which changes
-# mockoss/server/core.py, held by another engineer now.
-@pytest.mark.xfail(
-    strict=True, reason="offload.Gate counts a big prompt before validation; the fix needs core.py (another engineer's)"
-)
+# create_chat_completion: _check_model first). MockServer.respond now calls the worker's count
+# (core.PROMPT_COUNTER) once the request passed validation, before its lock.
 def test_a_big_request_refused_by_validation_is_not_counted_first(monkeypatch):
     from mockoss.server import offload
 
     counted = []
-    real = offload.count_prompt_tokens
+    real = offload.count_in_worker
 
-    async def spy(endpoint, raw):
+    def spy(endpoint, raw):
         counted.append(endpoint)
-        return await real(endpoint, raw)
+        return real(endpoint, raw)
 
-    monkeypatch.setattr(offload, "count_prompt_tokens", spy)
+    monkeypatch.setattr(offload, "count_in_worker", spy)
     server = ThreadedServer(MockServer(scenario="clean-answer")).start()
     try:
         body = {"model": "no-such-model", "messages": [{"role": "user", "content": "word " * 60_000}]}
         with httpx.Client(timeout=60) as client:
             answer = client.post(server.url + "/v1/chat/completions", json=body)
-        assert answer.status_code == 404, answer.text[:300]
-        assert counted == []
+            assert answer.status_code == 404, answer.text[:300]
+            assert counted == []
+            body["model"] = "openai/gpt-oss-20b"  # the same body, valid: counted in the worker process
+            answer = client.post(server.url + "/v1/chat/completions", json=body)
+        assert answer.status_code == 200, answer.text[:300]
+        assert counted == ["chat"]
+        direct = MockServer(scenario="clean-answer").handle("chat", json.dumps(body).encode(), {})
+        assert answer.json()["usage"]["prompt_tokens"] == json.loads(direct.body)["usage"]["prompt_tokens"]
     finally:
         server.stop()
+        offload.shutdown()

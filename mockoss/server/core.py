@@ -108,6 +108,11 @@ PROFILE_CACHE_SIZE = 256
 #: A prompt token count computed before :meth:`MockServer.respond` (the HTTP layer counts big
 #: prompts in a worker process, :mod:`mockoss.server.offload`); ``None``: count here.
 PRECOUNTED_PROMPT_TOKENS: ContextVar[int | None] = ContextVar("mockoss_prompt_tokens", default=None)
+#: Counts a request's prompt tokens elsewhere, ``(endpoint, raw) -> count or None`` (the HTTP
+#: layer's worker process for a big body, :mod:`mockoss.server.offload`): :meth:`MockServer.respond`
+#: calls it once the request passed validation, before it takes the lock, so that a request
+#: refused anyway is not counted and the count holds up no other request. ``None``: count here.
+PROMPT_COUNTER: ContextVar[Callable[[str, bytes], int | None] | None] = ContextVar("mockoss_prompt_counter", default=None)
 
 
 def _record(
@@ -379,6 +384,29 @@ class MockServer:
             if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                 raise
             checked = exc
+        counter = PROMPT_COUNTER.get()
+        if counter is not None and type(checked) is tuple and PRECOUNTED_PROMPT_TOKENS.get() is None:
+            counted = counter(endpoint, raw)  # valid: counted outside the lock (the worker process)
+            if counted is not None:
+                token = PRECOUNTED_PROMPT_TOKENS.set(counted)
+                try:
+                    return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked)
+                finally:
+                    PRECOUNTED_PROMPT_TOKENS.reset(token)
+        return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked)
+
+    def _respond_locked(
+        self,
+        endpoint: Endpoint,
+        raw: bytes,
+        headers: Mapping[str, str],
+        step: Step | None,
+        body: Any,
+        base: Profile,
+        names: Any,
+        checked: Reply | tuple[Profile, Any, str] | BaseException | None,
+    ) -> tuple[Reply, Delivery | None]:
+        """The part of :meth:`respond` under the server lock: the request's index, its answer, its record."""
         with self._lock:
             index = self._handled
             self._handled += 1

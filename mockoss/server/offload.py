@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from mockoss.server.transport import Delivery
 
 __all__ = [
-    "BATCH_ENDPOINTS", "BATCH_ITEMS", "LONG_RUN_WINDOW", "OFFLOAD_BYTES", "Gate", "count_prompt_tokens", "has_long_run", "is_heavy",
+    "BATCH_ENDPOINTS", "BATCH_ITEMS", "LONG_RUN_WINDOW", "OFFLOAD_BYTES", "Gate", "count_in_worker", "count_prompt_tokens", "has_long_run", "is_heavy",
     "shutdown",
 ]  # fmt: skip
 
@@ -181,13 +181,14 @@ def shutdown() -> None:
         _worker.stop()
 
 
-async def count_prompt_tokens(endpoint: str, raw: bytes) -> int | None:
-    """:func:`mockoss.endpoints.prompt_tokens` of ``raw``, computed in the worker process.
+def count_in_worker(endpoint: str, raw: bytes) -> int | None:
+    """:func:`mockoss.endpoints.prompt_tokens` of ``raw``, computed in the worker process; blocking
+    (call it on a thread: the pipe I/O releases the GIL).
 
     Returns ``None`` (count in-process instead) if the worker process cannot be used.
     """
     try:
-        counted = await anyio.to_thread.run_sync(_worker.count, endpoint, raw)
+        counted = _worker.count(endpoint, raw)
     except OSError as exc:  # cannot start it
         logger.warning("mockoss: prompt-count worker unavailable (%s: %s); counting in-process", type(exc).__name__, exc)
         return None
@@ -196,16 +197,25 @@ async def count_prompt_tokens(endpoint: str, raw: bytes) -> int | None:
     return counted
 
 
-def _respond_counted(
-    server: MockServer, endpoint: str, raw: bytes, headers: Mapping[str, str], counted: int | None
-) -> tuple[Reply, Delivery | None]:
-    from mockoss.server.core import PRECOUNTED_PROMPT_TOKENS
+async def count_prompt_tokens(endpoint: str, raw: bytes) -> int | None:
+    """:func:`count_in_worker` on a thread."""
+    return await anyio.to_thread.run_sync(count_in_worker, endpoint, raw)
 
-    token = PRECOUNTED_PROMPT_TOKENS.set(counted)
+
+def _counter(endpoint: str, raw: bytes) -> int | None:
+    return count_in_worker(endpoint, raw)  # looked up per call: a test may replace it
+
+
+def _respond_counting(server: MockServer, endpoint: str, raw: bytes, headers: Mapping[str, str]) -> tuple[Reply, Delivery | None]:
+    """``server.respond`` (on a worker thread) with the prompt counted in the worker process once
+    the request is known valid, before the server lock (:data:`mockoss.server.core.PROMPT_COUNTER`)."""
+    from mockoss.server.core import PROMPT_COUNTER
+
+    token = PROMPT_COUNTER.set(_counter)
     try:
         return server.respond(endpoint, raw, headers)
     finally:
-        PRECOUNTED_PROMPT_TOKENS.reset(token)
+        PROMPT_COUNTER.reset(token)
 
 
 class Gate:
@@ -223,13 +233,19 @@ class Gate:
         self, server: MockServer, endpoint: str, raw: bytes, headers: Mapping[str, str]
     ) -> tuple[Reply, Delivery | None]:
         """Answer on the loop (small, nothing in flight) or on a worker thread (big, or while a
-        big one is in flight), a big body's prompt counted in the worker process first."""
+        big one is in flight), a big body's prompt counted in the worker process once the request
+        is known valid: a request refused by validation (an unknown model) is answered without the
+        count, as vLLM checks the model before it renders the prompt
+        (vllm-project/vllm ``serving_chat.py`` ``create_chat_completion``: ``_check_model`` first).
+        Counting first made 20 MB of long words naming an unknown model take 57.7 s to get its 404
+        (``tests/test_fuzz_regressions.py``)."""
         big = is_heavy(endpoint, raw, self.offload_bytes)
         if not big and self.busy == 0:
             return server.respond(endpoint, raw, headers)
         self.busy += 1
         try:
-            counted = await count_prompt_tokens(endpoint, raw) if big else None
-            return await anyio.to_thread.run_sync(_respond_counted, server, endpoint, raw, headers, counted)
+            if big:
+                return await anyio.to_thread.run_sync(_respond_counting, server, endpoint, raw, headers)
+            return await anyio.to_thread.run_sync(server.respond, endpoint, raw, headers)
         finally:
             self.busy -= 1

@@ -61,13 +61,13 @@ def test_a_small_batch_stays_on_the_loop():
 def served(monkeypatch):
     """A served MockServer whose worker-process count calls are recorded (the off-loop path)."""
     counted: list[tuple[str, int]] = []
-    real = offload.count_prompt_tokens
+    real = offload.count_in_worker
 
-    async def recording(endpoint: str, raw: bytes):
+    def recording(endpoint: str, raw: bytes):
         counted.append((endpoint, len(raw)))
-        return await real(endpoint, raw)
+        return real(endpoint, raw)
 
-    monkeypatch.setattr(offload, "count_prompt_tokens", recording)
+    monkeypatch.setattr(offload, "count_in_worker", recording)
     threaded = ThreadedServer(MockServer("clean-answer")).start()
     yield threaded.url, counted
     threaded.stop()
