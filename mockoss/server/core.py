@@ -385,13 +385,20 @@ class MockServer:
                 raise
             checked = exc
         counter = PROMPT_COUNTER.get()
-        if counter is not None and type(checked) is tuple and PRECOUNTED_PROMPT_TOKENS.get() is None:
-            counted = counter(endpoint, raw)  # valid: counted outside the lock (the worker process)
-            if counted is not None:
-                token = PRECOUNTED_PROMPT_TOKENS.set(counted)
-                try:
-                    return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked)
-                finally:
+        if counter is not None and type(checked) is tuple:
+            # A big body (mockoss.server.offload): what depends on the request alone is done here,
+            # outside the lock: the request's view (100,000 tools: ~170 ms) and the prompt count
+            # (in the worker process), only now that the request is known valid.
+            try:
+                view = checked[1].view(checked[2], body)  # as _reply builds it
+            except Exception:  # answered under the lock, as before (the view is built again there)
+                view = None
+            counted = counter(endpoint, raw) if PRECOUNTED_PROMPT_TOKENS.get() is None else None
+            token = PRECOUNTED_PROMPT_TOKENS.set(counted) if counted is not None else None
+            try:
+                return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, view)
+            finally:
+                if token is not None:
                     PRECOUNTED_PROMPT_TOKENS.reset(token)
         return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked)
 
@@ -405,22 +412,24 @@ class MockServer:
         base: Profile,
         names: Any,
         checked: Reply | tuple[Profile, Any, str] | BaseException | None,
+        view: Any = None,
     ) -> tuple[Reply, Delivery | None]:
-        """The part of :meth:`respond` under the server lock: the request's index, its answer, its record."""
+        """The part of :meth:`respond` under the server lock: the request's index, its answer, its
+        record. ``view``: the valid request's view, built before the lock (``None``: built here)."""
         with self._lock:
             index = self._handled
             self._handled += 1
             if self._base_profile is not base or self.served_model_names is not names:
                 # set_profile() or set_switches() ran meanwhile: judged against the server as it
                 # is now, under the lock, as every request was before (no reply mixes two profiles).
-                checked = None
+                checked, view = None, None
             override = None
             try:
                 header = headers.get(TRANSPORT_HEADER)
                 override = TransportSpec.from_header(header) if header else None
                 if isinstance(checked, BaseException):
                     raise checked
-                reply, scenario, step, played = self._answer(endpoint, raw, body, headers, index, step, checked=checked)
+                reply, scenario, step, played = self._answer(endpoint, raw, body, headers, index, step, checked=checked, view=view)
             except TransportError as exc:
                 reply, scenario, step, played = self._base_profile.error(400, f"mockoss: {exc}"), None, None, None
             except BaseException as exc:  # a mockoss bug: answer in the error shape, never a bare 500
@@ -593,7 +602,7 @@ class MockServer:
 
     def _answer(
         self, endpoint: Endpoint, raw: bytes, body: Any, headers: Mapping[str, str], index: int, given: Step | None,
-        surface: bool = True, checked: Reply | tuple[Profile, Any, str] | None = None,
+        surface: bool = True, checked: Reply | tuple[Profile, Any, str] | None = None, view: Any = None,
     ) -> tuple[Reply, Scenario | None, Step | None, Played | None]:
         if checked is None:  # (respond validates before taking the lock)
             checked = self._validate(endpoint, body, raw)
@@ -602,7 +611,7 @@ class MockServer:
         profile, request, model = checked
         seen = request_seen(request)  # what the validation looked up of the body: for the player and the count
         if given is not None:  # an upstream's answer (mockoss.upstream), not the scenario's
-            return self._reply(profile, endpoint, given, request, model, body, raw, index, seen), None, given, None
+            return self._reply(profile, endpoint, given, request, model, body, raw, index, seen, view), None, given, None
         try:
             scenario = self._scenario_for(headers)
             if scenario is None:
@@ -624,11 +633,11 @@ class MockServer:
             return self._scripted_error(profile, error.status, error.message, error.retry_after), scenario, None, played
         if not surface and step.completion is not None and step.replay is None and step.error is None:
             return None, scenario, step, played  # type: ignore[return-value]  # a real engine answers (play())
-        return self._reply(profile, endpoint, step, request, model, body, raw, index, seen), scenario, step, played
+        return self._reply(profile, endpoint, step, request, model, body, raw, index, seen, view), scenario, step, played
 
     def _reply(
         self, profile: Profile, endpoint: Endpoint, step: Step, request: Any, model: str, body: Any, raw: bytes, index: int,
-        seen: Any = None,
+        seen: Any = None, view: Any = None,
     ) -> Reply:
         if step.replay is not None:  # a recorded reply, byte for byte
             return step.replay
@@ -640,7 +649,8 @@ class MockServer:
             prompt_tokens=counted if (counted := PRECOUNTED_PROMPT_TOKENS.get()) is not None else prompt_tokens(endpoint, raw, body, seen),
             raw_body=raw,
         )
-        view = request.view(model, body)  # type: ignore[attr-defined]
+        if view is None:  # else built before the lock (respond, a big body)
+            view = request.view(model, body)  # type: ignore[attr-defined]
         return profile.surface(endpoint, step.completion, view, ctx)
 
     @staticmethod

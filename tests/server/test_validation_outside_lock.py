@@ -121,3 +121,36 @@ def test_a_request_validated_while_the_profile_changes_is_answered_by_the_new_pr
     monkeypatch.setattr(core, "validate_request", real)
     expected = MockServer("clean-answer", profile=after).handle(endpoint, raw, {})
     assert (out["reply"].status, out["reply"].body) == (expected.status, expected.body)
+
+
+def test_a_big_requests_view_and_count_are_made_without_the_lock(monkeypatch):
+    """With a prompt counter set (a big body, mockoss.server.offload), the request's view (100,000
+    tools: ~170 ms) and the count are made before the lock; an invalid request is never counted."""
+    from mockoss.schemas import chat
+
+    server = MockServer("clean-answer")
+    held: dict[str, list[bool]] = {"view": [], "count": []}
+
+    def counter(endpoint: str, raw: bytes) -> int:
+        held["count"].append(server._lock.locked())
+        return 7
+
+    views = [cls for cls in vars(chat).values() if isinstance(cls, type) and "view" in vars(cls)]
+    assert views
+    for cls in views:
+        original = vars(cls)["view"]
+
+        def watched(self, model, body, _original=original):
+            held["view"].append(server._lock.locked())
+            return _original(self, model, body)
+
+        monkeypatch.setattr(cls, "view", watched)
+    token = core.PROMPT_COUNTER.set(counter)
+    try:
+        ok = server.handle("chat", _chat("hi"), {})
+        bad = server.handle("chat", json.dumps({"model": "nope", "messages": [{"role": "user", "content": "hi"}]}).encode(), {})
+    finally:
+        core.PROMPT_COUNTER.reset(token)
+    assert ok.status == 200 and json.loads(ok.body)["usage"]["prompt_tokens"] == 7
+    assert bad.status == 404
+    assert held == {"view": [False], "count": [False]}
