@@ -192,13 +192,20 @@ def _declared_list(declared: Mapping[str, Any]) -> str:
     return f"{first}, … {len(declared):,} in all"
 
 
+def _ms(seconds: float) -> str:
+    """Milliseconds as a warning shows them: whole from 10 ms, else two significant digits
+    (a sub-millisecond budget read "stopped after 0 ms")."""
+    ms = seconds * 1000
+    return f"{ms:.0f}" if ms >= 10 else f"{ms:.2g}"
+
+
 def _over_budget(names: list[str], spent_s: float, budget_s: float) -> str:
     """The one warning line of a request whose tool checks ran out of budget."""
     shown = ", ".join(repr(name) for name in dict.fromkeys(names))
     calls = f"{len(names)} call{'s' if len(names) > 1 else ''}"
     return (
         f"tool call {shown} ({calls}): arguments not fully checked against the declared parameters: "
-        f"the request's schema checks stopped after {spent_s * 1000:.0f} ms of CPU, mockoss's bound of "
+        f"the request's schema checks stopped after {_ms(spent_s)} ms of CPU, mockoss's bound of "
         f"{budget_s * 1000:g} ms per request (the check runs while other clients wait); raise it with "
         f"`mockoss serve --tool-check-budget-ms N`, or in a test "
         f"monkeypatch.setattr(mockoss.scenario.tool_check, 'REQUEST_BUDGET_S', seconds)"

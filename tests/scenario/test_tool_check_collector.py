@@ -75,3 +75,9 @@ def test_the_collector_is_back_on_when_a_check_raises(monkeypatch):
     with pytest.raises(RuntimeError):
         tool_check.tool_call_warnings([("get_weather", json.dumps({"city": "Paris"}))], BODY)
     assert gc.isenabled()
+
+
+def test_a_sub_millisecond_budget_warning_says_how_long_it_ran():
+    line = tool_check._over_budget(["get_weather"], 0.00042, 0.0003)
+    assert "stopped after 0.42 ms of CPU" in line and "bound of 0.3 ms" in line
+    assert "stopped after 26 ms" in tool_check._over_budget(["get_weather"], 0.0261, 0.025)
