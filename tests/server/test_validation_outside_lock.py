@@ -154,3 +154,34 @@ def test_a_big_requests_view_and_count_are_made_without_the_lock(monkeypatch):
     assert ok.status == 200 and json.loads(ok.body)["usage"]["prompt_tokens"] == 7
     assert bad.status == 404
     assert held == {"view": [False], "count": [False]}
+
+
+def test_a_big_requests_declared_tools_are_walked_without_the_lock(monkeypatch):
+    """A scripted tool call is checked against the declared tools; for a big body (a prompt
+    counter set) they are found before the lock (tool_check.DECLARED): 100,000 tools took
+    58-98 ms, which every other request waited for. A small body walks them under the lock."""
+    from mockoss.scenario import tool_check
+
+    servers = [MockServer("clean-tool-call"), MockServer("clean-tool-call")]  # its first step calls the tool
+    held: list[bool] = []
+    real = tool_check._walk
+
+    def watched(body):
+        held.append(any(s._lock.locked() for s in servers))
+        return real(body)
+
+    monkeypatch.setattr(tool_check, "_walk", watched)
+    tools = [{"type": "function", "function": {"name": f"tool_{i}", "parameters": {"type": "object"}}} for i in range(50)]
+    tools.append({"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"location": {"type": "integer"}}}}})
+    raw = json.dumps({"model": MODEL, "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": tools}).encode()
+    token = core.PROMPT_COUNTER.set(lambda endpoint, raw: 11)
+    try:
+        big = servers[0].respond("chat", raw, {})[0]
+    finally:
+        core.PROMPT_COUNTER.reset(token)
+    assert big.status == 200 and held == [False]
+    small = servers[1].respond("chat", raw, {})[0]
+    assert small.status == 200 and held == [False, True]
+    warned = [r.warnings for s in servers for r in s.requests]
+    assert len(warned) == 2 and warned[0] == warned[1] and any("location" in w for w in warned[0])  # checked the same way
+    assert tool_check.DECLARED.get() is None
