@@ -231,6 +231,11 @@ def server_tracebacks(server: Server) -> list[str]:
     return ["".join(lines[a:b])[-3000:] for a, b in zip(starts, ends, strict=True)]
 
 
+_ENDPOINT_OF = {path: endpoint for endpoint, path in PATHS.items()}
+#: The scenario the served profiles of the http part answer with: two steps (a call, an answer).
+HTTP_SCENARIO = "clean-tool-call"
+
+
 class _HttpFuzz:
     """The clients of one served profile: each sends mutated requests on its own keep-alive
     connection until ``deadline``, counting into ``tally`` under ``lock``."""
@@ -249,6 +254,23 @@ class _HttpFuzz:
         self.server, self.profile, self.endpoints, self.model, self.seed = server, profile, endpoints, model, seed
         self.tally, self.timeout, self.deadline = tally, timeout, deadline
         self.lock, self.next_case = threading.Lock(), 0
+
+    def scripted_drop(self, path: str, raw: bytes, headers: dict[str, str]) -> bool:
+        """Whether the profile drops this request's connection on purpose: the same request answered
+        in process (same profile and scenario, at either of its two steps: the served session may
+        be at either) is a reply with ``abort`` set (a server whose stream generator raised after
+        HTTP 200, e.g. TensorRT-LLM's Responses stream on a HarmonyError), or the request asked for
+        a transport fault."""
+        if "x-mockoss-transport" in headers:
+            return True
+        endpoint = _ENDPOINT_OF.get(path.split("?")[0].rstrip("/").removeprefix("/s/fz"))
+        if endpoint is None:
+            return False
+        from mockoss.server.core import MockServer
+
+        mirror = MockServer(scenario=HTTP_SCENARIO, profile=self.profile, request_log_bytes=LOG_BYTES)
+        lowered = {k.lower(): v for k, v in headers.items()}
+        return any(mirror.handle(endpoint, raw, lowered).abort is not None for _ in range(2))
 
     def _connect(self) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(self.server.host, self.server.port, timeout=self.timeout)
@@ -282,16 +304,20 @@ class _HttpFuzz:
             except (OSError, http.client.HTTPException) as exc:
                 conn.close()
                 conn = self._connect()
+                hung, over = isinstance(exc, TimeoutError), len(raw) > MAX_BODY_BYTES
+                scripted = not hung and not over and self.scripted_drop(path, raw, headers)
                 with self.lock:
                     tally.cases += 1
-                    if isinstance(exc, TimeoutError):
+                    if hung:
                         tally.statuses["timeout"] += 1
                         tally.crash(f"hung: no answer within {self.timeout:.0f} s", **repro)
-                    elif len(raw) > MAX_BODY_BYTES:  # 413 from the Content-Length, then closed mid-body
+                    elif over:  # 413 from the Content-Length, then closed mid-body
                         tally.statuses["over-limit"] += 1
-                    else:  # a drop the server logs no exception for (checked at the end)
+                    elif scripted:
+                        tally.statuses["scripted-drop"] += 1
+                    else:
                         tally.statuses["dropped"] += 1
-                        tally.note(f"dropped: {exc!r}", **repro)
+                        tally.crash(f"dropped: {exc!r}, which the profile does not script", **repro)
                 continue
             took = time.perf_counter() - start
             problem = reply_problem(
@@ -325,7 +351,7 @@ def part_http(seed: int, seconds: float, profiles: list[str], workers: int, time
     described = {p["name"]: p for p in describe_profiles()}
     with tempfile.TemporaryDirectory() as tmp:
         for profile in profiles:
-            argv = mockoss_argv("serve", "--profile", profile, "--port", "0", "--scenario", "clean-tool-call")
+            argv = mockoss_argv("serve", "--profile", profile, "--port", "0", "--scenario", HTTP_SCENARIO)
             server = Server(profile, argv, cwd=tmp)
             endpoints = [e for e in described[profile]["endpoints"] if e in PATHS]
             fuzz = _HttpFuzz(

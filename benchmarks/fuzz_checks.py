@@ -131,7 +131,8 @@ class Tally:
     def note(self, what: str, **repro: Any) -> None:
         """Keep a sample of a documented but notable answer (a scripted 5xx, a dropped connection)."""
         notes = self.extra.setdefault("notable", [])
-        if len(notes) < 10:
+        kind = what.split(":")[0]
+        if sum(note["what"].split(":")[0] == kind for note in notes) < 10:
             notes.append({"what": what[:300], **repro})
 
     def summary(self) -> dict[str, Any]:
