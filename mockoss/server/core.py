@@ -394,7 +394,10 @@ class MockServer:
                 view = checked[1].view(checked[2], body)  # as _reply builds it
             except Exception:  # noqa: BLE001  (answered under the lock, as before: the view is built again there)
                 view = None
-            counted = counter(endpoint, raw) if PRECOUNTED_PROMPT_TOKENS.get() is None else None
+            try:
+                counted = counter(endpoint, raw) if PRECOUNTED_PROMPT_TOKENS.get() is None else None
+            except Exception:  # noqa: BLE001  (the worker failed: counted here, under the lock, as without one)
+                counted = None
             token = PRECOUNTED_PROMPT_TOKENS.set(counted) if counted is not None else None
             # Its declared functions too, which a scripted tool call is checked against (100,000
             # tools: 58-98 ms); the player reads them under the lock (tool_check.DECLARED).

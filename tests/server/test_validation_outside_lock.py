@@ -185,3 +185,18 @@ def test_a_big_requests_declared_tools_are_walked_without_the_lock(monkeypatch):
     warned = [r.warnings for s in servers for r in s.requests]
     assert len(warned) == 2 and warned[0] == warned[1] and any("location" in w for w in warned[0])  # checked the same way
     assert tool_check.DECLARED.get() is None
+
+
+def test_a_failing_prompt_counter_means_counting_in_process():
+    server = MockServer("clean-answer")
+
+    def broken(endpoint: str, raw: bytes) -> int:
+        raise ValueError("the worker answered nonsense")
+
+    token = core.PROMPT_COUNTER.set(broken)
+    try:
+        reply = server.handle("chat", _chat("What is 2 + 2?"), {})
+    finally:
+        core.PROMPT_COUNTER.reset(token)
+    assert reply.status == 200
+    assert json.loads(reply.body)["usage"] == json.loads(MockServer("clean-answer").handle("chat", _chat("What is 2 + 2?"), {}).body)["usage"]
