@@ -14,10 +14,16 @@ A **crash** is an answer mockoss did not script:
   ``response.incomplete``, ``response.failed`` or ``error`` event; Ollama's ``"done": true`` or
   ``error`` line) unless the profile drops the connection on purpose (``Reply.abort``, a
   server's cut stream);
+* over HTTP, a dropped connection the profile does not script: the same request answered in
+  process has no ``Reply.abort`` (a body over the 32 MiB limit, answered 413 while the client
+  still sends, is counted as ``over-limit``);
 * a hung request: over ``HUNG_S`` in process, no answer within the client timeout over HTTP.
 
 4xx answers and scripted 5xx (a HarmonyError's 500, llama.cpp's ``peg-native`` 500, …) are
-documented answers; they are counted, not flagged.
+documented answers; they are counted, not flagged. So are the few replies the generic checks would
+flag but a profile documents as its server's own, each checked rather than assumed:
+``fuzz_checks.documented`` (mlx-lm) and :func:`ollama_cut` (Ollama's streams cut by a tool call
+that does not decode).
 
 Parts (each bounded by ``--seconds``, or ``--soak-seconds`` for the soak):
 
@@ -29,8 +35,9 @@ Parts (each bounded by ``--seconds``, or ``--soak-seconds`` for the soak):
    request limits, tools, ``tool_choice`` and an ``X-Mockoss-Switch`` from the profile's switches.
 2. ``http``: mutated request bodies (type swaps, missing and extra fields, deep nesting, huge,
    negative, ``NaN``, ``1e400`` numbers, huge strings, lone surrogates, truncated JSON, non-UTF-8
-   bytes, wrong content types, junk ``X-Mockoss-*`` headers) against ``mockoss serve`` for
-   several profiles (``python -P -m mockoss`` from a temporary directory, as ``benchlib``).
+   bytes, wrong content types, junk ``X-Mockoss-*`` headers; 1 in 25 to a ``/mockoss`` control
+   route: junk scenario uploads and query parameters) against ``mockoss serve`` for several
+   profiles (``python -P -m mockoss`` from a temporary directory, as ``benchlib``).
 3. ``soak``: ``--clients`` keep-alive clients for ``--soak-seconds`` mixing chat and Responses,
    streamed and not, every body unique, against one ``mockoss serve``: errors (non-200, broken
    streams, connection errors) and requests/s; then ``--streams`` streams opened at once, each
