@@ -84,6 +84,17 @@ from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES
 #: ``mockoss serve``'s body limit: a bigger body is answered 413 from its ``Content-Length`` and the
 #: connection closed while the client still sends, which the client sees as a reset.
 MAX_BODY_BYTES = DEFAULT_MAX_BODY_BYTES
+#: Valid ``X-Mockoss-Transport`` values the completions part sends with 1 in 10 requests.
+TRANSPORTS = [
+    "ttft_ms=0",
+    "tokens_per_s=1000,jitter=0.5",
+    "split_special=true",
+    "truncate_after_frames=-1",
+    "disconnect_after_frames=2",
+    "malformed_at_frame=-2",
+    "frames_per_write=3",
+    "stall_after_frames=1,stall_ms=0",
+]
 #: Address space this process may use (bytes), see main().
 MEMORY_LIMIT = 8 << 30
 #: Request log each in-process server keeps (bytes): the fuzz never reads it back.
@@ -159,6 +170,8 @@ def part_completions(seed: int, seconds: float, limit: int | None) -> dict[str, 
                 for stream in (False, True):
                     body = random_request(rng, endpoint, model, stream)
                     headers = switch_header(rng, specs)
+                    if rng.random() < 0.1:  # how the reply travels: a Delivery, built by respond()
+                        headers["x-mockoss-transport"] = rng.choice(TRANSPORTS)
                     raw = json.dumps(body).encode()
                     repro = {
                         "case": i - 1,
@@ -171,7 +184,7 @@ def part_completions(seed: int, seconds: float, limit: int | None) -> dict[str, 
                     tally.cases += 1
                     start = time.perf_counter()
                     try:
-                        reply = server.handle(endpoint, raw, headers)
+                        reply, _delivery = server.respond(endpoint, raw, headers)
                     except BaseException as exc:
                         if isinstance(exc, KeyboardInterrupt):
                             raise
