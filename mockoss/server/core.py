@@ -11,7 +11,6 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -26,10 +25,10 @@ from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext, Serv
 from mockoss.profiles.registry import ProfileError, get_profile
 from mockoss.scenario.loader import Scenario, ScenarioError, Step, load_named, load_scenario
 from mockoss.scenario.player import Played, Player
-from mockoss.scenario.tool_check import DECLARED, declared_functions
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
 from mockoss.server.inputs import lone_surrogate_field, out_of_vocabulary
 from mockoss.server.nonfinite import go_decode_error
+from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS, PROMPT_COUNTER, before_lock  # noqa: F401  (re-exported: tests and offload set them)
 from mockoss.server.records import (
     DEFAULT_LOG_BYTES,
     REQUEST_RECORDS,
@@ -106,14 +105,6 @@ VALID_BODY_BYTES = 16 * 1024 * 1024
 VALID_BODY_MAX = 8 * 1024
 #: Distinct (scenario, ``X-Mockoss-Switch``) profiles kept; the least recently used go first.
 PROFILE_CACHE_SIZE = 256
-#: A prompt token count computed before :meth:`MockServer.respond` (the HTTP layer counts big
-#: prompts in a worker process, :mod:`mockoss.server.offload`); ``None``: count here.
-PRECOUNTED_PROMPT_TOKENS: ContextVar[int | None] = ContextVar("mockoss_prompt_tokens", default=None)
-#: Counts a request's prompt tokens elsewhere, ``(endpoint, raw) -> count or None`` (the HTTP
-#: layer's worker process for a big body, :mod:`mockoss.server.offload`): :meth:`MockServer.respond`
-#: calls it once the request passed validation, before it takes the lock, so that a request
-#: refused anyway is not counted and the count holds up no other request. ``None``: count here.
-PROMPT_COUNTER: ContextVar[Callable[[str, bytes], int | None] | None] = ContextVar("mockoss_prompt_counter", default=None)
 
 
 def _record(
@@ -385,36 +376,9 @@ class MockServer:
             if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                 raise
             checked = exc
-        counter = PROMPT_COUNTER.get()
-        if counter is not None and type(checked) is tuple:
-            # A big body (mockoss.server.offload): what depends on the request alone is done here,
-            # outside the lock: the request's view (100,000 tools: ~170 ms) and the prompt count
-            # (in the worker process), only now that the request is known valid.
-            try:
-                view = checked[1].view(checked[2], body)  # as _reply builds it
-            except Exception:  # noqa: BLE001  (answered under the lock, as before: the view is built again there)
-                view = None
-            try:
-                counted = counter(endpoint, raw) if PRECOUNTED_PROMPT_TOKENS.get() is None else None
-            except Exception:  # noqa: BLE001  (the worker failed: counted here, under the lock, as without one)
-                counted = None
-            token = PRECOUNTED_PROMPT_TOKENS.set(counted) if counted is not None else None
-            # Its declared functions too, which a scripted tool call is checked against (100,000
-            # tools: 58-98 ms); the player reads them under the lock (tool_check.DECLARED).
-            declared = None
-            if type(body) is dict and body.get("tools"):
-                try:
-                    declared = DECLARED.set((body, declared_functions(body)))
-                except Exception:  # noqa: BLE001  (found again under the lock, where its error is answered as before)
-                    declared = None
-            try:
-                return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, view)
-            finally:
-                if token is not None:
-                    PRECOUNTED_PROMPT_TOKENS.reset(token)
-                if declared is not None:
-                    DECLARED.reset(declared)
-        return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked)
+        # A big body's view, count and declared tools are made now, outside the lock (prelock).
+        with before_lock(endpoint, raw, body, checked) as view:
+            return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, view)
 
     def _respond_locked(
         self,

@@ -208,8 +208,8 @@ def _counter(endpoint: str, raw: bytes) -> int | None:
 
 def _respond_counting(server: MockServer, endpoint: str, raw: bytes, headers: Mapping[str, str]) -> tuple[Reply, Delivery | None]:
     """``server.respond`` (on a worker thread) with the prompt counted in the worker process once
-    the request is known valid, before the server lock (:data:`mockoss.server.core.PROMPT_COUNTER`)."""
-    from mockoss.server.core import PROMPT_COUNTER
+    the request is known valid, before the server lock (:data:`mockoss.server.prelock.PROMPT_COUNTER`)."""
+    from mockoss.server.prelock import PROMPT_COUNTER
 
     token = PROMPT_COUNTER.set(_counter)
     try:
