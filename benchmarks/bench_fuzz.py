@@ -107,6 +107,39 @@ LOG_BYTES = 1 << 20
 # -- part 1: random completions, in process ------------------------------------------------------
 
 
+def play(
+    tally: Tally, server: Any, endpoint: str, raw: bytes, headers: dict[str, str], repro: dict[str, Any]
+) -> tuple[Any, float] | None:
+    """Answer one request in process with ``server.respond``, counted in ``tally``: ``(reply,
+    seconds)``, or ``None`` when an exception escaped (counted as a crash)."""
+    tally.cases += 1
+    start = time.perf_counter()
+    try:
+        reply, _delivery = server.respond(endpoint, raw, headers)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        tally.statuses["exception"] += 1
+        tally.crash(f"respond raised {type(exc).__name__}: {exc}", **repro)
+        return None
+    took = time.perf_counter() - start
+    tally.statuses[reply.status] += 1
+    if took > tally.extra.get("slowest_s", 0):
+        tally.extra.update(slowest_s=round(took, 3), slowest=repro)
+    return reply, took
+
+
+def in_process_problem(profile: str, reply: Any, took: float, endpoint: str, request: Any) -> str | None:
+    """Why a reply answered in process is a crash (:func:`fuzz_checks.reply_problem`, less what the
+    profile documents), or a hang; ``None`` if it is neither."""
+    problem = reply_problem(
+        reply.status, media_type(reply), reply.body, list(reply.frames), endpoint, reply.abort is not None
+    )
+    if problem and documented(profile, problem, reply.status, reply.body, request):
+        problem = None
+    return f"hung: answered after {took:.1f} s" if took > HUNG_S else problem
+
+
 def ollama_cut(server: Any, endpoint: str, body: dict[str, Any], headers: dict[str, str]) -> bool:
     """Whether an Ollama stream without its terminator is Ollama's own: a tool call that fails to
     decode ends the stream where the error line arrives (``error parsing tool call``; before PR
@@ -184,34 +217,12 @@ def part_completions(seed: int, seconds: float, limit: int | None) -> dict[str, 
                         "body": raw.decode("utf-8", "replace")[:800],
                         "headers": headers,
                     }
-                    tally.cases += 1
-                    start = time.perf_counter()
-                    try:
-                        reply, _delivery = server.respond(endpoint, raw, headers)
-                    except BaseException as exc:
-                        if isinstance(exc, KeyboardInterrupt):
-                            raise
-                        tally.statuses["exception"] += 1
-                        tally.crash(f"respond raised {type(exc).__name__}: {exc}", **repro)
+                    played = play(tally, server, endpoint, raw, headers, repro)
+                    if played is None:
                         continue
-                    took = time.perf_counter() - start
-                    tally.statuses[reply.status] += 1
-                    if took > tally.extra.get("slowest_s", 0):
-                        tally.extra.update(slowest_s=round(took, 3), slowest=repro)
-                    problem = reply_problem(
-                        reply.status,
-                        media_type(reply),
-                        reply.body,
-                        list(reply.frames),
-                        endpoint,
-                        reply.abort is not None,
-                    )
-                    if problem and documented(name, problem, reply.status, reply.body, body):
-                        problem = None
+                    problem = in_process_problem(name, *played, endpoint, body)
                     if problem and "without" in problem and ollama_cut(server, endpoint, body, headers):
                         problem, tally.extra["ollama_cut_streams"] = None, tally.extra.get("ollama_cut_streams", 0) + 1
-                    if took > HUNG_S:
-                        problem = f"hung: answered after {took:.1f} s"
                     if problem:
                         tally.crash(problem, **repro)
     tally.extra.update(
@@ -398,29 +409,12 @@ def part_requests(seed: int, seconds: float) -> dict[str, Any]:
             "headers": headers,
             "body": raw[:600].decode("utf-8", "backslashreplace"),
         }
-        tally.cases += 1
-        start = time.perf_counter()
-        try:
-            reply = servers[name].handle(endpoint, raw, lowered)
-        except BaseException as exc:
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            tally.statuses["exception"] += 1
-            tally.crash(f"handle raised {type(exc).__name__}: {exc}", **repro)
+        played = play(tally, servers[name], endpoint, raw, lowered, repro)
+        if played is None:
             continue
-        took = time.perf_counter() - start
-        tally.statuses[reply.status] += 1
-        if took > tally.extra.get("slowest_s", 0):
-            tally.extra.update(slowest_s=round(took, 3), slowest=repro)
-        problem = reply_problem(
-            reply.status, media_type(reply), reply.body, list(reply.frames), endpoint, reply.abort is not None
-        )
-        if problem and not problem.startswith("500") and "x-mockoss-transport" in lowered:
+        problem = in_process_problem(name, *played, endpoint, _json_or_none(raw))
+        if problem and "x-mockoss-transport" in lowered and not problem.startswith(("500", "hung")):
             problem = None  # the transport faults are applied over HTTP; in process the frames are whole
-        if problem and documented(name, problem, reply.status, reply.body, _json_or_none(raw)):
-            problem = None
-        if took > HUNG_S:
-            problem = f"hung: answered after {took:.1f} s"
         if problem:
             tally.crash(problem, **repro)
     return tally.summary()
