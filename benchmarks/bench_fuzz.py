@@ -441,11 +441,13 @@ def part_http(seed: int, seconds: float, profiles: list[str], workers: int, time
                 time.monotonic() + seconds / len(profiles),
             )
             threads = [threading.Thread(target=fuzz.run) for _ in range(workers)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            server.stop()
+            try:
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join()
+            finally:
+                server.stop()
             for block in server_tracebacks(server):
                 last = block.rstrip().splitlines()[-1]
                 tally.crash(f"server log: {last}", profile=profile, log=block)
