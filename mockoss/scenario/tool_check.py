@@ -168,13 +168,21 @@ class _CollectorPause:
     a few ms is what the ``gc`` module's documentation suggests for such stretches; reference
     counting still frees everything that is not in a cycle, and the next collection after
     :meth:`resume_if_paused` finds the rest. Counted, so that checks in several threads (one
-    server per pytest test id) turn it back on only when the last one ends, and only if it was on.
+    server per pytest test id) turn it back on only when the last one ends.
+
+    Paused by generation 0's threshold (0: no automatic collection, ``gc.set_threshold``'s
+    documented meaning), not ``gc.disable()``: the enabled flag stays the user's, so a
+    ``gc.disable()`` on another thread while a check runs (``timeit`` does, around what it times)
+    is not undone when the check ends, and a check started while the user had the collector off is
+    still paused when the user turns it on (a review's findings). The thresholds are put back
+    only if nobody changed them meanwhile.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._depth = 0
-        self._was_enabled = False
+        self._saved: tuple[int, ...] = ()  # the thresholds before the first pause
+        self._paused: tuple[int, ...] = ()  # the thresholds while paused (generation 0's is 0)
         self._local = threading.local()
 
     def pause(self) -> None:
@@ -182,8 +190,9 @@ class _CollectorPause:
             return
         with self._lock:
             if self._depth == 0:
-                self._was_enabled = gc.isenabled()
-                gc.disable()
+                self._saved = gc.get_threshold()
+                self._paused = (0, *self._saved[1:])
+                gc.set_threshold(*self._paused)
             self._depth += 1
         self._local.paused = True
 
@@ -193,8 +202,8 @@ class _CollectorPause:
         self._local.paused = False
         with self._lock:
             self._depth -= 1
-            if self._depth == 0 and self._was_enabled:
-                gc.enable()
+            if self._depth == 0 and gc.get_threshold() == self._paused:  # else changed meanwhile: theirs
+                gc.set_threshold(*self._saved)
 
 
 _collector = _CollectorPause()
