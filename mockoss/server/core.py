@@ -377,7 +377,7 @@ class MockServer:
                 raise
             checked = exc
         # A big body's view, count and declared tools are made now, outside the lock (prelock).
-        with before_lock(endpoint, raw, body, checked) as view:
+        with before_lock(endpoint, raw, body, checked, headers) as view:
             return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, view)
 
     def _respond_locked(
