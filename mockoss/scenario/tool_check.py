@@ -175,7 +175,10 @@ class _CollectorPause:
     ``gc.disable()`` on another thread while a check runs (``timeit`` does, around what it times)
     is not undone when the check ends, and a check started while the user had the collector off is
     still paused when the user turns it on (a review's findings). The thresholds are put back
-    only if nobody changed them meanwhile.
+    only if nobody changed them meanwhile. Left: code on another thread that saves the thresholds
+    while a check runs and sets them back after it ends restores generation 0's 0 (no automatic
+    collection until thresholds are set again); saving and restoring ``gc.isenabled()`` is the
+    common idiom, and is safe.
     """
 
     def __init__(self) -> None:
