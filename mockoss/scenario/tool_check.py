@@ -171,7 +171,8 @@ class _CollectorPause:
     server per pytest test id) turn it back on only when the last one ends.
 
     Paused by generation 0's threshold (0: no automatic collection, ``gc.set_threshold``'s
-    documented meaning), not ``gc.disable()``: the enabled flag stays the user's, so a
+    documented meaning, which CPython's own test suite checks on the incremental collector too:
+    python/cpython PR #140304, gh-139951, backported to 3.13 and 3.14), not ``gc.disable()``: the enabled flag stays the user's, so a
     ``gc.disable()`` on another thread while a check runs (``timeit`` does, around what it times)
     is not undone when the check ends, and a check started while the user had the collector off is
     still paused when the user turns it on (a review's findings). The thresholds are put back
