@@ -105,8 +105,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """``@pytest.mark.mockoss(profiles=[...])``: one test per profile, ids ``[vllm]``, ``[ollama]`` …
-    (one ``[real]`` test in real mode). A malformed value is left to the fixture to report."""
-    if "mockoss" not in metafunc.fixturenames:
+    (one ``[real]`` test in real mode). A malformed value is left to the fixture to report.
+    A suite's own ``mockoss`` fixture that replaces the plugin's (not requesting it) does not use
+    the profile fixture: its tests are not parametrised (tests/test_plugin_profiles_replaced.py)."""
+    if "mockoss" not in metafunc.fixturenames or "_mockoss_profile" not in metafunc.fixturenames:
         return
     found = closest(metafunc.definition, "profile", "profiles")
     if found is None or found[0] != "profiles":
