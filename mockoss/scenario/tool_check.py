@@ -172,9 +172,9 @@ class _CollectorPause:
 
     Paused by generation 0's threshold (0: no automatic collection, ``gc.set_threshold``'s
     documented meaning, which CPython's own test suite checks on the incremental collector too:
-    python/cpython PR #140304, gh-139951, backported to 3.13 and 3.14), not ``gc.disable()``: the enabled flag stays the user's, so a
-    ``gc.disable()`` on another thread while a check runs (``timeit`` does, around what it times)
-    is not undone when the check ends, and a check started while the user had the collector off is
+    python/cpython PR #140304, gh-139951, backported to 3.13 and 3.14), not ``gc.disable()``:
+    the enabled flag stays the user's, so a ``gc.disable()`` on another thread while a check runs
+    (``timeit`` does, around what it times) is not undone when the check ends, and a check started while the user had the collector off is
     still paused when the user turns it on (a review's findings). The thresholds are put back
     only if nobody changed them meanwhile. Left: code on another thread that saves the thresholds
     while a check runs and sets them back after it ends restores generation 0's 0 (no automatic
