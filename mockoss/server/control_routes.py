@@ -5,7 +5,6 @@ that serving the emulated API alone never imports FastAPI."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import tempfile
@@ -13,6 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
@@ -162,19 +162,27 @@ LOG_SLICE_CHARS = 1024 * 1024
 
 
 async def _log_json(entries: list[Any], records: dict[int, RecordedRequest]) -> list[bytes]:
+    """:func:`log_parts` on a worker thread (see there why)."""
+    return await anyio.to_thread.run_sync(log_parts, entries, records)
+
+
+def log_parts(entries: list[Any], records: dict[int, RecordedRequest]) -> list[bytes]:
     """The items of the ``/mockoss/requests`` body, each entry of ``entries`` (:func:`log_entry`
     fields with :func:`_entry_json`'s) as JSON in UTF-8; ``[`` the items joined by ``,`` ``]``
     (:func:`_joined`) are the bytes Starlette's ``JSONResponse`` wrote for the whole list
     (``ensure_ascii=False``, ``allow_nan=False``, separators ``,`` and ``:``): that is what the
     encoder writes for a list under these separators (``tests/server/test_isolation_leftovers.py``
-    compares). Built an entry at a time with a yield to the event loop after every
-    :data:`LOG_SLICE_CHARS` characters, and sent a part at a time, never joined (a 64 MiB
-    ``bytes`` join and one 64 MiB write held the loop ~0.1 s more), so that reading a full log
-    does not hold up other clients. An entry whose body is over :data:`LOG_SLICE_CHARS` also
-    yields between its steps (the body's parse, its JSON, its UTF-8 bytes), and :func:`_joined`
-    sends it in slices, so that each step holds the loop once: a log holding a 10 MB body held
-    it 113 ms in one go, for the three together (``benchmarks/bench_isolation.py``, cases
-    ``10MB,log``). A single step is still one call (a 10 MB body's JSON: ~20-40 ms).
+    compares).
+
+    Built on a worker thread (:func:`_log_json`), an entry at a time, and sent a part at a time,
+    never joined (a 64 MiB ``bytes`` join and one 64 MiB write held the loop ~0.1 s more), so that
+    reading a full log does not hold up other clients: the event loop takes the interpreter back
+    between any two steps (``mockoss serve`` switches threads every 1 ms), where built on the
+    loop with a yield every :data:`LOG_SLICE_CHARS` characters, another client's request waited
+    for one slice or step at each of its own turns (a log holding a 10 MB body: 113 ms in one go,
+    75-81 ms with a yield between the body's parse, its JSON and its bytes;
+    ``benchmarks/bench_isolation.py``, cases ``10MB,log``). One step is still one call holding
+    the interpreter: a 10 MB body's parse or JSON, ~20-40 ms.
 
     If any body holds NaN or Infinity (Python's json reads them, JSON has no such numbers) or a
     lone UTF-16 surrogate (``"\\ud800"``, which UTF-8 cannot encode), the whole list is written
@@ -183,28 +191,14 @@ async def _log_json(entries: list[Any], records: dict[int, RecordedRequest]) -> 
     """
     for ascii_only in (False, True):
         parts: list[bytes] = []
-        since = 0
         try:
             for entry in entries:
-                fields = log_entry(entry)
-                record = records.get(fields["index"]) if fields["index"] is not None else None
-                big = record is not None and len(record.raw) > LOG_SLICE_CHARS
-                if big:
-                    await asyncio.sleep(0)  # the entries before it, then each of its steps alone
-                item = _entry_json(fields, records)
-                if big:
-                    await asyncio.sleep(0)
+                item = _entry_json(log_entry(entry), records)
                 if ascii_only:
                     text = json.dumps(_finite(item), ensure_ascii=True, allow_nan=False, separators=(",", ":"))
                 else:
                     text = json.dumps(item, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-                if big:
-                    await asyncio.sleep(0)
                 parts.append(text.encode("utf-8"))
-                since += len(text)
-                if since >= LOG_SLICE_CHARS:
-                    since = 0
-                    await asyncio.sleep(0)
         except ValueError:
             if ascii_only:
                 raise
