@@ -29,6 +29,12 @@ sends each of:
   client waited 1.07-1.24 s more; with it 23-26 ms). A request with a plain schema first imports
   jsonschema (the first tool check of a process: ~0.1-0.2 s, once), as ``/mockoss/ready`` builds
   FastAPI.
+* ``longword``: ``/v1/completions`` echoing a prompt of one 50,000-character word (50 KB):
+  openai-harmony's tokenizer is quadratic in a word's length (~0.75 s here); the prompt is
+  counted in the worker process (a long run sends the request off the loop) and echoed as text;
+* ``tokenize``: vLLM's ``/tokenize`` of the same word. Left open: the side route tokenizes in
+  process, in one call that holds the GIL (~0.8 s; on a worker thread too, measured), so every
+  other client waits for it; the fix is the worker process, as for the prompt count;
 * ``tools100k``: the same rule with 100,000 declared tools (14 MB): their view and the walk the
   tool check makes held the server lock 133 ms and 58-98 ms; both are now done before it.
 
@@ -141,6 +147,8 @@ def cases() -> dict[str, Heavy]:
         "log": ("/mockoss/requests", None),
         "schema": _crafted_tool_body(),
         "tools100k": _tool_body({"type": "object"}, 100_000),
+        "longword": ("/v1/completions", json.dumps({"model": MODEL, "prompt": "a" * 50_000, "echo": True, "max_tokens": 3}).encode()),
+        "tokenize": ("/tokenize", json.dumps({"model": MODEL, "prompt": "a" * 50_000}).encode()),
     }
 
 
