@@ -32,9 +32,10 @@ sends each of:
 * ``longword``: ``/v1/completions`` echoing a prompt of one 50,000-character word (50 KB):
   openai-harmony's tokenizer is quadratic in a word's length (~0.75 s here); the prompt is
   counted in the worker process (a long run sends the request off the loop) and echoed as text;
-* ``tokenize``: vLLM's ``/tokenize`` of the same word. Left open: the side route tokenizes in
-  process, in one call that holds the GIL (~0.8 s; on a worker thread too, measured), so every
-  other client waits for it; the fix is the worker process, as for the prompt count;
+* ``tokenize``: vLLM's ``/tokenize`` of the same word: tokenized in process, in one call that
+  holds the GIL (on a worker thread too, measured), it held every other client 725-818 ms; a side
+  route's big body or long word is now tokenized in the worker process
+  (:func:`mockoss.server.offload.probe_elsewhere`);
 * ``tools100k``: the same rule with 100,000 declared tools (14 MB): their view and the walk the
   tool check makes held the server lock 133 ms and 58-98 ms; both are now done before it.
 

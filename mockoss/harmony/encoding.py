@@ -14,11 +14,14 @@ import hashlib
 import importlib.resources
 import os
 import tempfile
+from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 
 from openai_harmony import HarmonyEncoding, HarmonyEncodingName, load_harmony_encoding
 
 __all__ = [
+    "ENCODE_ELSEWHERE",
     "FIRST_SPECIAL",
     "VOCABULARY_FILE",
     "VOCABULARY_SHA256",
@@ -26,6 +29,7 @@ __all__ = [
     "VocabularyError",
     "cache_dir",
     "check_harmony_library",
+    "encode_text",
     "load_encoding",
 ]
 
@@ -165,3 +169,27 @@ def load_encoding() -> HarmonyEncoding:
     check_harmony_library()
     os.environ["TIKTOKEN_ENCODINGS_BASE"] = str(vocabulary_dir())
     return load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
+
+
+#: Encodes text elsewhere, ``(text, special) -> ids or None`` (``None``: encode here): the HTTP
+#: layer's worker process for a request whose body is big or holds a long unbroken run of text
+#: (:mod:`mockoss.server.offload`). openai-harmony's BPE is quadratic in the length of a word and
+#: holds the GIL for the whole call (one 50,000-character word: ~0.8 s, on a worker thread too),
+#: so in process every other client waits for it.
+ENCODE_ELSEWHERE: ContextVar[Callable[[str, bool], list[int] | None] | None] = ContextVar("mockoss_encode_elsewhere", default=None)
+
+
+def encode_text(text: str, *, special: bool = True) -> list[int]:
+    """The token ids of ``text``: ``encode(text, allowed_special="all")`` (special-token strings
+    as special tokens), or with ``special=False`` ``encode(text, disallowed_special=())`` (read as
+    text). Done by :data:`ENCODE_ELSEWHERE` when it is set and answers; the same ids either way.
+
+    Raises what openai-harmony's ``encode`` raises (a lone surrogate, a tokenizer panic).
+    """
+    elsewhere = ENCODE_ELSEWHERE.get()
+    if elsewhere is not None:
+        ids = elsewhere(text, special)
+        if ids is not None:
+            return ids
+    encoding = load_encoding()
+    return list(encoding.encode(text, allowed_special="all") if special else encoding.encode(text, disallowed_special=()))

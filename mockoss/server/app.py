@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+import anyio
 from starlette.applications import Starlette
 from starlette.middleware.errors import ServerErrorMiddleware
 from starlette.requests import ClientDisconnect, Request
@@ -21,7 +22,7 @@ from mockoss.server.core import MockServer
 from mockoss.server.durable import durable, expect_ticket, lifespan_for
 from mockoss.server.fastpath import GenerationPath
 from mockoss.server.limits import DEFAULT_REQUEST_TIMEOUT_S, RequestLimits
-from mockoss.server.offload import Gate
+from mockoss.server.offload import Gate, is_heavy, probe_elsewhere
 from mockoss.server.responses import to_response, to_scheduled_response
 
 __all__ = ["create_app", "to_response", "to_scheduled_response"]
@@ -131,7 +132,10 @@ def create_app(
     async def other(request: Request) -> Response:
         if proxy is not None and proxy.forwards(request.method, request.url.path):
             return await proxy.models(request)
-        return to_response(plane.server_for(request.scope).probe(request.method, request.url.path, await request.body()))
+        target, body = plane.server_for(request.scope), await request.body()
+        if body and is_heavy("", body, gate.offload_bytes):  # a big body or a long word: see probe_elsewhere
+            return to_response(await anyio.to_thread.run_sync(probe_elsewhere, target, request.method, request.url.path, body))
+        return to_response(target.probe(request.method, request.url.path, body))
 
     for endpoint in ENDPOINTS.values():
         app.add_route(endpoint.path, generation(endpoint.name), methods=["POST"])

@@ -656,7 +656,12 @@ class MockServer:
             return reply
         side_route = getattr(profile, "side_route", None)
         if side_route is not None:
-            reply = side_route(method, path, body, self.info)
+            try:
+                reply = side_route(method, path, body, self.info)
+            except BaseException as exc:  # a tokenizer panic (vLLM's /tokenize of a 1,000,000-character word): never a bare 500
+                if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+                    raise
+                return failure_reply(exc, profile, None, -1)
             if reply is not None:
                 return reply  # type: ignore[no-any-return]
         endpoint = endpoint_for_path(path)

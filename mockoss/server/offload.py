@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 import threading
+from array import array
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from mockoss.server.transport import Delivery
 
 __all__ = [
-    "BATCH_ENDPOINTS", "BATCH_ITEMS", "LONG_RUN_WINDOW", "OFFLOAD_BYTES", "Gate", "count_in_worker", "count_prompt_tokens", "has_long_run", "is_heavy",
+    "BATCH_ENDPOINTS", "BATCH_ITEMS", "LONG_RUN_WINDOW", "OFFLOAD_BYTES", "Gate", "count_in_worker", "count_prompt_tokens", "encode_in_worker", "has_long_run", "is_heavy", "probe_elsewhere",
     "shutdown",
 ]  # fmt: skip
 
@@ -162,6 +163,28 @@ class _Worker:
                 return None
             return int(answer)
 
+    def encode(self, text: str, special: bool) -> list[int] | None:
+        """The token ids of ``text`` (:func:`mockoss.harmony.encoding.encode_text`), made in the
+        worker process. Blocking, as :meth:`count`. ``None`` if the worker failed."""
+        with self._lock:
+            process = self._start()
+            try:
+                head = b"encode\0" if special else b"encode-plain\0"
+                write_frame(process.stdin, head + f"{prompt_cache_generation()}\0".encode() + text.encode("utf-8", "surrogatepass"))  # type: ignore[arg-type]
+                answer = read_frame(process.stdout)  # type: ignore[arg-type]
+            except OSError:
+                answer = None
+            if answer is None:
+                self.stop()
+                return None
+            if len(answer) % 4:  # "!": encoding raised there (prompt_worker)
+                return None
+            ids = array("I")
+            ids.frombytes(answer)
+            if sys.byteorder != "little":
+                ids.byteswap()
+            return ids.tolist()
+
     def stop(self) -> None:
         process, self._process = self._process, None
         if process is not None:
@@ -204,6 +227,31 @@ async def count_prompt_tokens(endpoint: str, raw: bytes) -> int | None:
 
 def _counter(endpoint: str, raw: bytes) -> int | None:
     return count_in_worker(endpoint, raw)  # looked up per call: a test may replace it
+
+
+def encode_in_worker(text: str, special: bool) -> list[int] | None:
+    """:func:`mockoss.harmony.encoding.encode_text` of ``text`` in the worker process; blocking
+    (on a thread). ``None`` (encode in process instead) if the worker cannot be used."""
+    try:
+        ids = _worker.encode(text, special)
+    except OSError as exc:  # cannot start it
+        logger.warning("mockoss: prompt-count worker unavailable (%s: %s); tokenizing in-process", type(exc).__name__, exc)
+        return None
+    return ids
+
+
+def probe_elsewhere(server: MockServer, method: str, path: str, body: bytes) -> Reply:
+    """``server.probe`` (on a worker thread) with text tokenized in the worker process
+    (:data:`mockoss.harmony.encoding.ENCODE_ELSEWHERE`): for a side route's big body or long word,
+    such as vLLM's or llama-server's ``/tokenize`` (one 50,000-character word: ~0.8 s holding the
+    GIL in process, every other client waiting; ``benchmarks/bench_isolation.py`` case ``tokenize``)."""
+    from mockoss.harmony.encoding import ENCODE_ELSEWHERE
+
+    token = ENCODE_ELSEWHERE.set(lambda text, special: encode_in_worker(text, special))
+    try:
+        return server.probe(method, path, body)
+    finally:
+        ENCODE_ELSEWHERE.reset(token)
 
 
 def _respond_counting(server: MockServer, endpoint: str, raw: bytes, headers: Mapping[str, str]) -> tuple[Reply, Delivery | None]:

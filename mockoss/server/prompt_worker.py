@@ -7,7 +7,11 @@ prompt-cache generation in ASCII (:func:`mockoss.endpoints.prompt_cache_generati
 the raw body. Answer payload: the prompt token count in ASCII
 (:func:`mockoss.endpoints.prompt_tokens`). When the generation changes (the server was reset),
 the worker empties its own count caches first, so that ``reset`` frees them here too.
-Exits when stdin closes (the server went away).
+An endpoint name of ``encode`` or ``encode-plain`` asks instead for the token ids of the raw
+bytes, UTF-8 text, with special-token strings read as special tokens or as text
+(:func:`mockoss.harmony.encoding.encode_text`); the answer is the ids as 4-byte little-endian
+integers, or the single byte ``!`` when encoding raised (the server then encodes in process, which
+raises the same). Exits when stdin closes (the server went away).
 
 A plain subprocess rather than :mod:`multiprocessing`: its ``spawn`` start method runs the
 parent's main script again in the child, which a user's test script without an
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import struct
 import sys
+from array import array
 from typing import BinaryIO
 
 __all__ = ["read_frame", "serve", "write_frame"]
@@ -52,7 +57,25 @@ def serve(source: BinaryIO, sink: BinaryIO) -> None:
         if seen != generation:
             clear_prompt_caches()
             generation = seen
+        if endpoint in (b"encode", b"encode-plain"):
+            from mockoss.harmony.encoding import encode_text
+
+            try:
+                ids = encode_text(raw.decode("utf-8", "surrogatepass"), special=endpoint == b"encode")
+            except BaseException as exc:  # a tokenizer panic is a BaseException
+                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                    raise
+                write_frame(sink, b"!")  # not a whole number of ids: the server encodes in process, to raise the same
+                continue
+            write_frame(sink, array("I", ids).tobytes() if sys.byteorder == "little" else _little(ids))
+            continue
         write_frame(sink, str(prompt_tokens(endpoint.decode(), raw)).encode())
+
+
+def _little(ids: list[int]) -> bytes:
+    out = array("I", ids)
+    out.byteswap()
+    return out.tobytes()
 
 
 def main() -> int:

@@ -120,8 +120,9 @@ def _parse_switches(header: str) -> dict[str, Any]:
     return switches
 
 
-def failure_reply(exc: BaseException, profile: Profile, endpoint: Endpoint, index: int) -> Reply:
-    """The reply for ``exc``, raised while answering request ``index`` (never a bare 500).
+def failure_reply(exc: BaseException, profile: Profile, endpoint: Endpoint | None, index: int) -> Reply:
+    """The reply for ``exc``, raised while answering request ``index`` (never a bare 500);
+    ``endpoint`` ``None``: a side route (``/tokenize``), answered in the profile's own shape.
 
     * openai-harmony's tokenizer panicking (pyo3's ``PanicException``, not an ``Exception``; e.g.
       a million-character word overflows its pre-tokenizer regex's stack, ``src/tiktoken.rs``,
@@ -137,12 +138,12 @@ def failure_reply(exc: BaseException, profile: Profile, endpoint: Endpoint, inde
             "mockoss: openai-harmony cannot tokenize this request (its tokenizer panicked: "
             f"{str(exc)[:200]}); a real server would answer it. Shorten the longest word of the prompt."
         )
-        return _for_endpoint(profile, endpoint).error(400, message)
+        return (profile if endpoint is None else _for_endpoint(profile, endpoint)).error(400, message)
     if isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in str(exc):
         message = (
             "Invalid request: a field the reply echoes holds a lone UTF-16 surrogate (\\ud800-\\udfff "
             "without its pair): not Unicode text (RFC 8259 section 8.2)"
         )
-        return _for_endpoint(profile, endpoint).error(400, message)
+        return (profile if endpoint is None else _for_endpoint(profile, endpoint)).error(400, message)
     logger.exception("mockoss failed to answer request %d", index, exc_info=exc)
     return profile.error(500, f"mockoss internal error (a bug, please report it): {type(exc).__name__}: {exc}")

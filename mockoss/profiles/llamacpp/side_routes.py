@@ -51,14 +51,13 @@ def _piece(token: int) -> str | list[int]:
 
 
 def _tokenize(body: dict[str, Any]) -> Reply:
-    from mockoss.harmony.encoding import load_encoding
+    from mockoss.harmony.encoding import encode_text
 
     content = body.get("content")
     if not isinstance(content, str):
         return _json({"tokens": []}) if content is None else error_reply(400, "\"content\" must be a string")
     special = body.get("parse_special", True)
-    encoding = load_encoding()
-    tokens = encoding.encode(content, allowed_special="all") if special else encoding.encode(content, disallowed_special=())
+    tokens = encode_text(content, special=bool(special))  # in the worker process for a long word (mockoss.server.offload)
     if body.get("with_pieces"):
         return _json({"tokens": [{"id": t, "piece": _piece(t)} for t in tokens]})
     return _json({"tokens": list(tokens)})

@@ -80,7 +80,7 @@ def _metrics(info: ServerInfo) -> Reply:
 
 
 def _tokenize(profile: VllmProfile, body: dict[str, Any], info: ServerInfo) -> Reply:
-    from mockoss.harmony.encoding import load_encoding
+    from mockoss.harmony.encoding import encode_text
     from mockoss.harmony.prompt import render_chat_prompt
 
     if "messages" in body:
@@ -88,7 +88,7 @@ def _tokenize(profile: VllmProfile, body: dict[str, Any], info: ServerInfo) -> R
             return profile.error(400, "Invalid request: messages: Input should be a valid list", param="messages")
         tokens = list(render_chat_prompt(body))
     elif isinstance(body.get("prompt"), str):
-        tokens = list(load_encoding().encode(body["prompt"], allowed_special="all"))
+        tokens = encode_text(body["prompt"])  # in the worker process for a long word (mockoss.server.offload)
     else:
         return profile.error(400, "Invalid request: prompt: Field required", param="prompt")
     result: dict[str, Any] = {"count": len(tokens), "max_model_len": profile.max_model_len, "tokens": tokens, "token_strs": None}
