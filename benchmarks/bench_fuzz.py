@@ -70,7 +70,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import ResponseParser, Server, mockoss_argv
+from benchlib import ResponseParser, Server, build_request, mockoss_argv
 from fuzz_cases import (
     HTTP_PROFILES,
     PATHS,
@@ -499,10 +499,7 @@ def soak_request(n: int, host: str, extra: dict[str, str] | None = None) -> tupl
     else:
         body = {"model": "openai/gpt-oss-20b", "input": text, "stream": stream}
         path = "/v1/responses"
-    raw = json.dumps(body, separators=(",", ":")).encode()
-    extra_head = "".join(f"{k}: {v}\r\n" for k, v in (extra or {}).items())
-    head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n{extra_head}Content-Length: {len(raw)}\r\n\r\n"
-    return path, head.encode() + raw
+    return path, build_request(path, host, json.dumps(body, separators=(",", ":")).encode(), extra)
 
 
 def soak_problem(status: int, content_type: str, body: bytes, path: str, full: bool) -> str | None:
