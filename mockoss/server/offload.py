@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 
 from mockoss.endpoints import ENDPOINTS, prompt_cache_generation
-from mockoss.server.prompt_worker import read_frame, write_frame
+from mockoss.server.prompt_worker import ENCODE_FAILED, read_frame, write_frame
 
 if TYPE_CHECKING:
     from mockoss.profiles.base import Reply
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from mockoss.server.transport import Delivery
 
 __all__ = [
-    "BATCH_ENDPOINTS", "BATCH_ITEMS", "LONG_RUN_WINDOW", "OFFLOAD_BYTES", "Gate", "count_in_worker", "count_prompt_tokens", "encode_in_worker", "has_long_run", "is_heavy", "probe_elsewhere",
+    "BATCH_ENDPOINTS", "BATCH_ITEMS", "LONG_RUN_WINDOW", "OFFLOAD_BYTES", "Gate", "count_in_worker", "encode_in_worker", "has_long_run", "is_heavy", "probe_elsewhere",
     "shutdown",
 ]  # fmt: skip
 
@@ -148,42 +148,36 @@ class _Worker:
             )
         return self._process
 
-    def count(self, endpoint: str, raw: bytes) -> int | None:
-        """Blocking (call it on a thread; pipe I/O releases the GIL). ``None`` if the worker failed."""
+    def _ask(self, name: bytes, payload: bytes) -> bytes | None:
+        """One request to the worker process (:mod:`mockoss.server.prompt_worker` framing), its
+        answer, or ``None`` if the worker failed (it is stopped; the next request starts another).
+        Blocking (call it on a thread; pipe I/O releases the GIL)."""
         with self._lock:
             process = self._start()
             try:
-                head = f"{endpoint}\0{prompt_cache_generation()}\0".encode()
-                write_frame(process.stdin, head + raw)  # type: ignore[arg-type]
+                write_frame(process.stdin, name + f"\0{prompt_cache_generation()}\0".encode() + payload)  # type: ignore[arg-type]
                 answer = read_frame(process.stdout)  # type: ignore[arg-type]
             except OSError:
                 answer = None
             if answer is None:
                 self.stop()
-                return None
-            return int(answer)
+            return answer
+
+    def count(self, endpoint: str, raw: bytes) -> int | None:
+        """:func:`mockoss.endpoints.prompt_tokens` of ``raw``; ``None`` if the worker failed."""
+        answer = self._ask(endpoint.encode(), raw)
+        return None if answer is None else int(answer)
 
     def encode(self, text: str, special: bool) -> list[int] | None:
-        """The token ids of ``text`` (:func:`mockoss.harmony.encoding.encode_text`), made in the
-        worker process. Blocking, as :meth:`count`. ``None`` if the worker failed."""
-        with self._lock:
-            process = self._start()
-            try:
-                head = b"encode\0" if special else b"encode-plain\0"
-                write_frame(process.stdin, head + f"{prompt_cache_generation()}\0".encode() + text.encode("utf-8", "surrogatepass"))  # type: ignore[arg-type]
-                answer = read_frame(process.stdout)  # type: ignore[arg-type]
-            except OSError:
-                answer = None
-            if answer is None:
-                self.stop()
-                return None
-            if len(answer) % 4:  # "!": encoding raised there (prompt_worker)
-                return None
-            ids = array("I")
-            ids.frombytes(answer)
-            if sys.byteorder != "little":
-                ids.byteswap()
-            return ids.tolist()
+        """The token ids of ``text`` (:func:`mockoss.harmony.encoding.encode_text`); ``None`` if
+        the worker failed or encoding raised there (``ENCODE_FAILED``: the caller encodes in
+        process, which raises the same)."""
+        answer = self._ask(b"encode" if special else b"encode-plain", text.encode("utf-8", "surrogatepass"))
+        if answer is None or answer == ENCODE_FAILED:
+            return None
+        ids = array("I")
+        ids.frombytes(answer)  # the same machine's byte order both ends
+        return ids.tolist()
 
     def stop(self) -> None:
         process, self._process = self._process, None
@@ -220,15 +214,6 @@ def count_in_worker(endpoint: str, raw: bytes) -> int | None:
     return counted
 
 
-async def count_prompt_tokens(endpoint: str, raw: bytes) -> int | None:
-    """:func:`count_in_worker` on a thread."""
-    return await anyio.to_thread.run_sync(count_in_worker, endpoint, raw)
-
-
-def _counter(endpoint: str, raw: bytes) -> int | None:
-    return count_in_worker(endpoint, raw)  # looked up per call: a test may replace it
-
-
 def encode_in_worker(text: str, special: bool) -> list[int] | None:
     """:func:`mockoss.harmony.encoding.encode_text` of ``text`` in the worker process; blocking
     (on a thread). ``None`` (encode in process instead) if the worker cannot be used."""
@@ -247,7 +232,7 @@ def probe_elsewhere(server: MockServer, method: str, path: str, body: bytes) -> 
     GIL in process, every other client waiting; ``benchmarks/bench_isolation.py`` case ``tokenize``)."""
     from mockoss.harmony.encoding import ENCODE_ELSEWHERE
 
-    token = ENCODE_ELSEWHERE.set(lambda text, special: encode_in_worker(text, special))
+    token = ENCODE_ELSEWHERE.set(encode_in_worker)
     try:
         return server.probe(method, path, body)
     finally:
@@ -259,7 +244,7 @@ def _respond_counting(server: MockServer, endpoint: str, raw: bytes, headers: Ma
     the request is known valid, before the server lock (:data:`mockoss.server.prelock.PROMPT_COUNTER`)."""
     from mockoss.server.prelock import PROMPT_COUNTER
 
-    token = PROMPT_COUNTER.set(_counter)
+    token = PROMPT_COUNTER.set(count_in_worker)
     try:
         return server.respond(endpoint, raw, headers)
     finally:

@@ -9,9 +9,9 @@ the raw body. Answer payload: the prompt token count in ASCII
 the worker empties its own count caches first, so that ``reset`` frees them here too.
 An endpoint name of ``encode`` or ``encode-plain`` asks instead for the token ids of the raw
 bytes, UTF-8 text, with special-token strings read as special tokens or as text
-(:func:`mockoss.harmony.encoding.encode_text`); the answer is the ids as 4-byte little-endian
-integers, or the single byte ``!`` when encoding raised (the server then encodes in process, which
-raises the same). Exits when stdin closes (the server went away).
+(:func:`mockoss.harmony.encoding.encode_text`); the answer is the ids as unsigned 32-bit
+integers in this machine's byte order, or :data:`ENCODE_FAILED` when encoding raised (the server
+then encodes in process, which raises the same). Exits when stdin closes (the server went away).
 
 A plain subprocess rather than :mod:`multiprocessing`: its ``spawn`` start method runs the
 parent's main script again in the child, which a user's test script without an
@@ -25,9 +25,11 @@ import sys
 from array import array
 from typing import BinaryIO
 
-__all__ = ["read_frame", "serve", "write_frame"]
+__all__ = ["ENCODE_FAILED", "read_frame", "serve", "write_frame"]
 
 _LENGTH = struct.Struct(">I")
+#: The answer to an ``encode`` request whose encoding raised (one byte: never a whole number of ids).
+ENCODE_FAILED = b"!"
 
 
 def read_frame(stream: BinaryIO) -> bytes | None:
@@ -65,17 +67,11 @@ def serve(source: BinaryIO, sink: BinaryIO) -> None:
             except BaseException as exc:  # a tokenizer panic is a BaseException
                 if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                     raise
-                write_frame(sink, b"!")  # not a whole number of ids: the server encodes in process, to raise the same
+                write_frame(sink, ENCODE_FAILED)
                 continue
-            write_frame(sink, array("I", ids).tobytes() if sys.byteorder == "little" else _little(ids))
+            write_frame(sink, array("I", ids).tobytes())
             continue
         write_frame(sink, str(prompt_tokens(endpoint.decode(), raw)).encode())
-
-
-def _little(ids: list[int]) -> bytes:
-    out = array("I", ids)
-    out.byteswap()
-    return out.tobytes()
 
 
 def main() -> int:
