@@ -154,11 +154,13 @@ def _cost(record: RecordedRequest) -> int:
     """Approximate bytes ``record`` holds (its body, headers, completion, problem, warnings and
     server log text)."""
     items = record.header_items
-    return (
+    cost = (
         _ENTRY_OVERHEAD + len(record.raw) + len(record.completion or "") + len(record.problem or "")
         + sum(map(len, chain.from_iterable(items))) + 64 * len(items)  # each pair's text, plus 64 for its tuple
-        + sum(map(len, record.warnings)) + sum(map(len, record.server_log))
     )
+    if record.warnings or record.server_log:  # mostly both empty: two sums cost ~0.2 us of every request
+        cost += sum(map(len, record.warnings)) + sum(map(len, record.server_log))
+    return cost
 
 
 class RequestLog(deque):  # type: ignore[type-arg]
