@@ -119,6 +119,14 @@ def test_the_bound_counts_most_of_a_batchs_reply(monkeypatch, profile):
         monkeypatch.undo()
 
 
+#: TensorRT-LLM's ``CompletionResponseChoice`` fields, in the model's order
+#: (tensorrt_llm/serve/openai_protocol.py; the profile's module docstring cites it).
+CHOICE_FIELDS = [
+    "index", "text", "token_ids", "logprobs", "context_logits", "finish_reason", "stop_reason",
+    "disaggregated_params", "avg_decoded_tokens_per_iter",
+]
+
+
 def test_trtllms_json_reply_is_compact_json_in_field_order():
     """TensorRT-LLM's non-streamed reply is written choice by choice (so each choice's bytes are
     counted as written): the same text ``json.dumps`` of the whole reply writes."""
@@ -127,3 +135,11 @@ def test_trtllms_json_reply_is_compact_json_in_field_order():
         reply, _ = server.respond("completions", json.dumps({"model": MODEL, **fields}).encode(), {})
         assert reply.status == 200
         assert reply.body == json.dumps(json.loads(reply.body), separators=(",", ":"), ensure_ascii=False).encode()
+        sent = json.loads(reply.body)
+        assert list(sent) == ["id", "object", "created", "model", "choices", "usage", "prompt_token_ids"]
+        prompts = fields["prompt"] if isinstance(fields["prompt"], list) else [fields["prompt"]]
+        for index, (prompt, choice) in enumerate(zip(prompts, sent["choices"], strict=True)):
+            assert list(choice) == CHOICE_FIELDS
+            # each choice of a batch is the one a request of its prompt alone gets, at its index
+            alone, _ = server.respond("completions", json.dumps({"model": MODEL, **fields, "prompt": prompt}).encode(), {})
+            assert choice == {**json.loads(alone.body)["choices"][0], "index": index}
