@@ -56,7 +56,7 @@ def test_uploading_a_scenario_nested_past_the_yaml_parser_is_a_400():
 # (20 MB) naming an unknown model took 57.7 s to get Ollama's 404 over HTTP, 0.06 s in process.
 # vLLM checks the model before it renders the prompt (vllm-project/vllm serving_chat.py
 # create_chat_completion: _check_model first). MockServer.respond now calls the worker's count
-# (core.PROMPT_COUNTER) once the request passed validation, before its lock.
+# (prelock.PROMPT_COUNTER) once the request passed validation, before its lock.
 def test_a_big_request_refused_by_validation_is_not_counted_first(monkeypatch):
     from mockoss.server import offload
 

@@ -28,7 +28,7 @@ from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
 from mockoss.server.inputs import lone_surrogate_field, out_of_vocabulary
 from mockoss.server.nonfinite import go_decode_error
-from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS, PROMPT_COUNTER, before_lock  # noqa: F401  (re-exported: tests and offload set them)
+from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS, before_lock
 from mockoss.server.records import (
     DEFAULT_LOG_BYTES,
     REQUEST_RECORDS,
@@ -376,9 +376,18 @@ class MockServer:
             if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                 raise
             checked = exc
-        # A big body's view, count and declared tools are made now, outside the lock (prelock).
-        with before_lock(endpoint, raw, body, checked, headers) as view:
-            return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, view)
+        # The transport header too (it reads nothing else); what it raises is answered first, under the lock.
+        header = headers.get(TRANSPORT_HEADER)
+        try:
+            override: TransportSpec | BaseException | None = TransportSpec.from_header(header) if header else None
+        except BaseException as exc:
+            if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+                raise
+            override = exc
+        # A big body's view, count and declared tools are made now, outside the lock (prelock),
+        # unless the header refuses the request anyway.
+        with before_lock(endpoint, raw, body, None if isinstance(override, BaseException) else checked) as view:
+            return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, override, view)
 
     def _respond_locked(
         self,
@@ -390,6 +399,7 @@ class MockServer:
         base: Profile,
         names: Any,
         checked: Reply | tuple[Profile, Any, str] | BaseException | None,
+        override: TransportSpec | BaseException | None,
         view: Any = None,
     ) -> tuple[Reply, Delivery | None]:
         """The part of :meth:`respond` under the server lock: the request's index, its answer, its
@@ -401,10 +411,9 @@ class MockServer:
                 # set_profile() or set_switches() ran meanwhile: judged against the server as it
                 # is now, under the lock, as every request was before (no reply mixes two profiles).
                 checked, view = None, None
-            override = None
             try:
-                header = headers.get(TRANSPORT_HEADER)
-                override = TransportSpec.from_header(header) if header else None
+                if isinstance(override, BaseException):  # the header's error comes first, as ever
+                    raise override
                 if isinstance(checked, BaseException):
                     raise checked
                 reply, scenario, step, played = self._answer(endpoint, raw, body, headers, index, step, checked=checked, view=view)
@@ -423,7 +432,7 @@ class MockServer:
             _share(record)
             if self.recorder is not None:
                 self.recorder.observe(self, record, reply, step)
-            return reply, self._delivery(scenario, step, override, index, body)
+            return reply, self._delivery(scenario, step, None if isinstance(override, BaseException) else override, index, body)
 
     def _remember(self, played: Played, reply: Reply, body: Any) -> None:
         """Store a Responses reply's id for ``previous_response_id`` unless the request said ``store: false``."""

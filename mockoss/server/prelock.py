@@ -16,13 +16,12 @@ again as it would have, and answers its error as before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
 from mockoss.scenario.tool_check import DECLARED, declared_functions
-from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
 
 __all__ = ["PRECOUNTED_PROMPT_TOKENS", "PROMPT_COUNTER", "before_lock"]
 
@@ -36,14 +35,13 @@ PROMPT_COUNTER: ContextVar[Callable[[str, bytes], int | None] | None] = ContextV
 
 
 @contextmanager
-def before_lock(endpoint: str, raw: bytes, body: Any, checked: Any, headers: Mapping[str, str] | None = None) -> Iterator[Any]:
-    """For a request that passed validation (``checked``: ``(profile, request, model)``) while a
-    :data:`PROMPT_COUNTER` is set: its view, count and declared tools made now, the count and the
-    tools handed on until the block ends. Yields the view (``None``: built under the lock).
-    Nothing is done for a request whose ``headers`` hold an invalid ``X-Mockoss-Transport``: the
-    lock's side refuses it (a 400) before the body is judged, so it is not counted either."""
+def before_lock(endpoint: str, raw: bytes, body: Any, checked: Any) -> Iterator[Any]:
+    """For a request that passed validation (``checked``: ``(profile, request, model)``; anything
+    else, such as ``None`` for a request its ``X-Mockoss-Transport`` header refuses, does nothing)
+    while a :data:`PROMPT_COUNTER` is set: its view, count and declared tools made now, the count
+    and the tools handed on until the block ends. Yields the view (``None``: built under the lock)."""
     counter = PROMPT_COUNTER.get()
-    if counter is None or type(checked) is not tuple or _refused_transport(headers):
+    if counter is None or type(checked) is not tuple:
         yield None
         return
     try:
@@ -69,16 +67,3 @@ def before_lock(endpoint: str, raw: bytes, body: Any, checked: Any, headers: Map
         if declared is not None:
             DECLARED.reset(declared)
 
-
-def _refused_transport(headers: Mapping[str, str] | None) -> bool:
-    """Whether ``headers`` hold an ``X-Mockoss-Transport`` the lock's side refuses (parsed as it parses it)."""
-    header = headers.get(TRANSPORT_HEADER) if headers else None
-    if not header:
-        return False
-    try:
-        TransportSpec.from_header(header)
-    except TransportError:
-        return True
-    except Exception:  # noqa: BLE001  (answered under the lock as well, as mockoss's internal error)
-        return True
-    return False

@@ -1,6 +1,6 @@
 """A big request that respond refuses is not counted first, whichever check refuses it.
 
-1f909c6 moved the worker process's prompt count (``core.PROMPT_COUNTER``, a big body on a worker
+1f909c6 moved the worker process's prompt count (``prelock.PROMPT_COUNTER``, a big body on a worker
 thread) after validation, so that a refused request is answered without it (20 MB of long words:
 57.7 s to a 404 otherwise; vLLM checks the model before it renders, ``serving_chat.py``
 ``create_chat_completion``, ``_check_model`` first). An invalid ``X-Mockoss-Transport`` header is
@@ -14,7 +14,7 @@ import json
 
 from mockoss import endpoints
 from mockoss.scenario import tool_check
-from mockoss.server import core
+from mockoss.server import core, prelock
 from mockoss.server.core import MockServer
 
 MODEL = "openai/gpt-oss-20b"
@@ -35,11 +35,11 @@ def _respond(server: MockServer, headers: dict[str, str]) -> tuple[core.Reply, l
         counted.append(endpoint)
         return endpoints.prompt_tokens(endpoint, raw)
 
-    token = core.PROMPT_COUNTER.set(counter)
+    token = prelock.PROMPT_COUNTER.set(counter)
     try:
         reply = server.respond("chat", BODY, headers)[0]
     finally:
-        core.PROMPT_COUNTER.reset(token)
+        prelock.PROMPT_COUNTER.reset(token)
     assert tool_check.DECLARED.get() is None and core.PRECOUNTED_PROMPT_TOKENS.get() is None
     return reply, counted
 

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from mockoss.server import core
+from mockoss.server import core, prelock
 from mockoss.server.core import MockServer
 
 MODEL = "openai/gpt-oss-20b"
@@ -145,12 +145,12 @@ def test_a_big_requests_view_and_count_are_made_without_the_lock(monkeypatch):
             return _original(self, model, body)
 
         monkeypatch.setattr(cls, "view", watched)
-    token = core.PROMPT_COUNTER.set(counter)
+    token = prelock.PROMPT_COUNTER.set(counter)
     try:
         ok = server.handle("chat", _chat("hi"), {})
         bad = server.handle("chat", json.dumps({"model": "nope", "messages": [{"role": "user", "content": "hi"}]}).encode(), {})
     finally:
-        core.PROMPT_COUNTER.reset(token)
+        prelock.PROMPT_COUNTER.reset(token)
     assert ok.status == 200 and json.loads(ok.body)["usage"]["prompt_tokens"] == 7
     assert bad.status == 404
     assert held == {"view": [False], "count": [False]}
@@ -174,11 +174,11 @@ def test_a_big_requests_declared_tools_are_walked_without_the_lock(monkeypatch):
     tools = [{"type": "function", "function": {"name": f"tool_{i}", "parameters": {"type": "object"}}} for i in range(50)]
     tools.append({"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"location": {"type": "integer"}}}}})
     raw = json.dumps({"model": MODEL, "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": tools}).encode()
-    token = core.PROMPT_COUNTER.set(lambda endpoint, raw: 11)
+    token = prelock.PROMPT_COUNTER.set(lambda endpoint, raw: 11)
     try:
         big = servers[0].respond("chat", raw, {})[0]
     finally:
-        core.PROMPT_COUNTER.reset(token)
+        prelock.PROMPT_COUNTER.reset(token)
     assert big.status == 200 and held == [False]
     small = servers[1].respond("chat", raw, {})[0]
     assert small.status == 200 and held == [False, True]
@@ -193,10 +193,10 @@ def test_a_failing_prompt_counter_means_counting_in_process():
     def broken(endpoint: str, raw: bytes) -> int:
         raise ValueError("the worker answered nonsense")
 
-    token = core.PROMPT_COUNTER.set(broken)
+    token = prelock.PROMPT_COUNTER.set(broken)
     try:
         reply = server.handle("chat", _chat("What is 2 + 2?"), {})
     finally:
-        core.PROMPT_COUNTER.reset(token)
+        prelock.PROMPT_COUNTER.reset(token)
     assert reply.status == 200
     assert json.loads(reply.body)["usage"] == json.loads(MockServer("clean-answer").handle("chat", _chat("What is 2 + 2?"), {}).body)["usage"]
