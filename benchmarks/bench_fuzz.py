@@ -266,6 +266,14 @@ def server_tracebacks(server: Server) -> list[str]:
 
 
 _ENDPOINT_OF = {path: endpoint for endpoint, path in PATHS.items()}
+
+
+def endpoint_of(path: str) -> str | None:
+    """The endpoint an http case's ``path`` names (its query, a trailing slash and the session
+    prefix ``/s/fz`` aside), else ``None`` (a control route, an unknown path)."""
+    return _ENDPOINT_OF.get(path.split("?")[0].rstrip("/").removeprefix("/s/fz"))
+
+
 #: The scenario the served profiles of the http part answer with: two steps (a call, an answer).
 HTTP_SCENARIO = "clean-tool-call"
 
@@ -297,7 +305,7 @@ class _HttpFuzz:
         a transport fault."""
         if "x-mockoss-transport" in headers:
             return True
-        endpoint = _ENDPOINT_OF.get(path.split("?")[0].rstrip("/").removeprefix("/s/fz"))
+        endpoint = endpoint_of(path)
         if endpoint is None:
             return False
         from mockoss.server.core import MockServer
@@ -398,7 +406,7 @@ def part_requests(seed: int, seconds: float) -> dict[str, Any]:
             random.Random(f"{seed}/requests/{i}"), name, endpoints, profile["default_model"]
         )
         i += 1
-        endpoint = _ENDPOINT_OF.get(path.split("?")[0].rstrip("/").removeprefix("/s/fz"))
+        endpoint = endpoint_of(path)
         if method != "POST" or endpoint is None or len(raw) > 2_000_000:
             continue
         lowered = {k.lower(): v for k, v in headers.items()}
