@@ -28,7 +28,7 @@ from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
 from mockoss.server.inputs import lone_surrogate_field, out_of_vocabulary
 from mockoss.server.nonfinite import go_decode_error
-from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS, before_lock
+from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS, PROMPT_COUNTER, before_lock
 from mockoss.server.records import (
     DEFAULT_LOG_BYTES,
     REQUEST_RECORDS,
@@ -384,9 +384,10 @@ class MockServer:
             if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                 raise
             override = exc
-        # A big body's view, count and declared tools are made now, outside the lock (prelock),
-        # unless the header refuses the request anyway.
-        with before_lock(endpoint, raw, body, None if isinstance(override, BaseException) else checked) as view:
+        if PROMPT_COUNTER.get() is None or type(checked) is not tuple or isinstance(override, BaseException):
+            return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, override)
+        # A big body's view, count and declared tools are made now, outside the lock (prelock).
+        with before_lock(endpoint, raw, body, checked) as view:
             return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, override, view)
 
     def _respond_locked(
