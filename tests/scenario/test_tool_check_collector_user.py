@@ -78,3 +78,53 @@ def test_a_check_started_with_the_collector_off_stays_paused_when_the_user_turns
     thread.join(30)
     assert during == []
     assert gc.isenabled() and gc.get_threshold() == threshold
+
+
+def test_thresholds_the_user_sets_during_a_check_are_kept(held_check):
+    """The pause puts the thresholds back only if nobody changed them meanwhile."""
+    thread, inside, release = held_check
+    threshold = gc.get_threshold()
+    try:
+        thread.start()
+        assert inside.wait(30)
+        gc.set_threshold(500, 5, 5)  # the user's, while the check runs
+        release.set()
+        thread.join(30)
+        assert gc.get_threshold() == (500, 5, 5)
+    finally:
+        gc.set_threshold(*threshold)
+
+
+def test_checks_on_two_threads_keep_the_collector_paused_until_the_last_one_ends(monkeypatch):
+    """Counted: one server per pytest test id may check on its own thread; the first check to end
+    does not turn automatic collection back on under the other."""
+    threshold = gc.get_threshold()
+    inside = {name: threading.Event() for name in ("a", "b")}
+    release = {name: threading.Event() for name in ("a", "b")}
+    real = schema_check.check_schema
+
+    def held(*args, **kwargs):
+        name = threading.current_thread().name
+        inside[name].set()
+        assert release[name].wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tool_check, "check_schema", held)
+    threads = {name: threading.Thread(target=tool_check.tool_call_warnings, args=(CALL, BODY), name=name) for name in ("a", "b")}
+    try:
+        for name, thread in threads.items():
+            thread.start()
+            assert inside[name].wait(30)
+        assert gc.get_threshold()[0] == 0
+        release["a"].set()
+        threads["a"].join(30)
+        assert gc.get_threshold()[0] == 0  # b's check still runs
+        release["b"].set()
+        threads["b"].join(30)
+        assert gc.get_threshold() == threshold
+    finally:
+        for name, thread in threads.items():
+            release[name].set()
+            if thread.ident is not None:  # started
+                thread.join(30)
+        gc.set_threshold(*threshold)
