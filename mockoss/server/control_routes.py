@@ -155,10 +155,9 @@ def _js_spelling(value: Any) -> Any:
     return value
 
 
-#: Characters of JSON :func:`_log_json` writes between two yields to the event loop: ~5 ms of
-#: parsing and writing request bodies (measured: the 64 MiB default log in one go held the loop
-#: 0.17-0.31 s; issue 9, the breaker's D16).
-LOG_SLICE_CHARS = 1024 * 1024
+#: Bytes of the log's JSON :func:`_joined` sends at most in one piece (a 10 MB entry in one copy
+#: and one write held the loop ~10 ms).
+LOG_SLICE_BYTES = 1024 * 1024
 
 
 async def _log_json(entries: list[Any], records: dict[int, RecordedRequest]) -> list[bytes]:
@@ -178,7 +177,7 @@ def log_parts(entries: list[Any], records: dict[int, RecordedRequest]) -> list[b
     never joined (a 64 MiB ``bytes`` join and one 64 MiB write held the loop ~0.1 s more), so that
     reading a full log does not hold up other clients: the event loop takes the interpreter back
     between any two steps (``mockoss serve`` switches threads every 1 ms), where built on the
-    loop with a yield every :data:`LOG_SLICE_CHARS` characters, another client's request waited
+    loop with a yield every 1 MiB of JSON, another client's request waited
     for one slice or step at each of its own turns (a log holding a 10 MB body: 113 ms in one go,
     75-81 ms with a yield between the body's parse, its JSON and its bytes;
     ``benchmarks/bench_isolation.py``, cases ``10MB,log``). One step is still one call holding
@@ -208,20 +207,20 @@ def log_parts(entries: list[Any], records: dict[int, RecordedRequest]) -> list[b
 
 
 async def _joined(parts: list[bytes]) -> AsyncIterator[bytes]:
-    """``b"[" + b",".join(parts) + b"]"``, a part at a time, a part over :data:`LOG_SLICE_CHARS`
-    bytes in slices of that size (one copy and one write of 10 MB held the loop ~10 ms more)."""
+    """``b"[" + b",".join(parts) + b"]"``, a part at a time, a part over :data:`LOG_SLICE_BYTES`
+    in slices of that size."""
     if not parts:
         yield b"[]"
         return
     for i, part in enumerate(parts):
         lead = b"[" if i == 0 else b","
-        if len(part) <= LOG_SLICE_CHARS:
+        if len(part) <= LOG_SLICE_BYTES:
             yield lead + part
             continue
         yield lead
         view = memoryview(part)
-        for start in range(0, len(part), LOG_SLICE_CHARS):
-            yield bytes(view[start : start + LOG_SLICE_CHARS])
+        for start in range(0, len(part), LOG_SLICE_BYTES):
+            yield bytes(view[start : start + LOG_SLICE_BYTES])
     yield b"]"
 
 

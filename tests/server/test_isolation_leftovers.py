@@ -236,7 +236,7 @@ def test_the_request_log_is_the_bytes_jsonresponse_wrote(odd, monkeypatch):
     ASCII fallback."""
     from mockoss.server import control_routes
 
-    monkeypatch.setattr(control_routes, "LOG_SLICE_CHARS", 200)  # many slices
+    monkeypatch.setattr(control_routes, "LOG_SLICE_BYTES", 200)  # many slices
     threads: list[str] = []
     real_entry = control_routes._entry_json
 
@@ -276,11 +276,11 @@ def test_a_big_body_in_the_log_is_written_off_the_loop_and_sent_in_slices(monkey
     """The log's JSON is built on a worker thread, where the event loop takes the interpreter back
     between any two steps (on the loop, a log holding a 10 MB body held it 113 ms in one go; with
     yields between the body's steps 75-81 ms; now 25-38 ms: bench_isolation.py, cases 10MB,log),
-    and a part over LOG_SLICE_CHARS bytes is sent in slices of that size. The bytes are unchanged."""
+    and a part over LOG_SLICE_BYTES bytes is sent in slices of that size. The bytes are unchanged."""
     from mockoss.server import control_routes
     from mockoss.server.control import _LOG_FIELDS
 
-    monkeypatch.setattr(control_routes, "LOG_SLICE_CHARS", 1000)
+    monkeypatch.setattr(control_routes, "LOG_SLICE_BYTES", 1000)
     server = MockServer("clean-answer")
     server.respond("chat", _chat("small"), {})
     server.respond("chat", _chat("big " * 2000), {})  # ~8,000 characters, one entry
