@@ -108,51 +108,49 @@ def tool_call_warnings(
     if not calls:
         return ()
     budget = REQUEST_BUDGET_S if budget_s is None else budget_s
-    try:
-        return _checked(calls, body, budget)
-    finally:
-        _collector.resume_if_paused()
-
-
-def _checked(calls: Sequence[tuple[str, str | None]], body: Mapping[str, Any], budget: float) -> tuple[str, ...]:
-    """:func:`tool_call_warnings`' work; the collector is paused from the first schema check on."""
     started: float | None = None  # the budget's clock starts at the first schema check
     declared = declared_functions(body)
     warnings = []
     unchecked: list[str] = []  # names of the calls whose schema check stopped or never ran
     listed: str | None = None  # the declared names a "not declared" line shows, found once
-    for name, arguments in calls:
-        if name not in declared:
-            if listed is None:
-                listed = _declared_list(declared)
-            warnings.append(f"tool call {name!r}: not declared by the request (declared functions: {listed})")
-            continue
-        if arguments is None:
-            continue
-        try:
-            value = json.loads(arguments)
-        except ValueError as exc:
-            warnings.append(f"tool call {name!r}: arguments are not JSON ({exc.msg} at {exc.pos}): {_short(arguments)}")
-            continue
-        schema = declared[name]
-        if not isinstance(schema, (dict, bool)):
-            continue
-        if started is None:
-            prepare()  # a process's first check imports jsonschema (~0.13 s, once): not on this request's budget
-            _collector.pause()  # a full collection is not the schema's work (see _CollectorPause)
-            started = time.thread_time()
-        left = budget - (time.thread_time() - started)
-        if left <= 0:
-            unchecked.append(name)
-            continue
-        found = check_schema(schema, value, left)
-        warnings.extend(f"tool call {name!r}: {note}" for note in found.notes)
-        if found.over_budget:
-            unchecked.append(name)
-        elif found.problem is not None:
-            warnings.append(f"tool call {name!r}: {found.problem}")
-    if unchecked and started is not None:
-        warnings.append(_over_budget(unchecked, time.thread_time() - started, budget))
+    paused = False  # the collector, from the first schema check on (see _CollectorPause)
+    try:
+        for name, arguments in calls:
+            if name not in declared:
+                if listed is None:
+                    listed = _declared_list(declared)
+                warnings.append(f"tool call {name!r}: not declared by the request (declared functions: {listed})")
+                continue
+            if arguments is None:
+                continue
+            try:
+                value = json.loads(arguments)
+            except ValueError as exc:
+                warnings.append(f"tool call {name!r}: arguments are not JSON ({exc.msg} at {exc.pos}): {_short(arguments)}")
+                continue
+            schema = declared[name]
+            if not isinstance(schema, (dict, bool)):
+                continue
+            if started is None:
+                prepare()  # a process's first check imports jsonschema (~0.13 s, once): not on this request's budget
+                _collector.pause()  # a full collection is not the schema's work (see _CollectorPause)
+                paused = True
+                started = time.thread_time()
+            left = budget - (time.thread_time() - started)
+            if left <= 0:
+                unchecked.append(name)
+                continue
+            found = check_schema(schema, value, left)
+            warnings.extend(f"tool call {name!r}: {note}" for note in found.notes)
+            if found.over_budget:
+                unchecked.append(name)
+            elif found.problem is not None:
+                warnings.append(f"tool call {name!r}: {found.problem}")
+        if unchecked and started is not None:
+            warnings.append(_over_budget(unchecked, time.thread_time() - started, budget))
+    finally:
+        if paused:
+            _collector.resume()
     return tuple(warnings)
 
 
@@ -167,7 +165,7 @@ class _CollectorPause:
     ``assert_tool_calls_match_declared_tools=True`` (found by a review). Pausing the collector for
     a few ms is what the ``gc`` module's documentation suggests for such stretches; reference
     counting still frees everything that is not in a cycle, and the next collection after
-    :meth:`resume_if_paused` finds the rest. Counted, so that checks in several threads (one
+    :meth:`resume` finds the rest. Counted, so that checks in several threads (one
     server per pytest test id) turn it back on only when the last one ends.
 
     Paused by generation 0's threshold (0: no automatic collection, ``gc.set_threshold``'s
@@ -184,29 +182,22 @@ class _CollectorPause:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._depth = 0
-        self._saved: tuple[int, ...] = ()  # the thresholds before the first pause
-        self._paused: tuple[int, ...] = ()  # the thresholds while paused (generation 0's is 0)
-        self._local = threading.local()
+        self._depth = 0  # checks paused now, on any thread
+        self._saved: tuple[int, ...] = ()  # the thresholds before the first of them paused
 
     def pause(self) -> None:
-        if getattr(self._local, "paused", False):
-            return
+        """Pause for one request's checks; the caller's ``finally`` calls :meth:`resume` once."""
         with self._lock:
             if self._depth == 0:
                 self._saved = gc.get_threshold()
-                self._paused = (0, *self._saved[1:])
-                gc.set_threshold(*self._paused)
+                gc.set_threshold(0, *self._saved[1:])
             self._depth += 1
-        self._local.paused = True
 
-    def resume_if_paused(self) -> None:
-        if not getattr(self._local, "paused", False):
-            return
-        self._local.paused = False
+    def resume(self) -> None:
+        """End one :meth:`pause`; the last one puts the thresholds back unless changed meanwhile."""
         with self._lock:
             self._depth -= 1
-            if self._depth == 0 and gc.get_threshold() == self._paused:  # else changed meanwhile: theirs
+            if self._depth == 0 and gc.get_threshold() == (0, *self._saved[1:]):  # else changed meanwhile: theirs
                 gc.set_threshold(*self._saved)
 
 
