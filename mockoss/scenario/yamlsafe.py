@@ -106,6 +106,16 @@ def _check_tags(node: yaml.Node, seen: set[int]) -> None:
             _check_tags(value, seen)
 
 
+def single_node(loader: yaml.SafeLoader) -> yaml.Node | None:
+    """``loader.get_single_node()``, with YAML nested deeper than PyYAML's composer recurses
+    (``[[[…]]]``, 5,000 levels: a ``RecursionError``, which a scenario upload and a switch header
+    turned into a bare 500) raised as :class:`YamlLimitError`."""
+    try:
+        return loader.get_single_node()
+    except RecursionError:
+        raise YamlLimitError("invalid YAML: nested too deep (more levels than the YAML parser recurses)", None) from None
+
+
 def load_plain(text: str, limit: int = MAX_HEADER_NODES) -> Any:
     """Parse one YAML value as :func:`yaml.safe_load` does, refusing explicit tags and expansions
     past ``limit`` nodes.
@@ -116,7 +126,7 @@ def load_plain(text: str, limit: int = MAX_HEADER_NODES) -> Any:
     """
     loader = yaml.SafeLoader(text)
     try:
-        root = loader.get_single_node()
+        root = single_node(loader)
         if root is None:
             return None
         check_expansion(root, limit)
