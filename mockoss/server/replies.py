@@ -131,17 +131,18 @@ def failure_reply(exc: BaseException, profile: Profile, endpoint: Endpoint | Non
 
     ``KeyboardInterrupt``, ``SystemExit`` and ``GeneratorExit`` are the caller's to re-raise.
     """
+    scoped = profile if endpoint is None else _for_endpoint(profile, endpoint)
     if type(exc).__name__ == "PanicException":
         message = (
             "mockoss: openai-harmony cannot tokenize this request (its tokenizer panicked: "
             f"{str(exc)[:200]}); a real server would answer it. Shorten the longest word of the prompt."
         )
-        return (profile if endpoint is None else _for_endpoint(profile, endpoint)).error(400, message)
+        return scoped.error(400, message)
     if isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in str(exc):
         message = (
             "Invalid request: a field the reply echoes holds a lone UTF-16 surrogate (\\ud800-\\udfff "
             "without its pair): not Unicode text (RFC 8259 section 8.2)"
         )
-        return (profile if endpoint is None else _for_endpoint(profile, endpoint)).error(400, message)
+        return scoped.error(400, message)
     logger.exception("mockoss failed to answer request %d", index, exc_info=exc)
     return profile.error(500, f"mockoss internal error (a bug, please report it): {type(exc).__name__}: {exc}")
