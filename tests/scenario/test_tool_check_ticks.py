@@ -104,3 +104,50 @@ def test_the_walk_for_pattern_properties_counts_against_the_budget():
     spent = time.thread_time() - started
     assert spent < 10 * REQUEST_BUDGET_S, f"{spent * 1000:.0f} ms of CPU for a {REQUEST_BUDGET_S * 1000:g} ms budget"
     assert len(warnings) == 1 and "not fully checked" in warnings[0]
+
+
+@pytest.fixture
+def steps(monkeypatch):
+    """The budget steps (``_Check.steps``) of the last schema check run while the fixture is active.
+
+    The timing test above cannot tell these ticks are missing on a quick machine: without them
+    its cases took 30-290 ms of CPU here, mostly under its 10x slack (250 ms). Counting the steps
+    is deterministic."""
+    from mockoss.scenario import schema_check
+
+    counted = [0]
+    real = schema_check._Check.tick
+
+    def tick(self, weight=1):
+        real(self, weight)
+        counted[0] = self.steps  # the check's own count, so far
+
+    monkeypatch.setattr(schema_check._Check, "tick", tick)
+    return counted
+
+
+def _steps_of(counted: list[int], schema: object, value: object) -> int:
+    from mockoss.scenario.schema_check import check_schema
+
+    counted[0] = 0
+    found = check_schema(schema, value, 60.0)
+    assert not found.over_budget
+    return counted[0]
+
+
+def test_each_enum_member_compared_and_the_messages_length_are_steps(steps):
+    members = _members()[:5000]
+    message = f"'Paris' is not one of {members!r}"
+    assert _steps_of(steps, {"enum": members}, "Paris") >= len(members) + len(message) // 64
+
+
+def test_each_error_a_keyword_yields_is_a_step(steps):
+    names = [f"r{i}" for i in range(3000)]
+    schema = {"type": "object", "required": names}
+    missing, present = _steps_of(steps, schema, {}), _steps_of(steps, schema, dict.fromkeys(names, 1))
+    assert missing - present >= len(names)
+
+
+def test_a_pattern_compiled_weighs_by_its_length(steps):
+    pattern = "b|" + "a" * 64_000
+    assert _steps_of(steps, {"type": "string", "pattern": pattern}, "b") >= len(pattern) // 64  # "b" matches: no error
