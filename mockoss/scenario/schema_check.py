@@ -355,13 +355,11 @@ class SchemaCheck(NamedTuple):
             budget, cycle or crash report; ``None`` when the arguments were checked and fit.
         over_budget: the check stopped at its CPU budget (``problem`` then says so); what was
             checked until then found nothing.
-        cpu_s: CPU seconds (this thread's) the check took.
     """
 
     notes: list[str]
     problem: str | None
     over_budget: bool
-    cpu_s: float
 
 
 @functools.cache
@@ -437,14 +435,14 @@ def check_schema(schema: Any, value: Any, budget_s: float) -> SchemaCheck:
         )
     finally:
         _CURRENT.reset(token)
-    return SchemaCheck(check.notes, problem, over_budget, time.thread_time() - started)
+    return SchemaCheck(check.notes, problem, over_budget)
 
 
 def schema_problems(schema: Any, value: Any, budget_s: float | None = None) -> list[str]:
     """Warnings for ``value`` (parsed arguments) against ``schema`` (the declared ``parameters``):
     "not checked" notes first, then the best validation error, if any. Never raises for any schema
     a client can send; never does I/O; stops after ``budget_s`` seconds of CPU (default
-    :data:`BUDGET_S`, one check's own budget; the tool check of a request passes what is left of
-    the request's, :data:`mockoss.scenario.tool_check.REQUEST_BUDGET_S`)."""
+    :data:`BUDGET_S`, one check's own budget; the tool check of a request calls
+    :func:`check_schema` with what is left of :data:`mockoss.scenario.tool_check.REQUEST_BUDGET_S`)."""
     found = check_schema(schema, value, BUDGET_S if budget_s is None else budget_s)
     return found.notes + ([found.problem] if found.problem else [])
