@@ -151,3 +151,10 @@ def test_each_error_a_keyword_yields_is_a_step(steps):
 def test_a_pattern_compiled_weighs_by_its_length(steps):
     pattern = "b|" + "a" * 64_000
     assert _steps_of(steps, {"type": "string", "pattern": pattern}, "b") >= len(pattern) // 64  # "b" matches: no error
+
+
+def test_each_descent_into_a_subschema_is_a_step(steps):
+    """A descent into an empty subschema runs no keyword (an ``allOf`` of 1,000 ``{}``), so the
+    descent itself counts."""
+    schema = {"type": "array", "items": {}}
+    assert _steps_of(steps, schema, [0] * 1000) - _steps_of(steps, schema, []) >= 1000
