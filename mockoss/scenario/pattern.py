@@ -87,7 +87,7 @@ def re2_search(pattern: str, options: Any, *, cache: bool = True) -> Callable[[s
     sends (:mod:`mockoss.scenario.schema_re2`, for the tool checks), so RE2 retains only what its caller caches."""
     import re2
 
-    build = (getattr(re2, "_Regexp", None) if not cache else None) or re2.compile
+    build = re2.compile if cache else getattr(re2, "_Regexp", re2.compile)
     try:
         compiled = build(_without_surrogates(pattern), options)
     except re2.error as exc:
