@@ -321,3 +321,18 @@ def test_tool_call_warnings_keep_their_shape():
         "tool call 't': $ref '#/$defs/N' is not checked: it does not resolve within the schema (mockoss never downloads or reads a referenced file; PointerToNowhere: '/$defs/N' does not exist)",
         "tool call 't': arguments do not match the declared parameters at $.m: 'x' is not of type 'integer'",
     )
+
+
+def test_a_long_schema_pattern_is_not_kept_in_re2s_own_cache():
+    """Patterns over 512 characters are compiled for one check and not cached by mockoss; nor by
+    ``re2.compile``, whose 128-entry cache (``re2._Regexp._make``, google-re2 1.1) would keep the
+    client's patterns, at any length, for the life of the process."""
+    re2 = pytest.importorskip("re2")
+    from mockoss.scenario import schema_re2
+    from mockoss.scenario.schema_re2 import compile_pattern
+
+    cache, ours = re2._Regexp._make.cache_info, schema_re2._compile_cached.cache_info
+    before, before_ours = cache().currsize, ours().currsize
+    found = compile_pattern("^" + "q" * 700 + r"\u0041$")
+    assert found("q" * 700 + "A") and not found("q" * 700)
+    assert cache().currsize == before and ours().currsize == before_ours
