@@ -55,6 +55,7 @@ def test_no_collection_runs_inside_the_checks_and_the_collector_is_back_on(colle
     warnings = tool_check.tool_call_warnings(calls, BODY)
     assert collections == []
     assert gc.isenabled()
+    assert gc.get_threshold() == (1, 1, 1)  # the fixture's, put back (the pause sets generation 0's to 0)
     assert len(warnings) == 1 and "city" in warnings[0]  # the second call is still checked
 
 
@@ -72,9 +73,11 @@ def test_the_collector_is_back_on_when_a_check_raises(monkeypatch):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(tool_check, "check_schema", broken)
+    threshold = gc.get_threshold()
     with pytest.raises(RuntimeError):
         tool_check.tool_call_warnings([("get_weather", json.dumps({"city": "Paris"}))], BODY)
     assert gc.isenabled()
+    assert gc.get_threshold() == threshold  # the pause is by threshold: isenabled() alone cannot tell
 
 
 def test_a_sub_millisecond_budget_warning_says_how_long_it_ran():
