@@ -38,6 +38,11 @@ sends each of:
   (:func:`mockoss.server.offload.probe_elsewhere`);
 * ``tools100k``: the same rule with 100,000 declared tools (14 MB): their view and the walk the
   tool check makes held the server lock 133 ms and 58-98 ms; both are now done before it.
+* ``ollamaword``: Ollama's ``/api/generate`` of the same word, not streamed, on a second mockoss
+  server with the Ollama profile (:data:`PROFILES`; the small probe is that server's
+  ``/v1/chat/completions``): the reply's ``context`` holds the prompt's token ids, which were
+  rendered in process under the server lock (~0.8-1.4 s for every other client); they are now
+  rendered in the worker process before the lock (:mod:`mockoss.server.prelock`).
 
 It prints, per case, the heavy request's own time and status, the probes' extra wait over their
 median alone (p50, p99, max; the issue 9 target: ≤ 50 ms), and the server's resident memory after
@@ -52,6 +57,7 @@ regex stalled every client 6.4 s; 100 MB took 51 s and 1.58 GB.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -61,6 +67,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +157,13 @@ def cases() -> dict[str, Heavy]:
         "tools100k": _tool_body({"type": "object"}, 100_000),
         "longword": ("/v1/completions", json.dumps({"model": MODEL, "prompt": "a" * 50_000, "echo": True, "max_tokens": 3}).encode()),
         "tokenize": ("/tokenize", json.dumps({"model": MODEL, "prompt": "a" * 50_000}).encode()),
+        "ollamaword": ("/api/generate", json.dumps({"model": MODEL, "prompt": "a" * 50_000, "stream": False}).encode()),
     }
+
+
+#: Cases answered by a mockoss server with another profile than the default (vLLM), by case name:
+#: that profile (started with ``--served-model-name`` :data:`MODEL`, so the probe's body is the same).
+PROFILES = {"ollamaword": "ollama"}
 
 
 def _free_port() -> int:
@@ -261,7 +274,11 @@ def memory(port: int, pid: int, requests: int, size: int = 200_000) -> dict[str,
     return {"requests": requests, "before_mb": before, "after_mb": rss_mb(pid)}
 
 
-def measure(port: int, pid: int, probes: int, log_requests: int) -> dict[str, Any]:
+def measure(
+    port: int, pid: int, probes: int, log_requests: int, only: set[str] | None = None, window: float | None = 0.0
+) -> dict[str, Any]:
+    """Probe alone, then during each case (``only``: those cases; default all), then the noise row,
+    probing as long as the longest case or ``window`` seconds (``None``: no noise row)."""
     try:  # build mockoss's /mockoss routes (FastAPI, imported on first use: ~0.1-0.4 s, once) before timing
         post(port, ("/mockoss/ready", None))
     except OSError:
@@ -273,6 +290,8 @@ def measure(port: int, pid: int, probes: int, log_requests: int) -> dict[str, An
     if log_requests:
         out["memory"] = memory(port, pid, log_requests)
     for name, heavy in cases().items():
+        if only is not None and name not in only:
+            continue
         during = probe_during(port, heavy)
         waits = during["waits"]
         out[name] = {
@@ -284,8 +303,10 @@ def measure(port: int, pid: int, probes: int, log_requests: int) -> dict[str, An
             "probes": len(waits),
             "rss_mb": rss_mb(pid),
         }
-    window = max(out[name]["heavy_s"] for name in cases())
-    noise = probe_during(port, float(window))["waits"]
+    if window is None:
+        return out
+    window = max([window, *(row["heavy_s"] for row in out.values() if isinstance(row, dict) and "heavy_s" in row)])
+    noise = probe_during(port, float(window or 1.0))["waits"]
     out["noise"] = {
         "status": 0,
         "heavy_s": window,
@@ -296,6 +317,21 @@ def measure(port: int, pid: int, probes: int, log_requests: int) -> dict[str, An
         "rss_mb": rss_mb(pid),
     }
     return out
+
+
+@contextlib.contextmanager
+def _serving(command: list[str], cwd: str, port_flag: str | None) -> Iterator[tuple[int, int]]:
+    """Start ``command`` on a free port (``port_flag PORT`` appended, or ``PORT`` when ``None``);
+    yield ``(port, pid)`` once it answers; stop it."""
+    port = _free_port()
+    command = command + ([port_flag, str(port)] if port_flag else [str(port)])
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, cwd=cwd, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        _wait_up(port)
+        yield port, process.pid
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 def main() -> int:
@@ -316,20 +352,24 @@ def main() -> int:
         scenario.write_text(SCENARIO)
         baseline = Path(tmp, "baseline.py")
         baseline.write_text(BASELINE)
-        servers = {
-            "starlette": [sys.executable, str(baseline)],
-            "mockoss": [sys.executable, "-m", "mockoss", "serve", "--scenario", str(scenario)],
-        }
-        for name, command in servers.items():
-            port = _free_port()
-            command = command + ([str(port)] if name == "starlette" else ["--port", str(port)])
-            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, cwd=tmp, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-            try:
-                _wait_up(port)
-                results[name] = measure(port, process.pid, args.probes, args.log_requests)
-            finally:
-                process.terminate()
-                process.wait(timeout=10)
+        mockoss = [sys.executable, "-m", "mockoss", "serve", "--scenario", str(scenario)]
+        # Cases of another profile first, each on its own mockoss server (no memory or noise row);
+        # the bare Starlette baseline below answers every case (a path it lacks: a quick 404).
+        others: dict[str, Any] = {}
+        for profile in sorted({PROFILES[name] for name in cases() if name in PROFILES}):
+            wanted = {name for name in cases() if PROFILES.get(name) == profile}
+            command = [*mockoss, "--profile", profile, "--served-model-name", MODEL]
+            with _serving(command, tmp, "--port") as (port, pid):
+                measured = measure(port, pid, args.probes, 0, only=wanted, window=None)
+            others.update({name: measured[name] for name in wanted})
+            others[f"alone_ms_{profile}"] = measured["alone_ms"]
+        longest = max((row["heavy_s"] for row in others.values() if isinstance(row, dict)), default=0.0)
+        servers = {"starlette": ([sys.executable, str(baseline)], None), "mockoss": (mockoss, "--port")}
+        for name, (command, port_flag) in servers.items():
+            own = None if name == "starlette" else {case for case in cases() if case not in PROFILES}
+            with _serving(command, tmp, port_flag) as (port, pid):
+                results[name] = measure(port, pid, args.probes, args.log_requests, only=own, window=longest)
+        results["mockoss"].update(others)
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
