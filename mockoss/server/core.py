@@ -8,6 +8,7 @@ profile's :class:`~mockoss.profiles.base.Reply`. The HTTP layer only moves bytes
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -297,7 +298,7 @@ class MockServer:
 
     def reset(self) -> None:
         """Rewind every scenario, forget every session, clear the request log, the per-header
-        profile cache and the prompt count caches (ids restart too)."""
+        profile cache, the prompt count caches and Ollama's ``context`` prompt ids (ids restart too)."""
         with self._lock:
             self._player.clear()
             self.requests.clear()
@@ -305,6 +306,9 @@ class MockServer:
             self._valid_bodies.clear()
             self._handled = 0
         clear_prompt_caches()
+        ollama = sys.modules.get("mockoss.profiles.ollama.native")  # only if loaded: nothing to clear otherwise
+        if ollama is not None:
+            ollama.clear_context_cache()
 
     # -- request handling ----------------------------------------------------------------------
 

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BATCH_ENDPOINTS", "BATCH_ITEMS", "LONG_RUN_WINDOW", "OFFLOAD_BYTES", "Gate", "count_in_worker", "encode_in_worker", "has_long_run", "is_heavy", "probe_elsewhere",
-    "shutdown",
+    "render_in_worker", "shutdown",
 ]  # fmt: skip
 
 logger = logging.getLogger("mockoss")
@@ -172,12 +172,13 @@ class _Worker:
         """The token ids of ``text`` (:func:`mockoss.harmony.encoding.encode_text`); ``None`` if
         the worker failed or encoding raised there (``ENCODE_FAILED``: the caller encodes in
         process, which raises the same)."""
-        answer = self._ask(b"encode" if special else b"encode-plain", text.encode("utf-8", "surrogatepass"))
-        if answer is None or answer == ENCODE_FAILED:
-            return None
-        ids = array("I")
-        ids.frombytes(answer)  # the same machine's byte order both ends
-        return ids.tolist()
+        return _ids(self._ask(b"encode" if special else b"encode-plain", text.encode("utf-8", "surrogatepass")))
+
+    def render(self, endpoint: str, raw: bytes) -> list[int] | None:
+        """The prompt token ids of ``raw``, a body for ``endpoint``
+        (``ENDPOINTS[endpoint].render_prompt``); ``None`` if the worker failed or rendering raised
+        there (``ENCODE_FAILED``: the caller renders in process, which raises the same)."""
+        return _ids(self._ask(b"render", endpoint.encode() + b"\0" + raw))
 
     def stop(self) -> None:
         process, self._process = self._process, None
@@ -187,6 +188,15 @@ class _Worker:
             for pipe in (process.stdin, process.stdout):
                 if pipe is not None:
                     pipe.close()
+
+
+def _ids(answer: bytes | None) -> list[int] | None:
+    """The ids of an ``encode`` or ``render`` answer, ``None`` for none or ``ENCODE_FAILED``."""
+    if answer is None or answer == ENCODE_FAILED:
+        return None
+    ids = array("I")
+    ids.frombytes(answer)  # the same machine's byte order both ends
+    return ids.tolist()
 
 
 _worker = _Worker()
@@ -225,6 +235,18 @@ def encode_in_worker(text: str, special: bool) -> list[int] | None:
     return ids
 
 
+def render_in_worker(endpoint: str, raw: bytes) -> list[int] | None:
+    """The prompt token ids of ``raw``, a body for ``endpoint``
+    (:attr:`mockoss.endpoints.Endpoint.render_prompt`), rendered in the worker process; blocking
+    (on a thread). ``None`` (render in process instead) if the worker cannot be used or rendering
+    raised there."""
+    try:
+        return _worker.render(endpoint, raw)
+    except OSError as exc:  # cannot start it
+        logger.warning("mockoss: prompt-count worker unavailable (%s: %s); rendering in-process", type(exc).__name__, exc)
+        return None
+
+
 def probe_elsewhere(server: MockServer, method: str, path: str, body: bytes) -> Reply:
     """``server.probe`` (on a worker thread) with text tokenized in the worker process
     (:data:`mockoss.harmony.encoding.ENCODE_ELSEWHERE`): for a side route's big body or long word,
@@ -241,13 +263,17 @@ def probe_elsewhere(server: MockServer, method: str, path: str, body: bytes) -> 
 
 def _respond_counting(server: MockServer, endpoint: str, raw: bytes, headers: Mapping[str, str]) -> tuple[Reply, Delivery | None]:
     """``server.respond`` (on a worker thread) with the prompt counted in the worker process once
-    the request is known valid, before the server lock (:data:`mockoss.server.prelock.PROMPT_COUNTER`)."""
-    from mockoss.server.prelock import PROMPT_COUNTER
+    the request is known valid, before the server lock (:data:`mockoss.server.prelock.PROMPT_COUNTER`),
+    and rendered there when the reply carries its token ids (:data:`mockoss.server.prelock.PROMPT_RENDERER`:
+    Ollama's ``/api/generate`` ``context``)."""
+    from mockoss.server.prelock import PROMPT_COUNTER, PROMPT_RENDERER
 
     token = PROMPT_COUNTER.set(count_in_worker)
+    rendering = PROMPT_RENDERER.set(render_in_worker)
     try:
         return server.respond(endpoint, raw, headers)
     finally:
+        PROMPT_RENDERER.reset(rendering)
         PROMPT_COUNTER.reset(token)
 
 

@@ -12,6 +12,20 @@ checks the model before it renders: ``vllm-project/vllm`` ``serving_chat.py``
 :data:`PRECOUNTED_PROMPT_TOKENS`, the declared tools in :data:`mockoss.scenario.tool_check.DECLARED`
 and the view as its return value. Any step that fails is left to the lock's side, which does it
 again as it would have, and answers its error as before.
+
+A reply that carries the prompt's token ids needs them rendered, not only counted: Ollama's
+``/api/generate`` answers ``context``, the prompt's tokens then the generated text's
+(``ollama/ollama@fb307609:server/routes.go``, ``GenerateHandler``: on the last response, unless
+``raw``, ``r.Tokenize(prompt + generated)`` becomes ``res.Context``). mockoss rendered them under
+the lock, in process: one 50,000-character word, ~0.8-1.4 s that every other client waited
+(openai-harmony's BPE is quadratic in a word's length and holds the GIL;
+``benchmarks/bench_isolation.py`` case ``ollamaword``). So while a :data:`PROMPT_RENDERER` is set,
+:func:`before_lock` renders them too (in the worker process), hands them to the profile in
+:data:`mockoss.profiles.ollama.native.PRERENDERED_PROMPT`, and counts the prompt as their number
+(``Endpoint.render_prompt``'s length is the count by definition, :func:`mockoss.endpoints.prompt_tokens`),
+which saves the worker a second render. If the worker fails (or rendering raised there: a tokenizer
+panic), the count is asked for as before and the profile renders under the lock, as it did, and
+raises what it raised.
 """
 
 from __future__ import annotations
@@ -23,7 +37,7 @@ from typing import Any
 
 from mockoss.scenario.tool_check import DECLARED, declared_functions
 
-__all__ = ["PRECOUNTED_PROMPT_TOKENS", "PROMPT_COUNTER", "before_lock"]
+__all__ = ["PRECOUNTED_PROMPT_TOKENS", "PROMPT_COUNTER", "PROMPT_RENDERER", "before_lock"]
 
 #: A prompt token count computed before the reply is built (see the module docstring; a test
 #: may set it); ``None``: counted with the reply.
@@ -32,6 +46,10 @@ PRECOUNTED_PROMPT_TOKENS: ContextVar[int | None] = ContextVar("mockoss_prompt_to
 #: layer's worker process for a big body, :mod:`mockoss.server.offload`); ``None``: a small
 #: request, nothing done before the lock.
 PROMPT_COUNTER: ContextVar[Callable[[str, bytes], int | None] | None] = ContextVar("mockoss_prompt_counter", default=None)
+#: Renders a request's prompt token ids elsewhere, ``(endpoint, raw) -> ids or None`` (the worker
+#: process, :func:`mockoss.server.offload.render_in_worker`), for a reply that carries them (see
+#: the module docstring); ``None``: rendered with the reply, if it needs them.
+PROMPT_RENDERER: ContextVar[Callable[[str, bytes], list[int] | None] | None] = ContextVar("mockoss_prompt_renderer", default=None)
 
 
 @contextmanager
@@ -48,11 +66,15 @@ def before_lock(endpoint: str, raw: bytes, body: Any, checked: Any) -> Iterator[
         view = checked[1].view(checked[2], body)  # as MockServer._reply builds it
     except Exception:  # noqa: BLE001  (built again under the lock, which answers its error as before)
         view = None
-    try:
-        counted = counter(endpoint, raw) if PRECOUNTED_PROMPT_TOKENS.get() is None else None
-    except Exception:  # noqa: BLE001  (the worker failed: counted under the lock, as without one)
-        counted = None
+    rendered = _prompt_ids(endpoint, raw, view)
+    counted = None
+    if PRECOUNTED_PROMPT_TOKENS.get() is None:
+        try:
+            counted = len(rendered[1]) if rendered is not None else counter(endpoint, raw)
+        except Exception:  # noqa: BLE001  (the worker failed: counted under the lock, as without one)
+            counted = None
     token = PRECOUNTED_PROMPT_TOKENS.set(counted) if counted is not None else None
+    handed = rendered[0].set((view.body, rendered[1])) if rendered is not None else None
     declared = None
     if type(body) is dict and body.get("tools"):
         try:
@@ -64,6 +86,26 @@ def before_lock(endpoint: str, raw: bytes, body: Any, checked: Any) -> Iterator[
     finally:
         if token is not None:
             PRECOUNTED_PROMPT_TOKENS.reset(token)
+        if handed is not None:
+            rendered[0].reset(handed)  # type: ignore[index]
         if declared is not None:
             DECLARED.reset(declared)
 
+
+def _prompt_ids(endpoint: str, raw: bytes, view: Any) -> tuple[ContextVar[Any], list[int]] | None:
+    """For a request whose reply carries its prompt's token ids (Ollama's ``/api/generate``, not
+    ``raw``, not only loading the model) and whose profile has not cached them: the profile's
+    variable for them and the ids :data:`PROMPT_RENDERER` rendered; else ``None`` (none needed, no
+    renderer, or it failed: the reply renders them itself, as without one)."""
+    render = PROMPT_RENDERER.get()
+    if render is None or endpoint != "ollama.generate" or view is None:
+        return None
+    from mockoss.profiles.ollama.native import PRERENDERED_PROMPT, needs_prompt_ids
+
+    try:
+        if not needs_prompt_ids(view):
+            return None
+        ids = render(endpoint, raw)
+    except Exception:  # noqa: BLE001  (rendered under the lock, as without a renderer)
+        return None
+    return None if ids is None else (PRERENDERED_PROMPT, ids)

@@ -11,7 +11,12 @@ An endpoint name of ``encode`` or ``encode-plain`` asks instead for the token id
 bytes, UTF-8 text, with special-token strings read as special tokens or as text
 (:func:`mockoss.harmony.encoding.encode_text`); the answer is the ids as unsigned 32-bit
 integers in this machine's byte order, or :data:`ENCODE_FAILED` when encoding raised (the server
-then encodes in process, which raises the same). Exits when stdin closes (the server went away).
+then encodes in process, which raises the same). An endpoint name of ``render`` asks for the
+prompt token ids of a request body: the raw bytes are an endpoint name, a NUL byte and the body,
+and the answer is ``ENDPOINTS[name].render_prompt(json.loads(body))``
+(:data:`mockoss.endpoints.ENDPOINTS`) as ``encode`` answers, or :data:`ENCODE_FAILED` when
+rendering raised (a tokenizer panic: the server renders in process, which raises the same).
+Exits when stdin closes (the server went away).
 
 A plain subprocess rather than :mod:`multiprocessing`: its ``spawn`` start method runs the
 parent's main script again in the child, which a user's test script without an
@@ -59,11 +64,9 @@ def serve(source: BinaryIO, sink: BinaryIO) -> None:
         if seen != generation:
             clear_prompt_caches()
             generation = seen
-        if endpoint in (b"encode", b"encode-plain"):
-            from mockoss.harmony.encoding import encode_text
-
+        if endpoint in (b"encode", b"encode-plain", b"render"):
             try:
-                ids = encode_text(raw.decode("utf-8", "surrogatepass"), special=endpoint == b"encode")
+                ids = _ids(endpoint, raw)
             except BaseException as exc:  # a tokenizer panic is a BaseException
                 if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                     raise
@@ -72,6 +75,20 @@ def serve(source: BinaryIO, sink: BinaryIO) -> None:
             write_frame(sink, array("I", ids).tobytes())
             continue
         write_frame(sink, str(prompt_tokens(endpoint.decode(), raw)).encode())
+
+
+def _ids(request: bytes, raw: bytes) -> list[int]:
+    """The token ids an ``encode``, ``encode-plain`` or ``render`` request asks for (see above)."""
+    if request == b"render":
+        import json
+
+        from mockoss.endpoints import ENDPOINTS
+
+        name, _, body = raw.partition(b"\0")
+        return ENDPOINTS[name.decode()].render_prompt(json.loads(body))
+    from mockoss.harmony.encoding import encode_text
+
+    return encode_text(raw.decode("utf-8", "surrogatepass"), special=request == b"encode")
 
 
 def main() -> int:

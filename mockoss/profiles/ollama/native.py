@@ -20,12 +20,15 @@ non-streamed reply was HTTP 500 ``{"error":"unexpected error format in response"
 from __future__ import annotations
 
 import functools
-import json
 import re
+import sys
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mockoss.harmony.encoding import load_encoding
+from mockoss.harmony.lru import BytesLRU, approx_bytes
 from mockoss.profiles.base import Reply, RequestContext
 from mockoss.profiles.ollama.errors import GO_JSON, native_error
 from mockoss.profiles.ollama.generation import Generation, pieces, run
@@ -39,7 +42,10 @@ if TYPE_CHECKING:
     from mockoss.profiles.ollama import OllamaProfile
     from mockoss.schemas.ollama import OllamaChatRequestView, OllamaGenerateRequestView
 
-__all__ = ["NDJSON_MEDIA_TYPE", "surface_native_chat", "surface_native_generate"]
+__all__ = [
+    "CONTEXT_CACHE_BYTES", "NDJSON_MEDIA_TYPE", "PRERENDERED_PROMPT", "clear_context_cache", "needs_prompt_ids", "surface_native_chat",
+    "surface_native_generate",
+]  # fmt: skip
 
 NDJSON_MEDIA_TYPE = "application/x-ndjson"
 #: What 0.11.3 answered a non-streamed request whose stream ended in its wrongly keyed error.
@@ -158,12 +164,65 @@ def surface_native_chat(
 # --------------------------------------------------------------------------- /api/generate
 
 
-@functools.lru_cache(maxsize=256)
-def _context(key: str, completion_text: str) -> str:
-    """``context``: Ollama tokenises prompt + generated text (specials parsed) for the next turn."""
-    body = json.loads(key)
-    ids = render_native_generate_prompt(body) + load_encoding().encode(completion_text, allowed_special="all")
-    return "[" + ",".join(map(str, ids)) + "]"
+#: Byte budget of the prompts' token ids kept for ``context`` (a key holds the whole prompt).
+CONTEXT_CACHE_BYTES = 16 * 1024 * 1024
+#: ``"id,id,…"`` of a generate prompt's tokens, by ``(prompt, system, think)``: what they depend
+#: on (:func:`~mockoss.profiles.ollama.prompt.render_native_generate_prompt`, not ``raw``).
+_prompt_ids: BytesLRU[str] = BytesLRU(CONTEXT_CACHE_BYTES)
+
+#: The prompt token ids of the ``/api/generate`` body being answered, rendered before the server
+#: lock: ``(body, ids)``, used for the request whose parsed body is that very object. The server
+#: sets it for a big body (:mod:`mockoss.server.prelock`, rendered in its worker process:
+#: openai-harmony's BPE is quadratic in a word's length, so one 50,000-character word took
+#: ~0.8-1.4 s under the lock here); ``None``: rendered here when needed.
+PRERENDERED_PROMPT: ContextVar[tuple[Mapping[str, Any], Sequence[int]] | None] = ContextVar(
+    "mockoss_ollama_prompt_ids", default=None
+)
+
+
+def _prompt_key(body: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (body.get("prompt"), body.get("system"), body.get("think"))  # validated: str, str, bool or level
+
+
+def needs_prompt_ids(request: OllamaGenerateRequestView) -> bool:
+    """Whether :func:`surface_native_generate` renders ``request``'s prompt for ``context`` (not
+    ``raw``, not a load-only request, and not cached): what :mod:`mockoss.server.prelock` asks
+    before it renders them elsewhere into :data:`PRERENDERED_PROMPT`."""
+    return not request.raw and not request.load_only and _prompt_ids.get(_prompt_key(request.body)) is None
+
+
+def clear_context_cache() -> None:
+    """Forget the prompts' token ids kept for ``context`` (``MockServer.reset`` calls this)."""
+    _prompt_ids.clear()
+
+
+def _prompt_part(body: Mapping[str, Any]) -> str:
+    """``"id,id,…"``: the prompt's token ids, from the cache, :data:`PRERENDERED_PROMPT`, or rendered now."""
+    key = _prompt_key(body)
+    found = _prompt_ids.get(key)
+    if found is not None:
+        return found
+    given = PRERENDERED_PROMPT.get()
+    ids = given[1] if given is not None and given[0] is body else render_native_generate_prompt(body)
+    joined = ",".join(map(str, ids))
+    return _prompt_ids.offer(key, joined, lambda: approx_bytes(key) + sys.getsizeof(joined))
+
+
+def _context(body: Mapping[str, Any], completion: Completion, parts: _GenerateParts, max_tokens: int | None) -> str:
+    """``context``, the token ids of the prompt then of the generated text, for the next turn.
+
+    Ollama tokenises the prompt and the generated text as one string, special tokens parsed
+    (``ollama/ollama@fb307609:server/routes.go``, ``GenerateHandler``: on the last response,
+    unless ``raw``, ``r.Tokenize(c.Request.Context(), prompt+sb.String())`` is ``res.Context``);
+    mockoss joins the prompt's rendered ids (:func:`render_native_generate_prompt`, cached in
+    bytes by :data:`CONTEXT_CACHE_BYTES`) and the text's (memoised on the completion).
+    """
+    prompt = _prompt_part(body)
+    key = ("ollama.generate.context", max_tokens)
+    text = completion._memo.get(key)
+    if text is None:
+        text = completion._memo[key] = ",".join(map(str, load_encoding().encode(parts.text, allowed_special="all")))
+    return "[" + prompt + ("," + text if prompt and text else text) + "]"
 
 
 def _response(text: str, thinking: str) -> str:
@@ -239,8 +298,7 @@ def surface_native_generate(
         return _failure(profile, parts.generation, frames if request.stream else [], streamed=request.stream)
     context = ""
     if not request.raw:
-        key = json.dumps({k: request.body.get(k) for k in ("prompt", "system", "think")}, sort_keys=True)
-        context = ',"context":' + _context(key, parts.text)
+        context = ',"context":' + _context(request.body, completion, parts, request.max_tokens)
     tail = f',"done":true,"done_reason":"{parts.done_reason}"{context},{clock.metrics_json()}{parts.tool_calls}}}'
     if not request.stream:
         body = _head(request.model, rfc3339(clock.done_ns)) + parts.full + tail
