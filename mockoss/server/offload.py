@@ -172,13 +172,19 @@ class _Worker:
         """The token ids of ``text`` (:func:`mockoss.harmony.encoding.encode_text`); ``None`` if
         the worker failed or encoding raised there (``ENCODE_FAILED``: the caller encodes in
         process, which raises the same)."""
-        return _ids(self._ask(b"encode" if special else b"encode-plain", text.encode("utf-8", "surrogatepass")))
+        answer = self._ask(b"encode" if special else b"encode-plain", text.encode("utf-8", "surrogatepass"))
+        if answer is None or answer == ENCODE_FAILED:
+            return None
+        ids = array("I")
+        ids.frombytes(answer)  # the same machine's byte order both ends
+        return ids.tolist()
 
-    def render(self, endpoint: str, raw: bytes) -> list[int] | None:
-        """The prompt token ids of ``raw``, a body for ``endpoint``
-        (``ENDPOINTS[endpoint].render_prompt``); ``None`` if the worker failed or rendering raised
-        there (``ENCODE_FAILED``: the caller renders in process, which raises the same)."""
-        return _ids(self._ask(b"render", endpoint.encode() + b"\0" + raw))
+    def render(self, endpoint: str, raw: bytes) -> str | None:
+        """The prompt token ids of ``raw``, a body for ``endpoint`` (``ENDPOINTS[endpoint].render_prompt``),
+        as ``"id,id,…"``; ``None`` if the worker failed or rendering raised there (``ENCODE_FAILED``:
+        the caller renders in process, which raises the same)."""
+        answer = self._ask(b"render", endpoint.encode() + b"\0" + raw)
+        return None if answer is None or answer == ENCODE_FAILED else answer.decode("ascii")
 
     def stop(self) -> None:
         process, self._process = self._process, None
@@ -188,15 +194,6 @@ class _Worker:
             for pipe in (process.stdin, process.stdout):
                 if pipe is not None:
                     pipe.close()
-
-
-def _ids(answer: bytes | None) -> list[int] | None:
-    """The ids of an ``encode`` or ``render`` answer, ``None`` for none or ``ENCODE_FAILED``."""
-    if answer is None or answer == ENCODE_FAILED:
-        return None
-    ids = array("I")
-    ids.frombytes(answer)  # the same machine's byte order both ends
-    return ids.tolist()
 
 
 _worker = _Worker()
@@ -235,11 +232,11 @@ def encode_in_worker(text: str, special: bool) -> list[int] | None:
     return ids
 
 
-def render_in_worker(endpoint: str, raw: bytes) -> list[int] | None:
+def render_in_worker(endpoint: str, raw: bytes) -> str | None:
     """The prompt token ids of ``raw``, a body for ``endpoint``
-    (:attr:`mockoss.endpoints.Endpoint.render_prompt`), rendered in the worker process; blocking
-    (on a thread). ``None`` (render in process instead) if the worker cannot be used or rendering
-    raised there."""
+    (:attr:`mockoss.endpoints.Endpoint.render_prompt`), rendered in the worker process, as
+    ``"id,id,…"`` (decimal, joined there: what Ollama's ``context`` holds); blocking (on a thread).
+    ``None`` (render in process instead) if the worker cannot be used or rendering raised there."""
     try:
         return _worker.render(endpoint, raw)
     except OSError as exc:  # cannot start it

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -171,11 +171,11 @@ CONTEXT_CACHE_BYTES = 16 * 1024 * 1024
 _prompt_ids: BytesLRU[str] = BytesLRU(CONTEXT_CACHE_BYTES)
 
 #: The prompt token ids of the ``/api/generate`` body being answered, rendered before the server
-#: lock: ``(body, ids)``, used for the request whose parsed body is that very object. The server
+#: lock: ``(body, "id,id,…")``, used for the request whose parsed body is that very object. The server
 #: sets it for a big body (:mod:`mockoss.server.prelock`, rendered in its worker process:
 #: openai-harmony's BPE is quadratic in a word's length, so one 50,000-character word took
 #: ~0.8-1.4 s under the lock here); ``None``: rendered here when needed.
-PRERENDERED_PROMPT: ContextVar[tuple[Mapping[str, Any], Sequence[int]] | None] = ContextVar(
+PRERENDERED_PROMPT: ContextVar[tuple[Mapping[str, Any], str] | None] = ContextVar(
     "mockoss_ollama_prompt_ids", default=None
 )
 
@@ -203,8 +203,10 @@ def _prompt_part(body: Mapping[str, Any]) -> str:
     if found is not None:
         return found
     given = PRERENDERED_PROMPT.get()
-    ids = given[1] if given is not None and given[0] is body else render_native_generate_prompt(body)
-    joined = ",".join(map(str, ids))
+    if given is not None and given[0] is body:
+        joined = given[1]
+    else:
+        joined = ",".join(map(str, render_native_generate_prompt(body)))
     return _prompt_ids.offer(key, joined, lambda: approx_bytes(key) + sys.getsizeof(joined))
 
 
