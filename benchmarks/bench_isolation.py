@@ -42,7 +42,9 @@ sends each of:
   server with the Ollama profile (:data:`PROFILES`; the small probe is that server's
   ``/v1/chat/completions``): the reply's ``context`` holds the prompt's token ids, which were
   rendered in process under the server lock (~0.8-1.4 s for every other client); they are now
-  rendered in the worker process before the lock (:mod:`mockoss.server.prelock`).
+  rendered in the worker process before the lock (:mod:`mockoss.server.prelock`);
+* ``ollama10MB``: the same with the 10 MB text of ``10MB`` as the prompt (2,000,000 ids in
+  ``context``: rendered, and joined into the reply's text, in the worker process).
 
 It prints, per case, the heavy request's own time and status, the probes' extra wait over their
 median alone (p50, p99, max; the issue 9 target: ≤ 50 ms), and the server's resident memory after
@@ -158,12 +160,16 @@ def cases() -> dict[str, Heavy]:
         "longword": ("/v1/completions", json.dumps({"model": MODEL, "prompt": "a" * 50_000, "echo": True, "max_tokens": 3}).encode()),
         "tokenize": ("/tokenize", json.dumps({"model": MODEL, "prompt": "a" * 50_000}).encode()),
         "ollamaword": ("/api/generate", json.dumps({"model": MODEL, "prompt": "a" * 50_000, "stream": False}).encode()),
+        "ollama10MB": (
+            "/api/generate",
+            json.dumps({"model": MODEL, "prompt": "new words every time " * 500_000, "stream": False}).encode(),
+        ),
     }
 
 
 #: Cases answered by a mockoss server with another profile than the default (vLLM), by case name:
 #: that profile (started with ``--served-model-name`` :data:`MODEL`, so the probe's body is the same).
-PROFILES = {"ollamaword": "ollama"}
+PROFILES = {"ollamaword": "ollama", "ollama10MB": "ollama"}
 
 
 def _free_port() -> int:
