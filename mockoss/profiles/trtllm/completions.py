@@ -57,6 +57,8 @@ and the detokenizer are not checked by it.
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mockoss.harmony.encoding import FIRST_SPECIAL, load_encoding
@@ -238,21 +240,74 @@ def _stream_options(body: Any) -> tuple[bool, bool]:
     return usage, usage and bool(options.get("continuous_usage_stats", True))
 
 
+def _placeholder_id(prefix: str) -> str:
+    """An id as long as ``IdSource.next(prefix)``'s (a prefix and 32 hex digits), for sizing."""
+    return prefix + "0" * 32
+
+
+def _digit_sum(value: int, stops: list[int]) -> int:
+    """``sum(len(str(value + s)) for s in stops)`` for ``value`` ≥ 0 and sorted ``stops`` ≥ 0,
+    in a bisection per power of ten."""
+    total, power = len(stops), 10
+    while stops and value + stops[-1] >= power:
+        total += len(stops) - bisect.bisect_left(stops, power - value)
+        power *= 10
+    return total
+
+
+def _over_bound(
+    prompts: Sequence[Any], counts: list[int], reference: int, batches: int, stops: list[int], final: int | None,
+    *, echo: bool, bound: int,
+) -> int | None:
+    """The stream's size after the first prompt that takes it over ``bound`` (what the per-prompt
+    check of :func:`_stream` reports), else ``None``, from the bytes of prompt 0's frames
+    (``reference``) without building the others: a prompt's frames differ from prompt 0's only in
+    the choice ``index`` (once per engine response, ``batches``), the echoed prompt (the first
+    response's text; JSON escapes character by character, so its bytes add up) and, in the usage,
+    ``prompt_tokens`` and ``total_tokens`` (``prompt + stop`` for each continuous-usage ``stops``,
+    ``prompt + final`` in the usage chunk). Ids have a fixed length."""
+    first_prompt, first_count = prompts[0], counts[0]
+    echo_base = len(dumps(str(first_prompt)).encode()) if echo else 0
+    usage_base = _digit_sum(first_count, stops) + len(str(first_count)) * len(stops)
+    if final is not None:
+        usage_base += len(str(first_count)) + len(str(first_count + final))
+    size = 0
+    for index, (prompt, count) in enumerate(zip(prompts, counts, strict=True)):
+        extra = batches * (len(str(index)) - 1)
+        if echo and index:
+            extra += len(dumps(str(prompt)).encode()) - echo_base  # strict UTF-8, as the frames are encoded
+        if count != first_count:
+            usage = _digit_sum(count, stops) + len(str(count)) * len(stops)
+            if final is not None:
+                usage += len(str(count)) + len(str(count + final))
+            extra += usage - usage_base
+        size += reference + extra
+        if size > bound:
+            return size
+    return None
+
+
 def _stream(
     profile: TrtllmProfile, out: EngineOutput, request: CompletionsRequestView, ctx: RequestContext, counts: list[int],
     *, skip: bool, detokenize: bool,
 ) -> Reply:
-    """``completion_stream_post_processor`` per engine response, prompt after prompt, then ``[DONE]``."""
+    """``completion_stream_post_processor`` per engine response, prompt after prompt, then ``[DONE]``.
+
+    A batch is sized before its frames are built (:func:`_over_bound`): a reply over
+    :data:`~mockoss.profiles.reply_limit.MAX_REPLY_BYTES` is refused with the same 400 as the
+    per-prompt check below gives, without building the frames (issue 9 review, finding 6: 127
+    prompts of a 3,000-word answer built ~35 MB of frames on the event loop, 436-520 ms, to answer
+    that 400)."""
     bounds = engine_batches(len(out.emitted), len(out.tokens), profile.stream_interval)
     texts = stream_texts(out.tokens, bounds, skip_special=skip)
     include_usage, continuous = _stream_options(request.body)
     details = profile.completion_cached_tokens
     model = dumps(request.model)
-    frames: list[bytes] = []
-    size, bound = 0, reply_limit.MAX_REPLY_BYTES
-    for index, (prompt, prompt_tokens) in enumerate(zip(request.prompts, counts, strict=True)):
-        start_frames = len(frames)
-        stream_id = ctx.ids.next("cmpl-") if profile.stable_stream_ids else None
+    bound = reply_limit.MAX_REPLY_BYTES
+
+    def build(index: int, prompt: Any, prompt_tokens: int, next_id: Callable[[str], str]) -> list[bytes]:
+        frames: list[bytes] = []
+        stream_id = next_id("cmpl-") if profile.stable_stream_ids else None
         for batch, ((start, stop, done), text) in enumerate(zip(bounds, texts, strict=True)):
             if request.echo and batch == 0:
                 text = str(prompt) + text
@@ -262,17 +317,63 @@ def _stream(
                 "stop_reason": out.stop_reason if done else None, "avg_decoded_tokens_per_iter": None,
             }
             usage = dumps(usage_info(prompt_tokens, [stop], details=details)) if continuous else "null"
-            rid = stream_id or ctx.ids.next("cmpl-")
+            rid = stream_id or next_id("cmpl-")
             frames.append(f'data: {{"id":"{rid}","object":"text_completion","created":{ctx.created},"model":{model},'
                           f'"choices":[{dumps(choice)}],"usage":{usage}}}\n\n'.encode())
         if include_usage:
             usage = dumps(usage_info(prompt_tokens, [len(out.tokens)], details=details))
             if profile.completion_usage_chunk == "chat_chunk":
-                head = f'"id":"{ctx.ids.next("chatcmpl-")}","object":"chat.completion.chunk"'
+                head = f'"id":"{next_id("chatcmpl-")}","object":"chat.completion.chunk"'
             else:
-                head = f'"id":"{stream_id or ctx.ids.next("cmpl-")}","object":"text_completion"'
+                head = f'"id":"{stream_id or next_id("cmpl-")}","object":"text_completion"'
             frames.append(f'data: {{{head},"created":{ctx.created},"model":{model},"choices":[],"usage":{usage}}}\n\n'.encode())
-        size += sum(map(len, frames[start_frames:]))
+        return frames
+
+    def prompt_zero_bytes() -> int:
+        """``sum(map(len, build(0, prompts[0], counts[0], …)))`` without building the frames: each
+        frame is the compact JSON of a flat choice and usage, whose variable members (text,
+        token ids, usage numbers) are counted, the rest measured once on one frame of each kind."""
+        n = len(bounds)
+        frame = lambda done, usage: len(  # a frame with text "", token_ids null and this usage text
+            f'data: {{"id":"{_placeholder_id("cmpl-")}","object":"text_completion","created":{ctx.created},"model":{model},'
+            f'"choices":[{dumps({"index": 0, "text": "", "token_ids": None, "logprobs": None, "finish_reason": out.finish_reason if done else None, "stop_reason": out.stop_reason if done else None, "avg_decoded_tokens_per_iter": None})}],"usage":{usage}}}\n\n'.encode()
+        ) - 6  # the empty text's and null token_ids' bytes, counted below
+        dones = sum(1 for _s, _t, done in bounds if done)
+        total = frame(True, "") * dones + frame(False, "") * (n - dones)
+        if detokenize:
+            echoed = str(request.prompts[0]) if request.echo else ""
+            total += len(dumps(echoed + "".join(texts)).encode()) - 2 + 2 * n + 4 * n  # JSON escapes character by character
+        else:
+            total += 2 * n + sum(2 + sum(len(str(t)) for t in out.tokens[a:z]) + max(0, z - a - 1) for a, z, _d in bounds)
+        if continuous:
+            plain = len(dumps(usage_info(0, [0], details=details))) - 3  # its three numbers are "0"
+            stops = [stop for _a, stop, _d in bounds]
+            count = counts[0]
+            total += n * (plain + len(str(count))) + _digit_sum(count, sorted(stops)) + _digit_sum(0, sorted(stops))
+        else:
+            total += 4 * n  # "null"
+        if include_usage:  # the usage chunk, built as the stream builds it
+            usage = dumps(usage_info(counts[0], [len(out.tokens)], details=details))
+            if profile.completion_usage_chunk == "chat_chunk":
+                head = f'"id":"{_placeholder_id("chatcmpl-")}","object":"chat.completion.chunk"'
+            else:
+                head = f'"id":"{_placeholder_id("cmpl-")}","object":"text_completion"'
+            total += len(f'data: {{{head},"created":{ctx.created},"model":{model},"choices":[],"usage":{usage}}}\n\n'.encode())
+        return total
+
+    if len(request.prompts) > 1:
+        reference = prompt_zero_bytes()
+        stops = sorted(stop for _start, stop, _done in bounds) if continuous else []
+        over = _over_bound(request.prompts, counts, reference, len(bounds), stops, len(out.tokens) if include_usage else None,
+                           echo=bool(request.echo and detokenize), bound=bound)
+        if over is not None:
+            return profile.error(400, reply_too_big(len(request.prompts), over, bound))
+    frames: list[bytes] = []
+    size = 0
+    for index, (prompt, prompt_tokens) in enumerate(zip(request.prompts, counts, strict=True)):
+        built = build(index, prompt, prompt_tokens, ctx.ids.next)
+        frames += built
+        size += sum(map(len, built))
         if size > bound:  # checked per prompt: the frames built are at most one prompt's over the bound
             return profile.error(400, reply_too_big(len(request.prompts), size, bound))
     frames.append(_DONE)
