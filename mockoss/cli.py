@@ -16,7 +16,7 @@ from typing import Any
 
 from mockoss import __version__
 from mockoss.profiles.registry import PROFILES, ProfileError
-from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT_S
+from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SCENARIO_BYTES, DEFAULT_REQUEST_TIMEOUT_S
 
 # The commands' modules (explain, eval, scenario, upstream, engines) are imported where they are
 # used, after main() has paused the cyclic garbage collector for start-up (see main()).
@@ -164,6 +164,11 @@ def _parser() -> argparse.ArgumentParser:
         help="a Host name the control routes accept besides loopback ones (repeatable), e.g. a compose service name",
     )
     control.add_argument("--access-log", action="store_true", help="print one line per request to stderr")
+    control.add_argument(
+        "--max-scenario-bytes", type=_positive_int, default=DEFAULT_MAX_SCENARIO_BYTES, metavar="N",
+        help="largest POST /mockoss/scenario upload; larger ones get 413, and the sessions keep 8x this of "
+        f"uploaded scenarios together (default: {DEFAULT_MAX_SCENARIO_BYTES:,})",
+    )
     engine_cli.add_arguments(serve)  # --engine vllm, --vllm-*
 
     scenario_commands.add_arguments(commands)  # scenarios, validate, schema
@@ -262,7 +267,10 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         from mockoss.server.control import ControlOptions
 
-        options = ControlOptions(admin_token=args.admin_token, allowed_hosts=tuple(args.allowed_host), access_log=args.access_log)
+        options = ControlOptions(
+            admin_token=args.admin_token, allowed_hosts=tuple(args.allowed_host), access_log=args.access_log,
+            max_scenario_bytes=args.max_scenario_bytes,
+        )
         serve_forever(server, sock, log_level=args.log_level, control=options, request_timeout_s=args.request_timeout)
     except KeyboardInterrupt:
         pass

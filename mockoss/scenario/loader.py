@@ -39,7 +39,7 @@ from mockoss.scenario.schema import (
 )
 from mockoss.scenario.template import parse_template
 from mockoss.scenario.transport import TransportSpec
-from mockoss.scenario.yamlsafe import YamlLimitError, check_expansion, single_node
+from mockoss.scenario.yamlsafe import YamlLimitError, check_expansion, construct, single_node
 from mockoss.suggest import did_you_mean
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "builtin_names",
     "load_named",
     "load_scenario",
+    "scenario_from_bytes",
     "scenario_from_data",
 ]
 
@@ -289,6 +290,18 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
                 + did_you_mean(str(path_or_name), builtin_names(), "`mockoss scenarios`")
             )
         raw, origin, name = resource.read_bytes(), f"mockoss:scenarios/{path_or_name}.yaml", str(path_or_name)
+    return scenario_from_bytes(raw, name=name, origin=origin)
+
+
+def scenario_from_bytes(raw: bytes, *, name: str, origin: str) -> Scenario:
+    """Parse and compile a scenario file's bytes (YAML, or JSON, which YAML reads), kept by
+    content in :mod:`mockoss.scenario.cache`: the same ``origin``, ``name`` and bytes again cost
+    a lookup and give the same :class:`Scenario` object (``POST /mockoss/scenario`` uploads by
+    many sessions of the same scenario share one). Errors name ``origin``, the line and the field.
+
+    Raises:
+        ScenarioError: not UTF-8, invalid YAML, or the format's problems.
+    """
     key = (origin, name, raw)
     if (cached := loaded_scenarios.get(key)) is not None:  # unchanged since it was last loaded
         return cached
@@ -321,11 +334,12 @@ def _compile(raw: bytes, origin: str, name: str) -> Scenario:
             if root is not None:
                 check_expansion(root)  # before anything walks the tree
                 _reject_duplicate_keys(origin, root)
-            data = loader.construct_document(root) if root is not None else None
+            data = construct(loader, root) if root is not None else None
         finally:
             loader.dispose()
     except YamlLimitError as exc:
-        raise ScenarioError(f"{origin}:{exc.line}: {exc}" if exc.line else f"{origin}: {exc}") from None
+        where = f"{origin}:{exc.line}" if exc.line else origin
+        raise ScenarioError(f"{where}: {exc.field}: {exc}" if exc.field else f"{where}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{origin}:{mark.line + 1}:{mark.column + 1}" if mark else origin

@@ -10,6 +10,7 @@ before anything walks it. Recursive aliases (``&a [*a]``) are refused too.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import yaml
@@ -20,6 +21,7 @@ __all__ = [
     "PLAIN_TAGS",
     "YamlLimitError",
     "check_expansion",
+    "construct",
     "load_plain",
 ]
 
@@ -36,11 +38,12 @@ PLAIN_TAGS = frozenset(
 
 
 class YamlLimitError(ValueError):
-    """The YAML is refused; ``line`` is the 1-based line of the node at fault (``None``: unknown)."""
+    """The YAML is refused; ``line`` is the 1-based line of the node at fault (``None``: unknown),
+    ``field`` its place in the document (``rules[0].steps``; ``None``: not known)."""
 
-    def __init__(self, message: str, line: int | None) -> None:
+    def __init__(self, message: str, line: int | None, field: str | None = None) -> None:
         super().__init__(message)
-        self.line = line
+        self.line, self.field = line, field
 
 
 def check_expansion(root: yaml.Node | None, limit: int = MAX_EXPANDED_NODES) -> int:
@@ -106,6 +109,75 @@ def _check_tags(node: yaml.Node, seen: set[int]) -> None:
             _check_tags(value, seen)
 
 
+_INT_TAG = "tag:yaml.org,2002:int"
+
+
+def _int_digits_limit() -> int:
+    """Python's limit on the decimal digits ``int(text)`` converts (``sys.get_int_max_str_digits``,
+    4,300 by default since CPython 3.11 (gh-95778); 0 means none)."""
+    return sys.get_int_max_str_digits()
+
+
+def _check_int(node: yaml.ScalarNode, limit: int, field: str) -> None:
+    """Refuse a YAML integer ``int()`` would not convert: PyYAML's ``construct_yaml_int``
+    (yaml/pyyaml@6.0.2:lib/yaml/constructor.py) calls ``int(value)`` on the decimal digits, which
+    raises ``ValueError`` past ``limit`` digits (hexadecimal, octal and binary ones have no limit)."""
+    value = node.value.replace("_", "").lstrip("+-")
+    if value[:2].lower() in ("0x", "0o", "0b") or ":" in value:
+        return
+    if len(value) > limit:
+        raise YamlLimitError(
+            f"an integer of {len(value):,} digits, above the {limit:,} digits Python converts "
+            "(sys.get_int_max_str_digits); write it as a string or a smaller number",
+            node.start_mark.line + 1,
+            field,
+        )
+
+
+def _field(parent: str, part: object) -> str:
+    """``rules`` + ``0`` → ``rules[0]``; ``rules[0]`` + ``steps`` → ``rules[0].steps`` (the
+    field spelling of :func:`mockoss.scenario.locate.loc_text`)."""
+    if isinstance(part, int):
+        return f"{parent}[{part}]"
+    return f"{parent}.{part}" if parent else str(part)
+
+
+def construct(loader: yaml.SafeLoader, root: yaml.Node) -> Any:
+    """``loader.construct_document(root)``, with what PyYAML's constructors raise as a bare
+    ``ValueError`` (an integer past Python's digit limit: issue 9 review, finding 10) raised as
+    :class:`YamlLimitError` with the line of the value at fault.
+
+    Raises:
+        YamlLimitError: a value no constructor can build.
+        yaml.YAMLError: PyYAML's own construction errors (their marks have line and column).
+    """
+    limit = _int_digits_limit()
+    if limit:
+        seen: set[int] = set()
+        pending: list[tuple[yaml.Node, str]] = [(root, "")]
+        while pending:  # a loop over a stack: nesting as deep as the composer allows is fine
+            node, field = pending.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, yaml.ScalarNode):
+                if node.tag == _INT_TAG:
+                    _check_int(node, limit, field or "(top level)")
+            elif isinstance(node, yaml.SequenceNode):
+                pending.extend((item, _field(field, i)) for i, item in enumerate(node.value))
+            elif isinstance(node, yaml.MappingNode):
+                for name, value in node.value:
+                    label = name.value if isinstance(name, yaml.ScalarNode) else "(key)"
+                    pending.append((name, _field(field, label)))
+                    pending.append((value, _field(field, label)))
+    try:
+        return loader.construct_document(root)
+    except yaml.YAMLError:
+        raise
+    except (ValueError, OverflowError) as exc:  # a constructor's own error without a mark
+        raise YamlLimitError(f"invalid YAML value: {exc}", None) from None
+
+
 def single_node(loader: yaml.SafeLoader) -> yaml.Node | None:
     """``loader.get_single_node()``, with YAML nested deeper than PyYAML's composer recurses
     (``[[[…]]]``, 5,000 levels: a ``RecursionError``, which a scenario upload and a switch header
@@ -131,6 +203,6 @@ def load_plain(text: str, limit: int = MAX_HEADER_NODES) -> Any:
             return None
         check_expansion(root, limit)
         _check_tags(root, set())
-        return loader.construct_document(root)
+        return construct(loader, root)
     finally:
         loader.dispose()

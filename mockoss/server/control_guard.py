@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from starlette.responses import JSONResponse, Response
 from starlette.types import Scope
 
+from mockoss.server.settings import DEFAULT_MAX_SCENARIO_BYTES
+
 __all__ = ["ADMIN_HEADER", "ControlOptions", "accepted_hosts", "error", "refusal"]
 
 ADMIN_HEADER = "x-mockoss-admin-token"
@@ -43,11 +45,15 @@ class ControlOptions:
         allowed_hosts: ``Host`` names (without port) accepted besides loopback ones, e.g. a
             docker-compose service name (``--allowed-host``).
         access_log: print one line per request to stderr (``--access-log``).
+        max_scenario_bytes: largest ``POST /mockoss/scenario`` body, bytes; a larger one gets 413
+            (``--max-scenario-bytes``). The sessions together keep at most
+            :data:`mockoss.server.control_routes.UPLOADS_KEPT` times this of uploaded scenarios.
     """
 
     admin_token: str | None = None
     allowed_hosts: tuple[str, ...] = ()
     access_log: bool = False
+    max_scenario_bytes: int = DEFAULT_MAX_SCENARIO_BYTES
 
 
 def _host_name(host: str) -> str:

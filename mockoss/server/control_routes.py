@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
+import weakref
+from collections import OrderedDict
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -19,13 +19,21 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response, Streami
 from mockoss import __version__
 from mockoss.profiles.wire import rebuild
 from mockoss.scenario.player import session_key
-from mockoss.server.control import _SCENARIO_NAME, TEST_ID_HEADER, ControlPlane, log_entry
+from mockoss.server.control import _SCENARIO_NAME, TEST_ID_HEADER, ControlPlane, _Session, log_entry
 from mockoss.server.control_guard import error
 
 if TYPE_CHECKING:
     from mockoss.server.records import RecordedRequest
 
-__all__ = ["control_app"]
+__all__ = ["MIN_UPLOAD_BYTES", "UPLOAD_COMPILES", "UPLOADS_KEPT", "control_app"]
+
+#: Uploaded scenarios the sessions keep together, in multiples of ``--max-scenario-bytes`` of
+#: their source (32 MiB by default; a compiled scenario holds ~20x its source, so ~650 MB).
+UPLOADS_KEPT = 8
+#: Bytes an upload is counted for at least (a compiled 100-byte scenario holds ~2.3 KB).
+MIN_UPLOAD_BYTES = 4096
+#: Uploads compiled at once, each on a worker thread (their peak memory is ~30x their source).
+UPLOAD_COMPILES = 2
 
 
 def control_app(plane: ControlPlane) -> FastAPI:
@@ -46,6 +54,10 @@ def control_app(plane: ControlPlane) -> FastAPI:
     def chosen(request: Request, test_id: str | None) -> str | None:
         return test_id or request.headers.get(TEST_ID_HEADER) or None
 
+    limit = plane.options.max_scenario_bytes
+    uploads = _Uploads(plane, UPLOADS_KEPT * limit)
+    compiles = anyio.CapacityLimiter(UPLOAD_COMPILES)
+
     @control.get("/ready", summary="Readiness: 200 once the server answers requests")
     async def ready() -> dict[str, Any]:
         scenario = plane.base.scenario
@@ -63,13 +75,19 @@ def control_app(plane: ControlPlane) -> FastAPI:
     ) -> Response:
         if not _SCENARIO_NAME.fullmatch(name):
             return error(400, f"name must be letters, digits, '.', '_' or '-', got {name!r}")
-        raw = await request.body()
+        raw = await _upload_body(request, limit)
+        if isinstance(raw, Response):
+            return raw
         try:
-            scenario = _load_text(raw, name)
-            target = plane.session(chosen(request, test_id))
+            # Parsed and compiled on a worker thread: on the event loop a 249 KB scenario held
+            # every other client 222 ms, 2.9 MB 1.1 s (issue 9 review, finding 7).
+            scenario = await anyio.to_thread.run_sync(_load_text, raw, name, limiter=compiles)
+            key = chosen(request, test_id)
+            target = plane.session(key)
             target.server.use_scenario(scenario)  # type: ignore[union-attr]
         except ValueError as exc:  # ScenarioError is a ValueError
             return error(400, str(exc))
+        uploads.keep(key, target, name, len(raw))  # type: ignore[arg-type]
         rules = getattr(scenario, "rules", ())
         return JSONResponse(
             {"name": scenario.name, "test_id": chosen(request, test_id), "rules": len(rules), "steps": sum(len(r.steps) for r in rules)}
@@ -128,17 +146,103 @@ def control_app(plane: ControlPlane) -> FastAPI:
 
 
 def _load_text(raw: bytes, name: str) -> Any:
-    """A scenario from YAML or JSON bytes, validated by the same loader as files: errors name the
-    upload (``upload:NAME.yaml``), the line and the field."""
-    from mockoss.scenario.loader import load_scenario
+    """A scenario from YAML or JSON bytes, validated and compiled by the same loader as files
+    (and kept by content as they are: the same upload by many sessions is one compiled scenario);
+    errors, the scenario's ``switches:`` ones included, name the upload as ``upload:NAME.yaml``,
+    the line and the field."""
+    from mockoss.scenario.loader import scenario_from_bytes
 
-    with tempfile.TemporaryDirectory(prefix="mockoss-upload-") as directory:
-        path = Path(directory) / f"{name}.yaml"
-        path.write_bytes(raw)
-        try:
-            return load_scenario(str(path))
-        except ValueError as exc:
-            raise type(exc)(str(exc).replace(str(path), f"upload:{name}.yaml")) from None
+    return scenario_from_bytes(raw, name=name, origin=f"upload:{name}.yaml")
+
+
+async def _upload_body(request: Request, limit: int) -> bytes | Response:
+    """The body of a scenario upload, or the 413 answer (control routes' error shape) for one
+    over ``limit`` bytes, by its ``Content-Length`` or counted as it arrives (the rest is not
+    read; the connection is closed)."""
+    length = request.headers.get("content-length", "")
+    size = int(length) if length.isdigit() else 0
+    chunks: list[bytes] = []
+    if size <= limit:
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                break
+            chunks.append(chunk)
+        else:
+            return b"".join(chunks)
+    amount = f"{size:,} bytes" if length.isdigit() else f"more than {limit:,} bytes"
+    refused = error(
+        413,
+        f"mockoss: the scenario upload ({amount}) is above the limit of {limit:,} bytes "
+        "(--max-scenario-bytes, ControlOptions(max_scenario_bytes=...)); serve a bigger scenario "
+        "from a file (--scenario, --scenario-dir)",
+    )
+    refused.headers["connection"] = "close"
+    return refused
+
+
+class _Uploads:
+    """The uploaded scenarios the sessions keep, counted in bytes of their source (at least
+    :data:`MIN_UPLOAD_BYTES` each), at most ``limit`` together: a session keeps each scenario it
+    was sent by name (``X-Mockoss-Scenario: NAME`` selects it again), and a compiled scenario
+    holds ~20x its source; unbounded, 256 sessions with a 1.9 MB upload each would have held
+    ~10 GB (issue 9 review, finding 7).
+
+    Beyond ``limit`` the oldest uploads go first: another test id's session is dropped whole (as
+    the least recently used one is beyond :data:`mockoss.server.control.MAX_SESSIONS`); the
+    uploading session and the default one forget the name instead (a request naming it gets the
+    unknown-scenario error), keeping the scenario they have selected. ``POST /mockoss/reset``
+    (documented as a rewind) keeps them; ``DELETE /mockoss/sessions/ID`` frees a session's.
+    Runs on the event loop only.
+    """
+
+    def __init__(self, plane: ControlPlane, limit: int) -> None:
+        self.plane, self.limit = plane, limit
+        #: ``(test id, name)`` → (the session, bytes counted), oldest upload first.
+        self.held: OrderedDict[tuple[str | None, str], tuple[weakref.ref[_Session], int]] = OrderedDict()
+        self.total = 0
+
+    def keep(self, test_id: str | None, session: _Session, name: str, size: int) -> None:
+        """Count ``session``'s upload ``name`` of ``size`` bytes; forget older ones beyond the limit."""
+        key = (test_id, name)
+        self._forget(key)
+        cost = max(size, MIN_UPLOAD_BYTES)
+        self.held[key] = (weakref.ref(session), cost)
+        self.total += cost
+        if self.total <= self.limit:
+            return
+        for other in [k for k, (ref, _) in self.held.items() if not self._alive(k[0], ref)]:
+            self._forget(other)  # sessions dropped since (DELETE, beyond MAX_SESSIONS)
+        for other in list(self.held):
+            if self.total <= self.limit:
+                break
+            if other not in self.held or other == key:
+                continue
+            ref, _ = self.held[other]
+            owner = ref()
+            if owner is None:
+                self._forget(other)
+            elif other[0] is None or owner is session:
+                self._forget(other)
+                scenarios = owner.server._scenarios
+                with owner.server._lock:
+                    scenarios.pop(other[1], None)
+            else:
+                with self.plane._lock:
+                    if self.plane._sessions.get(other[0]) is owner:
+                        del self.plane._sessions[other[0]]
+                for dropped in [k for k in self.held if k[0] == other[0]]:
+                    self._forget(dropped)
+
+    def _alive(self, test_id: str | None, ref: weakref.ref[_Session]) -> bool:
+        owner = ref()
+        return owner is not None and (test_id is None or self.plane._sessions.get(test_id) is owner)
+
+    def _forget(self, key: tuple[str | None, str]) -> None:
+        found = self.held.pop(key, None)
+        if found is not None:
+            self.total -= found[1]
 
 
 def _finite(data: Any) -> Any:
