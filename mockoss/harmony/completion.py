@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from mockoss.harmony.trace import ParserTrace
 
 __all__ = [
-    "COMPLETION_CACHE_BYTES", "MEMO_BYTES", "MEMO_ENTRIES", "MEMO_TOTAL_BYTES", "Completion", "Emission", "FinishReason", "Memo", "Tokens",
+    "COMPLETION_CACHE_BYTES", "MEMO_BYTES", "MEMO_CUT_ENTRIES", "MEMO_ENTRIES", "MEMO_TOTAL_BYTES", "Completion", "Cut", "Emission",
+    "FinishReason", "Memo", "Tokens",
     "clear_completion_cache", "memo_bytes",
 ]  # fmt: skip
 
@@ -54,6 +55,12 @@ MEMO_BYTES = 8 * 1024 * 1024
 #: of :mod:`mockoss.profiles.ollama`): a store past it drops the storing memo's own oldest entries,
 #: or is not kept. A memo gives its bytes back when it is freed (its completion is dropped).
 MEMO_TOTAL_BYTES = 256 * 1024 * 1024
+#: Entries of one memo whose key holds a :class:`Cut` (a ``max_tokens`` that cuts the answer short)
+#: kept at most: a client cycling ``max_tokens`` through values below the answer's length makes a
+#: new plan for each (its output differs), and those entries go first, oldest first, so the
+#: uncut shapes' plans stay (issue 9 review, finding 2). Each cut request shape memoises about 4
+#: entries (emission, trace, plan, reply template), so this keeps the last few cut limits.
+MEMO_CUT_ENTRIES = 12
 
 _memo_lock = threading.RLock()  # reentrant: dropping an entry can free a memo it holds (its __del__ takes the lock)
 _memo_total = [0]  # bytes held by all memos (a list: mutated under _memo_lock)
@@ -62,6 +69,18 @@ _memo_total = [0]  # bytes held by all memos (a list: mutated under _memo_lock)
 def memo_bytes() -> int:
     """Bytes all memos hold now (estimated, as they count them)."""
     return _memo_total[0]
+
+
+class Cut(int):
+    """A ``max_tokens`` that cuts a completion's emission short (:meth:`Completion.cap`): an
+    ``int`` (equal and hashing as its value) that marks a memo key as one of the cut ones,
+    which :class:`Memo` keeps only :data:`MEMO_CUT_ENTRIES` of."""
+
+    __slots__ = ()
+
+
+def _is_cut(key: object) -> bool:
+    return key.__class__ is tuple and any(part.__class__ is Cut for part in key)  # type: ignore[attr-defined]
 
 
 class Memo(dict):  # type: ignore[type-arg]
@@ -75,15 +94,19 @@ class Memo(dict):  # type: ignore[type-arg]
     Reads are plain ``dict`` reads; a store estimates the entry's bytes
     (:func:`~mockoss.harmony.lru.approx_bytes` of key and value, completions and other memos it
     reaches not counted: they are accounted for on their own) and runs under a lock. An entry
-    larger than ``limit`` is not stored. ``size`` is the bytes held."""
+    larger than ``limit`` is not stored. ``size`` is the bytes held.
 
-    __slots__ = ("_costs", "limit", "size")
+    Entries whose key holds a :class:`Cut` (a truncating ``max_tokens``) are at most
+    :data:`MEMO_CUT_ENTRIES`, and are dropped before the others when room is needed."""
+
+    __slots__ = ("_costs", "_cut", "limit", "size")
 
     def __init__(self, limit: int | None = None) -> None:
         super().__init__()
         self.limit = MEMO_BYTES if limit is None else limit
         self.size = 0
         self._costs: dict[object, int] = {}
+        self._cut: dict[object, None] = {}  # the held keys holding a Cut, oldest first
 
     def __setitem__(self, key: object, value: object) -> None:
         cost = approx_bytes((key, value), self.limit, _OPAQUE) + ENTRY_OVERHEAD
@@ -94,7 +117,12 @@ class Memo(dict):  # type: ignore[type-arg]
             if cost > self.limit:
                 return  # too big to keep: computed again when asked for
             delta = cost - (old or 0)
-            for oldest in list(self):  # oldest first, until it fits (a key already held keeps its place)
+            cut = _is_cut(key)
+            if cut and old is None:
+                while len(self._cut) >= MEMO_CUT_ENTRIES:
+                    self._drop(next(iter(self._cut)))
+            # Oldest first, cut entries before the others, until it fits (a key already held keeps its place).
+            for oldest in [*self._cut, *(k for k in self if k not in self._cut)]:
                 if (len(self) < MEMO_ENTRIES or old is not None) and self.size + delta <= self.limit and _memo_total[0] + delta <= MEMO_TOTAL_BYTES:
                     break
                 if oldest != key:
@@ -105,6 +133,8 @@ class Memo(dict):  # type: ignore[type-arg]
                 return  # all memos are full: not kept
             dict.__setitem__(self, key, value)
             self._costs[key] = cost
+            if cut:
+                self._cut[key] = None
             self.size += delta
             _memo_total[0] += delta
 
@@ -112,6 +142,7 @@ class Memo(dict):  # type: ignore[type-arg]
         """Remove ``key``'s entry and its bytes (``_memo_lock`` held)."""
         dict.__delitem__(self, key)
         cost = self._costs.pop(key)
+        self._cut.pop(key, None)
         self.size -= cost
         _memo_total[0] -= cost
 
@@ -141,6 +172,7 @@ class Memo(dict):  # type: ignore[type-arg]
             _memo_total[0] -= self.size
             dict.clear(self)
             self._costs.clear()
+            self._cut.clear()
             self.size = 0
 
     def setdefault(self, key: object, default: object = None) -> object:
@@ -269,8 +301,26 @@ class Completion:
             tokens.extend(rendered)
         return cls(text=encoding.decode_utf8(tokens), tokens=tuple(tokens))
 
+    def cap(self, max_tokens: int | None) -> int | None:
+        """The effective token limit of ``max_tokens`` for this completion: ``None`` when it does
+        not cut the emission (``None``, or at least as many tokens as :meth:`emit` gives without a
+        limit, the stop token included: the output is then the same), else the limit as a
+        :class:`Cut`. Memo keys hold this, not the request's number, so requests with distinct
+        large ``max_tokens`` share one plan (issue 9 review, finding 2: every new value re-ran the
+        emission, trace and deltas on the event loop, 55-85 ms for a 10,500-token answer).
+
+        Works for any subclass whose :meth:`emit` of a limit at least its unlimited emission's
+        length gives that emission (the prefix rule every engine's token limit follows)."""
+        if max_tokens is None:
+            return None
+        if max_tokens >= len(self.emit(None).tokens):
+            return None
+        return max_tokens if max_tokens.__class__ is Cut else Cut(max_tokens)
+
     def emit(self, max_tokens: int | None = None) -> Emission:
         """Return what the engine emits for this completion under a ``max_tokens`` limit."""
+        if max_tokens is not None:
+            max_tokens = self.cap(max_tokens)
         key = ("emit", max_tokens)
         cached = self._memo.get(key)
         if cached is None:
@@ -300,6 +350,7 @@ class Completion:
         """
         from mockoss.harmony.library import parse_with
 
+        max_tokens = self.cap(max_tokens)
         key = ("trace", max_tokens, strict, library, skip_errors)
         cached = self._memo.get(key)
         if cached is None:

@@ -147,6 +147,7 @@ def plan_for(completion: Completion, max_tokens: int | None, key: object, parse:
     (identified by ``key``), computed once and memoised on ``completion._memo``. The per-token
     replay (``steps`` and the ``stream_*`` fields) is only computed when ``stream`` is true; a
     non-streamed plan has no steps and ``stream_message`` empty."""
+    max_tokens = completion.cap(max_tokens)  # every limit that does not cut the answer shares one entry (Completion.cap)
     memo_key = ("llamacpp.plan", max_tokens, key, stream)
     cached = completion._memo.get(memo_key)
     if cached is not None:

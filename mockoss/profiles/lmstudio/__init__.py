@@ -87,6 +87,7 @@ class LmstudioProfile:
 
     def classify(self, completion: Completion, max_tokens: int | None, tools: frozenset[str]) -> tuple[LmstudioOutput, tuple, int, bool]:
         """``(output, token deltas, completion tokens, cut by max_tokens)``, memoised per completion."""
+        max_tokens = completion.cap(max_tokens)  # every limit that does not cut the answer shares one entry (Completion.cap)
         key = ("lmstudio", max_tokens, self.strict, tools)
         cached = completion._memo.get(key)
         if cached is None:

@@ -125,6 +125,7 @@ def run(completion: Completion, max_tokens: int | None, tool_names: tuple[str, .
     ``prefill`` is ``"final"``/``"analysis"`` when the request ends with an assistant message that
     has content/only thinking. Cached on the completion.
     """
+    max_tokens = completion.cap(max_tokens)  # every limit that does not cut the answer shares one entry (Completion.cap)
     key = ("ollama.generation", max_tokens, tool_names, prefill)
     cached = completion._memo.get(key)
     if cached is not None:

@@ -109,7 +109,7 @@ def _canonical_tokens(messages: list[Message], open_last: bool) -> tuple[int, ..
 @dataclass(frozen=True, slots=True)
 class NormalisedCompletion:
     """A completion as a correct server sees it, for the vLLM surfacing code (duck-typed like
-    :class:`~mockoss.harmony.Completion`: ``text``, ``tokens``, ``emit``, ``trace``, ``_memo``).
+    :class:`~mockoss.harmony.Completion`: ``text``, ``tokens``, ``cap``, ``emit``, ``trace``, ``_memo``).
 
     Attributes:
         text, tokens: the canonical completion rendered from the cleaned messages.
@@ -120,6 +120,10 @@ class NormalisedCompletion:
     tokens: tuple[int, ...]
     finish_reason: str
     _memo: dict[object, object] = field(default_factory=Memo, compare=False, hash=False, repr=False)
+
+    def cap(self, max_tokens: int | None) -> None:
+        """``None`` for every limit: the limit is already applied, :meth:`emit` and :meth:`trace`
+        ignore it (:meth:`mockoss.harmony.Completion.cap`)."""
 
     def emit(self, max_tokens: int | None = None) -> Emission:
         """The canonical tokens, with the original finish reason (the limit is already applied)."""
@@ -142,6 +146,7 @@ class NormalisedCompletion:
 
 def normalised(completion: Completion, max_tokens: int | None, *, tools_declared: bool) -> NormalisedCompletion:
     """Apply the four rules to ``completion`` cut at ``max_tokens``; memoised on the completion."""
+    max_tokens = completion.cap(max_tokens)  # every limit that does not cut the answer shares one entry (Completion.cap)
     key = ("openai.normalised", max_tokens, tools_declared)
     cached = completion._memo.get(key)
     if cached is not None:

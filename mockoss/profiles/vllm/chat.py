@@ -86,7 +86,7 @@ def _full_template(
     key = (
         MEMO,
         "full",
-        request.max_tokens,  # with strict and flush_raw_recovery: the plan's own key
+        completion.cap(request.max_tokens),  # with strict and flush_raw_recovery: the plan's own key
         profile.strict,
         profile.flush_raw_recovery,
         kind,
@@ -214,7 +214,8 @@ def cached_full_reply(profile: VllmProfile, completion: Completion, request: Cha
         return None
     choice = request.tool_choice
     kind = ("auto" if request.tools else "none") if choice is None else _tool_kind(request, profile)
-    key = (_CACHED, id(profile), request.max_tokens, kind, request.include_reasoning)
+    engine = with_end_of_script(completion) if profile.end_of_script_eos else completion
+    key = (_CACHED, id(profile), engine.cap(request.max_tokens), kind, request.include_reasoning)  # the plan's limit
     entry = completion._memo.get(key)
     if entry is None or entry[0] is not profile:  # type: ignore[index]
         entry = completion._memo[key] = _reply_entry(profile, completion, request)

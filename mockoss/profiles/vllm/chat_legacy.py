@@ -90,6 +90,7 @@ class LegacyPlan:
 
 def legacy_plan(completion: Completion, max_tokens: int | None, strict: bool, library: str = "oss-harmony") -> LegacyPlan:
     """Parse the emitted tokens once per ``(max_tokens, strict, library)``; memoised on the completion."""
+    max_tokens = completion.cap(max_tokens)  # every limit that does not cut the answer shares a plan
     key = (_MEMO, max_tokens, strict, library)
     cached = completion._memo.get(key)
     if cached is not None:

@@ -141,7 +141,7 @@ def stream_legacy(
     """
     rule = "v0.10.1" if profile.chat_parser == "reasoning_and_final" else profile.chat_stream
     field = profile.reasoning_field
-    key = ("vllm.chat_legacy.sse", request.max_tokens, profile.strict, rule, request.include_reasoning, field, profile.harmony_library)
+    key = ("vllm.chat_legacy.sse", completion.cap(request.max_tokens), profile.strict, rule, request.include_reasoning, field, profile.harmony_library)
     cached = completion._memo.get(key)
     if cached is None:
         trace = completion.trace(max_tokens=request.max_tokens, strict=profile.strict, library=profile.harmony_library)

@@ -105,7 +105,10 @@ def plan_completion(
     skip_errors: bool = True,
 ) -> Plan:
     """The plan of ``completion``; ``library`` and ``skip_errors`` select the parse
-    (:func:`mockoss.harmony.library.parse_with`; vLLM 0.32/0.33 skip erroring tokens)."""
+    (:func:`mockoss.harmony.library.parse_with`; vLLM 0.32/0.33 skip erroring tokens). Keyed by
+    the effective limit (:meth:`~mockoss.harmony.Completion.cap`): every ``max_tokens`` that does
+    not cut the answer shares one plan."""
+    max_tokens = completion.cap(max_tokens)
     key = (MEMO, max_tokens, strict) if raw_recovery else (MEMO, max_tokens, strict, "no-raw-recovery")
     if library != "oss-harmony" or not skip_errors:
         key += (library, skip_errors)

@@ -111,7 +111,7 @@ def sse_pieces(
     raw_recovery: bool = True,
     variant: tuple[object, ...] = (),
 ) -> _Sse:
-    key = (MEMO, max_tokens, strict, "sse", include_reasoning, tools)
+    key = (MEMO, completion.cap(max_tokens), strict, "sse", include_reasoning, tools)  # the plan's limit
     if field != "reasoning" or not raw_recovery:
         key += (field, raw_recovery)
     key += variant  # a regrouped plan (stream_interval) has its own pieces

@@ -90,6 +90,7 @@ class RawOutput:
 
 def raw_output(completion: Completion, max_tokens: int | None, skip_special: bool, include_stop: bool) -> RawOutput:
     """Memoised :class:`RawOutput` of ``completion``."""
+    max_tokens = completion.cap(max_tokens)  # every limit that does not cut the answer shares an output
     key = ("vllm.completions", max_tokens, skip_special, include_stop)
     cached = completion._memo.get(key)
     if cached is not None:

@@ -109,6 +109,8 @@ class _NoStopCompletion(Completion):
     """A completion whose emission does not stop at ``<|return|>``/``<|call|>`` (``ignore_eos``)."""
 
     def emit(self, max_tokens: int | None = None) -> Emission:
+        if max_tokens is not None:
+            max_tokens = self.cap(max_tokens)
         key = ("emit", max_tokens)
         cached = self._memo.get(key)
         if cached is None:

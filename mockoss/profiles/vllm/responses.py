@@ -301,6 +301,7 @@ def _plan(
     function_call_events: bool = True, parse: tuple[str, bool] = ("oss-harmony", True),
     shapes: tuple[bool, bool, bool] = (True, True, True), unknown_channel: str = "error",
 ) -> _Plan:
+    max_tokens = completion.cap(max_tokens)  # every limit that does not cut the answer shares a plan
     key = ("vllm.responses", max_tokens, strict, functions, ignore, mapping, function_call_events, parse, shapes, unknown_channel)
     plan = completion._memo.get(key)
     if plan is None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import Reply, RequestContext, ResponsesRequestView
 from mockoss.profiles.vllm.chat import _slot as _mark
+from mockoss.profiles.vllm.chat_plan import with_end_of_script
 from mockoss.profiles.vllm.responses import request_plan
 from mockoss.profiles.vllm.responses_echo import echo_templates, join_echo, usage_json
 from mockoss.profiles.vllm.responses_stream import dumps, fill
@@ -58,7 +59,10 @@ def cached_reply(profile: VllmProfile, completion: Completion, request: Response
     """
     if request.stream or request.tools or type(request.tool_choice) is not str or not BODY_KEYS.isdisjoint(request.body):
         return None
-    key = (_CACHED, id(profile), request.max_output_tokens, request.model, request.tool_choice, ctx.created)
+    engine = with_end_of_script(completion) if profile.end_of_script_eos else completion  # as request_plan
+    # The plan's limit (every max_output_tokens that does not cut the answer shares it; the echoed
+    # value is a slot filled per request).
+    key = (_CACHED, id(profile), engine.cap(request.max_output_tokens), request.model, request.tool_choice, ctx.created)
     entry = completion._memo.get(key)
     if entry is None or entry[0] is not profile:  # type: ignore[index]
         entry = completion._memo[key] = _entry(profile, completion, request, ctx)
