@@ -32,10 +32,27 @@ START, CHANNEL, MESSAGE, CONSTRAIN, END, CALL = 200006, 200005, 200008, 200003, 
 _CONSTRAIN_TEXT = "<|constrain|>"
 
 
-@functools.lru_cache(maxsize=4096)
+#: Longest text whose tokens :func:`_ordinary` keeps (channel names, recipients, content types and
+#: short contents repeat; long contents are kept with their completion, by
+#: :data:`mockoss.harmony.completion._interned` and the scenario cache, both bounded in bytes).
+#: Kept for any length, 4,096 entries held every uploaded scenario's message text and tokens after
+#: its session was gone (~3.5 MB per 169 KB upload; issue 9 review, finding 7).
+CACHED_TEXT_CHARS = 1024
+
+
 def _ordinary(text: str) -> tuple[int, ...]:
     """``text`` as ordinary o200k_harmony tokens (the renderer's ``encode_ordinary``)."""
+    if len(text) > CACHED_TEXT_CHARS:
+        return _encode_ordinary(text)
+    return _ordinary_cached(text)
+
+
+def _encode_ordinary(text: str) -> tuple[int, ...]:
     return tuple(load_encoding().encode(text, allowed_special=set(), disallowed_special=()))
+
+
+#: At most 4,096 texts of at most CACHED_TEXT_CHARS characters: ~4 MiB of text, a few times that with tokens.
+_ordinary_cached = functools.lru_cache(maxsize=4096)(_encode_ordinary)
 
 
 def render_assistant_message(message: Message) -> list[int]:

@@ -159,3 +159,29 @@ def test_a_broken_upload_gets_400_naming_the_upload(body, where):
     assert answer.status_code == 400, answer.text
     message = answer.json()["error"]["message"]
     assert where in message and "mockoss-upload" not in message
+
+
+def test_a_long_message_text_is_not_kept_after_rendering():
+    """Finding 7: the token layout's cache (4,096 texts of any length) kept every uploaded
+    scenario's message text and tokens after its session was dropped or reset."""
+    import gc
+    import tracemalloc
+
+    from openai_harmony import Message, Role
+
+    from mockoss.harmony.layout import render_assistant_message
+
+    render_assistant_message(Message.from_role_and_content(Role.ASSISTANT, "warm up").with_channel("final"))
+    content = " ".join(f"unique{i}" for i in range(30_000))  # ~270 KB, ~60,000 tokens
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tokens = render_assistant_message(Message.from_role_and_content(Role.ASSISTANT, content).with_channel("final"))
+        assert len(tokens) > 30_000
+        del tokens
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 200_000, kept
