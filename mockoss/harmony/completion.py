@@ -229,6 +229,17 @@ class Emission:
     finish_reason: FinishReason
 
 
+def _first_stop(tokens: Tokens, limit: int) -> int | None:
+    """The position of the first ``<|return|>`` or ``<|call|>`` among the first ``limit`` tokens."""
+    found = None
+    for stop in (RETURN, CALL):
+        try:
+            found = tokens.index(stop, 0, limit if found is None else found)
+        except ValueError:
+            pass
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class Completion:
     """A scripted completion, surfaced once and reused for every request that plays it.
@@ -324,17 +335,15 @@ class Completion:
         key = ("emit", max_tokens)
         cached = self._memo.get(key)
         if cached is None:
-            limit = len(self.tokens) if max_tokens is None else max(0, max_tokens)
-            finish: FinishReason = "stop"
-            emitted: list[int] = []
-            for token in self.tokens:
-                if len(emitted) == limit:
-                    finish = "length"
-                    break
-                emitted.append(token)
-                if token in (RETURN, CALL):
-                    break
-            cached = Emission(tokens=tuple(emitted), finish_reason=finish)
+            tokens = self.tokens
+            limit = len(tokens) if max_tokens is None else max(0, max_tokens)
+            stop = _first_stop(tokens, limit)  # searched in C: a 119,000-token script took ~20 ms token by token
+            if stop is not None:
+                cached = Emission(tokens=tokens[: stop + 1], finish_reason="stop")
+            elif len(tokens) > limit:
+                cached = Emission(tokens=tokens[:limit], finish_reason="length")
+            else:
+                cached = Emission(tokens=tokens, finish_reason="stop")
             self._memo[key] = cached
         return cached  # type: ignore[return-value]
 
