@@ -24,7 +24,7 @@ import functools
 
 from openai_harmony import Message, Role
 
-from mockoss.harmony.encoding import load_encoding
+from mockoss.harmony.encoding import encode_text, load_encoding
 
 __all__ = ["render_assistant_message"]
 
@@ -41,9 +41,11 @@ CACHED_TEXT_CHARS = 1024
 
 
 def _ordinary(text: str) -> tuple[int, ...]:
-    """``text`` as ordinary o200k_harmony tokens (the renderer's ``encode_ordinary``)."""
+    """``text`` as ordinary o200k_harmony tokens (the renderer's ``encode_ordinary``); a long
+    one by :func:`mockoss.harmony.encoding.encode_text`, which a caller may have sent to another
+    process (``ENCODE_ELSEWHERE``: the same ids)."""
     if len(text) > CACHED_TEXT_CHARS:
-        return _encode_ordinary(text)
+        return tuple(encode_text(text, special=False))
     return _ordinary_cached(text)
 
 

@@ -25,7 +25,7 @@ from mockoss.server.control_guard import error
 if TYPE_CHECKING:
     from mockoss.server.records import RecordedRequest
 
-__all__ = ["MIN_UPLOAD_BYTES", "UPLOAD_COMPILES", "UPLOADS_KEPT", "control_app"]
+__all__ = ["ENCODE_ELSEWHERE_CHARS", "MIN_UPLOAD_BYTES", "UPLOAD_COMPILES", "UPLOADS_KEPT", "control_app"]
 
 #: Uploaded scenarios the sessions keep together, in multiples of ``--max-scenario-bytes`` of
 #: their source (32 MiB by default; a compiled scenario holds ~20x its source, so ~650 MB).
@@ -150,9 +150,31 @@ def _load_text(raw: bytes, name: str) -> Any:
     (and kept by content as they are: the same upload by many sessions is one compiled scenario);
     errors, the scenario's ``switches:`` ones included, name the upload as ``upload:NAME.yaml``,
     the line and the field."""
+    from mockoss.harmony.encoding import ENCODE_ELSEWHERE
     from mockoss.scenario.loader import scenario_from_bytes
 
-    return scenario_from_bytes(raw, name=name, origin=f"upload:{name}.yaml")
+    # A long message text is tokenized in the worker process: openai-harmony's encode holds the
+    # GIL for the whole call (a 169 KB content: 57 ms in one go, every other client waiting).
+    token = ENCODE_ELSEWHERE.set(_encode_long_elsewhere)
+    try:
+        return scenario_from_bytes(raw, name=name, origin=f"upload:{name}.yaml")
+    finally:
+        ENCODE_ELSEWHERE.reset(token)
+
+
+#: Characters of a scenario text from which an upload tokenizes it in the worker process
+#: (openai-harmony encodes ~3 KB of words per ms holding the GIL: 16 KiB is ~5 ms).
+ENCODE_ELSEWHERE_CHARS = 16 * 1024
+
+
+def _encode_long_elsewhere(text: str, special: bool) -> list[int] | None:
+    """:func:`mockoss.server.offload.encode_in_worker` of a text of at least
+    :data:`ENCODE_ELSEWHERE_CHARS` characters; ``None`` (encode here) for a shorter one."""
+    if len(text) < ENCODE_ELSEWHERE_CHARS:
+        return None
+    from mockoss.server.offload import encode_in_worker
+
+    return encode_in_worker(text, special)
 
 
 async def _upload_body(request: Request, limit: int) -> bytes | Response:

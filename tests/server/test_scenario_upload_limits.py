@@ -185,3 +185,27 @@ def test_a_long_message_text_is_not_kept_after_rendering():
     finally:
         tracemalloc.stop()
     assert kept < 200_000, kept
+
+
+def test_a_long_upload_text_is_tokenized_in_the_worker_process(monkeypatch):
+    """Finding 7: openai-harmony's encode holds the GIL for the whole call (a 169 KB content:
+    57 ms at once, on any thread). An upload's long texts are tokenized in the prompt worker
+    process (the same ids: the reply holds the text)."""
+    from mockoss.server import offload
+
+    asked = []
+    real = offload.encode_in_worker
+
+    def spy(text, special):
+        asked.append(len(text))
+        return real(text, special)
+
+    monkeypatch.setattr(offload, "encode_in_worker", spy)
+    content = " ".join(f"worker{i}x{time.time_ns() % 100_000}" for i in range(3_000))  # unique: no cache hit
+    assert len(content) > control_routes.ENCODE_ELSEWHERE_CHARS
+    client, _ = _client()
+    with client:
+        loaded = client.post("/mockoss/scenario?name=long&test_id=w", content=_scenario(content), headers=YAML)
+        assert loaded.status_code == 200, loaded.text
+        assert _answer(client, "w").json()["choices"][0]["message"]["content"] == content
+    assert len(content) in asked
