@@ -17,7 +17,9 @@ session as ``?test_id=ID`` or the ``X-Mockoss-Test-Id`` header (absent: the defa
 
 * ``GET /mockoss/ready``: readiness (200 once serving), distinct from the profile's ``/health``.
 * ``POST /mockoss/scenario?name=N``: load a scenario (YAML or JSON body, validated: errors give
-  line and field) and select it for the session; ``GET`` shows the selected one.
+  line and field) and select it for the session; ``GET`` shows the selected one. Compiled on a
+  worker thread; at most ``ControlOptions.max_scenario_bytes`` (413), and the sessions keep a
+  bounded total of uploads (:class:`mockoss.server.control_routes._Uploads`).
 * ``POST /mockoss/reset``: rewind the session's scenarios and clear its log (``?all=true``: every session).
 * ``GET /mockoss/requests``: the session's request log, every route (probes included), oldest
   first; ``?session=KEY`` keeps one conversation (``X-Mockoss-Session``).

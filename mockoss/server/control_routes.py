@@ -179,29 +179,25 @@ def _encode_long_elsewhere(text: str, special: bool) -> list[int] | None:
 
 async def _upload_body(request: Request, limit: int) -> bytes | Response:
     """The body of a scenario upload, or the 413 answer (control routes' error shape) for one
-    over ``limit`` bytes, by its ``Content-Length`` or counted as it arrives (the rest is not
-    read; the connection is closed)."""
-    length = request.headers.get("content-length", "")
-    size = int(length) if length.isdigit() else 0
+    over ``limit`` bytes. The rest of a refused body is read and dropped (at most
+    ``--max-body-bytes``, which :mod:`mockoss.server.limits` enforces), so that the client, still
+    sending, gets the 413 rather than a reset connection."""
+    size = 0
     chunks: list[bytes] = []
-    if size <= limit:
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                break
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size <= limit:
             chunks.append(chunk)
-        else:
-            return b"".join(chunks)
-    amount = f"{size:,} bytes" if length.isdigit() else f"more than {limit:,} bytes"
-    refused = error(
+        elif chunks:
+            chunks.clear()
+    if size <= limit:
+        return b"".join(chunks)
+    return error(
         413,
-        f"mockoss: the scenario upload ({amount}) is above the limit of {limit:,} bytes "
+        f"mockoss: the scenario upload ({size:,} bytes) is above the limit of {limit:,} bytes "
         "(--max-scenario-bytes, ControlOptions(max_scenario_bytes=...)); serve a bigger scenario "
         "from a file (--scenario, --scenario-dir)",
     )
-    refused.headers["connection"] = "close"
-    return refused
 
 
 class _Uploads:
