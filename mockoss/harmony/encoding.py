@@ -14,8 +14,10 @@ import hashlib
 import importlib.resources
 import os
 import tempfile
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
+from itertools import accumulate
 from pathlib import Path
 
 from openai_harmony import HarmonyEncoding, HarmonyEncodingName, load_harmony_encoding
@@ -23,20 +25,26 @@ from openai_harmony import HarmonyEncoding, HarmonyEncodingName, load_harmony_en
 __all__ = [
     "ENCODE_ELSEWHERE",
     "FIRST_SPECIAL",
+    "RENDER_ELSEWHERE",
     "VOCABULARY_FILE",
     "VOCABULARY_SHA256",
+    "VOCABULARY_SIZE",
     "HarmonyLibraryError",
     "VocabularyError",
     "cache_dir",
     "check_harmony_library",
     "encode_text",
     "load_encoding",
+    "render_elsewhere",
+    "token_spans",
 ]
 
 VOCABULARY_FILE = "o200k_base.tiktoken"
 #: o200k_harmony's first special token id (``<|startoftext|>``): every id from here up is special
 #: (``is_special_token``), to the last of the vocabulary's 201,088 ids.
 FIRST_SPECIAL = 199998
+#: o200k_harmony's number of token ids (ids ``0`` to ``VOCABULARY_SIZE - 1``).
+VOCABULARY_SIZE = 201088
 #: The hash openai-harmony itself checks the vocabulary file against.
 VOCABULARY_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 
@@ -184,7 +192,9 @@ def encode_text(text: str, *, special: bool = True) -> list[int]:
     as special tokens), or with ``special=False`` ``encode(text, disallowed_special=())`` (read as
     text). Done by :data:`ENCODE_ELSEWHERE` when it is set and answers; the same ids either way.
 
-    Raises what openai-harmony's ``encode`` raises (a lone surrogate, a tokenizer panic).
+    Raises what openai-harmony's ``encode`` raises (a lone surrogate, a tokenizer panic); a panic
+    that happened elsewhere is raised with its text (:class:`mockoss.server.prompt_worker.PanicException`)
+    without encoding again here.
     """
     elsewhere = ENCODE_ELSEWHERE.get()
     if elsewhere is not None:
@@ -193,3 +203,49 @@ def encode_text(text: str, *, special: bool = True) -> list[int]:
             return ids
     encoding = load_encoding()
     return list(encoding.encode(text, allowed_special="all") if special else encoding.encode(text, disallowed_special=()))
+
+
+#: Renders a request body's prompt elsewhere, ``(endpoint, raw) -> "id,id,…" or None`` (``None``:
+#: render here): the HTTP layer's worker process for a side route's big or many-message body
+#: (:func:`mockoss.server.offload.probe_elsewhere`), such as vLLM's ``/tokenize`` with ``messages``
+#: or llama-server's ``/apply-template``. Rendering 40,000 short messages holds the GIL ~3 s in
+#: process (issue 9, the breaker's finding 5).
+RENDER_ELSEWHERE: ContextVar[Callable[[str, bytes], str | None] | None] = ContextVar("mockoss_render_elsewhere", default=None)
+
+
+def render_elsewhere(endpoint: str, raw: bytes) -> str | None:
+    """The prompt token ids of ``raw``, a request body for generation endpoint ``endpoint``
+    (``mockoss.endpoints.ENDPOINTS[endpoint].render_prompt(json.loads(raw))``), as decimal numbers
+    joined by commas (``""`` for none), rendered by :data:`RENDER_ELSEWHERE`; ``None`` when it is
+    not set or does not answer (render here: the same ids, or the same error).
+
+    Raises:
+        BaseException: a tokenizer panic that happened there, re-raised here with its text
+            (:class:`mockoss.server.prompt_worker.PanicException`), so that it is not redone.
+    """
+    elsewhere = RENDER_ELSEWHERE.get()
+    return None if elsewhere is None else elsewhere(endpoint, raw)
+
+
+#: Each token's length in bytes, learnt on first use (0: not yet known; every token has at least
+#: one byte): 201,088 bytes of memory. Learning all of them costs ~0.3 s once per process; a
+#: request pays only for the tokens no earlier request had.
+_TOKEN_LENGTHS = array("B", bytes(VOCABULARY_SIZE))
+
+
+def token_spans(tokens: Sequence[int]) -> tuple[bytes, list[int]]:
+    """The bytes ``tokens`` (ids of the vocabulary) decode to, and where each token's bytes end
+    in them: token ``i`` is ``data[ends[i - 1]:ends[i]]`` (``0`` for ``ends[-1]``), the bytes
+    ``decode([token])`` decodes (a special token's text; a byte-fallback token's lone bytes).
+
+    Why: the side routes that answer a string per token (vLLM's ``return_token_strs``,
+    llama-server's ``with_pieces``) decoded one token at a time, ~5 us a token through
+    openai-harmony: 36,000 words (240 KB) held the event loop 208-266 ms (issue 9, the breaker's
+    finding 8). Here the tokens are decoded in one call (BPE decoding is the concatenation of each
+    token's bytes) and cut at their lengths, kept per process: ~0.1 us a known token.
+    """
+    encoding, lengths = load_encoding(), _TOKEN_LENGTHS
+    for token in {token for token in tokens if not lengths[token]}:
+        lengths[token] = len(encoding.decode([token], errors="surrogateescape").encode("utf-8", "surrogateescape"))
+    data = encoding.decode(tokens, errors="surrogateescape").encode("utf-8", "surrogateescape") if tokens else b""
+    return data, list(accumulate(map(lengths.__getitem__, tokens)))

@@ -40,14 +40,34 @@ def _json(value: Any) -> Reply:
     return Reply(status=200, body=dumps(value).encode())
 
 
-def _piece(token: int) -> str | list[int]:
-    from mockoss.harmony.encoding import load_encoding
+def _pieces(tokens: list[int]) -> list[dict[str, Any]]:
+    """``{"id", "piece"}`` per token: its bytes as text, or as ``[b0, b1, …]`` when they are not
+    valid UTF-8 alone. All tokens decoded at once and cut per token
+    (:func:`mockoss.harmony.encoding.token_spans`; one openai-harmony call a token took ~5 us:
+    36,000 words held the event loop 266 ms, issue 9, the breaker's finding 8)."""
+    from mockoss.harmony.encoding import token_spans
 
-    raw = load_encoding().decode([token], errors="surrogateescape").encode("utf-8", "surrogateescape")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return list(raw)
+    data, ends = token_spans(tokens)
+    pieces = []
+    for token, start, end in zip(tokens, [0, *ends], ends):
+        raw = data[start:end]
+        try:
+            piece: str | list[int] = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            piece = list(raw)
+        pieces.append({"id": token, "piece": piece})
+    return pieces
+
+
+#: Items a call of the JSON encoder writes in :func:`_dumps_sliced`.
+_SLICE = 4096
+
+
+def _dumps_sliced(items: list[Any]) -> str:
+    """``dumps(items)``, the C encoder called on :data:`_SLICE` items at a time: one call holds
+    the GIL to its end, and 107,000 pieces took 50-90 ms (on a worker thread, every other client
+    waited as long). Compact JSON, so the slices joined by commas are the same text."""
+    return "[" + ",".join(dumps(items[start : start + _SLICE])[1:-1] for start in range(0, len(items), _SLICE)) + "]"
 
 
 def _tokenize(body: dict[str, Any]) -> Reply:
@@ -58,8 +78,8 @@ def _tokenize(body: dict[str, Any]) -> Reply:
         return _json({"tokens": []}) if content is None else error_reply(400, "\"content\" must be a string")
     special = body.get("parse_special", True)
     tokens = encode_text(content, special=bool(special))  # in the worker process for a long word (mockoss.server.offload)
-    if body.get("with_pieces"):
-        return _json({"tokens": [{"id": t, "piece": _piece(t)} for t in tokens]})
+    if body.get("with_pieces"):  # dumps({"tokens": pieces}), the encoder called per slice
+        return Reply(status=200, body=('{"tokens":' + _dumps_sliced(_pieces(tokens)) + "}").encode())
     return _json({"tokens": list(tokens)})
 
 
@@ -72,8 +92,8 @@ def _detokenize(body: dict[str, Any]) -> Reply:
     return _json({"content": load_encoding().decode(tokens) if tokens else ""})
 
 
-def _apply_template(body: dict[str, Any]) -> Reply:
-    from mockoss.harmony.encoding import load_encoding
+def _apply_template(body: dict[str, Any], raw: bytes) -> Reply:
+    from mockoss.harmony.encoding import load_encoding, render_elsewhere
     from mockoss.harmony.prompt import render_chat_prompt
     from mockoss.profiles.llamacpp.options import RequestError, check_messages
 
@@ -81,7 +101,14 @@ def _apply_template(body: dict[str, Any]) -> Reply:
         check_messages(body)
     except RequestError as exc:
         return error_reply(exc.status, exc.message)
-    return _json({"prompt": load_encoding().decode(render_chat_prompt(body))})
+    # In the worker process for a big or many-message body (mockoss.server.offload), which
+    # answers "id,id,…": the chat endpoint's render_prompt is this render_chat_prompt(body).
+    joined = render_elsewhere("chat", raw) if raw else None
+    if joined is None:
+        tokens = render_chat_prompt(body)
+    else:
+        tokens = list(map(int, joined.split(","))) if joined else []
+    return _json({"prompt": load_encoding().decode(tokens)})
 
 
 def _slots(profile: LlamacppProfile) -> Reply:
@@ -113,4 +140,4 @@ def side_route(profile: LlamacppProfile, method: str, path: str, raw: bytes, inf
         return _tokenize(body)
     if path == "/detokenize":
         return _detokenize(body)
-    return _apply_template(body)
+    return _apply_template(body, raw)

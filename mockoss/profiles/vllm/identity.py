@@ -46,23 +46,36 @@ def _byte_chars() -> dict[int, str]:
     return chars
 
 
-def token_strs(tokens: list[int]) -> list[str]:
-    """``convert_ids_to_tokens``: a special token's text, else its bytes in the byte-level alphabet."""
-    from mockoss.harmony.encoding import load_encoding
+@functools.lru_cache(maxsize=1)
+def _byte_table() -> list[str]:
+    """:func:`_byte_chars` as a ``str.translate`` table for Latin-1 text (one character a byte)."""
+    chars = _byte_chars()
+    return [chars[b] for b in range(256)]
 
-    encoding, chars = load_encoding(), _byte_chars()
-    out = []
-    for token in tokens:
-        if encoding.is_special_token(token):
-            out.append(encoding.decode_utf8([token]))
-        else:
-            raw = encoding.decode([token], errors="surrogateescape").encode("utf-8", "surrogateescape")
-            out.append("".join(chars[b] for b in raw))
-    return out
+
+def token_strs(tokens: list[int]) -> list[str]:
+    """``convert_ids_to_tokens``: a special token's text, else its bytes in the byte-level alphabet.
+
+    Each token's bytes mapped through :func:`_byte_chars`, all tokens at once
+    (:func:`mockoss.harmony.encoding.token_spans`): a byte is one character of the alphabet, so the
+    mapped text is cut where the bytes are. A special token's text is printable ASCII
+    (``<|start|>``, ``<|reserved_200013|>``), which the alphabet maps to itself, so it comes out as
+    its text (``tests/profiles/test_token_strings.py`` checks every id of the vocabulary against
+    the token-at-a-time definition).
+    """
+    from mockoss.harmony.encoding import token_spans
+
+    data, ends = token_spans(tokens)
+    text = data.decode("latin-1").translate(_byte_table())
+    return [text[start:end] for start, end in zip([0, *ends], ends)]
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _json(value: Any, status: int = 200) -> Reply:
-    return Reply(status=status, body=json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    return Reply(status=status, body=_dumps(value).encode())
 
 
 def _metrics(info: ServerInfo) -> Reply:
@@ -79,22 +92,30 @@ def _metrics(info: ServerInfo) -> Reply:
     return Reply(status=200, media_type=_TEXT, body=("\n".join(lines) + "\n").encode())
 
 
-def _tokenize(profile: VllmProfile, body: dict[str, Any], info: ServerInfo) -> Reply:
-    from mockoss.harmony.encoding import encode_text
+def _tokenize(profile: VllmProfile, body: dict[str, Any], raw: bytes) -> Reply:
+    from mockoss.harmony.encoding import encode_text, render_elsewhere
     from mockoss.harmony.prompt import render_chat_prompt
 
+    joined = None  # the ids as the worker process answers them, "id,id,…"
     if "messages" in body:
         if not isinstance(body["messages"], list):
             return profile.error(400, "Invalid request: messages: Input should be a valid list", param="messages")
-        tokens = list(render_chat_prompt(body))
+        # In the worker process for a big or many-message body (mockoss.server.offload): the chat
+        # endpoint's render_prompt is this render_chat_prompt(body).
+        joined = render_elsewhere("chat", raw)
+        tokens = list(render_chat_prompt(body)) if joined is None else []
     elif isinstance(body.get("prompt"), str):
         tokens = encode_text(body["prompt"])  # in the worker process for a long word (mockoss.server.offload)
     else:
         return profile.error(400, "Invalid request: prompt: Field required", param="prompt")
-    result: dict[str, Any] = {"count": len(tokens), "max_model_len": profile.max_model_len, "tokens": tokens, "token_strs": None}
-    if body.get("return_token_strs"):
-        result["token_strs"] = token_strs(tokens)
-    return _json(result)
+    if joined is None:
+        count, listed = len(tokens), _dumps(tokens)
+    else:  # "id,id,…" is what json.dumps writes inside the array: not parsed unless needed
+        count, listed = (joined.count(",") + 1 if joined else 0), "[" + joined + "]"
+        tokens = list(map(int, joined.split(","))) if joined and body.get("return_token_strs") else []
+    strs = token_strs(tokens) if body.get("return_token_strs") else None
+    head = _dumps({"count": count, "max_model_len": profile.max_model_len})[:-1]  # the fields in vLLM's order
+    return Reply(status=200, body=f'{head},"tokens":{listed},"token_strs":{_dumps(strs)}}}'.encode())
 
 
 def _detokenize(profile: VllmProfile, body: dict[str, Any]) -> Reply:
@@ -131,5 +152,5 @@ def side_route(profile: VllmProfile, method: str, path: str, raw: bytes, info: S
     if model is not None and model not in info.served_model_names:
         return profile.model_not_found(str(model))
     if path == "/tokenize":
-        return _tokenize(profile, body, info)
+        return _tokenize(profile, body, raw)
     return _detokenize(profile, body)
