@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 
 from mockoss.endpoints import ENDPOINTS, prompt_cache_generation
+from mockoss.server.longpieces import MAX_WINDOW, PIECE_BUDGET, may_hold_long_pieces
 from mockoss.server.prompt_worker import ENCODE_FAILED, read_frame, write_frame
 
 if TYPE_CHECKING:
@@ -51,11 +52,9 @@ logger = logging.getLogger("mockoss")
 #: rendering 256 KiB of prompt costs ~20 ms (one message) to ~0.5 s (thousands of short ones).
 OFFLOAD_BYTES = 256 * 1024
 
-#: The window of :func:`has_long_run`: a body holding a run of at least twice this many bytes
-#: without a change between ASCII whitespace and the rest goes off the loop whatever its size.
-LONG_RUN_WINDOW = 4096
-_SPACE_BYTES = frozenset(b" \t\n\r\x0b\x0c")  # ASCII whitespace, as bytes.isspace() has it
-_OTHER_SPACES = (b"\n", b"\t", b"\r", b"\x0b", b"\x0c")
+#: The largest window of :func:`has_long_run` (:data:`mockoss.server.longpieces.MAX_WINDOW`):
+#: a body holding one pre-tokenizer piece of twice this many bytes always goes off the loop.
+LONG_RUN_WINDOW = MAX_WINDOW
 
 
 #: Endpoints whose body may batch prompts (``"prompt": ["a", "b", …]``, the
@@ -92,38 +91,22 @@ def is_heavy(endpoint: str, raw: bytes, offload_bytes: int = OFFLOAD_BYTES) -> b
     )
 
 
-def has_long_run(raw: bytes, window: int = LONG_RUN_WINDOW) -> bool:
-    """Whether ``raw`` may hold one long pre-tokenizer piece: some aligned ``window``-byte slice
-    that is all ASCII whitespace or holds none. True for every body with a run of ``2 * window - 1``
-    bytes or more of either kind (such a run covers a whole aligned slice), false for ordinary text.
+def has_long_run(raw: bytes, budget: int = PIECE_BUDGET) -> bool:
+    """Whether the text of ``raw`` may hold pre-tokenizer pieces whose byte-pair merging costs
+    more than ``budget`` bytes² (~0.31 ns each: 64 Mi is ~21 ms): one long piece, or many just
+    under any window (:func:`mockoss.server.longpieces.may_hold_long_pieces`, which reads the raw
+    JSON: escapes and UTF-8 included). No false negative; a false positive (CJK text, compact JSON
+    or base64 in long stretches without a space) only answers the request on a thread.
 
     Why: openai-harmony's BPE (tiktoken's algorithm) is quadratic in the length of one piece of
-    its pre-tokenizer split (a word, a run of punctuation or of spaces, a CJK run: no spaces).
-    Measured here: 20,000 ``x`` 140 ms, 20,000 spaces 139 ms, 20,000 CJK characters 1.2 s, 8,192
-    ``x`` 24 ms (the longest run this may miss), 4,096 ``x`` 5.6 ms; 24,000 characters of words
-    2.9 ms. So a 150 KB body of one word cost 10 s of
-    event loop before (a reviewer's reproducer, issue 9: another client waited 10-12 s), far below
-    :data:`OFFLOAD_BYTES`. JSON escapes (``\\n``, ``\\u6f22``) count as non-whitespace bytes, so
-    escaped runs are caught too. A false positive (e.g. 4 KB of compact JSON without a space in
-    any string) only sends a request off the loop. What this does not catch: many runs each just
-    under the window, whose costs add up (a review: a 254 KB body of 4,095-character words, just
-    under :data:`OFFLOAD_BYTES`, held the loop 0.52 s; 10 s for one 150 KB word before). Linear:
-    per slice one ``memchr`` for a space
-    (found at once in text), or a look at its first byte: ~3 us for the 23 KB agent turn of
-    ``benchmarks/bench_prompt.py``, nothing below 8 KB.
+    its pre-tokenizer split (o200k's pattern: a run of letters, of punctuation, or of whitespace
+    of any mix). A 150 KB body of one word cost 10 s of event loop (issue 9, a reviewer); then,
+    with ASCII runs caught, ``" \\n" * 87000`` (261 KB, one whitespace piece) held another client
+    9.4 s, ``"\\u00a0 " * 40000`` 4.5 s, and 60 tool names of 3,900 letters 283 ms (issue 9
+    review, findings 1 and 11). Cost per request: nothing up to 8 KiB; ~5 us for the 23 KB
+    agent turn of ``benchmarks/bench_prompt.py`` (one ``bytes.find`` per window of ~1.4 KB).
     """
-    size = len(raw)
-    if size < 2 * window - 1:
-        return False
-    find = raw.find
-    for start in range(0, size - window + 1, window):
-        end = start + window
-        if raw[start] in _SPACE_BYTES:
-            if raw[start:end].isspace():
-                return True
-        elif find(b" ", start, end) < 0 and all(find(space, start, end) < 0 for space in _OTHER_SPACES):
-            return True
-    return False
+    return may_hold_long_pieces(raw, budget)
 
 
 class _Worker:
