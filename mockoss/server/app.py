@@ -22,7 +22,7 @@ from mockoss.server.core import MockServer
 from mockoss.server.durable import durable, expect_ticket, lifespan_for
 from mockoss.server.fastpath import GenerationPath
 from mockoss.server.limits import DEFAULT_REQUEST_TIMEOUT_S, RequestLimits
-from mockoss.server.offload import Gate, is_heavy, probe_elsewhere
+from mockoss.server.offload import Gate, probe_elsewhere, side_route_heavy
 from mockoss.server.responses import to_response, to_scheduled_response
 
 __all__ = ["create_app", "to_response", "to_scheduled_response"]
@@ -133,7 +133,7 @@ def create_app(
         if proxy is not None and proxy.forwards(request.method, request.url.path):
             return await proxy.models(request)
         target, body = plane.server_for(request.scope), await request.body()
-        if body and is_heavy("", body, gate.offload_bytes):  # a big body or a long word: see probe_elsewhere
+        if body and side_route_heavy(body, gate.offload_bytes):  # a big body, a long word, many messages: see probe_elsewhere
             return to_response(await anyio.to_thread.run_sync(probe_elsewhere, target, request.method, request.url.path, body))
         return to_response(target.probe(request.method, request.url.path, body))
 

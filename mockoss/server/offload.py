@@ -34,7 +34,7 @@ import anyio.to_thread
 
 from mockoss.endpoints import ENDPOINTS, prompt_cache_generation
 from mockoss.server.longpieces import MAX_WINDOW, PIECE_BUDGET, may_hold_long_pieces
-from mockoss.server.prompt_worker import ENCODE_FAILED, read_frame, write_frame
+from mockoss.server.prompt_worker import ENCODE_FAILED, PANICKED, PanicException, read_frame, write_frame
 
 if TYPE_CHECKING:
     from mockoss.profiles.base import Reply
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from mockoss.server.transport import Delivery
 
 __all__ = [
-    "BATCH_ENDPOINTS", "BATCH_ITEMS", "LONG_RUN_WINDOW", "OFFLOAD_BYTES", "Gate", "count_in_worker", "encode_in_worker", "has_long_run", "is_heavy", "probe_elsewhere",
-    "render_in_worker", "shutdown",
+    "BATCH_ENDPOINTS", "BATCH_ITEMS", "LONG_RUN_WINDOW", "OFFLOAD_BYTES", "SIDE_ROUTE_BYTES", "SIDE_ROUTE_OBJECTS", "Gate", "count_in_worker", "encode_in_worker", "has_long_run", "is_heavy", "probe_elsewhere",
+    "render_in_worker", "shutdown", "side_route_heavy",
 ]  # fmt: skip
 
 logger = logging.getLogger("mockoss")
@@ -151,22 +151,40 @@ class _Worker:
         answer = self._ask(endpoint.encode(), raw)
         return None if answer is None else int(answer)
 
+    @staticmethod
+    def _unless_panicked(answer: bytes | None) -> bytes | None:
+        """``answer``, unless it reports that openai-harmony's tokenizer panicked in the worker
+        (:data:`~mockoss.server.prompt_worker.PANICKED`): then that panic, raised here as
+        :class:`~mockoss.server.prompt_worker.PanicException` with its text, which
+        :func:`mockoss.server.replies.failure_reply` answers as the panic itself (the same 400).
+        The caller used to encode or render again in process to raise it: a 1,000,000-character
+        word's panic held the GIL ~90 ms each time (issue 9, review)."""
+        if answer is not None and answer[:1] == PANICKED:
+            raise PanicException(answer[1:].decode("utf-8", "surrogatepass"))
+        return answer
+
     def encode(self, text: str, special: bool) -> list[int] | None:
         """The token ids of ``text`` (:func:`mockoss.harmony.encoding.encode_text`); ``None`` if
         the worker failed or encoding raised there (``ENCODE_FAILED``: the caller encodes in
-        process, which raises the same)."""
-        answer = self._ask(b"encode" if special else b"encode-plain", text.encode("utf-8", "surrogatepass"))
+        process, which raises the same).
+
+        Raises:
+            PanicException: the tokenizer panicked there (:meth:`_unless_panicked`)."""
+        answer = self._unless_panicked(self._ask(b"encode" if special else b"encode-plain", text.encode("utf-8", "surrogatepass")))
         if answer is None or answer == ENCODE_FAILED:
             return None
         ids = array("I")
-        ids.frombytes(answer)  # the same machine's byte order both ends
+        ids.frombytes(memoryview(answer)[1:])  # after IDS; the same machine's byte order both ends
         return ids.tolist()
 
     def render(self, endpoint: str, raw: bytes) -> str | None:
         """The prompt token ids of ``raw``, a body for ``endpoint`` (``ENDPOINTS[endpoint].render_prompt``),
         as ``"id,id,…"``; ``None`` if the worker failed or rendering raised there (``ENCODE_FAILED``:
-        the caller renders in process, which raises the same)."""
-        answer = self._ask(b"render", endpoint.encode() + b"\0" + raw)
+        the caller renders in process, which raises the same).
+
+        Raises:
+            PanicException: the tokenizer panicked there (:meth:`_unless_panicked`)."""
+        answer = self._unless_panicked(self._ask(b"render", endpoint.encode() + b"\0" + raw))
         return None if answer is None or answer == ENCODE_FAILED else answer.decode("ascii")
 
     def stop(self) -> None:
@@ -206,7 +224,9 @@ def count_in_worker(endpoint: str, raw: bytes) -> int | None:
 
 def encode_in_worker(text: str, special: bool) -> list[int] | None:
     """:func:`mockoss.harmony.encoding.encode_text` of ``text`` in the worker process; blocking
-    (on a thread). ``None`` (encode in process instead) if the worker cannot be used."""
+    (on a thread). ``None`` (encode in process instead) if the worker cannot be used or encoding
+    raised there. Raises :class:`~mockoss.server.prompt_worker.PanicException` if the tokenizer
+    panicked there (the same 400 as the panic in process, without tokenizing again)."""
     try:
         ids = _worker.encode(text, special)
     except OSError as exc:  # cannot start it
@@ -219,7 +239,9 @@ def render_in_worker(endpoint: str, raw: bytes) -> str | None:
     """The prompt token ids of ``raw``, a body for ``endpoint``
     (:attr:`mockoss.endpoints.Endpoint.render_prompt`), rendered in the worker process, as
     ``"id,id,…"`` (decimal, joined there: what Ollama's ``context`` holds); blocking (on a thread).
-    ``None`` (render in process instead) if the worker cannot be used or rendering raised there."""
+    ``None`` (render in process instead) if the worker cannot be used or rendering raised there.
+    Raises :class:`~mockoss.server.prompt_worker.PanicException` if the tokenizer panicked there
+    (the same 400 as the panic in process, without rendering again)."""
     try:
         return _worker.render(endpoint, raw)
     except OSError as exc:  # cannot start it
@@ -227,17 +249,50 @@ def render_in_worker(endpoint: str, raw: bytes) -> str | None:
         return None
 
 
+#: A side route's body of at least this many bytes goes off the loop (:func:`side_route_heavy`).
+SIDE_ROUTE_BYTES = 32 * 1024
+#: A side route's body with at least this many ``{`` goes off the loop (:func:`side_route_heavy`).
+SIDE_ROUTE_OBJECTS = 128
+
+
+def side_route_heavy(raw: bytes, offload_bytes: int = OFFLOAD_BYTES) -> bool:
+    """Whether ``raw``, a side route's body (``MockServer.probe``: vLLM's ``/tokenize``,
+    llama-server's ``/apply-template``, …), is answered by :func:`probe_elsewhere` on a thread:
+    :func:`is_heavy`, at least :data:`SIDE_ROUTE_BYTES` (or ``offload_bytes``, if smaller), or at
+    least :data:`SIDE_ROUTE_OBJECTS` ``{``.
+
+    Why: a side route's cost grows with its body in ways a chat request's does not, and side routes
+    are not the hot path, so a thread's ~0.1 ms is cheap for them. Rendering a chat prompt
+    (``/tokenize`` with ``messages``, ``/apply-template``) costs ~70 us a message, and every
+    message is a JSON object: 7,000 short messages (254 KB, under :data:`OFFLOAD_BYTES`) held the
+    event loop 480 ms (issue 9, the breaker's finding 5); 128 objects are ~9 ms. A string per
+    token (``return_token_strs``, ``with_pieces``) costs ~1 us a token even decoded at once
+    (36,000 words, 240 KB: 107,000 tokens, ~0.1 s with the reply's JSON; finding 8); 32 KiB of
+    text is ~15,000 tokens. A brace in text only sends the body off the loop, where it is answered
+    the same. ``bytes.count`` is one pass in C."""
+    return (
+        len(raw) >= min(SIDE_ROUTE_BYTES, offload_bytes)
+        or is_heavy("", raw, offload_bytes)
+        or raw.count(b"{") >= SIDE_ROUTE_OBJECTS
+    )
+
+
 def probe_elsewhere(server: MockServer, method: str, path: str, body: bytes) -> Reply:
-    """``server.probe`` (on a worker thread) with text tokenized in the worker process
-    (:data:`mockoss.harmony.encoding.ENCODE_ELSEWHERE`): for a side route's big body or long word,
-    such as vLLM's or llama-server's ``/tokenize`` (one 50,000-character word: ~0.8 s holding the
-    GIL in process, every other client waiting; ``benchmarks/bench_isolation.py`` case ``tokenize``)."""
-    from mockoss.harmony.encoding import ENCODE_ELSEWHERE
+    """``server.probe`` (on a worker thread) with text tokenized and chat prompts rendered in the
+    worker process (:data:`mockoss.harmony.encoding.ENCODE_ELSEWHERE`,
+    :data:`~mockoss.harmony.encoding.RENDER_ELSEWHERE`): for a side route's big body, long word or
+    many messages (:func:`side_route_heavy`), such as vLLM's or llama-server's ``/tokenize`` (one
+    50,000-character word: ~0.8 s holding the GIL in process, every other client waiting;
+    ``benchmarks/bench_isolation.py`` case ``tokenize``) or ``/apply-template`` (40,000 short
+    messages: ~3 s; the breaker's finding 5)."""
+    from mockoss.harmony.encoding import ENCODE_ELSEWHERE, RENDER_ELSEWHERE
 
     token = ENCODE_ELSEWHERE.set(encode_in_worker)
+    rendering = RENDER_ELSEWHERE.set(render_in_worker)
     try:
         return server.probe(method, path, body)
     finally:
+        RENDER_ELSEWHERE.reset(rendering)
         ENCODE_ELSEWHERE.reset(token)
 
 

@@ -24,9 +24,11 @@ the lock, in process: one 50,000-character word, ~0.8-1.4 s that every other cli
 :data:`mockoss.profiles.ollama.native.PRERENDERED_PROMPT` as the text the reply holds (``id,id,…``,
 joined in the worker: a 10 MB prompt's 2,000,000 ids took ~0.2 s to join here), and counts the
 prompt as their number (``Endpoint.render_prompt``'s length is the count by definition,
-:func:`mockoss.endpoints.prompt_tokens`), which saves the worker a second render. If the worker fails (or rendering raised there: a tokenizer
-panic), the count is asked for as before and the profile renders under the lock, as it did, and
-raises what it raised.
+:func:`mockoss.endpoints.prompt_tokens`), which saves the worker a second render. If the worker fails (or rendering raised there),
+the count is asked for as before and the profile renders under the lock, as it did, and
+raises what it raised; if the tokenizer panicked there, the count is asked for as before and the
+profile raises that panic (:class:`mockoss.server.prompt_worker.PanicException`) instead of
+rendering again.
 """
 
 from __future__ import annotations
@@ -71,7 +73,8 @@ def before_lock(endpoint: str, raw: bytes, body: Any, checked: Any) -> Iterator[
     counted = None
     if PRECOUNTED_PROMPT_TOKENS.get() is None:
         try:
-            counted = (rendered[1].count(",") + 1 if rendered[1] else 0) if rendered is not None else counter(endpoint, raw)
+            ids = None if rendered is None else rendered[1]
+            counted = (ids.count(",") + 1 if ids else 0) if isinstance(ids, str) else counter(endpoint, raw)
         except Exception:  # noqa: BLE001  (the worker failed: counted under the lock, as without one)
             counted = None
     token = PRECOUNTED_PROMPT_TOKENS.set(counted) if counted is not None else None
@@ -93,11 +96,13 @@ def before_lock(endpoint: str, raw: bytes, body: Any, checked: Any) -> Iterator[
             DECLARED.reset(declared)
 
 
-def _prompt_ids(endpoint: str, raw: bytes, view: Any) -> tuple[ContextVar[Any], str] | None:
+def _prompt_ids(endpoint: str, raw: bytes, view: Any) -> tuple[ContextVar[Any], str | BaseException] | None:
     """For a request whose reply carries its prompt's token ids (Ollama's ``/api/generate``, not
     ``raw``, not only loading the model) and whose profile has not cached them: the profile's
-    variable for them and the ids :data:`PROMPT_RENDERER` rendered; else ``None`` (none needed, no
-    renderer, or it failed: the reply renders them itself, as without one)."""
+    variable for them and the ids :data:`PROMPT_RENDERER` rendered, or the tokenizer panic it
+    reported (the profile raises it under the lock, where rendering in process would have raised
+    it: the same 400, without the ~90 ms panic holding the GIL and the lock again); else ``None``
+    (none needed, no renderer, or it failed: the reply renders them itself, as without one)."""
     render = PROMPT_RENDERER.get()
     if render is None or endpoint != "ollama.generate" or view is None:
         return None
@@ -109,4 +114,8 @@ def _prompt_ids(endpoint: str, raw: bytes, view: Any) -> tuple[ContextVar[Any], 
         ids = render(endpoint, raw)
     except Exception:  # noqa: BLE001  (rendered under the lock, as without a renderer)
         return None
+    except BaseException as exc:  # the worker's tokenizer panic (PanicException, as pyo3's): handed on
+        if type(exc).__name__ != "PanicException":
+            raise
+        return PRERENDERED_PROMPT, exc
     return None if ids is None else (PRERENDERED_PROMPT, ids)

@@ -9,15 +9,17 @@ the raw body. Answer payload: the prompt token count in ASCII
 the worker empties its own count caches first, so that ``reset`` frees them here too.
 An endpoint name of ``encode`` or ``encode-plain`` asks instead for the token ids of the raw
 bytes, UTF-8 text, with special-token strings read as special tokens or as text
-(:func:`mockoss.harmony.encoding.encode_text`); the answer is the ids as unsigned 32-bit
-integers in this machine's byte order, or :data:`ENCODE_FAILED` when encoding raised (the server
-then encodes in process, which raises the same). An endpoint name of ``render`` asks for the
+(:func:`mockoss.harmony.encoding.encode_text`); the answer is :data:`IDS` then the ids as unsigned
+32-bit integers in this machine's byte order. An endpoint name of ``render`` asks for the
 prompt token ids of a request body: the raw bytes are an endpoint name, a NUL byte and the body,
 and the answer is ``ENDPOINTS[name].render_prompt(json.loads(body))``
 (:data:`mockoss.endpoints.ENDPOINTS`) as ASCII decimal numbers joined by commas, the form a JSON
 array holds them in (Ollama's ``context``: the server neither converts nor joins them, which for
-a 10 MB prompt's 2,000,000 ids took ~0.2 s holding the GIL), or :data:`ENCODE_FAILED` when
-rendering raised (a tokenizer panic: the server renders in process, which raises the same).
+a 10 MB prompt's 2,000,000 ids took ~0.2 s holding the GIL). When encoding or rendering raised,
+the answer to either is :data:`PANICKED` then the text of the exception, UTF-8, if it was
+openai-harmony's tokenizer panicking (the server raises :class:`PanicException` with that text
+instead of tokenizing again: a 1,000,000-character word's panic costs ~90 ms holding the GIL),
+else :data:`ENCODE_FAILED` (the server does it in process, which raises the same).
 Exits when stdin closes (the server went away).
 
 A plain subprocess rather than :mod:`multiprocessing`: its ``spawn`` start method runs the
@@ -32,11 +34,26 @@ import sys
 from array import array
 from typing import BinaryIO
 
-__all__ = ["ENCODE_FAILED", "read_frame", "serve", "write_frame"]
+__all__ = ["ENCODE_FAILED", "IDS", "PANICKED", "PanicException", "read_frame", "serve", "write_frame"]
 
 _LENGTH = struct.Struct(">I")
-#: The answer to an ``encode`` request whose encoding raised (one byte: never a whole number of ids).
+#: The answer to an ``encode`` or ``render`` request whose work raised, other than a tokenizer panic.
 ENCODE_FAILED = b"!"
+#: The first byte of the answer to an ``encode`` or ``render`` request whose tokenizer panicked;
+#: the text of the panic follows.
+PANICKED = b"?"
+#: The first byte of the answer to an ``encode`` request that encoded; the ids follow.
+IDS = b"="
+
+
+class PanicException(BaseException):
+    """openai-harmony's tokenizer panic, as the worker process reported it: raised in the server
+    with the panic's text, in place of pyo3's ``PanicException`` (a ``BaseException`` too), so
+    that it is answered as that panic is, byte for byte
+    (:func:`mockoss.server.replies.failure_reply` reads the class name and ``str(exc)``), without
+    running the tokenizer again in process: a 1,000,000-character word panics after ~90 ms holding
+    the GIL (``called `Result::unwrap()` on an `Err` value: RuntimeError(StackOverflow)``), and a
+    client could repeat it (issue 9, review)."""
 
 
 def read_frame(stream: BinaryIO) -> bytes | None:
@@ -72,7 +89,7 @@ def serve(source: BinaryIO, sink: BinaryIO) -> None:
             except BaseException as exc:  # a tokenizer panic is a BaseException
                 if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                     raise
-                answer = ENCODE_FAILED
+                answer = PANICKED + str(exc).encode("utf-8", "surrogatepass") if type(exc).__name__ == "PanicException" else ENCODE_FAILED
             write_frame(sink, answer)
             continue
         write_frame(sink, str(prompt_tokens(endpoint.decode(), raw)).encode())
@@ -89,7 +106,7 @@ def _ids(request: bytes, raw: bytes) -> bytes:
         return ",".join(map(str, ENDPOINTS[name.decode()].render_prompt(json.loads(body)))).encode("ascii")
     from mockoss.harmony.encoding import encode_text
 
-    return array("I", encode_text(raw.decode("utf-8", "surrogatepass"), special=request == b"encode")).tobytes()
+    return IDS + array("I", encode_text(raw.decode("utf-8", "surrogatepass"), special=request == b"encode")).tobytes()
 
 
 def main() -> int:

@@ -22,6 +22,7 @@ from mockoss.profiles.ollama import native
 from mockoss.profiles.ollama.prompt import render_native_generate_prompt
 from mockoss.server import offload, prelock
 from mockoss.server.core import MockServer
+from mockoss.server.prompt_worker import PanicException
 from mockoss.server.run import ThreadedServer
 
 MODEL = "gpt-oss:20b"
@@ -67,8 +68,10 @@ def test_the_worker_renders_a_generate_prompt_as_in_process(name):
     assert offload.render_in_worker("ollama.generate", raw) == ",".join(map(str, render_native_generate_prompt(json.loads(raw))))
 
 
-def test_a_prompt_the_tokenizer_cannot_render_is_rendered_in_process_to_raise_the_same():
-    assert offload.render_in_worker("ollama.generate", _raw(prompt=PANIC_WORD)) is None  # it raised there
+def test_a_prompt_the_tokenizer_cannot_render_raises_the_workers_panic_here():
+    """Not rendered again in process (issue 9, review: ~90 ms holding the GIL and the lock each time)."""
+    with pytest.raises(PanicException, match="StackOverflow"):  # it panicked there: raised here with its text
+        offload.render_in_worker("ollama.generate", _raw(prompt=PANIC_WORD))
     assert offload.render_in_worker("ollama.generate", BODIES["plain"]) == _render_in_process("ollama.generate", BODIES["plain"])
 
 
@@ -158,8 +161,8 @@ def test_a_long_word_over_http_is_rendered_in_the_worker_process_with_the_same_b
 @pytest.mark.timeout(120)
 def test_a_tokenizer_panic_in_context_is_the_documented_400_over_http_too():
     """A 1,000,000-character word makes openai-harmony panic: the profile's 400 (replies.failure_reply),
-    in process as over HTTP (where the worker's render fails and the lock's side renders, and raises,
-    as before), and the server goes on answering."""
+    in process as over HTTP (where the worker's render panics and the lock's side raises that panic),
+    and the server goes on answering."""
     raw = _raw(prompt=PANIC_WORD, stream=False)
     direct = MockServer("clean-answer", profile="ollama").handle("ollama.generate", raw, {})
     assert direct.status == 400

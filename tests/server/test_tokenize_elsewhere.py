@@ -18,6 +18,7 @@ from mockoss.harmony import encoding
 from mockoss.harmony.encoding import encode_text, load_encoding
 from mockoss.server import offload
 from mockoss.server.core import MockServer
+from mockoss.server.prompt_worker import PanicException
 from mockoss.server.run import ThreadedServer
 
 MODEL = "openai/gpt-oss-20b"
@@ -38,8 +39,10 @@ def test_the_worker_encodes_as_the_library_does(text, special):
     assert encode_text(text, special=special) == want
 
 
-def test_a_text_the_tokenizer_cannot_encode_is_encoded_in_process_to_raise_the_same():
-    assert offload.encode_in_worker("a" * 1_000_000, True) is None  # it raised there: the caller encodes here
+def test_a_text_the_tokenizer_cannot_encode_raises_the_workers_panic_here():
+    """Not encoded again in process (issue 9, review: ~90 ms holding the GIL each time)."""
+    with pytest.raises(PanicException, match="StackOverflow"):  # it panicked there: raised here with its text
+        offload.encode_in_worker("a" * 1_000_000, True)
     assert offload.encode_in_worker("hi", True) == list(load_encoding().encode("hi", allowed_special="all"))  # still serving
 
 

@@ -174,8 +174,9 @@ _prompt_ids: BytesLRU[str] = BytesLRU(CONTEXT_CACHE_BYTES)
 #: lock: ``(body, "id,id,…")``, used for the request whose parsed body is that very object. The server
 #: sets it for a big body (:mod:`mockoss.server.prelock`, rendered in its worker process:
 #: openai-harmony's BPE is quadratic in a word's length, so one 50,000-character word took
-#: ~0.8-1.4 s under the lock here); ``None``: rendered here when needed.
-PRERENDERED_PROMPT: ContextVar[tuple[Mapping[str, Any], str] | None] = ContextVar(
+#: ~0.8-1.4 s under the lock here); ``None``: rendered here when needed. In place of the ids, the
+#: tokenizer panic the worker reported (raised here, as rendering here would raise it).
+PRERENDERED_PROMPT: ContextVar[tuple[Mapping[str, Any], str | BaseException] | None] = ContextVar(
     "mockoss_ollama_prompt_ids", default=None
 )
 
@@ -197,13 +198,18 @@ def clear_context_cache() -> None:
 
 
 def _prompt_part(body: Mapping[str, Any]) -> str:
-    """``"id,id,…"``: the prompt's token ids, from the cache, :data:`PRERENDERED_PROMPT`, or rendered now."""
+    """``"id,id,…"``: the prompt's token ids, from the cache, :data:`PRERENDERED_PROMPT`, or rendered now.
+
+    Raises what rendering raises (a tokenizer panic: the one the worker process reported, if it
+    rendered them, without rendering again: ~90 ms holding the GIL for a 1,000,000-character word)."""
     key = _prompt_key(body)
     found = _prompt_ids.get(key)
     if found is not None:
         return found
     given = PRERENDERED_PROMPT.get()
     if given is not None and given[0] is body:
+        if isinstance(given[1], BaseException):
+            raise given[1]
         joined = given[1]
     else:
         joined = ",".join(map(str, render_native_generate_prompt(body)))
