@@ -29,7 +29,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-__all__ = ["DEFAULT_MALFORMED_TEXT", "MAX_DELAY_MS", "TRANSPORT_HEADER", "TransportError", "TransportSpec"]
+__all__ = [
+    "DEFAULT_MALFORMED_TEXT",
+    "MAX_DELAY_MS",
+    "MAX_TRANSPORT_HEADER_CHARS",
+    "TRANSPORT_HEADER",
+    "TransportError",
+    "TransportSpec",
+    "clear_header_cache",
+]
 
 #: The request header that overrides the transport of one request, e.g. ``ttft_ms=300,tokens_per_s=50``.
 TRANSPORT_HEADER = "x-mockoss-transport"
@@ -146,7 +154,9 @@ class TransportSpec(BaseModel):
 
         Raises:
             TransportError: an item without ``=``, a repeated or unknown name, or an invalid value,
-                e.g. ``X-Mockoss-Transport: ttft_ms: Input should be a valid number…``.
+                e.g. ``X-Mockoss-Transport: ttft_ms: Input should be a valid number…``; a value
+                longer than :data:`MAX_TRANSPORT_HEADER_CHARS` (the server answers each with a
+                400 in the profile's error shape).
         """
         return _from_header(text)
 
@@ -174,8 +184,28 @@ def _describe(where: str, error: ValidationError) -> str:
     return f"{where}: " + "; ".join(problems)
 
 
-@functools.lru_cache(maxsize=256)
+#: Longest ``X-Mockoss-Transport`` value accepted (characters): every field set, with a
+#: ``malformed_text`` of a few KiB, fits. A longer value is a 400 (uvicorn accepts headers of up
+#: to 16 MB: 300 requests with 1 MB values each kept their spec in the header cache, and grew a
+#: server by 500 MB that reset did not free; issue 9 review, the breaker's finding 4).
+MAX_TRANSPORT_HEADER_CHARS = 8192
+#: Longest value whose parsed spec is kept for the next request with the same value (a test suite
+#: sends a few short values, ``ttft_ms=300,tokens_per_s=50``); a longer one is parsed every time.
+TRANSPORT_CACHE_CHARS = 256
+
+
 def _from_header(text: str) -> TransportSpec:
+    if len(text) <= TRANSPORT_CACHE_CHARS:
+        return _from_short_header(text)
+    if len(text) > MAX_TRANSPORT_HEADER_CHARS:
+        raise TransportError(
+            f"X-Mockoss-Transport: {len(text)} characters, over mockoss's limit of {MAX_TRANSPORT_HEADER_CHARS} "
+            "(mockoss.scenario.transport.MAX_TRANSPORT_HEADER_CHARS; every field with a malformed_text of a few KiB fits in it)"
+        )
+    return _parse_header(text)
+
+
+def _parse_header(text: str) -> TransportSpec:
     where = "X-Mockoss-Transport"
     values: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
@@ -187,3 +217,14 @@ def _from_header(text: str) -> TransportSpec:
             raise TransportError(f"{where}: {name} is given twice")
         values[name] = value.strip().replace("\\n", "\n")
     return TransportSpec.from_data(values, where=where)
+
+
+#: Specs of short header values (at most 256 of :data:`TRANSPORT_CACHE_CHARS` characters each:
+#: ~0.3 MB with their specs); emptied by reset (:func:`clear_header_cache`). Errors are not kept.
+_from_short_header = functools.lru_cache(maxsize=256)(_parse_header)
+
+
+def clear_header_cache() -> None:
+    """Forget the parsed header values (``MockServer.reset``, through
+    :func:`mockoss.harmony.prompt.caches.clear_caches`)."""
+    _from_short_header.cache_clear()

@@ -7,7 +7,6 @@ the 400s. The server asks :meth:`ResponsesRequest.quick_validate` first
 
 from __future__ import annotations
 
-import functools
 from typing import Annotated, Any, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, with_config
@@ -15,6 +14,7 @@ from typing_extensions import TypedDict  # pydantic refuses typing.TypedDict on 
 
 from mockoss.profiles.base import ResponsesRequestView, ToolDecl
 from mockoss.schemas._quick import keys_are_str, quick_or_none
+from mockoss.schemas.chat import DeclCache
 
 __all__ = ["QuickResponsesRequest", "ResponsesRequest"]
 
@@ -34,11 +34,20 @@ class ResponsesToolParam(_Lenient):
         return _tool_decl(self.type, self.name if self.type == "function" else self.server_label)
 
 
-@functools.lru_cache(maxsize=4096)
+def _key_chars(key: tuple[str, str | None]) -> int:
+    return len(key[0]) + (len(key[1]) if key[1] is not None else 0)
+
+
+#: Shared (frozen) :class:`ToolDecl` instances by (type, name), keys of up to
+#: :data:`~mockoss.schemas.chat.TOOL_DECL_CACHE_CHARS` characters, bounded in bytes and emptied by
+#: reset (:class:`~mockoss.schemas.chat.DeclCache`; issue 9 review, the breaker's finding 3).
+_DECLS = DeclCache(lambda key: ToolDecl(*key), _key_chars)
+
+
 def _tool_decl(kind: str, name: str | None) -> ToolDecl:
-    """One shared (frozen) :class:`ToolDecl` per type and name: an agent declares the same tools
-    every turn (as :func:`mockoss.schemas.chat.tool_decl`)."""
-    return ToolDecl(kind, name)
+    """One shared (frozen) :class:`ToolDecl` per short type and name: an agent declares the same
+    tools every turn (as :func:`mockoss.schemas.chat.tool_decl`)."""
+    return _DECLS[kind, name]
 
 
 class _ResponsesFields(_Lenient):
@@ -124,7 +133,7 @@ class QuickResponsesRequest(_ResponsesFields):
 
 def _dict_tool_decl(tool: Any) -> ToolDecl:
     kind = tool["type"]
-    return _tool_decl(kind, tool.get("name") if kind == "function" else tool.get("server_label"))
+    return _DECLS[kind, tool.get("name") if kind == "function" else tool.get("server_label")]
 
 
 #: ``QuickResponsesRequest.model_validate`` without its keyword handling (~0.3 us a call, measured).

@@ -16,9 +16,9 @@ Sources (ggml-org/llama.cpp):
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
+from mockoss.harmony.lru import BytesLRU
 from mockoss.profiles.llamacpp import peg
 from mockoss.profiles.llamacpp.peg import (
     atomic,
@@ -34,11 +34,13 @@ from mockoss.profiles.llamacpp.peg import (
 
 __all__ = [
     "GENERATION_PROMPT",
+    "GRAMMAR_CACHE_BYTES",
     "PEG_FORMAT_ERROR",
     "ChatMsg",
     "Grammar",
     "ParseFailed",
     "build_grammar",
+    "clear_grammar_cache",
 ]
 
 #: ``data.generation_prompt`` for gpt-oss: the prompt ends with it and the parser sees it first.
@@ -128,8 +130,45 @@ class Grammar:
         return _map(text, nodes)
 
 
-@functools.lru_cache(maxsize=256)
+#: Byte budget of the built grammars (:func:`build_grammar`): ~60 KB for 20 tools, so about 130
+#: request shapes of an agent's size; a grammar bigger than the whole budget is built every time.
+GRAMMAR_CACHE_BYTES = 8 * 1024 * 1024
+#: A grammar's bytes: this much, plus :data:`_GRAMMAR_TOOL_BYTES` and the name's characters per
+#: tool (measured with tracemalloc: ~12 KB without tools, ~2.2 KB a tool besides its name).
+_GRAMMAR_BASE_BYTES = 16 * 1024
+_GRAMMAR_TOOL_BYTES = 2560
+_grammars: BytesLRU[Grammar] = BytesLRU(GRAMMAR_CACHE_BYTES)
+
+
+def clear_grammar_cache() -> None:
+    """Forget every built grammar (``MockServer.reset``, through
+    :func:`mockoss.harmony.prompt.caches.clear_caches`)."""
+    _grammars.clear()
+
+
 def build_grammar(
+    tools: tuple[str, ...], tool_choice: str, extract_reasoning: bool, response_format: bool = False
+) -> Grammar:
+    """``common_chat_params_init_gpt_oss``'s parser, built once per request shape and kept in a
+    cache of :data:`GRAMMAR_CACHE_BYTES` (an ``lru_cache`` of 256 grammars, keyed by the whole
+    tool-name tuple, held ~8 MB for each request declaring 2,000 tools with 2 KB names, whatever
+    reset did: issue 9 review, the breaker's finding 9). ``tool_choice`` is kept as the grammar
+    reads it (``"none"``, ``"required"``, else ``"auto"``), so an unknown value of any length
+    shares ``"auto"``'s grammar. Args and grammar: :func:`_build_grammar`.
+    """
+    choice = tool_choice if tool_choice == "none" or tool_choice == "required" else "auto"
+    key = (tools, choice, extract_reasoning, response_format)
+    grammar = _grammars.get(key)
+    if grammar is None:
+        grammar = _grammars.put(
+            key,
+            _build_grammar(tools, choice, extract_reasoning, response_format),
+            _GRAMMAR_BASE_BYTES + _GRAMMAR_TOOL_BYTES * len(tools) + 4 * sum(map(len, tools)),
+        )
+    return grammar
+
+
+def _build_grammar(
     tools: tuple[str, ...], tool_choice: str, extract_reasoning: bool, response_format: bool = False
 ) -> Grammar:
     """Build ``common_chat_params_init_gpt_oss``'s parser.
