@@ -44,9 +44,12 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
+
+from mockoss.harmony.lru import BytesLRU
 
 __all__ = ["EXTRA_PATTERNS", "MIN_ENTROPY_CHARS", "Scrubber", "find_secrets"]
 
@@ -141,9 +144,20 @@ def _runs(charset: str) -> re.Pattern[str]:
     return re.compile(f"[{re.escape(charset)}]+")
 
 
-@functools.lru_cache(maxsize=4096)
+#: Byte budget of the scans kept by text (:func:`find_secrets`). An ``lru_cache(4096)`` keyed by
+#: whole request and reply texts held up to 4,096 bodies of any size (issue 9 review: caches of
+#: request data bounded in bytes); ``MockServer.reset`` empties it.
+SCAN_CACHE_BYTES = 16 * 1024 * 1024
+_scans: BytesLRU[tuple[tuple[int, int, str], ...]] = BytesLRU(SCAN_CACHE_BYTES)
+
+
 def _cached(text: str, entropy: bool) -> tuple[tuple[int, int, str], ...]:
-    return tuple(_find(text, entropy))
+    key = (text, entropy)
+    found = _scans.get(key)
+    if found is None:
+        found = tuple(_find(text, entropy))
+        _scans.put(key, found, sys.getsizeof(text) + 128 * len(found))
+    return found
 
 
 def find_secrets(text: str, *, entropy: bool = True) -> list[tuple[int, int, str]]:

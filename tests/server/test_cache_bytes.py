@@ -212,6 +212,24 @@ def test_reset_empties_the_request_data_caches():
     assert transport._from_short_header.cache_info().currsize == 0
 
 
+def test_the_recorders_secret_scans_are_bounded_in_bytes_and_emptied_by_reset(monkeypatch):
+    # Not a breaker finding, the same problem: find_secrets kept the scans of 4,096 texts (whole
+    # request and reply texts of a recording) in an lru_cache, whatever their size.
+    from mockoss.upstream import scrub
+
+    scrub._scans.clear()
+    monkeypatch.setattr(scrub._scans, "limit", 1_000_000)  # the budget scaled down, to scan less
+    key = "sk-proj-" + "A1b2C3d4" * 6
+    for i in range(12):  # 12 unique texts of 200 KB: over twice the budget
+        text = f"{i} {key} " + "lorem ipsum " * 17_000
+        assert scrub.find_secrets(text, entropy=False)
+    assert scrub._scans.get((text, False)) is not None  # the last one is kept
+    assert 0 < scrub._scans.size <= 1_000_000
+    assert len(scrub._scans) <= 5
+    MockServer(scenario="clean-answer").reset()
+    assert len(scrub._scans) == 0
+
+
 # -- finding 4: X-Mockoss-Transport ------------------------------------------------------------
 
 

@@ -47,6 +47,7 @@ _REQUEST_CACHES = (
     ("mockoss.scenario.transport", "clear_header_cache"),  # parsed X-Mockoss-Transport values
     ("mockoss.profiles.llamacpp.gptoss", "clear_grammar_cache"),  # llama.cpp's per-request grammars
     ("mockoss.profiles.vllm.responses_echo", "_ECHO_TEMPLATES.clear"),  # vLLM Responses echo templates (by body)
+    ("mockoss.upstream.scrub", "_scans.clear"),  # secret scans of recorded texts
 )
 
 
@@ -61,7 +62,7 @@ def _clear_request_caches() -> None:
 def clear_caches() -> None:
     """Forget every cached count (``MockServer.reset`` calls this), and empty the caches of
     request data listed in :data:`_REQUEST_CACHES` (declared tools, transport headers, llama.cpp
-    grammars, vLLM's Responses echo templates)."""
+    grammars, vLLM's Responses echo templates, the recorder's secret scans)."""
     _clear_request_caches()
     _messages.clear()
     _preambles.clear()
