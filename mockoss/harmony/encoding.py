@@ -235,7 +235,7 @@ _TOKEN_LENGTHS = array("B", bytes(VOCABULARY_SIZE))
 
 def token_spans(tokens: Sequence[int]) -> tuple[bytes, list[int]]:
     """The bytes ``tokens`` (ids of the vocabulary) decode to, and where each token's bytes end
-    in them: token ``i`` is ``data[ends[i - 1]:ends[i]]`` (``0`` for ``ends[-1]``), the bytes
+    in them: token ``i`` is ``data[ends[i - 1]:ends[i]]`` (from ``0`` for the first), the bytes
     ``decode([token])`` decodes (a special token's text; a byte-fallback token's lone bytes).
 
     Why: the side routes that answer a string per token (vLLM's ``return_token_strs``,
