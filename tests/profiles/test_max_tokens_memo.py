@@ -10,7 +10,8 @@ before the uncut ones.
 
 The replies must stay byte for byte what the raw-keyed memos gave, for every limit: each profile
 and endpoint, streamed and not, is answered for limits around the answer's length by a server
-with the new keys and by one whose ``cap`` is the identity (the old keys), and compared.
+with the new keys and by one whose ``cap`` is the identity (the old keys) and whose memos serve
+nothing (every reply computed afresh), and compared.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 
 from mockoss.harmony import Completion
 from mockoss.harmony import completion as completion_module
-from mockoss.harmony.completion import MEMO_CUT_ENTRIES, Cut, clear_completion_cache
+from mockoss.harmony.completion import MEMO_CUT_ENTRIES, Cut, Memo, clear_completion_cache
 from mockoss.profiles.registry import PROFILES
 from mockoss.server.core import MockServer
 
@@ -79,7 +80,7 @@ def _replies(scenario: str, profile: str, requests: list[bytes], endpoint: str) 
 
 def _limits(raw: str) -> list[int | None]:
     n = len(Completion.from_text(raw).emit(None).tokens)  # the engine may add <|endoftext|> after NO_STOP: n + 1 too
-    values = [None, 10**6, n + 2, n + 1, n, n - 1, n - 2, 3, 1, 0]
+    values = [None, 10**6, n + 1025, n + 1024, n + 1023, n + 64, n + 2, n + 1, n, n - 1, n - 2, 3, 1, 0]  # 64, 1024: ignore_eos's tails
     return values + values[::-1]
 
 
@@ -100,6 +101,8 @@ def test_replies_equal_the_raw_keyed_memos_for_every_limit(tmp_path, monkeypatch
     extras: list[dict] = [{}]
     if profile == "vllm" and endpoint == "chat":
         extras.append({"stream_interval": 1})  # the full path, not the per-shape reply cache
+    if profile in ("vllm", "vllm-2025") and endpoint in ("chat", "completions"):
+        extras.append({"ignore_eos": True})  # the stop token repeated up to the limit (options.ignore_eos_completion)
     if stream and endpoint in ("chat", "completions") and not profile.startswith("ollama"):
         extras.append({"stream_options": {"include_usage": True}})
     requests = [_body(endpoint, model, limit, stream, raw is CALL, extra) for extra in extras for limit in _limits(raw)]
@@ -110,6 +113,7 @@ def test_replies_equal_the_raw_keyed_memos_for_every_limit(tmp_path, monkeypatch
 
     for kind in (Completion, NormalisedCompletion):  # the raw request value as the key
         monkeypatch.setattr(kind, "cap", lambda self, max_tokens: max_tokens)
+    monkeypatch.setattr(Memo, "get", lambda self, key, default=None: default)  # and nothing served from a memo
     old = _replies(scenario, profile, requests, endpoint)
     for request, a, b in zip(requests, new, old, strict=True):
         assert a == b, request

@@ -136,11 +136,11 @@ def ignore_eos_completion(completion: Completion, body: Mapping[str, Any], max_t
     emitted = completion.emit(max_tokens)
     if emitted.finish_reason != "stop" or not emitted.tokens or emitted.tokens[-1] not in (RETURN, CALL):
         return completion
-    key = ("vllm.ignore_eos", max_tokens)
+    head = emitted.tokens
+    total = min(max_tokens, len(head) + IGNORE_EOS_TAIL_MAX) if max_tokens is not None else len(head) + IGNORE_EOS_TAIL
+    key = ("vllm.ignore_eos", total)  # the tokens it makes: every larger max_tokens shares them (issue 9 review, finding 2)
     cached = completion._memo.get(key)
     if cached is None:
-        head = emitted.tokens
-        total = min(max_tokens, len(head) + IGNORE_EOS_TAIL_MAX) if max_tokens is not None else len(head) + IGNORE_EOS_TAIL
         tail = (head[-1],) * max(0, total - len(head))
         tokens = head + tail
         cached = _NoStopCompletion(text=completion.text, tokens=tokens)
