@@ -34,6 +34,7 @@ __all__ = [
     "cache_dir",
     "check_harmony_library",
     "encode_text",
+    "ids_from_text",
     "load_encoding",
     "render_elsewhere",
     "token_spans",
@@ -225,6 +226,25 @@ def render_elsewhere(endpoint: str, raw: bytes) -> str | None:
     """
     elsewhere = RENDER_ELSEWHERE.get()
     return None if elsewhere is None else elsewhere(endpoint, raw)
+
+
+#: Characters of ``"id,id,…"`` text :func:`ids_from_text` converts per step.
+_IDS_SLICE = 64 * 1024
+
+
+def ids_from_text(joined: str) -> list[int]:
+    """The ids of ``"id,id,…"`` text (what :func:`render_elsewhere` answers; ``""``: none), about
+    :data:`_IDS_SLICE` characters at a time: ``list(map(int, joined.split(",")))`` is two calls in C
+    that hold the GIL to their end (the 319,000 ids of 40,000 short messages: ~0.1 s, every other
+    client waiting), where slices let the interpreter switch threads between them."""
+    ids: list[int] = []
+    start, size = 0, len(joined)
+    while start < size:
+        end = joined.find(",", start + _IDS_SLICE)
+        end = size if end < 0 else end
+        ids.extend(map(int, joined[start:end].split(",")))
+        start = end + 1
+    return ids
 
 
 #: Each token's length in bytes, learnt on first use (0: not yet known; every token has at least

@@ -93,7 +93,7 @@ def _detokenize(body: dict[str, Any]) -> Reply:
 
 
 def _apply_template(body: dict[str, Any], raw: bytes) -> Reply:
-    from mockoss.harmony.encoding import load_encoding, render_elsewhere
+    from mockoss.harmony.encoding import ids_from_text, load_encoding, render_elsewhere
     from mockoss.harmony.prompt import render_chat_prompt
     from mockoss.profiles.llamacpp.options import RequestError, check_messages
 
@@ -104,10 +104,7 @@ def _apply_template(body: dict[str, Any], raw: bytes) -> Reply:
     # In the worker process for a big or many-message body (mockoss.server.offload), which
     # answers "id,id,…": the chat endpoint's render_prompt is this render_chat_prompt(body).
     joined = render_elsewhere("chat", raw) if raw else None
-    if joined is None:
-        tokens = render_chat_prompt(body)
-    else:
-        tokens = list(map(int, joined.split(","))) if joined else []
+    tokens = render_chat_prompt(body) if joined is None else ids_from_text(joined)
     return _json({"prompt": load_encoding().decode(tokens)})
 
 

@@ -93,7 +93,7 @@ def _metrics(info: ServerInfo) -> Reply:
 
 
 def _tokenize(profile: VllmProfile, body: dict[str, Any], raw: bytes) -> Reply:
-    from mockoss.harmony.encoding import encode_text, render_elsewhere
+    from mockoss.harmony.encoding import encode_text, ids_from_text, render_elsewhere
     from mockoss.harmony.prompt import render_chat_prompt
 
     joined = None  # the ids as the worker process answers them, "id,id,…"
@@ -112,7 +112,7 @@ def _tokenize(profile: VllmProfile, body: dict[str, Any], raw: bytes) -> Reply:
         count, listed = len(tokens), _dumps(tokens)
     else:  # "id,id,…" is what json.dumps writes inside the array: not parsed unless needed
         count, listed = (joined.count(",") + 1 if joined else 0), "[" + joined + "]"
-        tokens = list(map(int, joined.split(","))) if joined and body.get("return_token_strs") else []
+        tokens = ids_from_text(joined) if body.get("return_token_strs") else []
     strs = token_strs(tokens) if body.get("return_token_strs") else None
     head = _dumps({"count": count, "max_model_len": profile.max_model_len})[:-1]  # the fields in vLLM's order
     return Reply(status=200, body=f'{head},"tokens":{listed},"token_strs":{_dumps(strs)}}}'.encode())
