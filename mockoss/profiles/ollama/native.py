@@ -226,7 +226,7 @@ def _context(body: Mapping[str, Any], completion: Completion, parts: _GeneratePa
     bytes by :data:`CONTEXT_CACHE_BYTES`) and the text's (memoised on the completion).
     """
     prompt = _prompt_part(body)
-    key = ("ollama.generate.context", max_tokens)
+    key = ("ollama.generate.context", completion.cap(max_tokens))  # the parts' limit
     text = completion._memo.get(key)
     if text is None:
         text = completion._memo[key] = ",".join(map(str, load_encoding().encode(parts.text, allowed_special="all")))
@@ -253,6 +253,7 @@ class _GenerateParts:
 
 
 def _generate_parts(completion: Completion, max_tokens: int | None, raw: bool) -> _GenerateParts:
+    max_tokens = completion.cap(max_tokens)  # every limit that does not cut the answer shares one entry (Completion.cap)
     key = ("ollama.generate", max_tokens, raw)
     cached = completion._memo.get(key)
     if cached is not None:
