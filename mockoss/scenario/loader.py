@@ -206,12 +206,19 @@ def _compile_answer(
         return _compile_step(index, spec)
     except VocabularyError:  # the tokenizer cannot load at all: not a problem of this file
         raise
-    except Exception as exc:  # noqa: BLE001  # each kind becomes this file's error entry below
+    except BaseException as exc:  # noqa: BLE001  # each kind becomes this file's error entry below
+        # pyo3's PanicException (openai-harmony's tokenizer panicking on a text, e.g. a word of a
+        # million characters overflows its pre-tokenizer's stack) is a BaseException: this file's
+        # problem too, not a traceback from `mockoss validate` nor a 500 from an upload.
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+            raise
         # Imported here, not for every answer: a scenario without faults never needs the fault
         # library (issue 9, start-up); a FaultError means it is loaded already.
         from mockoss.harmony.faults import FaultError
 
-        if not isinstance(exc, FaultError):  # the renderer or tokenizer refused the content
+        if type(exc).__name__ == "PanicException":
+            problem = f"openai-harmony cannot tokenize this content (its tokenizer panicked: {str(exc)[:200]}); shorten its longest word"
+        elif not isinstance(exc, FaultError):  # the renderer or tokenizer refused the content
             problem = str(exc)
         elif exc.field != "fault":
             loc = [*loc, "fault", exc.field]
