@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from mockoss.harmony.trace import ParserTrace
 
 __all__ = [
-    "COMPLETION_CACHE_BYTES", "MEMO_BYTES", "MEMO_CUT_ENTRIES", "MEMO_ENTRIES", "MEMO_TOTAL_BYTES", "Completion", "Cut", "Emission",
+    "COMPLETION_CACHE_BYTES", "MEMO_BYTES", "MEMO_BYTES_PER_TOKEN", "MEMO_CUT_ENTRIES", "MEMO_ENTRIES", "MEMO_TOTAL_BYTES", "Completion", "Cut", "Emission",
     "FinishReason", "Memo", "Tokens",
     "clear_completion_cache", "memo_bytes",
 ]  # fmt: skip
@@ -51,6 +51,12 @@ MEMO_ENTRIES = 32
 #: shapes together), so 8 MB holds a long answer's usual shapes; an entry bigger than this (a key or
 #: template holding megabytes of request data) is not stored, only computed when asked for.
 MEMO_BYTES = 8 * 1024 * 1024
+#: A long completion's memo may hold this many bytes per token instead (at most a quarter of
+#: :data:`MEMO_TOTAL_BYTES`): the usual shapes of a 40,000-token answer (chat, streamed chat,
+#: Responses) take ~52 MB, so with 8 MB they were never kept and every request built its plan
+#: again on the event loop, twice for a non-streamed chat (reply and recovery log): 0.5 s each,
+#: every other client waiting (issue 9 review, seventh session).
+MEMO_BYTES_PER_TOKEN = 2048
 #: Bytes all memos together hold at most (every live completion's, and the per-generation memos
 #: of :mod:`mockoss.profiles.ollama`): a store past it drops the storing memo's own oldest entries,
 #: or is not kept. A memo gives its bytes back when it is freed (its completion is dropped).
@@ -253,6 +259,10 @@ class Completion:
     text: str
     tokens: Tokens
     _memo: dict[object, object] = field(default_factory=Memo, compare=False, hash=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if len(self.tokens) * MEMO_BYTES_PER_TOKEN > MEMO_BYTES:  # a long answer: room for its usual shapes
+            self._memo.limit = min(MEMO_TOTAL_BYTES // 4, len(self.tokens) * MEMO_BYTES_PER_TOKEN)  # type: ignore[attr-defined]
 
     @classmethod
     def from_text(cls, text: str) -> Completion:
