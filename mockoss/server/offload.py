@@ -21,18 +21,21 @@ on the server lock a worker thread holds (see :class:`Gate`).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
 import sys
 import threading
 from array import array
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
 from mockoss.endpoints import ENDPOINTS, prompt_cache_generation
+from mockoss.harmony.prompt._common import _text
+from mockoss.jsonbody import parse_json_and_hand_on
 from mockoss.server.longpieces import MAX_WINDOW, PIECE_BUDGET, may_hold_long_pieces
 from mockoss.server.prompt_worker import ENCODE_FAILED, PANICKED, PanicException, read_frame, write_frame
 
@@ -106,7 +109,54 @@ def has_long_run(raw: bytes, budget: int = PIECE_BUDGET) -> bool:
     review, findings 1 and 11). Cost per request: nothing up to 8 KiB; ~5 us for the 23 KB
     agent turn of ``benchmarks/bench_prompt.py`` (one ``bytes.find`` per window of ~1.4 KB).
     """
-    return may_hold_long_pieces(raw, budget)
+    return may_hold_long_pieces(raw, budget) or (
+        len(raw) * len(raw) > budget and raw.count(b'"text"') >= 2 and _joined_parts_long(raw, budget)
+    )
+
+
+def _joined_parts_long(raw: bytes, budget: int) -> bool:
+    """Whether the texts that content-part lists in ``raw`` join into may hold pieces costing more
+    than ``budget`` (:func:`~mockoss.server.longpieces.may_hold_long_pieces` of those texts).
+
+    The raw check finds breaks in every JSON string, but a list of content parts is rendered as the
+    ``text`` of its parts joined with nothing between them (vLLM's ``flatten_input_text_content``,
+    :func:`mockoss.harmony.prompt._common._flatten_text`), so a break in a field that is never
+    rendered, between two parts, is not one: 2,000 parts of 80 letters, each with ``"j": " a"``
+    (248 KB), held every other client 8.5 s (issue 9, the seventh session's final review). Every
+    list of two or more such parts the renderer joins (:func:`_part_lists`) is joined as it joins
+    it, and the joined texts are checked. Called only for a body of more than 8 KiB holding ``"text"``
+    twice; the body's parse is handed on to the answer (:func:`mockoss.jsonbody.parse_json_and_hand_on`), and a
+    malformed body is left to be refused."""
+    try:
+        body = parse_json_and_hand_on(raw)  # read only; the answer's parse takes it
+    except (ValueError, RecursionError):
+        return False
+    joined = [
+        "".join(map(_text, texts))
+        for parts in _part_lists(body)
+        if len(texts := [item if type(item) is str else item["text"] for item in parts if type(item) is str or (type(item) is dict and item.get("text") is not None)]) > 1
+    ]
+    return bool(joined) and may_hold_long_pieces(json.dumps(joined, ensure_ascii=False).encode("utf-8", "surrogatepass"), budget)
+
+
+def _part_lists(body: object) -> Iterator[list[object]]:
+    """The lists of content parts the renderer joins (:func:`mockoss.harmony.prompt._common._flatten_text`'s
+    callers): a chat message's ``content``, a Responses input item's ``content`` and
+    ``function_call_output`` ``output``, and Responses ``instructions``."""
+    if type(body) is not dict:
+        return
+    for key in ("messages", "input"):
+        items = body.get(key)
+        if type(items) is list:
+            for item in items:
+                if type(item) is dict:
+                    for field in ("content", "output"):
+                        value = item.get(field)
+                        if type(value) is list:
+                            yield value
+    instructions = body.get("instructions")
+    if type(instructions) is list:
+        yield instructions
 
 
 class _Worker:
