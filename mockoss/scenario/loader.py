@@ -206,7 +206,7 @@ def _compile_answer(
         return _compile_step(index, spec)
     except VocabularyError:  # the tokenizer cannot load at all: not a problem of this file
         raise
-    except BaseException as exc:  # noqa: BLE001  # each kind becomes this file's error entry below
+    except BaseException as exc:  # each kind becomes this file's error entry below
         # pyo3's PanicException (openai-harmony's tokenizer panicking on a text, e.g. a word of a
         # million characters overflows its pre-tokenizer's stack) is a BaseException: this file's
         # problem too, not a traceback from `mockoss validate` nor a 500 from an upload.

@@ -25,7 +25,7 @@ from mockoss.server.control_guard import error
 if TYPE_CHECKING:
     from mockoss.server.records import RecordedRequest
 
-__all__ = ["ENCODE_ELSEWHERE_CHARS", "MIN_UPLOAD_BYTES", "UPLOAD_COMPILES", "UPLOADS_KEPT", "control_app"]
+__all__ = ["ENCODE_ELSEWHERE_CHARS", "MIN_UPLOAD_BYTES", "UPLOADS_KEPT", "UPLOAD_COMPILES", "control_app"]
 
 #: Uploaded scenarios the sessions keep together, in multiples of ``--max-scenario-bytes`` of
 #: their source (32 MiB by default; a compiled scenario holds ~20x its source, so ~650 MB).

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 
-import mockoss.harmony.library as library
+from mockoss.harmony import library
 from mockoss.harmony.completion import MEMO_BYTES, MEMO_BYTES_PER_TOKEN, MEMO_TOTAL_BYTES, Completion
 from mockoss.server.core import MockServer
 
-WORDS = "the quick brown fox jumps over a lazy dog while seven wise owls watch quietly".split()
+WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "while", "seven", "wise", "owls", "watch", "quietly"]
 
 
 def _scenario(tmp_path, tokens: int):

@@ -16,7 +16,7 @@ import json
 
 import pytest
 
-import mockoss.jsonbody as jsonbody
+from mockoss import jsonbody
 from mockoss.server.offload import has_long_run
 
 MODEL = "openai/gpt-oss-20b"
