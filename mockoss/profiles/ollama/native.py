@@ -166,7 +166,7 @@ def surface_native_chat(
 
 #: Byte budget of the prompts' token ids kept for ``context`` (a key holds the whole prompt).
 CONTEXT_CACHE_BYTES = 16 * 1024 * 1024
-#: ``"id,id,…"`` of a generate prompt's tokens, by ``(prompt, system, think)``: what they depend
+#: ``"id,id,…"`` of a generate prompt's tokens, by ``(prompt, system, think, context)``: what they depend
 #: on (:func:`~mockoss.profiles.ollama.prompt.render_native_generate_prompt`, not ``raw``).
 _prompt_ids: BytesLRU[str] = BytesLRU(CONTEXT_CACHE_BYTES)
 
@@ -182,7 +182,8 @@ PRERENDERED_PROMPT: ContextVar[tuple[Mapping[str, Any], str | BaseException] | N
 
 
 def _prompt_key(body: Mapping[str, Any]) -> tuple[Any, ...]:
-    return (body.get("prompt"), body.get("system"), body.get("think"))  # validated: str, str, bool or level
+    context = body.get("context")  # validated: a list of ints or None (the prompt's first tokens)
+    return (body.get("prompt"), body.get("system"), body.get("think"), tuple(context) if context else None)
 
 
 def needs_prompt_ids(request: OllamaGenerateRequestView) -> bool:

@@ -74,4 +74,23 @@ def render_native_generate_prompt(body: Mapping[str, Any]) -> list[int]:
     chat: dict[str, Any] = {"messages": messages}
     if (effort := _effort(body.get("think"))) is not None:
         chat["reasoning_effort"] = effort
-    return render_chat_prompt(chat)
+    return _context_ids(body.get("context")) + render_chat_prompt(chat)
+
+
+def _context_ids(context: Any) -> list[int]:
+    """A ``/api/generate`` request's ``context`` (deprecated), as the prompt's first tokens.
+
+    Ollama detokenizes it and writes the text in front of the rendered prompt, which it then
+    tokenizes whole (``ollama/ollama@fb307609:server/routes.go``, ``GenerateHandler``: ``if
+    req.Context != nil { … r.Detokenize(…, req.Context) … b.WriteString(s) }``, then ``prompt =
+    b.String()`` after the rendered prompt). mockoss keeps the ids as given: the same tokens for a
+    context that was itself a tokenization (what Ollama answered the turn before), and no second
+    tokenization whose cost could grow with a word's length. A context holding an id the
+    vocabulary lacks is left out (what Ollama's detokenizer does with one is not documented)."""
+    if not context or not isinstance(context, list):
+        return []
+    try:
+        load_encoding().decode(context)  # checks every id; linear in their number
+    except Exception:  # noqa: BLE001  (an id out of the vocabulary: openai-harmony's HarmonyError)
+        return []
+    return list(context)
