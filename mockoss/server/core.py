@@ -8,7 +8,6 @@ profile's :class:`~mockoss.profiles.base.Reply`. The HTTP layer only moves bytes
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -298,17 +297,15 @@ class MockServer:
 
     def reset(self) -> None:
         """Rewind every scenario, forget every session, clear the request log, the per-header
-        profile cache, the prompt count caches and Ollama's ``context`` prompt ids (ids restart too)."""
+        profile cache, the prompt count caches and the caches of request data, Ollama's ``context``
+        prompt ids among them (ids restart too)."""
         with self._lock:
             self._player.clear()
             self.requests.clear()
             self._profiles.clear()
             self._valid_bodies.clear()
             self._handled = 0
-        clear_prompt_caches()
-        ollama = sys.modules.get("mockoss.profiles.ollama.native")  # only if loaded: nothing to clear otherwise
-        if ollama is not None:
-            ollama.clear_context_cache()
+        clear_prompt_caches()  # request-data caches too (mockoss.harmony.prompt.caches._REQUEST_CACHES)
 
     # -- request handling ----------------------------------------------------------------------
 

@@ -48,6 +48,7 @@ _REQUEST_CACHES = (
     ("mockoss.profiles.llamacpp.gptoss", "clear_grammar_cache"),  # llama.cpp's per-request grammars
     ("mockoss.profiles.vllm.responses_echo", "_ECHO_TEMPLATES.clear"),  # vLLM Responses echo templates (by body)
     ("mockoss.upstream.scrub", "_scans.clear"),  # secret scans of recorded texts
+    ("mockoss.profiles.ollama.native", "clear_context_cache"),  # Ollama /api/generate context prompt ids
 )
 
 
@@ -62,7 +63,8 @@ def _clear_request_caches() -> None:
 def clear_caches() -> None:
     """Forget every cached count (``MockServer.reset`` calls this), and empty the caches of
     request data listed in :data:`_REQUEST_CACHES` (declared tools, transport headers, llama.cpp
-    grammars, vLLM's Responses echo templates, the recorder's secret scans)."""
+    grammars, vLLM's Responses echo templates, the recorder's secret scans, Ollama's ``context``
+    prompt ids)."""
     _clear_request_caches()
     _messages.clear()
     _preambles.clear()
