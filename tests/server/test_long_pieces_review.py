@@ -64,8 +64,10 @@ def test_usual_bodies_with_content_parts_stay_on_the_loop_and_are_parsed_once():
         assert len(raw) > 8192
         assert not has_long_run(raw)
         # The check's parse is handed to the answer's, once, for this very bytes object.
+        handed = jsonbody._handed
+        assert handed is not None and handed[0] is raw
         first = jsonbody.parse_json(raw)
-        assert first == body
+        assert first is handed[1] and first == body
         again = jsonbody.parse_json(raw)
         assert again == body and again is not first
         assert jsonbody.parse_json(bytes(raw)) == body  # an equal but other object is parsed
