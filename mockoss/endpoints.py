@@ -60,6 +60,11 @@ class Endpoint:
         schema: the pydantic model validating the JSON body (``model_validate``). Its module is
             imported on first use (then it is a plain attribute): a served profile builds only
             the request models of the endpoints it is asked for (issue 9, start-up cost).
+        prompt_ids_path: for an endpoint whose reply carries the prompt's token ids (Ollama's
+            ``/api/generate`` ``context``), ``"module:function"`` of ``request view → the
+            context variable the ids go in when rendered before the server lock, or None`` (not
+            needed for that request); imported on first use (:attr:`prompt_ids_slot`,
+            :mod:`mockoss.server.prelock`). ``None``: the reply carries no prompt ids.
     """
 
     name: str
@@ -67,6 +72,14 @@ class Endpoint:
     schema_path: str
     render_prompt: Callable[[Mapping[str, Any]], list[int]]
     count_prompt: Callable[[Mapping[str, Any], Any], int] | None = None
+    prompt_ids_path: str | None = None
+
+    @functools.cached_property
+    def prompt_ids_slot(self) -> Callable[[Any], Any] | None:
+        if self.prompt_ids_path is None:
+            return None
+        module, _, function = self.prompt_ids_path.partition(":")
+        return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
 
     @functools.cached_property
     def schema(self) -> type[BaseModel]:
@@ -128,7 +141,13 @@ def _build() -> Mapping[str, Endpoint]:
         Endpoint("responses", "/v1/responses", "mockoss.schemas.responses:ResponsesRequest", _responses_prompt, _responses_count),
         Endpoint("completions", "/v1/completions", completions, _completions_prompt),
         Endpoint("ollama.chat", "/api/chat", "mockoss.schemas.ollama:OllamaChatRequest", _ollama_chat_prompt),
-        Endpoint("ollama.generate", "/api/generate", "mockoss.schemas.ollama:OllamaGenerateRequest", _ollama_generate_prompt),
+        Endpoint(
+            "ollama.generate",
+            "/api/generate",
+            "mockoss.schemas.ollama:OllamaGenerateRequest",
+            _ollama_generate_prompt,
+            prompt_ids_path="mockoss.profiles.ollama.native:prompt_ids_slot",
+        ),
         # LM Studio's REST API v0 (lmstudio-ai/docs 1_developer/2_rest/endpoints.mdx)
         Endpoint("lmstudio.chat", "/api/v0/chat/completions", chat, _chat_prompt),
         Endpoint("lmstudio.completions", "/api/v0/completions", completions, _completions_prompt),

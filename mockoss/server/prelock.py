@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from mockoss.endpoints import ENDPOINTS
 from mockoss.scenario.tool_check import DECLARED, declared_functions
 
 __all__ = ["PRECOUNTED_PROMPT_TOKENS", "PROMPT_COUNTER", "PROMPT_RENDERER", "before_lock"]
@@ -97,19 +98,20 @@ def before_lock(endpoint: str, raw: bytes, body: Any, checked: Any) -> Iterator[
 
 
 def _prompt_ids(endpoint: str, raw: bytes, view: Any) -> tuple[ContextVar[Any], str | BaseException] | None:
-    """For a request whose reply carries its prompt's token ids (Ollama's ``/api/generate``, not
+    """For a request whose reply carries its prompt's token ids (an endpoint with a
+    ``prompt_ids_path``, :class:`mockoss.endpoints.Endpoint`: Ollama's ``/api/generate``, not
     ``raw``, not only loading the model) and whose profile has not cached them: the profile's
     variable for them and the ids :data:`PROMPT_RENDERER` rendered, or the tokenizer panic it
     reported (the profile raises it under the lock, where rendering in process would have raised
     it: the same 400, without the ~90 ms panic holding the GIL and the lock again); else ``None``
     (none needed, no renderer, or it failed: the reply renders them itself, as without one)."""
     render = PROMPT_RENDERER.get()
-    if render is None or endpoint != "ollama.generate" or view is None:
+    found = ENDPOINTS.get(endpoint)
+    if render is None or view is None or found is None or found.prompt_ids_path is None:
         return None
-    from mockoss.profiles.ollama.native import PRERENDERED_PROMPT, needs_prompt_ids
-
     try:
-        if not needs_prompt_ids(view):
+        slot = found.prompt_ids_slot(view)  # type: ignore[misc]  # the profile's variable, if it needs them
+        if slot is None:
             return None
         ids = render(endpoint, raw)
     except Exception:  # noqa: BLE001  (rendered under the lock, as without a renderer)
@@ -117,5 +119,5 @@ def _prompt_ids(endpoint: str, raw: bytes, view: Any) -> tuple[ContextVar[Any], 
     except BaseException as exc:  # the worker's tokenizer panic (PanicException, as pyo3's): handed on
         if type(exc).__name__ != "PanicException":
             raise
-        return PRERENDERED_PROMPT, exc
-    return None if ids is None else (PRERENDERED_PROMPT, ids)
+        return slot, exc
+    return None if ids is None else (slot, ids)

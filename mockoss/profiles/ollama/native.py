@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from mockoss.schemas.ollama import OllamaChatRequestView, OllamaGenerateRequestView
 
 __all__ = [
-    "CONTEXT_CACHE_BYTES", "NDJSON_MEDIA_TYPE", "PRERENDERED_PROMPT", "clear_context_cache", "needs_prompt_ids", "surface_native_chat",
-    "surface_native_generate",
+    "CONTEXT_CACHE_BYTES", "NDJSON_MEDIA_TYPE", "PRERENDERED_PROMPT", "clear_context_cache", "needs_prompt_ids", "prompt_ids_slot",
+    "surface_native_chat", "surface_native_generate",
 ]  # fmt: skip
 
 NDJSON_MEDIA_TYPE = "application/x-ndjson"
@@ -191,6 +191,12 @@ def needs_prompt_ids(request: OllamaGenerateRequestView) -> bool:
     ``raw``, not a load-only request, and not cached): what :mod:`mockoss.server.prelock` asks
     before it renders them elsewhere into :data:`PRERENDERED_PROMPT`."""
     return not request.raw and not request.load_only and _prompt_ids.get(_prompt_key(request.body)) is None
+
+
+def prompt_ids_slot(request: OllamaGenerateRequestView) -> ContextVar[Any] | None:
+    """:data:`PRERENDERED_PROMPT` when :func:`needs_prompt_ids`, else ``None``: the
+    ``prompt_ids_path`` of ``/api/generate`` in :data:`mockoss.endpoints.ENDPOINTS`."""
+    return PRERENDERED_PROMPT if needs_prompt_ids(request) else None
 
 
 def clear_context_cache() -> None:
