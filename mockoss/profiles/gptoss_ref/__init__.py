@@ -56,12 +56,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from mockoss.harmony import Completion, load_encoding
-from mockoss.harmony.library import parse_with
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView, ServerInfo
-from mockoss.profiles.gptoss_ref.loop import CALL, RETURN, LoopResult, Rules, run_loop
-from mockoss.profiles.gptoss_ref.objects import final_output, response_object
+from mockoss.profiles.gptoss_ref.loop import CALL, RETURN, Rules
+from mockoss.profiles.gptoss_ref.objects import response_object
+from mockoss.profiles.gptoss_ref.plan import FIRST_EVENT, Run, planned_run
 from mockoss.profiles.gptoss_ref.prompt import PromptError, prompt_tokens
 from mockoss.profiles.gptoss_ref.request import body_error, validation_errors
+from mockoss.profiles.replay import IdRecorder
 from mockoss.profiles.wire import dumps
 
 __all__ = ["GptossReferenceProfile"]
@@ -74,6 +75,7 @@ _VALIDATED: ContextVar[tuple[Any, Any] | None] = ContextVar("mockoss_gptoss_vali
 #: Switches with a fixed set of values (checked in ``__post_init__``).
 _CHOICES: dict[str, tuple[str, ...]] = {"harmony_library": ("openai-harmony-0.0.8", "oss-harmony"), "end_of_script": ("return", "error")}
 _STOPS = (RETURN, CALL)
+_EMPTY_OUTPUT = '{"output":[]'
 
 
 def _json(status: int, value: Any, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
@@ -214,52 +216,37 @@ class GptossReferenceProfile:
             return internal_error()
         response_id = ctx.ids.next("resp_")
         debug = bool((body.get("metadata") or {}).get("__debug", False))
-        tokens, exhausted = self._backend_tokens(completion)
         max_tokens = body.get("max_output_tokens", self.default_max_output_tokens)
-        result = run_loop(tokens, max_output_tokens=max_tokens, library=self.harmony_library, ids=ctx.ids, exhausted=exhausted,
-                          rules=self._rules())
-        initial = response_object(response_id=response_id, created=ctx.created, body=body, status="in_progress", output=[], usage=None,
-                                  max_output_tokens=max_tokens)
-        events: list[dict[str, Any]] = [{"type": "response.created", "response": initial}, {"type": "response.in_progress", "response": initial},
-                                        *result.events]
-        final, crash = (None, result.crash) if result.crash else self._final(result, prompt, body, response_id, ctx, debug, max_tokens)
-        if final is not None:
-            events.append({"type": "response.completed", "response": final})
+        run = planned_run(self, completion, max_tokens, debug)  # memoised per request shape (.plan)
+        ids = IdRecorder.replay(run.calls, ctx.ids)  # the loop's and generate_response's ids, in their order
         if not _encodable(body.get("previous_response_id")):
             # The echoed id cannot be written as UTF-8: pydantic's PydanticSerializationError, raised
             # by FastAPI's response serialisation (500) or by the stream's first event (the
             # connection drops after the 200 headers, before any event); seen from the real server.
             return internal_error() if not request.stream else Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=(),
                                                                       abort="PydanticSerializationError: surrogates not allowed")
+        final = None if run.output is None else self._final(run, ids, prompt, body, response_id, ctx, debug, max_tokens)
         if not request.stream:
-            return internal_error() if final is None else _json(200, final)
-        frames = tuple(
-            f"event: {event['type']}\ndata: {dumps({'sequence_number': number, **event})}\n\n".encode()
-            for number, event in enumerate(events)
-        )
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=frames, abort=crash)
+            return internal_error() if final is None else Reply(status=200, body=final)
+        initial = dumps(response_object(response_id=response_id, created=ctx.created, body=body, status="in_progress", output=[],
+                                        usage=None, max_output_tokens=max_tokens))
+        frames = [
+            f"event: response.created\ndata: {{\"sequence_number\":0,\"type\":\"response.created\",\"response\":{initial}}}\n\n".encode(),
+            f"event: response.in_progress\ndata: {{\"sequence_number\":1,\"type\":\"response.in_progress\",\"response\":{initial}}}\n\n".encode(),
+            *run.frames.fill(ids),
+        ]
+        if final is not None:
+            number = FIRST_EVENT + run.events
+            frames.append(b'event: response.completed\ndata: {"sequence_number":%d,"type":"response.completed","response":%s}\n\n' % (number, final))
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames), abort=run.crash)
 
     def _final(
-        self, result: LoopResult, prompt: list[int], body: dict[str, Any], response_id: str, ctx: RequestContext, debug: bool,
+        self, run: Run, ids: list[bytes], prompt: list[int], body: dict[str, Any], response_id: str, ctx: RequestContext, debug: bool,
         max_tokens: int | None,
-    ) -> tuple[dict[str, Any] | None, str | None]:
-        """``generate_response`` for the kept tokens: (response object, None) or (None, crash)."""
-        output_tokens = result.output_tokens
-        output: list[dict[str, Any]] = []
-        error = None
-        if output_tokens:
-            trace = parse_with(tuple(output_tokens), strict=True, library=self.harmony_library)  # type: ignore[arg-type]
-            problem = trace.error or trace.eos_error
-            if problem is not None and not debug:
-                return None, f"HarmonyError: {problem}"
-            if problem is not None:
-                error = {"code": "invalid_function_call", "message": problem}
-            else:
-                try:
-                    output = final_output([*trace.messages, *trace.eos_messages], result.ids, ctx.ids, with_ids=self.event_item_ids,
-                                          analysis_recipient_reasoning=self.analysis_recipient_reasoning)
-                except (IndexError, AttributeError) as exc:
-                    return None, f"IndexError: {exc}"
+    ) -> bytes:
+        """``generate_response``'s response object (``run.output`` built), as JSON: the memoised
+        ``output`` with this request's ids, then the fields that come from the request."""
+        output_tokens = run.output_tokens
         usage = None
         if output_tokens:
             usage = {"input_tokens": len(prompt), "output_tokens": len(output_tokens), "total_tokens": len(prompt) + len(output_tokens)}
@@ -267,10 +254,12 @@ class GptossReferenceProfile:
         if debug:
             encoding = load_encoding()
             metadata = {"__debug": encoding.decode_utf8([*prompt, *output_tokens]), "__debug_input": encoding.decode_utf8(prompt),
-                        "__debug_output": encoding.decode_utf8(output_tokens)}
-        final = response_object(response_id=response_id, created=ctx.created, body=body, status="completed", output=output,
-                                usage=usage, error=error, metadata=metadata, max_output_tokens=max_tokens)
-        return final, None
+                        "__debug_output": encoding.decode_utf8(list(output_tokens))}
+        rest = dumps(response_object(response_id=response_id, created=ctx.created, body=body, status="completed", output=[],
+                                     usage=usage, error=run.error, metadata=metadata, max_output_tokens=max_tokens))
+        assert rest.startswith(_EMPTY_OUTPUT)  # ResponseObject's first field
+        assert run.output is not None
+        return b"".join((b'{"output":', run.output.fill(ids), rest[len(_EMPTY_OUTPUT):].encode()))
 
     def check_request(self, endpoint: str, body: Any, raw: bytes | None = None) -> Reply | None:
         """The server's own request validation, run by the server core before its generic schema:

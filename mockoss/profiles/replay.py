@@ -1,0 +1,140 @@
+"""Reply templates with per-request ids: build a reply once, fill its ids on every request (issue 9).
+
+A profile whose output for a completion depends on the request only through a few fields (its
+ids, the prompt's length) builds the request-independent part once, with an :class:`IdRecorder`
+in place of the request's :class:`~mockoss.profiles.base.IdSource`: the recorder hands out
+markers (``"\\x00mockoss-id:N\\x00"``) and notes which ids were asked for, in order. The built
+text or frames are split at the markers (:class:`Template`, :class:`FramesTemplate`) and memoised
+on the completion; a request then draws the same ids, in the same order, from its own source
+(:meth:`IdRecorder.replay`) and joins them in. The bytes are those the direct build would give:
+ids are ASCII (a prefix and hex or decimal digits), so an id written inside a JSON string is the
+marker's place with the marker's text replaced, and the ids are drawn in the order the direct build
+draws them (the profile's ids come from one deterministic sequence per request).
+
+A marker is found in JSON text as :func:`~mockoss.profiles.wire.dumps` writes it (its NUL
+characters escaped as ``\\u0000``) or raw (text written without a JSON encoder). A scripted text
+holding ``\\x00mockoss-id:`` would be taken for one; NUL characters in scripted answers are the
+scenario author's own choice, and this exact sequence is not one a test would script by chance.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from mockoss.profiles.base import IdSource
+
+__all__ = ["FramesTemplate", "IdRecorder", "Template"]
+
+_PREFIX = "mockoss-id:"
+#: A marker as JSON text holds it (``\\u0000`` escapes) or raw, in UTF-8 bytes.
+_MARK = re.compile(rb"\\u0000" + _PREFIX.encode() + rb"(\d+)\\u0000|\x00" + _PREFIX.encode() + rb"(\d+)\x00")
+
+
+class IdRecorder:
+    """Stands in for an :class:`~mockoss.profiles.base.IdSource` while a reply is built once:
+    every ``next``/``next16``/``digits`` call returns a marker (for id ``N``, the ``N``-th call)
+    and is recorded, so that :meth:`replay` draws a request's real ids in the same order."""
+
+    __slots__ = ("calls",)
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+
+    def _mark(self, method: str, argument: object) -> str:
+        self.calls.append((method, argument))
+        return f"\x00{_PREFIX}{len(self.calls) - 1}\x00"
+
+    def next(self, prefix: str = "") -> str:
+        return self._mark("next", prefix)
+
+    def next16(self, prefix: str = "") -> str:
+        return self._mark("next16", prefix)
+
+    def digits(self, count: int) -> str:
+        return self._mark("digits", count)
+
+    def frozen(self) -> tuple[tuple[str, object], ...]:
+        """The calls so far (what :meth:`replay` repeats)."""
+        return tuple(self.calls)
+
+    @staticmethod
+    def replay(calls: Sequence[tuple[str, object]], ids: IdSource) -> list[bytes]:
+        """Draw from ``ids`` what the recorded ``calls`` asked for, in order, as UTF-8 bytes."""
+        return [getattr(ids, method)(argument).encode() for method, argument in calls]
+
+
+def _split(text: str | bytes) -> list[bytes | int]:
+    """``text`` (UTF-8 when a ``str``) cut at its markers: bytes, id number, bytes, …, bytes (odd
+    places are ints)."""
+    if isinstance(text, str):
+        text = text.encode()
+    out: list[bytes | int] = []
+    start = 0
+    for match in _MARK.finditer(text):
+        out.append(text[start : match.start()])
+        out.append(int(match.group(1) or match.group(2)))
+        start = match.end()
+    out.append(text[start:])
+    return out
+
+
+class Template:
+    """A text with id markers, kept as its UTF-8 pieces; :meth:`fill` joins the request's ids in."""
+
+    __slots__ = ("pieces", "slots")
+
+    def __init__(self, text: str | bytes) -> None:
+        parts = _split(text)
+        self.pieces: tuple[bytes, ...] = tuple(parts[0::2])  # type: ignore[arg-type]
+        self.slots: tuple[int, ...] = tuple(parts[1::2])  # type: ignore[arg-type]
+
+    def fill(self, ids: Sequence[bytes]) -> bytes:
+        """The text with marker ``N`` replaced by ``ids[N]``."""
+        pieces, slots = self.pieces, self.slots
+        if not slots:
+            return pieces[0]
+        out = [pieces[0]]
+        for slot, piece in zip(slots, pieces[1:]):
+            out.append(ids[slot])
+            out.append(piece)
+        return b"".join(out)
+
+
+class FramesTemplate:
+    """Stream frames with id markers. A frame with at most one marker (nearly all: a delta names
+    its item once) is kept as (head, id number, tail) and all of those are joined by one C-level
+    ``map``; a frame with more is a :class:`Template` of its own."""
+
+    __slots__ = ("heads", "many", "slots", "tails")
+
+    def __init__(self, frames: Sequence[str | bytes]) -> None:
+        heads: list[bytes] = []
+        slots: list[int] = []
+        tails: list[bytes] = []
+        many: list[tuple[int, Template]] = []
+        for position, frame in enumerate(frames):
+            parts = _split(frame)
+            if len(parts) == 1:
+                heads.append(parts[0])  # type: ignore[arg-type]
+                slots.append(-1)  # the empty id appended by fill
+                tails.append(b"")
+            elif len(parts) == 3:
+                heads.append(parts[0])  # type: ignore[arg-type]
+                slots.append(parts[1])  # type: ignore[arg-type]
+                tails.append(parts[2])  # type: ignore[arg-type]
+            else:
+                heads.append(b"")
+                slots.append(-1)
+                tails.append(b"")
+                many.append((position, Template(frame)))
+        self.heads, self.slots, self.tails = tuple(heads), tuple(slots), tuple(tails)
+        self.many = tuple(many)
+
+    def fill(self, ids: Sequence[bytes]) -> list[bytes]:
+        """The frames with marker ``N`` replaced by ``ids[N]``."""
+        values = [*ids, b""]
+        frames = list(map(b"".join, zip(self.heads, map(values.__getitem__, self.slots), self.tails)))
+        for position, template in self.many:
+            frames[position] = template.fill(ids)
+        return frames

@@ -1,0 +1,128 @@
+"""A repeated request on a long answer is answered from its memo, ids filled per request (issue 9).
+
+For the profiles gptoss-reference, llama.cpp, LM Studio, mlx-lm, Ollama and vllm-mlx, everything a
+reply holds that depends only on (completion, request shape, effective token limit) is built once
+and memoised on ``completion._memo``; a request fills in its ids (:mod:`mockoss.profiles.replay`).
+Before, a 10,000-token answer was parsed and serialised again on every request, on the event loop
+(gptoss-reference Responses ~80 ms, streamed ~110 ms, every time).
+
+Each case asserts structurally that the second identical request builds nothing again (the
+builder a spy counts is not called, the Harmony parser is not constructed), and that every reply
+is byte for byte the one a server whose memos serve nothing gives for the same request sequence
+(so the per-request ids differ between the two requests and are the ones drawn afresh).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mockoss.harmony import trace as trace_module
+from mockoss.harmony.completion import Memo, clear_completion_cache
+from mockoss.server.core import MockServer
+
+WORDS = "the quick brown fox jumps over a lazy dog while seven wise owls watch quietly".split()
+TEXT = " ".join(WORDS[i % len(WORDS)] for i in range(400))
+TOOLS = [{"type": "function", "function": {"name": "write_file", "parameters": {"type": "object", "properties": {"content": {"type": "string"}}}}}]
+
+
+def _scenario(tmp_path, call: bool = False) -> str:
+    if call:
+        messages = [
+            {"channel": "analysis", "content": "I will write it. " + TEXT[:200]},
+            {"channel": "commentary", "recipient": "functions.write_file", "content_type": "<|constrain|>json",
+             "content": json.dumps({"content": TEXT})},
+        ]
+    else:
+        messages = [{"channel": "analysis", "content": "Think " + TEXT[:600]}, {"channel": "final", "content": TEXT}]
+    path = tmp_path / ("call.json" if call else "long.json")
+    path.write_text(json.dumps({"version": 1, "steps": [{"completion": {"messages": messages}}]}))
+    return str(path)
+
+
+def _body(endpoint: str, model: str, stream: bool, call: bool, **extra) -> bytes:
+    kind = endpoint.split(".")[-1]
+    if kind == "chat":
+        body = {"model": model, "messages": [{"role": "user", "content": "hi"}], "stream": stream}
+        if call:
+            body["tools"] = TOOLS
+    elif kind == "responses":
+        body = {"model": model, "input": "hi", "stream": stream}
+        if call:
+            body["tools"] = [{"type": "function", "name": "write_file", "parameters": TOOLS[0]["function"]["parameters"]}]
+    else:
+        body = {"model": model, "prompt": "hi", "stream": stream}
+    return json.dumps({**body, **extra}).encode()
+
+
+class _CountingParser:
+    """Stands in for ``openai_harmony.StreamableParser`` in :mod:`mockoss.harmony.trace`: counts
+    how many parsers were made (every parser trace makes one)."""
+
+    made = 0
+
+    def __new__(cls, *args, **kwargs):
+        _CountingParser.made += 1
+        return _REAL_PARSER(*args, **kwargs)
+
+
+_REAL_PARSER = trace_module.StreamableParser
+
+
+def _replies(server: MockServer, endpoint: str, requests: list[bytes]) -> list[tuple]:
+    out = []
+    for raw in requests:
+        reply, _ = server.respond(endpoint, raw, {})
+        out.append((reply.status, reply.media_type, reply.body, tuple(reply.frames), reply.abort, reply.log))
+    return out
+
+
+def _check(tmp_path, monkeypatch, profile: str, endpoint: str, stream: bool, call: bool, spies: list[tuple[object, str]], **extra):
+    """Two identical requests, then one with another uncut limit: the spied builders and the parser
+    run for the first only, and the replies equal those built with no memo served."""
+    calls = []
+    for owner, name in spies:
+        real = getattr(owner, name)
+        monkeypatch.setattr(owner, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+    monkeypatch.setattr(trace_module, "StreamableParser", _CountingParser)
+    clear_completion_cache()
+    server = MockServer(_scenario(tmp_path, call), profile=profile)
+    model = server.info.served_model_names[0]
+    requests = [_body(endpoint, model, stream, call, **extra)] * 2
+    first = _replies(server, endpoint, requests[:1])
+    assert first[0][0] == 200, first
+    built, parsers = len(calls), _CountingParser.made
+    assert built > 0, "the spied builder is not on this path"
+    second = _replies(server, endpoint, requests[1:])
+    assert (len(calls), _CountingParser.made) == (built, parsers), f"the repeated request built again: {calls[built:]}"
+    assert second[0] != first[0], "the second request has ids of its own"
+
+    monkeypatch.setattr(Memo, "get", lambda self, key, default=None: default)  # every reply computed afresh
+    clear_completion_cache()
+    fresh = _replies(MockServer(_scenario(tmp_path, call), profile=profile), endpoint, requests)
+    assert first + second == fresh
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("call", [False, True], ids=["answer", "call"])
+def test_gptoss_reference(tmp_path, monkeypatch, stream, call):
+    from mockoss.profiles.gptoss_ref import plan
+
+    _check(tmp_path, monkeypatch, "gptoss-reference", "responses", stream, call, [(plan, "_run")])
+
+
+def test_gptoss_reference_uncut_limits_share_the_run(tmp_path, monkeypatch):
+    """``max_output_tokens`` beyond the answer's length gives the same run (one build); the echoed
+    value is the request's."""
+    from mockoss.profiles.gptoss_ref import plan
+
+    built = []
+    real = plan._run
+    monkeypatch.setattr(plan, "_run", lambda *a: built.append(a[2]) or real(*a))
+    clear_completion_cache()
+    server = MockServer(_scenario(tmp_path), profile="gptoss-reference")
+    for limit in (100000, 99999, 5000):
+        reply, _ = server.respond("responses", _body("responses", "m", False, False, max_output_tokens=limit), {})
+        assert json.loads(reply.body)["max_output_tokens"] == limit
+    assert built == [100000]
