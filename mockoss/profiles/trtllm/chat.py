@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.library import parse_with
 from mockoss.harmony.trace import ParserTrace
-from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
+from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, IdSource, Reply, RequestContext
 from mockoss.profiles.trtllm.adapter import StreamState, ToolFilter, map_messages, merge_deltas, strip_incomplete
+from mockoss.profiles.trtllm.template import SlotIds, fill, new_id, slot, split, templatable
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -92,12 +93,40 @@ def _filter(request: ChatRequestView) -> ToolFilter:
 
 
 def surface_chat(profile: TrtllmProfile, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
-    """trtllm-serve's chat reply for ``completion``; see the module docstring."""
-    emission = completion.emit(request.max_tokens)
-    tokens, stop_reason = output_tokens(emission.tokens, emission.finish_reason)
+    """trtllm-serve's chat reply for ``completion``; see the module docstring.
+
+    What depends only on the completion and the request's shape (the parse, the mapping, the
+    body's text; the stream's chunks) is a template memoised on the completion
+    (:mod:`.template`); a request fills in its ids, ``created``, ``model`` and usage."""
     if request.stream:
-        return _stream(profile, emission.tokens, tokens, emission.finish_reason, stop_reason, request, ctx)
-    rid = ctx.ids.next("chatcmpl-")
+        return _stream(profile, completion, request, ctx)
+    tools = _filter(request)
+    if not templatable(completion):
+        body, _ = _full_body(profile, completion, request.max_tokens, tools, ctx.ids, ctx.created, request.model, ctx.prompt_tokens)
+        return Reply(status=200, body=body.encode())
+    key = ("trtllm.chat", profile, completion.cap(request.max_tokens), tools)
+    cached = completion._memo.get(key)
+    if cached is None:
+        ids = SlotIds()
+        body, count = _full_body(profile, completion, request.max_tokens, tools, ids, slot("created"), slot("model"), None)
+        cached = (split(body), ids, count)
+        completion._memo[key] = cached
+    pieces, slots, count = cached  # type: ignore[misc]
+    values = {str(i): f'"{rid}"' for i, rid in enumerate(slots.ids(ctx.ids))}
+    values["created"], values["model"] = str(ctx.created), dumps(request.model)
+    values["usage"] = dumps(_usage(profile, ctx.prompt_tokens, count))
+    return Reply(status=200, body=fill(pieces, values).encode())
+
+
+def _full_body(
+    profile: TrtllmProfile, completion: Completion, max_tokens: int | None, tools: ToolFilter, ids: IdSource | SlotIds,
+    created: int | str, model: Any, prompt: int | None,
+) -> tuple[str, int]:
+    """The non-streamed body (``handle_non_streaming_response``) and its completion token count;
+    with ``prompt`` ``None`` the usage is the slot ``usage``."""
+    emission = completion.emit(max_tokens)
+    tokens, _ = output_tokens(emission.tokens, emission.finish_reason)
+    rid = new_id(ids, "chatcmpl-")
     clean = strip_incomplete(tokens)
     trace = parse_with(clean, strict=True, library=profile.harmony_library)  # type: ignore[arg-type]
     # parse_messages_from_completion_tokens ends with process_eos(): with nothing left after the
@@ -106,7 +135,7 @@ def surface_chat(profile: TrtllmProfile, completion: Completion, request: ChatRe
         parsed: dict[str, Any] = {"role": "assistant", "content": load_encoding().decode(list(tokens))}
     else:
         parsed = map_messages(
-            (*trace.messages, *trace.eos_messages), _filter(request), lambda: ctx.ids.next("call_")[:13],
+            (*trace.messages, *trace.eos_messages), tools, lambda: new_id(ids, "call_", 13),
             analysis_calls=profile.tool_calls_on_analysis, validate=profile.channel_validation,
         )
     message = response_message(parsed, alias=profile.reasoning_content_alias)
@@ -115,11 +144,12 @@ def surface_chat(profile: TrtllmProfile, completion: Completion, request: ChatRe
         "index": 0, "message": message, "logprobs": None, "finish_reason": finish, "stop_reason": None,
         "mm_embedding_handle": None, "disaggregated_params": None, "avg_decoded_tokens_per_iter": None,
     }
+    usage = slot("usage") if prompt is None else _usage(profile, prompt, len(tokens))
     body = {
-        "id": rid, "object": "chat.completion", "created": ctx.created, "model": request.model, "choices": [choice],
-        "usage": _usage(profile, ctx.prompt_tokens, len(tokens)), "prompt_token_ids": None,
+        "id": rid, "object": "chat.completion", "created": created, "model": model, "choices": [choice],
+        "usage": usage, "prompt_token_ids": None,
     }
-    return Reply(status=200, body=dumps(body).encode())
+    return dumps(body), len(tokens)
 
 
 def engine_batches(emitted: int, output: int, interval: int) -> list[tuple[int, int, bool]]:
@@ -161,25 +191,82 @@ def _include_usage(profile: TrtllmProfile, request: ChatRequestView) -> bool:
     return not isinstance(options, dict) or bool(options.get("include_usage", True))
 
 
-def _stream(
-    profile: TrtllmProfile, emitted: tuple[int, ...], tokens: tuple[int, ...], finish: str, stop_reason: int | None,
-    request: ChatRequestView, ctx: RequestContext,
-) -> Reply:
-    """The SSE frames, batch by batch as ``handle_streaming_response`` writes them."""
+_Spec = tuple[str, Any, "int | None"]  # a frame: its id, its choices, the usage's completion tokens (None: no usage)
+
+
+def _stream(profile: TrtllmProfile, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
+    """The SSE frames, batch by batch as ``handle_streaming_response`` writes them: the frames'
+    choices from a template memoised per request shape (:func:`_stream_specs`), each frame's head
+    (id, ``created``, ``model``) and the usage per request."""
+    tools, usage_on = _filter(request), _include_usage(profile, request)
+    model = dumps(request.model)
+    if not templatable(completion):
+        specs = _stream_specs(profile, completion, request.max_tokens, tools, usage_on, ctx.ids)
+        frames = [_frame_head(rid, ctx.created, model) + _frame_rest(profile, dumps(choices), count, ctx.prompt_tokens) for rid, choices, count in specs]
+        frames.append(_DONE)
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+    key = ("trtllm.chat.stream", profile, completion.cap(request.max_tokens), tools, usage_on)
+    cached = completion._memo.get(key)
+    if cached is None:
+        slots = SlotIds()
+        specs = _stream_specs(profile, completion, request.max_tokens, tools, usage_on, slots)
+        plan = []
+        for rid, choices, count in specs:
+            pieces = split(dumps(choices))
+            rest: bytes | tuple[str, ...] | int = count if count is not None else (pieces[0] + "}\n\n").encode() if len(pieces) == 1 else pieces
+            plan.append((int(rid[1:-1]), rest))
+        cached = (slots, tuple(plan))
+        completion._memo[key] = cached
+    slots, plan = cached  # type: ignore[misc]
+    ids = slots.ids(ctx.ids)
+    heads = [_frame_head(rid, ctx.created, model) for rid in ids]  # (a call id's head is never used)
+    values = None
+    frames = []
+    for index, rest in plan:
+        if rest.__class__ is bytes:
+            frames.append(heads[index] + rest)
+        elif rest.__class__ is int:
+            frames.append(heads[index] + _frame_rest(profile, "[]", rest, ctx.prompt_tokens))
+        else:
+            values = values or {str(i): f'"{rid}"' for i, rid in enumerate(ids)}
+            frames.append(heads[index] + _frame_rest(profile, fill(rest, values), None, 0))
+    frames.append(_DONE)
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+
+
+def _frame_head(rid: str, created: int, model: str) -> bytes:
+    """A chunk's bytes up to its choices (``model`` is JSON text)."""
+    return f'data: {{"id":"{rid}","object":"chat.completion.chunk","created":{created},"model":{model},"choices":'.encode()
+
+
+def _frame_rest(profile: TrtllmProfile, choices: str, count: int | None, prompt: int) -> bytes:
+    """A chunk's bytes from its choices (JSON text) on, with the usage of ``count`` completion
+    tokens unless ``None``."""
+    if count is None:
+        return f"{choices}}}\n\n".encode()
+    # exclude_none: a null prompt_tokens_details is left out of a streamed usage
+    usage = dumps({k: v for k, v in _usage(profile, prompt, count).items() if v is not None})
+    return f'{choices},"usage":{usage}}}\n\n'.encode()
+
+
+def _stream_specs(
+    profile: TrtllmProfile, completion: Completion, max_tokens: int | None, tools: ToolFilter, usage_on: bool, ids: IdSource | SlotIds,
+) -> list[_Spec]:
+    """The stream's frames before [DONE] as ``(id, choices, usage's completion tokens or None)``,
+    ids asked of ``ids`` in the order the server makes them."""
+    emission = completion.emit(max_tokens)
+    emitted, finish = emission.tokens, emission.finish_reason
+    tokens, stop_reason = output_tokens(emitted, finish)
     bounds = engine_batches(len(emitted), len(tokens), profile.stream_interval)
     trace, spans = fed_batches(tokens, bounds, profile.harmony_library)
-    state = StreamState(_filter(request), lambda: ctx.ids.next("call_")[:13], analysis_calls=profile.tool_calls_on_analysis, validate=profile.channel_validation)
-    stream_id = ctx.ids.next("chatcmpl-") if profile.stable_stream_ids else None
-    model = dumps(request.model)
+    state = StreamState(tools, lambda: new_id(ids, "call_", 13), analysis_calls=profile.tool_calls_on_analysis, validate=profile.channel_validation)
+    stream_id = ids.next("chatcmpl-") if profile.stable_stream_ids else None
     sent: set[str] = set()
 
-    def frame(choices: list[dict[str, Any]], usage: dict[str, Any] | None = None) -> bytes:
-        rid = stream_id or ctx.ids.next("chatcmpl-")
-        # exclude_none: a null prompt_tokens_details is left out of a streamed usage
-        tail = f',"usage":{dumps({k: v for k, v in usage.items() if v is not None})}' if usage is not None else ""
-        return f'data: {{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{model},"choices":{dumps(choices)}{tail}}}\n\n'.encode()
+    def frame(choices: list[dict[str, Any]], usage: int | None = None) -> _Spec:
+        return (stream_id or ids.next("chatcmpl-"), choices, usage)
 
-    def deltas(span: tuple[int, int, bool]) -> tuple[list[bytes], bool]:
+    def deltas(span: tuple[int, int, bool]) -> tuple[list[_Spec], bool]:
         raw = state.batch(trace, *span)
         if raw is None:
             return [], False
@@ -194,8 +281,7 @@ def _stream(
             out.append(frame([choice]))
         return out, False
 
-    frames: list[bytes] = []
-    usage_on = _include_usage(profile, request)
+    frames: list[_Spec] = []
     first = True
     for (start, stop, done), span in zip(bounds, spans, strict=True):
         chunks, should_stop = (deltas(span) if not done or (profile.flush_final_batch and stop > start) else ([], False))
@@ -205,7 +291,7 @@ def _stream(
         frames.extend(chunks)
         if should_stop:
             if usage_on:
-                frames.append(frame([], _usage(profile, ctx.prompt_tokens, stop)))
+                frames.append(frame([], stop))
             break
         if done:
             end: dict[str, Any] = {"index": 0, "delta": {}, "finish_reason": finish}
@@ -213,9 +299,8 @@ def _stream(
                 end["stop_reason"] = stop_reason
             frames.append(frame([end]))
             if usage_on:
-                frames.append(frame([], _usage(profile, ctx.prompt_tokens, len(tokens))))
-    frames.append(_DONE)
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+                frames.append(frame([], len(tokens)))
+    return frames
 
 
 def _call_delta(call: dict[str, Any], sent: set[str]) -> dict[str, Any]:

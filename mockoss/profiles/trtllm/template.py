@@ -1,0 +1,77 @@
+"""Reply templates: what a trtllm reply holds that depends only on the completion and the request's
+shape, built once and memoised on ``Completion._memo``; a request fills in its ids, ``created``,
+``model`` and usage.
+
+A template is built by the same code that writes a reply, given :class:`SlotIds` for the id source
+and :func:`slot` strings for the other per-request values: ``dumps`` writes a slot string as
+``"\\u0000name\\u0000"`` (quotes included), which :func:`split` cuts the text at. No scripted text
+can forge a slot: a completion whose text holds a NUL character is never templated
+(:func:`templatable`), and request fields never go into a template. Memo keys hold the effective
+``max_tokens`` (:meth:`Completion.cap <mockoss.harmony.Completion.cap>`), so requests with distinct
+limits that do not cut the answer share one template (issue 9: a repeated long request costs its
+ids, not its plan).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mockoss.harmony import Completion
+    from mockoss.profiles.base import IdSource
+
+__all__ = ["SlotIds", "fill", "new_id", "slot", "split", "templatable"]
+
+#: A slot as ``dumps`` writes it: a JSON string holding only ``\u0000name\u0000``.
+_SLOT = re.compile(r'"\\u0000(\w+)\\u0000"')
+
+
+def slot(name: str) -> str:
+    """The string that stands for the per-request value ``name`` while a template is built."""
+    return f"\x00{name}\x00"
+
+
+class SlotIds:
+    """Stands in for :class:`~mockoss.profiles.base.IdSource` while a template is built: the
+    ``n``-th id asked for is the slot ``str(n)``; ``order`` lists ``(prefix, width)`` per id, in
+    the order the request's own id source must then be asked (its ids depend on the position)."""
+
+    __slots__ = ("order",)
+
+    def __init__(self) -> None:
+        self.order: list[tuple[str, int | None]] = []
+
+    def next(self, prefix: str = "", width: int | None = None) -> str:
+        self.order.append((prefix, width))
+        return slot(str(len(self.order) - 1))
+
+    def ids(self, source: IdSource) -> list[str]:
+        """The request's ids, in ``order``: prefix and hex digits, cut to ``width`` characters."""
+        return [source.next(prefix)[:width] for prefix, width in self.order]
+
+
+def new_id(ids: IdSource | SlotIds, prefix: str, width: int | None = None) -> str:
+    """``ids.next(prefix)`` cut to ``width`` characters (a slot while a template is built)."""
+    if isinstance(ids, SlotIds):
+        return ids.next(prefix, width)
+    return ids.next(prefix)[:width]
+
+
+def templatable(completion: Completion) -> bool:
+    """Whether ``completion``'s replies may be templated: its text holds no NUL character, so no
+    text the completion puts in a reply reads as a slot."""
+    return "\x00" not in completion.text
+
+
+def split(text: str) -> tuple[str, ...]:
+    """``text`` cut at its slots: text, slot name, text, …, text (odd positions are names)."""
+    return tuple(_SLOT.split(text))
+
+
+def fill(pieces: tuple[str, ...], values: dict[str, str]) -> str:
+    """The text of ``pieces`` (from :func:`split`) with each slot replaced by ``values[name]`` (JSON
+    text, written as is)."""
+    if len(pieces) == 1:
+        return pieces[0]
+    return "".join([values[piece] if i % 2 else piece for i, piece in enumerate(pieces)])
