@@ -67,6 +67,11 @@ class IdSource:
         """Return ``prefix`` + 32 hex digits."""
         return prefix + self._digest().hex()
 
+    def skip(self, count: int) -> None:
+        """Pass over ``count`` ids without computing them: the ids drawn next are those ``count``
+        calls of :meth:`next` would have left (a memoised reply that drew ids it does not show)."""
+        self._count += count
+
     def next16(self, prefix: str = "") -> str:
         """Return ``prefix`` + 16 hex digits: the shape of vLLM 0.32/0.33's ``random_uuid()``
         (``f"{uuid.uuid4().int & MASK_64_BITS:016x}"``, vllm-project/vllm@v0.32.0:vllm/utils/__init__.py)."""

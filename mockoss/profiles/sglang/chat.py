@@ -23,6 +23,8 @@ their serializers) and ``managers/detokenizer_manager.py`` (``trim_matched_stop`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from mockoss.harmony.encoding import load_encoding
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.sglang import SglangProfile
 
-__all__ = ["surface_chat"]
+__all__ = ["StreamPlan", "stream_plan", "surface_chat"]
 
 RETURN, CALL, ENDOFTEXT, END = 200002, 200012, 199999, 200007
 _STOPS = (RETURN, CALL, ENDOFTEXT)
@@ -84,9 +86,8 @@ def surface_chat(profile: SglangProfile, completion: Completion, request: ChatRe
     rid = ctx.ids.next()
     tools = _tools(profile, request)
     if request.stream:
-        # The trimmed stop token's step still runs the parsers, with the text the finish adds.
-        steps = stream_deltas(emission.tokens, skip_special=profile.skip_special_tokens, trim_last=len(tokens) < len(emission.tokens))
-        return _stream(profile, steps, finish, matched, (usage, reasoning_tokens), rid, tools, request, ctx)
+        plan = stream_plan(profile, completion, request.max_tokens, tools)
+        return _stream(profile, plan, (usage, reasoning_tokens), rid, request, ctx)
     kept = [t for t in tokens if not (profile.skip_special_tokens and t >= FIRST_SPECIAL)]
     text = load_encoding().decode(kept) if kept else ""
     reasoning: str | None = None
@@ -111,56 +112,133 @@ def surface_chat(profile: SglangProfile, completion: Completion, request: ChatRe
     return Reply(status=200, body=dumps(body).encode())
 
 
-def _stream(
-    profile: SglangProfile, steps: list[str], finish: str, matched: int | None, usage_total: tuple[dict[str, Any], int],
-    rid: str, tools: frozenset[str] | None, request: ChatRequestView, ctx: RequestContext,
-) -> Reply:
-    """The SSE frames. ``stream_options.include_usage`` or ``stream_default_include_usage`` adds the
-    usage chunk (``should_include_usage``); ``continuous_usage_stats`` puts the counts so far on
-    every reasoning, content and tool-call chunk."""
-    usage, reasoning_total = usage_total
-    head = f'{{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{dumps(request.model)},"choices":[{{"index":0,"delta":'
-    step_usage: dict[str, Any] | None = None
+@dataclass(frozen=True, slots=True)
+class StreamPlan:
+    """What a streamed chat reply holds that depends only on the completion, the token limit, the
+    parser switches and the declared tool names (:func:`stream_plan`), memoised on the completion.
 
-    def light(delta: dict[str, Any], finish_reason: str | None = None, stop: int | None = None, with_usage: bool = False) -> bytes:
-        # sse_utils.build_sse_content: msgspec, reasoning_content always present, usage only when set.
-        extra = f',"usage":{dumps(step_usage)}' if with_usage and step_usage is not None else ""
-        tail = f',"logprobs":null,"finish_reason":{dumps(finish_reason)},"matched_stop":{dumps(stop)}}}]{extra}}}'
-        return f"data: {head}{dumps(delta)}{tail}\n\n".encode()
+    ``events`` are the chunks between the role chunk and the finish chunk, in order, as
+    ``(step, kind, delta JSON)``: ``kind`` ``"light"`` (a msgspec chunk, ``build_sse_content``),
+    ``"full"`` (a pydantic chunk with every field) or ``"call"`` (a full chunk whose tool call's
+    ``id`` is drawn per request: the delta JSON is then ``(before id, after id)``); ``step`` is
+    the 1-based decode step (for ``continuous_usage_stats``). ``pieces`` are the same chunks
+    after the per-request head, ready for a request without ``continuous_usage_stats``
+    (``bytes``, or ``(before id, after id)`` for a call). ``called``: a call was streamed.
+    """
 
-    def full(delta: dict[str, Any]) -> bytes:
-        # ChatCompletionStreamResponse.model_dump_json(): every field, tool_calls only when set.
-        base = {"role": None, "content": None, "reasoning_content": None}
-        tail = f',"logprobs":null,"finish_reason":null,"matched_stop":null}}],"usage":{dumps(step_usage)}}}'
-        return f"data: {head}{dumps({**base, **delta})}{tail}\n\n".encode()
+    events: tuple[tuple[int, str, bytes | tuple[bytes, bytes]], ...]
+    pieces: tuple[bytes | tuple[bytes, bytes], ...]
+    plain: bool
+    finish: str
+    matched: int | None
+    calls: int
 
-    frames = [light({"reasoning_content": None, "role": "assistant", "content": ""})]
-    reasoning_stream = ReasoningStream() if profile.reasoning_parser is not None and profile.separate_reasoning else None
+
+_MEMO = "sglang.chat.stream"
+_NULL_TAIL = ',"logprobs":null,"finish_reason":null,"matched_stop":null}]'
+_FULL_BASE = {"role": None, "content": None, "reasoning_content": None}
+#: A slot in a memoised chunk: ``dumps`` writes the NUL character as ``\u0000``, so the quoted
+#: slot below is never a scripted text (which would be written ``"...\u0000..."`` only with other
+#: characters around, or escaped twice inside tool arguments).
+_ID_SLOT = '"\\u0000"'
+
+
+def stream_plan(
+    profile: SglangProfile, completion: Completion, max_tokens: int | None, tools: frozenset[str] | None
+) -> StreamPlan:
+    """The request-independent half of a streamed chat reply (:class:`StreamPlan`): the
+    detokenizer's steps through the reasoning and tool-call detectors, computed once per
+    (completion, ``Completion.cap(max_tokens)``, the switches that change them, tool names)."""
+    reasoning_on = profile.reasoning_parser is not None and profile.separate_reasoning
+    key = (
+        _MEMO, completion.cap(max_tokens), profile.skip_special_tokens, profile.tool_call_parser, reasoning_on, tools,
+        profile.forward_unknown_tools, profile.stream_plain_text_passthrough, profile.hyphenated_tool_names,
+    )
+    cached = completion._memo.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    emission = completion.emit(max_tokens)
+    tokens, finish, matched = _finish(profile, emission.tokens, emission.finish_reason)
+    # The trimmed stop token's step still runs the parsers, with the text the finish adds.
+    steps = stream_deltas(emission.tokens, skip_special=profile.skip_special_tokens, trim_last=len(tokens) < len(emission.tokens))
+    reasoning_stream = ReasoningStream() if reasoning_on else None
     call_stream = (
         ToolCallStream(tools, profile.forward_unknown_tools, profile.stream_plain_text_passthrough, profile.hyphenated_tool_names)
         if tools is not None
         else None
     )
-    called = False
+    events: list[tuple[int, str, bytes | tuple[bytes, bytes]]] = []
     for done, delta in enumerate(steps, 1):
-        if request.continuous_usage_stats:
-            step_usage = _usage(ctx.prompt_tokens, done, min(done, reasoning_total))
         if reasoning_stream is not None:
             thought, delta = reasoning_stream.feed(delta)
             if thought:
-                frames.append(light({"reasoning_content": thought}, with_usage=True))
+                events.append((done, "light", dumps({"reasoning_content": thought}).encode()))
         if call_stream is not None:
             text, calls = call_stream.feed(delta)
             if text:
-                frames.append(full({"content": text}))
+                events.append((done, "full", dumps({**_FULL_BASE, "content": text}).encode()))
             for call in calls:
-                called = True
-                entry = {"id": ctx.ids.next("call_")[:29], "index": call.index, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
-                frames.append(full({"tool_calls": [entry]}))
+                entry = {"id": "\x00", "index": call.index, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+                before, _, after = dumps({**_FULL_BASE, "tool_calls": [entry]}).partition(_ID_SLOT)
+                events.append((done, "call", (before.encode() + b'"', b'"' + after.encode())))
         elif delta:
-            frames.append(light({"reasoning_content": None, "content": delta}, with_usage=True))
-    final = "tool_calls" if called and finish == "stop" else finish
-    frames.append(light({"reasoning_content": None}, final, matched))
+            events.append((done, "light", dumps({"reasoning_content": None, "content": delta}).encode()))
+    calls_made = sum(1 for _, kind, _ in events if kind == "call")
+    final = "tool_calls" if calls_made and finish == "stop" else finish
+    light_tail = (_NULL_TAIL + "}\n\n").encode()
+    full_tail = (_NULL_TAIL + ',"usage":null}\n\n').encode()
+    pieces: list[bytes | tuple[bytes, bytes]] = []
+    for _, kind, delta in events:
+        if kind == "call":
+            pieces.append((delta[0], delta[1] + full_tail))  # type: ignore[index]
+        else:
+            pieces.append(delta + (light_tail if kind == "light" else full_tail))  # type: ignore[operator]
+    plan = StreamPlan(tuple(events), tuple(pieces), not calls_made, final, matched, calls_made)
+    completion._memo[key] = plan
+    return plan
+
+
+def _usage_json(prompt: int, completion: int, reasoning: int) -> str:
+    """``dumps(_usage(prompt, completion, reasoning))`` without building the dict."""
+    details = f'{{"reasoning_tokens":{reasoning}}}' if reasoning else "null"
+    return (
+        f'{{"prompt_tokens":{prompt},"total_tokens":{prompt + completion},"completion_tokens":{completion},'
+        f'"prompt_tokens_details":null,"reasoning_tokens":{reasoning},"completion_tokens_details":{details}}}'
+    )
+
+
+def _stream(
+    profile: SglangProfile, plan: StreamPlan, usage_total: tuple[dict[str, Any], int],
+    rid: str, request: ChatRequestView, ctx: RequestContext,
+) -> Reply:
+    """The SSE frames: the memoised :class:`StreamPlan` under this request's head (id,
+    ``created``, model) and call ids. ``stream_options.include_usage`` or
+    ``stream_default_include_usage`` adds the usage chunk (``should_include_usage``);
+    ``continuous_usage_stats`` puts the counts so far on every reasoning, content and tool-call
+    chunk."""
+    usage, reasoning_total = usage_total
+    head = f'data: {{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{dumps(request.model)},"choices":[{{"index":0,"delta":'.encode()
+    frames = [head + b'{"reasoning_content":null,"role":"assistant","content":""}' + (_NULL_TAIL + "}\n\n").encode()]
+    if request.continuous_usage_stats:
+        prompt = ctx.prompt_tokens
+        for done, kind, delta in plan.events:
+            step_usage = _usage_json(prompt, done, min(done, reasoning_total)).encode()
+            if kind == "light":
+                frames.append(head + delta + (_NULL_TAIL + ',"usage":').encode() + step_usage + b"}\n\n")  # type: ignore[operator]
+                continue
+            if kind == "call":
+                delta = delta[0] + ctx.ids.next("call_")[:29].encode() + delta[1]  # type: ignore[index]
+            frames.append(head + delta + (_NULL_TAIL + ',"usage":').encode() + step_usage + b"}\n\n")  # type: ignore[operator]
+    elif plan.plain:
+        frames += map(b"".join, zip(repeat(head), plan.pieces))  # type: ignore[arg-type]
+    else:
+        next_id = ctx.ids.next
+        frames += [
+            head + piece if piece.__class__ is bytes else b"".join((head, piece[0], next_id("call_")[:29].encode(), piece[1]))  # type: ignore[index, operator]
+            for piece in plan.pieces
+        ]
+    tail = f',"logprobs":null,"finish_reason":{dumps(plan.finish)},"matched_stop":{dumps(plan.matched)}}}]}}'
+    frames.append(head + b'{"reasoning_content":null}' + tail.encode() + b"\n\n")
     if request.include_usage or profile.stream_default_include_usage:
         frames.append(f'data: {{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{dumps(request.model)},"choices":[],"usage":{dumps(usage)}}}\n\n'.encode())
     frames.append(_DONE)

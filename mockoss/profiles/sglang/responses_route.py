@@ -4,7 +4,7 @@ Sources: see :mod:`.responses`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import JSON_MEDIA_TYPE, SSE_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView
 from mockoss.profiles.sglang.responses import (
@@ -19,11 +19,12 @@ from mockoss.profiles.sglang.responses import (
     usage_object,
 )
 from mockoss.profiles.sglang.responses_checks import invalid, reject
-from mockoss.profiles.sglang.responses_stream import stream_events
+from mockoss.profiles.sglang.responses_stream import splice_output, stream_events
+from mockoss.profiles.sglang.slots import RecordingIds, draw_ids, slots_in
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
-    from mockoss.harmony import Completion
+    from mockoss.harmony import Completion, ParserTrace
     from mockoss.profiles.sglang import SglangProfile
 
 __all__ = ["surface_responses"]
@@ -50,15 +51,42 @@ def surface_responses(profile: SglangProfile, completion: Completion, request: R
             return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=(), headers=_STREAM_HEADERS, abort=f"ValidationError: {NO_MODEL}")
         return Reply(status=400, body=error_body(NO_MODEL))
     if request.stream:
-        return stream_events(request, trace, rid, ctx, status)
+        variant = (profile.harmony_library, profile.harmony_errors)
+        return stream_events(request, trace, rid, ctx, status, completion, completion.cap(request.max_output_tokens), variant)
     if trace.error is not None:
         return Reply(status=400, body=error_body(harmony_error_text(trace.error)))
     failure = builtin_call(trace)
     if failure is not None:
         return Reply(status=400, body=error_body(failure))
-    try:
-        output = final_items(trace, ctx.ids)
-    except ItemError as exc:
-        return Reply(status=400, body=error_body(str(exc)))
+    if "\x00" in completion.text:  # the id slots are made of NUL characters
+        try:
+            output = final_items(trace, ctx.ids)
+        except ItemError as exc:
+            return Reply(status=400, body=error_body(str(exc)))
+        body = response_object(request, rid, ctx, output, status, usage_object(len(emission.tokens)))
+        return Reply(status=200, media_type=JSON_MEDIA_TYPE, body=dumps(body).encode())
+    key = (_MEMO, completion.cap(request.max_output_tokens), profile.harmony_library, profile.harmony_errors)
+    recorded = completion._memo.get(key)
+    if recorded is None:
+        recorded = completion._memo[key] = _record_items(trace)
+    output, output_json, problem, used, draws = recorded  # type: ignore[misc]
+    if problem is not None:
+        return Reply(status=400, body=error_body(problem))
+    values = draw_ids(ctx.ids, used, draws)
     body = response_object(request, rid, ctx, output, status, usage_object(len(emission.tokens)))
-    return Reply(status=200, media_type=JSON_MEDIA_TYPE, body=dumps(body).encode())
+    return Reply(status=200, media_type=JSON_MEDIA_TYPE, body=splice_output(dumps(body), output_json, values).encode())
+
+
+_MEMO = "sglang.responses.items"
+
+
+def _record_items(trace: ParserTrace) -> tuple[list[dict[str, Any]], str, str | None, tuple[int, ...], int]:
+    """``final_items`` of ``trace`` with its ids as slots (:class:`RecordingIds`): (items, their
+    JSON, the ``ItemError`` message or ``None``, the slots the items show, ids drawn)."""
+    ids = RecordingIds()
+    try:
+        output = final_items(trace, ids)
+    except ItemError as exc:
+        return [], "[]", str(exc), (), ids.count
+    written = dumps(output)
+    return output, written, None, slots_in(written), ids.count

@@ -25,6 +25,7 @@ Read from, and checked against by running (``tools/sglang_serving_diff.py``),
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView
@@ -40,12 +41,13 @@ from mockoss.profiles.sglang.responses import (
     role_of,
     usage_object,
 )
+from mockoss.profiles.sglang.slots import Frames, RecordingIds, draw_ids, fill_text
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
-    from mockoss.harmony import ParserTrace
+    from mockoss.harmony import Completion, ParserTrace
 
-__all__ = ["stream_events"]
+__all__ = ["splice_output", "stream_events"]
 
 
 
@@ -162,14 +164,28 @@ def _step_roles(trace: ParserTrace) -> list[str]:
     return roles
 
 
-def stream_events(request: ResponsesRequestView, trace: ParserTrace, rid: str, ctx: RequestContext, status: str) -> Reply:
-    """The SSE frames of SGLang's Harmony Responses stream for ``trace``; see the module docstring."""
-    reasoning = request.body.get("reasoning")
-    include = request.body.get("include") or ()
-    stream = _Stream(rid, isinstance(reasoning, dict) and reasoning.get("summary") is not None, "reasoning.encrypted_content" in include)
-    start = response_object(request, rid, ctx, [], "in_progress", None, stream_frame=True)
-    stream.send("response.created", response=start)
-    stream.send("response.in_progress", response=start)
+@dataclass(frozen=True, slots=True)
+class _Recorded:
+    """A stream's request-independent middle (every event between ``response.in_progress`` and
+    the last one), made with :class:`~mockoss.profiles.sglang.slots.RecordingIds`: the frames
+    with id slots, the items as streamed (ids as slots), the abort message (``None``: the stream
+    ends with its response event; the response id as :data:`_RID`) and the number of ids drawn."""
+
+    frames: Frames
+    emitted: list[dict[str, Any]]
+    emitted_json: str
+    abort: str | None
+    draws: int
+
+
+#: The response id in a recorded abort message (the generator's ``rid=`` in ``ItemError``).
+_RID = "\x00rid\x00"
+_MEMO = "sglang.responses.stream"
+
+
+def _middle(stream: _Stream, trace: ParserTrace, ids: Any, status: str) -> str | None:
+    """Send the events of ``trace`` after ``response.in_progress`` (the Harmony context's decode
+    steps, then the open item closed); the abort message if the generator raises, else ``None``."""
     content = ""
     roles = _step_roles(trace)
     try:
@@ -177,13 +193,13 @@ def stream_events(request: ResponsesRequestView, trace: ParserTrace, rid: str, c
             if step.completed is not None:
                 message = step.completed
                 texts = [getattr(part, "text", "") for part in message.content]
-                for item in items_for(role_of(message), message.channel, message.recipient, texts, ctx.ids):
+                for item in items_for(role_of(message), message.channel, message.recipient, texts, ids):
                     stream.update(item, done=True)
                 content = ""
                 continue
             content += delta
             if content:
-                for item in items_for(roles[index], step.channel, step.recipient, [content], ctx.ids, done=False):
+                for item in items_for(roles[index], step.channel, step.recipient, [content], ids, done=False):
                     stream.update(item)
         if trace.error is not None:
             raise ItemError(f"HarmonyError: {harmony_error_text(trace.error)}")
@@ -193,7 +209,67 @@ def stream_events(request: ResponsesRequestView, trace: ParserTrace, rid: str, c
         if stream.model is not None:
             stream.update(stream.model, done=True, status="incomplete" if status != "completed" else "completed")
     except ItemError as exc:
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(stream.frames), headers=_STREAM_HEADERS, abort=str(exc))
-    final = response_object(request, rid, ctx, stream.emitted, status, usage_object(0), stream_frame=True)
-    stream.send(f"response.{status}", response=final)
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(stream.frames), headers=_STREAM_HEADERS)
+        return str(exc)
+    return None
+
+
+def _recorded(completion: Completion, trace: ParserTrace, key: tuple[object, ...], summary: bool, encrypt: bool, status: str) -> _Recorded:
+    """The memoised middle of the stream for ``key`` (:class:`_Recorded`)."""
+    cached = completion._memo.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    ids = RecordingIds()
+    stream = _Stream(_RID, summary, encrypt)
+    stream.seq = 2  # after response.created and response.in_progress
+    abort = _middle(stream, trace, ids, status)
+    recorded = _Recorded(Frames(stream.frames), stream.emitted, dumps(stream.emitted), abort, ids.count)
+    completion._memo[key] = recorded
+    return recorded
+
+
+def stream_events(
+    request: ResponsesRequestView, trace: ParserTrace, rid: str, ctx: RequestContext, status: str,
+    completion: Completion | None = None, limit: object = None, variant: tuple[object, ...] = (),
+) -> Reply:
+    """The SSE frames of SGLang's Harmony Responses stream for ``trace``; see the module docstring.
+
+    With ``completion`` (whose text holds no NUL character, which the id slots are made of), the
+    events after ``response.in_progress`` are memoised on it per (``limit``: the token limit as
+    ``Completion.cap`` gives it, ``variant``: what else ``trace`` was made with, the request's
+    ``reasoning.summary`` and ``include`` of ``reasoning.encrypted_content``) with their ids as
+    slots (:mod:`.slots`), and a request fills in its ids: the same bytes as computing them."""
+    reasoning = request.body.get("reasoning")
+    include = request.body.get("include") or ()
+    summary = isinstance(reasoning, dict) and reasoning.get("summary") is not None
+    encrypt = "reasoning.encrypted_content" in include
+    start = response_object(request, rid, ctx, [], "in_progress", None, stream_frame=True)
+    head = _Stream(rid, summary, encrypt)
+    head.send("response.created", response=start)
+    head.send("response.in_progress", response=start)
+    if completion is None or "\x00" in completion.text:
+        stream = head
+        abort = _middle(stream, trace, ctx.ids, status)
+        if abort is not None:
+            return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(stream.frames), headers=_STREAM_HEADERS, abort=abort)
+        final = response_object(request, rid, ctx, stream.emitted, status, usage_object(0), stream_frame=True)
+        stream.send(f"response.{status}", response=final)
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(stream.frames), headers=_STREAM_HEADERS)
+    recorded = _recorded(completion, trace, (_MEMO, limit, *variant, summary, encrypt, status), summary, encrypt, status)
+    values = draw_ids(ctx.ids, recorded.frames.used, recorded.draws)
+    frames = head.frames + recorded.frames.fill(values)
+    if recorded.abort is not None:
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames), headers=_STREAM_HEADERS, abort=recorded.abort.replace(_RID, rid))
+    final = response_object(request, rid, ctx, recorded.emitted, status, usage_object(0), stream_frame=True)
+    kind = f"response.{status}"
+    payload = {"type": kind, "sequence_number": len(frames), "response": final}
+    frames.append(f"event: {kind}\ndata: {splice_output(dumps(payload), recorded.emitted_json, values)}\n\n".encode())
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames), headers=_STREAM_HEADERS)
+
+
+def splice_output(text: str, output_json: str, values: dict[int, str]) -> str:
+    """``text`` (a response object written with an output whose JSON is ``output_json``, id
+    slots in it) with the output's slots filled: only inside the ``output`` list (the request's
+    own fields, written before and after it, are left as they are, whatever they hold)."""
+    written = '"output":' + output_json
+    at = text.index(written)  # the first: no earlier field's JSON can hold '"output":' unescaped
+    return text[:at] + fill_text(written, values) + text[at + len(written):]
