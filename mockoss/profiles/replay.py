@@ -20,60 +20,84 @@ scenario author's own choice, and this exact sequence is not one a test would sc
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from mockoss.profiles.base import IdSource
 
 __all__ = ["FramesTemplate", "IdRecorder", "Template"]
 
-_PREFIX = "mockoss-id:"
-#: A marker as JSON text holds it (``\\u0000`` escapes) or raw, in UTF-8 bytes.
-_MARK = re.compile(rb"\\u0000" + _PREFIX.encode() + rb"(\d+)\\u0000|\x00" + _PREFIX.encode() + rb"(\d+)\x00")
+_ID = b"mockoss-id:"
+_VALUE = b"mockoss-val:"
+#: A marker as JSON text holds it (``\\u0000`` escapes) or raw, in UTF-8 bytes: an id marker is
+#: replaced where it stands (inside a JSON string), a value marker written as a JSON string is
+#: replaced with its quotes (the value is JSON text of its own: a number, an object, a string).
+_MARK = re.compile(
+    rb'"\\u0000' + _VALUE + rb'(\d+)\\u0000"|\x00' + _VALUE + rb"(\d+)\x00|\\u0000" + _ID + rb"(\d+)\\u0000|\x00" + _ID + rb"(\d+)\x00"
+)
+
+#: One recorded call: ``(function, arguments)``, drawn as ``function(ids, *arguments)``; or
+#: ``(None, name)``: a request value given to :meth:`IdRecorder.replay`.
+Call = tuple[Callable[..., str] | None, Any]
 
 
 class IdRecorder:
     """Stands in for an :class:`~mockoss.profiles.base.IdSource` while a reply is built once:
     every ``next``/``next16``/``digits`` call returns a marker (for id ``N``, the ``N``-th call)
-    and is recorded, so that :meth:`replay` draws a request's real ids in the same order."""
+    and is recorded, so that :meth:`replay` draws a request's real ids in the same order.
+    :meth:`call` records an id made from the source by a function (llama.cpp's
+    ``random_string``), :meth:`value` a place for JSON text the request supplies (its model,
+    ``created``, usage)."""
 
     __slots__ = ("calls",)
 
     def __init__(self) -> None:
-        self.calls: list[tuple[str, object]] = []
+        self.calls: list[Call] = []
 
-    def _mark(self, method: str, argument: object) -> str:
-        self.calls.append((method, argument))
-        return f"\x00{_PREFIX}{len(self.calls) - 1}\x00"
+    def _mark(self, call: Call, kind: bytes = _ID) -> str:
+        self.calls.append(call)
+        return f"\x00{kind.decode()}{len(self.calls) - 1}\x00"
 
     def next(self, prefix: str = "") -> str:
-        return self._mark("next", prefix)
+        return self._mark((IdSource.next, (prefix,)))
 
     def next16(self, prefix: str = "") -> str:
-        return self._mark("next16", prefix)
+        return self._mark((IdSource.next16, (prefix,)))
 
     def digits(self, count: int) -> str:
-        return self._mark("digits", count)
+        return self._mark((IdSource.digits, (count,)))
 
-    def frozen(self) -> tuple[tuple[str, object], ...]:
+    def call(self, function: Callable[..., str], *arguments: Any) -> str:
+        """A marker for ``function(ids, *arguments)`` (an id text made from the source's draws)."""
+        return self._mark((function, arguments))
+
+    def value(self, name: str) -> str:
+        """A marker for the request's ``values[name]`` (JSON text: written as a JSON string, the
+        marker's quotes go too)."""
+        return self._mark((None, name), _VALUE)
+
+    def frozen(self) -> tuple[Call, ...]:
         """The calls so far (what :meth:`replay` repeats)."""
         return tuple(self.calls)
 
     @staticmethod
-    def replay(calls: Sequence[tuple[str, object]], ids: IdSource) -> list[bytes]:
-        """Draw from ``ids`` what the recorded ``calls`` asked for, in order, as UTF-8 bytes."""
-        return [getattr(ids, method)(argument).encode() for method, argument in calls]
+    def replay(calls: Sequence[Call], ids: IdSource, values: Mapping[str, bytes] | None = None) -> list[bytes]:
+        """Draw from ``ids`` what the recorded ``calls`` asked for, in order, as UTF-8 bytes, with
+        ``values`` in the value places."""
+        return [function(ids, *arguments).encode() if function is not None else values[arguments]  # type: ignore[index]
+                for function, arguments in calls]
 
 
 def _split(text: str | bytes) -> list[bytes | int]:
-    """``text`` (UTF-8 when a ``str``) cut at its markers: bytes, id number, bytes, …, bytes (odd
-    places are ints)."""
+    """``text`` (UTF-8 when a ``str``) cut at its markers: bytes, marker number, bytes, …, bytes
+    (odd places are ints)."""
     if isinstance(text, str):
         text = text.encode()
     out: list[bytes | int] = []
     start = 0
     for match in _MARK.finditer(text):
         out.append(text[start : match.start()])
-        out.append(int(match.group(1) or match.group(2)))
+        out.append(int(match.group(match.lastindex or 0)))
         start = match.end()
     out.append(text[start:])
     return out

@@ -126,3 +126,26 @@ def test_gptoss_reference_uncut_limits_share_the_run(tmp_path, monkeypatch):
         reply, _ = server.respond("responses", _body("responses", "m", False, False, max_output_tokens=limit), {})
         assert json.loads(reply.body)["max_output_tokens"] == limit
     assert built == [100000]
+
+
+@pytest.mark.parametrize("call", [False, True], ids=["answer", "call"])
+@pytest.mark.parametrize("endpoint", ["chat", "responses"])
+def test_llamacpp_stream(tmp_path, monkeypatch, endpoint, call):
+    from mockoss.profiles.llamacpp import chat, plan, responses
+
+    spies = [(chat, "_chunk_frames") if endpoint == "chat" else (responses, "_events"), (plan, "_replay")]
+    _check(tmp_path, monkeypatch, "llamacpp", endpoint, True, call, spies)
+
+
+def test_llamacpp_chat_stream_usage_and_timings_per_token(tmp_path, monkeypatch):
+    """``include_usage`` (the usage chunk is the request's) shares the chunks;
+    ``timings_per_token`` (a timings object on every token's chunk) builds its own, as before."""
+    from mockoss.profiles.llamacpp import chat
+
+    _check(tmp_path, monkeypatch, "llamacpp", "chat", True, False, [(chat, "_chunk_frames")], stream_options={"include_usage": True})
+    monkeypatch.undo()
+    clear_completion_cache()
+    server = MockServer(_scenario(tmp_path), profile="llamacpp")
+    raw = _body("chat", server.info.served_model_names[0], True, False, timings_per_token=True)
+    first, second = (server.respond("chat", raw, {})[0].frames for _ in range(2))
+    assert b'"timings"' in first[2] and len(first) == len(second)

@@ -148,7 +148,7 @@ class LlamacppProfile:
             plan = self.plan(completion, request.body, tools, request.max_tokens, stream=request.stream)
         except RequestError as exc:
             return error_reply(exc.status, exc.message)
-        return surface_chat(self, plan, request, ctx)
+        return surface_chat(self, plan, request, ctx, completion._memo)
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/responses``; see :func:`mockoss.profiles.llamacpp.responses.surface_responses`.
@@ -165,7 +165,7 @@ class LlamacppProfile:
             plan = self.plan(completion, request.body, tools, request.max_output_tokens, stream=request.stream)
         except RequestError as exc:
             return error_reply(exc.status, exc.message)
-        return surface_responses(self, plan, request, ctx)
+        return surface_responses(self, plan, request, ctx, completion._memo)
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
         """llama-server's error body: ``{"error":{"code":N,"message":…,"type":…}}``, status ``N``."""

@@ -9,6 +9,7 @@ Wire shapes from ggml-org/llama.cpp ``tools/server/server-task.cpp@00efb3e1``
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
@@ -21,6 +22,7 @@ from mockoss.profiles.llamacpp.wire import (
     random_string,
     timings,
 )
+from mockoss.profiles.replay import FramesTemplate, IdRecorder
 
 if TYPE_CHECKING:
     from mockoss.profiles.llamacpp import LlamacppProfile
@@ -101,33 +103,32 @@ def _full(profile: LlamacppProfile, plan: Plan, request: ChatRequestView, ctx: R
     return Reply(status=200, body=dumps(body).encode())
 
 
-def _stream(profile: LlamacppProfile, plan: Plan, request: ChatRequestView, ctx: RequestContext) -> Reply:
+def _stream(profile: LlamacppProfile, plan: Plan, request: ChatRequestView, ctx: RequestContext, memo: Mapping[object, Any] | None) -> Reply:
     request_id = "chatcmpl-" + random_string(ctx.ids)
-    call_ids = _call_ids(ctx, len(plan.stream_message.tool_calls))
     tail = f',"created":{ctx.created},"id":"{request_id}","model":{dumps(request.model)},"system_fingerprint":{dumps(profile.build_info)},"object":"chat.completion.chunk"'
     prompt = ctx.prompt_tokens
     per_token = request.body.get("timings_per_token") is True
 
-    def chunk(delta: dict[str, Any], extra: str = "") -> str:
-        return f'{{"choices":[{{"finish_reason":null,"index":0,"delta":{dumps(delta)}}}]{tail}{extra}}}'
-
     def timed(n_decoded: int) -> str:
         return ',"timings":' + dumps(timings(prompt, n_decoded, profile.prompt_tokens_per_second, profile.predicted_tokens_per_second))
 
-    frames: list[bytes] = []
-    for n_decoded, diffs in plan.steps:
-        chunks = [chunk({"role": "assistant", "content": None})] if n_decoded == 1 else []
-        chunks += [chunk(delta_object(d, call_ids)) for d in diffs]
-        if chunks and per_token:
-            chunks[-1] = chunks[-1][:-1] + timed(n_decoded) + "}"
-        frames += [f"data: {c}\n\n".encode() for c in chunks]
+    if per_token or memo is None:  # a timings object on every token's last chunk: built for this request
+        call_ids = _call_ids(ctx, len(plan.stream_message.tool_calls))
+        frames = _chunk_frames(plan, call_ids, tail, timed if per_token else None)
+    else:  # the chunks built once per plan, this request's call ids and tail joined in
+        key = ("llamacpp.chat.frames", id(plan))
+        entry = memo.get(key)
+        if entry is None or entry[0] is not plan:  # the entry holds its plan: the id is not reused while it lives
+            recorder = IdRecorder()
+            call_ids = [random_string(recorder) for _ in plan.stream_message.tool_calls]  # type: ignore[arg-type]
+            template = FramesTemplate(_chunk_frames(plan, call_ids, recorder.value("tail"), None))
+            entry = memo[key] = (plan, recorder.frozen(), template)  # type: ignore[index]
+        _plan, calls, template = entry
+        frames = template.fill(IdRecorder.replay(calls, ctx.ids, {"tail": tail.encode()}))
     if plan.stream_error is not None:
-        # set_next's catch: format_oai_sse({"error": …}), then the stream ends without [DONE].
-        frames.append(f"data: {dumps({'error': error_object(500, plan.stream_error)})}\n\n".encode())
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
-    finals = [chunk(delta_object(d, call_ids)) for d in plan.final_diffs]
     finish = finish_reason(plan.finish, plan.stream_message)
-    finals.append(f'{{"choices":[{{"finish_reason":"{finish}","index":0,"delta":{{}}}}]{tail}}}')
+    finals = [f'{{"choices":[{{"finish_reason":"{finish}","index":0,"delta":{{}}}}]{tail}}}']
     if request.include_usage:
         finals.append(f'{{"choices":[]{tail},"usage":{dumps(_usage(prompt, plan.n_decoded))}}}')
     finals[-1] = finals[-1][:-1] + timed(plan.n_decoded) + "}"
@@ -136,7 +137,32 @@ def _stream(profile: LlamacppProfile, plan: Plan, request: ChatRequestView, ctx:
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
 
 
-def surface_chat(profile: LlamacppProfile, plan: Plan, request: ChatRequestView, ctx: RequestContext) -> Reply:
+def _chunk_frames(plan: Plan, call_ids: list[str], tail: str, timed: Callable[[int], str] | None) -> list[bytes]:
+    """The stream's frames up to its finish chunk: the partial results' chunks (with ``timed``,
+    ``timings_per_token``'s object on each token's last chunk), then the error frame that ends a
+    failed stream, or the final update's diff chunks."""
+
+    def chunk(delta: dict[str, Any]) -> str:
+        return f'{{"choices":[{{"finish_reason":null,"index":0,"delta":{dumps(delta)}}}]{tail}}}'
+
+    frames: list[bytes] = []
+    for n_decoded, diffs in plan.steps:
+        chunks = [chunk({"role": "assistant", "content": None})] if n_decoded == 1 else []
+        chunks += [chunk(delta_object(d, call_ids)) for d in diffs]
+        if chunks and timed is not None:
+            chunks[-1] = chunks[-1][:-1] + timed(n_decoded) + "}"
+        frames += [f"data: {c}\n\n".encode() for c in chunks]
+    if plan.stream_error is not None:
+        # set_next's catch: format_oai_sse({"error": …}), then the stream ends without [DONE].
+        frames.append(f"data: {dumps({'error': error_object(500, plan.stream_error)})}\n\n".encode())
+        return frames
+    frames += [f"data: {chunk(delta_object(d, call_ids))}\n\n".encode() for d in plan.final_diffs]
+    return frames
+
+
+def surface_chat(
+    profile: LlamacppProfile, plan: Plan, request: ChatRequestView, ctx: RequestContext, memo: Mapping[object, Any] | None = None
+) -> Reply:
     """Surface ``plan`` as llama-server's ``/v1/chat/completions`` reply.
 
     Non-streamed: ``{"choices":[{"finish_reason","index":0,"message":{"role","content",
@@ -160,4 +186,4 @@ def surface_chat(profile: LlamacppProfile, plan: Plan, request: ChatRequestView,
         if plan.error is not None:
             return error_reply(500, plan.error)
         return _full(profile, plan, request, ctx)
-    return _stream(profile, plan, request, ctx)
+    return _stream(profile, plan, request, ctx, memo)

@@ -11,6 +11,7 @@ Wire shapes from ggml-org/llama.cpp ``tools/server/server-task.cpp@00efb3e1``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import (
@@ -28,6 +29,7 @@ from mockoss.profiles.llamacpp.wire import (
     error_reply,
     random_string,
 )
+from mockoss.profiles.replay import FramesTemplate, IdRecorder
 
 if TYPE_CHECKING:
     from mockoss.profiles.llamacpp import LlamacppProfile
@@ -135,18 +137,37 @@ class _Events:
         self.emit("response.completed", {"response": response})
 
 
-def _stream(plan: Plan, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
-    events = _Events(ctx.ids, len(plan.stream_message.tool_calls))
+def _stream(plan: Plan, request: ResponsesRequestView, ctx: RequestContext, memo: Mapping[object, Any] | None) -> Reply:
+    usage = _usage(ctx.prompt_tokens, plan.n_decoded)
+    if memo is None:
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(_events(plan, ctx.ids, request.model, ctx.created, usage)))
+    # The events built once per plan with markers for the ids, model, created_at and usage; a
+    # request draws its ids in the same order and joins them in (mockoss.profiles.replay).
+    key = ("llamacpp.responses.frames", id(plan))
+    entry = memo.get(key)
+    if entry is None or entry[0] is not plan:  # the entry holds its plan: the id is not reused while it lives
+        recorder = IdRecorder()
+        frames = _events(plan, recorder, recorder.value("model"), recorder.value("created"), recorder.value("usage"))  # type: ignore[arg-type]
+        entry = memo[key] = (plan, recorder.frozen(), FramesTemplate(frames))  # type: ignore[index]
+    _plan, calls, template = entry
+    values = {"model": dumps(request.model).encode(), "created": str(ctx.created).encode(), "usage": dumps(usage).encode()}
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(template.fill(IdRecorder.replay(calls, ctx.ids, values))))
+
+
+def _events(plan: Plan, ids: IdSource, model: str, created: int, usage: dict[str, int]) -> list[bytes]:
+    events = _Events(ids, len(plan.stream_message.tool_calls))
     for n_decoded, diffs in plan.steps:
         events.step(n_decoded, diffs)
     if plan.stream_error is not None:
         events.frames.append(f"data: {dumps({'error': error_object(500, plan.stream_error)})}\n\n".encode())
     else:
-        events.finish(plan.stream_message, request.model, ctx.created, _usage(ctx.prompt_tokens, plan.n_decoded))
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(events.frames))
+        events.finish(plan.stream_message, model, created, usage)
+    return events.frames
 
 
-def surface_responses(profile: LlamacppProfile, plan: Plan, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
+def surface_responses(
+    profile: LlamacppProfile, plan: Plan, request: ResponsesRequestView, ctx: RequestContext, memo: Mapping[object, Any] | None = None
+) -> Reply:
     """Surface ``plan`` as llama-server's ``/v1/responses`` reply.
 
     Non-streamed: ``{"completed_at","created_at","id":"resp_…","model","object":"response",
@@ -165,9 +186,12 @@ def surface_responses(profile: LlamacppProfile, plan: Plan, request: ResponsesRe
     ``response.content_part.done``, ``response.output_item.done`` (message, then each call) and
     ``response.completed``. No ``…done`` events for text deltas discovered only at the final parse.
     A failure ends the stream with ``data: {"error":{…}}``.
+
+    ``memo``: the completion's memo, where a stream's events are kept per plan (built once; a
+    request joins in its ids, model, ``created_at`` and usage).
     """
     if not request.stream:
         if plan.error is not None:
             return error_reply(500, plan.error)
         return _full(plan, request, ctx)
-    return _stream(plan, request, ctx)
+    return _stream(plan, request, ctx, memo)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mockoss.profiles.base import JSON_MEDIA_TYPE, IdSource, Reply
+from mockoss.profiles.replay import IdRecorder
 from mockoss.profiles.wire import dumps  # safe_json_to_str: nlohmann dump(-1)
 
 __all__ = ["ERROR_TYPES", "dumps", "error_object", "error_reply", "random_string", "timings"]
@@ -30,7 +31,10 @@ ERROR_TYPES = {
 }
 
 def random_string(ids: IdSource) -> str:
-    """``random_string()``: 32 characters from ``[0-9A-Za-z]``, drawn deterministically from ``ids``."""
+    """``random_string()``: 32 characters from ``[0-9A-Za-z]``, drawn deterministically from ``ids``
+    (from an :class:`~mockoss.profiles.replay.IdRecorder`: its marker, drawn when replayed)."""
+    if ids.__class__ is IdRecorder:
+        return ids.call(random_string)  # type: ignore[attr-defined]
     number = int(ids.next() + ids.next(), 16)
     out = []
     for _ in range(32):
