@@ -112,7 +112,7 @@ def surface_chat(profile: TrtllmProfile, completion: Completion, request: ChatRe
         cached = (split(body), ids, count)
         completion._memo[key] = cached
     pieces, slots, count = cached  # type: ignore[misc]
-    values = {str(i): f'"{rid}"' for i, rid in enumerate(slots.ids(ctx.ids))}
+    values = slots.values(ctx.ids)
     values["created"], values["model"] = str(ctx.created), dumps(request.model)
     values["usage"] = dumps(_usage(profile, ctx.prompt_tokens, count))
     return Reply(status=200, body=fill(pieces, values).encode())
@@ -228,7 +228,7 @@ def _stream(profile: TrtllmProfile, completion: Completion, request: ChatRequest
         elif rest.__class__ is int:
             frames.append(heads[index] + _frame_rest(profile, "[]", rest, ctx.prompt_tokens))
         else:
-            values = values or {str(i): f'"{rid}"' for i, rid in enumerate(ids)}
+            values = values or {str(i): rid for i, rid in enumerate(ids)}
             frames.append(heads[index] + _frame_rest(profile, fill(rest, values), None, 0))
     frames.append(_DONE)
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))

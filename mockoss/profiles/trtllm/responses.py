@@ -38,6 +38,7 @@ normalised). Not checked: the route's ``except`` clause (read up to its cut: ass
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,7 @@ from openai_harmony import Message, StreamState
 from mockoss.harmony.library import parse_with
 from mockoss.profiles.base import SSE_MEDIA_TYPE, IdSource, Reply, RequestContext, ResponsesRequestView
 from mockoss.profiles.trtllm.chat import engine_batches, fed_batches, output_tokens
+from mockoss.profiles.trtllm.template import SlotIds, fill, split, templatable
 from mockoss.profiles.web_search import web_search_item
 from mockoss.profiles.wire import dumps
 
@@ -151,63 +153,115 @@ def _sdk(response: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _spliced(response: dict[str, Any], output: str) -> str:
+    """``dumps(response)`` with ``output`` (JSON text) as its ``output``: the fields before and
+    after it dumped on their own (request fields never go through a template)."""
+    keys = list(response)
+    at = keys.index("output")  # never the first or the last field
+    head = dumps({key: response[key] for key in keys[:at]})
+    tail = dumps({key: response[key] for key in keys[at + 1 :]})
+    return f'{head[:-1]},"output":{output},{tail[1:]}'
+
+
+def _output(profile: TrtllmProfile, completion: Completion, limit: int, ids: IdSource | SlotIds) -> tuple[str, str | None, str]:
+    """``(status, error, output JSON)``: the response's status, the error text that replaces the
+    response (a ``HarmonyError`` or ``parse_output_message``'s ``ValueError``; then the output is
+    ``""``), and its output items as JSON, ids asked of ``ids``."""
+    emission = completion.emit(limit)
+    tokens, _ = output_tokens(emission.tokens, emission.finish_reason)
+    status = "completed" if emission.finish_reason == "stop" else "incomplete"
+    trace = parse_with(tokens, strict=True, library=profile.harmony_library)  # type: ignore[arg-type]
+    error = trace.error or trace.eos_error or (None if tokens else "Unexpected EOS while waiting for message header to complete")
+    if error is not None:
+        return status, _wording(error, profile.harmony_library), ""
+    try:
+        output = [item for message in (*trace.messages, *trace.eos_messages) for item in _items(message, ids)]  # type: ignore[arg-type]
+    except _OutputError as exc:
+        return status, str(exc), ""
+    return status, None, dumps(output)
+
+
 def surface_responses(profile: TrtllmProfile, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
-    """trtllm-serve's Responses reply; see the module docstring."""
+    """trtllm-serve's Responses reply; see the module docstring.
+
+    The output items (their parse and text) and the stream's events between ``response.in_progress``
+    and ``response.completed`` depend only on the completion, the library, ``stream_interval`` and
+    the effective limit: memoised on the completion (:mod:`.template`); a request fills in its ids
+    and writes the fields it echoes."""
     previous = request.body.get("previous_response_id") if isinstance(request.body, Mapping) else None
     if isinstance(previous, str) and not previous.startswith("resp_"):
         return profile.error(400, f"Invalid 'response_id': '{previous}'. Expected an ID that begins with 'resp'.", kind="InvalidRequestError")
     limit = DEFAULT_MAX_TOKENS if request.max_output_tokens is None else min(request.max_output_tokens, DEFAULT_MAX_TOKENS)
-    emission = completion.emit(limit)
-    tokens, _ = output_tokens(emission.tokens, emission.finish_reason)
     rid = ctx.ids.next("resp_")
-    status = "completed" if emission.finish_reason == "stop" else "incomplete"
-    final: dict[str, Any] | str
-    trace = parse_with(tokens, strict=True, library=profile.harmony_library)  # type: ignore[arg-type]
-    error = trace.error or trace.eos_error or (None if tokens else "Unexpected EOS while waiting for message header to complete")
-    if error is not None:
-        final = _wording(error, profile.harmony_library)
+    if templatable(completion):
+        key = ("trtllm.responses", profile.harmony_library, completion.cap(limit))
+        cached = completion._memo.get(key)
+        if cached is None:
+            slots = SlotIds()
+            status, error, output = _output(profile, completion, limit, slots)
+            cached = (status, error, split(output), slots)
+            completion._memo[key] = cached
+        status, error, pieces, slots = cached  # type: ignore[misc]
+        output = "" if error is not None else fill(pieces, slots.values(ctx.ids))
     else:
-        try:
-            output = [item for message in (*trace.messages, *trace.eos_messages) for item in _items(message, ctx.ids)]
-        except _OutputError as exc:
-            final = str(exc)
-        else:
-            final = _response(request, rid, ctx.created, output, status)
+        status, error, output = _output(profile, completion, limit, ctx.ids)
     if not request.stream:
-        return profile.error(400, final) if isinstance(final, str) else Reply(status=200, body=dumps(final).encode())
-    return _stream(profile, request, rid, ctx, emission.tokens, tokens, final)
+        if error is not None:
+            return profile.error(400, error)
+        return Reply(status=200, body=_spliced(_response(request, rid, ctx.created, [], status), output).encode())
+    return _stream(profile, completion, request, rid, ctx, limit, error if error is not None else (status, output))
 
 
 def _stream(
-    profile: TrtllmProfile, request: ResponsesRequestView, rid: str, ctx: RequestContext,
-    emitted: tuple[int, ...], tokens: tuple[int, ...], final: dict[str, Any] | str,
+    profile: TrtllmProfile, completion: Completion, request: ResponsesRequestView, rid: str, ctx: RequestContext, limit: int,
+    final: tuple[str, str] | str,
 ) -> Reply:
-    """``process_streaming_events``."""
+    """``process_streaming_events``: ``final`` is ``(status, output JSON)`` or the error text."""
+    frames = []
+    for number, kind in enumerate(("response.created", "response.in_progress")):
+        event = {"response": _sdk(_response(request, rid, ctx.created, [], "in_progress")), "sequence_number": number, "type": kind}
+        frames.append(f"event: {kind}\ndata: {dumps(event)}\n\n".encode())
+    frames += _events(profile, completion, limit)
+    if isinstance(final, str):
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames), abort=f"HarmonyError or ValueError in create_response: {final}")
+    status, output = final
+    response = _spliced(_sdk(_response(request, rid, ctx.created, [], status)), output)
+    frames.append(f'event: response.completed\ndata: {{"response":{response},"sequence_number":{len(frames)},"type":"response.completed"}}\n\n'.encode())
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+
+
+def _events(profile: TrtllmProfile, completion: Completion, limit: int) -> tuple[bytes, ...]:
+    """The events after ``response.in_progress`` up to ``response.completed`` (sequence numbers
+    from 2): they hold no id and nothing of the request, so they are memoised per completion,
+    library, ``stream_interval`` and effective limit."""
+    key = ("trtllm.responses.events", profile.harmony_library, profile.stream_interval, completion.cap(limit))
+    cached = completion._memo.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
     frames: list[bytes] = []
 
     def send(kind: str, **fields: Any) -> None:
         # the openai event models declare their fields in alphabetical order
-        event = {**fields, "sequence_number": len(frames), "type": kind}
+        event = {**fields, "sequence_number": len(frames) + 2, "type": kind}
         frames.append(f"event: {kind}\ndata: {dumps({k: event[k] for k in sorted(event)})}\n\n".encode())
 
-    initial = _sdk(_response(request, rid, ctx.created, [], "in_progress"))
-    send("response.created", response=initial)
-    send("response.in_progress", response=initial)
-    bounds = engine_batches(len(emitted), len(tokens), profile.stream_interval)
+    emission = completion.emit(limit)
+    tokens, _ = output_tokens(emission.tokens, emission.finish_reason)
+    bounds = engine_batches(len(emission.tokens), len(tokens), profile.stream_interval)
     trace, spans = fed_batches(tokens, bounds, profile.harmony_library)
-    output_index, added, completed = 0, False, 0
+    ended = [i for i, step in enumerate(trace.steps) if step.completed is not None]  # the steps that complete a message
+    output_index, added = 0, False
     for start, stop, failed in spans:
         # the parser after the batch: an empty batch (the engine's last response) leaves it, and
         # its last_content_delta, as the previous token left them, so that delta is sent again
         last = trace.steps[stop - 1] if stop > 0 else None
         end = trace.steps[stop] if failed else last
         state = end.state if end is not None else None
-        messages = [] if failed else _completed(trace, stop)
+        done = 0 if failed else bisect.bisect_left(ended, stop)  # len(parser.messages) after the batch
         if state == StreamState.EXPECT_START:
             output_index, added = output_index + 1, False
-            if messages:
-                _done(send, messages[-1], output_index)
-        completed = max(completed, len(messages))
+            if done:
+                _done(send, trace.steps[ended[done - 1]].completed, output_index)
         if last is None or failed or not last.delta or last.recipient is not None:
             continue
         if last.channel == "final":
@@ -222,15 +276,9 @@ def _stream(
                 send("response.output_item.added", item={"id": "", "summary": [], "type": "reasoning", "content": None, "encrypted_content": None, "status": "in_progress"}, output_index=output_index)
                 send("response.content_part.added", content_index=0, item_id="", output_index=output_index, part=_text_part("", []))
             send("response.reasoning_text.delta", content_index=0, delta=last.delta, item_id="", output_index=output_index)
-    if isinstance(final, str):
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames), abort=f"HarmonyError or ValueError in create_response: {final}")
-    send("response.completed", response=_sdk(final))
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
-
-
-def _completed(trace: Any, stop: int) -> list[Message]:
-    """The messages the parser had completed after ``stop`` steps (``parser.messages``)."""
-    return [step.completed for step in trace.steps[:stop] if step.completed is not None]
+    result = tuple(frames)
+    completion._memo[key] = result
+    return result
 
 
 def _done(send: Any, message: Message, output_index: int) -> None:

@@ -3,8 +3,10 @@ shape, built once and memoised on ``Completion._memo``; a request fills in its i
 ``model`` and usage.
 
 A template is built by the same code that writes a reply, given :class:`SlotIds` for the id source
-and :func:`slot` strings for the other per-request values: ``dumps`` writes a slot string as
-``"\\u0000name\\u0000"`` (quotes included), which :func:`split` cuts the text at. No scripted text
+and :func:`slot` strings for the other per-request values. ``dumps`` writes a slot as
+``\\u0000name\\u0000``, which :func:`split` cuts the text at: an id's slot (a number) wherever it
+is (an id may be part of a string: ``"call_" + id``), a named slot with the quotes around it (it
+stands for a whole JSON value). No scripted text
 can forge a slot: a completion whose text holds a NUL character is never templated
 (:func:`templatable`), and request fields never go into a template. Memo keys hold the effective
 ``max_tokens`` (:meth:`Completion.cap <mockoss.harmony.Completion.cap>`), so requests with distinct
@@ -23,8 +25,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SlotIds", "fill", "new_id", "slot", "split", "templatable"]
 
-#: A slot as ``dumps`` writes it: a JSON string holding only ``\u0000name\u0000``.
-_SLOT = re.compile(r'"\\u0000(\w+)\\u0000"')
+#: A slot as ``dumps`` writes it: a named one is a whole JSON string, an id's may be part of one.
+_SLOT = re.compile(r'"\\u0000([a-z]\w*)\\u0000"|\\u0000(\d+)\\u0000')
 
 
 def slot(name: str) -> str:
@@ -50,6 +52,10 @@ class SlotIds:
         """The request's ids, in ``order``: prefix and hex digits, cut to ``width`` characters."""
         return [source.next(prefix)[:width] for prefix, width in self.order]
 
+    def values(self, source: IdSource) -> dict[str, str]:
+        """The request's ids by slot name, for :func:`fill`."""
+        return {str(i): item_id for i, item_id in enumerate(self.ids(source))}
+
 
 def new_id(ids: IdSource | SlotIds, prefix: str, width: int | None = None) -> str:
     """``ids.next(prefix)`` cut to ``width`` characters (a slot while a template is built)."""
@@ -65,13 +71,18 @@ def templatable(completion: Completion) -> bool:
 
 
 def split(text: str) -> tuple[str, ...]:
-    """``text`` cut at its slots: text, slot name, text, …, text (odd positions are names)."""
-    return tuple(_SLOT.split(text))
+    """``text`` cut at its slots: text, slot name, text, …, text (odd positions are names: an id's
+    position as digits, or a named slot)."""
+    parts = _SLOT.split(text)  # text, named or None, id or None, text, …
+    pieces = [parts[0]]
+    for at in range(1, len(parts), 3):
+        pieces += (parts[at] or parts[at + 1], parts[at + 2])
+    return tuple(pieces)
 
 
 def fill(pieces: tuple[str, ...], values: dict[str, str]) -> str:
-    """The text of ``pieces`` (from :func:`split`) with each slot replaced by ``values[name]`` (JSON
-    text, written as is)."""
+    """The text of ``pieces`` (from :func:`split`) with each slot replaced by ``values[name]``,
+    written as is: an id's characters (its quotes are the template's), a named slot's JSON text."""
     if len(pieces) == 1:
         return pieces[0]
     return "".join([values[piece] if i % 2 else piece for i, piece in enumerate(pieces)])
