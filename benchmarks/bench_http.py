@@ -16,7 +16,11 @@ the cases:
 * ``stream 2k`` / ``stream 10k``: streamed chat answers of 2,000 and 10,000 tokens;
 * ``stream 1/send``: the 2,000-token stream written one SSE frame per send, the path paced
   streams take (``X-Mockoss-Transport: frames_per_write=1``); the baseline writes one frame per
-  send too.
+  send too;
+* with ``--profiles vllm,trtllm,…`` (``all``: every profile), per profile, the 10,000-token answer
+  as a streamed chat (``P chat/s 10k``), and where the profile serves Responses, streamed and not
+  (``P responses/s 10k``, ``P responses 10k``), every request the same: what a long answer costs
+  each profile once its first request is past (served as ``openai/gpt-oss-20b``).
 
 Per case it prints req/s (events/s for streams), p50/p99 latency, and the server's CPU time per
 request (per event for streams), each with the ratio mockoss/baseline. The issue 9 targets are
@@ -25,6 +29,7 @@ on the machine; the req/s ratio is printed beside it, and each target with the r
 per-round ratios.
 
     python benchmarks/bench_http.py [--seconds 5] [--rounds 5] [--connections 32] [--quick] [--json]
+        [--profiles P1,P2|all] [--only-profiles] [--profile-connections 2]
 """
 
 from __future__ import annotations
@@ -127,6 +132,31 @@ CASES: tuple[tuple[str, str, str, Any, bytes, dict[str, str], bool], ...] = (
 QUICK = ("chat unique", "chat repeated", "stream 1/send")
 
 
+def profile_cases(names: str) -> list[tuple[str, str, str, Any, bytes, dict[str, str], bool]]:
+    """``--profiles``: per profile (a comma list, or ``all``), its 10,000-token answer as a
+    streamed chat, and as Responses streamed and not where the profile serves Responses; the
+    mockoss server of each is keyed ``long10000@PROFILE``.
+
+    Raises:
+        SystemExit: an unknown profile name.
+    """
+    from mockoss.profiles.registry import PROFILES
+
+    wanted = sorted(PROFILES) if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in wanted if n not in PROFILES]
+    if unknown:
+        raise SystemExit(f"bench_http: unknown profile(s) {', '.join(unknown)}; known: {', '.join(sorted(PROFILES))}")
+    cases: list[tuple[str, str, str, Any, bytes, dict[str, str], bool]] = []
+    for name in wanted:
+        key = f"long10000@{name}"
+        if "chat" in PROFILES[name].endpoints:
+            cases.append((f"{name} chat/s 10k", key, CHAT, None, request_body("chat", stream=True), {}, True))
+        if "responses" in PROFILES[name].endpoints:
+            cases.append((f"{name} responses/s 10k", key, RESPONSES, None, request_body("responses", stream=True), {}, True))
+            cases.append((f"{name} responses 10k", key, RESPONSES, None, request_body("responses"), {}, False))
+    return cases
+
+
 def capture(mock: dict[str, Server], cases: list[tuple[Any, ...]], per_write: int) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[str]]:
     """Ask mockoss once per case: the baseline's spec, the cases mockoss can serve, skip notes."""
     spec: dict[str, tuple[str, list[bytes]]] = {}
@@ -151,7 +181,7 @@ class _Load:
     """One server loaded with one case: checks its answer at once, then runs rounds on demand."""
 
     def __init__(self, args: argparse.Namespace, server: Server, case: tuple[Any, ...], tmp: Path) -> None:
-        name, _, path, unique, body, headers, stream = case  # unique: an endpoint name or a function n -> body
+        name, self.key, path, unique, body, headers, stream = case  # unique: an endpoint name or a function n -> body
         self.args, self.server, self.tmp, self.path, self.unique, self.body = args, server, tmp, path, unique, body
         self.headers = {**headers, CASE_HEADER: name}
         status, _, sample = server.post(path, body, self.headers)
@@ -163,15 +193,18 @@ class _Load:
 
     def run(self, seconds: float) -> dict[str, Any]:
         args, host = self.args, f"{self.server.host}:{self.server.port}"
+        # A profile's long answer (--profiles) runs on few connections: at 32, a profile taking
+        # 0.1-1 s per answer finishes none in a short round, and CPU per request means nothing.
+        connections = min(args.connections, args.profile_connections) if "@" in self.key else args.connections
         if args.generator == "wrk" and self.unique is None:
-            return wrk_load(f"http://{host}{self.path}", self.body, self.headers, self.per_response, seconds, args.connections, args.threads, self.tmp)
+            return wrk_load(f"http://{host}{self.path}", self.body, self.headers, self.per_response, seconds, connections, args.threads, self.tmp)
         if self.unique is None:
             requests: Any = build_request(self.path, host, self.body, self.headers)
         else:  # a new conversation for every request, never one sent before (warm-up included)
             unique, offset, path, headers = self.unique, self.offset, self.path, self.headers
             make = unique if callable(unique) else lambda n: unique_body(unique, n)
             requests = lambda n: build_request(path, host, make(offset + n), headers)
-        result = python_load(self.server.host, self.server.port, requests, seconds, args.connections)
+        result = python_load(self.server.host, self.server.port, requests, seconds, connections)
         self.offset += 10_000_000
         return result
 
@@ -262,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generator", choices=("auto", "wrk", "python"), default="auto", help="auto: wrk if on PATH (fixed bodies only)")
     parser.add_argument("--quick", action="store_true", help=f"1 s runs, cases {', '.join(QUICK)}")
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
+    parser.add_argument("--profiles", metavar="P1,P2", default="", help="also each profile's 10,000-token answer: chat stream, Responses stream and not ('all': every profile)")
+    parser.add_argument("--only-profiles", action="store_true", help="with --profiles: only those cases")
+    parser.add_argument("--profile-connections", type=int, default=2, help="connections for the --profiles cases (default 2)")
     parser.add_argument("--serve-baseline", metavar="SPEC", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_baseline:
@@ -284,7 +320,9 @@ def main(argv: list[str] | None = None) -> int:
         from mockoss.server.transport import FRAMES_PER_WRITE as per_write  # how mockoss groups frames per send
     except ImportError:
         per_write = 64
-    wanted = [c for c in CASES if not args.quick or c[0] in QUICK]
+    wanted = [c for c in CASES if (not args.quick or c[0] in QUICK) and not args.only_profiles]
+    if args.profiles:
+        wanted += profile_cases(args.profiles)
 
     servers: list[Server] = []
     results: dict[str, dict[str, Any]] = {}
@@ -293,11 +331,14 @@ def main(argv: list[str] | None = None) -> int:
         try:
             mock = {}
             for key in sorted({c[1] for c in wanted}):
-                scenario = "clean-answer"
-                if key.startswith("long"):
-                    (tmp / f"{key}.yaml").write_text(long_scenario(int(key.removeprefix("long"))))
-                    scenario = str(tmp / f"{key}.yaml")
-                argv_ = mockoss_argv("serve", "--scenario", scenario, "--port", "0", "--log-level", "warning")
+                scenario, profile = "clean-answer", []
+                length, _, name = key.partition("@")
+                if name:  # --profiles: the profile's server, answering to the requests' model name
+                    profile = ["--profile", name, "--served-model-name", MODEL]
+                if length.startswith("long"):
+                    (tmp / f"{length}.yaml").write_text(long_scenario(int(length.removeprefix("long"))))
+                    scenario = str(tmp / f"{length}.yaml")
+                argv_ = mockoss_argv("serve", "--scenario", scenario, *profile, "--port", "0", "--log-level", "warning")
                 mock[key] = Server(f"mockoss ({key})", argv_, cwd=tmp)
                 servers.append(mock[key])
             spec, cases, notes = capture(mock, wanted, per_write)

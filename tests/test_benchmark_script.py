@@ -75,6 +75,22 @@ def test_unique_bodies_are_new_conversation_turns():
     assert json.loads(bench.unique_body("responses", 1))["input"][-1]["type"] == "message"
 
 
+def test_profile_cases_cover_what_each_profile_serves():
+    """``--profiles``: a long answer per profile, only on the endpoints the profile serves, each
+    case's server keyed by its profile; an unknown name stops the run before any server starts."""
+    from mockoss.profiles.registry import PROFILES
+
+    cases = bench.profile_cases("all")
+    names = {c[0] for c in cases}
+    for profile, spec in PROFILES.items():
+        assert (f"{profile} chat/s 10k" in names) == ("chat" in spec.endpoints)
+        assert (f"{profile} responses/s 10k" in names) == ("responses" in spec.endpoints)
+    assert "gptoss-reference chat/s 10k" not in names  # Responses only
+    assert {c[1] for c in bench.profile_cases("trtllm, sglang")} == {"long10000@trtllm", "long10000@sglang"}
+    with pytest.raises(SystemExit, match="unknown profile"):
+        bench.profile_cases("vllm,nosuch")
+
+
 def test_baseline_case_header_is_sent_with_the_request():
     raw = bench.build_request("/v1/chat/completions", "h:1", b"{}", {"X-Bench-Case": "chat unique"})
     head = raw.partition(b"\r\n\r\n")[0]
