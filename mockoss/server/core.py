@@ -49,6 +49,7 @@ from mockoss.server.replies import (
 from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES
 from mockoss.server.transport import Delivery
 from mockoss.server.validation import validate_request
+from mockoss.server.warmup import WARM_BEFORE_LOCK, Warmup, warmed
 
 if TYPE_CHECKING:
     from mockoss.upstream import Recorder, Upstream
@@ -221,6 +222,7 @@ class MockServer:
         #: Validated requests of bodies sent again, by (endpoint, raw bytes): (base profile,
         #: profile, request); see :meth:`_validate`.
         self._valid_bodies: BytesLRU[tuple[Profile, Profile, Any]] = BytesLRU(VALID_BODY_BYTES)
+        self._warmup = Warmup()  # long completions warmed before the lock, per request shape (mockoss.server.warmup)
         # Without explicit names the server answers to its profile's usual model name, and
         # follows the profile when set_profile() changes it.
         self._models_explicit = bool(self.served_model_names)
@@ -385,10 +387,12 @@ class MockServer:
             if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                 raise
             override = exc
-        if PROMPT_COUNTER.get() is None or type(checked) is not tuple or isinstance(override, BaseException):
+        warm = step is None and WARM_BEFORE_LOCK.get()
+        if (PROMPT_COUNTER.get() is None and not warm) or type(checked) is not tuple or isinstance(override, BaseException):
             return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, override)
-        # A big body's view, count and declared tools are made now, outside the lock (prelock).
-        with before_lock(endpoint, raw, body, checked) as view:
+        # A big body's view, count and declared tools are made now, outside the lock (prelock);
+        # on a worker thread, long completions' plans for this shape too (warmup).
+        with before_lock(endpoint, raw, body, checked) as view, warmed(self, endpoint, raw, body, headers, checked if warm else None, view) as view:
             return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, override, view)
 
     def _respond_locked(

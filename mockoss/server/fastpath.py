@@ -40,6 +40,7 @@ from mockoss.server.offload import is_heavy
 from mockoss.server.records import REQUEST_RECORDS
 from mockoss.server.responses import to_response, to_scheduled_response
 from mockoss.server.transport import Schedule
+from mockoss.server.warmup import wanted as warm_wanted
 
 if TYPE_CHECKING:
     from mockoss.server.control import ControlPlane
@@ -104,8 +105,15 @@ class GenerationPath:
         began = time.perf_counter()
         epoch = session.epoch  # type: ignore[union-attr]  # target is not None, nor is session
         message = await self._first(receive, scope)
-        if message.get("more_body", False) or message["type"] != "http.request" or is_heavy(self.names[path], message.get("body", b""), self.gate.offload_bytes):
-            await self.fallback(scope, _replay(message, receive), send)  # a long run, a big batch: off the loop (offload)
+        if (
+            message.get("more_body", False)
+            or message["type"] != "http.request"
+            or is_heavy(self.names[path], message.get("body", b""), self.gate.offload_bytes)
+            or warm_wanted(target, self.names[path], message.get("body", b""), headers)
+        ):
+            # A long run, a big batch, the first request of a shape on a long scripted answer
+            # (mockoss.server.warmup): off the loop (offload).
+            await self.fallback(scope, _replay(message, receive), send)
             return
         records: list[Any] = []
         token = REQUEST_RECORDS.set(records)

@@ -16,7 +16,9 @@ Small requests (below :data:`OFFLOAD_BYTES`, without a long unbroken run of text
 :func:`has_long_run`, and for a batch endpoint few items: :func:`is_heavy`) stay on the event
 loop, where they are cheapest, unless a big one is in flight: then they take a thread too, so
 that the event loop never waits
-on the server lock a worker thread holds (see :class:`Gate`).
+on the server lock a worker thread holds (see :class:`Gate`). A small request that is the first of
+its shape on a scenario with a long scripted answer takes a thread too: its plans are built there
+before the lock (:mod:`mockoss.server.warmup`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from mockoss.harmony.prompt._common import _text
 from mockoss.jsonbody import parse_json_and_hand_on
 from mockoss.server.longpieces import MAX_WINDOW, PIECE_BUDGET, may_hold_long_pieces
 from mockoss.server.prompt_worker import ENCODE_FAILED, PANICKED, PanicException, read_frame, write_frame
+from mockoss.server.warmup import WARM_BEFORE_LOCK
+from mockoss.server.warmup import wanted as warm_wanted
 
 if TYPE_CHECKING:
     from mockoss.profiles.base import Reply
@@ -383,12 +387,14 @@ class Gate:
         Counting first made 20 MB of long words naming an unknown model take 57.7 s to get its 404
         (``tests/test_fuzz_regressions.py``)."""
         big = is_heavy(endpoint, raw, self.offload_bytes)
-        if not big and self.busy == 0:
+        if not big and self.busy == 0 and not warm_wanted(server, endpoint, raw, headers):
             return server.respond(endpoint, raw, headers)
         self.busy += 1
+        token = WARM_BEFORE_LOCK.set(True)  # the thread runs in a copy of this context
         try:
             if big:
                 return await anyio.to_thread.run_sync(_respond_counting, server, endpoint, raw, headers)
             return await anyio.to_thread.run_sync(server.respond, endpoint, raw, headers)
         finally:
+            WARM_BEFORE_LOCK.reset(token)
             self.busy -= 1

@@ -1,0 +1,260 @@
+"""Build a long scripted answer's plans before the server lock, so that the first request of each
+shape does not hold every other client.
+
+What a profile computes for a completion and a request shape (the parser trace, the plan, the
+per-token deltas, the reply's byte template) is memoised on ``completion._memo`` and reused by
+later requests, which only fill in their ids, ``created`` and usage. The first request of a shape
+built all of it under the server lock, on the event loop: 250 ms for a 40,000-token answer
+streamed as vLLM chat, 0.7-0.9 s at 100,000, 20-500 ms at 10,000 depending on the profile, and
+again for every ``max_tokens`` that cuts the answer short (1.8 s each on a 119,000-token answer;
+issue 9: another client's small request waits at most 50 ms more than alone).
+
+So for a server whose scenario holds long completions (:data:`LONG_TOKENS` or more), the HTTP
+layer (:class:`mockoss.server.offload.Gate`) answers a request whose shape has not been warmed on
+a worker thread with :data:`WARM_BEFORE_LOCK` set, and :meth:`MockServer.respond
+<mockoss.server.core.MockServer.respond>` calls :func:`warmed` before it takes the lock: the
+profile's own ``surface`` for each of the scenario's long completions, on the request's own view,
+prompt count and ``created``, with a throwaway id source, its reply discarded. The interpreter
+hands the GIL to the event loop every few milliseconds meanwhile, so other clients keep being
+answered; the reply itself is then made under the lock, as before, from the memo entries the
+warm-up left (the same bytes: a memo entry is a pure function of its key, and every key is built
+from the same profile object, view and context values).
+
+Why a warm-up of every long completion and not of the step the request will play: the step is
+picked under the lock (rule cursors, sessions, matches on the body), and a dry run of that choice
+would duplicate the player. The long completions are warmed in file order, at most
+:data:`PER_REQUEST` per request, each once per shape (a sequential script is warmed ahead of its
+cursor); a completion that is never played costs one warm-up per shape, on a thread.
+
+What ``surface`` changes besides memos and caches: nothing. The request log, the recorder, stored
+Responses ids and rule cursors are all written by the server under the lock, outside ``surface``
+(:meth:`MockServer._respond_locked <mockoss.server.core.MockServer._respond_locked>`); a
+profile's other state is request-data caches keyed by the request (Ollama's ``context`` prompt
+ids), which the real call would fill the same. Memo stores take a lock
+(:class:`mockoss.harmony.completion.Memo`), so a warm-up may run beside a locked call.
+
+A request's shape (:func:`shape_of`) is its body without the conversation (``messages``,
+``input``, ``prompt``, …), plus the last message's role and whether it has text (Ollama's
+prefill), the endpoint and the ``X-Mockoss-Switch`` header: what a profile's memo keys read
+(``max_tokens``, ``stream``, tools, ``tool_choice``, options). A shape it misses (a key that reads
+the conversation) only leaves that request's plan to be built under the lock, as before; a shape
+finer than needed only warms again, on a thread. Shapes are remembered per server and scenario,
+:data:`SHAPES` at most (as hashes: a false match only skips a warm-up).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+from mockoss.endpoints import prompt_tokens, request_seen
+from mockoss.jsonbody import parse_json_and_hand_on
+from mockoss.profiles.base import IdSource, RequestContext
+from mockoss.scenario.loader import Scenario
+from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS
+from mockoss.server.replies import SWITCH_HEADER, _for_endpoint
+
+if TYPE_CHECKING:
+    from mockoss.harmony import Completion
+    from mockoss.server.core import MockServer
+
+__all__ = ["LONG_TOKENS", "MAX_LONG", "PER_REQUEST", "SHAPES", "WARM_BEFORE_LOCK", "Warmup", "shape_of", "wanted", "warmed"]
+
+#: A completion of at least this many tokens is warmed before the lock (building a profile's plan
+#: costs ~5-50 us a token on the first request of a shape: ~5-50 ms here).
+LONG_TOKENS = 1000
+#: Long completions of one scenario considered, in file order (the rest are built under the lock).
+MAX_LONG = 64
+#: Long completions warmed for one request at most (the next request of the shape warms the next).
+PER_REQUEST = 4
+#: Request shapes remembered per scenario (least recently used forgotten first).
+SHAPES = 256
+#: Scenarios whose long completions a server remembers (the oldest forgotten first).
+SCENARIOS = 16
+
+#: Set (``True``) by the HTTP layer while :meth:`MockServer.respond` runs on a worker thread: warm
+#: the scenario's long completions for this request's shape before the lock (:func:`warmed`).
+#: Unset (the event loop, in-process callers): nothing is done, the reply is built as before.
+WARM_BEFORE_LOCK: ContextVar[bool] = ContextVar("mockoss_warm_before_lock", default=False)
+
+#: Body fields holding the conversation, left out of a request's shape (:func:`shape_of`).
+_CONVERSATION = frozenset({"messages", "input", "prompt", "context", "previous_response_id", "conversation", "suffix"})
+
+
+class _Scenario:
+    """One scenario's long completions and the shapes warmed: shape hash -> how many of them."""
+
+    __slots__ = ("longs", "scenario", "shapes")
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.longs = _long_completions(scenario)
+        self.shapes: OrderedDict[int, int] = OrderedDict()
+
+
+def _long_completions(scenario: Scenario) -> tuple[Completion, ...]:
+    """The scenario's distinct completions of at least :data:`LONG_TOKENS` tokens, in file order
+    (``pick`` options included; templated steps are rendered per request and left out), at most
+    :data:`MAX_LONG`."""
+    found: dict[int, Completion] = {}
+    for step in scenario.steps:
+        for candidate in (step, *(option for _weight, option in step.options)):
+            completion = candidate.completion
+            if completion is not None and candidate.replay is None and len(completion.tokens) >= LONG_TOKENS:
+                found.setdefault(id(completion), completion)
+    return tuple(found.values())[:MAX_LONG]
+
+
+class Warmup:
+    """A server's record of what was warmed (:attr:`MockServer._warmup`); thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._scenarios: OrderedDict[int, _Scenario] = OrderedDict()
+
+    def _state(self, scenario: Scenario) -> _Scenario:
+        state = self._scenarios.get(id(scenario))  # a dict read: atomic, no lock
+        if state is not None and state.scenario is scenario:
+            return state
+        state = _Scenario(scenario)  # outside the lock: reads every step once
+        with self._lock:
+            self._scenarios[id(scenario)] = state
+            while len(self._scenarios) > SCENARIOS:
+                self._scenarios.popitem(last=False)
+        return state
+
+    def has_long(self, scenario: Scenario) -> bool:
+        """Whether ``scenario`` holds a long completion (computed once per scenario)."""
+        return bool(self._state(scenario).longs)
+
+    def pending(self, scenario: Scenario, shape: int) -> tuple[_Scenario, int, int] | None:
+        """``(state, start, stop)``: the long completions ``state.longs[start:stop]`` to warm for
+        ``shape``, else ``None`` (none, or all warmed)."""
+        state = self._state(scenario)
+        if not state.longs:
+            return None
+        with self._lock:
+            start = state.shapes.get(shape, 0)
+            if start:
+                state.shapes.move_to_end(shape)
+        if start >= len(state.longs):
+            return None
+        return state, start, min(start + PER_REQUEST, len(state.longs))
+
+    def done(self, state: _Scenario, shape: int, stop: int) -> None:
+        """Record that ``state.longs[:stop]`` were warmed for ``shape``."""
+        with self._lock:
+            state.shapes[shape] = max(stop, state.shapes.get(shape, 0))
+            state.shapes.move_to_end(shape)
+            while len(state.shapes) > SHAPES:
+                state.shapes.popitem(last=False)
+
+
+def shape_of(endpoint: str, body: Any, headers: Mapping[str, str]) -> int | None:
+    """A hash of what, besides the conversation, makes a request's reply (see the module
+    docstring); ``None`` for a body it cannot read (no warm-up). ~2 us for a chat body without
+    tools; a declared tool list is written out too (``repr``: ~0.6 us per tool, twice as fast as
+    ``json.dumps``)."""
+    if type(body) is not dict:
+        return None
+    rest = {key: value for key, value in body.items() if key not in _CONVERSATION}
+    last: Any = None
+    for key in ("messages", "input"):
+        items = body.get(key)
+        if type(items) is list and items and type(items[-1]) is dict:
+            item = items[-1]
+            last = (key, item.get("role"), item.get("type"), bool(item.get("content")), bool(item.get("thinking")))
+        elif items is not None:
+            last = (key, type(items).__name__)
+    try:
+        text = repr(rest)  # parsed JSON: its repr is as exact as its text (keys in the order sent)
+    except (RecursionError, MemoryError):
+        return None
+    return hash((endpoint, headers.get(SWITCH_HEADER, ""), last, text))
+
+
+def _scenario_of(server: MockServer, headers: Mapping[str, str]) -> Scenario | None:
+    """The scenario that answers a request, if known without loading a file (else ``None``)."""
+    name = headers.get("x-mockoss-scenario")
+    if name:
+        found = server._scenarios.get(name)
+        return found if isinstance(found, Scenario) else None
+    return server.scenario if isinstance(server.scenario, Scenario) else None
+
+
+def wanted(server: MockServer, endpoint: str, raw: bytes, headers: Mapping[str, str]) -> bool:
+    """Whether a small request should be answered on a worker thread to warm long completions
+    first (:class:`mockoss.server.offload.Gate`, on the event loop). Costs a dict lookup for a
+    scenario without long completions; for one with, the body's parse (handed on to the answer,
+    :func:`mockoss.jsonbody.parse_json_and_hand_on`) and its shape."""
+    scenario = _scenario_of(server, headers)
+    if scenario is None or not server._warmup.has_long(scenario):
+        return False
+    try:
+        body = parse_json_and_hand_on(raw)
+    except (ValueError, RecursionError):
+        return False
+    shape = shape_of(endpoint, body, headers)
+    return shape is not None and server._warmup.pending(scenario, shape) is not None
+
+
+@contextmanager
+def warmed(
+    server: MockServer, endpoint: str, raw: bytes, body: Any, headers: Mapping[str, str], checked: Any, view: Any
+) -> Iterator[Any]:
+    """While :data:`WARM_BEFORE_LOCK` is set, for a valid request (``checked``: ``(profile,
+    request, model)``): warm the scenario's long completions not yet warmed for its shape, then
+    hand on the view and the prompt count it made for them to the reply under the lock (the
+    count in :data:`~mockoss.server.prelock.PRECOUNTED_PROMPT_TOKENS`). Yields the view
+    (``view`` as given when nothing was done). Anything that fails is left to the lock's side,
+    which does it again and answers as before."""
+    token = None
+    if WARM_BEFORE_LOCK.get() and type(checked) is tuple:
+        prepared = _prepare(server, endpoint, raw, body, headers, checked, view)
+        if prepared is not None:
+            found, shape, start, stop, profile, view, counted = prepared
+            if PRECOUNTED_PROMPT_TOKENS.get() is None:
+                token = PRECOUNTED_PROMPT_TOKENS.set(counted)
+            index = server._handled  # the index the request will most likely get (ids are never memoised)
+            for completion in found.longs[start:stop]:
+                try:
+                    profile.surface(endpoint, completion, view, RequestContext(IdSource(server.seed, index), server.created, counted, raw))
+                except BaseException as exc:  # noqa: BLE001  (the lock's side answers the step it plays, as before)
+                    if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+                        raise
+            server._warmup.done(found, shape, stop)
+    try:
+        yield view
+    finally:
+        if token is not None:
+            PRECOUNTED_PROMPT_TOKENS.reset(token)
+
+
+def _prepare(
+    server: MockServer, endpoint: str, raw: bytes, body: Any, headers: Mapping[str, str], checked: Any, view: Any
+) -> tuple[_Scenario, int, int, int, Any, Any, int] | None:
+    """What :func:`warmed` needs: ``(state, shape, start, stop, profile, view, prompt count)``,
+    else ``None`` (nothing to warm, or a step failed: done again under the lock)."""
+    scenario = _scenario_of(server, headers)
+    shape = shape_of(endpoint, body, headers) if scenario is not None else None
+    pending = server._warmup.pending(scenario, shape) if shape is not None else None  # type: ignore[arg-type]
+    if pending is None:
+        return None
+    found, start, stop = pending
+    try:
+        profile, request, model = checked
+        if found.scenario.switches or headers.get(SWITCH_HEADER):
+            with server._lock:  # the per-header profile cache, looked up as the lock's side does
+                profile = _for_endpoint(server._profile_for(found.scenario, headers), endpoint)
+        if view is None:
+            view = request.view(model, body)
+        counted = PRECOUNTED_PROMPT_TOKENS.get()
+        if counted is None:
+            counted = prompt_tokens(endpoint, raw, body, request_seen(request))
+    except Exception:  # noqa: BLE001
+        return None
+    return found, shape, start, stop, profile, view, counted  # type: ignore[return-value]
