@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from mockoss.harmony.encoding import FIRST_SPECIAL, load_encoding
@@ -93,7 +94,17 @@ class EngineOutput:
 def engine_output(completion: Completion, max_tokens: int | None, *, config_stops: bool, keep_stop: bool) -> EngineOutput:
     """The executor's stop handling (``executor/result.py``): the end id ``<|return|>`` is dropped;
     with ``config_stops`` the first ``<|endoftext|>`` or ``<|call|>`` ends generation as a stop word,
-    trimmed unless ``keep_stop`` (``include_stop_str_in_output``)."""
+    trimmed unless ``keep_stop`` (``include_stop_str_in_output``). Memoised on the completion per
+    effective limit (:meth:`~mockoss.harmony.Completion.cap`): the stop search runs token by token."""
+    key = ("trtllm.engine", completion.cap(max_tokens), config_stops, keep_stop)
+    cached = completion._memo.get(key)
+    if cached is None:
+        cached = _engine_output(completion, max_tokens, config_stops=config_stops, keep_stop=keep_stop)
+        completion._memo[key] = cached
+    return cached  # type: ignore[return-value]
+
+
+def _engine_output(completion: Completion, max_tokens: int | None, *, config_stops: bool, keep_stop: bool) -> EngineOutput:
     emission = completion.emit(max_tokens)
     tokens = emission.tokens
     if config_stops:
@@ -162,14 +173,16 @@ def surface_completions(profile: TrtllmProfile, completion: Completion, request:
     body = request.body
     limit = body.get("max_tokens")
     limit = limit if isinstance(limit, int) and not isinstance(limit, bool) else None
-    out = engine_output(completion, limit, config_stops=profile.generation_config_stops, keep_stop=bool(body.get("include_stop_str_in_output")))
+    keep_stop = bool(body.get("include_stop_str_in_output"))
+    out = engine_output(completion, limit, config_stops=profile.generation_config_stops, keep_stop=keep_stop)
+    shape = (completion.cap(limit), profile.generation_config_stops, keep_stop)  # what out is of
     skip = body.get("skip_special_tokens", True) is not False
     detokenize = body.get("detokenize", True) is not False
     counts = _prompt_counts(request, ctx)
     details = profile.completion_cached_tokens
     if request.stream:
-        return _stream(profile, out, request, ctx, counts, skip=skip, detokenize=detokenize)
-    text = load_encoding().decode(kept_ids(out.tokens, skip)) if detokenize else ""
+        return _stream(profile, out, request, ctx, counts, skip=skip, detokenize=detokenize, completion=completion, shape=shape)
+    text = _text(completion, out, shape, skip) if detokenize else ""
     bound = reply_limit.MAX_REPLY_BYTES  # read per request (serve --max-reply-bytes; a test may lower it)
     if len(request.prompts) == 1:  # one choice: the body is written whole (as big as the prompt and completion), then counted
         prompt = request.prompts[0]
@@ -182,6 +195,17 @@ def surface_completions(profile: TrtllmProfile, completion: Completion, request:
             return profile.error(400, reply_too_big(1, len(sent), bound))
         return Reply(status=200, body=sent)
     return _batch(profile, out, request, ctx, text, sum(counts), detokenize=detokenize, bound=bound)
+
+
+def _text(completion: Completion, out: EngineOutput, shape: tuple[Any, ...], skip: bool) -> str:
+    """``out`` detokenized, memoised on the completion per ``shape`` (what ``out`` is of:
+    :func:`_shape`)."""
+    key = ("trtllm.text", *shape, skip)
+    cached = completion._memo.get(key)
+    if cached is None:
+        cached = load_encoding().decode(kept_ids(out.tokens, skip))
+        completion._memo[key] = cached
+    return cached  # type: ignore[return-value]
 
 
 def _choice(index: int, text: str, out: EngineOutput, detokenize: bool) -> dict[str, Any]:
@@ -287,46 +311,86 @@ def _over_bound(
     return None
 
 
+def _stream_pieces(
+    completion: Completion, out: EngineOutput, shape: tuple[Any, ...], interval: int, *, skip: bool, detokenize: bool,
+) -> tuple[list[tuple[int, int, bool]], list[str], tuple[bytes, ...]]:
+    """``(bounds, texts, rests)``: the engine responses' token slices, their ``text_diff`` and each
+    response's choice as prompt 0 without echo sends it, from after ``{"index":0,`` to the end of
+    ``choices`` (``…}]``), UTF-8. They depend on the completion and the request's shape only:
+    memoised on the completion."""
+    key = ("trtllm.completions.stream", *shape, interval, skip, detokenize)
+    cached = completion._memo.get(key)
+    if cached is None:
+        bounds = engine_batches(len(out.emitted), len(out.tokens), interval)
+        texts = stream_texts(out.tokens, bounds, skip_special=skip)
+        rests = tuple((_stream_choice(0, text, out, start, stop, done, detokenize)[_AFTER_INDEX:] + "]").encode() for (start, stop, done), text in zip(bounds, texts, strict=True))
+        cached = (bounds, texts, rests)
+        completion._memo[key] = cached
+    return cached  # type: ignore[return-value]
+
+
+_AFTER_INDEX = len('{"index":0,')
+
+
+def _stream_choice(index: int, text: str, out: EngineOutput, start: int, stop: int, done: bool, detokenize: bool) -> str:
+    """A streamed ``CompletionResponseStreamChoice`` as JSON."""
+    return dumps({
+        "index": index, "text": text if detokenize else "", "token_ids": None if detokenize else list(out.tokens[start:stop]),
+        "logprobs": None, "finish_reason": out.finish_reason if done else None,
+        "stop_reason": out.stop_reason if done else None, "avg_decoded_tokens_per_iter": None,
+    })
+
+
+def _usage_json(prompt: int, completion: int, details: bool) -> str:
+    """``dumps(usage_info(prompt, [completion], details=details))`` for counts ≥ 0, written directly."""
+    return f'{{"prompt_tokens":{prompt},"total_tokens":{prompt + completion},"completion_tokens":{completion},"prompt_tokens_details":{_DETAILS if details else "null"}}}'
+
+
+_DETAILS = '{"cached_tokens":0}'
+
+
 def _stream(
     profile: TrtllmProfile, out: EngineOutput, request: CompletionsRequestView, ctx: RequestContext, counts: list[int],
-    *, skip: bool, detokenize: bool,
+    *, skip: bool, detokenize: bool, completion: Completion, shape: tuple[Any, ...],
 ) -> Reply:
     """``completion_stream_post_processor`` per engine response, prompt after prompt, then ``[DONE]``.
+
+    The engine responses' texts and choices are memoised per request shape (:func:`_stream_pieces`);
+    a request writes each frame's id, ``created``, ``model``, index and usage around them.
 
     A batch is sized before its frames are built (:func:`_over_bound`): a reply over
     :data:`~mockoss.profiles.reply_limit.MAX_REPLY_BYTES` is refused with the same 400 as the
     per-prompt check below gives, without building the frames (issue 9 review, finding 6: 127
     prompts of a 3,000-word answer built ~35 MB of frames on the event loop, 436-520 ms, to answer
     that 400)."""
-    bounds = engine_batches(len(out.emitted), len(out.tokens), profile.stream_interval)
-    texts = stream_texts(out.tokens, bounds, skip_special=skip)
+    bounds, texts, rests = _stream_pieces(completion, out, shape, profile.stream_interval, skip=skip, detokenize=detokenize)
     include_usage, continuous = _stream_options(request.body)
     details = profile.completion_cached_tokens
     model = dumps(request.model)
     bound = reply_limit.MAX_REPLY_BYTES
 
     def build(index: int, prompt: Any, prompt_tokens: int, next_id: Callable[[str], str]) -> list[bytes]:
-        frames: list[bytes] = []
         stream_id = next_id("cmpl-") if profile.stable_stream_ids else None
-        for batch, ((start, stop, done), text) in enumerate(zip(bounds, texts, strict=True)):
-            if request.echo and batch == 0:
-                text = str(prompt) + text
-            choice = {
-                "index": index, "text": text if detokenize else "", "token_ids": None if detokenize else list(out.tokens[start:stop]),
-                "logprobs": None, "finish_reason": out.finish_reason if done else None,
-                "stop_reason": out.stop_reason if done else None, "avg_decoded_tokens_per_iter": None,
-            }
-            usage = dumps(usage_info(prompt_tokens, [stop], details=details)) if continuous else "null"
-            rid = stream_id or next_id("cmpl-")
-            frames.append(f'data: {{"id":"{rid}","object":"text_completion","created":{ctx.created},"model":{model},'
-                          f'"choices":[{dumps(choice)}],"usage":{usage}}}\n\n'.encode())
+        after = f'"object":"text_completion","created":{ctx.created},"model":{model},"choices":[{{"index":{index},'.encode()
+        pieces = rests
+        if request.echo:  # the first response's text follows the prompt
+            start, stop, done = bounds[0]
+            pieces = ((_stream_choice(0, str(prompt) + texts[0], out, start, stop, done, detokenize)[_AFTER_INDEX:] + "]").encode(), *rests[1:])
+        if stream_id is not None and not continuous:
+            head, end = f'data: {{"id":"{stream_id}",'.encode() + after, b',"usage":null}\n\n'
+            frames = list(map(b"".join, zip(repeat(head), pieces, repeat(end))))  # one C-level loop per frame
+        else:
+            frames = []
+            for rest, (_start, stop, _done) in zip(pieces, bounds, strict=True):
+                end = f',"usage":{_usage_json(prompt_tokens, stop, details)}}}\n\n'.encode() if continuous else b',"usage":null}\n\n'
+                frames.append(f'data: {{"id":"{stream_id or next_id("cmpl-")}",'.encode() + after + rest + end)
         if include_usage:
-            usage = dumps(usage_info(prompt_tokens, [len(out.tokens)], details=details))
+            usage = _usage_json(prompt_tokens, len(out.tokens), details)
             if profile.completion_usage_chunk == "chat_chunk":
-                head = f'"id":"{next_id("chatcmpl-")}","object":"chat.completion.chunk"'
+                opening = f'"id":"{next_id("chatcmpl-")}","object":"chat.completion.chunk"'
             else:
-                head = f'"id":"{stream_id or next_id("cmpl-")}","object":"text_completion"'
-            frames.append(f'data: {{{head},"created":{ctx.created},"model":{model},"choices":[],"usage":{usage}}}\n\n'.encode())
+                opening = f'"id":"{stream_id or next_id("cmpl-")}","object":"text_completion"'
+            frames.append(f'data: {{{opening},"created":{ctx.created},"model":{model},"choices":[],"usage":{usage}}}\n\n'.encode())
         return frames
 
     def prompt_zero_bytes() -> int:
