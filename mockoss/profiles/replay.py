@@ -12,9 +12,11 @@ marker's place with the marker's text replaced, and the ids are drawn in the ord
 draws them (the profile's ids come from one deterministic sequence per request).
 
 A marker is found in JSON text as :func:`~mockoss.profiles.wire.dumps` writes it (its NUL
-characters escaped as ``\\u0000``) or raw (text written without a JSON encoder). A scripted text
-holding ``\\x00mockoss-id:`` would be taken for one; NUL characters in scripted answers are the
-scenario author's own choice, and this exact sequence is not one a test would script by chance.
+characters escaped as ``\\u0000``) or raw (text written without a JSON encoder); a marker of a
+request value (:meth:`IdRecorder.value`: a model name, ``created``, a usage object) written as a
+JSON string is replaced with its quotes. Only memoised text, made from the completion, is split at
+markers (request values are joined in after), so a completion whose text holds ``mockoss-`` is
+never made a template (:func:`templatable`): its replies are built directly, as before.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 
 from mockoss.profiles.base import IdSource
 
-__all__ = ["FramesTemplate", "IdRecorder", "Template"]
+__all__ = ["FramesTemplate", "IdRecorder", "Template", "templatable"]
 
 _ID = b"mockoss-id:"
 _VALUE = b"mockoss-val:"
@@ -35,6 +37,15 @@ _VALUE = b"mockoss-val:"
 _MARK = re.compile(
     rb'"\\u0000' + _VALUE + rb'(\d+)\\u0000"|\x00' + _VALUE + rb"(\d+)\x00|\\u0000" + _ID + rb"(\d+)\\u0000|\x00" + _ID + rb"(\d+)\x00"
 )
+
+
+
+def templatable(text: str) -> bool:
+    """Whether replies made from a completion of this text can be templates: its text holds no
+    ``mockoss-`` (a marker's or, backslash-escaped, its JSON form's letters). A completion that
+    does is answered by building each reply directly (the profiles' own paths, as before)."""
+    return "mockoss-" not in text
+
 
 #: One recorded call: ``(function, arguments)``, drawn as ``function(ids, *arguments)``; or
 #: ``(None, name)``: a request value given to :meth:`IdRecorder.replay`.
@@ -108,8 +119,9 @@ class Template:
 
     __slots__ = ("pieces", "slots")
 
-    def __init__(self, text: str | bytes) -> None:
-        parts = _split(text)
+    def __init__(self, text: str | bytes, *, split: bool = True) -> None:
+        """``split=False``: ``text`` as it is (its ids are real ones), :meth:`fill` gives it back."""
+        parts = _split(text) if split else [text.encode() if isinstance(text, str) else text]
         self.pieces: tuple[bytes, ...] = tuple(parts[0::2])  # type: ignore[arg-type]
         self.slots: tuple[int, ...] = tuple(parts[1::2])  # type: ignore[arg-type]
 
@@ -132,13 +144,14 @@ class FramesTemplate:
 
     __slots__ = ("heads", "many", "slots", "tails")
 
-    def __init__(self, frames: Sequence[str | bytes]) -> None:
+    def __init__(self, frames: Sequence[str | bytes], *, split: bool = True) -> None:
+        """``split=False``: the frames as they are (their ids are real ones)."""
         heads: list[bytes] = []
         slots: list[int] = []
         tails: list[bytes] = []
         many: list[tuple[int, Template]] = []
         for position, frame in enumerate(frames):
-            parts = _split(frame)
+            parts = _split(frame) if split else [frame.encode() if isinstance(frame, str) else frame]
             if len(parts) == 1:
                 heads.append(parts[0])  # type: ignore[arg-type]
                 slots.append(-1)  # the empty id appended by fill

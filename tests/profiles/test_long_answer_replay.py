@@ -149,3 +149,77 @@ def test_llamacpp_chat_stream_usage_and_timings_per_token(tmp_path, monkeypatch)
     raw = _body("chat", server.info.served_model_names[0], True, False, timings_per_token=True)
     first, second = (server.respond("chat", raw, {})[0].frames for _ in range(2))
     assert b'"timings"' in first[2] and len(first) == len(second)
+
+
+@pytest.mark.parametrize("call", [False, True], ids=["answer", "call"])
+@pytest.mark.parametrize("endpoint", ["chat", "lmstudio.chat", "responses"])
+def test_lmstudio_stream(tmp_path, monkeypatch, endpoint, call):
+    from mockoss.profiles.lmstudio import chat, responses
+
+    spy = (responses, "_item_events") if endpoint == "responses" else (chat, "_delta_frames")
+    _check(tmp_path, monkeypatch, "lmstudio", endpoint, True, call, [spy], stream_options={"include_usage": True})
+
+
+def test_lmstudio_dropped_call_log_and_v0_text_decoded_once(tmp_path, monkeypatch):
+    """The server-log lines of a request with tools, and /api/v0/completions' text, come from the
+    memo on a repeated request (the emission is not decoded again)."""
+    from mockoss.profiles.lmstudio import server_log
+
+    _check(tmp_path, monkeypatch, "lmstudio", "chat", False, True, [(server_log, "dropped_call_log")])
+    monkeypatch.undo()
+    _check(tmp_path, monkeypatch, "lmstudio", "lmstudio.completions", False, False, [(_encoding(), "decode")])
+
+
+def _encoding():
+    from mockoss.harmony import load_encoding
+
+    return load_encoding()
+
+
+@pytest.mark.parametrize(
+    ("profile", "endpoint"), [("gptoss-reference", "responses"), ("llamacpp", "chat"), ("llamacpp", "responses"), ("lmstudio", "chat"), ("lmstudio", "responses")]
+)
+def test_a_text_holding_a_marker_is_answered_directly(tmp_path, profile, endpoint):
+    """A scripted text holding what a template marker looks like (raw, JSON-escaped, or its
+    letters after a backslash) is never a template: its replies are built directly, the text
+    kept as it is and the ids the request's."""
+    texts = ["a \x00mockoss-id:0\x00 b", "c \\u0000mockoss-id:1\\u0000 d", "e \x00mockoss-val:0\x00 f"]
+    messages = [{"channel": "final", "content": " ".join(texts)}]
+    path = tmp_path / "marker.json"
+    path.write_text(json.dumps({"version": 1, "steps": [{"completion": {"messages": messages}}]}))
+    clear_completion_cache()
+    server = MockServer(str(path), profile=profile)
+    raw = _body(endpoint, server.info.served_model_names[0], True, False)
+    replies = [server.respond(endpoint, raw, {})[0] for _ in range(2)]
+    for reply in replies:
+        assert reply.status == 200
+        deltas, whole = _streamed_text(reply.frames)
+        assert "".join(deltas) == " ".join(texts)
+        assert set(whole) <= {" ".join(texts), ""}  # the done events' and final items' text
+    assert replies[0].frames != replies[1].frames
+
+
+def _streamed_text(frames) -> tuple[list[str], list[str]]:
+    """The text deltas of a stream, in order (every string under a ``delta`` key, or under
+    ``content`` inside a chat chunk's ``delta`` object), and every string under a ``text`` key."""
+    out: list[str] = []
+    whole: list[str] = []
+
+    def walk(value, inside_delta=False):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(item, str) and (key == "delta" or (inside_delta and key == "content")):
+                    out.append(item)
+                elif isinstance(item, str) and key == "text":
+                    whole.append(item)
+                else:
+                    walk(item, inside_delta or key == "delta")
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, inside_delta)
+
+    for frame in frames:
+        for line in frame.decode().splitlines():
+            if line.startswith("data: {"):
+                walk(json.loads(line[6:]))
+    return out, whole

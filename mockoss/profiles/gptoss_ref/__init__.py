@@ -217,7 +217,7 @@ class GptossReferenceProfile:
         response_id = ctx.ids.next("resp_")
         debug = bool((body.get("metadata") or {}).get("__debug", False))
         max_tokens = body.get("max_output_tokens", self.default_max_output_tokens)
-        run = planned_run(self, completion, max_tokens, debug)  # memoised per request shape (.plan)
+        run = planned_run(self, completion, max_tokens, debug, ctx.ids)  # memoised per request shape (.plan)
         ids = IdRecorder.replay(run.calls, ctx.ids)  # the loop's and generate_response's ids, in their order
         if not _encodable(body.get("previous_response_id")):
             # The echoed id cannot be written as UTF-8: pydantic's PydanticSerializationError, raised

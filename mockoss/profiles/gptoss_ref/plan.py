@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 from mockoss.harmony import Completion
 from mockoss.harmony.library import parse_with
+from mockoss.profiles.base import IdSource
 from mockoss.profiles.gptoss_ref.loop import run_loop
 from mockoss.profiles.gptoss_ref.objects import final_output
-from mockoss.profiles.replay import FramesTemplate, IdRecorder, Template
+from mockoss.profiles.replay import FramesTemplate, IdRecorder, Template, templatable
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -66,27 +67,31 @@ class Run:
     crash: str | None
 
 
-def planned_run(profile: GptossReferenceProfile, completion: Completion, max_tokens: int | None, debug: bool) -> Run:
+def planned_run(profile: GptossReferenceProfile, completion: Completion, max_tokens: int | None, debug: bool, ids: IdSource) -> Run:
     """The memoised :class:`Run` of ``completion`` for a request with ``max_output_tokens``
-    ``max_tokens`` (already the default when absent; ``None`` for ``null``) and ``__debug``."""
+    ``max_tokens`` (already the default when absent; ``None`` for ``null``) and ``__debug``;
+    ``ids``: the request's, drawn from only when the run cannot be a template (then its ``calls``
+    are empty: the ids are in the frames already)."""
+    if not templatable(completion.text):  # built for this request, with its own ids (replay.templatable)
+        return _run(profile, completion, max_tokens, debug, ids)
     limit = "null" if max_tokens is None else completion.cap(max_tokens)
     key = (_MEMO, limit, debug, profile.harmony_library, profile.end_of_script, profile.event_item_ids,
            profile.analysis_recipient_reasoning, profile.stream_browser_calls)
     cached = completion._memo.get(key)
     if cached is None:
-        cached = completion._memo[key] = _run(profile, completion, max_tokens, debug)
+        cached = completion._memo[key] = _run(profile, completion, max_tokens, debug, IdRecorder())
     return cached  # type: ignore[return-value]
 
 
-def _run(profile: GptossReferenceProfile, completion: Completion, max_tokens: int | None, debug: bool) -> Run:
-    ids = IdRecorder()
+def _run(profile: GptossReferenceProfile, completion: Completion, max_tokens: int | None, debug: bool, ids: IdRecorder | IdSource) -> Run:
+    split = ids.__class__ is IdRecorder  # with the request's own ids: frames and output as they are
     tokens, exhausted = profile._backend_tokens(completion)
     result = run_loop(tokens, max_output_tokens=max_tokens, library=profile.harmony_library, ids=ids,  # type: ignore[arg-type]
                       exhausted=exhausted, rules=profile._rules())
     frames = FramesTemplate([
         f"event: {event['type']}\ndata: {dumps({'sequence_number': number, **event})}\n\n"
         for number, event in enumerate(result.events, FIRST_EVENT)
-    ])
+    ], split=split)
     output: list[dict[str, Any]] | None = None
     error = None
     crash = result.crash
@@ -106,5 +111,6 @@ def _run(profile: GptossReferenceProfile, completion: Completion, max_tokens: in
                                           analysis_recipient_reasoning=profile.analysis_recipient_reasoning)
                 except (IndexError, AttributeError) as exc:
                     output, crash = None, f"IndexError: {exc}"
-    return Run(ids.frozen(), frames, len(result.events), tuple(result.output_tokens),
-               None if output is None else Template(dumps(output)), error, crash)
+    calls = ids.frozen() if isinstance(ids, IdRecorder) else ()
+    return Run(calls, frames, len(result.events), tuple(result.output_tokens),
+               None if output is None else Template(dumps(output), split=split), error, crash)

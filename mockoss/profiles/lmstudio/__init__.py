@@ -24,6 +24,7 @@ from mockoss.profiles.lmstudio.parse import (
     classify_output,
     token_deltas,
 )
+from mockoss.profiles.replay import templatable
 
 __all__ = ["LmstudioProfile"]
 
@@ -120,7 +121,7 @@ class LmstudioProfile:
 
         tools = frozenset(t.name for t in request.tools if t.name) if request.tool_choice != "none" else frozenset()
         output, deltas, tokens, length = self.classify(completion, request.max_tokens, tools)
-        reply = surface_chat(self, output, deltas, tokens, length, request, ctx)
+        reply = surface_chat(self, output, deltas, tokens, length, request, ctx, _memo(completion))
         return self._with_log(reply, completion, request.max_tokens, tools, request.model)
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
@@ -129,7 +130,7 @@ class LmstudioProfile:
 
         tools = request.function_tool_names if request.tool_choice != "none" else frozenset()
         output, deltas, tokens, length = self.classify(completion, request.max_output_tokens, tools)
-        reply = surface_responses(self, output, deltas, tokens, length, request, ctx)
+        reply = surface_responses(self, output, deltas, tokens, length, request, ctx, _memo(completion))
         return self._with_log(reply, completion, request.max_output_tokens, tools, request.model)
 
     @staticmethod
@@ -141,9 +142,12 @@ class LmstudioProfile:
         from mockoss.harmony.encoding import load_encoding
         from mockoss.profiles.lmstudio.server_log import dropped_call_log
 
-        emitted = completion.emit(max_tokens).tokens
-        log = dropped_call_log(load_encoding().decode(list(emitted)), model) if emitted else ()
-        return dataclasses.replace(reply, log=reply.log + log) if log else reply
+        key = ("lmstudio.log", completion.cap(max_tokens), model)  # the emission's lines, once per limit and model
+        log = completion._memo.get(key)
+        if log is None:
+            emitted = completion.emit(max_tokens).tokens
+            log = completion._memo[key] = dropped_call_log(load_encoding().decode(list(emitted)), model) if emitted else ()
+        return dataclasses.replace(reply, log=reply.log + log) if log else reply  # type: ignore[operator]
 
     def _body(self, value: Any) -> bytes:
         from mockoss.profiles.lmstudio.chat import render
@@ -198,3 +202,9 @@ class LmstudioProfile:
         """``{"error":"Unexpected endpoint or method. (METHOD /path)"}`` with ``route_error_status``."""
         body = self._body({"error": f"Unexpected endpoint or method. ({method} {path})"})
         return Reply(status=self.route_error_status, body=body)
+
+
+def _memo(completion: Completion) -> Any:
+    """Where a stream's frames are kept: the completion's memo, or ``None`` (built per request)
+    when the completion's text rules out templates (:func:`~mockoss.profiles.replay.templatable`)."""
+    return completion._memo if templatable(completion.text) else None

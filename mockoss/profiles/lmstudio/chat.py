@@ -11,6 +11,7 @@ tool call is streamed whole when its message completes.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import (
@@ -21,6 +22,7 @@ from mockoss.profiles.base import (
     RequestContext,
 )
 from mockoss.profiles.lmstudio.parse import LmstudioOutput
+from mockoss.profiles.replay import FramesTemplate, IdRecorder
 from mockoss.profiles.wire import dumps, dumps_json
 
 if TYPE_CHECKING:
@@ -81,6 +83,7 @@ def surface_chat(
     length: bool,
     request: ChatRequestView,
     ctx: RequestContext,
+    memo: MutableMapping[object, Any] | None = None,
 ) -> Reply:
     """LM Studio's chat reply for classified ``output`` (and its token ``deltas`` when streamed).
 
@@ -93,7 +96,7 @@ def surface_chat(
     "system_fingerprint","choices":[{"index":0,"delta":{"role":"assistant",…},"logprobs":null,
     "finish_reason":null}]}`` per token delta and per completed tool call, a last chunk with
     ``delta {}`` and the ``finish_reason`` (and ``usage`` with ``stream_options.include_usage``),
-    then ``data: [DONE]``.
+    then ``data: [DONE]``. ``memo``: the completion's memo, where the delta frames are kept.
     """
     request_id = chat_id(ctx.ids)
     call_ids = [ctx.ids.digits(9) for _ in output.tool_calls]
@@ -115,6 +118,26 @@ def surface_chat(
         f'"model":{dumps(request.model)},"system_fingerprint":{dumps(request.model)},"choices":[{{"index":0,"delta":'
     )
     field = "content" if profile.reasoning_field == "content" else profile.reasoning_field
+    # The delta frames depend on the classification only: built once per (deltas, field) and
+    # memoised on the completion, this request's head (id, created, model) and call ids joined in.
+    if memo is None:
+        frames = _delta_frames(output, deltas, call_ids, head, field)
+    else:
+        key = ("lmstudio.chat.frames", id(deltas), field)
+        entry = memo.get(key)
+        if entry is None or entry[0] is not deltas:  # the entry holds its deltas: the id is not reused while it lives
+            recorder = IdRecorder()
+            marks = [recorder.digits(9) for _ in output.tool_calls]
+            entry = memo[key] = (deltas, FramesTemplate(_delta_frames(output, deltas, marks, recorder.value("head"), field)))
+        frames = entry[1].fill([*(call_id.encode() for call_id in call_ids), head.encode()])
+    usage = f',"usage":{dumps(_usage(ctx.prompt_tokens, completion_tokens))}' if request.include_usage else ""
+    frames.append(f'{head}{{}},"logprobs":null,"finish_reason":"{finish}"}}]{usage}}}\n\n'.encode())
+    frames.append(_DONE)
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+
+
+def _delta_frames(output: LmstudioOutput, deltas: tuple, call_ids: list[str], head: str, field: str) -> list[bytes]:
+    """One chunk per token delta and per completed tool call (``head`` starts each)."""
     frames: list[bytes] = []
     for kind, value in deltas:
         if kind == "call":
@@ -124,7 +147,4 @@ def surface_chat(
         else:
             delta = {"role": "assistant", field if kind == "reasoning" else "content": value}
         frames.append(f'{head}{dumps(delta)},"logprobs":null,"finish_reason":null}}]}}\n\n'.encode())
-    usage = f',"usage":{dumps(_usage(ctx.prompt_tokens, completion_tokens))}' if request.include_usage else ""
-    frames.append(f'{head}{{}},"logprobs":null,"finish_reason":"{finish}"}}]{usage}}}\n\n'.encode())
-    frames.append(_DONE)
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+    return frames

@@ -12,6 +12,7 @@ events and ``response.output_item.done``, then ``response.completed``.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import (
@@ -22,6 +23,7 @@ from mockoss.profiles.base import (
 )
 from mockoss.profiles.lmstudio.chat import render
 from mockoss.profiles.lmstudio.parse import LmstudioOutput
+from mockoss.profiles.replay import FramesTemplate, IdRecorder
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -76,31 +78,66 @@ def surface_responses(
     length: bool,
     request: ResponsesRequestView,
     ctx: RequestContext,
+    memo: MutableMapping[object, Any] | None = None,
 ) -> Reply:
-    """LM Studio's Responses reply for classified ``output`` (see the module docstring)."""
+    """LM Studio's Responses reply for classified ``output`` (see the module docstring).
+    ``memo``: the completion's memo, where the items' stream events are kept."""
     response_id = "resp_" + ctx.ids.next()
     count = bool(output.reasoning) + bool(output.content) + len(output.tool_calls)
-    items = _items(output, [ctx.ids.next() for _ in range(count)])
+    item_ids = [ctx.ids.next() for _ in range(count)]
+    items = _items(output, item_ids)
     status = "incomplete" if length else "completed"
     prompt = ctx.prompt_tokens
-    reasoning_tokens = sum(1 for kind, _ in deltas if kind == "reasoning")
     usage = {
         "input_tokens": prompt,
         "input_tokens_details": {"cached_tokens": 0},
         "output_tokens": completion_tokens,
-        "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
+        "output_tokens_details": {"reasoning_tokens": _reasoning_tokens(deltas, memo)},
         "total_tokens": prompt + completion_tokens,
     }
     if not request.stream:
         return Reply(status=200, body=render(profile, _response(request, ctx, response_id, status, items, usage)))
+    start = _response(request, ctx, response_id, "in_progress", [], None)
+    frames = [_event(kind, number, {"response": start}).encode() for number, kind in enumerate(("response.created", "response.in_progress"))]
+    # The items' events depend on the classification only: built once per deltas and memoised on
+    # the completion, this request's item ids joined in.
+    if memo is None:
+        frames += [frame.encode() for frame in _item_events(output, deltas, items, len(frames))]
+    else:
+        key = ("lmstudio.responses.frames", id(deltas))
+        entry = memo.get(key)
+        if entry is None or entry[0] is not deltas:  # the entry holds its deltas: the id is not reused while it lives
+            recorder = IdRecorder()
+            middle = _item_events(output, deltas, _items(output, [recorder.next() for _ in range(count)]), len(frames))
+            entry = memo[key] = (deltas, FramesTemplate(middle))
+        frames += entry[1].fill([item_id.encode() for item_id in item_ids])
+    final = _response(request, ctx, response_id, status, items, usage)
+    frames.append(_event("response.completed", len(frames), {"response": final}).encode())
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+
+
+def _event(kind: str, number: int, data: dict[str, Any]) -> str:
+    return f"event: {kind}\ndata: {dumps({'type': kind, 'sequence_number': number, **data})}\n\n"
+
+
+def _reasoning_tokens(deltas: tuple, memo: MutableMapping[object, Any] | None) -> int:
+    """``output_tokens_details.reasoning_tokens``: the reasoning deltas (counted once per deltas)."""
+    key = ("lmstudio.responses.reasoning", id(deltas))
+    entry = memo.get(key) if memo is not None else None
+    if entry is None or entry[0] is not deltas:
+        entry = (deltas, sum(1 for kind, _ in deltas if kind == "reasoning"))
+        if memo is not None:
+            memo[key] = entry  # type: ignore[index]
+    return entry[1]  # type: ignore[no-any-return]
+
+
+def _item_events(output: LmstudioOutput, deltas: tuple, items: list[dict[str, Any]], first: int) -> list[str]:
+    """Every item's events, numbered from ``first``."""
     frames: list[str] = []
 
     def emit(kind: str, **data: Any) -> None:
-        frames.append(f"event: {kind}\ndata: {dumps({'type': kind, 'sequence_number': len(frames), **data})}\n\n")
+        frames.append(_event(kind, first + len(frames), data))
 
-    start = _response(request, ctx, response_id, "in_progress", [], None)
-    emit("response.created", response=start)
-    emit("response.in_progress", response=start)
     for index, item in enumerate(items):
         kind = item["type"]
         if kind == "reasoning":
@@ -123,5 +160,4 @@ def surface_responses(
             emit("response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=item["arguments"])
             emit("response.function_call_arguments.done", item_id=item["id"], output_index=index, arguments=item["arguments"])
         emit("response.output_item.done", output_index=index, item=item)
-    emit("response.completed", response=_response(request, ctx, response_id, status, items, usage))
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(f.encode() for f in frames))
+    return frames

@@ -70,8 +70,12 @@ def surface_v0_completions(profile: LmstudioProfile, completion: Completion, req
     if request.stream:
         return profile.error(400, "mockoss: a streamed /api/v0/completions is not emulated", param="stream")
     limit = request.body.get("max_tokens")  # LM Studio: absent or -1 means no limit
-    emission = completion.emit(limit if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0 else None)
-    text = load_encoding().decode(list(emission.tokens)) if emission.tokens else ""
+    limit = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0 else None
+    emission = completion.emit(limit)
+    key = ("lmstudio.v0.text", completion.cap(limit))  # the emission's text, decoded once per limit
+    text = completion._memo.get(key)
+    if text is None:
+        text = completion._memo[key] = load_encoding().decode(list(emission.tokens)) if emission.tokens else ""
     tokens = len(emission.tokens)
     body: dict[str, Any] = {
         "id": chat_id(ctx.ids, "cmpl-"),
