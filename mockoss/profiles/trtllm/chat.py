@@ -191,7 +191,7 @@ def _include_usage(profile: TrtllmProfile, request: ChatRequestView) -> bool:
     return not isinstance(options, dict) or bool(options.get("include_usage", True))
 
 
-_Spec = tuple[str, Any, "int | None"]  # a frame: its id, its choices, the usage's completion tokens (None: no usage)
+_Spec = tuple[str, str, "int | None"]  # a frame: its id, its choices (JSON), the usage's completion tokens (None: no usage)
 
 
 def _stream(profile: TrtllmProfile, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
@@ -202,7 +202,7 @@ def _stream(profile: TrtllmProfile, completion: Completion, request: ChatRequest
     model = dumps(request.model)
     if not templatable(completion):
         specs = _stream_specs(profile, completion, request.max_tokens, tools, usage_on, ctx.ids)
-        frames = [_frame_head(rid, ctx.created, model) + _frame_rest(profile, dumps(choices), count, ctx.prompt_tokens) for rid, choices, count in specs]
+        frames = [_frame_head(rid, ctx.created, model) + _frame_rest(profile, choices, count, ctx.prompt_tokens) for rid, choices, count in specs]
         frames.append(_DONE)
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
     key = ("trtllm.chat.stream", profile, completion.cap(request.max_tokens), tools, usage_on)
@@ -212,7 +212,7 @@ def _stream(profile: TrtllmProfile, completion: Completion, request: ChatRequest
         specs = _stream_specs(profile, completion, request.max_tokens, tools, usage_on, slots)
         plan = []
         for rid, choices, count in specs:
-            pieces = split(dumps(choices))
+            pieces = split(choices)
             rest: bytes | tuple[str, ...] | int = count if count is not None else (pieces[0] + "}\n\n").encode() if len(pieces) == 1 else pieces
             plan.append((int(rid[1:-1]), rest))
         cached = (slots, tuple(plan))
@@ -252,8 +252,8 @@ def _frame_rest(profile: TrtllmProfile, choices: str, count: int | None, prompt:
 def _stream_specs(
     profile: TrtllmProfile, completion: Completion, max_tokens: int | None, tools: ToolFilter, usage_on: bool, ids: IdSource | SlotIds,
 ) -> list[_Spec]:
-    """The stream's frames before [DONE] as ``(id, choices, usage's completion tokens or None)``,
-    ids asked of ``ids`` in the order the server makes them."""
+    """The stream's frames before [DONE] as ``(id, choices as JSON, usage's completion tokens or
+    None)``, ids asked of ``ids`` in the order the server makes them."""
     emission = completion.emit(max_tokens)
     emitted, finish = emission.tokens, emission.finish_reason
     tokens, stop_reason = output_tokens(emitted, finish)
@@ -264,7 +264,7 @@ def _stream_specs(
     sent: set[str] = set()
 
     def frame(choices: list[dict[str, Any]], usage: int | None = None) -> _Spec:
-        return (stream_id or ids.next("chatcmpl-"), choices, usage)
+        return (stream_id or ids.next("chatcmpl-"), dumps(choices), usage)
 
     def deltas(span: tuple[int, int, bool]) -> tuple[list[_Spec], bool]:
         raw = state.batch(trace, *span)

@@ -73,6 +73,8 @@ def templatable(completion: Completion) -> bool:
 def split(text: str) -> tuple[str, ...]:
     """``text`` cut at its slots: text, slot name, text, …, text (odd positions are names: an id's
     position as digits, or a named slot)."""
+    if "\\u0000" not in text:  # most chunks (a substring search instead of the pattern)
+        return (text,)
     parts = _SLOT.split(text)  # text, named or None, id or None, text, …
     pieces = [parts[0]]
     for at in range(1, len(parts), 3):
