@@ -20,11 +20,13 @@ answered; the reply itself is then made under the lock, as before, from the memo
 warm-up left (the same bytes: a memo entry is a pure function of its key, and every key is built
 from the same profile object, view and context values).
 
-Why a warm-up of every long completion and not of the step the request will play: the step is
-picked under the lock (rule cursors, sessions, matches on the body), and a dry run of that choice
-would duplicate the player. The long completions are warmed in file order, at most
-:data:`PER_REQUEST` per request, each once per shape (a sequential script is warmed ahead of its
-cursor); a completion that is never played costs one warm-up per shape, on a thread.
+Which completions: the step is picked under the lock (rule cursors, sessions, matches on the
+body). Where the server's shared cursors alone decide it (no session, no ``match`` rules: a
+script played in order, the usual case), the step the request will play is read from a copy of
+those cursors (:func:`_predicted`), and only its completion is warmed; a request whose step is
+warmed for its shape, or short, stays on the event loop. Otherwise the scenario's long
+completions are warmed in file order, at most :data:`PER_REQUEST` per request, each once per
+shape; a completion that is never played then costs one warm-up per shape, on a thread.
 
 What ``surface`` changes besides memos and caches: nothing. The request log, the recorder, stored
 Responses ids and rule cursors are all written by the server under the lock, outside ``surface``
@@ -55,6 +57,8 @@ from mockoss.endpoints import prompt_tokens, request_seen
 from mockoss.jsonbody import parse_json_and_hand_on
 from mockoss.profiles.base import IdSource, RequestContext
 from mockoss.scenario.loader import Scenario
+from mockoss.scenario.player import SESSION_HEADER
+from mockoss.scenario.select import first_answer
 from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS
 from mockoss.server.replies import SWITCH_HEADER, _for_endpoint
 
@@ -86,13 +90,17 @@ _CONVERSATION = frozenset({"messages", "input", "prompt", "context", "previous_r
 
 
 class _Scenario:
-    """One scenario's long completions and the shapes warmed: shape hash -> how many of them."""
+    """One scenario's long completions (``longs``; ``index``: ``id(completion)`` -> position),
+    whether the shared cursors alone pick its steps (``predictable``: no rule has ``match``
+    checks), and the shapes warmed: shape hash -> a bit per position warmed."""
 
-    __slots__ = ("longs", "scenario", "shapes")
+    __slots__ = ("index", "longs", "predictable", "scenario", "shapes")
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
         self.longs = _long_completions(scenario)
+        self.index = {id(completion): position for position, completion in enumerate(self.longs)}
+        self.predictable = not any(rule.match.checks for rule in scenario.rules)
         self.shapes: OrderedDict[int, int] = OrderedDict()
 
 
@@ -131,27 +139,52 @@ class Warmup:
         """Whether ``scenario`` holds a long completion (computed once per scenario)."""
         return bool(self._state(scenario).longs)
 
-    def pending(self, scenario: Scenario, shape: int) -> tuple[_Scenario, int, int] | None:
-        """``(state, start, stop)``: the long completions ``state.longs[start:stop]`` to warm for
-        ``shape``, else ``None`` (none, or all warmed)."""
+    def pending(self, server: MockServer, scenario: Scenario, shape: int, body: Any, headers: Mapping[str, str]) -> tuple[_Scenario, tuple[int, ...]] | None:
+        """``(state, positions)``: the long completions ``state.longs[i]`` to warm for ``shape``
+        before this request (the one it will play, when :func:`_predicted` knows it; else the
+        first :data:`PER_REQUEST` not warmed, in file order), else ``None`` (nothing to warm)."""
         state = self._state(scenario)
         if not state.longs:
             return None
         with self._lock:
-            start = state.shapes.get(shape, 0)
-            if start:
+            warmed = state.shapes.get(shape, 0)
+            if warmed:
                 state.shapes.move_to_end(shape)
-        if start >= len(state.longs):
-            return None
-        return state, start, min(start + PER_REQUEST, len(state.longs))
+        played = _predicted(server, state, body, headers)
+        candidates = range(len(state.longs)) if played is None else played
+        todo = tuple(position for position in candidates if not warmed >> position & 1)[:PER_REQUEST]
+        return (state, todo) if todo else None
 
-    def done(self, state: _Scenario, shape: int, stop: int) -> None:
-        """Record that ``state.longs[:stop]`` were warmed for ``shape``."""
+    def done(self, state: _Scenario, shape: int, positions: tuple[int, ...]) -> None:
+        """Record that ``state.longs[i]`` for each of ``positions`` were warmed for ``shape``."""
+        bits = sum(1 << position for position in positions)
         with self._lock:
-            state.shapes[shape] = max(stop, state.shapes.get(shape, 0))
+            state.shapes[shape] = state.shapes.get(shape, 0) | bits
             state.shapes.move_to_end(shape)
             while len(state.shapes) > SHAPES:
                 state.shapes.popitem(last=False)
+
+
+def _predicted(server: MockServer, state: _Scenario, body: Any, headers: Mapping[str, str]) -> tuple[int, ...] | None:
+    """The positions in ``state.longs`` of what the request will play, when the server's shared
+    cursors pick it (no session header, no automatic sessions, no ``previous_response_id``, no
+    rule with ``match`` checks): the step :func:`~mockoss.scenario.select.first_answer` gives on
+    a copy of those cursors (a ``pick`` step: each of its options); ``()`` when that step is not
+    a long completion (short, templated, an error). ``None``: unknown (the player decides it from
+    the request, under the lock). A read of the player's state without the lock: another request
+    may move the cursors meanwhile, which only warms a step the request does not play."""
+    if not state.predictable or server.auto_session or headers.get(SESSION_HEADER) or (type(body) is dict and "previous_response_id" in body):
+        return None
+    scenario = state.scenario
+    by_session = server._player._cursors.get(scenario.name)
+    shared = by_session.get("") if by_session is not None else None
+    positions = list(shared) if shared is not None and len(shared) == len(scenario.rules) else [0] * len(scenario.rules)
+    found = first_answer(scenario, None, positions)
+    step = found[1] if found is not None else None
+    if step is None:
+        return ()
+    steps = [option for _weight, option in step.options] if step.options else [step]
+    return tuple(state.index[id(candidate.completion)] for candidate in steps if id(candidate.completion) in state.index)
 
 
 def shape_of(endpoint: str, body: Any, headers: Mapping[str, str]) -> int | None:
@@ -199,7 +232,7 @@ def wanted(server: MockServer, endpoint: str, raw: bytes, headers: Mapping[str, 
     except (ValueError, RecursionError):
         return False
     shape = shape_of(endpoint, body, headers)
-    return shape is not None and server._warmup.pending(scenario, shape) is not None
+    return shape is not None and server._warmup.pending(server, scenario, shape, body, headers) is not None
 
 
 @contextmanager
@@ -216,17 +249,18 @@ def warmed(
     if WARM_BEFORE_LOCK.get() and type(checked) is tuple:
         prepared = _prepare(server, endpoint, raw, body, headers, checked, view)
         if prepared is not None:
-            found, shape, start, stop, profile, view, counted = prepared
+            found, shape, positions, profile, view, counted = prepared
             if PRECOUNTED_PROMPT_TOKENS.get() is None:
                 token = PRECOUNTED_PROMPT_TOKENS.set(counted)
             index = server._handled  # the index the request will most likely get (ids are never memoised)
-            for completion in found.longs[start:stop]:
+            for position in positions:
+                completion = found.longs[position]
                 try:
                     profile.surface(endpoint, completion, view, RequestContext(IdSource(server.seed, index), server.created, counted, raw))
                 except BaseException as exc:  # noqa: BLE001  (the lock's side answers the step it plays, as before)
                     if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                         raise
-            server._warmup.done(found, shape, stop)
+            server._warmup.done(found, shape, positions)
     try:
         yield view
     finally:
@@ -236,15 +270,15 @@ def warmed(
 
 def _prepare(
     server: MockServer, endpoint: str, raw: bytes, body: Any, headers: Mapping[str, str], checked: Any, view: Any
-) -> tuple[_Scenario, int, int, int, Any, Any, int] | None:
-    """What :func:`warmed` needs: ``(state, shape, start, stop, profile, view, prompt count)``,
+) -> tuple[_Scenario, int, tuple[int, ...], Any, Any, int] | None:
+    """What :func:`warmed` needs: ``(state, shape, positions, profile, view, prompt count)``,
     else ``None`` (nothing to warm, or a step failed: done again under the lock)."""
     scenario = _scenario_of(server, headers)
     shape = shape_of(endpoint, body, headers) if scenario is not None else None
-    pending = server._warmup.pending(scenario, shape) if shape is not None else None  # type: ignore[arg-type]
+    pending = server._warmup.pending(server, scenario, shape, body, headers) if shape is not None else None  # type: ignore[arg-type]
     if pending is None:
         return None
-    found, start, stop = pending
+    found, positions = pending
     try:
         profile, request, model = checked
         if found.scenario.switches or headers.get(SWITCH_HEADER):
@@ -257,4 +291,4 @@ def _prepare(
             counted = prompt_tokens(endpoint, raw, body, request_seen(request))
     except Exception:  # noqa: BLE001
         return None
-    return found, shape, start, stop, profile, view, counted  # type: ignore[return-value]
+    return found, shape, positions, profile, view, counted  # type: ignore[return-value]

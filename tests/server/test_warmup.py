@@ -79,8 +79,8 @@ def _watch_surface(monkeypatch, server: MockServer, calls: list) -> None:
     monkeypatch.setattr(cls, surface.__name__, surface)
 
 
-async def _through_gate(gate: Gate, server: MockServer, endpoint: str, raw: bytes) -> tuple[Reply, int]:
-    reply, _delivery = await gate.respond(server, endpoint, raw, {})
+async def _through_gate(gate: Gate, server: MockServer, endpoint: str, raw: bytes, headers=None) -> tuple[Reply, int]:
+    reply, _delivery = await gate.respond(server, endpoint, raw, headers or {})
     return reply, threading.get_ident()
 
 
@@ -184,9 +184,8 @@ def test_a_warm_up_leaves_replies_ids_and_the_request_log_as_they_were():
     assert [status for status, _body, _frames in replies[0][0]] == [200] * len(bodies)
 
 
-def test_long_answers_are_warmed_in_file_order_a_few_per_request(monkeypatch):
-    scenario = _long_scenario("order", steps=warmup.PER_REQUEST + 1)
-    server = MockServer(scenario=scenario)
+def _watch_warm_ups(monkeypatch, server: MockServer) -> list:
+    """The completions ``surface`` is called for without the server lock (the warm-ups)."""
     seen: list = []
     cls = type(server._base_profile)
     real = cls.surface
@@ -197,11 +196,35 @@ def test_long_answers_are_warmed_in_file_order_a_few_per_request(monkeypatch):
         return real(self, endpoint, completion, request, ctx)
 
     monkeypatch.setattr(cls, "surface", surface)
+    return seen
+
+
+def test_the_step_a_script_will_play_is_the_one_warmed(monkeypatch):
+    scenario = _long_scenario("predicted", steps=3)
+    server = MockServer(scenario=scenario)
+    seen = _watch_warm_ups(monkeypatch, server)
     gate = Gate()
     longs = [step.completion for step in scenario.steps]
-    anyio.run(_through_gate, gate, server, "chat", _chat(server, "one"))
+    for turn in range(3):
+        anyio.run(_through_gate, gate, server, "chat", _chat(server, f"turn {turn}"))
+        assert seen == longs[: turn + 1]  # this request's step, not the ones after it
+    # The script is used up and repeats its last step (warmed for this shape): nothing more.
+    anyio.run(_through_gate, gate, server, "chat", _chat(server, "again"))
+    assert seen == longs
+
+
+def test_without_a_prediction_long_answers_are_warmed_in_file_order_a_few_per_request(monkeypatch):
+    """A session's cursors are the player's to move: the first request warms the first
+    PER_REQUEST long answers, the next one the rest."""
+    scenario = _long_scenario("order", steps=warmup.PER_REQUEST + 1)
+    server = MockServer(scenario=scenario)
+    seen = _watch_warm_ups(monkeypatch, server)
+    gate = Gate()
+    longs = [step.completion for step in scenario.steps]
+    session = {"x-mockoss-session": "s1"}
+    anyio.run(_through_gate, gate, server, "chat", _chat(server, "one"), session)
     assert seen == longs[: warmup.PER_REQUEST]
-    anyio.run(_through_gate, gate, server, "chat", _chat(server, "two"))
+    anyio.run(_through_gate, gate, server, "chat", _chat(server, "two"), session)
     assert seen == longs
 
 
