@@ -21,7 +21,7 @@ from mockoss.profiles.base import (
     ResponsesRequestView,
     ServerInfo,
 )
-from mockoss.profiles.openai import wire
+from mockoss.profiles.openai import stream_memo, wire
 from mockoss.profiles.openai.normalize import normalised
 from mockoss.profiles.vllm import VllmProfile, _metadata_error
 
@@ -73,7 +73,7 @@ class OpenAIProfile:
         view = normalised(completion, request.max_tokens, tools_declared=bool(request.tools))
         reply = VLLM.chat(view, request, ctx)  # type: ignore[arg-type]
         if reply.streamed:
-            return wire.chat_frames(reply, request.include_usage)
+            return stream_memo.chat_frames(reply, request.include_usage, view._memo)
         return wire.chat_body(reply)
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
@@ -83,6 +83,16 @@ class OpenAIProfile:
         if (rejected := _metadata_error(request.body.get("metadata"))) is not None:
             return self.error(400, rejected[0], param=rejected[1])
         view = normalised(completion, request.max_output_tokens, tools_declared=bool(request.tools))
+        if request.stream and stream_memo.slot_free(view, ctx):
+            # vLLM's frames made with slot ids are the same for every request of a shape: their
+            # rewrite is memoised, and this request's ids fill the slots (stream_memo).
+            ids = stream_memo.SlotIds()
+            slotted = RequestContext(ids=ids, created=ctx.created, prompt_tokens=ctx.prompt_tokens, raw_body=ctx.raw_body)  # type: ignore[arg-type]
+            reply = VLLM.responses(view, request, slotted)  # type: ignore[arg-type]
+            if reply.streamed:
+                return stream_memo.responses_frames(reply, ids, ctx, view._memo)
+            ctx.ids.skip(ids.count)  # an error reply shows no id; the ids it drew are passed over
+            return wire.responses_body(reply)
         reply = VLLM.responses(view, request, ctx)  # type: ignore[arg-type]
         if reply.streamed:
             return wire.responses_frames(reply)

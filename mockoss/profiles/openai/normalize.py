@@ -167,5 +167,8 @@ def normalised(completion: Completion, max_tokens: int | None, *, tools_declared
     tokens = _canonical_tokens(messages, open_last) if messages else ()
     text = load_encoding().decode(list(tokens)) if tokens else ""
     result = NormalisedCompletion(text=text, tokens=tokens, finish_reason=emission.finish_reason)
+    # As much room as the completion's own memo (a long answer's is sized by its tokens,
+    # MEMO_BYTES_PER_TOKEN): else a long answer's plans and stream rewrites were never kept.
+    result._memo.limit = max(result._memo.limit, completion._memo.limit)  # type: ignore[attr-defined]
     completion._memo[key] = result
     return result

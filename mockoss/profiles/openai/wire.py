@@ -18,7 +18,7 @@ from typing import Any
 from mockoss.profiles.base import JSON_MEDIA_TYPE, Reply
 from mockoss.profiles.wire import dumps, loads
 
-__all__ = ["chat_body", "chat_frames", "dumps", "error_reply", "responses_body", "responses_frames"]
+__all__ = ["ResponsesRewrite", "chat_body", "chat_frame", "chat_frames", "dumps", "error_reply", "responses_body", "responses_frames"]
 
 _TOOL_PREFIX = "chatcmpl-tool-"
 _DONE = b"data: [DONE]\n\n"
@@ -110,19 +110,21 @@ def _chunk(data: dict[str, Any], include_usage: bool) -> dict[str, Any]:
     return out
 
 
+def chat_frame(frame: bytes, include_usage: bool) -> bytes:
+    """One ``chat.completion.chunk`` frame from one frame of vLLM's chat stream (``[DONE]`` as
+    is; an error frame in OpenAI's error shape)."""
+    if frame == _DONE:
+        return frame
+    data = loads(frame[6:])
+    if "error" in data:
+        status = data["error"].get("code") or 500
+        return b"data: " + dumps({"error": _error_object(status, data["error"]["message"], None)}).encode() + b"\n\n"
+    return b"data: " + dumps(_chunk(data, include_usage)).encode() + b"\n\n"
+
+
 def chat_frames(vllm: Reply, include_usage: bool) -> Reply:
     """``chat.completion.chunk`` frames from vLLM's chat stream; an error frame keeps its place."""
-    frames: list[bytes] = []
-    for frame in vllm.frames:
-        if frame == _DONE:
-            frames.append(frame)
-            continue
-        data = loads(frame[6:])
-        if "error" in data:
-            status = data["error"].get("code") or 500
-            frames.append(b"data: " + dumps({"error": _error_object(status, data["error"]["message"], None)}).encode() + b"\n\n")
-            continue
-        frames.append(b"data: " + dumps(_chunk(data, include_usage)).encode() + b"\n\n")
+    frames = [chat_frame(frame, include_usage) for frame in vllm.frames]
     return Reply(status=vllm.status, media_type=vllm.media_type, frames=tuple(frames), abort=vllm.abort)
 
 
@@ -151,33 +153,46 @@ def responses_body(vllm: Reply) -> Reply:
     return Reply(status=200, body=dumps(_response(data)).encode())
 
 
-def responses_frames(vllm: Reply) -> Reply:
-    """Responses stream events from vLLM's: reasoning items streamed with ``rs_`` ids, no vLLM
-    extras in the response objects, function-call items without vLLM's stray fields."""
-    frames: list[bytes] = []
-    renamed: dict[str, str] = {}
-    call_ids: dict[int, str] = {}
-    for frame in vllm.frames:
+class ResponsesRewrite:
+    """The rewrite of vLLM's Responses stream, one frame at a time: reasoning items streamed with
+    ``rs_`` ids (every later mention of the ``msg_`` id renamed), no vLLM extras in the response
+    objects, function-call items without vLLM's stray fields (``output_item.done``'s ``"id":null``
+    filled with the id ``output_item.added`` gave)."""
+
+    __slots__ = ("call_ids", "renamed")
+
+    def __init__(self, renamed: dict[str, str] | None = None, call_ids: dict[int, str] | None = None) -> None:
+        self.renamed: dict[str, str] = dict(renamed or {})
+        self.call_ids: dict[int, str] = dict(call_ids or {})
+
+    def frame(self, frame: bytes) -> bytes:
+        """The rewritten ``frame`` (the state takes what it says about ids)."""
         head, _, payload = frame.decode().partition("data: ")
         data = loads(payload)
         item = data.get("item")
         if isinstance(item, dict):
             if item.get("type") == "reasoning" and str(item.get("id", "")).startswith("msg_"):
-                renamed[item["id"]] = "rs_" + item["id"][4:]
+                self.renamed[item["id"]] = "rs_" + item["id"][4:]
             if item.get("type") == "function_call":
                 item = {k: v for k, v in item.items() if k not in ("item_id", "output_index", "sequence_number")}
                 index = data.get("output_index", -1)
                 if item.get("id"):
-                    call_ids[index] = item["id"]
+                    self.call_ids[index] = item["id"]
                 else:
-                    item["id"] = call_ids.get(index)
+                    item["id"] = self.call_ids.get(index)
                 data["item"] = item
         if isinstance(data.get("response"), dict):
             data["response"] = _response(data["response"])
         text = dumps(data)
-        for old, new in renamed.items():
+        for old, new in self.renamed.items():
             text = text.replace(old, new)
-        frames.append(f"{head}data: {text}\n\n".encode())
+        return f"{head}data: {text}\n\n".encode()
+
+
+def responses_frames(vllm: Reply) -> Reply:
+    """Responses stream events from vLLM's (:class:`ResponsesRewrite`)."""
+    rewrite = ResponsesRewrite()
+    frames = [rewrite.frame(frame) for frame in vllm.frames]
     return Reply(status=vllm.status, media_type=vllm.media_type, frames=tuple(frames), abort=vllm.abort)
 
 

@@ -5,8 +5,8 @@ rebuilds at each decode step and then drops (``parse_remaining_state``): a reply
 the ids it draws, and which ones depends only on the completion. :class:`RecordingIds` stands in
 for :class:`~mockoss.profiles.base.IdSource` while the request-independent part of a reply is
 computed: its ids are slots (``prefix`` + NUL, the draw's number, NUL). :class:`Frames` keeps
-the frames so made with their slots as holes, and :meth:`Frames.fill` writes a request's ids
-into them: the id of draw ``n`` is the id its :class:`IdSource` gives at that position (the draws
+the frames so made with their slots as holes (:mod:`mockoss.profiles.slot_frames`), and
+:meth:`Frames.fill` writes a request's ids into them: the id of draw ``n`` is the id its :class:`IdSource` gives at that position (the draws
 between are skipped, :meth:`IdSource.skip`), so the bytes are those of the direct computation.
 """
 
@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from itertools import repeat
+
+from mockoss.profiles.slot_frames import SlotFrames
 
 __all__ = ["Frames", "RecordingIds", "draw_ids", "fill_text", "slots_in"]
 
@@ -60,40 +61,15 @@ def fill_text(text: str, values: dict[int, str]) -> str:
     return _TEXT_SLOT.sub(lambda m: values[int(m.group(1))], text)
 
 
-class Frames:
-    """Frames with slot holes, grouped in runs of consecutive frames holding the same slots in
-    the same order, so that filling a run is one C-level ``map`` over its frames' pieces.
+class Frames(SlotFrames):
+    """:class:`~mockoss.profiles.slot_frames.SlotFrames` of frames written with
+    :class:`RecordingIds`'s slots; :meth:`fill` takes the ids as text."""
 
-    ``used`` are the slot numbers that appear, sorted."""
-
-    __slots__ = ("runs", "used")
+    __slots__ = ()
 
     def __init__(self, frames: Iterable[bytes]) -> None:
-        runs: list[tuple[tuple[int, ...], list[list[bytes]]]] = []
-        used: set[int] = set()
-        for frame in frames:
-            parts = _SLOT.split(frame)
-            slots = tuple(int(n) for n in parts[1::2])
-            used.update(slots)
-            statics = parts[0::2]
-            if not runs or runs[-1][0] != slots:
-                runs.append((slots, [[] for _ in statics]))
-            for column, piece in zip(runs[-1][1], statics, strict=True):
-                column.append(piece)
-        self.runs = tuple((slots, tuple(tuple(column) for column in columns)) for slots, columns in runs)
-        self.used = tuple(sorted(used))
+        super().__init__(frames, _SLOT)
 
-    def fill(self, values: dict[int, str]) -> list[bytes]:
+    def fill(self, values: dict[int, str]) -> list[bytes]:  # type: ignore[override]
         """The frames with each slot replaced by ``values[slot]``."""
-        encoded = {n: v.encode() for n, v in values.items()}
-        out: list[bytes] = []
-        join = b"".join
-        for slots, columns in self.runs:
-            if not slots:
-                out += columns[0]
-                continue
-            args: list[Iterable[bytes]] = [columns[0]]
-            for slot, column in zip(slots, columns[1:], strict=True):
-                args += [repeat(encoded[slot]), column]
-            out += map(join, zip(*args))
-        return out
+        return super().fill({n: v.encode() for n, v in values.items()})

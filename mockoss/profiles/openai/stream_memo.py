@@ -1,0 +1,193 @@
+"""The openai profile's streams rewritten once per shape, not once per request (issue 9).
+
+The profile rewrites the vLLM profile's frames into OpenAI's shapes (:mod:`.wire`), one JSON
+parse and dump per frame: ~70 ms for a 10,000-token answer, on the event loop, on every request.
+The rewrite of a frame depends only on that frame (and, for Responses, on the ids earlier frames
+named), so it is memoised on the normalised completion's memo and checked against the frames it
+was made from: a request whose vLLM frames are those frames, except at the positions that carry
+per-request values (``volatile``: rewritten every time), gets the memoised output. The check
+compares the frames themselves, so a request of another shape is never answered with the wrong
+frames: it rewrites afresh and takes the entry over.
+
+* Chat: every vLLM chunk starts with the same head (id, ``created``, model) and OpenAI's chunk
+  starts with its own head made of the same three values, so the memo holds each frame's bytes
+  after the head, and a request puts its own head in front. Frames holding a tool call's id or a
+  usage object (the prompt's token count) are volatile.
+* Responses: vLLM's item ids are drawn per request; the vLLM profile is asked with an id source
+  whose ids are slots (:class:`SlotIds`, characters of Unicode's plane-15 private use area, which
+  a request or script holding them sends down the direct path), so its frames are the same for
+  every request of a shape; the slots are filled with the request's own ids (drawn in the same
+  order) after the rewrite. The frames holding a response object (which echoes the request,
+  ``created`` and usage) are volatile, rewritten with the rewrite's state at their place.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import repeat
+from typing import Any
+
+from mockoss.profiles.base import Reply, RequestContext
+from mockoss.profiles.openai.wire import ResponsesRewrite, chat_frame, dumps, loads
+from mockoss.profiles.slot_frames import SlotFrames
+
+__all__ = ["SlotIds", "chat_frames", "responses_frames", "slot_free"]
+
+_CHAT = "openai.chat.frames"
+_RESPONSES = "openai.responses.frames"
+_CHOICES = b'"choices":['
+#: A frame is volatile when it holds one of these (raw quotes: never inside a JSON string).
+_CHAT_VOLATILE = (b'"usage":{', b'"id":"chatcmpl-tool-')
+_RESPONSE_VOLATILE = b'"response":{'
+_OPEN, _CLOSE = "\U000f0000", "\U000f0001"
+_SLOT = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
+_SLOT_BYTES = re.compile(f"{_OPEN}(\\d+){_CLOSE}".encode())
+#: How a request or script could hold a slot character: raw UTF-8 (U+F0000..U+F03FF) or a JSON
+#: escape of its surrogate pair (lower case; the body is searched lowered).
+_SLOT_RAW = _OPEN.encode()[:3]
+_SLOT_ESCAPED = b"\\udb80\\udc0"
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """The memoised rewrite: the frames it was made from (``None`` at volatile positions), what
+    to put at each stable position (after the request's head, or with slots), and for Responses
+    the rewrite's state before each volatile frame."""
+
+    expected: tuple[bytes | None, ...]
+    volatile: tuple[int, ...]
+    out: Any  # chat: tuple[bytes, ...]; Responses: SlotFrames
+    states: tuple[tuple[dict[str, str], dict[int, str]], ...] = ()
+
+
+def _head(frames: Any) -> bytes | None:
+    """The bytes every chunk of vLLM's chat stream starts with (``data: {"id":…,"choices":[``),
+    from the first frame; ``None`` when it has none."""
+    if not frames:
+        return None
+    first = frames[0]
+    at = first.find(_CHOICES)
+    if not first.startswith(b'data: {"id":') or at < 0:
+        return None
+    return first[: at + len(_CHOICES)]
+
+
+def _openai_head(head: bytes) -> bytes:
+    """OpenAI's chunk head for vLLM's ``head``: the same id, ``created`` and model (as
+    :func:`mockoss.profiles.openai.wire._chunk` writes them)."""
+    data = loads(head[6:] + b"]}")
+    out = {"id": data["id"], "object": "chat.completion.chunk", "created": data["created"], "model": data["model"],
+           "service_tier": "default", "system_fingerprint": None, "choices": []}
+    return b"data: " + dumps(out).encode()[:-2]
+
+
+def chat_frames(vllm: Reply, include_usage: bool, memo: Any) -> Reply:
+    """:func:`mockoss.profiles.openai.wire.chat_frames`, memoised on ``memo`` (see the module)."""
+    frames = vllm.frames
+    head = _head(frames)
+    if head is None:
+        return Reply(status=vllm.status, media_type=vllm.media_type, frames=tuple(chat_frame(f, include_usage) for f in frames), abort=vllm.abort)
+    cut = len(head)
+    rest: list[bytes | None] = [frame[cut:] for frame in frames]
+    key = (_CHAT, include_usage, len(frames))
+    entry = memo.get(key)
+    if entry is not None:
+        for index in entry.volatile:
+            rest[index] = None
+        if tuple(rest) != entry.expected:
+            entry = None
+    prefix = _openai_head(head)
+    if entry is None:
+        entry = _chat_entry(frames, head, prefix, include_usage)
+        if len(entry.volatile) * 2 <= len(frames):  # else nothing worth keeping (continuous usage stats)
+            memo[key] = entry
+    out = list(map(b"".join, zip(repeat(prefix), entry.out)))
+    for index in entry.volatile:
+        out[index] = chat_frame(frames[index], include_usage)
+    return Reply(status=vllm.status, media_type=vllm.media_type, frames=tuple(out), abort=vllm.abort)
+
+
+def _chat_entry(frames: Any, head: bytes, prefix: bytes, include_usage: bool) -> _Entry:
+    cut, skip = len(head), len(prefix)
+    expected: list[bytes | None] = []
+    volatile: list[int] = []
+    out: list[bytes] = []
+    for index, frame in enumerate(frames):
+        rewritten = b""
+        if frame.startswith(head) and not any(marker in frame for marker in _CHAT_VOLATILE):
+            rewritten = chat_frame(frame, include_usage)
+        if rewritten.startswith(prefix):
+            expected.append(frame[cut:])
+            out.append(rewritten[skip:])
+        else:
+            expected.append(None)
+            volatile.append(index)
+            out.append(b"")
+    return _Entry(tuple(expected), tuple(volatile), tuple(out))
+
+
+class SlotIds:
+    """An id source (``next``) whose ids are slots of 32 characters, like the hex they stand
+    for: ``prefix`` + U+F0000 + the draw's number in 30 digits + U+F0001; ``count`` draws made."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def next(self, prefix: str = "") -> str:
+        self.count += 1
+        return f"{prefix}{_OPEN}{self.count:030d}{_CLOSE}"
+
+
+def slot_free(completion: Any, ctx: RequestContext) -> bool:
+    """Whether neither the script nor the request holds a slot character (then the memoised path
+    serves the request; else the direct one). A request of unknown body never does."""
+    body = ctx.raw_body
+    if not body or _SLOT_RAW in body or _SLOT_ESCAPED in body.lower():
+        return False
+    return _OPEN not in completion.text and _CLOSE not in completion.text
+
+
+def responses_frames(vllm: Reply, ids: SlotIds, ctx: RequestContext, memo: Any) -> Reply:
+    """:func:`mockoss.profiles.openai.wire.responses_frames` of a vLLM stream made with ``ids``
+    (:class:`SlotIds`), memoised on ``memo``, with the slots filled by the ids ``ctx.ids`` gives
+    in the same order (see the module)."""
+    frames = vllm.frames
+    key = (_RESPONSES, len(frames))
+    entry = memo.get(key)
+    if entry is not None:
+        rest: list[bytes | None] = list(frames)
+        for index in entry.volatile:
+            rest[index] = None
+        if tuple(rest) != entry.expected:
+            entry = None
+    if entry is None:
+        entry = _responses_entry(frames)
+        memo[key] = entry
+    values = {n: ctx.ids.next() for n in range(1, ids.count + 1)}
+    out = entry.out.fill({n: v.encode() for n, v in values.items()})
+    for index, (renamed, call_ids) in zip(entry.volatile, entry.states, strict=True):
+        rewritten = ResponsesRewrite(renamed, call_ids).frame(frames[index]).decode()
+        out[index] = _SLOT.sub(lambda m: values[int(m.group(1))], rewritten).encode()
+    abort = vllm.abort if vllm.abort is None else _SLOT.sub(lambda m: values[int(m.group(1))], vllm.abort)
+    return Reply(status=vllm.status, media_type=vllm.media_type, frames=tuple(out), abort=abort)
+
+
+def _responses_entry(frames: Any) -> _Entry:
+    rewrite = ResponsesRewrite()
+    expected: list[bytes | None] = []
+    volatile: list[int] = []
+    states: list[tuple[dict[str, str], dict[int, str]]] = []
+    out: list[bytes] = []
+    for index, frame in enumerate(frames):
+        if _RESPONSE_VOLATILE in frame:
+            expected.append(None)
+            volatile.append(index)
+            states.append((dict(rewrite.renamed), dict(rewrite.call_ids)))
+        else:
+            expected.append(frame)
+        rewritten = rewrite.frame(frame)
+        out.append(b"" if volatile and volatile[-1] == index else rewritten)
+    return _Entry(tuple(expected), tuple(volatile), SlotFrames(out, _SLOT_BYTES), tuple(states))
