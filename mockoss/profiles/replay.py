@@ -22,7 +22,8 @@ never made a template (:func:`templatable`): its replies are built directly, as 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from mockoss.profiles.base import IdSource
@@ -138,40 +139,47 @@ class Template:
 
 
 class FramesTemplate:
-    """Stream frames with id markers. A frame with at most one marker (nearly all: a delta names
-    its item once) is kept as (head, id number, tail) and all of those are joined by one C-level
-    ``map``; a frame with more is a :class:`Template` of its own."""
+    """Stream frames with markers. Frames are grouped by the markers they hold, in order (nearly
+    all frames of a stream hold the same ones: the chunk's id, or its item's); each group is kept
+    as columns of the pieces between its markers, and :meth:`fill` joins a group's frames in one
+    C-level ``map`` over the columns, the request's values repeated."""
 
-    __slots__ = ("heads", "many", "slots", "tails")
+    __slots__ = ("count", "groups")
 
     def __init__(self, frames: Sequence[str | bytes], *, split: bool = True) -> None:
         """``split=False``: the frames as they are (their ids are real ones)."""
-        heads: list[bytes] = []
-        slots: list[int] = []
-        tails: list[bytes] = []
-        many: list[tuple[int, Template]] = []
+        groups: dict[tuple[int, ...], tuple[list[int], list[list[bytes]]]] = {}
         for position, frame in enumerate(frames):
             parts = _split(frame) if split else [frame.encode() if isinstance(frame, str) else frame]
-            if len(parts) == 1:
-                heads.append(parts[0])  # type: ignore[arg-type]
-                slots.append(-1)  # the empty id appended by fill
-                tails.append(b"")
-            elif len(parts) == 3:
-                heads.append(parts[0])  # type: ignore[arg-type]
-                slots.append(parts[1])  # type: ignore[arg-type]
-                tails.append(parts[2])  # type: ignore[arg-type]
-            else:
-                heads.append(b"")
-                slots.append(-1)
-                tails.append(b"")
-                many.append((position, Template(frame)))
-        self.heads, self.slots, self.tails = tuple(heads), tuple(slots), tuple(tails)
-        self.many = tuple(many)
+            slots: tuple[int, ...] = tuple(parts[1::2])  # type: ignore[arg-type]
+            pieces: list[bytes] = parts[0::2]  # type: ignore[assignment]
+            group = groups.get(slots)
+            if group is None:
+                group = groups[slots] = ([], [[] for _ in pieces])
+            group[0].append(position)
+            for column, piece in zip(group[1], pieces):
+                column.append(piece)
+        self.count = len(frames)
+        self.groups = tuple((slots, tuple(positions), tuple(map(tuple, columns))) for slots, (positions, columns) in groups.items())
 
     def fill(self, ids: Sequence[bytes]) -> list[bytes]:
         """The frames with marker ``N`` replaced by ``ids[N]``."""
-        values = [*ids, b""]
-        frames = list(map(b"".join, zip(self.heads, map(values.__getitem__, self.slots), self.tails)))
-        for position, template in self.many:
-            frames[position] = template.fill(ids)
+        if len(self.groups) == 1:
+            slots, _positions, columns = self.groups[0]
+            return list(_join(slots, columns, ids))
+        frames = [b""] * self.count
+        for slots, positions, columns in self.groups:
+            for position, frame in zip(positions, _join(slots, columns, ids)):
+                frames[position] = frame
         return frames
+
+
+def _join(slots: tuple[int, ...], columns: tuple[tuple[bytes, ...], ...], ids: Sequence[bytes]) -> Iterable[bytes]:
+    """One group's frames: its columns of pieces with the ids of ``slots`` between them."""
+    if not slots:
+        return columns[0]
+    parts: list[Iterable[bytes]] = [columns[0]]
+    for slot, column in zip(slots, columns[1:]):
+        parts.append(repeat(ids[slot]))
+        parts.append(column)
+    return map(b"".join, zip(*parts))

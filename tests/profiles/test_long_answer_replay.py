@@ -22,7 +22,7 @@ from mockoss.harmony import trace as trace_module
 from mockoss.harmony.completion import Memo, clear_completion_cache
 from mockoss.server.core import MockServer
 
-WORDS = "the quick brown fox jumps over a lazy dog while seven wise owls watch quietly".split()
+WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "while", "seven", "wise", "owls", "watch", "quietly"]
 TEXT = " ".join(WORDS[i % len(WORDS)] for i in range(400))
 TOOLS = [{"type": "function", "function": {"name": "write_file", "parameters": {"type": "object", "properties": {"content": {"type": "string"}}}}}]
 
@@ -223,3 +223,60 @@ def _streamed_text(frames) -> tuple[list[str], list[str]]:
             if line.startswith("data: {"):
                 walk(json.loads(line[6:]))
     return out, whole
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("endpoint", ["chat", "completions"])
+def test_mlxlm(tmp_path, monkeypatch, endpoint, stream):
+    from mockoss.profiles.mlxlm import wire
+
+    spies = [(wire, "step_texts")] + ([(wire, "_frames")] if stream else [])
+    extra = {"stream_options": {"include_usage": True}} if stream else {}
+    _check(tmp_path, monkeypatch, "mlx-lm", endpoint, stream, False, spies, max_tokens=5000, **extra)
+
+
+def test_mlxlm_limits_at_and_beyond_the_answer(tmp_path, monkeypatch):
+    """A limit equal to the emission's length is its own entry (an answer without a stop token
+    then finishes ``length``); every limit beyond it shares one."""
+    from mockoss.profiles.mlxlm import wire
+
+    built = []
+    real = wire.step_texts
+    monkeypatch.setattr(wire, "step_texts", lambda tokens, finish, eos: built.append(finish) or real(tokens, finish, eos))
+    clear_completion_cache()
+    path = tmp_path / "nostop.json"
+    path.write_text(json.dumps({"version": 1, "steps": [{"completion": {"raw": "<|channel|>final<|message|>" + TEXT[:200]}}]}))
+    server = MockServer(str(path), profile="mlx-lm")
+    from mockoss.harmony import Completion
+
+    length = len(Completion.from_text("<|channel|>final<|message|>" + TEXT[:200]).emit(None).tokens)
+    finishes = []
+    for limit in (length, length + 1, length + 2, 10**6, length):
+        reply, _ = server.respond("completions", json.dumps({"model": server.info.served_model_names[0], "prompt": "hi", "max_tokens": limit}).encode(), {})
+        finishes.append(json.loads(reply.body)["choices"][0]["finish_reason"])
+    assert finishes == ["length", "stop", "stop", "stop", "length"]
+    assert built == ["length", "stop"]
+
+
+def test_mlxlm_first_request_does_not_build_the_vocabulary_table(tmp_path, monkeypatch):
+    """The detokenizer reads each token's string as it meets it (``token_string``), not from the
+    whole 201,088-entry table (~0.25 s on a process's first request, issue 9)."""
+    from mockoss.profiles.mlxlm import detokenizer
+
+    detokenizer.token_strings.cache_clear()
+    monkeypatch.setattr(detokenizer, "token_strings", lambda: pytest.fail("the whole table was built"))
+    clear_completion_cache()
+    server = MockServer(_scenario(tmp_path), profile="mlx-lm")
+    raw = _body("chat", server.info.served_model_names[0], True, False)
+    assert server.respond("chat", raw, {})[0].status == 200
+
+
+def test_mlxlm_token_strings_one_at_a_time_equal_the_table():
+    """``token_string`` gives the table's entry (a sample of the vocabulary: every 61st id, the
+    byte tokens, every special token, an id past the end)."""
+    from mockoss.profiles.mlxlm.detokenizer import FIRST_SPECIAL, VOCAB_SIZE, token_string, token_strings
+
+    table = token_strings()
+    for token in [*range(0, FIRST_SPECIAL, 61), *range(256), *range(FIRST_SPECIAL, VOCAB_SIZE)]:
+        assert token_string(token) == table[token], token
+    assert token_string(VOCAB_SIZE) == "!"

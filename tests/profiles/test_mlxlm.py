@@ -19,21 +19,10 @@ from mockoss.profiles.registry import get_profile
 RETURN, ENDOFTEXT, SPACE = 200002, 199999, 220
 
 
-class _Script:
-    def __init__(self, tokens):
-        self.tokens = tuple(tokens)
+def _Script(tokens):  # a script of tokens: the engine stops at its first <|return|> or <|call|>
+    from mockoss.harmony import Completion
 
-    def emit(self, limit=None):
-        from mockoss.harmony.completion import Emission
-
-        out = []
-        for t in self.tokens:
-            if limit is not None and len(out) == limit:
-                return Emission(tokens=tuple(out), finish_reason="length")
-            out.append(t)
-            if t in (200002, 200012):
-                break
-        return Emission(tokens=tuple(out), finish_reason="stop")
+    return Completion(text="", tokens=tuple(tokens))
 
 
 def chat(tokens, **body):

@@ -27,7 +27,7 @@ import functools
 
 from mockoss.harmony.encoding import FIRST_SPECIAL, VOCABULARY_FILE, load_encoding, vocabulary_dir
 
-__all__ = ["FIRST_SPECIAL", "StreamingDetokenizer", "step_texts", "token_strings"]
+__all__ = ["FIRST_SPECIAL", "StreamingDetokenizer", "step_texts", "token_string", "token_strings"]
 
 VOCAB_SIZE = 201088
 
@@ -66,6 +66,31 @@ def token_strings() -> tuple[str, ...]:
     return tuple(table)
 
 
+#: Each token's string, filled on first use (``None``: not yet): what :func:`token_strings` holds,
+#: one token at a time. Building the whole table costs ~0.25 s (the 200,000-line vocabulary file
+#: decoded): the first request of a process paid it, even on a two-token answer (issue 9); a
+#: token's string costs ~2 us now, once per process.
+_PIECES: list[str | None] = [None] * VOCAB_SIZE
+
+
+def token_string(token: int) -> str:
+    """``token_strings()[token]`` without building the table: the token's bytes in the byte-level
+    alphabet (a special token: its literal text); an id past the vocabulary reads as ``"!"``
+    (mlx-lm's fallback)."""
+    if not 0 <= token < VOCAB_SIZE:
+        return "!"
+    piece = _PIECES[token]
+    if piece is None:
+        encoding = load_encoding()
+        if token >= FIRST_SPECIAL:
+            piece = encoding.decode([token])
+        else:
+            to_char = _byte_to_char()
+            piece = "".join(to_char[b] for b in encoding.decode([token], errors="surrogateescape").encode("utf-8", "surrogateescape"))
+        _PIECES[token] = piece
+    return piece
+
+
 def _decode(chars: str) -> str:
     decoder = _char_to_byte()
     out = bytearray()
@@ -94,8 +119,7 @@ class StreamingDetokenizer:
 
     def add_token(self, token: int) -> None:
         """Consume one token id (an id past the vocabulary reads as ``"!"``, mlx-lm's fallback)."""
-        table = token_strings()
-        piece = table[token] if token < len(table) else "!"
+        piece = token_string(token)
         self._unflushed += piece
         text = _decode(self._unflushed)
         if not text.endswith("\ufffd") and not (len(piece) == 1 and _char_to_byte().get(piece) == 32):

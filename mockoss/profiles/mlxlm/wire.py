@@ -28,8 +28,10 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
+from mockoss.harmony.completion import Cut
+from mockoss.profiles.base import SSE_MEDIA_TYPE, IdSource, Reply, RequestContext
 from mockoss.profiles.mlxlm.detokenizer import step_texts
+from mockoss.profiles.replay import FramesTemplate, IdRecorder, templatable
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
@@ -47,7 +49,7 @@ _DONE = b"data: [DONE]\n\n"
 
 def _uuid(ctx: RequestContext) -> str:
     """A deterministic uuid4 in its hyphenated form (``str(uuid.uuid4())``)."""
-    return str(uuid.UUID(hex=ctx.ids.next(), version=4))
+    return _uuid_text(ctx.ids)
 
 
 def _limit(profile: MlxLmProfile, body: Any) -> int:
@@ -68,10 +70,15 @@ def _usage(ctx: RequestContext, completion_tokens: int) -> dict[str, Any]:
     }
 
 
-def surface(profile: MlxLmProfile, kind: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
-    """``kind`` is ``"chat"`` or ``"text"``; ``request`` a chat or completions request view."""
-    body = request.body if isinstance(request.body, dict) else {}
-    limit = _limit(profile, body)
+def _steps(completion: Completion, limit: int) -> tuple[int, str, tuple[str, ...]]:
+    """``(completion tokens, finish_reason, each token's text)`` of ``completion`` under ``limit``,
+    memoised on the completion. The key is the limit when it is at most the emission's length
+    (it cuts, or, equal to it, makes ``length`` the finish of an answer without a stop token) and
+    ``None`` above it (every such limit gives the unlimited emission: :meth:`Completion.cap`)."""
+    key = ("mlxlm.steps", None if completion.cap(limit - 1) is None else Cut(limit))
+    cached = completion._memo.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
     emission = completion.emit(limit)
     tokens = list(emission.tokens)
     finish = emission.finish_reason
@@ -83,34 +90,41 @@ def surface(profile: MlxLmProfile, kind: str, completion: Completion, request: A
             finish = "length"
         else:  # a script that stops without a stop token: the model's next token is an EOS, counted
             tokens.append(RETURN)
-    steps = step_texts(tokens, finish, EOS)
-    prefix = "chatcmpl-" if kind == "chat" else "cmpl-"
+    cached = completion._memo[key] = (len(tokens), finish, tuple(step_texts(tokens, finish, EOS)))
+    return cached
+
+
+def _uuid_text(ids: IdSource) -> str:
+    return str(uuid.UUID(hex=ids.next(), version=4))
+
+
+def surface(profile: MlxLmProfile, kind: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
+    """``kind`` is ``"chat"`` or ``"text"``; ``request`` a chat or completions request view.
+
+    The token texts are memoised per limit (:func:`_steps`), and a stream's chunks per (limit,
+    kind, fingerprint) as a template (:mod:`mockoss.profiles.replay`) this request's id, model and
+    ``created`` are joined into."""
+    body = request.body if isinstance(request.body, dict) else {}
+    limit = _limit(profile, body)
+    count, finish, steps = _steps(completion, limit)
     chat = kind == "chat"
     model = body.get("model", "default_model")
     stream = bool(body.get("stream", False))
-    head: dict[str, Any] = {"id": prefix + _uuid(ctx), "system_fingerprint": profile.system_fingerprint}
-
-    def response(text: str, finish_reason: str | None, usage: dict[str, Any] | None = None) -> dict[str, Any]:
-        obj = ("chat.completion.chunk" if stream else "chat.completion") if chat else "text_completion"
-        out: dict[str, Any] = {**head, "object": obj, "model": model, "created": ctx.created, "choices": [{"index": 0, "finish_reason": finish_reason}]}
-        if usage is not None:
-            out["usage"] = usage
-        choice = out["choices"][0]
-        if chat:
-            message: dict[str, Any] = {"role": "assistant"}
-            if not stream:
-                message["content"] = text or None
-            elif text:
-                message["content"] = text
-            choice["delta" if stream else "message"] = message
-        else:
-            choice["text"] = text
-        return out
-
+    request_id = ("chatcmpl-" if chat else "cmpl-") + _uuid(ctx)
+    head: dict[str, Any] = {"id": request_id, "system_fingerprint": profile.system_fingerprint}
     if not stream:
-        return Reply(status=200, body=json.dumps(response("".join(steps), finish, _usage(ctx, len(tokens)))).encode())
-    frames = [f"data: {json.dumps(response(text, None))}\n\n".encode() for text in steps if text]
-    frames.append(f"data: {json.dumps(response('', finish))}\n\n".encode())
+        return Reply(status=200, body=json.dumps(_response(head, chat, False, model, ctx.created, "".join(steps), finish, _usage(ctx, count))).encode())
+    if templatable(completion.text):
+        key = ("mlxlm.frames", None if completion.cap(limit - 1) is None else Cut(limit), chat, profile.system_fingerprint)
+        template = completion._memo.get(key)
+        if template is None:
+            recorder = IdRecorder()
+            marks = {"id": recorder.value("id"), "system_fingerprint": profile.system_fingerprint}
+            template = completion._memo[key] = FramesTemplate(_frames(marks, chat, recorder.value("model"), recorder.value("created"), steps, finish))
+        values = [json.dumps(request_id).encode(), json.dumps(model).encode(), str(ctx.created).encode()]
+        frames = template.fill(values)  # type: ignore[attr-defined]
+    else:
+        frames = _frames(head, chat, model, ctx.created, steps, finish)
     options = body.get("stream_options")
     if options is not None and not (isinstance(options, dict) and "include_usage" in options):
         # ``self.stream_options["include_usage"]`` raises after the finish chunk: http.server logs
@@ -118,7 +132,35 @@ def surface(profile: MlxLmProfile, kind: str, completion: Completion, request: A
         # without ``data: [DONE]``.
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames), log=("KeyError: 'include_usage'",))
     if options and options.get("include_usage"):
-        usage = {**head, "object": "chat.completion", "model": model, "created": ctx.created, "choices": [], "usage": _usage(ctx, len(tokens))}
+        usage = {**head, "object": "chat.completion", "model": model, "created": ctx.created, "choices": [], "usage": _usage(ctx, count)}
         frames.append(f"data: {json.dumps(usage)}\n\n".encode())
     frames.append(_DONE)
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+
+
+def _response(
+    head: dict[str, Any], chat: bool, stream: bool, model: Any, created: Any, text: str, finish_reason: str | None, usage: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """``generate_response``: a chat message or chunk delta, or a text completion's ``text``."""
+    obj = ("chat.completion.chunk" if stream else "chat.completion") if chat else "text_completion"
+    out: dict[str, Any] = {**head, "object": obj, "model": model, "created": created, "choices": [{"index": 0, "finish_reason": finish_reason}]}
+    if usage is not None:
+        out["usage"] = usage
+    choice = out["choices"][0]
+    if chat:
+        message: dict[str, Any] = {"role": "assistant"}
+        if not stream:
+            message["content"] = text or None
+        elif text:
+            message["content"] = text
+        choice["delta" if stream else "message"] = message
+    else:
+        choice["text"] = text
+    return out
+
+
+def _frames(head: dict[str, Any], chat: bool, model: Any, created: Any, steps: tuple[str, ...], finish: str) -> list[bytes]:
+    """A stream's chunks up to its finish chunk: one per token that produced text."""
+    frames = [f"data: {json.dumps(_response(head, chat, True, model, created, text, None))}\n\n".encode() for text in steps if text]
+    frames.append(f"data: {json.dumps(_response(head, chat, True, model, created, '', finish))}\n\n".encode())
+    return frames
