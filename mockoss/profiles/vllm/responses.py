@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import accumulate, pairwise
 from typing import TYPE_CHECKING, Any
 
 from openai_harmony import Message
@@ -80,7 +81,9 @@ class _Plan:
     output: Template  # the JSON array of output items; holes index the final ids
     stream_output: Template  # the same after a stream: holes index the stream ids (ids reused)
     final_ids: int
-    events: tuple[Template, ...]  # stream frames; holes index the stream ids
+    events: tuple[Template, ...]  # stream frames; holes index the stream ids (empty when joined)
+    joined: Template | None  # the same frames as one template, sequence numbers filled in (_join_events)
+    cuts: dict[int, tuple[int, ...]]  # the joined frames' byte offsets, per id length (16 and 32 hex digits)
     stream_ids: int
     status: str
     output_tokens: int
@@ -288,12 +291,47 @@ def _build_plan(
         output=final_ids.compile(items),
         stream_output=stream_ids.compile(stream_items) if reuse else final_ids.compile(items),
         final_ids=final_ids.count,
-        events=tuple(events),
+        **_join_events(events),
         stream_ids=stream_ids.count,
         status="incomplete" if length or not items else "completed",
         output_tokens=len(trace.tokens),
         reasoning_tokens=reasoning,
     )
+
+
+#: Characters tried as the id-slot marker of a joined events template (the first absent from it).
+_JOIN_MARKERS = "\U000f0001\U000f0002\U000f0003\U000f0004"
+
+
+def _join_events(events: list[Template]) -> dict[str, Any]:
+    """``events``, the stream's item events (sequence numbers from 2), as one template whose
+    sequence numbers are filled in and whose holes are only the stream ids, so a request fills
+    them all with one ``%`` and cuts the encoded text at each ``"\n\n"``: one frame per event.
+    A 10,000-token answer's stream filled and encoded each of its ~10,700 events on every
+    request, ~10 ms on the event loop (issue 9, eighth session); the join costs ~2.
+
+    Kept as separate templates (``joined`` ``None``) unless every event, filled, ends with its one
+    ``"\n\n"`` (JSON escapes newlines, so an event is ``event: T\ndata: {…}\n\n``) and does not
+    start with a newline, the cut's premise; also when no marker character is absent."""
+    separate: dict[str, Any] = {"events": tuple(events), "joined": None, "cuts": {}}
+    whole = "".join(fmt for fmt, _ in events)
+    marker = next((m for m in _JOIN_MARKERS if m not in whole), None)
+    if marker is None:
+        return separate
+    parts: list[str] = []
+    holes: list[int] = []
+    sizes: list[tuple[int, int]] = []  # per frame: its bytes without the ids, its ids
+    width = len(marker.encode())
+    for seq, (fmt, slots) in enumerate(events, 2):
+        filled = fmt % tuple(marker if h >= 0 else seq for h in slots)
+        if filled.find("\n\n") != len(filled) - 2 or filled.startswith("\n"):
+            return separate
+        parts.append(filled.replace("%", "%%").replace(marker, "%s"))
+        ids = [h for h in slots if h >= 0]
+        holes += ids
+        sizes.append((len(filled.encode()) - width * len(ids), len(ids)))
+    cuts = {digits: tuple(accumulate((size + digits * count for size, count in sizes), initial=0)) for digits in (16, 32)}
+    return {"events": (), "joined": ("".join(parts), tuple(holes)), "cuts": cuts}
 
 
 def _plan(
@@ -323,22 +361,33 @@ def _response_frame(kind: str, response: str, seq: int) -> str:
 def _stream(profile: VllmProfile, plan: _Plan, echo: Echo, ids: IdSource) -> Reply:
     stream_hex = _hex_ids(ids, plan.stream_ids, profile.id_digits)
     initial = echo.render("in_progress", "[]", None)
-    frames = [_response_frame("response.created", initial, 0), _response_frame("response.in_progress", initial, 1)]
-    frames += [fill(t, stream_hex, seq) for seq, t in enumerate(plan.events, 2)]
+    frames = [_response_frame("response.created", initial, 0).encode(), _response_frame("response.in_progress", initial, 1).encode()]
+    if plan.joined is not None:
+        fmt, holes = plan.joined
+        data = (fmt % tuple([stream_hex[h] for h in holes])).encode()
+        cuts = plan.cuts.get(len(stream_hex[0]) if stream_hex else 32)
+        if cuts is not None and cuts[-1] == len(data):  # each frame's length is known: one slice each
+            frames += [data[start:end] for start, end in pairwise(cuts)]
+        else:  # ids of another length: cut at each frame's end
+            events = data.split(b"\n\n")
+            events.pop()  # after the last "\n\n"
+            frames += [event + b"\n\n" for event in events]
+    else:
+        frames += [fill(t, stream_hex, seq).encode() for seq, t in enumerate(plan.events, 2)]
     failure = (profile.harmony_error_status, plan.harmony_error) if plan.harmony_error is not None else plan.failure
     if failure is None:
         if _shapes(profile)[2]:  # reuse_streamed_item_ids: the output holds the streamed ids
             output = fill(plan.stream_output, stream_hex)
         else:
             output = fill(plan.output, _hex_ids(ids, plan.final_ids, profile.id_digits))
-        frames.append(_response_frame("response.completed", echo.render(plan.status, output, plan), len(frames)))
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(f.encode() for f in frames))
+        frames.append(_response_frame("response.completed", echo.render(plan.status, output, plan), len(frames)).encode())
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
     status, message = failure
     if profile.responses_stream_error == "error_event":
         error = {"code": ERROR_TYPES.get(status, "InternalServerError"), "message": message, "param": None, "sequence_number": len(frames), "type": "error"}
-        frames.append(f"event: error\ndata: {dumps(error)}\n\n")
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(f.encode() for f in frames))
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(f.encode() for f in frames), abort=message)
+        frames.append(f"event: error\ndata: {dumps(error)}\n\n".encode())
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames), abort=message)
 
 
 def request_plan(profile: VllmProfile, completion: Completion, request: ResponsesRequestView) -> _Plan:

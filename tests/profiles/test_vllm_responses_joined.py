@@ -1,0 +1,72 @@
+"""The vLLM Responses stream's item events are one joined template per plan (issue 9, eighth
+session: a 10,000-token answer's ~10,700 events were filled and encoded one by one on every
+request, ~9.4 ms on the event loop; joined, ~2.4 ms).
+
+The joined path must give the frames the per-event templates give: compared here for answers with
+``%`` sequences, tool calls and an MCP call, with 16- and 32-digit ids, and through the fallback
+that cuts at each ``"\\n\\n"`` when the ids' length has no precomputed offsets.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mockoss.harmony import Completion
+from mockoss.profiles.base import IdSource, RequestContext, ResponsesRequestView, ToolDecl
+from mockoss.profiles.registry import get_profile
+from mockoss.profiles.vllm import responses
+
+TEXTS = [
+    "<|channel|>analysis<|message|>100% sure: %s %(id)s %%<|end|><|start|>assistant<|channel|>final<|message|>It is 100%(total)s %d.<|return|>",
+    (
+        "<|channel|>analysis<|message|>Call it.<|end|><|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json"
+        '<|message|>{"city": "100% Paris"}<|call|>'
+    ),
+    '<|channel|>commentary to=github.search<|message|>{"q": "x"}<|call|>',
+    "<|channel|>final<|message|>" + " ".join(f"word{i}\\n" for i in range(300)) + "<|return|>",
+]
+
+
+def _frames(profile, text: str, joined: bool, digits_cuts: bool = True) -> tuple[bytes, ...]:
+    completion = Completion.from_text(text)
+    completion._memo.clear()
+    real = responses._join_events
+    if not joined:
+        responses._join_events = lambda events: {"events": tuple(events), "joined": None, "cuts": {}}
+    else:  # the joined path must be taken
+
+        def checked(events):
+            made = real(events)
+            assert made["joined"] is not None and made["events"] == ()
+            return made if digits_cuts else {**made, "cuts": {}}
+
+        responses._join_events = checked
+    try:
+        request = ResponsesRequestView(
+            model="openai/gpt-oss-20b", stream=True, tools=(ToolDecl("function", "get_weather"),)
+        )
+        ctx = RequestContext(ids=IdSource(0, 3), created=1, prompt_tokens=5, raw_body=b"{}")
+        reply = profile.surface("responses", completion, request, ctx)
+    finally:
+        responses._join_events = real
+        completion._memo.clear()
+    assert reply.status == 200
+    return reply.frames
+
+
+@pytest.mark.parametrize("digits", [16, 32])
+@pytest.mark.parametrize("text", TEXTS, ids=["percent", "tool call", "mcp call", "escaped newlines"])
+def test_joined_events_are_the_separate_events(text, digits):
+    profile = get_profile("vllm", {"id_digits": digits})
+    separate = _frames(profile, text, joined=False)
+    assert len(separate) > 4
+    assert _frames(profile, text, joined=True) == separate
+    assert _frames(profile, text, joined=True, digits_cuts=False) == separate
+
+
+def test_a_plan_joins_its_events_and_knows_each_frames_offsets():
+    completion = Completion.from_text(TEXTS[0])
+    plan = responses._build_plan(completion, None, True, frozenset(), False)
+    assert plan.events == () and plan.joined is not None
+    fmt, _holes = plan.joined
+    assert set(plan.cuts) == {16, 32} and len(plan.cuts[32]) - 1 == fmt.count("\n\n")
