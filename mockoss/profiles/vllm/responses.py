@@ -300,7 +300,7 @@ def _build_plan(
 
 
 #: Characters tried as the id-slot marker of a joined events template (the first absent from it).
-_JOIN_MARKERS = "\U000f0001\U000f0002\U000f0003\U000f0004"
+_JOIN_MARKERS = "\U000f00a1\U000f00a2\U000f00a3\U000f00a4"
 
 
 def _join_events(events: list[Template]) -> dict[str, Any]:
@@ -365,8 +365,11 @@ def _stream(profile: VllmProfile, plan: _Plan, echo: Echo, ids: IdSource) -> Rep
     if plan.joined is not None:
         fmt, holes = plan.joined
         data = (fmt % tuple([stream_hex[h] for h in holes])).encode()
-        cuts = plan.cuts.get(len(stream_hex[0]) if stream_hex else 32)
-        if cuts is not None and cuts[-1] == len(data):  # each frame's length is known: one slice each
+        width = len(stream_hex[0]) if stream_hex else 32
+        # Each frame's length is known when every id is ASCII of one known width (a caller's slot
+        # ids, as the OpenAI profile's, may be neither): then one slice per frame.
+        cuts = plan.cuts.get(width) if all(len(h) == width and h.isascii() for h in stream_hex) else None
+        if cuts is not None and cuts[-1] == len(data):
             frames += [data[start:end] for start, end in pairwise(cuts)]
         else:  # ids of another length: cut at each frame's end
             events = data.split(b"\n\n")
