@@ -64,6 +64,15 @@ The issue 9 review of the seventh session (a breaker's hunt) added, each once ov
   against the ``long`` rule's 3,000-word answer: the frames were built before the size check
   (436-520 ms, then a 400).
 
+The eighth session added long scripted answers (the cost is the answer's, not the request's):
+
+* ``long40k``, ``long40ks``, ``long40kcut``: the first chat request, then the first streamed one,
+  then one with ``max_tokens`` 39,000 (a limit that cuts the answer: its own plan), on a
+  40,000-word answer: each built the answer's plan for its shape on the event loop (~250 ms
+  non-streamed in process);
+* ``trtlong``, ``trtlong2`` (TensorRT-LLM profile): a streamed Responses request on the ``long``
+  rule's 3,000-word answer, twice: the profile built every frame again for every request.
+
 It prints, per case, the heavy request's own time and status, the probes' extra wait over their
 median alone (p50, p99, max; the issue 9 target: ≤ 50 ms), and the server's resident memory after
 the case; a last ``noise`` row probes, with no heavy request, for as long as the longest one took
@@ -115,9 +124,13 @@ rules:
     match: {last_user: "^long answer"}
     steps: [{completion: {messages: [{channel: analysis, content: "think"}, {channel: final, content: "LONG_ANSWER"}]}}]
     when_exhausted: repeat_last
+  - name: very long
+    match: {last_user: "^very long answer"}
+    steps: [{completion: {messages: [{channel: analysis, content: "think"}, {channel: final, content: "VERY_LONG_ANSWER"}]}}]
+    when_exhausted: repeat_last
   - steps: [{completion: {messages: [{channel: analysis, content: "Say hi."}, {channel: final, content: "Hi!"}]}}]
     when_exhausted: repeat_last
-""".replace("LONG_ANSWER", " ".join(f"w{i}" for i in range(3000)))
+""".replace("VERY_LONG_ANSWER", " ".join(f"w{i}" for i in range(40_000))).replace("LONG_ANSWER", " ".join(f"w{i}" for i in range(3000)))
 BASELINE = """\
 import sys, uvicorn
 from starlette.applications import Starlette
@@ -210,6 +223,11 @@ def cases() -> dict[str, Heavy]:
                 {"role": "user", "content": "hi"},
             ]
         ),
+        "long40k": _body([{"role": "user", "content": "very long answer"}]),
+        "long40ks": json.dumps({"model": MODEL, "messages": [{"role": "user", "content": "very long answer"}], "stream": True}).encode(),
+        "long40kcut": json.dumps({"model": MODEL, "messages": [{"role": "user", "content": "very long answer"}], "max_tokens": 39_000}).encode(),
+        "trtlong": ("/v1/responses", json.dumps({"model": MODEL, "input": "long answer", "stream": True}).encode()),
+        "trtlong2": ("/v1/responses", json.dumps({"model": MODEL, "input": "long answer", "stream": True}).encode()),
         "trtbatch": (
             "/v1/completions",
             json.dumps({
@@ -222,7 +240,10 @@ def cases() -> dict[str, Heavy]:
 
 #: Cases answered by a mockoss server with another profile than the default (vLLM), by case name:
 #: that profile (started with ``--served-model-name`` :data:`MODEL`, so the probe's body is the same).
-PROFILES = {"ollamaword": "ollama", "ollama10MB": "ollama", "template": "llamacpp", "pieces": "llamacpp", "trtbatch": "trtllm"}
+PROFILES = {
+    "ollamaword": "ollama", "ollama10MB": "ollama", "template": "llamacpp", "pieces": "llamacpp", "trtbatch": "trtllm",
+    "trtlong": "trtllm", "trtlong2": "trtllm",
+}
 
 
 def _free_port() -> int:
