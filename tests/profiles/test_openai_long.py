@@ -118,3 +118,23 @@ def test_memoised_responses_stream_is_the_direct_rewrite(text: str, body: dict) 
         assert (reply.status, reply.frames, reply.abort) == (direct.status, direct.frames, direct.abort)
     if "instructions" in body:
         assert "\U000f0000".encode() in reply.frames[0]
+
+
+def test_an_entry_serves_only_the_frames_it_was_made_from() -> None:
+    """Two streams of one length but other contents (another request shape) under one memo key:
+    the second is rewritten afresh, not answered with the first one's frames."""
+    from mockoss.profiles.base import Reply
+    from mockoss.profiles.openai import stream_memo
+
+    head = b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":5,"model":"m","choices":['
+    def reply(words: list[str], rid: bytes = b"1") -> Reply:
+        frames = [head.replace(b"-1", b"-" + rid) + b'{"index":0,"delta":{"content":"%s"},"logprobs":null,"finish_reason":null}]}\n\n' % w.encode() for w in words]
+        return Reply(status=200, media_type="text/event-stream", frames=(*frames, b"data: [DONE]\n\n"))
+    memo: dict = {}
+    first, second = reply(["a", "b", "c"]), reply(["a", "x", "c"], b"2")
+    assert stream_memo.chat_frames(first, False, memo).frames == wire.chat_frames(first, False).frames
+    assert stream_memo.chat_frames(second, False, memo).frames == wire.chat_frames(second, False).frames
+    same = reply(["a", "x", "c"], b"3")  # now a hit: its own head in front
+    assert stream_memo.chat_frames(same, False, memo).frames == wire.chat_frames(same, False).frames
+    shifted = reply(["a", "xc", ""], b"4")  # the same joined text, split otherwise
+    assert stream_memo.chat_frames(shifted, False, memo).frames == wire.chat_frames(shifted, False).frames

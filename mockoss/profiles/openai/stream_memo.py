@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from itertools import repeat
+from operator import getitem
 from typing import Any
 
 from mockoss.profiles.base import Reply, RequestContext
@@ -51,11 +52,11 @@ _SLOT_ESCAPED = b"\\udb80\\udc0"
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    """The memoised rewrite: the frames it was made from (``None`` at volatile positions), what
-    to put at each stable position (after the request's head, or with slots), and for Responses
-    the rewrite's state before each volatile frame."""
+    """The memoised rewrite: the frames it was made from (:func:`_stable`: the runs between the
+    volatile positions, joined), what to put at each stable position (after the request's head,
+    or with slots), and for Responses the rewrite's state before each volatile frame."""
 
-    expected: tuple[bytes | None, ...]
+    expected: tuple[bytes, ...]
     volatile: tuple[int, ...]
     out: Any  # chat: tuple[bytes, ...]; Responses: SlotFrames
     states: tuple[tuple[dict[str, str], dict[int, str]], ...] = ()
@@ -82,21 +83,32 @@ def _openai_head(head: bytes) -> bytes:
     return b"data: " + dumps(out).encode()[:-2]
 
 
+def _stable(frames: Any, volatile: tuple[int, ...], head: bytes = b"") -> tuple[bytes, ...]:
+    """The frames between the volatile ones, each run joined, each frame without its first
+    ``len(head)`` bytes: the check that a request's frames are those an entry was made from, in
+    C-level passes. A frame is one event ending in a blank line and its JSON holds no raw
+    newline, so the joined bytes give back the frames (a ``[DONE]`` or error frame where a chunk
+    was cannot give the same bytes)."""
+    out: list[bytes] = []
+    start = 0
+    rest = slice(len(head), None)
+    for stop in (*volatile, len(frames)):
+        run = frames[start:stop]
+        out.append(b"".join(map(getitem, run, repeat(rest))) if head else b"".join(run))
+        start = stop + 1
+    return tuple(out)
+
+
 def chat_frames(vllm: Reply, include_usage: bool, memo: Any) -> Reply:
     """:func:`mockoss.profiles.openai.wire.chat_frames`, memoised on ``memo`` (see the module)."""
     frames = vllm.frames
     head = _head(frames)
     if head is None:
         return Reply(status=vllm.status, media_type=vllm.media_type, frames=tuple(chat_frame(f, include_usage) for f in frames), abort=vllm.abort)
-    cut = len(head)
-    rest: list[bytes | None] = [frame[cut:] for frame in frames]
     key = (_CHAT, include_usage, len(frames))
     entry = memo.get(key)
-    if entry is not None:
-        for index in entry.volatile:
-            rest[index] = None
-        if tuple(rest) != entry.expected:
-            entry = None
+    if entry is not None and _stable(frames, entry.volatile, head) != entry.expected:
+        entry = None
     prefix = _openai_head(head)
     if entry is None:
         entry = _chat_entry(frames, head, prefix, include_usage)
@@ -109,22 +121,19 @@ def chat_frames(vllm: Reply, include_usage: bool, memo: Any) -> Reply:
 
 
 def _chat_entry(frames: Any, head: bytes, prefix: bytes, include_usage: bool) -> _Entry:
-    cut, skip = len(head), len(prefix)
-    expected: list[bytes | None] = []
+    skip = len(prefix)
     volatile: list[int] = []
     out: list[bytes] = []
     for index, frame in enumerate(frames):
         rewritten = b""
-        if frame.startswith(head) and not any(marker in frame for marker in _CHAT_VOLATILE):
+        if frame.startswith(head) and head not in frame[len(head):] and not any(marker in frame for marker in _CHAT_VOLATILE):
             rewritten = chat_frame(frame, include_usage)
         if rewritten.startswith(prefix):
-            expected.append(frame[cut:])
             out.append(rewritten[skip:])
         else:
-            expected.append(None)
             volatile.append(index)
             out.append(b"")
-    return _Entry(tuple(expected), tuple(volatile), tuple(out))
+    return _Entry(_stable(frames, tuple(volatile), head), tuple(volatile), tuple(out))
 
 
 class SlotIds:
@@ -157,12 +166,8 @@ def responses_frames(vllm: Reply, ids: SlotIds, ctx: RequestContext, memo: Any) 
     frames = vllm.frames
     key = (_RESPONSES, len(frames))
     entry = memo.get(key)
-    if entry is not None:
-        rest: list[bytes | None] = list(frames)
-        for index in entry.volatile:
-            rest[index] = None
-        if tuple(rest) != entry.expected:
-            entry = None
+    if entry is not None and _stable(frames, entry.volatile) != entry.expected:
+        entry = None
     if entry is None:
         entry = _responses_entry(frames)
         memo[key] = entry
@@ -177,17 +182,13 @@ def responses_frames(vllm: Reply, ids: SlotIds, ctx: RequestContext, memo: Any) 
 
 def _responses_entry(frames: Any) -> _Entry:
     rewrite = ResponsesRewrite()
-    expected: list[bytes | None] = []
     volatile: list[int] = []
     states: list[tuple[dict[str, str], dict[int, str]]] = []
     out: list[bytes] = []
     for index, frame in enumerate(frames):
         if _RESPONSE_VOLATILE in frame:
-            expected.append(None)
             volatile.append(index)
             states.append((dict(rewrite.renamed), dict(rewrite.call_ids)))
-        else:
-            expected.append(frame)
         rewritten = rewrite.frame(frame)
         out.append(b"" if volatile and volatile[-1] == index else rewritten)
-    return _Entry(tuple(expected), tuple(volatile), SlotFrames(out, _SLOT_BYTES), tuple(states))
+    return _Entry(_stable(frames, tuple(volatile)), tuple(volatile), SlotFrames(out, _SLOT_BYTES), tuple(states))
