@@ -75,6 +75,18 @@ def test_repeated_streamed_chat_is_not_detokenized_and_parsed_again(monkeypatch:
     assert len(steps) == 2  # once per completion, not once per request
 
 
+@pytest.mark.parametrize("options", [{}, {"tools": WEATHER}])
+def test_repeated_chat_is_not_decoded_and_parsed_again(monkeypatch: pytest.MonkeyPatch, options: dict) -> None:
+    parses = _counting(monkeypatch, chat_module, "split_reasoning")
+    for text in (LONG, CALL):
+        completion = _fresh(text)
+        request = ChatRequestView(model=MODEL, **options)
+        first, again = SglangProfile().chat(completion, request, _ctx()), SglangProfile().chat(completion, request, _ctx())
+        assert first.body == again.body
+        assert SglangProfile().chat(completion, request, _ctx(4)).body != first.body  # its own ids
+    assert len(parses) == 2  # once per completion
+
+
 def test_repeated_streamed_chat_draws_call_ids_per_request() -> None:
     completion = Completion.from_text(CALL)
     request = ChatRequestView(model=MODEL, stream=True, tools=WEATHER)

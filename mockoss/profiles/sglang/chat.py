@@ -80,7 +80,6 @@ def _tools(profile: SglangProfile, request: ChatRequestView) -> frozenset[str] |
 def surface_chat(profile: SglangProfile, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
     """SGLang's chat reply for ``completion``; see the module docstring for the rules."""
     emission = completion.emit(request.max_tokens)
-    tokens, finish, matched = _finish(profile, emission.tokens, emission.finish_reason)
     reasoning_tokens = _reasoning_tokens(profile, emission.tokens)
     usage = _usage(ctx.prompt_tokens, len(emission.tokens), reasoning_tokens)
     rid = ctx.ids.next()
@@ -88,16 +87,7 @@ def surface_chat(profile: SglangProfile, completion: Completion, request: ChatRe
     if request.stream:
         plan = stream_plan(profile, completion, request.max_tokens, tools)
         return _stream(profile, plan, (usage, reasoning_tokens), rid, request, ctx)
-    kept = [t for t in tokens if not (profile.skip_special_tokens and t >= FIRST_SPECIAL)]
-    text = load_encoding().decode(kept) if kept else ""
-    reasoning: str | None = None
-    if profile.reasoning_parser is not None and profile.separate_reasoning:
-        reasoning, text = split_reasoning(text)
-    calls: list = []
-    if tools is not None:
-        text, calls = parse_tool_calls(text, tools, forward_unknown=profile.forward_unknown_tools, hyphenated=profile.hyphenated_tool_names)
-        if calls and finish == "stop":
-            finish, matched = "tool_calls", None
+    text, reasoning, calls, finish, matched = _parsed(profile, completion, request.max_tokens, tools)
     message: dict[str, Any] = {"role": "assistant", "content": text or "", "reasoning_content": reasoning or None}
     if calls:
         message["tool_calls"] = [
@@ -205,6 +195,40 @@ def _usage_json(prompt: int, completion: int, reasoning: int) -> str:
         f'{{"prompt_tokens":{prompt},"total_tokens":{prompt + completion},"completion_tokens":{completion},'
         f'"prompt_tokens_details":null,"reasoning_tokens":{reasoning},"completion_tokens_details":{details}}}'
     )
+
+
+def _parsed(
+    profile: SglangProfile, completion: Completion, max_tokens: int | None, tools: frozenset[str] | None
+) -> tuple[str, str | None, tuple[Any, ...], str, int | None]:
+    """``(content, reasoning_content, calls, finish_reason, matched_stop)`` of a non-streamed
+    reply: the whole text through the reasoning and tool-call detectors, memoised on the
+    completion per (``Completion.cap(max_tokens)``, the switches that change it, tool names)."""
+    reasoning_on = profile.reasoning_parser is not None and profile.separate_reasoning
+    key = (
+        _MEMO_FULL, completion.cap(max_tokens), profile.skip_special_tokens, profile.tool_call_parser, reasoning_on, tools,
+        profile.forward_unknown_tools, profile.hyphenated_tool_names,
+    )
+    cached = completion._memo.get(key)
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    emission = completion.emit(max_tokens)
+    tokens, finish, matched = _finish(profile, emission.tokens, emission.finish_reason)
+    kept = [t for t in tokens if not (profile.skip_special_tokens and t >= FIRST_SPECIAL)]
+    text = load_encoding().decode(kept) if kept else ""
+    reasoning: str | None = None
+    if reasoning_on:
+        reasoning, text = split_reasoning(text)
+    calls: list = []
+    if tools is not None:
+        text, calls = parse_tool_calls(text, tools, forward_unknown=profile.forward_unknown_tools, hyphenated=profile.hyphenated_tool_names)
+        if calls and finish == "stop":
+            finish, matched = "tool_calls", None
+    parsed = (text, reasoning, tuple(calls), finish, matched)
+    completion._memo[key] = parsed
+    return parsed
+
+
+_MEMO_FULL = "sglang.chat.full"
 
 
 def _stream(
