@@ -123,6 +123,7 @@ class Warmup:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._scenarios: OrderedDict[int, _Scenario] = OrderedDict()
+        self._last: tuple[object, bool] = (None, False)  # (scenario, has_long) last asked about
 
     def _state(self, scenario: Scenario) -> _Scenario:
         state = self._scenarios.get(id(scenario))  # a dict read: atomic, no lock
@@ -135,9 +136,18 @@ class Warmup:
                 self._scenarios.popitem(last=False)
         return state
 
-    def has_long(self, scenario: Scenario) -> bool:
-        """Whether ``scenario`` holds a long completion (computed once per scenario)."""
-        return bool(self._state(scenario).longs)
+    def has_long(self, scenario: Scenario | str) -> bool:
+        """Whether ``scenario`` holds a long completion (computed once per scenario; ``False``
+        for anything but a :class:`Scenario`). The last one asked about is kept: one identity
+        check for a server's every request."""
+        last = self._last
+        if last[0] is scenario:
+            return last[1]
+        if not isinstance(scenario, Scenario):
+            return False
+        found = bool(self._state(scenario).longs)
+        self._last = (scenario, found)
+        return found
 
     def pending(self, server: MockServer, scenario: Scenario, shape: int, body: Any, headers: Mapping[str, str]) -> tuple[_Scenario, tuple[int, ...]] | None:
         """``(state, positions)``: the long completions ``state.longs[i]`` to warm for ``shape``
@@ -224,7 +234,7 @@ def wanted(server: MockServer, endpoint: str, raw: bytes, headers: Mapping[str, 
     first (:class:`mockoss.server.offload.Gate`, on the event loop). Costs a dict lookup for a
     scenario without long completions; for one with, the body's parse (handed on to the answer,
     :func:`mockoss.jsonbody.parse_json_and_hand_on`) and its shape."""
-    scenario = _scenario_of(server, headers)
+    scenario = server.scenario if "x-mockoss-scenario" not in headers else _scenario_of(server, headers)
     if scenario is None or not server._warmup.has_long(scenario):
         return False
     try:
