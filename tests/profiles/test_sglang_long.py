@@ -164,3 +164,23 @@ def test_id_source_skip_is_drawing() -> None:
         drawn.next()
     skipped.skip(5)
     assert skipped.next("x_") == drawn.next("x_")
+
+
+def test_hold_partial_is_the_longest_suffix_a_guard_starts_with() -> None:
+    """The string parser's hold (searched from the guard's first character, for speed) is the
+    definition's: the longest suffix that is a proper prefix of a guard."""
+    import random
+
+    from mockoss.profiles.sglang.harmony_text import _GUARDS, hold_partial
+
+    def naive(text: str, guards: tuple[str, ...]) -> tuple[str, str]:
+        sizes = [size for guard in guards for size in range(1, min(len(guard) - 1, len(text)) + 1) if guard.startswith(text[-size:])]
+        held = max(sizes, default=0)
+        return (text[:-held], text[-held:]) if held else (text, "")
+
+    rng = random.Random(9)
+    pieces = [*"<|>ab cfilmnorst", "<|", "|>", "<|start", "<|channel", "<|message|", "analysis", "assistantfin", "commentar"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 7)))
+        for guards in (_GUARDS, ("assistantfinal",), ("analysis", "commentary", "assistantfinal")):
+            assert hold_partial(text, guards) == naive(text, guards), (text, guards)

@@ -69,11 +69,20 @@ def hold_partial(text: str, guards: tuple[str, ...] | list[str]) -> tuple[str, s
     """Split ``text`` into ``(emit, hold)`` where ``hold`` is the longest suffix that is a proper
     prefix of one of ``guards`` (it may still grow into a marker)."""
     held = 0
+    length = len(text)
     for guard in guards:
-        for size in range(min(len(guard) - 1, len(text)), held, -1):
-            if guard.startswith(text[-size:]):
-                held = size
+        limit = min(len(guard) - 1, length)
+        if limit <= held:
+            continue
+        # Only a suffix starting with the guard's first character can be its prefix: those
+        # positions are found in C, longest suffix first (a step's text rarely holds one).
+        first = guard[0]
+        at = text.find(first, length - limit)
+        while at != -1 and length - at > held:
+            if guard.startswith(text[at:]):
+                held = length - at
                 break
+            at = text.find(first, at + 1)
     return (text[:-held], text[-held:]) if held else (text, "")
 
 
