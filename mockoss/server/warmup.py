@@ -26,7 +26,9 @@ script played in order, the usual case), the step the request will play is read 
 those cursors (:func:`_predicted`), and only its completion is warmed; a request whose step is
 warmed for its shape, or short, stays on the event loop. Otherwise the scenario's long
 completions are warmed in file order, at most :data:`PER_REQUEST` per request, each once per
-shape; a completion that is never played then costs one warm-up per shape, on a thread.
+shape; a completion that is never played then costs one warm-up per shape, on a thread. Two
+requests that need the same warm-up at once (a burst of first requests) build it once: the
+second waits for the first on its own thread (:meth:`Warmup.claim`).
 
 What ``surface`` changes besides memos and caches: nothing. The request log, the recorder, stored
 Responses ids and rule cursors are all written by the server under the lock, outside ``surface``
@@ -47,6 +49,7 @@ finer than needed only warms again, on a thread. Shapes are remembered per serve
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -77,6 +80,8 @@ MAX_LONG = 64
 PER_REQUEST = 4
 #: Request shapes remembered per scenario (least recently used forgotten first).
 SHAPES = 256
+#: Seconds a request waits at most for another request's warm-up of the plans it needs.
+INFLIGHT_WAIT_S = 60.0
 #: Scenarios whose long completions a server remembers (the oldest forgotten first).
 SCENARIOS = 16
 
@@ -124,6 +129,7 @@ class Warmup:
         self._lock = threading.Lock()
         self._scenarios: OrderedDict[int, _Scenario] = OrderedDict()
         self._last: tuple[object, bool] = (None, False)  # (scenario, has_long) last asked about
+        self._inflight: dict[tuple[int, int, int], threading.Event] = {}  # (state, shape, position) being warmed
 
     def _state(self, scenario: Scenario) -> _Scenario:
         state = self._scenarios.get(id(scenario))  # a dict read: atomic, no lock
@@ -165,14 +171,33 @@ class Warmup:
         todo = tuple(position for position in candidates if not warmed >> position & 1)[:PER_REQUEST]
         return (state, todo) if todo else None
 
-    def done(self, state: _Scenario, shape: int, positions: tuple[int, ...]) -> None:
-        """Record that ``state.longs[i]`` for each of ``positions`` were warmed for ``shape``."""
+    def claim(self, state: _Scenario, shape: int, positions: tuple[int, ...]) -> tuple[list[int], list[threading.Event]]:
+        """``(mine, theirs)``: the positions this request warms (now claimed), and the events of
+        those another request is warming now (set when it is done)."""
+        mine: list[int] = []
+        theirs: list[threading.Event] = []
+        with self._lock:
+            for position in positions:
+                key = (id(state), shape, position)
+                running = self._inflight.get(key)
+                if running is None:
+                    self._inflight[key] = threading.Event()
+                    mine.append(position)
+                else:
+                    theirs.append(running)
+        return mine, theirs
+
+    def release(self, state: _Scenario, shape: int, positions: list[int]) -> None:
+        """Record that ``state.longs[i]`` for each of ``positions`` were warmed for ``shape`` (or
+        failed: the lock's side answers), and wake the requests waiting for them."""
         bits = sum(1 << position for position in positions)
         with self._lock:
             state.shapes[shape] = state.shapes.get(shape, 0) | bits
             state.shapes.move_to_end(shape)
             while len(state.shapes) > SHAPES:
                 state.shapes.popitem(last=False)
+            for position in positions:
+                self._inflight.pop((id(state), shape, position)).set()
 
 
 def _predicted(server: MockServer, state: _Scenario, body: Any, headers: Mapping[str, str]) -> tuple[int, ...] | None:
@@ -255,27 +280,39 @@ def warmed(
     count in :data:`~mockoss.server.prelock.PRECOUNTED_PROMPT_TOKENS`). Yields the view
     (``view`` as given when nothing was done). Anything that fails is left to the lock's side,
     which does it again and answers as before."""
-    token = None
-    if WARM_BEFORE_LOCK.get() and type(checked) is tuple:
-        prepared = _prepare(server, endpoint, raw, body, headers, checked, view)
-        if prepared is not None:
-            found, shape, positions, profile, view, counted = prepared
-            if PRECOUNTED_PROMPT_TOKENS.get() is None:
-                token = PRECOUNTED_PROMPT_TOKENS.set(counted)
+    prepared = _prepare(server, endpoint, raw, body, headers, checked, view) if WARM_BEFORE_LOCK.get() and type(checked) is tuple else None
+    if prepared is None:
+        yield view
+        return
+    found, shape, positions, profile, view, counted = prepared
+    token = PRECOUNTED_PROMPT_TOKENS.set(counted) if PRECOUNTED_PROMPT_TOKENS.get() is None else None
+    try:
+        warming = server._warmup
+        mine, theirs = warming.claim(found, shape, positions)
+        try:
             index = server._handled  # the index the request will most likely get (ids are never memoised)
-            for position in positions:
-                completion = found.longs[position]
+            for position in mine:
                 try:
-                    profile.surface(endpoint, completion, view, RequestContext(IdSource(server.seed, index), server.created, counted, raw))
+                    profile.surface(endpoint, found.longs[position], view, RequestContext(IdSource(server.seed, index), server.created, counted, raw))
                 except BaseException as exc:  # noqa: BLE001  (the lock's side answers the step it plays, as before)
                     if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                         raise
-            server._warmup.done(found, shape, positions)
-    try:
+        finally:
+            warming.release(found, shape, mine)
+        _wait(theirs)
         yield view
     finally:
         if token is not None:
             PRECOUNTED_PROMPT_TOKENS.reset(token)
+
+
+def _wait(events: list[threading.Event]) -> None:
+    """Wait (on this worker thread) for the warm-ups other requests are running of the plans this
+    one needs, at most :data:`INFLIGHT_WAIT_S` in all: two first requests of a shape build them
+    once, not twice at the same time."""
+    deadline = time.monotonic() + INFLIGHT_WAIT_S
+    for event in events:
+        event.wait(max(0.0, deadline - time.monotonic()))
 
 
 def _prepare(

@@ -245,3 +245,46 @@ def test_the_http_short_path_hands_the_first_long_request_to_the_gate(monkeypatc
     (warm_thread, warm_held), (first_thread, first_held), (loop_thread, repeat_held) = calls
     assert (warm_held, first_held, repeat_held) == (False, True, True)
     assert warm_thread == first_thread != loop_thread  # the first on a worker thread, the repeat on the loop
+
+
+def test_two_first_requests_of_a_shape_build_its_plans_once(monkeypatch):
+    """The second waits (on its worker thread) for the first one's warm-up instead of building
+    the same plans beside it."""
+    server = MockServer(scenario=_long_scenario("twice"))
+    first_inside, release_first, second_moved = threading.Event(), threading.Event(), threading.Event()
+    unlocked: list = []
+    cls = type(server._base_profile)
+    real_surface, real_wait = cls.surface, warmup._wait
+
+    def surface(self, endpoint, completion, request, ctx):
+        if not server._lock.locked():
+            unlocked.append(threading.get_ident())
+            if len(unlocked) == 1:
+                first_inside.set()
+                assert release_first.wait(30)
+        return real_surface(self, endpoint, completion, request, ctx)
+
+    def wait(events):
+        second_moved.set()
+        real_wait(events)
+
+    monkeypatch.setattr(cls, "surface", surface)
+    monkeypatch.setattr(warmup, "_wait", wait)
+    statuses: dict[str, int] = {}
+
+    def send(name: str) -> None:
+        warmup.WARM_BEFORE_LOCK.set(True)  # as the gate's worker thread has it
+        statuses[name] = server.handle("chat", _chat(server, name, stream=True), {}).status
+        second_moved.set()
+
+    first = threading.Thread(target=send, args=("first",))
+    first.start()
+    assert first_inside.wait(30)
+    second = threading.Thread(target=send, args=("second",))
+    second.start()
+    assert second_moved.wait(30)  # waiting for the first one's warm-up (or, without the wait, done)
+    release_first.set()
+    first.join(30)
+    second.join(30)
+    assert statuses == {"first": 200, "second": 200}
+    assert len(unlocked) == 1
