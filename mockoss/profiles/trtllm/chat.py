@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from openai_harmony import StreamState as ParserState
+
 from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.library import parse_with
 from mockoss.harmony.trace import ParserTrace
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["engine_batches", "fed_batches", "output_tokens", "response_message", "surface_chat", "usage_info", "wire_delta"]
 
-RETURN, CALL = 200002, 200012
+RETURN, CALL, _START = 200002, 200012, 200006
 _DONE = b"data: [DONE]\n\n"
 
 
@@ -167,7 +169,15 @@ def fed_batches(tokens: tuple[int, ...], bounds: list[tuple[int, int, bool]], li
     """What the stream's parser was fed: a batch whose token raises ``HarmonyError`` stops there
     (the rest of the batch is never processed); later batches go on. Returns the parser's trace
     over the fed tokens (erroring tokens skipped, as a caught error leaves the parser) and, per
-    batch, ``(first step, step after the last good one, failed)``."""
+    batch, ``(first step, step after the last good one, failed)``.
+
+    Linear in the tokens unless a batch drops a token the parser would have accepted: which token
+    of a batch raises is read from one trace of what the parser would be fed next (the tokens fed
+    so far, then all the rest), read again only after such a batch. A dropped token that would
+    have failed while the parser expects ``<|start|>`` leaves the parser as it was (the rule
+    :func:`mockoss.harmony.library.parse_with` splices by), so dropping it changes nothing after
+    it. (Before, every batch re-read everything fed so far: 7 s for a 1,000-token answer with a
+    rejected header at ``stream_interval`` 3.)"""
     trace = parse_with(tokens, strict=True, library=library, skip_errors=True)  # type: ignore[arg-type]
     if not trace.skipped or all(stop - start <= 1 for start, stop, _ in bounds):
         failed = {index for index, _ in trace.skipped}
@@ -175,13 +185,24 @@ def fed_batches(tokens: tuple[int, ...], bounds: list[tuple[int, int, bool]], li
         return trace, [(start, stop - bad, bad) for (start, stop, _), bad in zip(bounds, broken, strict=True)]
     fed: list[int] = []
     spans = []
+    # ahead: the trace of fed[:shift] + tokens[origin:]; a token's place in it is shift + index - origin
+    ahead, shift, origin = trace, 0, 0
+    failed = {index for index, _ in trace.skipped}
     for start, stop, _ in bounds:
         begin = len(fed)
-        attempt = parse_with((*fed, *tokens[start:stop]), strict=True, library=library, skip_errors=True)  # type: ignore[arg-type]
-        error = next((index for index, _ in attempt.skipped if index >= begin), None)
-        fed.extend(tokens[start:stop] if error is None else tokens[start : start + error - begin + 1])
-        spans.append((begin, len(fed) if error is None else error, error is not None))
+        error = next((i for i in range(start, stop) if shift + i - origin in failed), None)
+        fed.extend(tokens[start:stop] if error is None else tokens[start : error + 1])
+        spans.append((begin, len(fed) if error is None else len(fed) - 1, error is not None))
+        if error is not None and not all(_inert(ahead, failed, shift + i - origin, tokens[i]) for i in range(error + 1, stop)):
+            ahead, shift, origin = parse_with((*fed, *tokens[stop:]), strict=True, library=library, skip_errors=True), len(fed), stop  # type: ignore[arg-type]
+            failed = {index for index, _ in ahead.skipped}
     return parse_with(tuple(fed), strict=True, library=library, skip_errors=True), spans  # type: ignore[arg-type]
+
+
+def _inert(trace: ParserTrace, failed: set[int], at: int, token: int) -> bool:
+    """Whether the token at step ``at`` of ``trace`` failed while the parser expected
+    ``<|start|>`` and left it so (it is not ``<|start|>``): feeding it or not is the same."""
+    return at in failed and token != _START and trace.steps[at - 1].state == ParserState.EXPECT_START and trace.steps[at].state == ParserState.EXPECT_START
 
 
 def _include_usage(profile: TrtllmProfile, request: ChatRequestView) -> bool:
