@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import repeat
 from typing import Any
 
 from mockoss.profiles.base import IdSource
@@ -139,47 +138,51 @@ class Template:
 
 
 class FramesTemplate:
-    """Stream frames with markers. Frames are grouped by the markers they hold, in order (nearly
-    all frames of a stream hold the same ones: the chunk's id, or its item's); each group is kept
-    as columns of the pieces between its markers, and :meth:`fill` joins a group's frames in one
-    C-level ``map`` over the columns, the request's values repeated."""
+    """Stream frames with markers. Frames are grouped by how many markers they hold (nearly all
+    frames of a stream hold the same number: the chunk's id, or its item's); each group is kept as
+    columns (the pieces between markers, and the marker numbers), and :meth:`fill` joins a group's
+    frames in one C-level ``map`` over its columns."""
 
     __slots__ = ("count", "groups")
 
     def __init__(self, frames: Sequence[str | bytes], *, split: bool = True) -> None:
         """``split=False``: the frames as they are (their ids are real ones)."""
-        groups: dict[tuple[int, ...], tuple[list[int], list[list[bytes]]]] = {}
+        groups: dict[int, tuple[list[int], list[list[bytes]], list[list[int]]]] = {}
         for position, frame in enumerate(frames):
             parts = _split(frame) if split else [frame.encode() if isinstance(frame, str) else frame]
-            slots: tuple[int, ...] = tuple(parts[1::2])  # type: ignore[arg-type]
+            slots: list[int] = parts[1::2]  # type: ignore[assignment]
             pieces: list[bytes] = parts[0::2]  # type: ignore[assignment]
-            group = groups.get(slots)
+            group = groups.get(len(slots))
             if group is None:
-                group = groups[slots] = ([], [[] for _ in pieces])
+                group = groups[len(slots)] = ([], [[] for _ in pieces], [[] for _ in slots])
             group[0].append(position)
             for column, piece in zip(group[1], pieces):
                 column.append(piece)
+            for column, slot in zip(group[2], slots):  # type: ignore[assignment]
+                column.append(slot)  # type: ignore[arg-type]
         self.count = len(frames)
-        self.groups = tuple((slots, tuple(positions), tuple(map(tuple, columns))) for slots, (positions, columns) in groups.items())
+        self.groups = tuple(
+            (tuple(positions), tuple(map(tuple, pieces)), tuple(map(tuple, slots))) for positions, pieces, slots in groups.values()
+        )
 
     def fill(self, ids: Sequence[bytes]) -> list[bytes]:
         """The frames with marker ``N`` replaced by ``ids[N]``."""
         if len(self.groups) == 1:
-            slots, _positions, columns = self.groups[0]
-            return list(_join(slots, columns, ids))
+            _positions, pieces, slots = self.groups[0]
+            return list(_join(pieces, slots, ids))
         frames = [b""] * self.count
-        for slots, positions, columns in self.groups:
-            for position, frame in zip(positions, _join(slots, columns, ids)):
+        for positions, pieces, slots in self.groups:
+            for position, frame in zip(positions, _join(pieces, slots, ids)):
                 frames[position] = frame
         return frames
 
 
-def _join(slots: tuple[int, ...], columns: tuple[tuple[bytes, ...], ...], ids: Sequence[bytes]) -> Iterable[bytes]:
-    """One group's frames: its columns of pieces with the ids of ``slots`` between them."""
+def _join(pieces: tuple[tuple[bytes, ...], ...], slots: tuple[tuple[int, ...], ...], ids: Sequence[bytes]) -> Iterable[bytes]:
+    """One group's frames: its columns of pieces with the ids its slot columns name between them."""
     if not slots:
-        return columns[0]
-    parts: list[Iterable[bytes]] = [columns[0]]
-    for slot, column in zip(slots, columns[1:]):
-        parts.append(repeat(ids[slot]))
-        parts.append(column)
+        return pieces[0]
+    parts: list[Iterable[bytes]] = [pieces[0]]
+    for column, piece in zip(slots, pieces[1:]):
+        parts.append(map(ids.__getitem__, column))
+        parts.append(piece)
     return map(b"".join, zip(*parts))

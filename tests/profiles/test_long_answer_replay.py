@@ -280,3 +280,33 @@ def test_mlxlm_token_strings_one_at_a_time_equal_the_table():
     for token in [*range(0, FIRST_SPECIAL, 61), *range(256), *range(FIRST_SPECIAL, VOCAB_SIZE)]:
         assert token_string(token) == table[token], token
     assert token_string(VOCAB_SIZE) == "!"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("call", [False, True], ids=["answer", "call"])
+@pytest.mark.parametrize("endpoint", ["chat", "completions", "responses"])
+def test_vllm_mlx(tmp_path, monkeypatch, endpoint, stream, call):
+    from mockoss.profiles.vllm_mlx import cached, completions, responses_stream
+    from mockoss.profiles.vllm_mlx import stream as chat_stream
+
+    if call and endpoint == "completions":
+        pytest.skip("completions declare no tools")
+    spies = [(cached, "engine_outputs")]
+    if stream:
+        spies.append({"chat": (chat_stream, "chunk_frames"),
+                      "completions": (completions, "_frames"), "responses": (responses_stream, "_events")}[endpoint])
+    extra = {"stream_options": {"include_usage": True}} if stream and endpoint != "responses" else {}
+    _check(tmp_path, monkeypatch, "vllm-mlx", endpoint, stream, call, spies, **extra)
+
+
+def test_vllm_mlx_responses_stream_echo_holding_the_placeholder(tmp_path):
+    """A request whose echoed fields hold the text the template puts where ``output`` goes is
+    answered by the direct build (same events as a server with no memo)."""
+    from mockoss.profiles.vllm_mlx import responses_stream
+
+    clear_completion_cache()
+    server = MockServer(_scenario(tmp_path), profile="vllm-mlx")
+    raw = _body("responses", server.info.served_model_names[0], True, False, instructions=responses_stream._OUTPUT)
+    first = server.respond("responses", raw, {})[0]
+    assert first.status == 200 and json.loads(first.frames[-1].split(b"data: ", 1)[1])["response"]["instructions"] == responses_stream._OUTPUT
+    assert json.loads(first.frames[-1].split(b"data: ", 1)[1])["response"]["output"][-1]["type"] == "message"

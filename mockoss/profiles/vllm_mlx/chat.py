@@ -31,9 +31,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
+from mockoss.profiles.vllm_mlx import cached
 from mockoss.profiles.vllm_mlx import parsers as p
-from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, generated, limited_tokens, usage
-from mockoss.profiles.vllm_mlx.stream import stream_frames
+from mockoss.profiles.vllm_mlx.engine import coerce_arguments, usage
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -51,18 +51,22 @@ def _tools(profile: VllmMlxProfile, request: ChatRequestView) -> list[dict] | No
 def surface_chat(profile: VllmMlxProfile, completion: Completion, request: ChatRequestView, ctx: RequestContext, model: str) -> Reply:
     """vllm-mlx's chat reply for ``completion`` (see the module docstring)."""
     limit = request.max_tokens or profile.max_tokens
-    tokens = limited_tokens(completion, limit)
-    outputs = engine_outputs(tokens, limit)
     rid = "chatcmpl-" + ctx.ids.next()[:8]
     tools = _tools(profile, request) if request.tool_choice != "none" else None
     declared = _tools(profile, request)
     if request.stream:
-        frames = stream_frames(profile, outputs, request, ctx, rid, model, tools, declared)
+        frames = cached.chat_stream(profile, completion, limit, request, ctx, rid, model, tools, declared)
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
-    raw, finish, count = generated(outputs, limit, bool(tools))  # tools reach the engine unless tool_choice "none"
-    text = p.clean_output_text(raw)
-    reasoning, content, calls = _extract(profile, text, declared, tools)
-    message: dict[str, Any] = {"role": "assistant", "content": p.clean_output_text(content) if content else None}
+    _raw, finish, count, text = cached.generated_text(completion, limit, bool(tools))  # tools reach the engine unless tool_choice "none"
+
+    def parts() -> tuple[str | None, str | None, list]:
+        reasoning, content, calls = _extract(profile, text, declared, tools)
+        return reasoning, p.clean_output_text(content) if content else None, calls
+
+    # The parsers depend on whether tools are declared and reach them, not on the tools themselves.
+    key = ("vllm_mlx.chat.parts", cached.limit_key(completion, limit), tools is None, bool(declared), profile)
+    reasoning, content, calls = cached.memoised(completion, key, parts)
+    message: dict[str, Any] = {"role": "assistant", "content": content}
     if reasoning is not None:
         message["reasoning_content"] = reasoning
     if calls:

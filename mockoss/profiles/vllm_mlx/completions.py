@@ -15,10 +15,14 @@ text (markup kept, nothing cleaned), ``finish_reason`` and ``usage`` on the fini
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
-from mockoss.profiles.vllm_mlx.engine import engine_outputs, limited_tokens, token_limit, usage
+from mockoss.profiles.base import SSE_MEDIA_TYPE, IdSource, Reply, RequestContext
+from mockoss.profiles.replay import FramesTemplate, IdRecorder, templatable
+from mockoss.profiles.vllm_mlx import cached
+from mockoss.profiles.vllm_mlx.cached import Outputs
+from mockoss.profiles.vllm_mlx.engine import token_limit, usage
 from mockoss.profiles.vllm_mlx.parsers import clean_output_text
 from mockoss.profiles.wire import dumps
 
@@ -33,25 +37,50 @@ def surface_completions(profile: VllmMlxProfile, completion: Completion, request
     """vllm-mlx's text-completion reply (``request`` is a completions request view)."""
     body = request.body if isinstance(request.body, dict) else {}
     limit = token_limit(body.get("max_tokens"), profile.max_tokens)
-    outputs = engine_outputs(limited_tokens(completion, limit), limit)
+    outputs = cached.outputs(completion, limit)
     finish = outputs[-1][2] or "stop"
     count = len(outputs) if finish == "length" else len(outputs) - 1
     if bool(body.get("stream", False)):
-        frames = []
-        for done, (text, finished, reason) in enumerate(outputs, 1):
-            data: dict[str, Any] = {
-                "id": "cmpl-" + ctx.ids.next()[:8], "object": "text_completion", "created": ctx.created, "model": model,
-                "choices": [{"index": 0, "text": text, "finish_reason": reason if finished else None}],
-            }
-            if finished:
-                data["usage"] = usage(ctx.prompt_tokens, min(done, count))
-            frames.append(f"data: {json.dumps(data)}\n\n".encode())
+        if not templatable(completion.text):
+            frames = _frames(outputs, count, lambda: "cmpl-" + ctx.ids.next()[:8], ctx.created, model, lambda n: usage(ctx.prompt_tokens, n))
+        else:  # every chunk has an id of its own: a template the request's ids, created, model and usage go into
+            def build() -> tuple[object, ...]:
+                recorder = IdRecorder()
+                frames = _frames(outputs, count, lambda: "cmpl-" + recorder.call(_short_id), recorder.value("created"),
+                                 recorder.value("model"), lambda n: recorder.value(f"usage {n}"))
+                return recorder.frozen(), FramesTemplate(frames)
+
+            calls, template = cached.memoised(completion, ("vllm_mlx.completions.frames", cached.limit_key(completion, limit)), build)
+            values = {"created": str(ctx.created).encode(), "model": json.dumps(model).encode()}
+            for function, name in calls:
+                if function is None and name.startswith("usage "):
+                    values[name] = json.dumps(usage(ctx.prompt_tokens, int(name[6:]))).encode()
+            frames = template.fill(IdRecorder.replay(calls, ctx.ids, values))
         frames.append(b"data: [DONE]\n\n")
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
     prompts = body.get("prompt")
     n = len(prompts) if isinstance(prompts, list) and prompts else 1
-    text = clean_output_text("".join(t for t, _, _ in outputs))
+    text = cached.memoised(completion, ("vllm_mlx.completions.text", cached.limit_key(completion, limit)),
+                           lambda: clean_output_text("".join(t for t, _, _ in outputs)))
     rid = "cmpl-" + ctx.ids.next()[:8]
     choices = [{"index": i, "text": text, "finish_reason": finish} for i in range(n)]
     out = {"id": rid, "object": "text_completion", "created": ctx.created, "model": model, "choices": choices, "usage": usage(ctx.prompt_tokens * n, count * n)}
     return Reply(status=200, body=dumps(out).encode())
+
+
+def _short_id(ids: IdSource) -> str:
+    return ids.next()[:8]
+
+
+def _frames(outputs: Outputs, count: int, new_id: Callable[[], str], created: Any, model: Any, usage_of: Callable[[int], Any]) -> list[bytes]:
+    """One chunk per engine output (``json.dumps``' defaults), each with an id of its own."""
+    frames = []
+    for done, (text, finished, reason) in enumerate(outputs, 1):
+        data: dict[str, Any] = {
+            "id": new_id(), "object": "text_completion", "created": created, "model": model,
+            "choices": [{"index": 0, "text": text, "finish_reason": reason if finished else None}],
+        }
+        if finished:
+            data["usage"] = usage_of(min(done, count))
+        frames.append(f"data: {json.dumps(data)}\n\n".encode())
+    return frames

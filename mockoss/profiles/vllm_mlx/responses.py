@@ -20,8 +20,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import Reply, RequestContext
+from mockoss.profiles.vllm_mlx import cached
 from mockoss.profiles.vllm_mlx import parsers as p
-from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, generated, limited_tokens, token_limit
+from mockoss.profiles.vllm_mlx.engine import coerce_arguments, token_limit
 from mockoss.profiles.vllm_mlx.responses_stream import stream_responses
 from mockoss.profiles.wire import dumps
 
@@ -94,24 +95,29 @@ def surface_responses(profile: VllmMlxProfile, completion: Completion, request: 
     if request.stream:
         return stream_responses(profile, completion, request, ctx, build, chat_tools)
     limit = token_limit(body.get("max_output_tokens"), profile.max_tokens)
-    outputs = engine_outputs(limited_tokens(completion, limit), limit)
-    raw, finish, count = generated(outputs, limit, bool(chat_tools))
-    text = p.clean_output_text(raw)
+    _raw, finish, count, text = cached.generated_text(completion, limit, bool(chat_tools))
     choice = body.get("tool_choice", "auto")
-    calls: list[p.ToolCallText] = []
-    cleaned: str | None = text
-    if (chat_tools or not profile.tool_parse_needs_tools) and choice != "none":
-        harmony = profile.tool_call_parser is not None
-        calls, cleaned = p.tool_calls_with_fallback(text, fixed=profile.harmony_call_fix, tools_declared=bool(chat_tools), harmony=harmony)
-    reasoning = None
-    if profile.reasoning_parser is not None:
-        extract = p.REASONING_PARSERS[profile.reasoning_parser][0]
-        reasoning, remaining = extract(text)
-        cleaned = remaining if not calls else extract(cleaned or "")[1]
+    parse_calls = bool((chat_tools or not profile.tool_parse_needs_tools) and choice != "none")
+
+    def parts() -> tuple[str | None, str | None, list[p.ToolCallText]]:
+        calls: list[p.ToolCallText] = []
+        cleaned: str | None = text
+        if parse_calls:
+            harmony = profile.tool_call_parser is not None
+            calls, cleaned = p.tool_calls_with_fallback(text, fixed=profile.harmony_call_fix, tools_declared=bool(chat_tools), harmony=harmony)
+        reasoning = None
+        if profile.reasoning_parser is not None:
+            extract = p.REASONING_PARSERS[profile.reasoning_parser][0]
+            reasoning, remaining = extract(text)
+            cleaned = remaining if not calls else extract(cleaned or "")[1]
+        return reasoning, p.clean_output_text(cleaned) if cleaned else None, calls
+
+    # The parsers depend on whether tools are declared and parsed for, not on the tools themselves.
+    key = ("vllm_mlx.responses.parts", cached.limit_key(completion, limit), bool(chat_tools), parse_calls, profile)
+    reasoning, answer, calls = cached.memoised(completion, key, parts)
     items: list[dict[str, Any]] = []
     if reasoning:
         items.append({"id": "rs_" + ctx.ids.next(), "type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": reasoning}], "status": "completed"})
-    answer = p.clean_output_text(cleaned) if cleaned else None
     if answer:
         items.append({"id": "msg_" + ctx.ids.next(), "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": answer, "annotations": [], "logprobs": []}], "status": "completed"})
     for call in calls:

@@ -20,8 +20,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
+from mockoss.profiles.replay import FramesTemplate, IdRecorder, Template, templatable
+from mockoss.profiles.vllm_mlx import cached
 from mockoss.profiles.vllm_mlx import parsers as p
-from mockoss.profiles.vllm_mlx.engine import coerce_arguments, engine_outputs, limited_tokens, token_limit
+from mockoss.profiles.vllm_mlx.engine import coerce_arguments, token_limit
 from mockoss.profiles.vllm_mlx.stream import markup_possible
 from mockoss.profiles.wire import dumps
 
@@ -37,11 +39,77 @@ def stream_responses(
 ) -> Reply:
     """The event stream. ``response(items, count, finish, rid)`` builds the response object as
     :func:`mockoss.profiles.vllm_mlx.responses.surface_responses` does (``finish=None``: in
-    progress); ``chat_tools`` are the request's function tools in chat form (``None``: none)."""
+    progress); ``chat_tools`` are the request's function tools in chat form (``None``: none).
+
+    The events are a template memoised per (limit, tools, ``tool_choice`` ``none``, profile)
+    (:mod:`mockoss.profiles.replay`): the three response objects (created, in progress,
+    completed) are this request's, their ``output`` the template's items with this request's ids."""
     body = request.body if isinstance(request.body, dict) else {}
     limit = token_limit(body.get("max_output_tokens"), profile.max_tokens)
-    outputs = engine_outputs(limited_tokens(completion, limit), limit)
+    outputs = cached.outputs(completion, limit)
     rid = "resp_" + ctx.ids.next()
+    choice_none = body.get("tool_choice", "auto") == "none"
+    if not templatable(completion.text):
+        frames = _events(profile, outputs, choice_none, chat_tools, ctx.ids, lambda items, count, finish: response(items, count, finish, rid))
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+
+    def build() -> tuple[object, ...]:
+        recorder = IdRecorder()
+        objects: list[tuple[Template, str, int, str | None]] = []
+
+        def placeholder(items: list[dict[str, Any]], count: int, finish: str | None) -> str:
+            objects.append((Template(dumps(items)), _answer(items), count, finish))
+            return recorder.value(f"response {len(objects) - 1}")
+
+        frames = _events(profile, outputs, choice_none, chat_tools, recorder, placeholder)  # type: ignore[arg-type]
+        return recorder.frozen(), FramesTemplate(frames), tuple(objects)
+
+    key = ("vllm_mlx.responses.frames", cached.limit_key(completion, limit), cached.tools_key(chat_tools, chat_tools), choice_none, profile)
+    calls, template, objects = cached.memoised(completion, key, build)
+    skeletons = []
+    for _items, answer, count, finish in objects:
+        skeleton = response([], count, finish, rid)
+        skeleton["output"], skeleton["output_text"] = _OUTPUT, answer
+        text = dumps(skeleton)
+        if text.count(_OUTPUT_JSON) != 1:  # the request's own fields hold the placeholder: built directly
+            frames = _events(profile, outputs, choice_none, chat_tools, ctx.ids, lambda i, c, f: response(i, c, f, rid))
+            return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+        skeletons.append(text.split(_OUTPUT_JSON))
+    ids = IdRecorder.replay(calls, ctx.ids, _Values())  # the response objects' places hold b"" until filled below
+    places = [number for number, (function, _name) in enumerate(calls) if function is None]  # "response 0", "response 1", …
+    for place, (items, _answer_text, _count, _finish), (head, tail) in zip(places, objects, skeletons, strict=True):
+        ids[place] = b"".join((head.encode(), items.fill(ids), tail.encode()))  # its output's ids are drawn ones
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(template.fill(ids)))
+
+
+#: Where a response object's ``output`` goes (a NUL-holding text, checked to occur once).
+_OUTPUT = "\x00mockoss-output\x00"
+_OUTPUT_JSON = dumps(_OUTPUT)
+
+
+class _Values(dict):  # type: ignore[type-arg]
+    """The values a replay reads: none yet (the response objects are filled in after the ids are
+    drawn: their ``output`` holds ids); ``b""`` in their places until then."""
+
+    def __missing__(self, key: str) -> bytes:
+        return b""
+
+
+def _answer(items: list[dict[str, Any]]) -> str:
+    """``output_text``: the message items' text (``_build_response_object``)."""
+    return "".join(part["text"] for item in items if item["type"] == "message" for part in item["content"] if part["type"] == "output_text")
+
+
+def _short(ids: Any) -> str:
+    """8 hex digits of an id (``uuid4().hex[:8]``); from a recorder, its marker."""
+    return ids.call(_short) if ids.__class__ is IdRecorder else ids.next()[:8]
+
+
+def _events(
+    profile: VllmMlxProfile, outputs: Any, choice_none: bool, chat_tools: list[dict] | None, ids: Any, response: Any
+) -> list[bytes]:
+    """The events of the engine's ``outputs``; ``response(items, count, finish)`` is the text of
+    the response object an event carries."""
     frames: list[bytes] = []
     seq = 1
 
@@ -50,11 +118,11 @@ def stream_responses(
         frames.append(f"event: {kind}\ndata: {dumps({'sequence_number': seq, 'type': kind, **payload})}\n\n".encode())
         seq += 1
 
-    event("response.created", {"response": response([], 0, None, rid)})
-    event("response.in_progress", {"response": response([], 0, None, rid)})
+    event("response.created", {"response": response([], 0, None)})
+    event("response.in_progress", {"response": response([], 0, None)})
     reasoner: Any = p.REASONING_PARSERS[profile.reasoning_parser][1]() if profile.reasoning_parser is not None else None
-    use_tools = chat_tools is not None and body.get("tool_choice", "auto") != "none" and profile.tool_call_parser is not None
-    tooler = p.HarmonyToolStream(new_id=lambda: "call_" + ctx.ids.next()[:8], fixed=profile.harmony_call_fix) if use_tools else None
+    use_tools = chat_tools is not None and not choice_none and profile.tool_call_parser is not None
+    tooler = p.HarmonyToolStream(new_id=lambda: "call_" + _short(ids), fixed=profile.harmony_call_fix) if use_tools else None
     fixed = profile.harmony_call_fix
     guard = profile.stream_finish_guard  # 0.5.0: finished outputs and reasoning content reach the tool parser
     raw = text = reasoning = tool_text = ""
@@ -63,7 +131,7 @@ def stream_responses(
 
     def open_item(kind: str) -> tuple[str, int]:
         if kind not in slots:
-            slots[kind] = (f"{kind}_" + ctx.ids.next(), len(slots))
+            slots[kind] = (f"{kind}_" + ids.next(), len(slots))
             ident, index = slots[kind]
             if kind == "rs":
                 item = {"id": ident, "type": "reasoning", "summary": [], "content": [], "status": "in_progress"}
@@ -119,7 +187,7 @@ def stream_responses(
             emit_text(content)
     calls: list = []
     leftover: str | None = raw
-    if (use_tools or (not profile.tool_parse_needs_tools and body.get("tool_choice", "auto") != "none")) and profile.tool_call_parser is not None:
+    if (use_tools or (not profile.tool_parse_needs_tools and not choice_none)) and profile.tool_call_parser is not None:
         calls, leftover = p.tool_calls_with_fallback(raw, fixed=fixed, tools_declared=bool(chat_tools))
     final_text = text if text or calls or not leftover else p.clean_output_text(leftover)
     items: list[dict[str, Any]] = []
@@ -140,11 +208,11 @@ def stream_responses(
         items.append(item)
     for call in calls:
         index = len(slots) + sum(1 for i in items if i["type"] == "function_call")
-        item = {"id": "fc_" + ctx.ids.next(), "type": "function_call", "call_id": "call_" + ctx.ids.next()[:8], "name": call.name,
+        item = {"id": "fc_" + ids.next(), "type": "function_call", "call_id": "call_" + _short(ids), "name": call.name,
                 "arguments": coerce_arguments(call.arguments, call.name, chat_tools) if call.coerce else call.arguments, "status": "completed"}
         event("response.output_item.added", {"output_index": index, "item": {**item, "status": "in_progress"}})
         event("response.function_call_arguments.delta", {"item_id": item["id"], "output_index": index, "delta": item["arguments"]})
         event("response.output_item.done", {"output_index": index, "item": item})
         items.append(item)
-    event("response.completed", {"response": response(items, count, finish or "stop", rid)})
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+    event("response.completed", {"response": response(items, count, finish or "stop")})
+    return frames

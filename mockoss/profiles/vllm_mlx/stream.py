@@ -15,6 +15,7 @@ had text, and a stream whose last text a parser held had no ``finish_reason`` at
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.vllm_mlx import parsers as p
@@ -45,10 +46,30 @@ def stream_frames(
 ) -> list[bytes]:
     """The frames, ``data: {…}\\n\\n`` each, ending with ``data: [DONE]``."""
     head = f'{{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{dumps(model)},"choices":'
+    frames, count = chunk_frames(profile, outputs, head, lambda n: usage(ctx.prompt_tokens, n), lambda: "call_" + ctx.ids.next()[:8], tools, declared)
+    return finish_frames(profile, frames, head, request.include_usage, usage(ctx.prompt_tokens, count))
+
+
+def finish_frames(profile: VllmMlxProfile, frames: list[bytes], head: str, include_usage: bool, last_usage: dict[str, int]) -> list[bytes]:
+    """``frames`` (:func:`chunk_frames`) with ``stream_options.include_usage``'s chunk and ``data: [DONE]``."""
+    if include_usage:
+        tail = ',"generation_metadata":null' if profile.chunk_generation_metadata else ""
+        frames.append(f'data: {head}[],"usage":{dumps(last_usage)}{tail}}}\n\n'.encode())
+    frames.append(b"data: [DONE]\n\n")
+    return frames
+
+
+def chunk_frames(
+    profile: VllmMlxProfile, outputs: list[tuple[str, bool, str | None]], head: str, usage_of: Callable[[int], Any],
+    new_id: Callable[[], str], tools: list | None, declared: list | None,
+) -> tuple[list[bytes], int]:
+    """The chunks of the engine's ``outputs`` and the count of the last (the ``completion_tokens``
+    of the ``include_usage`` chunk). ``head``: each chunk's text up to its ``choices``;
+    ``usage_of(n)``: the usage of a chunk ``n`` outputs in; ``new_id()``: a call's id."""
 
     tail = ',"generation_metadata":null' if profile.chunk_generation_metadata else ""
 
-    def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict | None = None, choices: bool = True) -> bytes:
+    def chunk(delta: dict[str, Any], finish: str | None = None, usage: Any = None, choices: bool = True) -> bytes:
         body = f'[{{"index":0,"delta":{dumps(delta)},"finish_reason":{dumps(finish)}}}]' if choices else "[]"
         return f'data: {head}{body},"usage":{dumps(usage)}{tail}}}\n\n'.encode()
 
@@ -65,7 +86,7 @@ def stream_frames(
     reasoner: Any = p.REASONING_PARSERS[profile.reasoning_parser][1]() if profile.reasoning_parser is not None else None
     fixed = profile.harmony_call_fix
     guard = profile.stream_finish_guard  # 0.5.0 (#673): finished outputs reach the parsers, closing chunk
-    tooler = p.HarmonyToolStream(new_id=lambda: "call_" + ctx.ids.next()[:8], fixed=fixed) if tools is not None and profile.tool_call_parser is not None else None
+    tooler = p.HarmonyToolStream(new_id=new_id, fixed=fixed) if tools is not None and profile.tool_call_parser is not None else None
 
     frames = [chunk({"role": "assistant"})]
     text = tool_text = ""
@@ -80,7 +101,6 @@ def stream_frames(
         delta, finished, reason = output
         count = min(count, len(outputs) - (outputs[-1][2] == "stop")) if finished and reason == "stop" else count
         last = output
-        done_usage = usage(ctx.prompt_tokens, count)
         reasoning: str | None = None
         if reasoner is not None and (delta or (finished and guard)):
             previous, text = text, text + delta
@@ -109,22 +129,19 @@ def stream_frames(
                     continue
                 if "tool_calls" in result:
                     detected = True
-                    frames.append(chunk(delta_of(reasoning=reasoning, calls=call_entries(result["tool_calls"]) or None), "tool_calls" if finished else None, done_usage if finished else None))
+                    frames.append(chunk(delta_of(reasoning=reasoning, calls=call_entries(result["tool_calls"]) or None), "tool_calls" if finished else None, usage_of(count) if finished else None))
                     finish_sent = finish_sent or finished
                     continue
                 content = _TOOL_MARKUP.sub("", result.get("content", ""))
         finish = ("tool_calls" if detected else reason) if finished else None
-        frames.append(chunk(delta_of(content or None, reasoning), finish, done_usage if finished and (detected or reason) else None))
+        frames.append(chunk(delta_of(content or None, reasoning), finish, usage_of(count) if finished and (detected or reason) else None))
         finish_sent = finish_sent or bool(finish)
     if tooler is not None and tool_text and not detected and markup_possible(tool_text, fixed):
         calls, _ = p.harmony_tool_extract(tool_text, fixed=fixed)
         if calls:
-            entries = [{"index": i, "id": "call_" + ctx.ids.next()[:8], "type": "function", "function": {"name": c.name, "arguments": coerce_arguments(c.arguments, c.name, declared)}} for i, c in enumerate(calls)]
+            entries = [{"index": i, "id": new_id(), "type": "function", "function": {"name": c.name, "arguments": coerce_arguments(c.arguments, c.name, declared)}} for i, c in enumerate(calls)]
             frames.append(chunk(delta_of(calls=entries), "tool_calls"))
             finish_sent = True
     if guard and last is not None and last[1] and not finish_sent:
-        frames.append(chunk({}, "tool_calls" if detected else (last[2] or "stop"), usage(ctx.prompt_tokens, count)))
-    if request.include_usage:
-        frames.append(chunk({}, usage=usage(ctx.prompt_tokens, count), choices=False))
-    frames.append(b"data: [DONE]\n\n")
-    return frames
+        frames.append(chunk({}, "tool_calls" if detected else (last[2] or "stop"), usage_of(count)))
+    return frames, count
