@@ -170,5 +170,11 @@ def normalised(completion: Completion, max_tokens: int | None, *, tools_declared
     # As much room as the completion's own memo (a long answer's is sized by its tokens,
     # MEMO_BYTES_PER_TOKEN): else a long answer's plans and stream rewrites were never kept.
     result._memo.limit = max(result._memo.limit, completion._memo.limit)  # type: ignore[attr-defined]
+    if tokens == emission.tokens and trace.error is None:
+        # A well-formed completion renders back to its own tokens: the parser's trace of them is
+        # the one just made (oss-harmony parses the same with and without skipping errors when
+        # none occurs, mockoss.harmony.library.parse_with), not a second parse of every token.
+        for skip in (False, True):
+            result._memo[("trace", True, "oss-harmony", skip)] = trace
     completion._memo[key] = result
     return result
