@@ -26,6 +26,7 @@ import mockoss.profiles.trtllm.chat as chat_module
 import mockoss.profiles.trtllm.completions as completions_module
 import mockoss.profiles.trtllm.responses as responses_module
 from mockoss.harmony.completion import Memo
+from mockoss.profiles.sse import is_sse_events
 from mockoss.server.core import MockServer
 
 WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "while", "seven", "wise", "owls", "watch", "quietly"]
@@ -45,7 +46,7 @@ def _messages(*messages: dict[str, Any]) -> dict[str, Any]:
 
 
 SCENARIOS: dict[str, dict[str, Any]] = {
-    "long": _messages({"channel": "analysis", "content": "Think " + LONG[:400]}, {"channel": "final", "content": LONG}),
+    "long": _messages({"channel": "analysis", "content": "Think\n" + LONG[:400]}, {"channel": "final", "content": LONG + "\n\nDone."}),
     "calls": _messages(
         {"channel": "analysis", "content": "two calls"},
         {"channel": "commentary", "recipient": "functions.get_weather", "content_type": "<|constrain|>json", "content": '{"city":"Paris"}'},
@@ -83,7 +84,9 @@ def _bodies(model: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _replies(scenario: str, switches: dict[str, Any]) -> list[tuple[int, bytes, tuple[bytes, ...], str | None]]:
-    """Every body of :func:`_bodies`, streamed and not, each sent twice (the second from the memo)."""
+    """Every body of :func:`_bodies`, streamed and not, each sent twice (the second from the memo).
+    A stream that claims whole SSE events (chat, completions) must hold them: each frame ends with
+    its only newlines, ``\\n\\n``."""
     server = MockServer(scenario=scenario, profile="trtllm", switches=switches, seed=11)
     out = []
     for endpoint, body in _bodies(server.info.served_model_names[0]):
@@ -91,6 +94,10 @@ def _replies(scenario: str, switches: dict[str, Any]) -> list[tuple[int, bytes, 
             raw = json.dumps({**body, "stream": stream}).encode()
             for _ in range(2):
                 reply = server.respond(endpoint, raw, {})[0]
+                if is_sse_events(reply.frames):
+                    assert all(frame.endswith(b"\n\n") and frame.count(b"\n") == 2 for frame in reply.frames)
+                elif stream and endpoint != "responses" and reply.status == 200:
+                    raise AssertionError(f"{endpoint} stream not SseEvents")
                 out.append((reply.status, reply.body, tuple(reply.frames), reply.abort))
     return out
 

@@ -29,6 +29,7 @@ from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.library import parse_with
 from mockoss.harmony.trace import ParserTrace
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, IdSource, Reply, RequestContext
+from mockoss.profiles.sse import SseEvents
 from mockoss.profiles.trtllm.adapter import StreamState, ToolFilter, map_messages, merge_deltas, strip_incomplete
 from mockoss.profiles.trtllm.template import SlotIds, fill, new_id, slot, split, templatable
 from mockoss.profiles.wire import dumps
@@ -218,14 +219,15 @@ _Spec = tuple[str, str, "int | None"]  # a frame: its id, its choices (JSON), th
 def _stream(profile: TrtllmProfile, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
     """The SSE frames, batch by batch as ``handle_streaming_response`` writes them: the frames'
     choices from a template memoised per request shape (:func:`_stream_specs`), each frame's head
-    (id, ``created``, ``model``) and the usage per request."""
+    (id, ``created``, ``model``) and the usage per request. Every frame is ``data: `` and compact
+    JSON (which escapes newlines) then ``\\n\\n``: :class:`~mockoss.profiles.sse.SseEvents`."""
     tools, usage_on = _filter(request), _include_usage(profile, request)
     model = dumps(request.model)
     if not templatable(completion):
         specs = _stream_specs(profile, completion, request.max_tokens, tools, usage_on, ctx.ids)
         frames = [_frame_head(rid, ctx.created, model) + _frame_rest(profile, choices, count, ctx.prompt_tokens) for rid, choices, count in specs]
         frames.append(_DONE)
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=SseEvents(frames))
     key = ("trtllm.chat.stream", profile, completion.cap(request.max_tokens), tools, usage_on)
     cached = completion._memo.get(key)
     if cached is None:
@@ -252,7 +254,7 @@ def _stream(profile: TrtllmProfile, completion: Completion, request: ChatRequest
             values = values or {str(i): rid for i, rid in enumerate(ids)}
             frames.append(heads[index] + _frame_rest(profile, fill(rest, values), None, 0))
     frames.append(_DONE)
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=SseEvents(frames))
 
 
 def _frame_head(rid: str, created: int, model: str) -> bytes:

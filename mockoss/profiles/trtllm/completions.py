@@ -66,6 +66,7 @@ from mockoss.harmony.encoding import FIRST_SPECIAL, load_encoding
 from mockoss.profiles import reply_limit
 from mockoss.profiles.base import SSE_MEDIA_TYPE, CompletionsRequestView, Reply, RequestContext
 from mockoss.profiles.reply_limit import reply_too_big, wire_bytes
+from mockoss.profiles.sse import SseEvents
 from mockoss.profiles.trtllm.chat import RETURN, engine_batches, usage_info
 from mockoss.profiles.wire import dumps
 
@@ -441,4 +442,5 @@ def _stream(
         if size > bound:  # checked per prompt: the frames built are at most one prompt's over the bound
             return profile.error(400, reply_too_big(len(request.prompts), size, bound))
     frames.append(_DONE)
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+    # every frame is "data: " and compact JSON (newlines escaped) then "\n\n"
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=SseEvents(frames))
