@@ -101,14 +101,15 @@ def test_memoised_chat_stream_is_the_direct_rewrite(text: str, options: dict) ->
         assert (reply.status, reply.frames, reply.abort) == (direct.status, direct.frames, direct.abort)
 
 
-RESPONSES_SHAPES = [{}, {"max_output_tokens": 30}, {"tools": WEATHER_BODY}, {"instructions": "keep \U000f0000000000000000000000000000000001\U000f0001 as sent"}]
+MARKED = LONG.replace("word3 ", "~mockoss~slot~00000000000000002~ ", 3)
+RESPONSES_SHAPES = [{}, {"max_output_tokens": 30}, {"tools": WEATHER_BODY}, {"instructions": "keep ~mockoss~slot~00000000000000001~ as sent"}]
 
 
-@pytest.mark.parametrize("text", [LONG, CALL, BROKEN])
+@pytest.mark.parametrize("text", [LONG, CALL, BROKEN, MARKED])
 @pytest.mark.parametrize("body", RESPONSES_SHAPES)
 def test_memoised_responses_stream_is_the_direct_rewrite(text: str, body: dict) -> None:
     """The same frames and ids as rewriting vLLM's frames made with the request's ids (a request
-    holding a slot character is answered directly, its text kept)."""
+    holding the slots' marker is answered directly, its text kept)."""
     completion = _fresh(text)
     view = _responses_view(**body)
     for index in (1, 2, 3):
@@ -117,7 +118,7 @@ def test_memoised_responses_stream_is_the_direct_rewrite(text: str, body: dict) 
         direct = wire.responses_frames(VLLM.responses(normal, view, _ctx(index, dict(view.body))))  # type: ignore[arg-type]
         assert (reply.status, reply.frames, reply.abort) == (direct.status, direct.frames, direct.abort)
     if "instructions" in body:
-        assert "\U000f0000".encode() in reply.frames[0]
+        assert b"keep ~mockoss~slot~00000000000000001~ as sent" in reply.frames[0]
 
 
 def test_an_entry_serves_only_the_frames_it_was_made_from() -> None:

@@ -83,7 +83,7 @@ class OpenAIProfile:
         if (rejected := _metadata_error(request.body.get("metadata"))) is not None:
             return self.error(400, rejected[0], param=rejected[1])
         view = normalised(completion, request.max_output_tokens, tools_declared=bool(request.tools))
-        if request.stream and stream_memo.slot_free(view, ctx):
+        if request.stream and stream_memo.slot_free(view, request):
             # vLLM's frames made with slot ids are the same for every request of a shape: their
             # rewrite is memoised, and this request's ids fill the slots (stream_memo).
             ids = stream_memo.SlotIds()

@@ -14,8 +14,8 @@ frames: it rewrites afresh and takes the entry over.
   after the head, and a request puts its own head in front. Frames holding a tool call's id or a
   usage object (the prompt's token count) are volatile.
 * Responses: vLLM's item ids are drawn per request; the vLLM profile is asked with an id source
-  whose ids are slots (:class:`SlotIds`, characters of Unicode's plane-15 private use area, which
-  a request or script holding them sends down the direct path), so its frames are the same for
+  whose ids are slots (:class:`SlotIds`: a marker no request or script served this way holds,
+  :func:`slot_free`), so its frames are the same for
   every request of a shape; the slots are filled with the request's own ids (drawn in the same
   order) after the rewrite. The frames holding a response object (which echoes the request,
   ``created`` and usage) are volatile, rewritten with the rewrite's state at their place.
@@ -41,13 +41,12 @@ _CHOICES = b'"choices":['
 #: A frame is volatile when it holds one of these (raw quotes: never inside a JSON string).
 _CHAT_VOLATILE = (b'"usage":{', b'"id":"chatcmpl-tool-')
 _RESPONSE_VOLATILE = b'"response":{'
-_OPEN, _CLOSE = "\U000f0000", "\U000f0001"
-_SLOT = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
-_SLOT_BYTES = re.compile(f"{_OPEN}(\\d+){_CLOSE}".encode())
-#: How a request or script could hold a slot character: raw UTF-8 (U+F0000..U+F03FF) or a JSON
-#: escape of its surrogate pair (lower case; the body is searched lowered).
-_SLOT_RAW = _OPEN.encode()[:3]
-_SLOT_ESCAPED = b"\\udb80\\udc0"
+#: A slot id: 32 ASCII characters like the hex it stands for (so the vLLM profile's stream takes
+#: its fast path, which cuts frames at offsets known for 32-character ASCII ids), made unique by
+#: :func:`slot_free`, which sends a request or script holding the marker down the direct path.
+_MARK = "~mockoss~slot~"
+_SLOT = re.compile(f"{_MARK}(\\d{{17}})~")
+_SLOT_BYTES = re.compile(f"{_MARK}(\\d{{17}})~".encode())
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +136,9 @@ def _chat_entry(frames: Any, head: bytes, prefix: bytes, include_usage: bool) ->
 
 
 class SlotIds:
-    """An id source (``next``) whose ids are slots of 32 characters, like the hex they stand
-    for: ``prefix`` + U+F0000 + the draw's number in 30 digits + U+F0001; ``count`` draws made."""
+    """An id source (``next``) whose ids are slots of 32 ASCII characters, like the hex they
+    stand for: ``prefix`` + ``~mockoss~slot~`` + the draw's number in 17 digits + ``~``;
+    ``count`` draws made."""
 
     __slots__ = ("count",)
 
@@ -147,16 +147,19 @@ class SlotIds:
 
     def next(self, prefix: str = "") -> str:
         self.count += 1
-        return f"{prefix}{_OPEN}{self.count:030d}{_CLOSE}"
+        return f"{prefix}{_MARK}{self.count:017d}~"
 
 
-def slot_free(completion: Any, ctx: RequestContext) -> bool:
-    """Whether neither the script nor the request holds a slot character (then the memoised path
-    serves the request; else the direct one). A request of unknown body never does."""
-    body = ctx.raw_body
-    if not body or _SLOT_RAW in body or _SLOT_ESCAPED in body.lower():
+def slot_free(completion: Any, request: Any) -> bool:
+    """Whether neither the script nor the request (its model and body, as JSON: what the vLLM
+    profile can write into a frame) holds the slots' marker; then the memoised path serves the
+    request, else the direct one."""
+    if _MARK in completion.text or _MARK in request.model:
         return False
-    return _OPEN not in completion.text and _CLOSE not in completion.text
+    try:
+        return _MARK not in dumps(request.body)
+    except (TypeError, ValueError):  # not JSON data: the direct path answers
+        return False
 
 
 def responses_frames(vllm: Reply, ids: SlotIds, ctx: RequestContext, memo: Any) -> Reply:
