@@ -57,8 +57,7 @@ and the detokenizer are not checked by it.
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +67,9 @@ from mockoss.profiles.base import SSE_MEDIA_TYPE, CompletionsRequestView, Reply,
 from mockoss.profiles.reply_limit import reply_too_big, wire_bytes
 from mockoss.profiles.sse import SseEvents
 from mockoss.profiles.trtllm.chat import RETURN, engine_batches, usage_info
+from mockoss.profiles.trtllm.completions_bound import digit_sum as _digit_sum
+from mockoss.profiles.trtllm.completions_bound import over_bound as _over_bound
+from mockoss.profiles.trtllm.completions_bound import placeholder_id as _placeholder_id
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -263,53 +265,6 @@ def _stream_options(body: Any) -> tuple[bool, bool]:
         return False, False
     usage = bool(options.get("include_usage", True))
     return usage, usage and bool(options.get("continuous_usage_stats", True))
-
-
-def _placeholder_id(prefix: str) -> str:
-    """An id as long as ``IdSource.next(prefix)``'s (a prefix and 32 hex digits), for sizing."""
-    return prefix + "0" * 32
-
-
-def _digit_sum(value: int, stops: list[int]) -> int:
-    """``sum(len(str(value + s)) for s in stops)`` for ``value`` ≥ 0 and sorted ``stops`` ≥ 0,
-    in a bisection per power of ten."""
-    total, power = len(stops), 10
-    while stops and value + stops[-1] >= power:
-        total += len(stops) - bisect.bisect_left(stops, power - value)
-        power *= 10
-    return total
-
-
-def _over_bound(
-    prompts: Sequence[Any], counts: list[int], reference: int, batches: int, stops: list[int], final: int | None,
-    *, echo: bool, bound: int,
-) -> int | None:
-    """The stream's size after the first prompt that takes it over ``bound`` (what the per-prompt
-    check of :func:`_stream` reports), else ``None``, from the bytes of prompt 0's frames
-    (``reference``) without building the others: a prompt's frames differ from prompt 0's only in
-    the choice ``index`` (once per engine response, ``batches``), the echoed prompt (the first
-    response's text; JSON escapes character by character, so its bytes add up) and, in the usage,
-    ``prompt_tokens`` and ``total_tokens`` (``prompt + stop`` for each continuous-usage ``stops``,
-    ``prompt + final`` in the usage chunk). Ids have a fixed length."""
-    first_prompt, first_count = prompts[0], counts[0]
-    echo_base = len(dumps(str(first_prompt)).encode()) if echo else 0
-    usage_base = _digit_sum(first_count, stops) + len(str(first_count)) * len(stops)
-    if final is not None:
-        usage_base += len(str(first_count)) + len(str(first_count + final))
-    size = 0
-    for index, (prompt, count) in enumerate(zip(prompts, counts, strict=True)):
-        extra = batches * (len(str(index)) - 1)
-        if echo and index:
-            extra += len(dumps(str(prompt)).encode()) - echo_base  # strict UTF-8, as the frames are encoded
-        if count != first_count:
-            usage = _digit_sum(count, stops) + len(str(count)) * len(stops)
-            if final is not None:
-                usage += len(str(count)) + len(str(count + final))
-            extra += usage - usage_base
-        size += reference + extra
-        if size > bound:
-            return size
-    return None
 
 
 def _stream_pieces(
