@@ -4,21 +4,26 @@ shape does not hold every other client.
 What a profile computes for a completion and a request shape (the parser trace, the plan, the
 per-token deltas, the reply's byte template) is memoised on ``completion._memo`` and reused by
 later requests, which only fill in their ids, ``created`` and usage. The first request of a shape
-built all of it under the server lock, on the event loop: 250 ms for a 40,000-token answer
-streamed as vLLM chat, 0.7-0.9 s at 100,000, 20-500 ms at 10,000 depending on the profile, and
-again for every ``max_tokens`` that cuts the answer short (1.8 s each on a 119,000-token answer;
-issue 9: another client's small request waits at most 50 ms more than alone).
+built all of it under the server lock, on the event loop, and again for every ``max_tokens`` that
+cuts the answer short: over HTTP, another client's small request waited 0.5-0.6 s behind the first
+request on a 40,000-token answer (vLLM, chat and Responses, streamed or not), 0.6 s behind each new
+cut of a 100,000-token one, 0.1-0.45 s at 10,000 tokens depending on the profile (issue 9: at most
+50 ms more than alone).
 
 So for a server whose scenario holds long completions (:data:`LONG_TOKENS` or more), the HTTP
-layer (:class:`mockoss.server.offload.Gate`) answers a request whose shape has not been warmed on
-a worker thread with :data:`WARM_BEFORE_LOCK` set, and :meth:`MockServer.respond
+layer (:class:`mockoss.server.offload.Gate`, and the short path of
+:mod:`mockoss.server.fastpath`) answers a request whose shape has not been warmed on a worker
+thread with :data:`WARM_BEFORE_LOCK` set, and :meth:`MockServer.respond
 <mockoss.server.core.MockServer.respond>` calls :func:`warmed` before it takes the lock: the
-profile's own ``surface`` for each of the scenario's long completions, on the request's own view,
-prompt count and ``created``, with a throwaway id source, its reply discarded. The interpreter
-hands the GIL to the event loop every few milliseconds meanwhile, so other clients keep being
-answered; the reply itself is then made under the lock, as before, from the memo entries the
-warm-up left (the same bytes: a memo entry is a pure function of its key, and every key is built
-from the same profile object, view and context values).
+profile's own ``surface`` for the long completion the request will play (see below), on the
+request's own view, prompt count and ``created``, with a throwaway id source, its reply
+discarded. The interpreter hands the GIL to the event loop every few milliseconds meanwhile
+(5 ms, ``sys.getswitchinterval``), so other clients keep being answered; the reply itself is then
+made under the lock, as before, from the memo entries the warm-up left (the same bytes: a memo
+entry is a pure function of its key, and every key is built from the same profile object, view
+and context values). Measured over HTTP after: 15-55 ms at 10,000 and 40,000 tokens, 50-115 ms
+at 100,000, where what remains is mostly the interpreter's full garbage collections while the
+plan's objects are built (26-53 ms each, holding the GIL whichever thread runs them).
 
 Which completions: the step is picked under the lock (rule cursors, sessions, matches on the
 body). Where the server's shared cursors alone decide it (no session, no ``match`` rules: a
@@ -34,8 +39,11 @@ What ``surface`` changes besides memos and caches: nothing. The request log, the
 Responses ids and rule cursors are all written by the server under the lock, outside ``surface``
 (:meth:`MockServer._respond_locked <mockoss.server.core.MockServer._respond_locked>`); a
 profile's other state is request-data caches keyed by the request (Ollama's ``context`` prompt
-ids), which the real call would fill the same. Memo stores take a lock
-(:class:`mockoss.harmony.completion.Memo`), so a warm-up may run beside a locked call.
+ids), which the real call would fill the same. Checked over every profile, shipped scenario,
+endpoint, stream mode and six ``max_tokens`` (the team's byte-compare matrix, 32,863 replies)
+with every completion warmed before each new shape and the warm-up's ids drawn from another
+request index: no reply differs. Memo stores take a lock (:class:`mockoss.harmony.completion.Memo`),
+so a warm-up may run beside a locked call.
 
 A request's shape (:func:`shape_of`) is its body without the conversation (``messages``,
 ``input``, ``prompt``, …), plus the last message's role and whether it has text (Ollama's
