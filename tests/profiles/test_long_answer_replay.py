@@ -310,3 +310,63 @@ def test_vllm_mlx_responses_stream_echo_holding_the_placeholder(tmp_path):
     first = server.respond("responses", raw, {})[0]
     assert first.status == 200 and json.loads(first.frames[-1].split(b"data: ", 1)[1])["response"]["instructions"] == responses_stream._OUTPUT
     assert json.loads(first.frames[-1].split(b"data: ", 1)[1])["response"]["output"][-1]["type"] == "message"
+
+
+@pytest.mark.parametrize("call", [False, True], ids=["answer", "call"])
+@pytest.mark.parametrize("endpoint", ["ollama.chat", "ollama.generate"])
+def test_ollama_native_stream_stamps_once(tmp_path, monkeypatch, endpoint, call):
+    """A repeated streamed /api/chat or /api/generate request does not write its chunks'
+    timestamps again (one RFC 3339 text per token: ~10-25 ms for 10,000 tokens); only the final
+    object's is written. The replies equal those with no memo served."""
+    from mockoss.profiles.ollama import native, timeline
+
+    if call and endpoint == "ollama.generate":
+        pytest.skip("generate declares no tools")
+    stamped = []
+    real = timeline.rfc3339
+    monkeypatch.setattr(timeline, "rfc3339", lambda ns: stamped.append(ns) or real(ns))
+    monkeypatch.setattr(native, "rfc3339", lambda ns: stamped.append(ns) or real(ns))
+    clear_completion_cache()
+    server = MockServer(_scenario(tmp_path, call), profile="ollama")
+    raw = _body(endpoint, server.info.served_model_names[0], True, call)
+    first = _replies(server, endpoint, [raw])
+    assert first[0][0] == 200 and len(stamped) > 10
+    del stamped[:]
+    second = _replies(server, endpoint, [raw])
+    assert len(stamped) <= 2  # the final object's
+    monkeypatch.setattr(Memo, "get", lambda self, key, default=None: default)
+    clear_completion_cache()
+    assert _replies(MockServer(_scenario(tmp_path, call), profile="ollama"), endpoint, [raw, raw]) == first + second
+
+
+def test_ollama_native_generate_not_streamed_writes_no_chunk(tmp_path, monkeypatch):
+    """A non-streamed /api/generate reply has no chunks: their timestamps are not written."""
+    from mockoss.profiles.ollama import timeline
+
+    stamped = []
+    real = timeline.rfc3339
+    monkeypatch.setattr(timeline, "rfc3339", lambda ns: stamped.append(ns) or real(ns))
+    clear_completion_cache()
+    server = MockServer(_scenario(tmp_path), profile="ollama")
+    raw = _body("ollama.generate", server.info.served_model_names[0], False, False)
+    assert server.respond("ollama.generate", raw, {})[0].status == 200
+    assert stamped == []
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("call", [False, True], ids=["answer", "call"])
+def test_ollama_responses_template_cut_once(tmp_path, monkeypatch, stream, call):
+    from mockoss.profiles.ollama import responses
+
+    _check(tmp_path, monkeypatch, "ollama", "responses", stream, call, [(responses, "_compiled")])
+
+
+def test_ollama_responses_echo_holding_a_marker_is_filled_as_before(tmp_path):
+    """Echoed request text holding a marker's letters keeps the template uncut (filled by
+    replacement, as before)."""
+    clear_completion_cache()
+    server = MockServer(_scenario(tmp_path), profile="ollama")
+    raw = _body("responses", server.info.served_model_names[0], True, False, instructions="a \x00mockoss-id:0\x00 b")
+    reply = server.respond("responses", raw, {})[0]
+    assert reply.status == 200
+    assert any(b'"instructions":"a \\u0000mockoss-id:0\\u0000 b"' in frame for frame in reply.frames)

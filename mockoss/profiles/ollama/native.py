@@ -22,9 +22,10 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from contextvars import ContextVar
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from mockoss.harmony.encoding import load_encoding
@@ -63,18 +64,18 @@ def _head(model: str, stamp: str) -> str:
     return '{"model":' + _quoted(model) + ',"created_at":"' + stamp + '",'
 
 
-def _failure(profile: OllamaProfile, generation: Generation, frames: list[str], streamed: bool) -> Reply:
-    """The reply when the tool call did not decode."""
+def _failure(profile: OllamaProfile, generation: Generation, frames: list[bytes], streamed: bool) -> Reply:
+    """The reply when the tool call did not decode (``frames``: the chunks sent so far)."""
     assert generation.error is not None and generation.error_cause is not None
     if profile.tool_call_error == "v0.11.3":
         if not streamed:
             return native_error(500, UNEXPECTED_ERROR_FORMAT)
-        frames.append('{"error parsing tool call":' + quote(generation.error_cause) + "}\n")
+        frames.append(('{"error parsing tool call":' + quote(generation.error_cause) + "}\n").encode())
     elif not streamed or not frames:
         return native_error(500, generation.error)
     else:
-        frames.append('{"error":' + quote(generation.error) + "}\n")
-    return Reply(status=200, media_type=NDJSON_MEDIA_TYPE, frames=tuple(f.encode() for f in frames))
+        frames.append(('{"error":' + quote(generation.error) + "}\n").encode())
+    return Reply(status=200, media_type=NDJSON_MEDIA_TYPE, frames=tuple(frames))
 
 
 def _tool_call(generation: Generation, ctx: RequestContext | None) -> str:
@@ -146,19 +147,41 @@ def surface_native_chat(
             + f',"done":true,"done_reason":"{generation.done_reason}",{clock.metrics_json()}}}'
         )
         return Reply(status=200, body=body.encode(), headers=GO_JSON)
-    frames = [
-        _head(request.model, clock.stamp(chunk.position)) + message
-        for chunk, message in zip(generation.chunks, _chunk_messages(generation), strict=True)
-    ]
+    positions = _positions(generation)
+    stamps = clock.stamps(positions, generation.memo, "native.stamps")
+    frames = _stamped(request.model, stamps, _chunk_bytes(generation.memo, "native.chat.bytes", _chunk_messages(generation)))
     if generation.error is not None:
         return _failure(profile, generation, frames, streamed=True)
     last = _message(generation.final_content, generation.final_thinking, _tool_call(generation, ctx))
     frames.append(
-        _head(request.model, rfc3339(clock.done_ns))
-        + last
-        + f',"done":true,"done_reason":"{generation.done_reason}",{clock.metrics_json()}}}\n'
+        (
+            _head(request.model, rfc3339(clock.done_ns))
+            + last
+            + f',"done":true,"done_reason":"{generation.done_reason}",{clock.metrics_json()}}}\n'
+        ).encode()
     )
-    return Reply(status=200, media_type=NDJSON_MEDIA_TYPE, frames=tuple(f.encode() for f in frames))
+    return Reply(status=200, media_type=NDJSON_MEDIA_TYPE, frames=tuple(frames))
+
+
+def _positions(generation: Generation) -> tuple[int, ...]:
+    cached = generation.memo.get("native.positions")
+    if cached is None:
+        cached = generation.memo["native.positions"] = tuple(chunk.position for chunk in generation.chunks)
+    return cached  # type: ignore[return-value]
+
+
+def _chunk_bytes(memo: MutableMapping[object, object], key: object, chunks: tuple[str, ...]) -> tuple[bytes, ...]:
+    """``chunks`` as UTF-8, kept in ``memo``."""
+    cached = memo.get(key)
+    if cached is None:
+        cached = memo[key] = tuple(chunk.encode() for chunk in chunks)
+    return cached  # type: ignore[return-value]
+
+
+def _stamped(model: str, stamps: tuple[bytes, ...], chunks: tuple[bytes, ...]) -> list[bytes]:
+    """Each chunk after its head: ``{"model":…,"created_at":"<stamp>",`` (one C-level map)."""
+    prefix = ('{"model":' + _quoted(model) + ',"created_at":"').encode()
+    return list(map(b"".join, zip(repeat(prefix), stamps, repeat(b'",'), chunks)))  # as many stamps as chunks
 
 
 # --------------------------------------------------------------------------- /api/generate
@@ -307,11 +330,13 @@ def surface_native_generate(
         return _load_reply(request.model, ctx, '"response":""', request.body.get("keep_alive"))
     parts = _generate_parts(completion, request.max_tokens, request.raw)
     clock = Timeline.of(profile, ctx, parts.eval_count)
-    frames = [
-        _head(request.model, clock.stamp(p)) + chunk for p, chunk in zip(parts.positions, parts.chunks, strict=True)
-    ]
+    frames: list[bytes] = []
+    if request.stream:  # the chunks (a non-streamed reply has none: not built)
+        key = ("ollama.generate", completion.cap(request.max_tokens), request.raw)  # the parts' key
+        stamps = clock.stamps(parts.positions, completion._memo, (*key, "stamps"))
+        frames = _stamped(request.model, stamps, _chunk_bytes(completion._memo, (*key, "bytes"), parts.chunks))
     if parts.generation is not None and parts.generation.error is not None:
-        return _failure(profile, parts.generation, frames if request.stream else [], streamed=request.stream)
+        return _failure(profile, parts.generation, frames, streamed=request.stream)
     context = ""
     if not request.raw:
         context = ',"context":' + _context(request.body, completion, parts, request.max_tokens)
@@ -319,5 +344,5 @@ def surface_native_generate(
     if not request.stream:
         body = _head(request.model, rfc3339(clock.done_ns)) + parts.full + tail
         return Reply(status=200, body=body.encode(), headers=GO_JSON)
-    frames.append(_head(request.model, rfc3339(clock.done_ns)) + parts.final + tail + "\n")
-    return Reply(status=200, media_type=NDJSON_MEDIA_TYPE, frames=tuple(f.encode() for f in frames))
+    frames.append((_head(request.model, rfc3339(clock.done_ns)) + parts.final + tail + "\n").encode())
+    return Reply(status=200, media_type=NDJSON_MEDIA_TYPE, frames=tuple(frames))

@@ -11,6 +11,7 @@ is out, the final one when the last token is.
 from __future__ import annotations
 
 import functools
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -90,6 +91,21 @@ class Timeline:
     def stamp(self, position: int) -> str:
         """:func:`rfc3339` of :meth:`token_ns`."""
         return rfc3339(self.token_ns(position))
+
+    def stamps(self, positions: tuple[int, ...], memo: MutableMapping[object, object], key: object) -> tuple[bytes, ...]:
+        """:meth:`stamp` of each position, as UTF-8, kept in ``memo`` under ``key`` for this
+        clock (one entry per key, replaced when the clock differs: a prompt of another length
+        starts the tokens later, and a memo filling with one entry per prompt length would push
+        out the plans it holds)."""
+        start = self.created * _NS + self.load_ns + self.prompt_eval_ns
+        clock = (start, self.eval_ns_per_token, self.eval_count, positions)
+        found = memo.get(key)
+        if found is not None and found[0] == clock:  # type: ignore[index]
+            return found[1]  # type: ignore[index, no-any-return]
+        step, count = self.eval_ns_per_token, self.eval_count
+        stamps = tuple(rfc3339(start + min(position + 1, count) * step).encode() for position in positions)
+        memo[key] = (clock, stamps)
+        return stamps
 
     @property
     def done_ns(self) -> int:
