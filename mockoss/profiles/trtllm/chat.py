@@ -213,9 +213,6 @@ def _include_usage(profile: TrtllmProfile, request: ChatRequestView) -> bool:
     return not isinstance(options, dict) or bool(options.get("include_usage", True))
 
 
-_Spec = tuple[str, str, "int | None"]  # a frame: its id, its choices (JSON), the usage's completion tokens (None: no usage)
-
-
 def _stream(profile: TrtllmProfile, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
     """The SSE frames, batch by batch as ``handle_streaming_response`` writes them: the frames'
     choices from a template memoised per request shape (:func:`_stream_specs`), each frame's head
@@ -224,37 +221,58 @@ def _stream(profile: TrtllmProfile, completion: Completion, request: ChatRequest
     tools, usage_on = _filter(request), _include_usage(profile, request)
     model = dumps(request.model)
     if not templatable(completion):
-        specs = _stream_specs(profile, completion, request.max_tokens, tools, usage_on, ctx.ids)
-        frames = [_frame_head(rid, ctx.created, model) + _frame_rest(profile, choices, count, ctx.prompt_tokens) for rid, choices, count in specs]
+        rids, choices, counts = _stream_specs(profile, completion, request.max_tokens, tools, usage_on, ctx.ids)
+        frames = [
+            _frame_head(rid, ctx.created, model) + _frame_rest(profile, text, count, ctx.prompt_tokens) for rid, text, count in zip(rids, choices, counts, strict=True)
+        ]
         frames.append(_DONE)
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=SseEvents(frames))
     key = ("trtllm.chat.stream", profile, completion.cap(request.max_tokens), tools, usage_on)
     cached = completion._memo.get(key)
     if cached is None:
-        slots = SlotIds()
-        specs = _stream_specs(profile, completion, request.max_tokens, tools, usage_on, slots)
-        plan = []
-        for rid, choices, count in specs:
-            pieces = split(choices)
-            rest: bytes | tuple[str, ...] | int = count if count is not None else (pieces[0] + "}\n\n").encode() if len(pieces) == 1 else pieces
-            plan.append((int(rid[1:-1]), rest))
-        cached = (slots, tuple(plan))
+        cached = _stream_template(profile, completion, request.max_tokens, tools, usage_on)
         completion._memo[key] = cached
-    slots, plan = cached  # type: ignore[misc]
+    slots, indices, rests = cached  # type: ignore[misc]
     ids = slots.ids(ctx.ids)
     heads = [_frame_head(rid, ctx.created, model) for rid in ids]  # (a call id's head is never used)
-    values = None
-    frames = []
-    for index, rest in plan:
-        if rest.__class__ is bytes:
-            frames.append(heads[index] + rest)
-        elif rest.__class__ is int:
-            frames.append(heads[index] + _frame_rest(profile, "[]", rest, ctx.prompt_tokens))
-        else:
-            values = values or {str(i): rid for i, rid in enumerate(ids)}
-            frames.append(heads[index] + _frame_rest(profile, fill(rest, values), None, 0))
+    if indices is None:  # one id, every chunk's bytes known, a usage chunk last or none
+        head, usage = heads[0], rests[-1].__class__ is int
+        frames = list(map(head.__add__, rests[:-1] if usage else rests))
+        if usage:
+            frames.append(head + _frame_rest(profile, "[]", rests[-1], ctx.prompt_tokens))
+    else:
+        values = {str(i): rid for i, rid in enumerate(ids)}
+        frames = []
+        for index, rest in zip(indices, rests, strict=True):
+            if rest.__class__ is bytes:
+                frames.append(heads[index] + rest)
+            elif rest.__class__ is int:
+                frames.append(heads[index] + _frame_rest(profile, "[]", rest, ctx.prompt_tokens))
+            else:
+                frames.append(heads[index] + _frame_rest(profile, fill(rest, values), None, 0))
     frames.append(_DONE)
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=SseEvents(frames))
+
+
+def _stream_template(
+    profile: TrtllmProfile, completion: Completion, max_tokens: int | None, tools: ToolFilter, usage_on: bool,
+) -> tuple[SlotIds, tuple[int, ...] | None, tuple[bytes | tuple[str, ...] | int, ...]]:
+    """``(slots, indices, rests)``: per frame, the id it carries (an index into ``slots``' ids;
+    ``indices`` is ``None`` when every frame carries the first) and what follows the head: bytes,
+    a usage chunk's completion tokens, or text pieces holding call id slots."""
+    slots = SlotIds()
+    rids, choices, counts = _stream_specs(profile, completion, max_tokens, tools, usage_on, slots)
+    rests: list[bytes | tuple[str, ...] | int] = []
+    for text, count in zip(choices, counts, strict=True):
+        if count is not None:
+            rests.append(count)
+        elif "\\u0000" in text:  # a call id slot (split: the pattern)
+            rests.append(split(text))
+        else:
+            rests.append(f"{text}}}\n\n".encode())
+    indices = [int(rid[1:-1]) for rid in rids]
+    plain = not any(indices) and all(rest.__class__ is bytes for rest in rests[:-1]) and rests[-1].__class__ is not tuple
+    return slots, None if plain else tuple(indices), tuple(rests)
 
 
 def _frame_head(rid: str, created: int, model: str) -> bytes:
@@ -274,9 +292,11 @@ def _frame_rest(profile: TrtllmProfile, choices: str, count: int | None, prompt:
 
 def _stream_specs(
     profile: TrtllmProfile, completion: Completion, max_tokens: int | None, tools: ToolFilter, usage_on: bool, ids: IdSource | SlotIds,
-) -> list[_Spec]:
-    """The stream's frames before [DONE] as ``(id, choices as JSON, usage's completion tokens or
-    None)``, ids asked of ``ids`` in the order the server makes them."""
+) -> tuple[list[str], list[str], list[int | None]]:
+    """The stream's frames before [DONE] as three lists: each frame's id, its choices as JSON, and
+    its usage's completion tokens (``None``: no usage); ids asked of ``ids`` in the order the
+    server makes them. (Lists of strings, not a tuple per frame: fewer objects for the collector
+    to walk while a long stream is built.)"""
     emission = completion.emit(max_tokens)
     emitted, finish = emission.tokens, emission.finish_reason
     tokens, stop_reason = output_tokens(emitted, finish)
@@ -286,10 +306,19 @@ def _stream_specs(
     stream_id = ids.next("chatcmpl-") if profile.stable_stream_ids else None
     sent: set[str] = set()
 
-    def frame(choices: list[dict[str, Any]], usage: int | None = None) -> _Spec:
-        return (stream_id or ids.next("chatcmpl-"), dumps(choices), usage)
+    rids: list[str] = []
+    choices: list[str] = []
+    counts: list[int | None] = []
 
-    def deltas(span: tuple[int, int, bool]) -> tuple[list[_Spec], bool]:
+    def made(choice: list[dict[str, Any]]) -> tuple[str, str]:
+        return stream_id or ids.next("chatcmpl-"), dumps(choice)  # the id when the server makes the chunk
+
+    def frame(chunk: tuple[str, str], usage: int | None = None) -> None:
+        rids.append(chunk[0])
+        choices.append(chunk[1])
+        counts.append(usage)
+
+    def deltas(span: tuple[int, int, bool]) -> tuple[list[tuple[str, str]], bool]:
         raw = state.batch(trace, *span)
         if raw is None:
             return [], False
@@ -299,31 +328,31 @@ def _stream_specs(
             choice: dict[str, Any] = {"index": 0, "delta": wire}
             if should_stop:
                 choice["finish_reason"] = "stop"
-                out.append(frame([choice]))
+                out.append(made([choice]))
                 return out, True
-            out.append(frame([choice]))
+            out.append(made([choice]))
         return out, False
 
-    frames: list[_Spec] = []
     first = True
     for (start, stop, done), span in zip(bounds, spans, strict=True):
         chunks, should_stop = (deltas(span) if not done or (profile.flush_final_batch and stop > start) else ([], False))
         if profile.role_chunk == "every_batch" and not done or profile.role_chunk == "first" and first:
-            frames.append(frame([{"index": 0, "delta": {"role": "assistant"}}]))
+            frame(made([{"index": 0, "delta": {"role": "assistant"}}]))
         first = False
-        frames.extend(chunks)
+        for chunk in chunks:
+            frame(chunk)
         if should_stop:
             if usage_on:
-                frames.append(frame([], stop))
+                frame(made([]), stop)
             break
         if done:
             end: dict[str, Any] = {"index": 0, "delta": {}, "finish_reason": finish}
             if stop_reason is not None:
                 end["stop_reason"] = stop_reason
-            frames.append(frame([end]))
+            frame(made([end]))
             if usage_on:
-                frames.append(frame([], len(tokens)))
-    return frames
+                frame(made([]), len(tokens))
+    return rids, choices, counts
 
 
 def _call_delta(call: dict[str, Any], sent: set[str]) -> dict[str, Any]:
