@@ -98,6 +98,23 @@ def test_repeated_streamed_chat_draws_call_ids_per_request() -> None:
         assert sum(f'"id":"{call}"'.encode() in frame for frame in reply.frames) == 1
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_repeated_completions_request_is_not_detokenized_again(monkeypatch: pytest.MonkeyPatch, stream: bool) -> None:
+    from mockoss.profiles.base import CompletionsRequestView
+    from mockoss.profiles.sglang import completions as completions_module
+
+    decodes = _counting(monkeypatch, completions_module, "stream_deltas" if stream else "load_encoding")
+    completion = _fresh(LONG)
+    for echo in (False, True):
+        request = CompletionsRequestView(model=MODEL, prompts=("say it",), stream=stream, max_tokens=100_000, echo=echo)
+        first = SglangProfile().surface("completions", completion, request, _ctx())
+        again = SglangProfile().surface("completions", completion, request, _ctx())
+        assert (first.frames, first.body) == (again.frames, again.body)
+        text = b"".join(first.frames) if stream else first.body
+        assert (b'"text":"say it' in text) is echo
+    assert len(decodes) == 1  # the echo is put in front per request, the text is memoised
+
+
 def _responses(completion: Completion, stream: bool, index: int = 3, **body: object):
     request = ResponsesRequestView(model=MODEL, stream=stream, max_output_tokens=body.pop("max_output_tokens", None), body={"model": MODEL, **body})
     return SglangProfile().surface("responses", completion, request, _ctx(index))

@@ -27,6 +27,7 @@ Read from, and checked against by running (``tools/sglang_serving_diff.py``),
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from mockoss.harmony.encoding import load_encoding
@@ -73,25 +74,66 @@ def surface_completions(profile: SglangProfile, completion: Completion, request:
     echo = _echo(request.prompts[0]) if request.echo and request.prompts else ""
     model = dumps(request.model)
     if not request.stream:
-        kept = [t for t in text_tokens if not (skip and t >= FIRST_SPECIAL)]
-        text = echo + (load_encoding().decode(kept) if kept else "")
+        text = echo + _text(completion, request.max_tokens, text_tokens, skip)
         choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish, "matched_stop": matched}
         body = {"id": rid, "object": "text_completion", "created": ctx.created, "model": request.model, "choices": [choice],
                 "usage": _usage(ctx.prompt_tokens, len(tokens)), "metadata": {"weight_version": "default"}}
         return Reply(status=200, body=dumps(body).encode())
-    steps = stream_deltas(tokens, skip_special=skip, trim_last=stopped and not keep)
+    steps, deltas, pieces = _stream_pieces(completion, request.max_tokens, tokens, skip, stopped and not keep)
     options = request.body.get("stream_options") if isinstance(request.body.get("stream_options"), dict) else {}
-    frames = []
-    head = f'data: {{"id":"{rid}","object":"text_completion","created":{ctx.created},"model":{model},"choices":[{{"index":0,"text":'
-    for done, delta in enumerate(steps, 1):
-        last = done == len(steps)
-        if done == 1:
-            delta = echo + delta
-        usage = dumps(_usage(ctx.prompt_tokens, done)) if options.get("continuous_usage_stats") else "null"
+    head = f'data: {{"id":"{rid}","object":"text_completion","created":{ctx.created},"model":{model},"choices":[{{"index":0,"text":'.encode()
+    count = len(deltas)
+    continuous = options.get("continuous_usage_stats")
+
+    def frame(done: int, delta_json: bytes) -> bytes:
+        last = done == count
+        usage = dumps(_usage(ctx.prompt_tokens, done)) if continuous else "null"
         tail = f',"logprobs":null,"finish_reason":{dumps(finish if last else None)},"matched_stop":{dumps(matched if last else None)}}}],"usage":{usage}}}\n\n'
-        frames.append((head + dumps(delta) + tail).encode())
+        return head + delta_json + tail.encode()
+
+    frames: list[bytes] = []
+    if count:
+        first = dumps(echo + steps[0]).encode() if echo else deltas[0]
+        frames.append(frame(1, first))
+    if continuous:
+        frames += [frame(done, deltas[done - 1]) for done in range(2, count)]
+    else:
+        frames += map(b"".join, zip(repeat(head), pieces))
+    if count > 1:
+        frames.append(frame(count, deltas[-1]))
     if options.get("include_usage") or profile.stream_default_include_usage:  # should_include_usage
         usage = dumps(_usage(ctx.prompt_tokens, len(tokens), drop_none=True))
         frames.append(f'data: {{"id":"{rid}","object":"text_completion","created":{ctx.created},"model":{model},"choices":[],"usage":{usage}}}\n\n'.encode())
     frames.append(b"data: [DONE]\n\n")
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+
+
+_MEMO = "sglang.completions"
+_NULL_TAIL = b',"logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}\n\n'
+
+
+def _text(completion: Completion, max_tokens: int | None, text_tokens: tuple[int, ...], skip: bool) -> str:
+    """The detokenized text of ``text_tokens`` (the emission of ``max_tokens`` with its matched
+    stop token trimmed or not, which ``len`` tells), memoised on the completion."""
+    key = (_MEMO, "text", completion.cap(max_tokens), len(text_tokens), skip)
+    cached = completion._memo.get(key)
+    if cached is None:
+        kept = [t for t in text_tokens if not (skip and t >= FIRST_SPECIAL)]
+        cached = completion._memo[key] = load_encoding().decode(kept) if kept else ""
+    return cached  # type: ignore[return-value]
+
+
+def _stream_pieces(
+    completion: Completion, max_tokens: int | None, tokens: tuple[int, ...], skip: bool, trim_last: bool
+) -> tuple[tuple[str, ...], tuple[bytes, ...], tuple[bytes, ...]]:
+    """Each decode step's text (:func:`~.detokenizer.stream_deltas`), the same as JSON, and the
+    frames of the steps between the first and the last after their head (``usage: null``),
+    memoised on the completion per (``Completion.cap(max_tokens)``, ``skip_special_tokens``, stop
+    trimmed)."""
+    key = (_MEMO, "stream", completion.cap(max_tokens), skip, trim_last)
+    cached = completion._memo.get(key)
+    if cached is None:
+        steps = tuple(stream_deltas(tokens, skip_special=skip, trim_last=trim_last))
+        deltas = tuple(dumps(step).encode() for step in steps)
+        cached = completion._memo[key] = (steps, deltas, tuple(delta + _NULL_TAIL for delta in deltas[1:-1]))
+    return cached  # type: ignore[return-value]
