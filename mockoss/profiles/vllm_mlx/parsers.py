@@ -159,10 +159,16 @@ def _phase(text: str) -> str:
 
 
 class GptOssReasoningStream:
-    """``GptOssReasoningParser.extract_reasoning_streaming`` (stateless: phases from the text)."""
+    """``GptOssReasoningParser.extract_reasoning_streaming`` (stateless: phases from the text; here
+    kept up to date delta by delta, the same phases: :mod:`mockoss.profiles.vllm_mlx.phase`)."""
+
+    def __init__(self) -> None:
+        from mockoss.profiles.vllm_mlx.phase import PhaseTracker
+
+        self._phases = PhaseTracker(_GPT_OSS_HEADER, _STRUCTURAL)
 
     def feed(self, previous: str, current: str, delta: str) -> Delta | None:
-        before, now = _phase(previous), _phase(current)
+        before, now = self._phases.phases(previous, current, delta)
         if now != before and now in ("analysis", "final"):
             tail = next((current[m.end() :] for m in reversed(list(_GPT_OSS_HEADER.finditer(current))) if m.group(1) == now), None)
             if tail:
