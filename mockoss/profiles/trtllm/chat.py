@@ -31,7 +31,7 @@ from mockoss.harmony.trace import ParserTrace
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, IdSource, Reply, RequestContext
 from mockoss.profiles.sse import SseEvents
 from mockoss.profiles.trtllm.adapter import StreamState, ToolFilter, map_messages, merge_deltas, strip_incomplete
-from mockoss.profiles.trtllm.template import SlotIds, fill, new_id, slot, split, templatable
+from mockoss.profiles.trtllm.template import SlotIds, fill, new_id, profile_key, slot, split, templatable
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def surface_chat(profile: TrtllmProfile, completion: Completion, request: ChatRe
     if not templatable(completion):
         body, _ = _full_body(profile, completion, request.max_tokens, tools, ctx.ids, ctx.created, request.model, ctx.prompt_tokens)
         return Reply(status=200, body=body.encode())
-    key = ("trtllm.chat", profile, completion.cap(request.max_tokens), tools)
+    key = ("trtllm.chat", profile_key(profile), completion.cap(request.max_tokens), tools)
     cached = completion._memo.get(key)
     if cached is None:
         ids = SlotIds()
@@ -227,7 +227,7 @@ def _stream(profile: TrtllmProfile, completion: Completion, request: ChatRequest
         ]
         frames.append(_DONE)
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=SseEvents(frames))
-    key = ("trtllm.chat.stream", profile, completion.cap(request.max_tokens), tools, usage_on)
+    key = ("trtllm.chat.stream", profile_key(profile), completion.cap(request.max_tokens), tools, usage_on)
     cached = completion._memo.get(key)
     if cached is None:
         cached = _stream_template(profile, completion, request.max_tokens, tools, usage_on)

@@ -81,6 +81,9 @@ __all__ = ["EngineOutput", "engine_output", "kept_ids", "stream_texts", "surface
 #: generation_config.json's ``eos_token_id`` besides ``<|return|>``: ``<|endoftext|>``, ``<|call|>``.
 _CONFIG_STOPS = (199999, 200012)
 _DONE = b"data: [DONE]\n\n"
+#: Completions shorter than this (tokens) get their engine output and text made per request: a
+#: token-by-token stop search and a decode of a few hundred tokens cost less than a memo store.
+_MEMO_FROM = 512
 
 
 class EngineOutput:
@@ -99,6 +102,8 @@ def engine_output(completion: Completion, max_tokens: int | None, *, config_stop
     with ``config_stops`` the first ``<|endoftext|>`` or ``<|call|>`` ends generation as a stop word,
     trimmed unless ``keep_stop`` (``include_stop_str_in_output``). Memoised on the completion per
     effective limit (:meth:`~mockoss.harmony.Completion.cap`): the stop search runs token by token."""
+    if len(completion.tokens) < _MEMO_FROM:  # made again for less than a memo store costs
+        return _engine_output(completion, max_tokens, config_stops=config_stops, keep_stop=keep_stop)
     key = ("trtllm.engine", completion.cap(max_tokens), config_stops, keep_stop)
     cached = completion._memo.get(key)
     if cached is None:
@@ -203,6 +208,8 @@ def surface_completions(profile: TrtllmProfile, completion: Completion, request:
 def _text(completion: Completion, out: EngineOutput, shape: tuple[Any, ...], skip: bool) -> str:
     """``out`` detokenized, memoised on the completion per ``shape`` (what ``out`` is of:
     :func:`_shape`)."""
+    if len(completion.tokens) < _MEMO_FROM:
+        return load_encoding().decode(kept_ids(out.tokens, skip))
     key = ("trtllm.text", *shape, skip)
     cached = completion._memo.get(key)
     if cached is None:

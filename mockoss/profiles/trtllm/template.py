@@ -16,14 +16,15 @@ ids, not its plan).
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.base import IdSource
 
-__all__ = ["SlotIds", "fill", "new_id", "slot", "split", "templatable"]
+__all__ = ["SlotIds", "fill", "new_id", "profile_key", "slot", "split", "templatable"]
 
 #: A slot as ``dumps`` writes it: a named one is a whole JSON string, an id's may be part of one.
 _SLOT = re.compile(r'"\\u0000([a-z]\w*)\\u0000"|\\u0000(\d+)\\u0000')
@@ -62,6 +63,13 @@ def new_id(ids: IdSource | SlotIds, prefix: str, width: int | None = None) -> st
     if isinstance(ids, SlotIds):
         return ids.next(prefix, width)
     return ids.next(prefix)[:width]
+
+
+@functools.lru_cache(maxsize=64)
+def profile_key(profile: Any) -> str:
+    """The profile as a memo key: its ``repr`` (every switch, in field order), one string whose
+    bytes a memo store counts at once (the dataclass is walked field by field)."""
+    return repr(profile)
 
 
 def templatable(completion: Completion) -> bool:
