@@ -370,3 +370,27 @@ def test_ollama_responses_echo_holding_a_marker_is_filled_as_before(tmp_path):
     reply = server.respond("responses", raw, {})[0]
     assert reply.status == 200
     assert any(b'"instructions":"a \\u0000mockoss-id:0\\u0000 b"' in frame for frame in reply.frames)
+
+
+@pytest.mark.parametrize("call", [False, True], ids=["answer", "call"])
+def test_ollama_openai_chat_stream_chunks_encoded_once(tmp_path, monkeypatch, call):
+    """Ollama's streamed /v1/chat/completions joins its head to chunk bytes kept on the generation
+    (not re-encoded per request); the replies equal those with no memo served."""
+    from mockoss.profiles.ollama import openai_chat
+
+    encoded = []
+    real = openai_chat._chunk_delta_bytes
+
+    def spy(generation, deltas):
+        encoded.append("openai.chat.bytes" not in generation.memo)
+        return real(generation, deltas)
+
+    monkeypatch.setattr(openai_chat, "_chunk_delta_bytes", spy)
+    clear_completion_cache()
+    server = MockServer(_scenario(tmp_path, call), profile="ollama")
+    raw = _body("chat", server.info.served_model_names[0], True, call, stream_options={"include_usage": True})
+    replies = _replies(server, "chat", [raw, raw])
+    assert encoded == [True, False]
+    monkeypatch.setattr(Memo, "get", lambda self, key, default=None: default)
+    clear_completion_cache()
+    assert _replies(MockServer(_scenario(tmp_path, call), profile="ollama"), "chat", [raw, raw]) == replies

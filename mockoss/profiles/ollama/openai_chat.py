@@ -28,6 +28,7 @@ after the first chunk, Ollama's NDJSON error line is re-read as an empty respons
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
@@ -91,8 +92,9 @@ def _stream(profile: OllamaProfile, generation: Generation, request: ChatRequest
     head = f'data: {{"id":"{chat_id}","object":"chat.completion.chunk","created":{created},"model":'
     model_head = head + quote(request.model) + ',"system_fingerprint":"fp_ollama","choices":['
     open_choice = model_head + '{"index":0,"delta":'
-    frames = [open_choice + delta for delta in _chunk_deltas(generation)]
+    deltas = _chunk_deltas(generation)
     if generation.error is not None:
+        frames = [open_choice + delta for delta in deltas]
         if profile.tool_call_error == "v0.11.3" or frames:
             # The NDJSON error line, re-read as an empty (not done) chat response.
             role = '"role":"assistant",' if not frames else ""
@@ -102,10 +104,13 @@ def _stream(profile: OllamaProfile, generation: Generation, request: ChatRequest
                 status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(f.encode() for f in frames), headers=SSE_HEADERS
             )
         return openai_error(500, generation.error)
+    # The chunks as bytes, joined to this request's head in one C-level map (memoised deltas).
+    chunks: list[bytes] = list(map(b"".join, zip(repeat(open_choice.encode()), _chunk_delta_bytes(generation, deltas))))
+    frames: list[str] = []  # the frames after the chunks
     calls = _calls(generation, tool_call_id(ctx.ids)) if generation.tool_call else None
-    empty_trailer = frames and not (generation.final_content or generation.final_thinking or calls)
+    empty_trailer = chunks and not (generation.final_content or generation.final_thinking or calls)
     if not empty_trailer:
-        for delta in _deltas(generation.final_content, generation.final_thinking, calls, role=not frames):
+        for delta in _deltas(generation.final_content, generation.final_thinking, calls, role=not chunks):
             frames.append(open_choice + delta + ',"finish_reason":null}]}\n\n')
     reason = "tool_calls" if calls and generation.done_reason == "stop" else generation.done_reason
     frames.append(open_choice + '{},"finish_reason":"' + reason + '"}]}\n\n')
@@ -113,8 +118,16 @@ def _stream(profile: OllamaProfile, generation: Generation, request: ChatRequest
         prompt, completion = ctx.prompt_tokens, generation.eval_count
         usage = f'"usage":{{"prompt_tokens":{prompt},"completion_tokens":{completion},"total_tokens":{prompt + completion}}}'
         frames.append(model_head + "]," + usage + "}\n\n")
-    encoded = tuple(f.encode() for f in frames) + (_DONE,)
+    encoded = (*chunks, *(f.encode() for f in frames), _DONE)
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=encoded, headers=SSE_HEADERS)
+
+
+def _chunk_delta_bytes(generation: Generation, deltas: tuple[str, ...]) -> tuple[bytes, ...]:
+    """:func:`_chunk_deltas` as UTF-8 (cached)."""
+    cached = generation.memo.get("openai.chat.bytes")
+    if cached is None:
+        cached = generation.memo["openai.chat.bytes"] = tuple(delta.encode() for delta in deltas)
+    return cached  # type: ignore[return-value]
 
 
 def _full(profile: OllamaProfile, generation: Generation, request: ChatRequestView, ctx: RequestContext) -> Reply:
