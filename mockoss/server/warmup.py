@@ -45,6 +45,10 @@ with every completion warmed before each new shape and the warm-up's ids drawn f
 request index: no reply differs. Memo stores take a lock (:class:`mockoss.harmony.completion.Memo`),
 so a warm-up may run beside a locked call.
 
+Order: a request that arrives while an earlier one is warming up may take the lock first, and so
+the earlier index and scripted step (its ids are seeded by the index), as with a big body answered
+off the loop; requests sent one after another are answered in order, as before.
+
 A request's shape (:func:`shape_of`) is its body without the conversation (``messages``,
 ``input``, ``prompt``, …), plus the last message's role and whether it has text (Ollama's
 prefill), the endpoint and the ``X-Mockoss-Switch`` header: what a profile's memo keys read
@@ -75,7 +79,10 @@ from mockoss.server.replies import SWITCH_HEADER, _for_endpoint
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
-    from mockoss.server.core import MockServer
+
+#: The server: a :class:`mockoss.server.core.MockServer` (which imports this module, so it is not
+#: imported here: that would be an import circle).
+_Server = Any
 
 __all__ = ["LONG_TOKENS", "MAX_LONG", "PER_REQUEST", "SHAPES", "WARM_BEFORE_LOCK", "Warmup", "shape_of", "wanted", "warmed"]
 
@@ -163,7 +170,7 @@ class Warmup:
         self._last = (scenario, found)
         return found
 
-    def pending(self, server: MockServer, scenario: Scenario, shape: int, body: Any, headers: Mapping[str, str]) -> tuple[_Scenario, tuple[int, ...]] | None:
+    def pending(self, server: _Server, scenario: Scenario, shape: int, body: Any, headers: Mapping[str, str]) -> tuple[_Scenario, tuple[int, ...]] | None:
         """``(state, positions)``: the long completions ``state.longs[i]`` to warm for ``shape``
         before this request (the one it will play, when :func:`_predicted` knows it; else the
         first :data:`PER_REQUEST` not warmed, in file order), else ``None`` (nothing to warm)."""
@@ -208,7 +215,7 @@ class Warmup:
                 self._inflight.pop((id(state), shape, position)).set()
 
 
-def _predicted(server: MockServer, state: _Scenario, body: Any, headers: Mapping[str, str]) -> tuple[int, ...] | None:
+def _predicted(server: _Server, state: _Scenario, body: Any, headers: Mapping[str, str]) -> tuple[int, ...] | None:
     """The positions in ``state.longs`` of what the request will play, when the server's shared
     cursors pick it (no session header, no automatic sessions, no ``previous_response_id``, no
     rule with ``match`` checks): the step :func:`~mockoss.scenario.select.first_answer` gives on
@@ -234,7 +241,8 @@ def shape_of(endpoint: str, body: Any, headers: Mapping[str, str]) -> int | None
     """A hash of what, besides the conversation, makes a request's reply (see the module
     docstring); ``None`` for a body it cannot read (no warm-up). ~2 us for a chat body without
     tools; a declared tool list is written out too (``repr``: ~0.6 us per tool, twice as fast as
-    ``json.dumps``)."""
+    ``json.dumps``; a list of more than 64 items an item at a time, so that the interpreter can
+    hand the GIL to the event loop between them)."""
     if type(body) is not dict:
         return None
     rest = {key: value for key, value in body.items() if key not in _CONVERSATION}
@@ -247,13 +255,18 @@ def shape_of(endpoint: str, body: Any, headers: Mapping[str, str]) -> int | None
         elif items is not None:
             last = (key, type(items).__name__)
     try:
-        text = repr(rest)  # parsed JSON: its repr is as exact as its text (keys in the order sent)
+        # Parsed JSON: its repr is as exact as its text (keys in the order sent). A long list
+        # (100,000 declared tools) an item at a time: one repr() of it all would hold the GIL.
+        text = tuple(
+            (key, tuple([repr(item) for item in value])) if type(value) is list and len(value) > 64 else (key, repr(value))
+            for key, value in rest.items()
+        )
     except (RecursionError, MemoryError):
         return None
     return hash((endpoint, headers.get(SWITCH_HEADER, ""), last, text))
 
 
-def _scenario_of(server: MockServer, headers: Mapping[str, str]) -> Scenario | None:
+def _scenario_of(server: _Server, headers: Mapping[str, str]) -> Scenario | None:
     """The scenario that answers a request, if known without loading a file (else ``None``)."""
     name = headers.get("x-mockoss-scenario")
     if name:
@@ -262,7 +275,7 @@ def _scenario_of(server: MockServer, headers: Mapping[str, str]) -> Scenario | N
     return server.scenario if isinstance(server.scenario, Scenario) else None
 
 
-def wanted(server: MockServer, endpoint: str, raw: bytes, headers: Mapping[str, str]) -> bool:
+def wanted(server: _Server, endpoint: str, raw: bytes, headers: Mapping[str, str]) -> bool:
     """Whether a small request should be answered on a worker thread to warm long completions
     first (:class:`mockoss.server.offload.Gate`, on the event loop). Costs a dict lookup for a
     scenario without long completions; for one with, the body's parse (handed on to the answer,
@@ -280,7 +293,7 @@ def wanted(server: MockServer, endpoint: str, raw: bytes, headers: Mapping[str, 
 
 @contextmanager
 def warmed(
-    server: MockServer, endpoint: str, raw: bytes, body: Any, headers: Mapping[str, str], checked: Any, view: Any
+    server: _Server, endpoint: str, raw: bytes, body: Any, headers: Mapping[str, str], checked: Any, view: Any
 ) -> Iterator[Any]:
     """While :data:`WARM_BEFORE_LOCK` is set, for a valid request (``checked``: ``(profile,
     request, model)``): warm the scenario's long completions not yet warmed for its shape, then
@@ -302,7 +315,7 @@ def warmed(
             for position in mine:
                 try:
                     profile.surface(endpoint, found.longs[position], view, RequestContext(IdSource(server.seed, index), server.created, counted, raw))
-                except BaseException as exc:  # noqa: BLE001  (the lock's side answers the step it plays, as before)
+                except BaseException as exc:  # the lock's side answers the step it plays, as before
                     if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                         raise
         finally:
@@ -324,7 +337,7 @@ def _wait(events: list[threading.Event]) -> None:
 
 
 def _prepare(
-    server: MockServer, endpoint: str, raw: bytes, body: Any, headers: Mapping[str, str], checked: Any, view: Any
+    server: _Server, endpoint: str, raw: bytes, body: Any, headers: Mapping[str, str], checked: Any, view: Any
 ) -> tuple[_Scenario, int, tuple[int, ...], Any, Any, int] | None:
     """What :func:`warmed` needs: ``(state, shape, positions, profile, view, prompt count)``,
     else ``None`` (nothing to warm, or a step failed: done again under the lock)."""

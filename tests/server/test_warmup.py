@@ -21,7 +21,7 @@ from mockoss.server import warmup
 from mockoss.server.core import MockServer
 from mockoss.server.offload import Gate
 
-WORDS = "the quick brown fox jumps over a lazy dog while seven wise owls watch quietly".split()
+WORDS = ("the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "while", "seven", "wise", "owls", "watch", "quietly")
 
 
 def _long_scenario(tag: str, tokens: int = 1500, steps: int = 1):
