@@ -394,3 +394,25 @@ def test_ollama_openai_chat_stream_chunks_encoded_once(tmp_path, monkeypatch, ca
     monkeypatch.setattr(Memo, "get", lambda self, key, default=None: default)
     clear_completion_cache()
     assert _replies(MockServer(_scenario(tmp_path, call), profile="ollama"), "chat", [raw, raw]) == replies
+
+
+@pytest.mark.parametrize("endpoint", ["chat", "responses"])
+def test_lmstudio_shapes_of_one_completion_keep_their_own_frames(tmp_path, monkeypatch, endpoint):
+    """Requests with and without tools on one completion (a bare tool call: its classifications
+    differ, their token deltas may be the same empty tuple) each get their own stream, equal to
+    the one built with no memo served."""
+    path = tmp_path / "call.json"
+    raw_call = '<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>{"content":"x"}<|call|>'
+    path.write_text(json.dumps({"version": 1, "steps": [{"completion": {"raw": raw_call}}]}))
+    model = "openai/gpt-oss-20b"
+
+    def sequence():
+        clear_completion_cache()
+        server = MockServer(str(path), profile="lmstudio")
+        name = server.info.served_model_names[0]
+        return _replies(server, endpoint, [_body(endpoint, name, True, True), _body(endpoint, name, True, False)] * 2)
+
+    replies = sequence()
+    assert model and replies[0] != replies[1]
+    monkeypatch.setattr(Memo, "get", lambda self, key, default=None: default)
+    assert sequence() == replies

@@ -123,13 +123,15 @@ def surface_chat(
     if memo is None:
         frames = _delta_frames(output, deltas, call_ids, head, field)
     else:
-        key = ("lmstudio.chat.frames", id(deltas), field)
+        # Keyed by the classification's objects (the entry holds them: their ids are not reused
+        # while it lives); both, as an empty deltas tuple is one object for every classification.
+        key = ("lmstudio.chat.frames", id(output), id(deltas), field)
         entry = memo.get(key)
-        if entry is None or entry[0] is not deltas:  # the entry holds its deltas: the id is not reused while it lives
+        if entry is None or entry[0] is not output or entry[1] is not deltas:
             recorder = IdRecorder()
             marks = [recorder.digits(9) for _ in output.tool_calls]
-            entry = memo[key] = (deltas, FramesTemplate(_delta_frames(output, deltas, marks, recorder.value("head"), field)))
-        frames = entry[1].fill([*(call_id.encode() for call_id in call_ids), head.encode()])
+            entry = memo[key] = (output, deltas, FramesTemplate(_delta_frames(output, deltas, marks, recorder.value("head"), field)))
+        frames = entry[2].fill([*(call_id.encode() for call_id in call_ids), head.encode()])
     usage = f',"usage":{dumps(_usage(ctx.prompt_tokens, completion_tokens))}' if request.include_usage else ""
     frames.append(f'{head}{{}},"logprobs":null,"finish_reason":"{finish}"}}]{usage}}}\n\n'.encode())
     frames.append(_DONE)

@@ -104,13 +104,15 @@ def surface_responses(
     if memo is None:
         frames += [frame.encode() for frame in _item_events(output, deltas, items, len(frames))]
     else:
-        key = ("lmstudio.responses.frames", id(deltas))
+        # Keyed by the classification's objects (the entry holds them: their ids are not reused
+        # while it lives); both, as an empty deltas tuple is one object for every classification.
+        key = ("lmstudio.responses.frames", id(output), id(deltas))
         entry = memo.get(key)
-        if entry is None or entry[0] is not deltas:  # the entry holds its deltas: the id is not reused while it lives
+        if entry is None or entry[0] is not output or entry[1] is not deltas:
             recorder = IdRecorder()
             middle = _item_events(output, deltas, _items(output, [recorder.next() for _ in range(count)]), len(frames))
-            entry = memo[key] = (deltas, FramesTemplate(middle))
-        frames += entry[1].fill([item_id.encode() for item_id in item_ids])
+            entry = memo[key] = (output, deltas, FramesTemplate(middle))
+        frames += entry[2].fill([item_id.encode() for item_id in item_ids])
     final = _response(request, ctx, response_id, status, items, usage)
     frames.append(_event("response.completed", len(frames), {"response": final}).encode())
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
