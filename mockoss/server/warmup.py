@@ -266,6 +266,13 @@ def shape_of(endpoint: str, body: Any, headers: Mapping[str, str]) -> int | None
     return hash((endpoint, headers.get(SWITCH_HEADER, ""), last, text))
 
 
+def _shape_key(server: _Server, endpoint: str, body: Any, headers: Mapping[str, str]) -> int | None:
+    """:func:`shape_of` for the server's profile as it is now (``set_profile``, ``set_switches``:
+    the profiles' memo keys hold the profile object, so a new one is warmed again)."""
+    shape = shape_of(endpoint, body, headers)
+    return None if shape is None else hash((shape, id(server._base_profile)))
+
+
 def _scenario_of(server: _Server, headers: Mapping[str, str]) -> Scenario | None:
     """The scenario that answers a request, if known without loading a file (else ``None``)."""
     name = headers.get("x-mockoss-scenario")
@@ -287,7 +294,7 @@ def wanted(server: _Server, endpoint: str, raw: bytes, headers: Mapping[str, str
         body = parse_json_and_hand_on(raw)
     except (ValueError, RecursionError):
         return False
-    shape = shape_of(endpoint, body, headers)
+    shape = _shape_key(server, endpoint, body, headers)
     return shape is not None and server._warmup.pending(server, scenario, shape, body, headers) is not None
 
 
@@ -342,7 +349,7 @@ def _prepare(
     """What :func:`warmed` needs: ``(state, shape, positions, profile, view, prompt count)``,
     else ``None`` (nothing to warm, or a step failed: done again under the lock)."""
     scenario = _scenario_of(server, headers)
-    shape = shape_of(endpoint, body, headers) if scenario is not None else None
+    shape = _shape_key(server, endpoint, body, headers) if scenario is not None else None
     pending = server._warmup.pending(server, scenario, shape, body, headers) if shape is not None else None  # type: ignore[arg-type]
     if pending is None:
         return None

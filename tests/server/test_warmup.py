@@ -288,3 +288,17 @@ def test_two_first_requests_of_a_shape_build_its_plans_once(monkeypatch):
     second.join(30)
     assert statuses == {"first": 200, "second": 200}
     assert len(unlocked) == 1
+
+
+def test_a_shape_is_warmed_again_for_a_new_profile(monkeypatch):
+    """Memo entries are the profile object's (vLLM's hold ``id(profile)``): after set_switches the
+    first request of a shape builds its plans off the lock again."""
+    server = MockServer(scenario=_long_scenario("switched"))
+    seen = _watch_warm_ups(monkeypatch, server)
+    gate = Gate()
+    anyio.run(_through_gate, gate, server, "chat", _chat(server, "one"))
+    anyio.run(_through_gate, gate, server, "chat", _chat(server, "two"))
+    assert len(seen) == 1
+    server.set_switches({"strict": False})
+    anyio.run(_through_gate, gate, server, "chat", _chat(server, "three"))
+    assert len(seen) == 2
