@@ -266,11 +266,29 @@ def shape_of(endpoint: str, body: Any, headers: Mapping[str, str]) -> int | None
     return hash((endpoint, headers.get(SWITCH_HEADER, ""), last, text))
 
 
-def _shape_key(server: _Server, endpoint: str, body: Any, headers: Mapping[str, str]) -> int | None:
-    """:func:`shape_of` for the server's profile as it is now (``set_profile``, ``set_switches``:
-    the profiles' memo keys hold the profile object, so a new one is warmed again)."""
+def _shape_key(profile: Any, endpoint: str, body: Any, headers: Mapping[str, str]) -> int | None:
+    """:func:`shape_of` for ``profile``, the base profile the reply is made with: the profiles'
+    memo keys hold the profile object, so a new one (``set_profile``, ``set_switches``, a
+    per-header profile made again after ``reset``) is warmed again."""
     shape = shape_of(endpoint, body, headers)
-    return None if shape is None else hash((shape, id(server._base_profile)))
+    return None if shape is None else hash((shape, id(profile)))
+
+
+def _profile_of(server: _Server, scenario: Scenario, headers: Mapping[str, str], make: bool) -> Any:
+    """The base profile the reply to a request will be made with: the server's, or for a scenario
+    with ``switches:`` or an ``X-Mockoss-Switch`` header the server's per-header profile (made
+    now, under the server lock, as the lock's side would, when ``make``); ``None`` when it is not
+    made yet (``make`` false) or cannot be (a bad switch: the lock's side answers it)."""
+    header = headers.get(SWITCH_HEADER, "")
+    if not scenario.switches and not header:
+        return server._base_profile
+    if not make:
+        return server._profiles.get((scenario.name, header))  # a read: no reordering, no lock
+    try:
+        with server._lock:  # the per-header profile cache, looked up as the lock's side does
+            return server._profile_for(scenario, headers)
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def _scenario_of(server: _Server, headers: Mapping[str, str]) -> Scenario | None:
@@ -294,7 +312,10 @@ def wanted(server: _Server, endpoint: str, raw: bytes, headers: Mapping[str, str
         body = parse_json_and_hand_on(raw)
     except (ValueError, RecursionError):
         return False
-    shape = _shape_key(server, endpoint, body, headers)
+    profile = _profile_of(server, scenario, headers, make=False)
+    if profile is None:
+        return True  # a per-header profile made under the lock: new, its plans not built
+    shape = _shape_key(profile, endpoint, body, headers)
     return shape is not None and server._warmup.pending(server, scenario, shape, body, headers) is not None
 
 
@@ -349,16 +370,15 @@ def _prepare(
     """What :func:`warmed` needs: ``(state, shape, positions, profile, view, prompt count)``,
     else ``None`` (nothing to warm, or a step failed: done again under the lock)."""
     scenario = _scenario_of(server, headers)
-    shape = _shape_key(server, endpoint, body, headers) if scenario is not None else None
-    pending = server._warmup.pending(server, scenario, shape, body, headers) if shape is not None else None  # type: ignore[arg-type]
+    base = _profile_of(server, scenario, headers, make=True) if scenario is not None else None
+    shape = _shape_key(base, endpoint, body, headers) if base is not None else None
+    pending = server._warmup.pending(server, scenario, shape, body, headers) if shape is not None else None
     if pending is None:
         return None
     found, positions = pending
     try:
-        profile, request, model = checked
-        if found.scenario.switches or headers.get(SWITCH_HEADER):
-            with server._lock:  # the per-header profile cache, looked up as the lock's side does
-                profile = _for_endpoint(server._profile_for(found.scenario, headers), endpoint)
+        _profile, request, model = checked
+        profile = _for_endpoint(base, endpoint)
         if view is None:
             view = request.view(model, body)
         counted = PRECOUNTED_PROMPT_TOKENS.get()

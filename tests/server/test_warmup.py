@@ -302,3 +302,16 @@ def test_a_shape_is_warmed_again_for_a_new_profile(monkeypatch):
     server.set_switches({"strict": False})
     anyio.run(_through_gate, gate, server, "chat", _chat(server, "three"))
     assert len(seen) == 2
+
+
+def test_a_switch_header_profile_made_again_after_reset_is_warmed_again(monkeypatch):
+    server = MockServer(scenario=_long_scenario("header"))
+    seen = _watch_warm_ups(monkeypatch, server)
+    gate = Gate()
+    header = {"x-mockoss-switch": "strict=false"}
+    anyio.run(_through_gate, gate, server, "chat", _chat(server, "one"), header)
+    anyio.run(_through_gate, gate, server, "chat", _chat(server, "two"), header)
+    assert len(seen) == 1
+    server.reset()  # forgets the per-header profiles: the next one is a new object
+    anyio.run(_through_gate, gate, server, "chat", _chat(server, "three"), header)
+    assert len(seen) == 2
