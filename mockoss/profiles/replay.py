@@ -39,7 +39,6 @@ _MARK = re.compile(
 )
 
 
-
 def templatable(text: str) -> bool:
     """Whether replies made from a completion of this text can be templates: its text holds no
     ``mockoss-`` (a marker's or, backslash-escaped, its JSON form's letters). A completion that
