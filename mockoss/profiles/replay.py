@@ -147,14 +147,20 @@ class FramesTemplate:
     def __init__(self, frames: Sequence[str | bytes], *, split: bool = True) -> None:
         """``split=False``: the frames as they are (their ids are real ones)."""
         groups: dict[int, tuple[list[int], list[list[bytes]], list[list[int]]]] = {}
+        cut = _MARK.split  # text, 4 groups (one set), text, …: the marker's number is the group that is set
         for position, frame in enumerate(frames):
-            parts = _split(frame) if split else [frame.encode() if isinstance(frame, str) else frame]
-            slots: list[int] = parts[1::2]  # type: ignore[assignment]
-            pieces: list[bytes] = parts[0::2]  # type: ignore[assignment]
+            if frame.__class__ is str:
+                frame = frame.encode()  # type: ignore[union-attr]
+            parts = cut(frame) if split else [frame]  # type: ignore[arg-type]
+            pieces: list[bytes] = parts[0::5]  # type: ignore[assignment]
+            slots = [int(a or b or c or d) for a, b, c, d in zip(parts[1::5], parts[2::5], parts[3::5], parts[4::5])]
             group = groups.get(len(slots))
             if group is None:
                 group = groups[len(slots)] = ([], [[] for _ in pieces], [[] for _ in slots])
             group[0].append(position)
+            if len(pieces) == 1:
+                group[1][0].append(pieces[0])
+                continue
             for column, piece in zip(group[1], pieces):
                 column.append(piece)
             for column, slot in zip(group[2], slots):  # type: ignore[assignment]
