@@ -152,6 +152,9 @@ class GenerationPath:
                 finally:
                     if not logged and separator is not None:  # dropped, aborted or failed part-way
                         frames = _count(schedule, sent[0], separator)
+                    # ``ended`` shares this cell and may be kept by a cancelled stream's frames
+                    # (mockoss.server.responses._Released): the reply's frames go with it now.
+                    schedule = scheduled = None
                 return
             # SseEvents frames: the separators sent are the frames sent (mockoss.profiles.sse), no
             # scan of the bytes (0.9 ms of a 2,000-token stream, measured); else counted per write.

@@ -14,9 +14,12 @@ import asyncio
 import hashlib
 import random
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from itertools import accumulate, chain, islice, repeat
+from operator import add, eq
+from typing import NamedTuple, overload
 
 from mockoss.profiles.base import Reply
 from mockoss.profiles.sse import is_sse_events
@@ -192,7 +195,7 @@ def _body(reply: Reply, spec: TransportSpec, seed: int | str, index: int, tokens
 
 
 def _stream(reply: Reply, spec: TransportSpec, seed: int | str, index: int) -> Schedule:
-    frames = list(reply.frames)
+    frames = reply.frames
     total = len(frames)
     cut, drop = total, reply.abort
     truncate = _after(spec.truncate_after_frames, total)
@@ -201,47 +204,191 @@ def _stream(reply: Reply, spec: TransportSpec, seed: int | str, index: int) -> S
     disconnect = _after(spec.disconnect_after_frames, total)
     if disconnect is not None and disconnect <= cut:
         cut, drop = disconnect, f"disconnect after {disconnect} frames"
-    del frames[cut:]
     malformed = _at(spec.malformed_at_frame, total)
-    if malformed is not None and malformed < cut:
-        frames[malformed] = spec.malformed_text.encode()
-    events = is_sse_events(reply.frames) and not (malformed is not None and malformed < cut) and not spec.split_special
+    if malformed is not None and malformed >= cut:
+        malformed = None
+    events = is_sse_events(frames) and malformed is None and not spec.split_special
 
-    jitter = _jitter(spec, seed, index)
     interval = 1000.0 / spec.tokens_per_s if spec.tokens_per_s is not None else 0.0
-    at = jitter(spec.ttft_ms)
-    if not interval:  # every frame at the first one's time (what the loop below gives)
-        times = [at] * cut
-    else:
-        times = []
-        for position in range(cut):
-            if position:
-                at += jitter(interval)
-            times.append(at)
-    end = times[-1] if times else 0.0
-
     stall = _after(spec.stall_after_frames, total)
-    if stall is not None and stall <= cut:
-        start = times[stall - 1] if stall else 0.0
+    if stall is not None and stall > cut:
+        stall = None
+    timing = PacedTimes(spec.ttft_ms, interval, spec.jitter, seed, index, cut)
+    end = timing.last if cut else 0.0
+    if stall is not None:
+        start = timing[stall - 1] if stall else 0.0
         if spec.stall_ms == "forever":
-            del frames[stall:], times[stall:]
+            cut = stall
+            timing = PacedTimes(spec.ttft_ms, interval, spec.jitter, seed, index, cut)
             end, drop = start + MAX_DELAY_MS, f"stalled after {stall} frames for the {MAX_DELAY_MS:g} ms maximum"
+            stall = None
         else:
-            times[stall:] = [t + spec.stall_ms for t in times[stall:]]
-            end = times[-1] if stall < len(times) else start + spec.stall_ms
+            timing = PacedTimes(spec.ttft_ms, interval, spec.jitter, seed, index, cut, stall, spec.stall_ms)
+            end = timing.last if stall < cut else start + spec.stall_ms
 
     limit = spec.disconnect_after_ms
     if limit is not None and limit < end:
-        kept = sum(1 for t in times if t <= limit)
-        del frames[kept:], times[kept:]
+        kept = sum(1 for t in timing if t <= limit)  # times never decrease: the writes due by the limit
+        cut = kept
+        timing = timing.first_of(kept)
         end, drop = limit, f"disconnect after {limit:g} ms"
+    data: Sequence[bytes] = frames if cut == total and malformed is None else FrameView(frames, cut, malformed, spec.malformed_text.encode())
 
     per_write = spec.frames_per_write or (1 if spec.paced else FRAMES_PER_WRITE)
-    at_ms, data, ends = _group(frames, times, per_write, stall)
+    if per_write == 1 and not spec.split_special:
+        # One frame per send (the paced path): the reply's own frames and times computed as they
+        # are read; nothing per frame is copied or kept (issue 9 review, eighth session, finding 4).
+        return Schedule(0.0, timing, data, end, drop, None, range(cut + 1) if events else None)  # type: ignore[arg-type]
+    at_ms, writes, ends = _group(list(data), list(timing), per_write, stall if stall is not None and stall < cut else None)
     if spec.split_special:
-        at_ms, data = _split(at_ms, data, spec.split_gap_ms, _rng(seed, index, "split"))
+        at_ms, writes = _split(at_ms, writes, spec.split_gap_ms, _rng(seed, index, "split"))
     end = max(end, at_ms[-1]) if at_ms else end
-    return Schedule(0.0, tuple(at_ms), tuple(data), end, drop, None, ends if events else None)
+    return Schedule(0.0, tuple(at_ms), tuple(writes), end, drop, None, ends if events else None)
+
+
+class PacedTimes(Sequence[float]):
+    """The write times (ms) of a stream written one frame per send, computed as they are read.
+
+    ``at[0] = ttft``, ``at[k] = at[k-1] + interval`` (each term scaled by its own seeded jitter
+    draw, in order), plus ``stall_ms`` from frame ``stall`` on: the same float operations, in the
+    same order, as the list this replaces, so the times are the same to the last bit. Nothing per
+    frame is stored: a paced 11,003-frame stream kept 11,003 floats and two 11,003-slot lists
+    (~0.5 MB) for as long as it lasted (up to the 600 s maximum; issue 9 review, eighth session,
+    finding 4). Iterating costs a C-level ``accumulate`` without jitter; indexing is ``O(k)``
+    (only the first and the last are kept), so callers iterate.
+    """
+
+    __slots__ = ("_count", "_index", "_interval", "_jitter", "_seed", "_stall", "_stall_ms", "_ttft", "first", "last")
+
+    def __init__(
+        self,
+        ttft_ms: float,
+        interval: float,
+        jitter: float | None,
+        seed: int | str,
+        index: int,
+        count: int,
+        stall: int | None = None,
+        stall_ms: float = 0.0,
+    ) -> None:
+        self._ttft, self._interval, self._jitter, self._seed, self._index = ttft_ms, interval, jitter, seed, index
+        self._count, self._stall, self._stall_ms = count, stall, stall_ms
+        self.first = self.last = 0.0
+        if count:
+            last = 0.0
+            for last in deque(iter(self), maxlen=1):
+                pass
+            self.first, self.last = next(iter(self)), last
+
+    def _raw(self) -> Iterator[float]:
+        """The times without the stall."""
+        count = self._count
+        if not self._jitter:
+            at = self._ttft
+            if not self._interval:  # every frame at the first one's time
+                return repeat(at, count)
+            return accumulate(repeat(self._interval, count - 1), initial=at)
+        rng = _rng(self._seed, self._index, "jitter")
+        scale = self._jitter
+
+        def jittered(ms: float) -> float:
+            return ms * (1.0 + scale * (2.0 * rng.random() - 1.0))
+
+        at = jittered(self._ttft)  # drawn first, as the schedule always drew it
+        return accumulate(map(jittered, repeat(self._interval, count - 1)), initial=at)
+
+    def __iter__(self) -> Iterator[float]:
+        if not self._count:
+            return iter(())
+        raw = self._raw()
+        stall = self._stall
+        if stall is None:
+            return raw
+        return chain(islice(raw, stall), map(add, raw, repeat(self._stall_ms)))
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, key: int) -> float: ...
+    @overload
+    def __getitem__(self, key: slice) -> tuple[float, ...]: ...
+    def __getitem__(self, key: int | slice) -> float | tuple[float, ...]:
+        if isinstance(key, slice):
+            return tuple(self)[key]
+        position = key + self._count if key < 0 else key
+        if not 0 <= position < self._count:
+            raise IndexError("time index out of range")
+        if position == 0:
+            return self.first
+        if position == self._count - 1:
+            return self.last
+        return next(islice(iter(self), position, None))
+
+    def first_of(self, count: int) -> PacedTimes:
+        """The first ``count`` times (``count`` ≤ ``len(self)``)."""
+        return PacedTimes(self._ttft, self._interval, self._jitter, self._seed, self._index, count, self._stall, self._stall_ms)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(map(eq, self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"PacedTimes({list(self)!r})"
+
+
+class FrameView(Sequence[bytes]):
+    """The first ``stop`` of a reply's ``frames``, frame ``replaced`` (if not ``None``) read as
+    ``replacement``: a stream cut or made malformed by its spec without a copy of its frames."""
+
+    __slots__ = ("_frames", "_replaced", "_replacement", "_stop")
+
+    def __init__(self, frames: Sequence[bytes], stop: int, replaced: int | None, replacement: bytes) -> None:
+        self._frames, self._stop, self._replacement = frames, stop, replacement
+        self._replaced = replaced if replaced is not None and replaced < stop else None
+
+    def __len__(self) -> int:
+        return self._stop
+
+    def __iter__(self) -> Iterator[bytes]:
+        replaced = self._replaced
+        if replaced is None:
+            return islice(self._frames, self._stop)
+        return chain(islice(self._frames, replaced), (self._replacement,), islice(self._frames, replaced + 1, self._stop))
+
+    @overload
+    def __getitem__(self, key: int) -> bytes: ...
+    @overload
+    def __getitem__(self, key: slice) -> tuple[bytes, ...]: ...
+    def __getitem__(self, key: int | slice) -> bytes | tuple[bytes, ...]:
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self._stop)
+            if step != 1:
+                return tuple(self)[key]
+            part = tuple(self._frames[start:stop])
+            replaced = self._replaced
+            if replaced is not None and start <= replaced < stop:
+                part = (*part[: replaced - start], self._replacement, *part[replaced - start + 1 :])
+            return part
+        position = key + self._stop if key < 0 else key
+        if not 0 <= position < self._stop:
+            raise IndexError("frame index out of range")
+        return self._replacement if position == self._replaced else self._frames[position]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(map(eq, self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"FrameView({list(self)!r})"
 
 
 def _group(
@@ -315,14 +462,21 @@ async def play(
     """
     if progress is None:
         progress = [0]
-    for progress[0], (at_ms, chunk) in enumerate(zip(schedule.times, schedule.data)):
-        if at_ms > 0:  # wait_until, inlined: this runs once per frame
-            delay = start + at_ms / 1000.0 - clock()
-            if delay > 0:
-                await sleep(delay)
-        yield chunk  # progress[0]: the writes taken before this one
-    progress[0] = len(schedule.data)
-    await end(schedule, start, clock=clock, sleep=sleep, done=done)
+    try:
+        for progress[0], (at_ms, chunk) in enumerate(zip(schedule.times, schedule.data)):
+            if at_ms > 0:  # wait_until, inlined: this runs once per frame
+                delay = start + at_ms / 1000.0 - clock()
+                if delay > 0:
+                    await sleep(delay)
+            yield chunk  # progress[0]: the writes taken before this one
+        progress[0] = len(schedule.data)
+        await end(schedule, start, clock=clock, sleep=sleep, done=done)
+    finally:
+        # A stream cancelled when its client left leaves this frame in a reference cycle (the
+        # task's CancelledError -> traceback -> frames -> task) that only a full collection
+        # frees: without the schedule it holds only a few small objects (issue 9 review, eighth
+        # session, finding 4: 10 dropped paced streams kept 28 MB of frames).
+        schedule = done = None  # type: ignore[assignment]
 
 
 async def end(
@@ -330,8 +484,11 @@ async def end(
 ) -> None:
     """After the last write was taken: wait for ``end_ms``, then drop the connection (raise
     :class:`StreamAborted`) or call ``done()``."""
-    await wait_until(start, schedule.end_ms, clock=clock, sleep=sleep)
-    if schedule.drop is not None:
-        raise StreamAborted(f"mockoss: connection dropped: {schedule.drop}")
+    end_ms, drop = schedule.end_ms, schedule.drop
+    schedule = None  # type: ignore[assignment]  # this frame may outlive the stream (see play)
+    await wait_until(start, end_ms, clock=clock, sleep=sleep)
+    if drop is not None:
+        raise StreamAborted(f"mockoss: connection dropped: {drop}")
     if done is not None:
-        done()
+        done, call = None, done
+        call()
