@@ -21,9 +21,10 @@ discarded. The interpreter hands the GIL to the event loop every few millisecond
 (5 ms, ``sys.getswitchinterval``), so other clients keep being answered; the reply itself is then
 made under the lock, as before, from the memo entries the warm-up left (the same bytes: a memo
 entry is a pure function of its key, and every key is built from the same profile object, view
-and context values). Measured over HTTP after: 15-55 ms at 10,000 and 40,000 tokens, 50-115 ms
-at 100,000, where what remains is mostly the interpreter's full garbage collections while the
-plan's objects are built (26-53 ms each, holding the GIL whichever thread runs them).
+and context values). Measured over HTTP after, on the shared 2-core machine at load ~3: 15-55 ms
+at 10,000 and 40,000 tokens, 50-115 ms at 100,000, where what remains is mostly the interpreter's
+full garbage collections while the plan's objects are built (26-53 ms each, holding the GIL
+whichever thread runs them); at load ~5 all of these about doubled.
 
 Which completions: the step is picked under the lock (rule cursors, sessions, matches on the
 body). Where the server's shared cursors alone decide it (no session, no ``match`` rules: a
