@@ -110,6 +110,8 @@ def create_app(
     app.state.mockoss = server
     app.add_middleware(RequestLimits, server=server, request_timeout_s=request_timeout_s)
     gate = app.state.mockoss_gate = Gate()
+    if proxy is not None:
+        proxy.gate = gate  # raw mode's heavy bodies go off the loop as scripted ones do (Proxy._raw)
     # /mockoss/*: sessions per test id, run-time scenarios, request log, readiness, metrics, guard.
     plane = app.state.mockoss_control = install(app, server, control, upstream=proxy is not None)
     app.mount("/mockoss", _ControlRoutes(plane))  # before the catch-all route: routes match in order

@@ -16,7 +16,14 @@ upstream that cannot be reached or times out before answering gives HTTP 502 in 
 profile's error shape: ``mockoss: upstream http://HOST:PORT is unreachable: …``.
 
 Raw mode (``mode="raw"``): see :mod:`mockoss.upstream.raw`; requests mockoss itself rejects
-(invalid body, unknown model) are answered without asking the upstream.
+(invalid body, unknown model) are answered without asking the upstream. A big or heavy body
+(:func:`mockoss.server.offload.is_heavy`: a big body, a long word, a big batch) takes the route a
+scripted one takes (issue 9; the review's eighth session, finding 2: a 50,000-character word held
+another client's ``GET /health`` 2-3 s, all of it on the event loop): its check, parse and
+``/v1/completions`` body are made on a worker thread, its prompt rendered in the worker process
+(:func:`~mockoss.server.offload.render_in_worker`), and its reply made on a worker thread with
+those ids as its prompt count (:meth:`Proxy._respond`). Only the wait for the upstream is on the
+loop, which it never blocks.
 """
 
 from __future__ import annotations
@@ -37,12 +44,17 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from mockoss.endpoints import ENDPOINTS
+from mockoss.scenario.loader import Step
 from mockoss.scenario.replay import KEPT_HEADERS, replay_data
+from mockoss.server.offload import Gate, is_heavy, render_in_worker
+from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS, PROMPT_COUNTER, PROMPT_RENDERER
 from mockoss.server.transport import StreamAborted
-from mockoss.upstream.raw import UPSTREAM_STATUS, describe, failure, fetch_step
+from mockoss.upstream.raw import UPSTREAM_STATUS, ask_upstream, completion_content, describe, failure
 
 if TYPE_CHECKING:
+    from mockoss.profiles.base import Reply
     from mockoss.server.core import MockServer
+    from mockoss.server.transport import Delivery
     from mockoss.upstream.config import Upstream
 
 __all__ = ["FORWARDED_HEADERS", "Proxy"]
@@ -123,6 +135,11 @@ class Proxy:
     Args:
         server: a :class:`~mockoss.server.core.MockServer` whose ``upstream`` is set; its
             ``recorder``, if any, gets every exchange, and its request log every request.
+
+    ``gate``: the app's :class:`~mockoss.server.offload.Gate` (:func:`mockoss.server.app.create_app`
+    sets it): its ``offload_bytes`` decides which raw-mode bodies are heavy, and its ``busy``
+    counts raw-mode requests on worker threads too, so that a small one never waits on the event
+    loop for the server lock a worker thread holds.
     """
 
     def __init__(self, server: MockServer) -> None:
@@ -131,6 +148,7 @@ class Proxy:
         self.server = server
         self.upstream: Upstream = server.upstream
         self._client: httpx2.AsyncClient | None = None
+        self.gate = Gate()
 
     def client(self) -> httpx2.AsyncClient:
         """The shared async client, created on first use (in the serving event loop)."""
@@ -189,24 +207,88 @@ class Proxy:
         return _Relay(answer, None)
 
     async def _raw(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
+        """Raw mode (:mod:`mockoss.upstream.raw`): the upstream's completion of ``raw``'s prompt,
+        surfaced by the active profile. A heavy body (:func:`~mockoss.server.offload.is_heavy`) is
+        prepared and answered off the event loop (see the module docstring), and so is every body
+        while one is (``gate.busy``), as :class:`~mockoss.server.offload.Gate` does."""
         from mockoss.server.durable import durable, expect_ticket
         from mockoss.server.responses import to_response, to_scheduled_response
 
-        step = None
-        if self.server.precheck(name, raw) is None:
-            body = json.loads(raw)
-            model = body.get("model") or self.server.served_model_names[0]  # type: ignore[index]
+        gate = self.gate
+        heavy = is_heavy(name, raw, gate.offload_bytes)
+        if heavy or gate.busy:
+            prepared = await self._off_loop(self._prepare, name, raw, heavy)
+        else:
+            prepared = self._prepare(name, raw, False)
+        step, ids = None, None
+        if isinstance(prepared, Step):
+            step = prepared
+        elif prepared is not None:
+            content, ids = prepared
             outgoing = self.headers({"content-type": "application/json", "accept": "application/json"})
             try:
-                step = await fetch_step(self.client(), self.upstream, outgoing, name, body, model)
-            except BaseException as exc:  # the prompt could not be rendered (pyo3 panics are BaseException)
+                step = await ask_upstream(self.client(), self.upstream, outgoing, content)
+            except BaseException as exc:
                 if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)):
                     raise
-                logger.exception("mockoss: raw upstream request failed")
-                step = failure(self.upstream, f"was not asked: mockoss could not build the prompt: {type(exc).__name__}: {exc}")
+                step = self._unbuilt(exc)
         tickets = expect_ticket()
-        reply, delivery = self.server.respond(name, raw, headers, step=step)
+        if heavy or gate.busy:
+            reply, delivery = await self._off_loop(self._respond, name, raw, headers, step, ids if heavy else None)
+        else:
+            reply, delivery = self.server.respond(name, raw, headers, step=step)
         return durable(to_response(reply) if delivery is None else to_scheduled_response(reply, delivery), tickets)
+
+    def _prepare(self, name: str, raw: bytes, elsewhere: bool) -> Step | tuple[bytes, str | None] | None:
+        """What raw mode sends upstream for ``raw``: ``None`` for a request mockoss refuses itself
+        (``MockServer.precheck``), a 502 step if the prompt cannot be built, else the
+        ``/v1/completions`` body and, with ``elsewhere``, the prompt's ids as the worker process
+        rendered them (``"id,id,…"``; ``None``: rendered here, as without a worker)."""
+        if self.server.precheck(name, raw) is not None:
+            return None
+        body = json.loads(raw)
+        model = body.get("model") or self.server.served_model_names[0]
+        try:
+            ids = render_in_worker(name, raw) if elsewhere else None
+            return completion_content(self.upstream, name, body, model, ids), ids
+        except BaseException as exc:  # the prompt could not be rendered (pyo3 panics are BaseException)
+            if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)):
+                raise
+            return self._unbuilt(exc)
+
+    def _unbuilt(self, exc: BaseException) -> Step:
+        """The 502 step of a request whose prompt could not be built (``exc`` is logged)."""
+        logger.error("mockoss: raw upstream request failed", exc_info=exc)
+        return failure(self.upstream, f"was not asked: mockoss could not build the prompt: {type(exc).__name__}: {exc}")
+
+    def _respond(self, name: str, raw: bytes, headers: Mapping[str, str], step: Step | None, ids: str | None) -> tuple[Reply, Delivery | None]:
+        """``server.respond`` with ``step`` (on a worker thread). With ``ids``, the prompt the
+        worker process rendered for a heavy body whose upstream answered: its length is the prompt
+        count (``Endpoint.render_prompt``'s length is the count by definition,
+        :func:`mockoss.endpoints.prompt_tokens`, as :mod:`mockoss.server.prelock` counts a rendered
+        prompt) and a reply carrying the ids (Ollama's ``context``) takes them, so the prompt is
+        not rendered a second time, in process under the server lock (~0.9 s holding the GIL for
+        10 MB of text); the request's view and declared tools are made before the lock
+        (:func:`mockoss.server.prelock.before_lock`)."""
+        if ids is None or step is None or step.completion is None:
+            return self.server.respond(name, raw, headers, step=step)
+        count = PRECOUNTED_PROMPT_TOKENS.set(ids.count(",") + 1 if ids else 0)
+        counter = PROMPT_COUNTER.set(lambda endpoint, body: None)  # not called: the count is set
+        renderer = PROMPT_RENDERER.set(lambda endpoint, body: ids if (endpoint, body) == (name, raw) else None)
+        try:
+            return self.server.respond(name, raw, headers, step=step)
+        finally:
+            PROMPT_RENDERER.reset(renderer)
+            PROMPT_COUNTER.reset(counter)
+            PRECOUNTED_PROMPT_TOKENS.reset(count)
+
+    async def _off_loop(self, work: Callable[..., Any], *args: Any) -> Any:
+        """``work(*args)`` on a worker thread, counted in ``gate.busy`` meanwhile."""
+        self.gate.busy += 1
+        try:
+            return await anyio.to_thread.run_sync(work, *args)
+        finally:
+            self.gate.busy -= 1
 
     async def _scripted(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
         """The scenario picks the completion, the upstream engine emits it, its answer is relayed
