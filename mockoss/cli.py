@@ -53,16 +53,34 @@ def _model_name(text: str) -> str:
     return text
 
 
+def _directory(text: str) -> str:
+    """An existing directory (``--scenario-dir``): a mistyped one would leave every
+    ``X-Mockoss-Scenario`` naming its files a 400 at request time, far from the cause."""
+    from pathlib import Path
+
+    if not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"not a directory: {text!r}")
+    return text
+
+
 def _switch(text: str) -> list[tuple[str, Any]]:
-    """``NAME=VALUE[,NAME=VALUE…]``, the list the ``X-Mockoss-Switch`` header takes."""
+    """``NAME=VALUE[,NAME=VALUE…]``, the list the ``X-Mockoss-Switch`` header takes, each value
+    plain YAML as the header reads it (:func:`mockoss.scenario.yamlsafe.load_plain`: no tags,
+    aliases bounded); a value that is not is a usage error, not a traceback (issue 9 review,
+    eighth session, finding 8)."""
     import yaml
+
+    from mockoss.scenario.yamlsafe import YamlLimitError, load_plain
 
     pairs = []
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise argparse.ArgumentTypeError(f"expected NAME=VALUE[,NAME=VALUE…], got {item!r} in {text!r}")
-        pairs.append((name.strip(), yaml.safe_load(value)))
+        try:
+            pairs.append((name.strip(), load_plain(value)))
+        except (yaml.YAMLError, YamlLimitError, RecursionError) as exc:
+            raise argparse.ArgumentTypeError(f"{name.strip()}: not a plain YAML value: {exc}".replace("\n", " ")) from None
     if not pairs:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE[,NAME=VALUE…], got {text!r}")
     return pairs
@@ -149,7 +167,7 @@ def _parser() -> argparse.ArgumentParser:
         "(README: Tool checks)",
     )
     limits.add_argument(
-        "--scenario-dir", action="append", default=[], metavar="DIR",
+        "--scenario-dir", action="append", default=[], metavar="DIR", type=_directory,
         help="a directory whose NAME.yaml files X-Mockoss-Scenario: NAME may select (repeatable); "
         "no other file is ever opened for that header",
     )

@@ -7,7 +7,7 @@ import time
 import openai
 import pytest
 
-from mockoss.cli import main
+from mockoss.cli import _parser, main
 
 
 @pytest.fixture
@@ -71,6 +71,29 @@ def test_serve_rejects_a_bad_scenario_with_file_line_field(tmp_path, capsys):
     assert main(["serve", "--scenario", str(path), "--port", "0"]) == 2
     err = capsys.readouterr().err
     assert f"{path}:3: steps[0].completion.rawx: unknown field" in err
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [("x=[a", "not a plain YAML value"), ("x=!!python/object:os.system", "is not allowed here"), ("x=" + "[" * 3000, "nested too deep")],
+    ids=["invalid", "tag", "deep"],
+)
+def test_serve_answers_a_bad_switch_value_with_a_usage_error_not_a_traceback(capsys, value, says):
+    """issue 9 review, eighth session, finding 8: ``--switch 'x=[a'`` printed a ParserError
+    traceback (a tag a ConstructorError, 3,000 brackets a RecursionError), where the
+    ``X-Mockoss-Switch`` header answers the same values with a clean 400."""
+    with pytest.raises(SystemExit) as stopped:  # the parser alone: the old code would go on to serve
+        _parser().parse_args(["serve", "--switch", value, "--port", "0"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
+
+
+def test_serve_refuses_a_scenario_dir_that_is_not_a_directory(capsys, tmp_path):
+    """issue 9 review, eighth session: a mistyped ``--scenario-dir`` was accepted silently."""
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["serve", "--scenario-dir", str(tmp_path / "nope"), "--port", "0"])
+    assert "not a directory" in capsys.readouterr().err
 
 
 def test_serve_rejects_an_unknown_switch(capsys):
