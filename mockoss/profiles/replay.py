@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from mockoss.profiles.base import IdSource
@@ -147,47 +148,74 @@ class FramesTemplate:
     def __init__(self, frames: Sequence[str | bytes], *, split: bool = True) -> None:
         """``split=False``: the frames as they are (their ids are real ones)."""
         groups: dict[int, tuple[list[int], list[list[bytes]], list[list[int]]]] = {}
-        cut = _MARK.split  # text, 4 groups (one set), text, …: the marker's number is the group that is set
+        cut, match = _MARK.split, _MARK.match  # split: text, 4 groups (one set), text, …; the number is the group set
+        plain: tuple[list[int], list[list[bytes]], list[list[int]]] = ([], [[]], [])  # no marker
+        single: tuple[list[int], list[list[bytes]], list[list[int]]] = ([], [[], []], [[]])  # one marker (most frames)
+        plain_at, plain_pieces = plain[0].append, plain[1][0].append
+        single_at, single_head, single_tail, single_slot = single[0].append, single[1][0].append, single[1][1].append, single[2][0].append
         for position, frame in enumerate(frames):
             if frame.__class__ is str:
                 frame = frame.encode()  # type: ignore[union-attr]
-            parts = cut(frame) if split else [frame]  # type: ignore[arg-type]
-            pieces: list[bytes] = parts[0::5]  # type: ignore[assignment]
+            if not split or _ID[:8] not in frame:  # type: ignore[operator]
+                plain_at(position)
+                plain_pieces(frame)  # type: ignore[arg-type]
+                continue
+            if frame.count(_ID[:8]) == 1:  # type: ignore[union-attr]  # one marker: matched where it is, not searched for
+                at = frame.find(_ID[:8])  # type: ignore[union-attr]
+                found = match(frame, at - 7) or match(frame, at - 6) or match(frame, at - 1)  # "\u0000 / \u0000 / NUL before it
+                if found is not None:
+                    single_at(position)
+                    single_head(frame[: found.start()])  # type: ignore[index]
+                    single_slot(int(found.group(found.lastindex or 0)))
+                    single_tail(frame[found.end() :])  # type: ignore[index]
+                    continue
+            parts = cut(frame)  # type: ignore[arg-type]
+            pieces: list[bytes] = parts[0::5]
             slots = [int(a or b or c or d) for a, b, c, d in zip(parts[1::5], parts[2::5], parts[3::5], parts[4::5])]
             group = groups.get(len(slots))
             if group is None:
                 group = groups[len(slots)] = ([], [[] for _ in pieces], [[] for _ in slots])
             group[0].append(position)
-            if len(pieces) == 1:
-                group[1][0].append(pieces[0])
-                continue
             for column, piece in zip(group[1], pieces):
                 column.append(piece)
             for column, slot in zip(group[2], slots):  # type: ignore[assignment]
                 column.append(slot)  # type: ignore[arg-type]
+        for count, group in ((0, plain), (1, single)):
+            if group[0]:
+                if count in groups:  # a frame of this count the loop above took (never: it takes 2 or more)
+                    raise AssertionError("frame groups overlap")
+                groups[count] = group
         self.count = len(frames)
         self.groups = tuple(
             (tuple(positions), tuple(map(tuple, pieces)), tuple(map(tuple, slots))) for positions, pieces, slots in groups.values()
         )
 
-    def fill(self, ids: Sequence[bytes]) -> list[bytes]:
-        """The frames with marker ``N`` replaced by ``ids[N]``."""
+    def fill(self, ids: Sequence[bytes], prefix: bytes = b"", suffix: bytes = b"") -> list[bytes]:
+        """The frames with marker ``N`` replaced by ``ids[N]``, each between ``prefix`` and
+        ``suffix`` (a request's own head or tail of every frame, kept out of the template: a
+        frame with no marker is kept without being cut, which is most of a stream's)."""
         if len(self.groups) == 1:
             _positions, pieces, slots = self.groups[0]
-            return list(_join(pieces, slots, ids))
+            return list(_join(pieces, slots, ids, prefix, suffix))
         frames = [b""] * self.count
         for positions, pieces, slots in self.groups:
-            for position, frame in zip(positions, _join(pieces, slots, ids)):
+            for position, frame in zip(positions, _join(pieces, slots, ids, prefix, suffix)):
                 frames[position] = frame
         return frames
 
 
-def _join(pieces: tuple[tuple[bytes, ...], ...], slots: tuple[tuple[int, ...], ...], ids: Sequence[bytes]) -> Iterable[bytes]:
+def _join(
+    pieces: tuple[tuple[bytes, ...], ...], slots: tuple[tuple[int, ...], ...], ids: Sequence[bytes], prefix: bytes, suffix: bytes
+) -> Iterable[bytes]:
     """One group's frames: its columns of pieces with the ids its slot columns name between them."""
-    if not slots:
+    if not slots and not prefix and not suffix:
         return pieces[0]
     parts: list[Iterable[bytes]] = [pieces[0]]
     for column, piece in zip(slots, pieces[1:]):
         parts.append(map(ids.__getitem__, column))
         parts.append(piece)
+    if prefix:
+        parts.insert(0, repeat(prefix))
+    if suffix:
+        parts.append(repeat(suffix))
     return map(b"".join, zip(*parts))

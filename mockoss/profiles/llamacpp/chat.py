@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["delta_object", "finish_reason", "message_object", "surface_chat"]
 
 _DONE = b"data: [DONE]\n\n"
+_CHUNK_END = b"}\n\n"
 
 
 def finish_reason(plan_finish: str, msg: ChatMsg | None) -> str:
@@ -121,10 +122,18 @@ def _stream(profile: LlamacppProfile, plan: Plan, request: ChatRequestView, ctx:
         if entry is None or entry[0] is not plan:  # the entry holds its plan: the id is not reused while it lives
             recorder = IdRecorder()
             call_ids = [random_string(recorder) for _ in plan.stream_message.tool_calls]  # type: ignore[arg-type]
-            template = FramesTemplate(_chunk_frames(plan, call_ids, recorder.value("tail"), None))
-            entry = memo[key] = (plan, recorder.frozen(), template)  # type: ignore[index]
-        _plan, calls, template = entry
-        frames = template.fill(IdRecorder.replay(calls, ctx.ids, {"tail": tail.encode()}))
+            # Built with an empty tail: every chunk then ends with "}\n\n", which the template
+            # leaves out; a request adds its tail (id, created, model) and "}\n\n" to each. The
+            # error frame that ends a failed stream has no tail: kept whole, after the chunks.
+            frames = _chunk_frames(plan, call_ids, "", None)
+            error = frames.pop() if plan.stream_error is not None else None
+            assert all(frame.endswith(_CHUNK_END) for frame in frames)
+            template = FramesTemplate([frame[: -len(_CHUNK_END)] for frame in frames])
+            entry = memo[key] = (plan, recorder.frozen(), template, error)  # type: ignore[index]
+        _plan, calls, template, error = entry
+        frames = template.fill(IdRecorder.replay(calls, ctx.ids), suffix=(tail + "}\n\n").encode())
+        if error is not None:
+            frames.append(error)
     if plan.stream_error is not None:
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
     finish = finish_reason(plan.finish, plan.stream_message)

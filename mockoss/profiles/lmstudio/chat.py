@@ -118,8 +118,8 @@ def surface_chat(
         f'"model":{dumps(request.model)},"system_fingerprint":{dumps(request.model)},"choices":[{{"index":0,"delta":'
     )
     field = "content" if profile.reasoning_field == "content" else profile.reasoning_field
-    # The delta frames depend on the classification only: built once per (deltas, field) and
-    # memoised on the completion, this request's head (id, created, model) and call ids joined in.
+    # The delta frames depend on the classification only: built once per (classification, field)
+    # and memoised on the completion, this request's head (id, created, model) and call ids joined in.
     if memo is None:
         frames = _delta_frames(output, deltas, call_ids, head, field)
     else:
@@ -130,8 +130,8 @@ def surface_chat(
         if entry is None or entry[0] is not output or entry[1] is not deltas:
             recorder = IdRecorder()
             marks = [recorder.digits(9) for _ in output.tool_calls]
-            entry = memo[key] = (output, deltas, FramesTemplate(_delta_frames(output, deltas, marks, recorder.value("head"), field)))
-        frames = entry[2].fill([*(call_id.encode() for call_id in call_ids), head.encode()])
+            entry = memo[key] = (output, deltas, FramesTemplate(_delta_frames(output, deltas, marks, "", field)))
+        frames = entry[2].fill([call_id.encode() for call_id in call_ids], prefix=head.encode())  # the head starts every frame
     usage = f',"usage":{dumps(_usage(ctx.prompt_tokens, completion_tokens))}' if request.include_usage else ""
     frames.append(f'{head}{{}},"logprobs":null,"finish_reason":"{finish}"}}]{usage}}}\n\n'.encode())
     frames.append(_DONE)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["call_id", "chat_stream", "generated_text", "limit_key", "memoised", "outputs", "tools_key"]
 
 Outputs = list[tuple[str, bool, str | None]]
+_DATA = b"data: "
 
 
 def limit_key(completion: Completion, limit: int) -> Cut | None:
@@ -80,15 +81,14 @@ def chat_stream(
     if entry is None:
         recorder = IdRecorder()
         usage_of: Callable[[int], Any] = lambda n: recorder.value(f"usage {n}")
-        frames, count = chunk_frames(profile, outputs(completion, limit), recorder.value("head"), usage_of,
-                                     lambda: recorder.call(call_id), tools, declared)
-        entry = completion._memo[key] = (recorder.frozen(), FramesTemplate(frames), count)
+        # Built with an empty head: every chunk then starts with "data: " and the request's head
+        # (id, created, model) goes after it, kept out of the template.
+        frames, count = chunk_frames(profile, outputs(completion, limit), "", usage_of, lambda: recorder.call(call_id), tools, declared)
+        assert all(frame.startswith(_DATA) for frame in frames)
+        entry = completion._memo[key] = (recorder.frozen(), FramesTemplate([frame[len(_DATA) :] for frame in frames]), count)
     calls, template, count = entry  # type: ignore[misc]
-    values = {"head": head.encode()}
-    for function, name in calls:
-        if function is None and name != "head":
-            values[name] = dumps(usage(ctx.prompt_tokens, int(name[6:]))).encode()
-    frames = template.fill(IdRecorder.replay(calls, ctx.ids, values))
+    values = {name: dumps(usage(ctx.prompt_tokens, int(name[6:]))).encode() for function, name in calls if function is None}
+    frames = template.fill(IdRecorder.replay(calls, ctx.ids, values), prefix=_DATA + head.encode())
     return finish_frames(profile, frames, head, request.include_usage, usage(ctx.prompt_tokens, count))
 
 

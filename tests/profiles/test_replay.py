@@ -1,0 +1,55 @@
+"""mockoss.profiles.replay: templates cut at id and value markers give the bytes a direct build
+with the same ids and values gives (issue 9: long answers' replies memoised per request shape)."""
+
+from __future__ import annotations
+
+import json
+
+from mockoss.profiles.base import IdSource
+from mockoss.profiles.replay import FramesTemplate, IdRecorder, Template, templatable
+from mockoss.profiles.wire import dumps
+
+
+def _short(ids) -> str:
+    return ids.next()[:8]
+
+
+def _build(ids, model, usage):
+    """A stream as a profile writes it: ids inside JSON strings and raw, a function's id, a
+    request value as a JSON value (quoted marker) and raw text, frames with 0, 1 and 3 markers."""
+    rid = ids.next("resp_")
+    frames = ["data: plain\n\n", f"data: {dumps({'id': rid, 'delta': 'é'})}\n\n", f"event: x\ndata: {rid}\n\n"]
+    call = "call_" + (ids.call(_short) if isinstance(ids, IdRecorder) else _short(ids))
+    frames.append(f"data: {dumps({'id': rid, 'call': call, 'model': model, 'usage': usage})}\n\n")
+    frames.append(f"data: {json.dumps({'d': ids.digits(6), 'n': ids.next16('x')})}\n\n")  # ASCII-escaping encoder
+    return frames
+
+
+def test_frames_filled_equal_the_direct_build():
+    recorder = IdRecorder()
+    template = FramesTemplate(_build(recorder, recorder.value("model"), recorder.value("usage")))
+    for request in range(3):
+        model, usage = "m\u00e9\"x", {"prompt_tokens": request}
+        values = {"model": dumps(model).encode(), "usage": dumps(usage).encode()}
+        filled = template.fill(IdRecorder.replay(recorder.frozen(), IdSource(7, request), values))
+        assert filled == [frame.encode() for frame in _build(IdSource(7, request), model, usage)]
+
+
+def test_prefix_and_suffix_go_around_every_frame():
+    recorder = IdRecorder()
+    template = FramesTemplate(["a", f"b{recorder.next('p_')}c", "d"])
+    ids = IdRecorder.replay(recorder.frozen(), IdSource(1, 1))
+    assert template.fill(ids, prefix=b"<", suffix=b">") == [b"<a>", b"<b" + ids[0] + b"c>", b"<d>"]
+
+
+def test_a_text_template_and_an_unsplit_one():
+    recorder = IdRecorder()
+    text = dumps({"a": recorder.next(), "b": [recorder.value("v")]})
+    ids = IdRecorder.replay(recorder.frozen(), IdSource(3, 4), {"v": b"{}"})
+    assert json.loads(Template(text).fill(ids)) == {"a": ids[0].decode(), "b": [{}]}
+    assert Template(text, split=False).fill(ids) == text.encode()
+    assert FramesTemplate([text], split=False).fill(ids) == [text.encode()]
+
+
+def test_templatable():
+    assert templatable("an answer") and not templatable("a mockoss-id:1 text")
