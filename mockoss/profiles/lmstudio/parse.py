@@ -100,6 +100,16 @@ def classify_output(trace: ParserTrace, tools: frozenset[str]) -> LmstudioOutput
 TokenDelta = tuple[str, object]
 
 
+def _streamed_call(msg: Message, tools: frozenset[str]) -> bool:
+    """Whether a completed message is streamed as a tool call: exactly the messages
+    :func:`classify_output` keeps as calls (an assistant's addressed message that parses), so that
+    the streamed call indexes are the classified calls'. A message whose author is not the
+    assistant (a doubled or unknown role header) was counted here but omitted there, and the
+    stream indexed past the classified calls: an unscripted 500 on ``tool-call-leaked-three-times``
+    and ``doubled-channel-tool-call-vanishes`` (issue 9, eighth session)."""
+    return bool(msg.recipient) and msg.author.role == Role.ASSISTANT and _tool_call(msg, tools) is not None
+
+
 def token_deltas(trace: ParserTrace, tools: frozenset[str]) -> tuple[TokenDelta, ...]:
     """Stream deltas in token order: unaddressed ``analysis`` text as reasoning, unaddressed
     ``final``/``commentary`` text as content, and each tool call as a whole when its message
@@ -108,7 +118,7 @@ def token_deltas(trace: ParserTrace, tools: frozenset[str]) -> tuple[TokenDelta,
     calls = 0
     for step in trace.steps:
         if step.completed is not None:
-            if step.completed.recipient and _tool_call(step.completed, tools) is not None:
+            if _streamed_call(step.completed, tools):
                 out.append(("call", calls))
                 calls += 1
             continue
@@ -120,7 +130,7 @@ def token_deltas(trace: ParserTrace, tools: frozenset[str]) -> tuple[TokenDelta,
             out.append(("content", step.delta))
     if trace.error is None and trace.eos_error is None:
         for msg in trace.eos_messages:
-            if msg.recipient and _tool_call(msg, tools) is not None:
+            if _streamed_call(msg, tools):
                 out.append(("call", calls))
                 calls += 1
     return tuple(out)
