@@ -366,8 +366,8 @@ def _stream(profile: VllmProfile, plan: _Plan, echo: Echo, ids: IdSource) -> Rep
         fmt, holes = plan.joined
         data = (fmt % tuple([stream_hex[h] for h in holes])).encode()
         width = len(stream_hex[0]) if stream_hex else 32
-        # Each frame's length is known when every id is ASCII of one known width (a caller's slot
-        # ids, as the OpenAI profile's, may be neither): then one slice per frame.
+        # Each frame's length is known when every id is ASCII of one known width (a caller may pass
+        # other ids: the OpenAI profile's slot ids are 32 ASCII characters, others need not be).
         cuts = plan.cuts.get(width) if all(len(h) == width and h.isascii() for h in stream_hex) else None
         if cuts is not None and cuts[-1] == len(data):
             frames += [data[start:end] for start, end in pairwise(cuts)]
