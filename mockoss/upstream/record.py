@@ -299,8 +299,7 @@ class Recorder:
             text = self._header(item, model) + text
         elif model and model not in self._models:
             text = f"# request {item['index']} names model {_comment(model)}: add it to --served-model-name to replay\n" + text
-        for value, kind in known.items():  # the safety net: wherever a found value still is
-            text = text.replace(value, self._scrubber.placeholder(value, kind))
+        text = self._scrubber.replace_values(text, known)  # the safety net: wherever a found value still is (one pass)
         text.encode("utf-8")  # as the journal will: a failure here is logged with the request and keeps the header
         self._started = True
         if model:

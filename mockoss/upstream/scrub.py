@@ -34,6 +34,15 @@ a model streams token by token in pass-through mode is split across delta frames
 holds it whole; it is not replaced (nor does the file hold it as one string). A replay body
 that is not UTF-8 (stored as ``body_base64``) is not scanned.
 
+Cost (issue 9 review, eighth session, finding 1): the values found are located by one pass over
+the text whatever their number (:func:`_occurrences`), not one search of the whole text per value
+(a 2 MB lockfile-shaped prompt, 13,000 hashes: ~10 s of finds alone), and so are the known values
+in stream frames and in the rendered step. A text of :data:`WORKER_CHARS` or more is scanned in
+a helper process (:mod:`mockoss.upstream.scan_worker`): detect-secrets' regexes are single calls
+of up to ~0.5 s each over megabytes, which held the GIL of the whole server. The scan itself
+stays linear but slow (~2 s per MB for detect-secrets on a lockfile): recorded exchanges are
+written in order, so one behind a multi-megabyte prompt waits for it (a known limit).
+
 Placeholders are ``[REDACTED:<kind>:<n>]`` (``n`` counts distinct values in one recording, in the
 order written): the same value gets the same placeholder throughout a recording, and the same
 traffic gives the same recording. They hold no ``"``, ``\\`` or newline, so JSON bodies and SSE
@@ -42,14 +51,18 @@ frames stay well-formed.
 
 from __future__ import annotations
 
+import atexit
+import bisect
 import functools
+import math
 import re
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from mockoss.harmony.lru import BytesLRU
+from mockoss.upstream.scan_worker import ScanWorker, serve
 
 __all__ = ["EXTRA_PATTERNS", "MIN_ENTROPY_CHARS", "Scrubber", "find_secrets"]
 
@@ -106,11 +119,64 @@ def _kind(name: str) -> str:
     return _KIND.sub("-", name.lower()).strip("-")
 
 
-def _spans(text: str, value: str, kind: str) -> Iterator[tuple[int, int, str]]:
-    start = text.find(value)
-    while start >= 0:
-        yield start, start + len(value), kind
-        start = text.find(value, start + len(value))
+#: Values at least this long are found by :func:`_occurrences`' sampled gram index; shorter ones
+#: (few: keyword and URL passwords) one :meth:`str.find` pass each.
+_INDEXED_CHARS = 16
+#: Length of the grams :func:`_occurrences` indexes.
+_GRAM = 8
+
+
+def _occurrences(text: str, values: Mapping[str, str]) -> list[tuple[int, int, str]]:
+    """``(start, end, kind)`` of every occurrence of every value (value → kind) in ``text``,
+    overlapping ones included, in no particular order.
+
+    Searching the whole text once per value (what this replaced) costs ``len(text)`` times the
+    number of values: a 2 MB prompt holding 13,000 lockfile hashes took ~10 s (issue 9 review,
+    eighth session, finding 1). Here the text is read once, at checkpoints every ``step``
+    characters: every value of at least ``_INDEXED_CHARS`` characters has its ``_GRAM``-character
+    grams at ``step`` consecutive offsets (from its middle: keys share prefixes like ``sha512-``)
+    in a dict, and any occurrence of the value covers exactly one checkpoint at one of those
+    offsets, where the gram found leads to the candidates to compare. ``step`` balances the
+    index (values x step entries) against the checkpoints (``len(text) / step``), so the cost is
+    about ``2 * sqrt(len(text) * values)`` dict look-ups, never more than ``len(text) + values
+    * 16``. Shorter values are searched one by one (their count is small: see
+    :data:`_INDEXED_CHARS`).
+    """
+    out: list[tuple[int, int, str]] = []
+    indexed: list[tuple[str, str]] = []
+    for value, kind in values.items():
+        if len(value) > len(text):
+            continue
+        if len(value) >= _INDEXED_CHARS:
+            indexed.append((value, kind))
+        elif value:
+            start = text.find(value)
+            while start >= 0:
+                out.append((start, start + len(value), kind))
+                start = text.find(value, start + 1)
+    if not indexed or len(text) < _INDEXED_CHARS:
+        return out
+    shortest = min(len(value) for value, _ in indexed)
+    step = max(1, min(shortest - _GRAM + 1, math.isqrt(len(text) // len(indexed))))
+    grams: dict[str, list[tuple[str, str, int]]] = {}
+    for value, kind in indexed:
+        first = (len(value) - _GRAM - step + 1) // 2
+        for offset in range(first, first + step):
+            gram = value[offset : offset + _GRAM]
+            found = grams.get(gram)
+            if found is None:
+                grams[gram] = [(value, kind, offset)]
+            else:
+                found.append((value, kind, offset))
+    get, startswith = grams.get, text.startswith
+    for at in range(0, len(text) - _GRAM + 1, step):
+        candidates = get(text[at : at + _GRAM])
+        if candidates is not None:
+            for value, kind, offset in candidates:
+                start = at - offset
+                if start >= 0 and startswith(value, start):
+                    out.append((start, start + len(value), kind))
+    return out
 
 
 def _detected(text: str, entropy: bool) -> Iterator[tuple[str, str]]:
@@ -155,7 +221,7 @@ def _cached(text: str, entropy: bool) -> tuple[tuple[int, int, str], ...]:
     key = (text, entropy)
     found = _scans.get(key)
     if found is None:
-        found = tuple(_find(text, entropy))
+        found = tuple(_scan(text, entropy))
         _scans.put(key, found, sys.getsizeof(text) + 128 * len(found))
     return found
 
@@ -183,9 +249,41 @@ def _find(text: str, entropy: bool) -> list[tuple[int, int, str]]:
     # The whole text at once: detect-secrets' patterns do not cross line ends, and one pass
     # costs far less than one per line (25 plugins each).
     if len(text) >= 8:
+        values: dict[str, str] = {}
         for value, kind in _detected(text, entropy):
-            found.extend(_spans(text, value, kind))
+            values.setdefault(value, kind)  # a value two plugins find keeps the first one's kind
+        found += _occurrences(text, values)
     return _non_overlapping(found)
+
+
+#: Texts of at least this many characters are scanned in the scan worker process
+#: (:class:`~mockoss.upstream.scan_worker.ScanWorker`), shorter ones in this one. detect-secrets' regexes take ~1 ms per KB
+#: between them, each one call over the whole text that holds the GIL: over 2 MB, single calls
+#: of 100-600 ms kept every other thread of the server (the event loop included) waiting (issue
+#: 9 review, eighth session, finding 1). Below this size no call takes more than a few ms. A
+#: limit chosen here (no source settles it).
+WORKER_CHARS = 64 * 1024
+
+
+def _scan(text: str, entropy: bool) -> list[tuple[int, int, str]]:
+    """:func:`_find`, in the scan worker process for a text of :data:`WORKER_CHARS` or more
+    (in this process if the worker cannot be used)."""
+    if len(text) >= WORKER_CHARS:
+        found = _worker.ask("find", text, entropy)
+        if found is not None:
+            return found
+    return _find(text, entropy)
+
+
+_worker = ScanWorker("from mockoss.upstream.scrub import serve_scans; serve_scans()")
+atexit.register(_worker.stop)
+_OPERATIONS = {"find": _find, "occurrences": _occurrences}
+
+
+def serve_scans() -> None:
+    """The scan worker process's loop (:func:`mockoss.upstream.scan_worker.serve`): :func:`_find`
+    and :func:`_occurrences` until its stdin closes."""
+    serve(_OPERATIONS)
 
 
 def _strings(data: Any, key: str = "") -> Iterator[str]:
@@ -234,12 +332,40 @@ class Scrubber:
 
     def replace_all(self, texts: list[str], known: dict[str, str]) -> list[str]:
         """:meth:`replace` on each of ``texts`` (stream frames) with one scan of them all: each
-        secret the provider patterns find in any of them is replaced wherever it appears."""
+        secret the provider patterns find in any of them is replaced wherever it appears.
+
+        The frames are searched as one text too (an occurrence across two frames is no frame's,
+        and stays): one pass for any number of frames and values, where searching each frame
+        for each value cost frames x values finds (4,000 frames and 2,000 known values: ~3 s;
+        issue 9 review, eighth session, finding 1)."""
         joined = "\n".join(texts)
         found = dict(known)
         for start, end, kind in find_secrets(joined, entropy=False):
             found.setdefault(joined[start:end], kind)
-        return [self._substitute(text, _known_spans(text, found)) for text in texts]
+        starts, position = [], 0
+        for text in texts:
+            starts.append(position)
+            position += len(text) + 1
+        per_text: list[list[tuple[int, int, str]]] = [[] for _ in texts]
+        for start, end, kind in _known_spans(joined, found):
+            index = bisect.bisect_right(starts, start) - 1
+            first = starts[index]
+            if end - first <= len(texts[index]):
+                per_text[index].append((start - first, end - first, kind))
+        return [self._substitute(text, spans) for text, spans in zip(texts, per_text, strict=True)]
+
+    def replace_values(self, text: str, known: Mapping[str, str]) -> str:
+        """``text`` with every ``known`` value (value → kind) replaced by its placeholder, in one
+        pass (where two occurrences overlap, the one starting first stays; of two starting
+        together, the longer). Every value's placeholder is fixed first, in ``known``'s order,
+        whether it occurs or not: the numbering a value-by-value :meth:`str.replace` gave.
+
+        The recorder's last pass over a rendered step (:meth:`mockoss.upstream.Recorder`): one
+        :meth:`str.replace` per value cost values x ``len(text)`` (issue 9 review, eighth
+        session, finding 1)."""
+        for value, kind in known.items():
+            self.placeholder(value, kind)
+        return self._substitute(text, _known_spans(text, known))
 
     def replace(self, text: str, known: dict[str, str], *, entropy: bool = False) -> str:
         """``text`` with every ``known`` value and every provider-pattern secret replaced
@@ -257,9 +383,16 @@ class Scrubber:
         return "".join(out)
 
 
-def _known_spans(text: str, known: dict[str, str]) -> list[tuple[int, int, str]]:
-    """Every occurrence of every ``known`` value (value → kind) in ``text``."""
-    return [span for value, kind in known.items() for span in _spans(text, value, kind)]
+def _known_spans(text: str, known: Mapping[str, str]) -> list[tuple[int, int, str]]:
+    """Every occurrence of every ``known`` value (value → kind) in ``text`` (:func:`_occurrences`;
+    in the scan worker process for a text of :data:`WORKER_CHARS` or more)."""
+    if not known:
+        return []
+    if len(text) >= WORKER_CHARS:
+        found = _worker.ask("occurrences", text, dict(known))
+        if found is not None:
+            return found
+    return _occurrences(text, known)
 
 
 def _non_overlapping(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

@@ -1,0 +1,123 @@
+"""The recorder's secret scrubbing is linear in the text and keeps big scans off the server's GIL
+(issue 9 review, eighth session, finding 1: a 2 MB lockfile-shaped prompt took 11 s with
+``--record``, another recorded client waited 10 s and a ``/health`` probe 858 ms).
+
+No timings here: the tests count the whole-text searches made (one per value before), check
+where big scans ran, and compare the one-pass search against the obvious one.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+
+from mockoss.upstream import scrub
+from mockoss.upstream.scrub import WORKER_CHARS, Scrubber, find_secrets
+
+
+class _CountingText(str):
+    """A text that counts the :meth:`str.find` calls made on it (each one a search of the text)."""
+
+    finds = 0
+
+    def find(self, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        type(self).finds += 1
+        return super().find(*args, **kwargs)
+
+
+def _tokens(count: int, seed: int, size: int = 40) -> list[str]:
+    rnd = random.Random(seed)
+    return ["".join(rnd.choice(string.ascii_letters + string.digits) for _ in range(size)) for _ in range(count)]
+
+
+def test_found_values_are_located_without_one_search_per_value() -> None:
+    """300 distinct high-entropy tokens: the text was searched once per token (300 finds, and
+    per token found again in ``spans``); now no whole-text search per value at all."""
+    tokens = _tokens(300, seed=1)
+    text = _CountingText("lockfile:\n" + "\n".join(f'"integrity": "sha512-{t}"' for t in tokens))
+    assert len(text) < WORKER_CHARS  # scanned in this process, where the calls can be counted
+    _CountingText.finds = 0
+    found = find_secrets(text)
+    assert len(found) == 300
+    spans = Scrubber().spans(text, {t: "high-entropy-string" for t in tokens})
+    assert [text[s:e] for s, e, _ in spans] == [f"sha512-{t}" for t in tokens]
+    assert _CountingText.finds < 10, _CountingText.finds
+
+
+def test_stream_frames_are_not_searched_once_per_known_value() -> None:
+    """``replace_all`` searched every frame for every known value (4,000 frames x 2,000 values in
+    the review); now the frames are searched together, once."""
+    tokens = _tokens(200, seed=2)
+    known = {t: "high-entropy-string" for t in tokens}
+    frames = [_CountingText(f"data: {{'delta': '{i}'}}") for i in range(100)] + [
+        _CountingText(f"data: echo {tokens[7]}")
+    ]
+    _CountingText.finds = 0
+    out = Scrubber().replace_all(frames, known)
+    assert _CountingText.finds < len(tokens)
+    assert out[-1] == "data: echo [REDACTED:high-entropy-string:1]"
+    assert out[:100] == list(frames[:100])
+
+
+def test_occurrences_match_a_search_at_every_position() -> None:
+    """The gram index finds exactly the occurrences a search at every position finds, overlapping
+    ones included: few-letter alphabets (values sharing grams, repeating themselves, one inside
+    another), short values (searched one by one) and long ones (indexed)."""
+    rnd = random.Random(3)
+    for _ in range(300):
+        alphabet = rnd.choice(["ab", "abc", "abcdefgh", string.ascii_letters])
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 400)))
+        values = {}
+        for _ in range(rnd.randint(1, 12)):
+            if text and rnd.random() < 0.7:
+                start = rnd.randrange(len(text))
+                value = text[start : start + rnd.randint(1, 60)]
+            else:
+                value = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 40)))
+            values.setdefault(value, f"kind{len(values)}")
+        expected = {
+            (at, at + len(value), kind)
+            for value, kind in values.items()
+            for at in range(len(text))
+            if text.startswith(value, at)
+        }
+        assert set(scrub._occurrences(text, values)) == expected
+        assert len(scrub._occurrences(text, values)) == len(expected)  # each occurrence once
+
+
+def test_big_texts_are_scanned_in_the_worker_process() -> None:
+    """A text of ``WORKER_CHARS`` or more is scanned in the helper process (detect-secrets' single
+    regex calls over megabytes held the server's GIL for up to ~0.5 s each), with the same spans
+    as a scan here; its known values are located there too."""
+    tokens = _tokens(2000, seed=4)
+    text = "\n".join(f'    "node_modules/p{i}": {{"integrity": "sha512-{t}=="}},' for i, t in enumerate(tokens))
+    assert len(text) >= WORKER_CHARS
+    asked = scrub._worker.asked
+    found = find_secrets(text)
+    assert scrub._worker.asked == asked + 1
+    assert found == scrub._find(text, True)
+    known = {t: "high-entropy-string" for t in tokens}
+    assert scrub._known_spans(text, known) == scrub._occurrences(text, known)
+    assert scrub._worker.asked == asked + 2
+
+
+def test_a_failing_worker_leaves_the_scan_to_this_process(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A worker that cannot start (or dies) costs nothing but the GIL: the scan runs here."""
+    broken = scrub.ScanWorker("import sys; sys.exit(3)")
+    monkeypatch.setattr(scrub, "_worker", broken)
+    text = "key sk-proj-" + "Ab1" * 20 + " " + "x" * WORKER_CHARS
+    assert find_secrets(text) == scrub._find(text, True) != []
+    assert broken.asked == 0
+
+
+def test_safety_net_replaces_a_value_holding_another_whole() -> None:
+    """The recorder's last pass (``replace_values``) replaces every known value in one pass. The
+    placeholders are numbered in the known values' order, occurring or not (as the value-by-value
+    ``str.replace`` did); where one known value holds another, the longer is replaced whole (the
+    value-by-value pass replaced the shorter inside it and left the rest of the longer one)."""
+    short, long = "Zq8vW2mN4xR7kT1pL9sD", "Zq8vW2mN4xR7kT1pL9sDextra0Yh3Gf6Jc"
+    known = {"absent-value-0123456789": "api-key", short: "high-entropy-string", long: "high-entropy-string"}
+    scrubber = Scrubber()
+    out = scrubber.replace_values(f"a {long} b {short} c", known)
+    assert out == "a [REDACTED:high-entropy-string:3] b [REDACTED:high-entropy-string:2] c"
+    assert "extra0Yh3Gf6Jc" not in out
