@@ -10,6 +10,17 @@ request head, and a response head sent in the same write as the first body bytes
   ``protocols/http/h11_impl.py`` and ``httptools_impl.py``: the keep-alive timer is armed in
   ``on_response_complete`` and cancelled by ``data_received``). One timer per connection checks
   the deadline; a response only records when it ended, so a keep-alive request arms no timer.
+* **Write deadline.** A client that takes none of the bytes waiting for it for
+  ``request_timeout_s`` has its connection aborted: writing is paused (the transport's buffer over
+  its high-water mark) or a close waits for the buffer to drain, and the buffer has not shrunk
+  over a whole period. uvicorn has no write timeout of its own (0.54: ``send`` waits on
+  ``FlowControl.drain`` for as long as the client does not read), so a client that stopped
+  reading held its whole reply in the server for as long as its connection stayed open (issue 9
+  review, eighth session, finding 5: 50 such clients of a 12 MB stream, 140 -> 832 MB, unchanged
+  past the timeout). The same ``--request-timeout`` bounds the request's arrival and the reply's
+  departure: one documented limit on how long a client may stall either way (mockoss's choice; no
+  server we emulate settles it). Our own pacing never trips it: a paced stream's writes are small
+  and the deadline only runs while bytes wait for the client.
 * **One write per short response.** uvicorn writes the status line and headers to the socket on
   ``http.response.start`` and the body on ``http.response.body``: two ``send`` system calls for
   every response, and on loopback each costs as much CPU as the rest of a short request
@@ -24,6 +35,7 @@ request head, and a response head sent in the same write as the first body bytes
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["CoalescingTransport", "timed_protocol"]
@@ -40,12 +52,15 @@ class CoalescingTransport:
     extra) until :meth:`rearm`, which the protocol calls when the response is complete.
     """
 
-    __slots__ = ("__dict__", "_flush_soon", "_head", "_transport")
+    __slots__ = ("__dict__", "_flush_soon", "_head", "_on_close", "_transport")
 
-    def __init__(self, transport: asyncio.BaseTransport, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, transport: asyncio.BaseTransport, loop: asyncio.AbstractEventLoop, on_close: Callable[[], None] | None = None
+    ) -> None:
         self._transport: Any = transport
         self._head: bytes | None = None
         self._flush_soon = loop.call_soon
+        self._on_close = on_close
 
     def write(self, data: bytes) -> None:  # asyncio.WriteTransport.write, while a head may come
         head = self._head
@@ -75,6 +90,8 @@ class CoalescingTransport:
     def close(self) -> None:
         self.flush()
         self._transport.close()
+        if self._on_close is not None:
+            self._on_close()
 
     def write_eof(self) -> None:
         self.flush()
@@ -95,14 +112,18 @@ def timed_protocol(base: type[Any], request_timeout_s: float) -> type[Any]:
     """``base`` (a uvicorn HTTP protocol class) writing through a :class:`CoalescingTransport` and
     closing connections whose request head is not complete ``request_timeout_s`` seconds after
     the connection opened or the previous response ended. A request being answered (a long
-    stream included) is never cut by it."""
+    stream included) is never cut by it; a client that takes none of the bytes waiting for it
+    for ``request_timeout_s`` is (the write deadline, see the module docstring)."""
 
     class TimedProtocol(base):  # type: ignore[misc, valid-type]
         _mockoss_timer: asyncio.TimerHandle | None = None
         _mockoss_idle_since: float = 0.0
+        _mockoss_write_timer: asyncio.TimerHandle | None = None
+        _mockoss_stuck_since: float | None = None  # writing paused (buffer full) and nothing taken since
+        _mockoss_buffered: int = 0  # bytes waiting in the transport's buffer when last looked at
 
         def connection_made(self, transport: Any) -> None:
-            super().connection_made(CoalescingTransport(transport, self.loop))
+            super().connection_made(CoalescingTransport(transport, self.loop, self._mockoss_closing))
             self._mockoss_idle_since = now = self.loop.time()
             self._mockoss_timer = self.loop.call_at(now + request_timeout_s, self._mockoss_check)
 
@@ -126,11 +147,60 @@ def timed_protocol(base: type[Any], request_timeout_s: float) -> type[Any]:
                 due = now + request_timeout_s
             self._mockoss_timer = self.loop.call_at(due, self._mockoss_check)
 
+        def pause_writing(self) -> None:  # the transport's buffer passed its high-water mark
+            super().pause_writing()
+            self._mockoss_watch_writes()
+
+        def resume_writing(self) -> None:  # the client read the buffer down to its low-water mark
+            super().resume_writing()
+            if not self.transport.is_closing():  # a closing transport is watched until it is empty
+                self._mockoss_stuck_since = None
+
+        def _mockoss_watch_writes(self) -> None:
+            """Start the write deadline: bytes wait for this client (writing paused, or a close
+            waiting for the buffer to drain)."""
+            if self._mockoss_stuck_since is not None:
+                return
+            now = self.loop.time()
+            self._mockoss_stuck_since, self._mockoss_buffered = now, self.transport.get_write_buffer_size()
+            if self._mockoss_write_timer is None:
+                self._mockoss_write_timer = self.loop.call_at(now + request_timeout_s, self._mockoss_check_write)
+
+        def _mockoss_closing(self) -> None:
+            """The transport was asked to close: if bytes still wait for the client, close() waits
+            for them to leave, for ever if the client never reads; watch them."""
+            if self.transport.get_write_buffer_size():
+                self._mockoss_watch_writes()
+
+        def _mockoss_check_write(self) -> None:
+            self._mockoss_write_timer = None
+            since = self._mockoss_stuck_since
+            if since is None:
+                return
+            buffered = self.transport.get_write_buffer_size()
+            if not buffered:  # all taken (a closing transport is about to report connection_lost)
+                self._mockoss_stuck_since = None
+                return
+            now = self.loop.time()
+            if buffered < self._mockoss_buffered:  # the client took some bytes: a new period from now
+                self._mockoss_stuck_since, self._mockoss_buffered = since, buffered = now, buffered
+            elif now >= since + request_timeout_s:
+                # Nothing taken for a whole period: close without flushing (close() would wait for
+                # the buffer to drain, which this client never lets happen). uvicorn then reports
+                # the disconnect to the app, whose stream ends and lets go of its reply.
+                self.transport.abort()
+                return
+            self._mockoss_write_timer = self.loop.call_at(since + request_timeout_s, self._mockoss_check_write)
+
         def connection_lost(self, exc: Exception | None) -> None:
             if self._mockoss_timer is not None:
                 self._mockoss_timer.cancel()
                 self._mockoss_timer = None
-            super().connection_lost(exc)
+            super().connection_lost(exc)  # may call close() again (then nothing is buffered)
+            if self._mockoss_write_timer is not None:
+                self._mockoss_write_timer.cancel()
+                self._mockoss_write_timer = None
+            self._mockoss_stuck_since = None
 
     TimedProtocol.__name__ = TimedProtocol.__qualname__ = f"Timed{base.__name__}"
     return TimedProtocol
