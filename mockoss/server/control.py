@@ -20,9 +20,13 @@ session as ``?test_id=ID`` or the ``X-Mockoss-Test-Id`` header (absent: the defa
   line and field) and select it for the session; ``GET`` shows the selected one. Compiled on a
   worker thread; at most ``ControlOptions.max_scenario_bytes`` (413), and the sessions keep a
   bounded total of uploads (:class:`mockoss.server.control_routes._Uploads`).
-* ``POST /mockoss/reset``: rewind the session's scenarios and clear its log (``?all=true``: every session).
+* ``POST /mockoss/reset``: rewind the session's scenarios and clear its log (``?all=true``: every
+  session, and the metrics).
 * ``GET /mockoss/requests``: the session's request log, every route (probes included), oldest
-  first; ``?session=KEY`` keeps one conversation (``X-Mockoss-Session``).
+  first; ``?session=KEY`` keeps one conversation (``X-Mockoss-Session``). Bounded in bytes: a
+  path kept to :data:`LOG_PATH_CHARS`, each session's log to :data:`SESSION_CONTROL_LOG_BYTES`,
+  all together to :data:`CONTROL_LOG_BYTES` (the oldest entries go first). A long log is built
+  and sent a part at a time, its readers taking turns (:mod:`mockoss.server.control_routes`).
 * ``GET /mockoss/sessions``: the test ids with state; ``DELETE /mockoss/sessions/ID`` drops one.
 * ``GET /mockoss/metrics``: Prometheus text (:mod:`prometheus_client`).
 
@@ -34,6 +38,7 @@ The emulated API itself stays open, as the real servers' are. **Metrics**:
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import logging
 import re
@@ -75,18 +80,59 @@ SESSION_LOG_BYTES = 4 * 1024 * 1024
 SESSION_VALID_BODY_BYTES = 1024 * 1024
 #: Log entries kept per session when the server keeps an unbounded request log.
 DEFAULT_LOG_LIMIT = 10_000
+#: Characters of a request's path a log entry keeps; a longer path is kept as its first
+#: :data:`LOG_PATH_CHARS` characters and :func:`cut_path`'s mark. An API path is tens of
+#: characters (the query string is not part of it); ~64 KB paths were accepted and logged whole,
+#: 10,000 per session (issue 9 review, eighth session, finding 3). No source settles the figure:
+#: ours, a browser-era URL length that keeps any real route whole.
+LOG_PATH_CHARS = 2048
+#: Bytes of entries (as :func:`entry_bytes` counts them) one session's control-plane log keeps,
+#: the default session's included; the oldest go first. An ordinary entry is ~0.4 KB: 10,000 of
+#: them fit, 2 KB-path probes ~3,500. Ours (no source settles it).
+SESSION_CONTROL_LOG_BYTES = 8 * 1024 * 1024
+#: Bytes of entries all sessions' control-plane logs keep together (as the server's own request
+#: log, ``MockServer.request_log_bytes``); beyond it the oldest entries of any session go first.
+#: Checked every :data:`CONTROL_LOG_CHECK_BYTES` of new entries, so the logs may pass it by that much.
+CONTROL_LOG_BYTES = 64 * 1024 * 1024
+#: Bytes of new entries between two checks of :data:`CONTROL_LOG_BYTES` (a check sums the
+#: sessions' counts: ~257 additions; its evictions run ~1 us an entry, ~2.5 ms at most).
+CONTROL_LOG_CHECK_BYTES = 1024 * 1024
 _TEST_ID = re.compile(r"[A-Za-z0-9._~:@+=-]{1,200}")
 _PREFIX = re.compile(r"^/s/([^/]+)(/.*)$")
 _SCENARIO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 #: A session's request-log entry as :meth:`ControlPlane.log` keeps it: ``(seq, method, path,
-#: status, endpoint, test_id, session, seconds, index, scenario, rule, turn, step)``, the last five
-#: the generation record's (``None`` without one). A tuple of scalars: cheaper to build on every
-#: request than the dict :func:`log_entry` spells out when ``/mockoss/requests`` reads it, and not
-#: tracked by the garbage collector once it has seen it.
+#: status, endpoint, test_id, session, seconds, index, scenario, rule, turn, step, bytes)``, the
+#: five before ``bytes`` the generation record's (``None`` without one), ``bytes`` what
+#: :func:`entry_bytes` counts it for. A tuple of scalars: cheaper to build on every request than
+#: the dict :func:`log_entry` spells out when ``/mockoss/requests`` reads it, and not tracked by
+#: the garbage collector once it has seen it.
 LogEntry = tuple[Any, ...]
 _LOG_FIELDS = ("seq", "method", "path", "status", "endpoint", "test_id", "session", "ms", "index", "scenario", "rule", "turn", "step")
+#: What an entry holds besides its strings: the 14-item tuple, the seconds' float, the sequence
+#: number, record index and byte count (CPython 3.11, 64-bit; the scenario and rule names are the
+#: scenario's own strings, held there).
+_ENTRY_OVERHEAD = sys.getsizeof(tuple(range(14))) + sys.getsizeof(0.5) + 3 * sys.getsizeof(1 << 40)
+
+
+def cut_path(path: str) -> str:
+    """``path`` as a log entry keeps it: itself up to :data:`LOG_PATH_CHARS` characters, else
+    its first :data:`LOG_PATH_CHARS` and ``...[mockoss: N more characters not logged]`` (ASCII: a
+    non-Latin-1 mark would double the size of an ASCII path's copy)."""
+    if len(path) <= LOG_PATH_CHARS:
+        return path
+    return f"{path[:LOG_PATH_CHARS]}...[mockoss: {len(path) - LOG_PATH_CHARS:,} more characters not logged]"
+
+
+def entry_bytes(method: Any, path: str, test_id: str | None, session: str | None) -> int:
+    """Bytes a log entry with these strings holds (``sys.getsizeof`` of each, the tuple's own)."""
+    size = _ENTRY_OVERHEAD + sys.getsizeof(path) + sys.getsizeof(method)
+    if test_id is not None:
+        size += sys.getsizeof(test_id)
+    if session is not None:
+        size += sys.getsizeof(session)
+    return size
 
 
 @dataclass
@@ -97,10 +143,17 @@ class _Session:
     #: Times the log was cleared: a request that began before a reset and ends after it (the
     #: client has its answer, the test has moved on) is not logged into the next test's log.
     epoch: int = 0
+    #: Bytes the log's entries hold (their last item's sum), under :attr:`lock`.
+    bytes: int = 0
+    #: The plane's log lock (appends and evictions run on the event loop, a fixture's reset of
+    #: the server as started on the test's thread).
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def clear(self) -> None:
-        self.log.clear()
-        self.epoch += 1
+        with self.lock:
+            self.log.clear()
+            self.bytes = 0
+            self.epoch += 1
 
 
 class ControlPlane:
@@ -116,7 +169,13 @@ class ControlPlane:
         limit = base.request_log_limit or DEFAULT_LOG_LIMIT
         self._log_limit = limit
         self._lock = threading.Lock()
-        self._default = _Session(base, deque(maxlen=limit))
+        #: Guards every session's log and byte count (:meth:`_append`, :meth:`_trim_all`, clear).
+        self._log_lock = threading.Lock()
+        #: Bytes of entries logged since :data:`CONTROL_LOG_BYTES` was last checked.
+        self._unchecked = 0
+        self.session_log_bytes = SESSION_CONTROL_LOG_BYTES
+        self.log_bytes = CONTROL_LOG_BYTES
+        self._default = _Session(base, deque(), lock=self._log_lock)
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._seq = itertools.count(1)  # next() is atomic: no lock per request
         self.started = time.time()
@@ -148,7 +207,7 @@ class ControlPlane:
             # With an upstream the proxy answers for the server as started: a session has its own
             # log only (the upstream's state is not ours to split).
             server = self.base if self.upstream else self._copy()
-            found = self._sessions[test_id] = _Session(server, deque(maxlen=self._log_limit))
+            found = self._sessions[test_id] = _Session(server, deque(), lock=self._log_lock)
             while len(self._sessions) > MAX_SESSIONS:
                 self._sessions.popitem(last=False)
             return found
@@ -217,11 +276,15 @@ class ControlPlane:
                 # Only the record's index and names: its body and completion stay in the server's
                 # own (byte-bounded) log. Scalars only, so the garbage collector stops tracking the
                 # entry at its first pass; spelt out as a dict when read (log_entry).
+                # A long path is kept cut, and the entry counted in bytes (issue 9 review, eighth
+                # session, finding 3: 64 KB probe paths, 10,000 a session, held ~1 GB).
+                method, kept = scope.get("method"), cut_path(path)
+                size = entry_bytes(method, kept, test_id, session)
                 if record is None:
-                    entry: LogEntry = (seq, scope.get("method"), path, status, endpoint, test_id, session, seconds, None, None, None, None, None)
+                    entry: LogEntry = (seq, method, kept, status, endpoint, test_id, session, seconds, None, None, None, None, None, size)
                 else:
-                    entry = (seq, scope.get("method"), path, status, endpoint, test_id, session, seconds, record.index, record.scenario, record.rule, record.turn, record.step)
-                target.log.append(entry)  # type: ignore[union-attr]
+                    entry = (seq, method, kept, status, endpoint, test_id, session, seconds, record.index, record.scenario, record.rule, record.turn, record.step, size)
+                self._append(target, entry, size, epoch)  # type: ignore[arg-type]
         self.metrics.observe(endpoint, status, record.scenario if record is not None else None, frames)
         if self.options.access_log:
             client = scope.get("client") or ("-", 0)
@@ -231,6 +294,47 @@ class ControlPlane:
                 file=sys.stderr,
                 flush=True,
             )
+
+
+    def _append(self, target: _Session, entry: LogEntry, size: int, epoch: int | None) -> None:
+        """Add ``entry`` (``size`` bytes) to ``target``'s log; drop the log's oldest entries beyond
+        the count limit or :attr:`session_log_bytes`, and every :data:`CONTROL_LOG_CHECK_BYTES`
+        the oldest entries of any session beyond :attr:`log_bytes`."""
+        with self._log_lock:
+            if epoch is not None and target.epoch != epoch:
+                return  # reset between the check and here
+            log = target.log
+            log.append(entry)
+            target.bytes += size
+            while len(log) > self._log_limit or (target.bytes > self.session_log_bytes and len(log) > 1):
+                target.bytes -= log.popleft()[-1]
+            self._unchecked += size
+            if self._unchecked >= CONTROL_LOG_CHECK_BYTES:
+                self._unchecked = 0
+                self._trim_all()
+
+    def _trim_all(self) -> None:
+        """Drop the oldest entries of all sessions' logs together (by sequence number) until they
+        hold at most :attr:`log_bytes`. Under :attr:`_log_lock`."""
+        sessions = [self._default, *list(self._sessions.values())]
+        total = sum(s.bytes for s in sessions)
+        if total <= self.log_bytes:
+            return
+        heads = [(s.log[0][0], i) for i, s in enumerate(sessions) if s.log]
+        heapq.heapify(heads)
+        while total > self.log_bytes and heads:
+            _, i = heapq.heappop(heads)
+            found = sessions[i]
+            size = found.log.popleft()[-1]
+            found.bytes -= size
+            total -= size
+            if found.log:
+                heapq.heappush(heads, (found.log[0][0], i))
+
+    def log_bytes_held(self) -> int:
+        """Bytes all sessions' logs hold together (:func:`entry_bytes` of each entry)."""
+        with self._log_lock:
+            return sum(s.bytes for s in [self._default, *list(self._sessions.values())])
 
 
 def log_entry(entry: LogEntry) -> dict[str, Any]:
