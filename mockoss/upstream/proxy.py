@@ -44,6 +44,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from mockoss.endpoints import ENDPOINTS
+from mockoss.jsonbody import parse_json
 from mockoss.scenario.loader import Step
 from mockoss.scenario.replay import KEPT_HEADERS, replay_data
 from mockoss.server.offload import Gate, is_heavy, render_in_worker
@@ -246,7 +247,7 @@ class Proxy:
         rendered them (``"id,id,…"``; ``None``: rendered here, as without a worker)."""
         if self.server.precheck(name, raw) is not None:
             return None
-        body = json.loads(raw)
+        body = parse_json(raw)  # json.loads' value (mockoss.jsonbody), ~3x faster: 10 MB held the GIL ~36 ms
         model = body.get("model") or self.server.served_model_names[0]
         try:
             ids = render_in_worker(name, raw) if elsewhere else None

@@ -128,15 +128,18 @@ def test_ollama_generate_context_uses_the_worker_render_once(serve, http, where,
 @pytest.mark.parametrize("form", ["tokens", "text"])
 @pytest.mark.parametrize("model", [None, 'odd "prompt": [] model'])
 def test_the_completions_body_is_the_same_from_worker_ids(monkeypatch, form, model):
-    """completion_content with the worker's ``"id,id,…"`` writes the bytes of the in-process path,
-    ids parsed a slice at a time across slice boundaries (text form)."""
+    """completion_content with the worker's ``"id,id,…"`` writes the bytes of the in-process path;
+    in text form the ids are decoded a slice at a time, and a character whose bytes span several
+    tokens (🦜 is 3, 𓀀 is 4 in o200k_harmony) is cut between slices (a slice of ~7 characters of
+    ids is one or two ids), yet decoded whole."""
     monkeypatch.setattr(raw_module, "_IDS_SLICE", 7)
     upstream = Upstream("http://127.0.0.1:9", mode="raw", prompt=form, model=model)
-    body = {**CHAT, "messages": [{"role": "user", "content": "Hello, plain words here ✓"}], "temperature": 0.5}
+    body = {**CHAT, "messages": [{"role": "user", "content": "Hello, plain words here ✓ 🦜𓀀 ok"}], "temperature": 0.5}
     ids = render_chat_prompt(body)
     expected = json.dumps(completion_request(upstream, "chat", body, MODEL)).encode()
     assert completion_content(upstream, "chat", body, MODEL, ",".join(map(str, ids))) == expected
     assert completion_content(upstream, "chat", body, MODEL) == expected
     sent = json.loads(expected)["prompt"]
     assert sent == (ids if form == "tokens" else load_encoding().decode(ids))
-    assert raw_module._parse_ids("") == [] and raw_module._parse_ids(",".join(map(str, ids))) == ids
+    assert list(raw_module._id_slices("")) == [] and [t for part in raw_module._id_slices(",".join(map(str, ids))) for t in part] == ids
+    assert "🦜𓀀" in load_encoding().decode(ids) and len(list(raw_module._id_slices(",".join(map(str, ids))))) > 10
