@@ -114,6 +114,7 @@ _LOG_FIELDS = ("seq", "method", "path", "status", "endpoint", "test_id", "sessio
 #: number, record index and byte count (CPython 3.11, 64-bit; the scenario and rule names are the
 #: scenario's own strings, held there).
 _ENTRY_OVERHEAD = sys.getsizeof(tuple(range(14))) + sys.getsizeof(0.5) + 3 * sys.getsizeof(1 << 40)
+_getsizeof = sys.getsizeof
 
 
 def cut_path(path: str) -> str:
@@ -127,11 +128,11 @@ def cut_path(path: str) -> str:
 
 def entry_bytes(method: Any, path: str, test_id: str | None, session: str | None) -> int:
     """Bytes a log entry with these strings holds (``sys.getsizeof`` of each, the tuple's own)."""
-    size = _ENTRY_OVERHEAD + sys.getsizeof(path) + sys.getsizeof(method)
+    size = _ENTRY_OVERHEAD + _getsizeof(path) + _getsizeof(method)
     if test_id is not None:
-        size += sys.getsizeof(test_id)
+        size += _getsizeof(test_id)
     if session is not None:
-        size += sys.getsizeof(session)
+        size += _getsizeof(session)
     return size
 
 
