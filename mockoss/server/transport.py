@@ -239,6 +239,13 @@ def _stream(reply: Reply, spec: TransportSpec, seed: int | str, index: int) -> S
         # One frame per send (the paced path): the reply's own frames and times computed as they
         # are read; nothing per frame is copied or kept (issue 9 review, eighth session, finding 4).
         return Schedule(0.0, timing, data, end, drop, None, range(cut + 1) if events else None)  # type: ignore[arg-type]
+    if not interval and not spec.split_special and (stall is None or stall >= cut):
+        # Unpaced, every write due at once: the writes are joined as they are read, not all at
+        # build time (a copy of the whole reply, kept as long as the stream).
+        groups = -(-cut // per_write)
+        times = PacedTimes(spec.ttft_ms, 0.0, spec.jitter, seed, index, groups)
+        ends = [*range(0, cut, per_write), cut]
+        return Schedule(0.0, times, GroupedFrames(data, per_write), end, drop, None, ends if events else None)  # type: ignore[arg-type]
     at_ms, writes, ends = _group(list(data), list(timing), per_write, stall if stall is not None and stall < cut else None)
     if spec.split_special:
         at_ms, writes = _split(at_ms, writes, spec.split_gap_ms, _rng(seed, index, "split"))
@@ -389,6 +396,48 @@ class FrameView(Sequence[bytes]):
 
     def __repr__(self) -> str:
         return f"FrameView({list(self)!r})"
+
+
+class GroupedFrames(Sequence[bytes]):
+    """``frames`` joined ``per_write`` at a time, each write joined when it is read."""
+
+    __slots__ = ("_frames", "_per_write")
+
+    def __init__(self, frames: Sequence[bytes], per_write: int) -> None:
+        self._frames, self._per_write = frames, per_write
+
+    def __len__(self) -> int:
+        return -(-len(self._frames) // self._per_write)
+
+    def __iter__(self) -> Iterator[bytes]:
+        frames, per_write = self._frames, self._per_write
+        for start in range(0, len(frames), per_write):
+            yield b"".join(frames[start : start + per_write])
+
+    @overload
+    def __getitem__(self, key: int) -> bytes: ...
+    @overload
+    def __getitem__(self, key: slice) -> tuple[bytes, ...]: ...
+    def __getitem__(self, key: int | slice) -> bytes | tuple[bytes, ...]:
+        if isinstance(key, slice):
+            return tuple(self[position] for position in range(*key.indices(len(self))))
+        count = len(self)
+        position = key + count if key < 0 else key
+        if not 0 <= position < count:
+            raise IndexError("write index out of range")
+        start = position * self._per_write
+        return b"".join(self._frames[start : start + self._per_write])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(map(eq, self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"GroupedFrames({list(self)!r})"
 
 
 def _group(
