@@ -33,7 +33,9 @@ exchange gets a *ticket* (:meth:`Recorder.finish`); the HTTP layer holds the res
 until the ticket is done. One background thread (:mod:`mockoss.upstream.journal`) renders the steps (so the event loop never waits
 for YAML), appends them with one ``write`` per batch and ``fsync``s (group commit: under load one
 ``fsync`` covers every exchange that finished meanwhile). Steps are appended in the order their
-exchanges finish, which for a client sending one request at a time is the order it sent them
+exchanges finish (one whose body is 64 KiB or more once its secrets are scanned, so that the
+exchanges finishing meanwhile need not wait for it), which for a client sending one request at a
+time is the order it sent them
 (mock mode numbers them in request order). The file is a complete scenario after every write, so
 a ``kill -9`` at any moment leaves a valid scenario holding every exchange a client received; the
 app's lifespan closes the recorder after uvicorn's graceful shutdown (SIGTERM, SIGINT) has let
@@ -65,7 +67,7 @@ from mockoss.upstream.record_yaml import comment as _comment
 from mockoss.upstream.record_yaml import dump as _dump
 from mockoss.upstream.record_yaml import exact as _exact
 from mockoss.upstream.redact import Redacted, Redactor
-from mockoss.upstream.scrub import Scrubber
+from mockoss.upstream.scrub import Scrubber, scan_first
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
@@ -194,7 +196,8 @@ class Recorder:
 
     def finish(self, slot: int, server: MockServer, record: RecordedRequest, data: Mapping[str, Any]) -> Future[None]:
         """Record ``data`` (a step mapping without ``note``) for ``record``; steps are written in
-        the order their exchanges finish. Returns a ticket done once the step is on disk
+        the order their exchanges finish (a body of 64 KiB or more once its secrets are scanned:
+        :func:`~mockoss.upstream.scrub.scan_first`). Returns a ticket done once the step is on disk
         (flushed and fsynced): the HTTP layer holds the response's last bytes until then."""
         secrets = {server.upstream.api_key} if server.upstream is not None and server.upstream.api_key else set()
         for name, value in record.header_items:
@@ -217,7 +220,7 @@ class Recorder:
                 else None,
             },
         }
-        return self._journal.submit(item)
+        return scan_first(record.raw, lambda: self._journal.submit(item))  # a big body is scanned before it queues
 
     @property
     def written(self) -> int:

@@ -121,3 +121,49 @@ def test_safety_net_replaces_a_value_holding_another_whole() -> None:
     out = scrubber.replace_values(f"a {long} b {short} c", known)
     assert out == "a [REDACTED:high-entropy-string:3] b [REDACTED:high-entropy-string:2] c"
     assert "extra0Yh3Gf6Jc" not in out
+
+
+def test_a_small_exchange_is_not_held_behind_a_big_prompt_s_scan(serve, http, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The writer renders steps one after another: a small exchange finishing while a 2 MB
+    prompt's step was being scanned waited for that scan (10 s in the review). Here the big
+    prompt's scan is held until the small exchange has its answer; the small step is written
+    first (``scan_first``)."""
+    import threading
+
+    import httpx
+    import yaml
+    from upstream_helpers import CHAT, completion_step, scenario
+
+    from mockoss.server.core import MockServer
+    from mockoss.upstream import Recorder
+
+    entered, release = threading.Event(), threading.Event()
+    cached = scrub._cached
+
+    def held(text: str, entropy: bool):  # type: ignore[no-untyped-def]
+        if len(text) >= WORKER_CHARS and not release.is_set():
+            entered.set()
+            release.wait(20)
+        return cached(text, entropy)
+
+    monkeypatch.setattr(scrub, "_cached", held)
+    mock = serve(
+        MockServer(scenario=scenario(completion_step(), completion_step()), recorder=Recorder(tmp_path, "order"))
+    )
+    big = {**CHAT, "messages": [{"role": "user", "content": " ".join(_tokens(2000, seed=5))}]}
+    answers: list[int] = []
+    client = threading.Thread(
+        target=lambda: answers.append(http.post(mock.url + "/v1/chat/completions", json=big).status_code)
+    )
+    client.start()
+    try:
+        assert entered.wait(20)
+        with httpx.Client(timeout=8) as other:
+            assert other.post(mock.url + "/v1/chat/completions", json=CHAT).status_code == 200
+        assert not answers  # the big one still waits for its scan
+    finally:
+        release.set()
+        client.join(30)
+    assert answers == [200]
+    steps = yaml.safe_load((tmp_path / "order.yaml").read_text())["steps"]
+    assert [step["note"].split(":", 1)[1].strip()[:8] for step in steps] == ["Hi there", "[REDACTE"]
