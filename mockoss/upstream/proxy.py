@@ -294,16 +294,21 @@ class Proxy:
     async def _scripted(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
         """The scenario picks the completion, the upstream engine emits it, its answer is relayed
         as received (see :mod:`mockoss.engines.vllm.sidechannel`). Requests mockoss answers itself
-        (invalid, no scenario, scripted errors and replays, exhausted rules) never reach it."""
-        from mockoss.engines.vllm.sidechannel import attach
+        (invalid, no scenario, scripted errors and replays, exhausted rules) never reach it.
+
+        A heavy body (:func:`~mockoss.server.offload.is_heavy`), and every body while one is in
+        flight (``gate.busy``), is played and its upstream body written on a worker thread, as
+        scripted replies are (issue 9): 40,000 short messages (1.3 MB) held another client's
+        ``GET /health`` 110-150 ms on the loop (found with the review's eighth session, finding 2)."""
         from mockoss.server.responses import to_response
 
-        reply, step, log = self.server.play(name, raw, dict(headers))
+        elsewhere = self.gate.busy > 0 or is_heavy(name, raw, self.gate.offload_bytes)
+        if elsewhere:
+            reply, log, content = await self._off_loop(self._play, name, raw, headers)
+        else:
+            reply, log, content = self._play(name, raw, headers)
         if reply is not None:
-            log(reply.status)
             return to_response(reply)
-        assert step is not None and step.completion is not None
-        content = json.dumps(attach(json.loads(raw), step.completion.tokens), ensure_ascii=False).encode()
         client = self.client()
         outgoing = client.build_request("POST", self.upstream.root + ENDPOINTS[name].path, content=content, headers=self.headers(headers))
         try:
@@ -311,10 +316,30 @@ class Proxy:
         except httpx2.HTTPError as exc:
             message = f"mockoss: upstream {self.upstream.safe_url} {describe(exc)}"
             reply = self.server.error_reply(name, UPSTREAM_STATUS, message)
-            log(reply.status)
+            await self._log(log, reply.status)
             return to_response(reply)
-        log(answer.status_code)
+        await self._log(log, answer.status_code)
         return _Relay(answer, None)
+
+    def _play(self, name: str, raw: bytes, headers: Mapping[str, str]) -> tuple[Reply | None, Callable[[int], Any], bytes]:
+        """Scripted mode's :meth:`MockServer.play <mockoss.server.core.MockServer.play>`: mockoss's
+        own reply (logged), or ``None``, the log to call with the upstream's status and the body
+        sent upstream (the request with the completion's tokens attached)."""
+        from mockoss.engines.vllm.sidechannel import attach
+
+        reply, step, log = self.server.play(name, raw, dict(headers))
+        if reply is not None:
+            log(reply.status)
+            return reply, log, b""
+        assert step is not None and step.completion is not None
+        return None, log, json.dumps(attach(json.loads(raw), step.completion.tokens), ensure_ascii=False).encode()
+
+    async def _log(self, log: Callable[[int], Any], status: int) -> None:
+        """``log(status)``, on a worker thread while one may hold the server lock (``gate.busy``)."""
+        if self.gate.busy:
+            await self._off_loop(log, status)
+        else:
+            log(status)
 
     async def _pass(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
         from mockoss.server.responses import to_response

@@ -143,3 +143,26 @@ def test_the_completions_body_is_the_same_from_worker_ids(monkeypatch, form, mod
     assert sent == (ids if form == "tokens" else load_encoding().decode(ids))
     assert list(raw_module._id_slices("")) == [] and [t for part in raw_module._id_slices(",".join(map(str, ids))) for t in part] == ids
     assert "🦜𓀀" in load_encoding().decode(ids) and len(list(raw_module._id_slices(",".join(map(str, ids))))) > 10
+
+
+def test_a_heavy_scripted_mode_request_is_played_off_the_event_loop(serve, http, monkeypatch):
+    """``--upstream-mode scripted``: the scenario's step for a heavy body is played (parse,
+    validation, the server lock) and the upstream's body written on a worker thread; a small body
+    is played on the loop as before. Found with the issue 9 review, eighth session, finding 2
+    (40,000 short messages held another client 110-150 ms)."""
+    seen = []
+    play = MockServer.play
+
+    def spy_play(self, endpoint, raw, headers):
+        seen.append((len(raw), _on_loop()))
+        return play(self, endpoint, raw, headers)
+
+    monkeypatch.setattr(MockServer, "play", spy_play)
+    engine = serve(MockServer(scenario=scenario(completion_step(), completion_step())))
+    front = serve(MockServer(scenario=scenario(completion_step(), completion_step()), upstream=Upstream(engine.url, mode="scripted")))
+    heavy = {**CHAT, "messages": [{"role": "user", "content": WORD}]}
+    assert http.post(front.url + "/v1/chat/completions", json=CHAT).status_code == 200
+    assert http.post(front.url + "/v1/chat/completions", json=heavy).status_code == 200
+    assert [on_loop for _, on_loop in seen] == [True, False]
+    assert [r.status for r in front.server.requests] == [200, 200]
+    assert json.loads(engine.server.requests[1].raw)["messages"] == heavy["messages"]
