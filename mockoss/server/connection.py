@@ -87,6 +87,10 @@ class CoalescingTransport:
                 self._transport.write(head)
                 self.__dict__["write"] = self._transport.write
 
+    def forget_close_hook(self) -> None:
+        """Drop the ``on_close`` callback (once the connection is lost)."""
+        self._on_close = None
+
     def close(self) -> None:
         self.flush()
         self._transport.close()
@@ -197,6 +201,7 @@ def timed_protocol(base: type[Any], request_timeout_s: float) -> type[Any]:
                 self._mockoss_timer.cancel()
                 self._mockoss_timer = None
             super().connection_lost(exc)  # may call close() again (then nothing is buffered)
+            self.transport.forget_close_hook()  # it refers to this protocol: no cycle left behind
             if self._mockoss_write_timer is not None:
                 self._mockoss_write_timer.cancel()
                 self._mockoss_write_timer = None

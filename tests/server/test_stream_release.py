@@ -245,3 +245,50 @@ def test_a_closed_connection_whose_bytes_wait_for_a_client_that_reads_nothing_is
         assert transport.aborted
 
     asyncio.run(main())
+
+
+def test_closed_connections_leave_no_reference_cycle():
+    """The write deadline's hook on the transport refers to the protocol; once the connection is
+    lost it is dropped, so a connection is freed by reference counting, as before the hook
+    (issue 9 review, eighth session, finding 5)."""
+    import json
+    import socket
+    import time
+
+    from mockoss.server.core import MockServer
+    from mockoss.server.run import ThreadedServer
+
+    served = ThreadedServer(MockServer("clean-answer")).start()
+    try:
+        host, port = served.url.removeprefix("http://").rsplit(":", 1)
+        body = json.dumps({"model": "openai/gpt-oss-20b", "stream": True, "messages": [{"role": "user", "content": "hi"}]}).encode()
+        request = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+
+        def exchange() -> None:
+            with socket.create_connection((host, int(port)), timeout=10) as sock:
+                sock.sendall(request)
+                while sock.recv(65536):
+                    pass
+
+        exchange()
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(3):
+                exchange()
+            connections = served._uvicorn.server_state.connections
+            for _ in range(500):  # the server thread sees the connections lost after the client does
+                if not connections:
+                    break
+                time.sleep(0.01)
+            time.sleep(0.05)  # and finishes connection_lost
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            gc.collect()
+            protocols = [item for item in gc.garbage if type(item).__name__.startswith("Timed")]
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
+        assert protocols == []
+    finally:
+        served.stop()
