@@ -23,10 +23,8 @@ session as ``?test_id=ID`` or the ``X-Mockoss-Test-Id`` header (absent: the defa
 * ``POST /mockoss/reset``: rewind the session's scenarios and clear its log (``?all=true``: every
   session, and the metrics).
 * ``GET /mockoss/requests``: the session's request log, every route (probes included), oldest
-  first; ``?session=KEY`` keeps one conversation (``X-Mockoss-Session``). Bounded in bytes: a
-  path kept to :data:`LOG_PATH_CHARS`, each session's log to :data:`SESSION_CONTROL_LOG_BYTES`,
-  all together to :data:`CONTROL_LOG_BYTES` (the oldest entries go first). A long log is built
-  and sent a part at a time, its readers taking turns (:mod:`mockoss.server.control_routes`).
+  first; ``?session=KEY`` keeps one conversation (``X-Mockoss-Session``). Bounded in bytes, a long
+  log built and sent a part at a time, its readers taking turns (:mod:`mockoss.server.control_log`).
 * ``GET /mockoss/sessions``: the test ids with state; ``DELETE /mockoss/sessions/ID`` drops one.
 * ``GET /mockoss/metrics``: Prometheus text (:mod:`prometheus_client`).
 
@@ -38,7 +36,6 @@ The emulated API itself stays open, as the real servers' are. **Metrics**:
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import logging
 import re
@@ -47,7 +44,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -55,8 +52,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mockoss.endpoints import endpoint_for_path
 from mockoss.scenario.conversation import LowerCaseHeaders
 from mockoss.scenario.player import SESSION_HEADER, session_key
+from mockoss.server import control_log
 from mockoss.server.control_guard import ControlOptions, accepted_hosts, error
 from mockoss.server.control_guard import refusal as guard
+from mockoss.server.control_log import (
+    CONTROL_LOG_BYTES,
+    SESSION_CONTROL_LOG_BYTES,
+    LogEntry,
+    cut_path,
+    drop_oldest,
+    entry_bytes,
+)
 from mockoss.server.control_metrics import Metrics
 from mockoss.server.records import REQUEST_RECORDS
 from mockoss.server.responses import to_response
@@ -80,60 +86,9 @@ SESSION_LOG_BYTES = 4 * 1024 * 1024
 SESSION_VALID_BODY_BYTES = 1024 * 1024
 #: Log entries kept per session when the server keeps an unbounded request log.
 DEFAULT_LOG_LIMIT = 10_000
-#: Characters of a request's path a log entry keeps; a longer path is kept as its first
-#: :data:`LOG_PATH_CHARS` characters and :func:`cut_path`'s mark. An API path is tens of
-#: characters (the query string is not part of it); ~64 KB paths were accepted and logged whole,
-#: 10,000 per session (issue 9 review, eighth session, finding 3). No source settles the figure:
-#: ours, a browser-era URL length that keeps any real route whole.
-LOG_PATH_CHARS = 2048
-#: Bytes of entries (as :func:`entry_bytes` counts them) one session's control-plane log keeps,
-#: the default session's included; the oldest go first. An ordinary entry is ~0.4 KB: 10,000 of
-#: them fit, 2 KB-path probes ~3,500. Ours (no source settles it).
-SESSION_CONTROL_LOG_BYTES = 8 * 1024 * 1024
-#: Bytes of entries all sessions' control-plane logs keep together (as the server's own request
-#: log, ``MockServer.request_log_bytes``); beyond it the oldest entries of any session go first.
-#: Checked every :data:`CONTROL_LOG_CHECK_BYTES` of new entries, so the logs may pass it by that much.
-CONTROL_LOG_BYTES = 64 * 1024 * 1024
-#: Bytes of new entries between two checks of :data:`CONTROL_LOG_BYTES` (a check sums the
-#: sessions' counts: ~257 additions; its evictions run ~1 us an entry, ~2.5 ms at most).
-CONTROL_LOG_CHECK_BYTES = 1024 * 1024
 _TEST_ID = re.compile(r"[A-Za-z0-9._~:@+=-]{1,200}")
 _PREFIX = re.compile(r"^/s/([^/]+)(/.*)$")
 _SCENARIO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-
-
-#: A session's request-log entry as :meth:`ControlPlane.log` keeps it: ``(seq, method, path,
-#: status, endpoint, test_id, session, seconds, index, scenario, rule, turn, step, bytes)``, the
-#: five before ``bytes`` the generation record's (``None`` without one), ``bytes`` what
-#: :func:`entry_bytes` counts it for. A tuple of scalars: cheaper to build on every request than
-#: the dict :func:`log_entry` spells out when ``/mockoss/requests`` reads it, and not tracked by
-#: the garbage collector once it has seen it.
-LogEntry = tuple[Any, ...]
-_LOG_FIELDS = ("seq", "method", "path", "status", "endpoint", "test_id", "session", "ms", "index", "scenario", "rule", "turn", "step")
-#: What an entry holds besides its strings: the 14-item tuple, the seconds' float, the sequence
-#: number, record index and byte count (CPython 3.11, 64-bit; the scenario and rule names are the
-#: scenario's own strings, held there).
-_ENTRY_OVERHEAD = sys.getsizeof(tuple(range(14))) + sys.getsizeof(0.5) + 3 * sys.getsizeof(1 << 40)
-_getsizeof = sys.getsizeof
-
-
-def cut_path(path: str) -> str:
-    """``path`` as a log entry keeps it: itself up to :data:`LOG_PATH_CHARS` characters, else
-    its first :data:`LOG_PATH_CHARS` and ``...[mockoss: N more characters not logged]`` (ASCII: a
-    non-Latin-1 mark would double the size of an ASCII path's copy)."""
-    if len(path) <= LOG_PATH_CHARS:
-        return path
-    return f"{path[:LOG_PATH_CHARS]}...[mockoss: {len(path) - LOG_PATH_CHARS:,} more characters not logged]"
-
-
-def entry_bytes(method: Any, path: str, test_id: str | None, session: str | None) -> int:
-    """Bytes a log entry with these strings holds (``sys.getsizeof`` of each, the tuple's own)."""
-    size = _ENTRY_OVERHEAD + _getsizeof(path) + _getsizeof(method)
-    if test_id is not None:
-        size += _getsizeof(test_id)
-    if session is not None:
-        size += _getsizeof(session)
-    return size
 
 
 @dataclass
@@ -310,39 +265,18 @@ class ControlPlane:
             while len(log) > self._log_limit or (target.bytes > self.session_log_bytes and len(log) > 1):
                 target.bytes -= log.popleft()[-1]
             self._unchecked += size
-            if self._unchecked >= CONTROL_LOG_CHECK_BYTES:
+            if self._unchecked >= control_log.CONTROL_LOG_CHECK_BYTES:
                 self._unchecked = 0
                 self._trim_all()
 
     def _trim_all(self) -> None:
-        """Drop the oldest entries of all sessions' logs together (by sequence number) until they
-        hold at most :attr:`log_bytes`. Under :attr:`_log_lock`."""
-        sessions = [self._default, *list(self._sessions.values())]
-        total = sum(s.bytes for s in sessions)
-        if total <= self.log_bytes:
-            return
-        heads = [(s.log[0][0], i) for i, s in enumerate(sessions) if s.log]
-        heapq.heapify(heads)
-        while total > self.log_bytes and heads:
-            _, i = heapq.heappop(heads)
-            found = sessions[i]
-            size = found.log.popleft()[-1]
-            found.bytes -= size
-            total -= size
-            if found.log:
-                heapq.heappush(heads, (found.log[0][0], i))
+        """:func:`drop_oldest` of all sessions' logs down to :attr:`log_bytes`. Under :attr:`_log_lock`."""
+        drop_oldest([self._default, *list(self._sessions.values())], self.log_bytes)
 
     def log_bytes_held(self) -> int:
         """Bytes all sessions' logs hold together (:func:`entry_bytes` of each entry)."""
         with self._log_lock:
             return sum(s.bytes for s in [self._default, *list(self._sessions.values())])
-
-
-def log_entry(entry: LogEntry) -> dict[str, Any]:
-    """The ``/mockoss/requests`` fields of a session's log entry (``ms``: its seconds in ms, 3 decimals)."""
-    out = dict(zip(_LOG_FIELDS, entry))
-    out["ms"] = round(entry[7] * 1000, 3)
-    return out
 
 
 def frame_separator(media_type: str) -> bytes | None:

@@ -5,26 +5,19 @@ that serving the emulated API alone never imports FastAPI."""
 
 from __future__ import annotations
 
-import json
-import math
-import sys
 import weakref
 from collections import OrderedDict
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
 from mockoss import __version__
-from mockoss.profiles.wire import rebuild
 from mockoss.scenario.player import session_key
-from mockoss.server.control import _SCENARIO_NAME, TEST_ID_HEADER, ControlPlane, _Session, log_entry
+from mockoss.server import control_log
+from mockoss.server.control import _SCENARIO_NAME, TEST_ID_HEADER, ControlPlane, _Session
 from mockoss.server.control_guard import error
-
-if TYPE_CHECKING:
-    from mockoss.server.records import RecordedRequest
 
 __all__ = ["ENCODE_ELSEWHERE_CHARS", "MIN_UPLOAD_BYTES", "UPLOADS_KEPT", "UPLOAD_COMPILES", "control_app"]
 
@@ -58,8 +51,8 @@ def control_app(plane: ControlPlane) -> FastAPI:
     limit = plane.options.max_scenario_bytes
     uploads = _Uploads(plane, UPLOADS_KEPT * limit)
     compiles = anyio.CapacityLimiter(UPLOAD_COMPILES)
-    # Readers of the log take turns a part at a time (_LogWriter), metrics scrapes one at a time.
-    log_writes = anyio.CapacityLimiter(LOG_WRITES)
+    # Readers of the log take turns a part at a time (control_log.LogWriter), metrics scrapes one at a time.
+    log_writes = anyio.CapacityLimiter(control_log.LOG_WRITES)
     renders = anyio.CapacityLimiter(1)
 
     @control.get("/ready", summary="Readiness: 200 once the server answers requests")
@@ -127,12 +120,12 @@ def control_app(plane: ControlPlane) -> FastAPI:
         records = {r.index: r for r in list(target.server.requests)}
         wanted = None if session is None else session_key(session)  # as the log keeps it (a long key by its digest)
         entries = [e for e in list(target.log) if wanted is None or e[6] == wanted]  # 6: the session key
-        writer = _LogWriter(entries, records)
-        parts = await anyio.to_thread.run_sync(writer.take, LOG_BUFFER_BYTES, limiter=log_writes)
+        writer = control_log.LogWriter(entries, records)
+        parts = await anyio.to_thread.run_sync(writer.take, control_log.LOG_BUFFER_BYTES, limiter=log_writes)
         if writer.done:  # the whole log: sent with its length, as JSONResponse did
             length = 2 + sum(map(len, parts)) + max(len(parts) - 1, 0)  # "[", the parts, their commas, "]"
-            return StreamingResponse(_joined(parts), media_type="application/json", headers={"content-length": str(length)})
-        return StreamingResponse(_streamed(writer, parts, log_writes), media_type="application/json")
+            return StreamingResponse(control_log.joined(parts), media_type="application/json", headers={"content-length": str(length)})
+        return StreamingResponse(control_log.streamed(writer, parts, log_writes), media_type="application/json")
 
     @control.get("/sessions", summary="Test ids with state")
     async def sessions() -> list[dict[str, Any]]:
@@ -273,170 +266,3 @@ class _Uploads:
         found = self.held.pop(key, None)
         if found is not None:
             self.total -= found[1]
-
-
-def _finite(data: Any) -> Any:
-    """``data`` with each float that JSON cannot hold (``NaN``, ``±Infinity``, which a client may
-    send and Python's ``json.loads`` accepts) replaced by its JavaScript spelling as a string.
-    A copy by :func:`mockoss.profiles.wire.rebuild` (a loop over a stack, not recursion: a body
-    nested as deep as ``json.loads`` takes (600 levels) made a recursive version a 500)."""
-    return rebuild(data, _js_spelling)
-
-
-def _js_spelling(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
-    return value
-
-
-#: Bytes of the log's JSON :func:`_joined` sends at most in one piece (a 10 MB entry in one copy
-#: and one write held the loop ~10 ms), and that :func:`_streamed` builds at a time.
-LOG_SLICE_BYTES = 1024 * 1024
-#: Bytes of a log's JSON built before its first byte is sent: a log within it is sent whole, with
-#: its ``content-length``; a longer one is built and sent :data:`LOG_SLICE_BYTES` at a time
-#: (chunked), so a reader holds about this much of it, not the whole log (issue 9 review, eighth
-#: session, finding 6: 16 readers of a 67 MB log each built it whole, 1.36 GB).
-LOG_BUFFER_BYTES = 4 * 1024 * 1024
-#: Log parts built at once, all readers together (each a worker thread): readers beyond it wait
-#: their turn a part at a time, so many readers neither hold a copy of the log each nor keep
-#: threads contending for the interpreter with the event loop (16 at once: another client's
-#: median wait 50 ms). One: a part is ~1 MiB, ~10 ms; turns interleave readers fairly (anyio's
-#: limiter serves waiters first come, first served), and a stalled reader, which holds no turn
-#: while its bytes wait to be sent, delays no one.
-LOG_WRITES = 1
-
-
-async def _log_json(entries: list[Any], records: dict[int, RecordedRequest]) -> list[bytes]:
-    """:func:`log_parts` on a worker thread (see there why)."""
-    return await anyio.to_thread.run_sync(log_parts, entries, records)
-
-
-def log_parts(entries: list[Any], records: dict[int, RecordedRequest]) -> list[bytes]:
-    """The items of the ``/mockoss/requests`` body, each entry of ``entries`` (:func:`log_entry`
-    fields with :func:`_entry_json`'s) as JSON in UTF-8; ``[`` the items joined by ``,`` ``]``
-    (:func:`_joined`) are the bytes Starlette's ``JSONResponse`` wrote for the whole list
-    (``ensure_ascii=False``, ``allow_nan=False``, separators ``,`` and ``:``): that is what the
-    encoder writes for a list under these separators (``tests/server/test_isolation_leftovers.py``
-    compares).
-
-    Built on a worker thread (:func:`_log_json`), an entry at a time, and sent a part at a time,
-    never joined (a 64 MiB ``bytes`` join and one 64 MiB write held the loop ~0.1 s more), so that
-    reading a full log does not hold up other clients: the event loop takes the interpreter back
-    between any two steps (``mockoss serve`` switches threads every 1 ms), where built on the
-    loop with a yield every 1 MiB of JSON, another client's request waited
-    for one slice or step at each of its own turns (a log holding a 10 MB body: 113 ms in one go,
-    75-81 ms with a yield between the body's parse, its JSON and its bytes;
-    ``benchmarks/bench_isolation.py``, cases ``10MB,log``). One step is still one call holding
-    the interpreter: a 10 MB body's parse or JSON, ~20-40 ms.
-
-    If any body holds NaN or Infinity (Python's json reads them, JSON has no such numbers) or a
-    lone UTF-16 surrogate (``"\\ud800"``, which UTF-8 cannot encode), the whole list is written
-    again with NaN and Infinity spelt as strings and every non-ASCII character as a JSON escape,
-    so nothing is lost.
-    """
-    return _LogWriter(entries, dict(records)).take(sys.maxsize)
-
-
-class _LogWriter:
-    """The ``/mockoss/requests`` items of a log snapshot (``entries``, ``records`` as
-    :func:`log_parts` takes them), built a part at a time by :meth:`take` on a worker thread.
-
-    The first :meth:`take` writes as :func:`log_parts` does, the whole list again in ASCII when
-    an item needs it; so a log the first take holds whole is the bytes ``JSONResponse`` wrote. A
-    later take (the log is being streamed, its start already sent) writes such an item alone in
-    ASCII: the same JSON values, other bytes. Each record is let go (popped from ``records``,
-    which the writer owns) once written.
-    """
-
-    def __init__(self, entries: list[Any], records: dict[int, RecordedRequest]) -> None:
-        self.entries, self.records = entries, records
-        self.next = 0
-        self.ascii = False
-
-    @property
-    def done(self) -> bool:
-        """Every entry written."""
-        return self.next >= len(self.entries)
-
-    def take(self, budget: int) -> list[bytes]:
-        """The next items, as UTF-8 JSON, until they hold ``budget`` bytes (at least one item;
-        none when :attr:`done`)."""
-        first = self.next == 0
-        start, parts, size = self.next, [], 0
-        while self.next < len(self.entries) and size < budget:
-            entry = self.entries[self.next]
-            item = _entry_json(log_entry(entry), self.records)
-            try:
-                part = _item_json(item, self.ascii)
-            except ValueError:
-                if first and not self.ascii:  # not sent yet: the whole list in ASCII, as log_parts
-                    self.ascii, self.next, parts, size = True, start, [], 0
-                    continue
-                part = _item_json(item, True)
-            parts.append(part)
-            size += len(part)
-            self.next += 1
-        for entry in self.entries[start : self.next]:
-            self.records.pop(entry[8], None)  # 8: the record's index (None: no record)
-        return parts
-
-
-def _item_json(item: dict[str, Any], ascii_only: bool) -> bytes:
-    """One ``/mockoss/requests`` item as :func:`log_parts` writes it, in UTF-8 (``ValueError``:
-    NaN, Infinity, or a lone surrogate that UTF-8 cannot encode, when not ``ascii_only``)."""
-    if ascii_only:
-        return json.dumps(_finite(item), ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
-    return json.dumps(item, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
-
-
-async def _streamed(writer: _LogWriter, first: list[bytes], limiter: anyio.CapacityLimiter) -> AsyncIterator[bytes]:
-    """``[``, the items of ``first`` and of the writer's further :meth:`_LogWriter.take` of
-    :data:`LOG_SLICE_BYTES` each (on a worker thread, under ``limiter``), ``,`` between, ``]``."""
-    parts, lead = first, b"["
-    while parts:
-        async for chunk in _pieces(parts, lead):
-            yield chunk
-        lead = b","
-        if writer.done:
-            break
-        parts = await anyio.to_thread.run_sync(writer.take, LOG_SLICE_BYTES, limiter=limiter)
-    yield b"]"
-
-
-async def _pieces(parts: list[bytes], lead: bytes) -> AsyncIterator[bytes]:
-    """``lead`` and ``parts`` joined by ``,``, a part at a time, one over :data:`LOG_SLICE_BYTES`
-    in slices of that size."""
-    for i, part in enumerate(parts):
-        head = lead if i == 0 else b","
-        if len(part) <= LOG_SLICE_BYTES:
-            yield head + part
-            continue
-        yield head
-        view = memoryview(part)
-        for start in range(0, len(part), LOG_SLICE_BYTES):
-            yield bytes(view[start : start + LOG_SLICE_BYTES])
-
-
-async def _joined(parts: list[bytes]) -> AsyncIterator[bytes]:
-    """``b"[" + b",".join(parts) + b"]"``, a part at a time, a part over :data:`LOG_SLICE_BYTES`
-    in slices of that size."""
-    if not parts:
-        yield b"[]"
-        return
-    async for chunk in _pieces(parts, b"["):
-        yield chunk
-    yield b"]"
-
-
-def _entry_json(entry: dict[str, Any], records: dict[int, RecordedRequest]) -> dict[str, Any]:
-    """A log entry with its request body, completion and server log lines from the server's log
-    (``None`` and ``[]`` once that log has dropped them)."""
-    record = records.get(entry["index"]) if entry["index"] is not None else None
-    return {
-        **entry,
-        "body": record.body if record is not None else None,
-        "completion": record.completion if record is not None else None,
-        "server_log": list(record.server_log) if record is not None else [],
-        # Tool-check warnings (README: Tool checks): the only view of them a `mockoss serve` user has.
-        "warnings": list(record.warnings) if record is not None else [],
-    }

@@ -1,4 +1,4 @@
-"""Bounds of the control plane (mockoss/server/control.py, control_routes.py, control_metrics.py):
+"""Bounds of the control plane (mockoss/server/control.py, control_log.py, control_metrics.py):
 the per-session request logs in bytes, the log's readers, the metrics' label sets.
 Issue 9 review, eighth session, findings 3, 6 and 7."""
 
@@ -13,8 +13,9 @@ import time
 import httpx
 import pytest
 
-from mockoss.server import control, control_routes
-from mockoss.server.control import LOG_PATH_CHARS, ControlPlane, log_entry
+from mockoss.server import control, control_log
+from mockoss.server.control import ControlPlane
+from mockoss.server.control_log import LOG_PATH_CHARS, log_entry
 from mockoss.server.control_metrics import MAX_SCENARIO_LABELS, OTHER_SCENARIOS, Metrics
 from mockoss.server.core import MockServer
 from mockoss.server.run import ThreadedServer
@@ -61,7 +62,7 @@ def test_each_session_log_is_bounded_in_bytes_oldest_first():
 
 
 def test_all_session_logs_together_are_bounded_and_the_oldest_entries_go_first(monkeypatch):
-    monkeypatch.setattr(control, "CONTROL_LOG_CHECK_BYTES", 16 * 1024)
+    monkeypatch.setattr(control_log, "CONTROL_LOG_CHECK_BYTES", 16 * 1024)
     plane = ControlPlane(MockServer("clean-answer"))
     plane.session_log_bytes, plane.log_bytes = 256 * 1024, 1024 * 1024
     for session in range(12):  # 12 x 256 KiB of entries, 3 MiB, in turn
@@ -92,7 +93,7 @@ def _chat(text: str) -> bytes:
 
 def _snapshot(server: MockServer) -> tuple[list, dict]:
     records = {r.index: r for r in server.requests}
-    names = control._LOG_FIELDS
+    names = control_log._LOG_FIELDS
     entries = [tuple(r.index if n == "index" else 0.0 if n == "ms" else None for n in names) + (0,) for r in server.requests]
     return entries, records
 
@@ -103,7 +104,7 @@ def test_a_long_log_is_built_a_part_at_a_time_with_the_same_json(odd, monkeypatc
     its first byte went out (16 readers of a 67 MB log: 1.36 GB). A log longer than
     LOG_BUFFER_BYTES is built and sent LOG_SLICE_BYTES at a time; a NaN met after the start was
     sent is written in ASCII in its own item (same values)."""
-    monkeypatch.setattr(control_routes, "LOG_SLICE_BYTES", 4096)
+    monkeypatch.setattr(control_log, "LOG_SLICE_BYTES", 4096)
     server = MockServer("clean-answer")
     for i in range(40):
         body = _chat(f"héllo {i} " * 100)
@@ -111,8 +112,8 @@ def test_a_long_log_is_built_a_part_at_a_time_with_the_same_json(odd, monkeypatc
             body = body.replace(b'"messages"', b'"temperature":NaN,"messages"')
         server.respond("chat", body, {})
     entries, records = _snapshot(server)
-    expected = json.loads(b"[" + b",".join(control_routes.log_parts(entries, records)) + b"]")
-    writer = control_routes._LogWriter(entries, dict(records))
+    expected = json.loads(b"[" + b",".join(control_log.log_parts(entries, records)) + b"]")
+    writer = control_log.LogWriter(entries, dict(records))
     sizes: list[int] = []
     real = writer.take
 
@@ -126,7 +127,7 @@ def test_a_long_log_is_built_a_part_at_a_time_with_the_same_json(odd, monkeypatc
     assert not writer.done and len(first) < len(entries)
 
     async def run() -> bytes:
-        return b"".join([chunk async for chunk in control_routes._streamed(writer, first, control_routes.anyio.CapacityLimiter(1))])
+        return b"".join([chunk async for chunk in control_log.streamed(writer, first, control_log.anyio.CapacityLimiter(1))])
 
     body = asyncio.run(run())
     assert json.loads(body) == expected and len(sizes) > 5
@@ -141,10 +142,10 @@ def test_concurrent_readers_take_turns_and_each_gets_the_whole_log(monkeypatch):
     """Issue 9 review, eighth session, finding 6: concurrent readers each built the whole log at
     once on a thread of its own (memory times readers, threads contending with the event loop).
     Now at most LOG_WRITES parts are built at a time, all readers together."""
-    monkeypatch.setattr(control_routes, "LOG_BUFFER_BYTES", 8192)
-    monkeypatch.setattr(control_routes, "LOG_SLICE_BYTES", 4096)
+    monkeypatch.setattr(control_log, "LOG_BUFFER_BYTES", 8192)
+    monkeypatch.setattr(control_log, "LOG_SLICE_BYTES", 4096)
     inside, most, lock = [0], [0], threading.Lock()
-    real = control_routes._entry_json
+    real = control_log._entry_json
 
     def watched(entry, records):
         with lock:
@@ -157,7 +158,7 @@ def test_concurrent_readers_take_turns_and_each_gets_the_whole_log(monkeypatch):
             with lock:
                 inside[0] -= 1
 
-    monkeypatch.setattr(control_routes, "_entry_json", watched)
+    monkeypatch.setattr(control_log, "_entry_json", watched)
     threaded = ThreadedServer(MockServer("clean-answer")).start()
     try:
         with httpx.Client(timeout=60) as client:
@@ -176,7 +177,7 @@ def test_concurrent_readers_take_turns_and_each_gets_the_whole_log(monkeypatch):
             reader.join()
     finally:
         threaded.stop()
-    assert most[0] == control_routes.LOG_WRITES == 1
+    assert most[0] == control_log.LOG_WRITES == 1
     assert [len(r.json()) for r in results] == [30] * 6 and len({r.content for r in results}) == 1
     assert all("content-length" not in r.headers for r in results)  # streamed, not built whole first
 

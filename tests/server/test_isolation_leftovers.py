@@ -234,17 +234,17 @@ def test_the_request_log_is_the_bytes_jsonresponse_wrote(odd, monkeypatch):
     """The log's JSON is built an entry at a time on a worker thread (not the event loop) and is
     byte for byte what ``JSONResponse`` of the whole list wrote, also when one body forces the
     ASCII fallback."""
-    from mockoss.server import control_routes
+    from mockoss.server import control_log
 
-    monkeypatch.setattr(control_routes, "LOG_SLICE_BYTES", 200)  # many slices
+    monkeypatch.setattr(control_log, "LOG_SLICE_BYTES", 200)  # many slices
     threads: list[str] = []
-    real_entry = control_routes._entry_json
+    real_entry = control_log._entry_json
 
     def watched(entry, records):
         threads.append(threading.current_thread().name)
         return real_entry(entry, records)
 
-    monkeypatch.setattr(control_routes, "_entry_json", watched)
+    monkeypatch.setattr(control_log, "_entry_json", watched)
     bodies = [_chat(f"héllo {i} " * 20) for i in range(12)]
     if odd == "nan":
         bodies.insert(5, b'{"model":"openai/gpt-oss-20b","messages":[{"role":"user","content":"x"}],"temperature":NaN}')
@@ -277,27 +277,27 @@ def test_a_big_body_in_the_log_is_written_off_the_loop_and_sent_in_slices(monkey
     between any two steps (on the loop, a log holding a 10 MB body held it 113 ms in one go; with
     yields between the body's steps 75-81 ms; now 25-38 ms: bench_isolation.py, cases 10MB,log),
     and a part over LOG_SLICE_BYTES bytes is sent in slices of that size. The bytes are unchanged."""
-    from mockoss.server import control_routes
-    from mockoss.server.control import _LOG_FIELDS
+    from mockoss.server import control_log
+    from mockoss.server.control_log import _LOG_FIELDS
 
-    monkeypatch.setattr(control_routes, "LOG_SLICE_BYTES", 1000)
+    monkeypatch.setattr(control_log, "LOG_SLICE_BYTES", 1000)
     server = MockServer("clean-answer")
     server.respond("chat", _chat("small"), {})
     server.respond("chat", _chat("big " * 2000), {})  # ~8,000 characters, one entry
     records = {r.index: r for r in server.requests}
     entries = [tuple(r.index if name == "index" else 0.0 if name == "ms" else None for name in _LOG_FIELDS) for r in server.requests]
     built_on: list[int] = []
-    real = control_routes.log_parts
+    real = control_log.log_parts
 
     def watched(*args):
         built_on.append(threading.get_ident())
         return real(*args)
 
-    monkeypatch.setattr(control_routes, "log_parts", watched)
+    monkeypatch.setattr(control_log, "log_parts", watched)
 
     async def run() -> tuple[list[bytes], list[bytes], int]:
-        parts = await control_routes._log_json(entries, records)
-        return parts, [chunk async for chunk in control_routes._joined(parts)], threading.get_ident()
+        parts = await control_log._log_json(entries, records)
+        return parts, [chunk async for chunk in control_log.joined(parts)], threading.get_ident()
 
     parts, chunks, loop_thread = asyncio.run(run())
     assert built_on and built_on != [loop_thread]  # not on the event loop's thread
