@@ -55,6 +55,7 @@ import atexit
 import bisect
 import contextlib
 import functools
+import itertools
 import json
 import math
 import re
@@ -127,6 +128,10 @@ def _kind(name: str) -> str:
 _INDEXED_CHARS = 16
 #: Length of the grams :func:`_occurrences` indexes.
 _GRAM = 8
+#: An index entry costs about this many checkpoint look-ups (these are made in C, a batch of
+#: ``_BATCH`` at a time): :func:`_occurrences` weighs its step by it.
+_INDEX_COST = 4
+_BATCH = 16384
 
 
 def _occurrences(text: str, values: Mapping[str, str]) -> list[tuple[int, int, str]]:
@@ -141,8 +146,8 @@ def _occurrences(text: str, values: Mapping[str, str]) -> list[tuple[int, int, s
     in a dict, and any occurrence of the value covers exactly one checkpoint at one of those
     offsets, where the gram found leads to the candidates to compare. ``step`` balances the
     index (values x step entries) against the checkpoints (``len(text) / step``), so the cost is
-    about ``2 * sqrt(len(text) * values)`` dict look-ups, never more than ``len(text) + values
-    * 16``. Shorter values are searched one by one (their count is small: see
+    about ``4 * sqrt(len(text) * values)`` look-ups, never more than ``len(text) + values *
+    16``. Shorter values are searched one by one (their count is small: see
     :data:`_INDEXED_CHARS`).
     """
     out: list[tuple[int, int, str]] = []
@@ -160,21 +165,24 @@ def _occurrences(text: str, values: Mapping[str, str]) -> list[tuple[int, int, s
     if not indexed or len(text) < _INDEXED_CHARS:
         return out
     shortest = min(len(value) for value, _ in indexed)
-    step = max(1, min(shortest - _GRAM + 1, math.isqrt(len(text) // len(indexed))))
-    grams: dict[str, list[tuple[str, str, int]]] = {}
-    for value, kind in indexed:
-        first = (len(value) - _GRAM - step + 1) // 2
-        for offset in range(first, first + step):
-            gram = value[offset : offset + _GRAM]
-            found = grams.get(gram)
-            if found is None:
-                grams[gram] = [(value, kind, offset)]
-            else:
-                found.append((value, kind, offset))
+    step = max(1, min(shortest - _GRAM + 1, math.isqrt(len(text) // (_INDEX_COST * len(indexed)))))
+    middle = step - 1 + _GRAM
+    pairs = [
+        (value[offset : offset + _GRAM], ((value, kind, offset),))
+        for value, kind in indexed
+        for offset in range((len(value) - middle) // 2, (len(value) - middle) // 2 + step)
+    ]
+    grams: dict[str, Any] = dict(pairs)
+    if len(grams) < len(pairs):  # a gram several values (or offsets) share: keep every one
+        grams = {}
+        for gram, entry in pairs:
+            grams.setdefault(gram, []).extend(entry)
     get, startswith = grams.get, text.startswith
-    for at in range(0, len(text) - _GRAM + 1, step):
-        candidates = get(text[at : at + _GRAM])
-        if candidates is not None:
+    checkpoints = range(0, len(text) - _GRAM + 1, step)
+    for first in range(0, len(checkpoints), _BATCH):  # look-ups in C, a batch at a time
+        batch = checkpoints[first : first + _BATCH]
+        found = list(map(get, [text[at : at + _GRAM] for at in batch]))
+        for at, candidates in zip(itertools.compress(batch, found), filter(None, found), strict=True):
             for value, kind, offset in candidates:
                 start = at - offset
                 if start >= 0 and startswith(value, start):
