@@ -187,7 +187,8 @@ def timed_protocol(base: type[Any], request_timeout_s: float) -> type[Any]:
                 return
             now = self.loop.time()
             if buffered < self._mockoss_buffered:  # the client took some bytes: a new period from now
-                self._mockoss_stuck_since, self._mockoss_buffered = since, buffered = now, buffered
+                self._mockoss_stuck_since = since = now
+                self._mockoss_buffered = buffered
             elif now >= since + request_timeout_s:
                 # Nothing taken for a whole period: close without flushing (close() would wait for
                 # the buffer to drain, which this client never lets happen). uvicorn then reports

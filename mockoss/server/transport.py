@@ -28,6 +28,9 @@ from mockoss.scenario.transport import MAX_DELAY_MS, TransportSpec
 __all__ = [
     "FRAMES_PER_WRITE",
     "Delivery",
+    "FrameView",
+    "GroupedFrames",
+    "PacedTimes",
     "Schedule",
     "StreamAborted",
     "Write",
@@ -89,8 +92,13 @@ class Schedule:
     Attributes:
         head_ms: when the status line and headers are written (0 for streams; the whole wait for
             a non-streamed reply, which a server sends once generation is done).
-        times: when each body write goes out, non-decreasing.
-        data: the bytes of each body write (one ``more_body`` chunk each), as many as ``times``.
+        times: when each body write goes out, non-decreasing. A tuple, or for a stream written
+            one frame per send or all at once a :class:`PacedTimes` computed as it is iterated.
+        data: the bytes of each body write (one ``more_body`` chunk each), as many as ``times``:
+            a tuple, the reply's own frames, or a view of them (:class:`FrameView`,
+            :class:`GroupedFrames`), so that a stream keeps nothing per frame beside its reply
+            (issue 9 review, eighth session, finding 4). Iterate them; indexing a view may cost
+            ``O(k)``.
         end_ms: when the response ends (≥ the last write).
         drop: ``None``: end cleanly; else drop the connection at ``end_ms``, the text says why.
         content_length: for a non-streamed reply, the ``Content-Length`` to announce (the full
@@ -407,7 +415,7 @@ class GroupedFrames(Sequence[bytes]):
         self._frames, self._per_write = frames, per_write
 
     def __len__(self) -> int:
-        return -(-len(self._frames) // self._per_write)
+        return (len(self._frames) + self._per_write - 1) // self._per_write
 
     def __iter__(self) -> Iterator[bytes]:
         frames, per_write = self._frames, self._per_write

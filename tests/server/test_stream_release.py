@@ -42,7 +42,12 @@ def test_a_paced_schedule_keeps_the_replys_frames_and_no_per_frame_list():
 
 @pytest.mark.parametrize(
     "spec",
-    [{"truncate_after_frames": 1_000}, {"malformed_at_frame": 3}, {"disconnect_after_ms": 300_000}, {"stall_after_frames": 5, "stall_ms": 100}],
+    [
+        {"truncate_after_frames": 1_000},
+        {"malformed_at_frame": 3},
+        {"disconnect_after_ms": 300_000},
+        {"stall_after_frames": 5, "stall_ms": 100},
+    ],
 )
 def test_a_cut_or_malformed_paced_schedule_is_a_view_of_the_frames(spec):
     """Issue 9 review, eighth session, finding 4: faults cut or replace frames without copying them."""
@@ -56,7 +61,15 @@ def test_a_cut_or_malformed_paced_schedule_is_a_view_of_the_frames(spec):
         assert [w.data for w in writes] == list(FRAMES[: len(writes)])
 
 
-@pytest.mark.parametrize("spec", [{"tokens_per_s": 5}, {"ttft_ms": 10}, {"ttft_ms": 10, "jitter": 0.5}, {"tokens_per_s": 5, "malformed_at_frame": 7}])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"tokens_per_s": 5},
+        {"ttft_ms": 10},
+        {"ttft_ms": 10, "jitter": 0.5},
+        {"tokens_per_s": 5, "malformed_at_frame": 7},
+    ],
+)
 def test_a_schedule_keeps_nothing_per_frame(spec):
     """Issue 9 review, eighth session, finding 4: what a schedule keeps beside the reply is a few
     objects, not a copy of its frames (paced) or of their bytes joined (unpaced), nor a time per
@@ -261,8 +274,13 @@ def test_closed_connections_leave_no_reference_cycle():
     served = ThreadedServer(MockServer("clean-answer")).start()
     try:
         host, port = served.url.removeprefix("http://").rsplit(":", 1)
-        body = json.dumps({"model": "openai/gpt-oss-20b", "stream": True, "messages": [{"role": "user", "content": "hi"}]}).encode()
-        request = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+        body = json.dumps(
+            {"model": "openai/gpt-oss-20b", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        ).encode()
+        request = (
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+            % (len(body), body)
+        )
 
         def exchange() -> None:
             with socket.create_connection((host, int(port)), timeout=10) as sock:
