@@ -130,6 +130,13 @@ class _Relay(StreamingResponse):
             self._finish()
 
 
+def _heavy_answer(step: Step | None) -> bool:
+    """Whether ``step``'s completion, an upstream's answer, is heavy (:func:`~mockoss.server.offload.is_heavy`
+    of its text: 256 KiB, a long word): surfaced on a worker thread then, as its tokenizing was
+    (:func:`mockoss.upstream.raw.ask_upstream`): one 50,000-character word's reply took ~40 ms of loop."""
+    return step is not None and step.completion is not None and is_heavy("", step.completion.text.encode("utf-8", "surrogatepass"))
+
+
 class Proxy:
     """Talks to ``server.upstream`` for one app.
 
@@ -234,7 +241,7 @@ class Proxy:
                     raise
                 step = self._unbuilt(exc)
         tickets = expect_ticket()
-        if heavy or gate.busy:
+        if heavy or gate.busy or _heavy_answer(step):
             reply, delivery = await self._off_loop(self._respond, name, raw, headers, step, ids if heavy else None)
         else:
             reply, delivery = self.server.respond(name, raw, headers, step=step)

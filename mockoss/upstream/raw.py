@@ -29,6 +29,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
 import httpx2
 
 from mockoss.endpoints import ENDPOINTS
@@ -208,18 +209,51 @@ async def fetch_step(
 
 async def ask_upstream(client: httpx2.AsyncClient, upstream: Upstream, headers: Mapping[str, str], content: bytes) -> Step:
     """Post ``content`` (:func:`completion_content`) to ``upstream``'s ``/v1/completions`` and
-    return the step that answers it (see :func:`fetch_step`; never raises for the upstream's faults)."""
+    return the step that answers it (see :func:`fetch_step`; never raises for the upstream's faults).
+
+    A heavy answer (:func:`mockoss.server.offload.is_heavy` of its bytes: 256 KiB or more, or a
+    long unbroken run of text, which o200k's BPE tokenizes in quadratic time: a 50,000-character
+    word held the GIL ~0.9 s) is read on a worker thread and tokenized in the worker process
+    (:func:`mockoss.server.offload.encode_in_worker`, the same ids as ``Completion.from_text``),
+    so that it does not hold the event loop. Found with the issue 9 review, eighth session, finding 2.
+    """
+    from mockoss.server.offload import is_heavy
+
     url = upstream.root + "/v1/completions"
     try:
         answer = await client.post(url, content=content, headers=dict(headers))
     except httpx2.HTTPError as exc:
         return failure(upstream, describe(exc))
+    if answer.status_code == 200 and is_heavy("", answer.content):
+        return await anyio.to_thread.run_sync(_answer_step, upstream, answer, True)
+    return _answer_step(upstream, answer, False)
+
+
+def _answer_step(upstream: Upstream, answer: httpx2.Response, elsewhere: bool) -> Step:
+    """The step of the upstream's ``/v1/completions`` ``answer`` (see :func:`ask_upstream`), its
+    text tokenized in the worker process if ``elsewhere`` (in process if that fails)."""
     text = answer.text
     if answer.status_code != 200:
         return failure(upstream, f"answered HTTP {answer.status_code} to POST /v1/completions: {text[:EXCERPT_CHARS]}")
     try:
-        completion = Completion.from_text(completion_text(json.loads(text)))
-    except ValueError as exc:  # not JSON, or not a completions answer
+        harmony = completion_text(json.loads(text))
+        completion = _elsewhere(harmony) if elsewhere else None
+        if completion is None:
+            completion = Completion.from_text(harmony)
+    except ValueError as exc:  # not JSON, or not a completions answer (or text the tokenizer refuses)
         return failure(upstream, f"sent an unreadable /v1/completions answer ({exc}): {text[:EXCERPT_CHARS]}")
     completion._memo[ROUNDTRIP_KEY] = True  # made from its text: recorded as `completion: {raw: …}`
     return Step(index=0, completion=completion, error=None)
+
+
+def _elsewhere(text: str) -> Completion | None:
+    """``Completion.from_text(text)`` with ``text`` tokenized in the worker process (the same ids:
+    ``encode(text, allowed_special="all")``); ``None`` if the worker cannot be used or encoding
+    raised there (the caller tokenizes in process, which raises the same).
+
+    Raises:
+        PanicException: the tokenizer panicked there (as it would here)."""
+    from mockoss.server.offload import encode_in_worker
+
+    ids = encode_in_worker(text, True)
+    return None if ids is None else Completion(text=text, tokens=tuple(ids))

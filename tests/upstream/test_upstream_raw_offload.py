@@ -166,3 +166,29 @@ def test_a_heavy_scripted_mode_request_is_played_off_the_event_loop(serve, http,
     assert [on_loop for _, on_loop in seen] == [True, False]
     assert [r.status for r in front.server.requests] == [200, 200]
     assert json.loads(engine.server.requests[1].raw)["messages"] == heavy["messages"]
+
+
+def test_a_heavy_upstream_answer_is_tokenized_in_the_worker_process(serve, http, monkeypatch):
+    """An upstream answer holding a long word (o200k's BPE is quadratic in a word's length: 50,000
+    characters held the event loop ~0.9 s in ``Completion.from_text``) is read on a worker thread
+    and tokenized in the worker process; the client gets what a scripted server with that
+    completion gives. Found with the issue 9 review, eighth session, finding 2."""
+    import mockoss.server.offload as offload
+
+    long_answer = f"<|channel|>final<|message|>{WORD}<|return|>"
+    asked = []
+    encode = offload.encode_in_worker
+
+    def spy_encode(text, special):
+        asked.append((text == long_answer, special, _on_loop()))
+        return encode(text, special)
+
+    monkeypatch.setattr(offload, "encode_in_worker", spy_encode)
+    upstream = serve(MockServer(scenario=scenario(completion_step(long_answer))))
+    proxy = serve(MockServer(upstream=Upstream(upstream.url, mode="raw")))
+    reference = serve(MockServer(scenario=scenario(completion_step(long_answer))))
+    reply = http.post(proxy.url + "/v1/chat/completions", json=CHAT)
+    assert asked == [(True, True, False)]
+    assert reply.status_code == 200 and WORD in reply.json()["choices"][0]["message"]["content"]
+    assert reply.content == http.post(reference.url + "/v1/chat/completions", json=CHAT).content
+    assert proxy.server.requests[0].completion == long_answer
