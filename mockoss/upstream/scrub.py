@@ -280,14 +280,24 @@ def _scan(text: str, entropy: bool) -> list[tuple[int, int, str]]:
     """:func:`_find`, in the scan worker process for a text of :data:`WORKER_CHARS` or more
     (in this process if the worker cannot be used)."""
     if len(text) >= WORKER_CHARS:
-        found = _worker.ask("find", text, entropy)
+        found = _helper().ask("find", text, entropy)
         if found is not None:
             return found
     return _find(text, entropy)
 
 
-_worker = ScanWorker("from mockoss.upstream.scrub import serve_scans; serve_scans()")
+_WORKER_COMMAND = "from mockoss.upstream.scrub import serve_scans; serve_scans()"
+#: The recorder writer's helper process; :func:`scan_first`'s threads have their own, so that a
+#: body's scan of several seconds never holds up the render of a step already scanned.
+_worker, _prescan_worker = ScanWorker(_WORKER_COMMAND), ScanWorker(_WORKER_COMMAND)
 atexit.register(_worker.stop)
+atexit.register(_prescan_worker.stop)
+_local = threading.local()
+
+
+def _helper() -> ScanWorker:
+    """The helper process of this thread (:data:`_worker` unless :func:`scan_first` set another)."""
+    return getattr(_local, "worker", _worker)
 _OPERATIONS = {"find": _find, "occurrences": _occurrences}
 
 
@@ -323,6 +333,7 @@ def scan_first(raw: bytes | str, submit: Callable[[], Future[None]]) -> Future[N
             ticket.set_result(None)
 
     def scan_then_submit() -> None:
+        _local.worker = _prescan_worker
         try:
             body = json.loads(raw)
             for text in _strings(body):
@@ -438,7 +449,7 @@ def _known_spans(text: str, known: Mapping[str, str]) -> list[tuple[int, int, st
     if not known:
         return []
     if len(text) >= WORKER_CHARS:
-        found = _worker.ask("occurrences", text, dict(known))
+        found = _helper().ask("occurrences", text, dict(known))
         if found is not None:
             return found
     return _occurrences(text, known)

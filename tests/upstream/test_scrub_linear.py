@@ -167,3 +167,21 @@ def test_a_small_exchange_is_not_held_behind_a_big_prompt_s_scan(serve, http, tm
     assert answers == [200]
     steps = yaml.safe_load((tmp_path / "order.yaml").read_text())["steps"]
     assert [step["note"].split(":", 1)[1].strip()[:8] for step in steps] == ["Hi there", "[REDACTE"]
+
+
+def test_body_scans_before_queueing_use_their_own_helper_process() -> None:
+    """``scan_first``'s scans run in a helper process of their own: a body's scan of seconds does
+    not hold the writer's helper, which renders the steps already scanned."""
+    from concurrent.futures import Future
+
+    raw = ('{"messages": [{"role": "user", "content": "' + " ".join(_tokens(2000, seed=6)) + '"}]}').encode()
+    queued: Future[None] = Future()
+    writer, prescan = scrub._worker.asked, scrub._prescan_worker.asked
+
+    def submit() -> Future[None]:
+        queued.set_result(None)
+        return queued
+
+    scrub.scan_first(raw, submit).result(timeout=60)
+    assert scrub._prescan_worker.asked == prescan + 1
+    assert scrub._worker.asked == writer
