@@ -192,3 +192,20 @@ def test_a_heavy_upstream_answer_is_tokenized_in_the_worker_process(serve, http,
     assert reply.status_code == 200 and WORD in reply.json()["choices"][0]["message"]["content"]
     assert reply.content == http.post(reference.url + "/v1/chat/completions", json=CHAT).content
     assert proxy.server.requests[0].completion == long_answer
+
+
+def test_a_heavy_raw_request_is_recorded_before_its_reply(serve, upstream, http, tmp_path):
+    """The recording of a request answered on a worker thread is on disk when its reply arrives
+    (the ticket taken before ``respond`` reaches the thread's copy of the context), and replays to
+    the same bytes. Issue 9 review, eighth session, finding 2."""
+    from upstream_helpers import stopped
+
+    from mockoss.upstream import Recorder
+
+    heavy = {**CHAT, "messages": [{"role": "user", "content": WORD}]}
+    recorder = Recorder(tmp_path, "raw")
+    with stopped(serve(MockServer(upstream=Upstream(upstream.url, mode="raw"), recorder=recorder))) as proxy:
+        first = [http.post(proxy.url + "/v1/chat/completions", json=body).content for body in (heavy, CHAT)]
+        assert (tmp_path / "raw.yaml").read_text().count("completion:") == 2  # both on disk already
+    replay = serve(MockServer(scenario=str(tmp_path / "raw.yaml")))
+    assert [http.post(replay.url + "/v1/chat/completions", json=body).content for body in (heavy, CHAT)] == first
