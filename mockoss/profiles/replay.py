@@ -17,6 +17,21 @@ request value (:meth:`IdRecorder.value`: a model name, ``created``, a usage obje
 JSON string is replaced with its quotes. Only memoised text, made from the completion, is split at
 markers (request values are joined in after), so a completion whose text holds ``mockoss-`` is
 never made a template (:func:`templatable`): its replies are built directly, as before.
+
+Two variants, for real differences between the profiles' ids:
+
+* :class:`AsciiIdRecorder`: markers of 32 ASCII characters (``~mockoss~slot~`` + 17 digits +
+  ``~``), the width and alphabet of the 32 hex digits they stand for, after the id's prefix as
+  written. The openai profile asks the vLLM profile's Responses stream with it, so that stream's
+  fast path, which cuts frames at offsets known for 32-character ASCII ids, applies. Its
+  templates are cut with ``marks=ASCII`` (:class:`Template`, :class:`FramesTemplate`).
+* :meth:`IdRecorder.sparse`: a reply that draws many ids it never shows (SGLang draws an id for
+  the in-progress item it rebuilds at each decode step, ``parse_remaining_state``) keeps only the
+  draws its text holds and their count (:class:`Draws`); a request skips the others
+  (:meth:`IdSource.skip <mockoss.profiles.base.IdSource.skip>`) instead of computing them.
+
+:func:`new_id` draws an id cut to a width (TensorRT-LLM's 13-character ``call_`` ids) from an
+id source or a recorder alike.
 """
 
 from __future__ import annotations
@@ -28,7 +43,7 @@ from typing import Any
 
 from mockoss.profiles.base import IdSource
 
-__all__ = ["FramesTemplate", "IdRecorder", "Template", "templatable"]
+__all__ = ["ASCII", "AsciiIdRecorder", "Draws", "FramesTemplate", "IdRecorder", "Marks", "Template", "new_id", "templatable"]
 
 _ID = b"mockoss-id:"
 _VALUE = b"mockoss-val:"
@@ -38,6 +53,24 @@ _VALUE = b"mockoss-val:"
 _MARK = re.compile(
     rb'"\\u0000' + _VALUE + rb'(\d+)\\u0000"|\x00' + _VALUE + rb"(\d+)\x00|\\u0000" + _ID + rb"(\d+)\\u0000|\x00" + _ID + rb"(\d+)\x00"
 )
+
+
+class Marks:
+    """How markers are found in built text: ``pattern`` (its groups: the marker's number; one set
+    per match), ``probe`` (bytes every marker holds, searched for first) and ``back`` (how far
+    before the probe a marker may start)."""
+
+    __slots__ = ("back", "pattern", "probe")
+
+    def __init__(self, pattern: re.Pattern[bytes], probe: bytes, back: int) -> None:
+        self.pattern, self.probe, self.back = pattern, probe, back
+
+
+#: :class:`IdRecorder`'s markers (NUL-delimited, escaped or raw, id or value).
+NUL = Marks(_MARK, _ID[:8], 7)
+_ASCII_TAG = "~mockoss~slot~"
+#: :class:`AsciiIdRecorder`'s markers.
+ASCII = Marks(re.compile(_ASCII_TAG.encode() + rb"(\d{17})~"), _ASCII_TAG.encode(), 0)
 
 
 def templatable(text: str) -> bool:
@@ -87,6 +120,22 @@ class IdRecorder:
         marker's quotes go too)."""
         return self._mark((None, name), _VALUE)
 
+    def sparse(self, used: Iterable[int]) -> Draws:
+        """The calls whose markers ``used`` (the numbers a memoised text holds, e.g.
+        :attr:`Template.slots`) and how many calls there were: what :meth:`Draws.replay` needs
+        for a reply that draws ids it does not show (the others are skipped, not computed). Every
+        call must be one draw (``next``, ``next16``, ``digits``)."""
+        if any(function not in _DRAWS for function, _ in self.calls):
+            raise ValueError("only single draws can be skipped")
+        calls = self.calls
+        return Draws(len(calls), tuple((n, calls[n]) for n in sorted(set(used))))
+
+    @staticmethod
+    def index(marker: str) -> int:
+        """The number of an id marker as :meth:`next` returns it (its place in :meth:`replay`'s
+        list)."""
+        return int(marker[marker.rindex(":") + 1 : -1])
+
     def frozen(self) -> tuple[Call, ...]:
         """The calls so far (what :meth:`replay` repeats)."""
         return tuple(self.calls)
@@ -99,14 +148,86 @@ class IdRecorder:
                 for function, arguments in calls]
 
 
-def _split(text: str | bytes) -> list[bytes | int]:
+_DRAWS = (IdSource.next, IdSource.next16, IdSource.digits)
+
+
+class Draws:
+    """A reply's recorded calls that its text shows (``shown``: ``(marker number, call)``, in
+    order) of ``count`` single draws (:meth:`IdRecorder.sparse`)."""
+
+    __slots__ = ("count", "shown")
+
+    def __init__(self, count: int, shown: tuple[tuple[int, Call], ...]) -> None:
+        self.count, self.shown = count, shown
+
+    @property
+    def used(self) -> tuple[int, ...]:
+        """The marker numbers shown, sorted."""
+        return tuple(n for n, _ in self.shown)
+
+    def replay(self, ids: IdSource) -> dict[int, bytes]:
+        """The ids ``ids`` gives at the shown draws, by marker number, as UTF-8 bytes; ``ids``
+        ends ``count`` draws further on, as if each draw had been made."""
+        out: dict[int, bytes] = {}
+        position = 0
+        for n, (function, arguments) in self.shown:
+            ids.skip(n - position)
+            out[n] = function(ids, *arguments).encode()  # type: ignore[misc]
+            position = n + 1
+        ids.skip(self.count - position)
+        return out
+
+
+class AsciiIdRecorder(IdRecorder):
+    """An :class:`IdRecorder` whose ``next(prefix)`` is ``prefix`` + a marker of 32 ASCII
+    characters, the width of the 32 hex digits it stands for (``~mockoss~slot~``, the marker's
+    number in 17 digits, ``~``): text built with it has every byte offset a build with real ids
+    has (the vLLM profile's Responses stream cuts frames at such offsets). Its markers stand for
+    the hex digits only (the prefix is written as it is) and are cut with :data:`ASCII` marks; a
+    request or script holding ``~mockoss~slot~`` must be answered directly (the marker is not
+    escaped, so no check on the completion alone can exclude it). Only ``next`` is supported."""
+
+    __slots__ = ()
+
+    def next(self, prefix: str = "") -> str:
+        self.calls.append((IdSource.next, ("",)))
+        return f"{prefix}{_ASCII_TAG}{len(self.calls) - 1:017d}~"
+
+    def next16(self, prefix: str = "") -> str:
+        raise NotImplementedError("ASCII markers stand for 32 hex digits")
+
+    def digits(self, count: int) -> str:
+        raise NotImplementedError("ASCII markers stand for 32 hex digits")
+
+    def call(self, function: Callable[..., str], *arguments: Any) -> str:
+        raise NotImplementedError("ASCII markers stand for 32 hex digits")
+
+    def value(self, name: str) -> str:
+        raise NotImplementedError("ASCII markers stand for 32 hex digits")
+
+
+def _cut_id(ids: IdSource, prefix: str, width: int | None) -> str:
+    return ids.next(prefix)[:width]
+
+
+def new_id(ids: IdSource | IdRecorder, prefix: str = "", width: int | None = None) -> str:
+    """``ids.next(prefix)`` cut to ``width`` characters (``None``: whole); from an
+    :class:`IdRecorder`, a marker for that id."""
+    if width is None:
+        return ids.next(prefix)
+    if isinstance(ids, IdRecorder):
+        return ids.call(_cut_id, prefix, width)
+    return ids.next(prefix)[:width]
+
+
+def _split(text: str | bytes, marks: Marks = NUL) -> list[bytes | int]:
     """``text`` (UTF-8 when a ``str``) cut at its markers: bytes, marker number, bytes, …, bytes
     (odd places are ints)."""
     if isinstance(text, str):
         text = text.encode()
     out: list[bytes | int] = []
     start = 0
-    for match in _MARK.finditer(text):
+    for match in marks.pattern.finditer(text):
         out.append(text[start : match.start()])
         out.append(int(match.group(match.lastindex or 0)))
         start = match.end()
@@ -119,13 +240,14 @@ class Template:
 
     __slots__ = ("pieces", "slots")
 
-    def __init__(self, text: str | bytes, *, split: bool = True) -> None:
-        """``split=False``: ``text`` as it is (its ids are real ones), :meth:`fill` gives it back."""
-        parts = _split(text) if split else [text.encode() if isinstance(text, str) else text]
+    def __init__(self, text: str | bytes, *, split: bool = True, marks: Marks = NUL) -> None:
+        """``split=False``: ``text`` as it is (its ids are real ones), :meth:`fill` gives it back;
+        ``marks``: :data:`ASCII` for :class:`AsciiIdRecorder`'s markers."""
+        parts = _split(text, marks) if split else [text.encode() if isinstance(text, str) else text]
         self.pieces: tuple[bytes, ...] = tuple(parts[0::2])  # type: ignore[arg-type]
         self.slots: tuple[int, ...] = tuple(parts[1::2])  # type: ignore[arg-type]
 
-    def fill(self, ids: Sequence[bytes]) -> bytes:
+    def fill(self, ids: Sequence[bytes] | Mapping[int, bytes]) -> bytes:
         """The text with marker ``N`` replaced by ``ids[N]``."""
         pieces, slots = self.pieces, self.slots
         if not slots:
@@ -145,10 +267,12 @@ class FramesTemplate:
 
     __slots__ = ("count", "groups")
 
-    def __init__(self, frames: Sequence[str | bytes], *, split: bool = True) -> None:
-        """``split=False``: the frames as they are (their ids are real ones)."""
+    def __init__(self, frames: Sequence[str | bytes], *, split: bool = True, marks: Marks = NUL) -> None:
+        """``split=False``: the frames as they are (their ids are real ones); ``marks``:
+        :data:`ASCII` for :class:`AsciiIdRecorder`'s markers."""
         groups: dict[int, tuple[list[int], list[list[bytes]], list[list[int]]]] = {}
-        cut, match = _MARK.split, _MARK.match  # split: text, 4 groups (one set), text, …; the number is the group set
+        pattern, probe, back = marks.pattern, marks.probe, marks.back
+        cut, search, step = pattern.split, pattern.search, pattern.groups + 1  # split: text, its groups (one set), text, …
         plain: tuple[list[int], list[list[bytes]], list[list[int]]] = ([], [[]], [])  # no marker
         single: tuple[list[int], list[list[bytes]], list[list[int]]] = ([], [[], []], [[]])  # one marker (most frames)
         plain_at, plain_pieces = plain[0].append, plain[1][0].append
@@ -156,22 +280,22 @@ class FramesTemplate:
         for position, frame in enumerate(frames):
             if frame.__class__ is str:
                 frame = frame.encode()  # type: ignore[union-attr]
-            if not split or _ID[:8] not in frame:  # type: ignore[operator]
+            if not split or probe not in frame:  # type: ignore[operator]
                 plain_at(position)
                 plain_pieces(frame)  # type: ignore[arg-type]
                 continue
-            if frame.count(_ID[:8]) == 1:  # type: ignore[union-attr]  # one marker: matched where it is, not searched for
-                at = frame.find(_ID[:8])  # type: ignore[union-attr]
-                found = match(frame, at - 7) or match(frame, at - 6) or match(frame, at - 1)  # "\u0000 / \u0000 / NUL before it
-                if found is not None:
+            if frame.count(probe) == 1:  # type: ignore[union-attr]  # one marker: looked for where it is
+                at = frame.find(probe)  # type: ignore[union-attr]
+                found = search(frame, max(at - back, 0))  # type: ignore[arg-type]  # e.g. "\u0000 / \u0000 / NUL before it
+                if found is not None and found.start() <= at:
                     single_at(position)
                     single_head(frame[: found.start()])  # type: ignore[index]
                     single_slot(int(found.group(found.lastindex or 0)))
                     single_tail(frame[found.end() :])  # type: ignore[index]
                     continue
             parts = cut(frame)  # type: ignore[arg-type]
-            pieces: list[bytes] = parts[0::5]
-            slots = [int(a or b or c or d) for a, b, c, d in zip(parts[1::5], parts[2::5], parts[3::5], parts[4::5])]
+            pieces: list[bytes] = parts[0::step]
+            slots = [int(next(filter(None, parts[at : at + step - 1]))) for at in range(1, len(parts), step)]
             group = groups.get(len(slots))
             if group is None:
                 group = groups[len(slots)] = ([], [[] for _ in pieces], [[] for _ in slots])
@@ -190,7 +314,7 @@ class FramesTemplate:
             (tuple(positions), tuple(map(tuple, pieces)), tuple(map(tuple, slots))) for positions, pieces, slots in groups.values()
         )
 
-    def fill(self, ids: Sequence[bytes], prefix: bytes = b"", suffix: bytes = b"") -> list[bytes]:
+    def fill(self, ids: Sequence[bytes] | Mapping[int, bytes], prefix: bytes = b"", suffix: bytes = b"") -> list[bytes]:
         """The frames with marker ``N`` replaced by ``ids[N]``, each between ``prefix`` and
         ``suffix`` (a request's own head or tail of every frame, kept out of the template: a
         frame with no marker is kept without being cut, which is most of a stream's)."""
@@ -205,7 +329,7 @@ class FramesTemplate:
 
 
 def _join(
-    pieces: tuple[tuple[bytes, ...], ...], slots: tuple[tuple[int, ...], ...], ids: Sequence[bytes], prefix: bytes, suffix: bytes
+    pieces: tuple[tuple[bytes, ...], ...], slots: tuple[tuple[int, ...], ...], ids: Sequence[bytes] | Mapping[int, bytes], prefix: bytes, suffix: bytes
 ) -> Iterable[bytes]:
     """One group's frames: its columns of pieces with the ids its slot columns name between them."""
     if not slots and not prefix and not suffix:

@@ -3,7 +3,7 @@
 What a trtllm reply holds that depends only on the completion and the request's shape (the parse,
 the adapter's mapping, the chunks' and events' text) is built once per (profile, effective
 ``max_tokens`` via ``Completion.cap``, shape) and memoised on ``Completion._memo``; a request fills
-in its ids, ``created``, ``model`` and usage (:mod:`mockoss.profiles.trtllm.template`). Before, a
+in its ids, ``created``, ``model`` and usage (:mod:`mockoss.profiles.replay`). Before, a
 10,000-token answer was parsed and mapped again on every request, on the event loop under the
 server lock (~490 ms per streamed Responses request).
 
@@ -11,7 +11,8 @@ Checked here: a repeated request, and one whose ``max_tokens`` does not cut the 
 parser and no detokenizer again (structural: the calls are counted); and the memoised replies are
 byte for byte what the direct path writes (no template, no memo hit), ids included, for the
 profile's switches that change ids and chunks, with tool calls (ids inside strings: ``call_``,
-``fc_``) and a completion whose text holds NUL characters (never templated).
+``fc_``), a completion whose text holds NUL characters and one holding what a marker looks like
+(``mockoss-``: never templated).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
                              "<|start|>assistant<|channel|>commentary<|message|>pre<|end|><|start|>assistant<|channel|>final<|message|>two<|return|>"},
     "search": {"raw": "<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>commentary to=browser.search"
                       ' <|constrain|>json<|message|>{"query":"q"}<|call|>'},
-    # Literal NULs and what a slot looks like: never templated, answered by the direct path.
+    # Literal NULs and what the old slots looked like; what a marker looks like: never templated.
+    "marker": _messages({"channel": "final", "content": 'x\u0000mockoss-id:0\u0000y "\u0000mockoss-val:1\u0000"'}),
     "nul": _messages({"channel": "analysis", "content": "a\u00000\u0000 b"}, {"channel": "final", "content": 'x\u00000\u0000y "\\u0000model\\u0000"'}),
 }
 VARIANTS: dict[str, dict[str, Any]] = {

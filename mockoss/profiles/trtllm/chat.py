@@ -21,6 +21,7 @@ models of ``tensorrt_llm/serve/openai_protocol.py`` (the stored version with
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from openai_harmony import StreamState as ParserState
@@ -31,7 +32,7 @@ from mockoss.harmony.trace import ParserTrace
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, IdSource, Reply, RequestContext
 from mockoss.profiles.sse import SseEvents
 from mockoss.profiles.trtllm.adapter import StreamState, ToolFilter, map_messages, merge_deltas, strip_incomplete
-from mockoss.profiles.trtllm.template import SlotIds, fill, new_id, profile_key, slot, split, templatable
+from mockoss.profiles.replay import IdRecorder, Template, new_id, templatable
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -100,33 +101,32 @@ def surface_chat(profile: TrtllmProfile, completion: Completion, request: ChatRe
 
     What depends only on the completion and the request's shape (the parse, the mapping, the
     body's text; the stream's chunks) is a template memoised on the completion
-    (:mod:`.template`); a request fills in its ids, ``created``, ``model`` and usage."""
+    (:mod:`mockoss.profiles.replay`); a request fills in its ids, ``created``, ``model`` and usage."""
     if request.stream:
         return _stream(profile, completion, request, ctx)
     tools = _filter(request)
-    if not templatable(completion):
+    if not templatable(completion.text):
         body, _ = _full_body(profile, completion, request.max_tokens, tools, ctx.ids, ctx.created, request.model, ctx.prompt_tokens)
         return Reply(status=200, body=body.encode())
     key = ("trtllm.chat", profile_key(profile), completion.cap(request.max_tokens), tools)
     cached = completion._memo.get(key)
     if cached is None:
-        ids = SlotIds()
-        body, count = _full_body(profile, completion, request.max_tokens, tools, ids, slot("created"), slot("model"), None)
-        cached = (split(body), ids, count)
+        ids = IdRecorder()
+        body, count = _full_body(profile, completion, request.max_tokens, tools, ids, ids.value("created"), ids.value("model"), None)
+        cached = (Template(body), ids.frozen(), count)
         completion._memo[key] = cached
-    pieces, slots, count = cached  # type: ignore[misc]
-    values = slots.values(ctx.ids)
-    values["created"], values["model"] = str(ctx.created), dumps(request.model)
-    values["usage"] = dumps(_usage(profile, ctx.prompt_tokens, count))
-    return Reply(status=200, body=fill(pieces, values).encode())
+    template, calls, count = cached  # type: ignore[misc]
+    values = {"created": str(ctx.created).encode(), "model": dumps(request.model).encode(),
+              "usage": dumps(_usage(profile, ctx.prompt_tokens, count)).encode()}
+    return Reply(status=200, body=template.fill(IdRecorder.replay(calls, ctx.ids, values)))
 
 
 def _full_body(
-    profile: TrtllmProfile, completion: Completion, max_tokens: int | None, tools: ToolFilter, ids: IdSource | SlotIds,
+    profile: TrtllmProfile, completion: Completion, max_tokens: int | None, tools: ToolFilter, ids: IdSource | IdRecorder,
     created: int | str, model: Any, prompt: int | None,
 ) -> tuple[str, int]:
     """The non-streamed body (``handle_non_streaming_response``) and its completion token count;
-    with ``prompt`` ``None`` the usage is the slot ``usage``."""
+    with ``prompt`` ``None`` the usage is the value marker ``usage`` (``ids`` is an :class:`IdRecorder`)."""
     emission = completion.emit(max_tokens)
     tokens, _ = output_tokens(emission.tokens, emission.finish_reason)
     rid = new_id(ids, "chatcmpl-")
@@ -147,7 +147,7 @@ def _full_body(
         "index": 0, "message": message, "logprobs": None, "finish_reason": finish, "stop_reason": None,
         "mm_embedding_handle": None, "disaggregated_params": None, "avg_decoded_tokens_per_iter": None,
     }
-    usage = slot("usage") if prompt is None else _usage(profile, prompt, len(tokens))
+    usage = ids.value("usage") if prompt is None else _usage(profile, prompt, len(tokens))
     body = {
         "id": rid, "object": "chat.completion", "created": created, "model": model, "choices": [choice],
         "usage": usage, "prompt_token_ids": None,
@@ -220,7 +220,7 @@ def _stream(profile: TrtllmProfile, completion: Completion, request: ChatRequest
     JSON (which escapes newlines) then ``\\n\\n``: :class:`~mockoss.profiles.sse.SseEvents`."""
     tools, usage_on = _filter(request), _include_usage(profile, request)
     model = dumps(request.model)
-    if not templatable(completion):
+    if not templatable(completion.text):
         rids, choices, counts = _stream_specs(profile, completion, request.max_tokens, tools, usage_on, ctx.ids)
         frames = [
             _frame_head(rid, ctx.created, model) + _frame_rest(profile, text, count, ctx.prompt_tokens) for rid, text, count in zip(rids, choices, counts, strict=True)
@@ -232,47 +232,55 @@ def _stream(profile: TrtllmProfile, completion: Completion, request: ChatRequest
     if cached is None:
         cached = _stream_template(profile, completion, request.max_tokens, tools, usage_on)
         completion._memo[key] = cached
-    slots, indices, rests = cached  # type: ignore[misc]
-    ids = slots.ids(ctx.ids)
-    heads = [_frame_head(rid, ctx.created, model) for rid in ids]  # (a call id's head is never used)
+    calls, indices, rests = cached  # type: ignore[misc]
+    ids = IdRecorder.replay(calls, ctx.ids)
+    after = f'","object":"chat.completion.chunk","created":{ctx.created},"model":{model},"choices":'.encode()
+    heads = [b'data: {"id":"' + rid + after for rid in ids]  # _frame_head's bytes (a call id's head is never used)
     if indices is None:  # one id, every chunk's bytes known, a usage chunk last or none
         head, usage = heads[0], rests[-1].__class__ is int
         frames = list(map(head.__add__, rests[:-1] if usage else rests))
         if usage:
             frames.append(head + _frame_rest(profile, "[]", rests[-1], ctx.prompt_tokens))
     else:
-        values = {str(i): rid for i, rid in enumerate(ids)}
         frames = []
         for index, rest in zip(indices, rests, strict=True):
             if rest.__class__ is bytes:
                 frames.append(heads[index] + rest)
             elif rest.__class__ is int:
                 frames.append(heads[index] + _frame_rest(profile, "[]", rest, ctx.prompt_tokens))
-            else:
-                frames.append(heads[index] + _frame_rest(profile, fill(rest, values), None, 0))
+            else:  # a Template of the choices and the frame's end
+                frames.append(heads[index] + rest.fill(ids))
     frames.append(_DONE)
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=SseEvents(frames))
 
 
 def _stream_template(
     profile: TrtllmProfile, completion: Completion, max_tokens: int | None, tools: ToolFilter, usage_on: bool,
-) -> tuple[SlotIds, tuple[int, ...] | None, tuple[bytes | tuple[str, ...] | int, ...]]:
-    """``(slots, indices, rests)``: per frame, the id it carries (an index into ``slots``' ids;
-    ``indices`` is ``None`` when every frame carries the first) and what follows the head: bytes,
-    a usage chunk's completion tokens, or text pieces holding call id slots."""
-    slots = SlotIds()
-    rids, choices, counts = _stream_specs(profile, completion, max_tokens, tools, usage_on, slots)
-    rests: list[bytes | tuple[str, ...] | int] = []
+) -> tuple[tuple[Any, ...], tuple[int, ...] | None, tuple[bytes | Template | int, ...]]:
+    """``(calls, indices, rests)``: the :class:`IdRecorder`'s calls, per frame the id it carries
+    (an index into the ids they draw; ``indices`` is ``None`` when every frame carries the first)
+    and what follows the head: bytes, a usage chunk's completion tokens, or a :class:`Template`
+    of the bytes holding call id markers."""
+    recorder = IdRecorder()
+    rids, choices, counts = _stream_specs(profile, completion, max_tokens, tools, usage_on, recorder)
+    rests: list[bytes | Template | int] = []
     for text, count in zip(choices, counts, strict=True):
         if count is not None:
             rests.append(count)
-        elif "\\u0000" in text:  # a call id slot (split: the pattern)
-            rests.append(split(text))
+        elif "\\u0000" in text:  # a call id marker (dumps escapes its NULs)
+            rests.append(Template(f"{text}}}\n\n"))
         else:
             rests.append(f"{text}}}\n\n".encode())
-    indices = [int(rid[1:-1]) for rid in rids]
-    plain = not any(indices) and all(rest.__class__ is bytes for rest in rests[:-1]) and rests[-1].__class__ is not tuple
-    return slots, None if plain else tuple(indices), tuple(rests)
+    indices = [IdRecorder.index(rid) for rid in rids]
+    plain = not any(indices) and all(rest.__class__ is bytes for rest in rests[:-1]) and rests[-1].__class__ is not Template
+    return recorder.frozen(), None if plain else tuple(indices), tuple(rests)
+
+
+@functools.lru_cache(maxsize=64)
+def profile_key(profile: Any) -> str:
+    """The profile as a memo key: its ``repr`` (every switch, in field order), one string whose
+    bytes a memo store counts at once (the dataclass is walked field by field)."""
+    return repr(profile)
 
 
 def _frame_head(rid: str, created: int, model: str) -> bytes:
@@ -291,7 +299,7 @@ def _frame_rest(profile: TrtllmProfile, choices: str, count: int | None, prompt:
 
 
 def _stream_specs(
-    profile: TrtllmProfile, completion: Completion, max_tokens: int | None, tools: ToolFilter, usage_on: bool, ids: IdSource | SlotIds,
+    profile: TrtllmProfile, completion: Completion, max_tokens: int | None, tools: ToolFilter, usage_on: bool, ids: IdSource | IdRecorder,
 ) -> tuple[list[str], list[str], list[int | None]]:
     """The stream's frames before [DONE] as three lists: each frame's id, its choices as JSON, and
     its usage's completion tokens (``None``: no usage); ids asked of ``ids`` in the order the

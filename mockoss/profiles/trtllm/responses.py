@@ -48,7 +48,7 @@ from openai_harmony import Message, StreamState
 from mockoss.harmony.library import parse_with
 from mockoss.profiles.base import SSE_MEDIA_TYPE, IdSource, Reply, RequestContext, ResponsesRequestView
 from mockoss.profiles.trtllm.chat import engine_batches, fed_batches, output_tokens
-from mockoss.profiles.trtllm.template import SlotIds, fill, split, templatable
+from mockoss.profiles.replay import IdRecorder, Template, templatable
 from mockoss.profiles.web_search import web_search_item
 from mockoss.profiles.wire import dumps
 
@@ -163,7 +163,7 @@ def _spliced(response: dict[str, Any], output: str) -> str:
     return f'{head[:-1]},"output":{output},{tail[1:]}'
 
 
-def _output(profile: TrtllmProfile, completion: Completion, limit: int, ids: IdSource | SlotIds) -> tuple[str, str | None, str]:
+def _output(profile: TrtllmProfile, completion: Completion, limit: int, ids: IdSource | IdRecorder) -> tuple[str, str | None, str]:
     """``(status, error, output JSON)``: the response's status, the error text that replaces the
     response (a ``HarmonyError`` or ``parse_output_message``'s ``ValueError``; then the output is
     ``""``), and its output items as JSON, ids asked of ``ids``."""
@@ -186,23 +186,23 @@ def surface_responses(profile: TrtllmProfile, completion: Completion, request: R
 
     The output items (their parse and text) and the stream's events between ``response.in_progress``
     and ``response.completed`` depend only on the completion, the library, ``stream_interval`` and
-    the effective limit: memoised on the completion (:mod:`.template`); a request fills in its ids
+    the effective limit: memoised on the completion (:mod:`mockoss.profiles.replay`); a request fills in its ids
     and writes the fields it echoes."""
     previous = request.body.get("previous_response_id") if isinstance(request.body, Mapping) else None
     if isinstance(previous, str) and not previous.startswith("resp_"):
         return profile.error(400, f"Invalid 'response_id': '{previous}'. Expected an ID that begins with 'resp'.", kind="InvalidRequestError")
     limit = DEFAULT_MAX_TOKENS if request.max_output_tokens is None else min(request.max_output_tokens, DEFAULT_MAX_TOKENS)
     rid = ctx.ids.next("resp_")
-    if templatable(completion):
+    if templatable(completion.text):
         key = ("trtllm.responses", profile.harmony_library, completion.cap(limit))
         cached = completion._memo.get(key)
         if cached is None:
-            slots = SlotIds()
-            status, error, output = _output(profile, completion, limit, slots)
-            cached = (status, error, split(output), slots)
+            recorder = IdRecorder()
+            status, error, output = _output(profile, completion, limit, recorder)
+            cached = (status, error, Template(output), recorder.frozen())
             completion._memo[key] = cached
-        status, error, pieces, slots = cached  # type: ignore[misc]
-        output = "" if error is not None else fill(pieces, slots.values(ctx.ids))
+        status, error, template, calls = cached  # type: ignore[misc]
+        output = "" if error is not None else template.fill(IdRecorder.replay(calls, ctx.ids)).decode()
     else:
         status, error, output = _output(profile, completion, limit, ctx.ids)
     if not request.stream:
