@@ -68,6 +68,17 @@ class ScanWorker:
             )
         return self._process
 
+    def warm(self) -> None:
+        """Start the process now if it is not running (its start-up then overlaps other work);
+        nothing if it is in use (so running), and a worker that cannot start is left to
+        :meth:`ask`'s fallback."""
+        if self._lock.acquire(blocking=False):
+            try:
+                with contextlib.suppress(OSError):
+                    self._start()
+            finally:
+                self._lock.release()
+
     def ask(self, operation: str, *args: Any) -> Any:
         """The worker's answer to ``operation`` on ``args`` (both pickled); ``None`` if the
         worker failed or raised (the caller computes it here instead). Blocking: the pipe I/O

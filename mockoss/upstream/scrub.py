@@ -333,6 +333,7 @@ def scan_first(raw: bytes | str, submit: Callable[[], Future[None]]) -> Future[N
             ticket.set_result(None)
 
     def scan_then_submit() -> None:
+        _worker.warm()  # the writer's helper, for this step's render: started while the body is scanned
         _local.worker = _prescan_worker
         try:
             body = json.loads(raw)

@@ -185,3 +185,17 @@ def test_body_scans_before_queueing_use_their_own_helper_process() -> None:
     scrub.scan_first(raw, submit).result(timeout=60)
     assert scrub._prescan_worker.asked == prescan + 1
     assert scrub._worker.asked == writer
+
+
+def test_warm_starts_the_helper_before_its_first_question() -> None:
+    """``scan_first`` warms the writer's helper while the body is scanned: its start-up (a Python
+    interpreter importing mockoss) is not added to the render of the step that waits for it."""
+    worker = scrub.ScanWorker("import sys; sys.stdin.buffer.read()")
+    try:
+        worker.warm()
+        assert worker._process is not None and worker._process.poll() is None
+        started = worker._process
+        worker.warm()  # already running: the same process
+        assert worker._process is started
+    finally:
+        worker.stop()
