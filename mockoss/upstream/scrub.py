@@ -35,13 +35,16 @@ holds it whole; it is not replaced (nor does the file hold it as one string). A 
 that is not UTF-8 (stored as ``body_base64``) is not scanned.
 
 Cost (issue 9 review, eighth session, finding 1): the values found are located by one pass over
-the text whatever their number (:func:`_occurrences`), not one search of the whole text per value
+the text whatever their number (:func:`mockoss.upstream.occurrences.occurrences`), not one search of the whole text per value
 (a 2 MB lockfile-shaped prompt, 13,000 hashes: ~10 s of finds alone), and so are the known values
 in stream frames and in the rendered step. A text of :data:`WORKER_CHARS` or more is scanned in
 a helper process (:mod:`mockoss.upstream.scan_worker`): detect-secrets' regexes are single calls
 of up to ~0.5 s each over megabytes, which held the GIL of the whole server. The scan itself
-stays linear but slow (~2 s per MB for detect-secrets on a lockfile): recorded exchanges are
-written in order, so one behind a multi-megabyte prompt waits for it (a known limit).
+stays linear but slow (~2 s per MB for detect-secrets on a lockfile), so a request body of
+:data:`PRESCAN_BYTES` or more is scanned before its step joins the recorder's queue
+(:func:`scan_first`): the writer renders steps one after another, and the steps behind it wait
+only for its render (searching the known values in its prompt and its rendered text: ~0.5-1 s
+for 2 MB and 13,000-48,000 values on a busy 2-core machine; a known limit).
 
 Placeholders are ``[REDACTED:<kind>:<n>]`` (``n`` counts distinct values in one recording, in the
 order written): the same value gets the same placeholder throughout a recording, and the same
@@ -55,9 +58,7 @@ import atexit
 import bisect
 import contextlib
 import functools
-import itertools
 import json
-import math
 import re
 import sys
 import threading
@@ -66,6 +67,7 @@ from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
 from mockoss.harmony.lru import BytesLRU
+from mockoss.upstream.occurrences import occurrences as _occurrences
 from mockoss.upstream.scan_worker import ScanWorker, serve
 
 __all__ = ["EXTRA_PATTERNS", "MIN_ENTROPY_CHARS", "Scrubber", "find_secrets", "scan_first"]
@@ -121,73 +123,6 @@ def _plugins() -> tuple[list[Any], list[Any]]:
 
 def _kind(name: str) -> str:
     return _KIND.sub("-", name.lower()).strip("-")
-
-
-#: Values at least this long are found by :func:`_occurrences`' sampled gram index; shorter ones
-#: (few: keyword and URL passwords) one :meth:`str.find` pass each.
-_INDEXED_CHARS = 16
-#: Length of the grams :func:`_occurrences` indexes.
-_GRAM = 8
-#: An index entry costs about this many checkpoint look-ups (these are made in C, a batch of
-#: ``_BATCH`` at a time): :func:`_occurrences` weighs its step by it.
-_INDEX_COST = 4
-_BATCH = 16384
-
-
-def _occurrences(text: str, values: Mapping[str, str]) -> list[tuple[int, int, str]]:
-    """``(start, end, kind)`` of every occurrence of every value (value → kind) in ``text``,
-    overlapping ones included, in no particular order.
-
-    Searching the whole text once per value (what this replaced) costs ``len(text)`` times the
-    number of values: a 2 MB prompt holding 13,000 lockfile hashes took ~10 s (issue 9 review,
-    eighth session, finding 1). Here the text is read once, at checkpoints every ``step``
-    characters: every value of at least ``_INDEXED_CHARS`` characters has its ``_GRAM``-character
-    grams at ``step`` consecutive offsets (from its middle: keys share prefixes like ``sha512-``)
-    in a dict, and any occurrence of the value covers exactly one checkpoint at one of those
-    offsets, where the gram found leads to the candidates to compare. ``step`` balances the
-    index (values x step entries) against the checkpoints (``len(text) / step``), so the cost is
-    about ``4 * sqrt(len(text) * values)`` look-ups, never more than ``len(text) + values *
-    16``. Shorter values are searched one by one (their count is small: see
-    :data:`_INDEXED_CHARS`).
-    """
-    out: list[tuple[int, int, str]] = []
-    indexed: list[tuple[str, str]] = []
-    for value, kind in values.items():
-        if len(value) > len(text):
-            continue
-        if len(value) >= _INDEXED_CHARS:
-            indexed.append((value, kind))
-        elif value:
-            start = text.find(value)
-            while start >= 0:
-                out.append((start, start + len(value), kind))
-                start = text.find(value, start + 1)
-    if not indexed or len(text) < _INDEXED_CHARS:
-        return out
-    shortest = min(len(value) for value, _ in indexed)
-    step = max(1, min(shortest - _GRAM + 1, math.isqrt(len(text) // (_INDEX_COST * len(indexed)))))
-    middle = step - 1 + _GRAM
-    pairs = [
-        (value[offset : offset + _GRAM], ((value, kind, offset),))
-        for value, kind in indexed
-        for offset in range((len(value) - middle) // 2, (len(value) - middle) // 2 + step)
-    ]
-    grams: dict[str, Any] = dict(pairs)
-    if len(grams) < len(pairs):  # a gram several values (or offsets) share: keep every one
-        grams = {}
-        for gram, entry in pairs:
-            grams.setdefault(gram, []).extend(entry)
-    get, startswith = grams.get, text.startswith
-    checkpoints = range(0, len(text) - _GRAM + 1, step)
-    for first in range(0, len(checkpoints), _BATCH):  # look-ups in C, a batch at a time
-        batch = checkpoints[first : first + _BATCH]
-        found = list(map(get, [text[at : at + _GRAM] for at in batch]))
-        for at, candidates in zip(itertools.compress(batch, found), filter(None, found), strict=True):
-            for value, kind, offset in candidates:
-                start = at - offset
-                if start >= 0 and startswith(value, start):
-                    out.append((start, start + len(value), kind))
-    return out
 
 
 def _detected(text: str, entropy: bool) -> Iterator[tuple[str, str]]:

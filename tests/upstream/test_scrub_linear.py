@@ -12,6 +12,7 @@ import random
 import string
 
 from mockoss.upstream import scrub
+from mockoss.upstream.occurrences import occurrences
 from mockoss.upstream.scrub import WORKER_CHARS, Scrubber, find_secrets
 
 
@@ -81,8 +82,8 @@ def test_occurrences_match_a_search_at_every_position() -> None:
             for at in range(len(text))
             if text.startswith(value, at)
         }
-        assert set(scrub._occurrences(text, values)) == expected
-        assert len(scrub._occurrences(text, values)) == len(expected)  # each occurrence once
+        assert set(occurrences(text, values)) == expected
+        assert len(occurrences(text, values)) == len(expected)  # each occurrence once
 
 
 def test_big_texts_are_scanned_in_the_worker_process() -> None:
@@ -97,7 +98,7 @@ def test_big_texts_are_scanned_in_the_worker_process() -> None:
     assert scrub._worker.asked == asked + 1
     assert found == scrub._find(text, True)
     known = {t: "high-entropy-string" for t in tokens}
-    assert scrub._known_spans(text, known) == scrub._occurrences(text, known)
+    assert scrub._known_spans(text, known) == occurrences(text, known)
     assert scrub._worker.asked == asked + 2
 
 
