@@ -314,6 +314,11 @@ class FramesTemplate:
             (tuple(positions), tuple(map(tuple, pieces)), tuple(map(tuple, slots))) for positions, pieces, slots in groups.values()
         )
 
+    @property
+    def used(self) -> tuple[int, ...]:
+        """The marker numbers the frames hold, sorted (for :meth:`IdRecorder.sparse`)."""
+        return tuple(sorted({n for _positions, _pieces, slots in self.groups for column in slots for n in column}))
+
     def fill(self, ids: Sequence[bytes] | Mapping[int, bytes], prefix: bytes = b"", suffix: bytes = b"") -> list[bytes]:
         """The frames with marker ``N`` replaced by ``ids[N]``, each between ``prefix`` and
         ``suffix`` (a request's own head or tail of every frame, kept out of the template: a

@@ -53,3 +53,31 @@ def test_a_text_template_and_an_unsplit_one():
 
 def test_templatable():
     assert templatable("an answer") and not templatable("a mockoss-id:1 text")
+
+
+def test_sparse_draws_skip_the_ids_a_reply_does_not_show():
+    """SGLang draws an id per decode step and shows a few: the shown ones are drawn at their
+    positions, the others skipped, and the source ends where drawing them all leaves it."""
+    def build(ids):
+        drawn = [ids.next("rs_") for _ in range(50)]
+        return dumps({"a": drawn[3], "b": drawn[3], "c": drawn[41], "n": ids.next16("x")})
+    recorder = IdRecorder()
+    template = Template(build(recorder))
+    draws = recorder.sparse(template.slots)
+    assert draws.used == (3, 41, 50)
+    source, direct = IdSource(5, 2), IdSource(5, 2)
+    assert template.fill(draws.replay(source)) == build(direct).encode()
+    assert source.next() == direct.next()
+    recorder.call(lambda ids: ids.next())  # a function's draws cannot be counted: not skippable
+    try:
+        recorder.sparse(())
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a function call was taken for one draw")
+
+
+def test_frames_template_used_lists_the_markers_held():
+    recorder = IdRecorder()
+    frames = ["p", f"a{recorder.next()}", f"{recorder.next()}b{recorder.next()}{recorder.next()}"]
+    assert FramesTemplate(frames).used == (0, 1, 2, 3)

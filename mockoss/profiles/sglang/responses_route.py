@@ -19,8 +19,8 @@ from mockoss.profiles.sglang.responses import (
     usage_object,
 )
 from mockoss.profiles.sglang.responses_checks import invalid, reject
-from mockoss.profiles.sglang.responses_stream import splice_output, stream_events
-from mockoss.profiles.sglang.slots import RecordingIds, draw_ids, slots_in
+from mockoss.profiles.sglang.responses_stream import output_template, splice_output, stream_events
+from mockoss.profiles.replay import Draws, IdRecorder, Template
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -69,24 +69,26 @@ def surface_responses(profile: SglangProfile, completion: Completion, request: R
     recorded = completion._memo.get(key)
     if recorded is None:
         recorded = completion._memo[key] = _record_items(trace)
-    output, output_json, problem, used, draws = recorded  # type: ignore[misc]
+    output, output_json, template, problem, draws = recorded  # type: ignore[misc]
     if problem is not None:
         return Reply(status=400, body=error_body(problem))
-    values = draw_ids(ctx.ids, used, draws)
+    values = draws.replay(ctx.ids)
     body = response_object(request, rid, ctx, output, status, usage_object(len(emission.tokens)))
-    return Reply(status=200, media_type=JSON_MEDIA_TYPE, body=splice_output(dumps(body), output_json, values).encode())
+    return Reply(status=200, media_type=JSON_MEDIA_TYPE, body=splice_output(dumps(body), output_json, template, values).encode())
 
 
 _MEMO = "sglang.responses.items"
 
 
-def _record_items(trace: ParserTrace) -> tuple[list[dict[str, Any]], str, str | None, tuple[int, ...], int]:
-    """``final_items`` of ``trace`` with its ids as slots (:class:`RecordingIds`): (items, their
-    JSON, the ``ItemError`` message or ``None``, the slots the items show, ids drawn)."""
-    ids = RecordingIds()
+def _record_items(trace: ParserTrace) -> tuple[list[dict[str, Any]], str, Template | None, str | None, Draws]:
+    """``final_items`` of ``trace`` with its ids as markers (:class:`IdRecorder`): (items, their
+    JSON, its :func:`output_template`, the ``ItemError`` message or ``None``, the ids drawn and
+    which of them the items show)."""
+    ids = IdRecorder()
     try:
         output = final_items(trace, ids)
     except ItemError as exc:
-        return [], "[]", str(exc), (), ids.count
+        return [], "[]", None, str(exc), ids.sparse(())
     written = dumps(output)
-    return output, written, None, slots_in(written), ids.count
+    template = output_template(written)
+    return output, written, template, None, ids.sparse(template.slots)

@@ -25,6 +25,7 @@ Read from, and checked against by running (``tools/sglang_serving_diff.py``),
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -41,13 +42,13 @@ from mockoss.profiles.sglang.responses import (
     role_of,
     usage_object,
 )
-from mockoss.profiles.sglang.slots import Frames, RecordingIds, draw_ids, fill_text
+from mockoss.profiles.replay import Draws, FramesTemplate, IdRecorder, Template
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion, ParserTrace
 
-__all__ = ["splice_output", "stream_events"]
+__all__ = ["output_template", "splice_output", "stream_events"]
 
 
 
@@ -167,15 +168,18 @@ def _step_roles(trace: ParserTrace) -> list[str]:
 @dataclass(frozen=True, slots=True)
 class _Recorded:
     """A stream's request-independent middle (every event between ``response.in_progress`` and
-    the last one), made with :class:`~mockoss.profiles.sglang.slots.RecordingIds`: the frames
-    with id slots, the items as streamed (ids as slots), the abort message (``None``: the stream
-    ends with its response event; the response id as :data:`_RID`) and the number of ids drawn."""
+    the last one), made with an :class:`~mockoss.profiles.replay.IdRecorder`: the frames with id
+    markers, the items as streamed (ids as markers), the abort message (``None``: the stream ends
+    with its response event; the response id as :data:`_RID`) and the ids drawn, of which the
+    frames show a few (:meth:`IdRecorder.sparse <mockoss.profiles.replay.IdRecorder.sparse>`:
+    SGLang draws one for the in-progress item at every decode step)."""
 
-    frames: Frames
+    frames: FramesTemplate
     emitted: list[dict[str, Any]]
     emitted_json: str
+    emitted_template: Template
     abort: str | None
-    draws: int
+    draws: Draws
 
 
 #: The response id in a recorded abort message (the generator's ``rid=`` in ``ItemError``).
@@ -218,11 +222,13 @@ def _recorded(completion: Completion, trace: ParserTrace, key: tuple[object, ...
     cached = completion._memo.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
-    ids = RecordingIds()
+    ids = IdRecorder()
     stream = _Stream(_RID, summary, encrypt)
     stream.seq = 2  # after response.created and response.in_progress
     abort = _middle(stream, trace, ids, status)
-    recorded = _Recorded(Frames(stream.frames), stream.emitted, dumps(stream.emitted), abort, ids.count)
+    frames = FramesTemplate(stream.frames)
+    emitted_json = dumps(stream.emitted)
+    recorded = _Recorded(frames, stream.emitted, emitted_json, output_template(emitted_json), abort, ids.sparse(frames.used))
     completion._memo[key] = recorded
     return recorded
 
@@ -237,7 +243,8 @@ def stream_events(
     events after ``response.in_progress`` are memoised on it per (``limit``: the token limit as
     ``Completion.cap`` gives it, ``variant``: what else ``trace`` was made with, the request's
     ``reasoning.summary`` and ``include`` of ``reasoning.encrypted_content``) with their ids as
-    slots (:mod:`.slots`), and a request fills in its ids: the same bytes as computing them."""
+    markers (:mod:`mockoss.profiles.replay`), and a request fills in its ids: the same bytes as
+    computing them."""
     reasoning = request.body.get("reasoning")
     include = request.body.get("include") or ()
     summary = isinstance(reasoning, dict) and reasoning.get("summary") is not None
@@ -255,21 +262,27 @@ def stream_events(
         stream.send(f"response.{status}", response=final)
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(stream.frames), headers=_STREAM_HEADERS)
     recorded = _recorded(completion, trace, (_MEMO, limit, *variant, summary, encrypt, status), summary, encrypt, status)
-    values = draw_ids(ctx.ids, recorded.frames.used, recorded.draws)
+    values = recorded.draws.replay(ctx.ids)
     frames = head.frames + recorded.frames.fill(values)
     if recorded.abort is not None:
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames), headers=_STREAM_HEADERS, abort=recorded.abort.replace(_RID, rid))
     final = response_object(request, rid, ctx, recorded.emitted, status, usage_object(0), stream_frame=True)
     kind = f"response.{status}"
     payload = {"type": kind, "sequence_number": len(frames), "response": final}
-    frames.append(f"event: {kind}\ndata: {splice_output(dumps(payload), recorded.emitted_json, values)}\n\n".encode())
+    frames.append(f"event: {kind}\ndata: {splice_output(dumps(payload), recorded.emitted_json, recorded.emitted_template, values)}\n\n".encode())
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames), headers=_STREAM_HEADERS)
 
 
-def splice_output(text: str, output_json: str, values: dict[int, str]) -> str:
+def output_template(output_json: str) -> Template:
+    """The template :func:`splice_output` fills for an output whose JSON is ``output_json``."""
+    return Template('"output":' + output_json)
+
+
+def splice_output(text: str, output_json: str, template: Template, values: Mapping[int, bytes]) -> str:
     """``text`` (a response object written with an output whose JSON is ``output_json``, id
-    slots in it) with the output's slots filled: only inside the ``output`` list (the request's
-    own fields, written before and after it, are left as they are, whatever they hold)."""
+    markers in it; ``template``: :func:`output_template` of it) with the output's markers filled:
+    only inside the ``output`` list (the request's own fields, written before and after it, are
+    left as they are, whatever they hold)."""
     written = '"output":' + output_json
     at = text.index(written)  # the first: no earlier field's JSON can hold '"output":' unescaped
-    return text[:at] + fill_text(written, values) + text[at + len(written):]
+    return text[:at] + template.fill(values).decode() + text[at + len(written):]
