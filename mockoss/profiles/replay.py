@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import repeat
+from itertools import chain, groupby, islice, repeat
 from typing import Any
 
 from mockoss.profiles.base import IdSource
@@ -189,6 +189,9 @@ class AsciiIdRecorder(IdRecorder):
 
     __slots__ = ()
 
+    #: What every marker holds: a request or script holding it is answered directly.
+    TAG = _ASCII_TAG
+
     def next(self, prefix: str = "") -> str:
         self.calls.append((IdSource.next, ("",)))
         return f"{prefix}{_ASCII_TAG}{len(self.calls) - 1:017d}~"
@@ -262,10 +265,11 @@ class Template:
 class FramesTemplate:
     """Stream frames with markers. Frames are grouped by how many markers they hold (nearly all
     frames of a stream hold the same number: the chunk's id, or its item's); each group is kept as
-    columns (the pieces between markers, and the marker numbers), and :meth:`fill` joins a group's
-    frames in one C-level ``map`` over its columns."""
+    columns (the pieces between markers, and the marker numbers) with its frames' positions as
+    runs, and :meth:`fill` joins a group's frames in one C-level ``map`` over its columns (an id
+    repeated over a run of frames that carry it), taking each run of a group's frames in turn."""
 
-    __slots__ = ("count", "groups")
+    __slots__ = ("count", "groups", "order")
 
     def __init__(self, frames: Sequence[str | bytes], *, split: bool = True, marks: Marks = NUL) -> None:
         """``split=False``: the frames as they are (their ids are real ones); ``marks``:
@@ -296,6 +300,16 @@ class FramesTemplate:
             parts = cut(frame)  # type: ignore[arg-type]
             pieces: list[bytes] = parts[0::step]
             slots = [int(next(filter(None, parts[at : at + step - 1]))) for at in range(1, len(parts), step)]
+            if len(slots) < 2:  # the probe's text, not a marker (or one marker beside it): kept with its like
+                if slots:
+                    single_at(position)
+                    single_head(pieces[0])
+                    single_slot(slots[0])
+                    single_tail(pieces[1])
+                else:
+                    plain_at(position)
+                    plain_pieces(frame)  # type: ignore[arg-type]
+                continue
             group = groups.get(len(slots))
             if group is None:
                 group = groups[len(slots)] = ([], [[] for _ in pieces], [[] for _ in slots])
@@ -311,13 +325,17 @@ class FramesTemplate:
                 groups[count] = group
         self.count = len(frames)
         self.groups = tuple(
-            (tuple(positions), tuple(map(tuple, pieces)), tuple(map(tuple, slots))) for positions, pieces, slots in groups.values()
+            (_spans(positions), tuple(map(tuple, pieces)), tuple(map(_runs, slots))) for positions, pieces, slots in groups.values()
         )
+        #: The runs of consecutive frames of one group, in frame order: ``(group, frames)``.
+        self.order = tuple((group, stop - start) for start, stop, group in sorted(
+            (start, stop, group) for group, (spans, _pieces, _slots) in enumerate(self.groups) for start, stop in spans
+        ))
 
     @property
     def used(self) -> tuple[int, ...]:
         """The marker numbers the frames hold, sorted (for :meth:`IdRecorder.sparse`)."""
-        return tuple(sorted({n for _positions, _pieces, slots in self.groups for column in slots for n in column}))
+        return tuple(sorted({n for _spans, _pieces, slots in self.groups for numbers, _counts in slots for n in numbers}))
 
     def fill(self, ids: Sequence[bytes] | Mapping[int, bytes], prefix: bytes = b"", suffix: bytes = b"") -> list[bytes]:
         """The frames with marker ``N`` replaced by ``ids[N]``, each between ``prefix`` and
@@ -326,22 +344,49 @@ class FramesTemplate:
         if len(self.groups) == 1:
             _positions, pieces, slots = self.groups[0]
             return list(_join(pieces, slots, ids, prefix, suffix))
-        frames = [b""] * self.count
-        for positions, pieces, slots in self.groups:
-            for position, frame in zip(positions, _join(pieces, slots, ids, prefix, suffix)):
-                frames[position] = frame
+        joined = [iter(_join(pieces, slots, ids, prefix, suffix)) for _spans, pieces, slots in self.groups]
+        frames: list[bytes] = []
+        for group, count in self.order:  # each run of a group's frames, taken as they are made
+            frames += islice(joined[group], count)
         return frames
 
 
+def _spans(positions: list[int]) -> tuple[tuple[int, int], ...]:
+    """Increasing ``positions`` as ``(start, stop)`` runs of consecutive ones."""
+    spans: list[tuple[int, int]] = []
+    start = previous = -2
+    for position in positions:
+        if position != previous + 1:
+            if previous >= 0:
+                spans.append((start, previous + 1))
+            start = position
+        previous = position
+    if previous >= 0:
+        spans.append((start, previous + 1))
+    return tuple(spans)
+
+
+def _runs(column: list[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A column of marker numbers as runs of one number: ``(numbers, counts)`` (the frames of an
+    item carry its id: a column is a few runs)."""
+    runs = [(number, sum(1 for _ in run)) for number, run in groupby(column)]
+    return tuple(number for number, _ in runs), tuple(count for _, count in runs)
+
+
 def _join(
-    pieces: tuple[tuple[bytes, ...], ...], slots: tuple[tuple[int, ...], ...], ids: Sequence[bytes] | Mapping[int, bytes], prefix: bytes, suffix: bytes
+    pieces: tuple[tuple[bytes, ...], ...], slots: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...],
+    ids: Sequence[bytes] | Mapping[int, bytes], prefix: bytes, suffix: bytes,
 ) -> Iterable[bytes]:
-    """One group's frames: its columns of pieces with the ids its slot columns name between them."""
+    """One group's frames: its columns of pieces with the ids its slot columns name between them
+    (each run of one number as one id repeated)."""
     if not slots and not prefix and not suffix:
         return pieces[0]
     parts: list[Iterable[bytes]] = [pieces[0]]
-    for column, piece in zip(slots, pieces[1:]):
-        parts.append(map(ids.__getitem__, column))
+    for (numbers, counts), piece in zip(slots, pieces[1:]):
+        if len(numbers) == 1:
+            parts.append(repeat(ids[numbers[0]], counts[0]))
+        else:
+            parts.append(chain.from_iterable(map(repeat, map(ids.__getitem__, numbers), counts)))
         parts.append(piece)
     if prefix:
         parts.insert(0, repeat(prefix))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from mockoss.profiles.base import IdSource
-from mockoss.profiles.replay import FramesTemplate, IdRecorder, Template, templatable
+from mockoss.profiles.replay import ASCII, AsciiIdRecorder, FramesTemplate, IdRecorder, Template, new_id, templatable
 from mockoss.profiles.wire import dumps
 
 
@@ -81,3 +81,38 @@ def test_frames_template_used_lists_the_markers_held():
     recorder = IdRecorder()
     frames = ["p", f"a{recorder.next()}", f"{recorder.next()}b{recorder.next()}{recorder.next()}"]
     assert FramesTemplate(frames).used == (0, 1, 2, 3)
+
+
+def test_ascii_markers_keep_every_offset_and_fill_like_the_direct_build():
+    """AsciiIdRecorder's ids are as long as real ones and ASCII (the vLLM Responses stream cuts
+    frames at offsets known for 32-character ASCII ids); filled, the bytes are the direct build's."""
+    def build(ids):
+        item, call = ids.next("msg_"), ids.next()
+        return [f"data: {dumps({'id': item, 'd': 'é'})}\n\n", "plain", f"{item}/call_{call}/{item}", f"x{item}"]
+    recorder = AsciiIdRecorder()
+    built, direct = build(recorder), build(IdSource(9, 1))
+    assert [len(frame.encode()) for frame in built] == [len(frame.encode()) for frame in direct]
+    assert all(frame.isascii() for frame in built[1:])
+    ids = IdRecorder.replay(recorder.frozen(), IdSource(9, 1))
+    assert FramesTemplate(built, marks=ASCII).fill(ids) == [frame.encode() for frame in direct]
+    assert Template(built[2], marks=ASCII).fill(ids) == direct[2].encode()
+    assert FramesTemplate(built).fill(ids) == [frame.encode() for frame in built]  # NUL marks: none found
+
+
+def test_frames_of_groups_interleaved_keep_their_order():
+    recorder = IdRecorder()
+    frames = [f"{i}{recorder.next() if i % 3 else ''}{recorder.next() if i % 5 == 1 else ''}" for i in range(40)]
+    ids = IdRecorder.replay(recorder.frozen(), IdSource(2, 2))
+    want = [frame.encode() for frame in frames]
+    for n, value in enumerate(ids):
+        want = [frame.replace(f"\x00mockoss-id:{n}\x00".encode(), value) for frame in want]
+    assert FramesTemplate(frames).fill(ids) == want
+
+
+def test_new_id_cuts_an_id_or_records_the_cut():
+    def build(ids):
+        return dumps({"id": new_id(ids, "call_", 13), "rid": new_id(ids, "chatcmpl-")})
+    recorder = IdRecorder()
+    template = Template(build(recorder))
+    assert template.fill(IdRecorder.replay(recorder.frozen(), IdSource(4, 0))) == build(IdSource(4, 0)).encode()
+    assert len(json.loads(build(IdSource(4, 0)))["id"]) == 13

@@ -23,6 +23,7 @@ from mockoss.profiles.base import (
 )
 from mockoss.profiles.openai import stream_memo, wire
 from mockoss.profiles.openai.normalize import normalised
+from mockoss.profiles.replay import AsciiIdRecorder
 from mockoss.profiles.vllm import VllmProfile, _metadata_error
 
 __all__ = ["OpenAIProfile"]
@@ -86,12 +87,12 @@ class OpenAIProfile:
         if request.stream and stream_memo.slot_free(view, request):
             # vLLM's frames made with slot ids are the same for every request of a shape: their
             # rewrite is memoised, and this request's ids fill the slots (stream_memo).
-            ids = stream_memo.SlotIds()
+            ids = AsciiIdRecorder()
             slotted = RequestContext(ids=ids, created=ctx.created, prompt_tokens=ctx.prompt_tokens, raw_body=ctx.raw_body)  # type: ignore[arg-type]
             reply = VLLM.responses(view, request, slotted)  # type: ignore[arg-type]
             if reply.streamed:
                 return stream_memo.responses_frames(reply, ids, ctx, view._memo)
-            ctx.ids.skip(ids.count)  # an error reply shows no id; the ids it drew are passed over
+            ctx.ids.skip(len(ids.calls))  # an error reply shows no id; the ids it drew are passed over
             return wire.responses_body(reply)
         reply = VLLM.responses(view, request, ctx)  # type: ignore[arg-type]
         if reply.streamed:

@@ -14,7 +14,9 @@ frames: it rewrites afresh and takes the entry over.
   after the head, and a request puts its own head in front. Frames holding a tool call's id or a
   usage object (the prompt's token count) are volatile.
 * Responses: vLLM's item ids are drawn per request; the vLLM profile is asked with an id source
-  whose ids are slots (:class:`SlotIds`: a marker no request or script served this way holds,
+  whose ids are slots (:class:`~mockoss.profiles.replay.AsciiIdRecorder`: 32 ASCII characters,
+  so the vLLM profile's stream takes its fast path, which cuts frames at offsets known for
+  32-character ASCII ids; a marker no request or script served this way holds,
   :func:`slot_free`), so its frames are the same for
   every request of a shape; the slots are filled with the request's own ids (drawn in the same
   order) after the rewrite. The frames holding a response object (which echoes the request,
@@ -23,7 +25,6 @@ frames: it rewrites afresh and takes the entry over.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from itertools import repeat
 from operator import getitem
@@ -31,9 +32,9 @@ from typing import Any
 
 from mockoss.profiles.base import Reply, RequestContext
 from mockoss.profiles.openai.wire import ResponsesRewrite, chat_frame, dumps, loads
-from mockoss.profiles.slot_frames import SlotFrames
+from mockoss.profiles.replay import ASCII, AsciiIdRecorder, FramesTemplate, IdRecorder, Template
 
-__all__ = ["SlotIds", "chat_frames", "responses_frames", "slot_free"]
+__all__ = ["chat_frames", "responses_frames", "slot_free"]
 
 _CHAT = "openai.chat.frames"
 _RESPONSES = "openai.responses.frames"
@@ -41,12 +42,7 @@ _CHOICES = b'"choices":['
 #: A frame is volatile when it holds one of these (raw quotes: never inside a JSON string).
 _CHAT_VOLATILE = (b'"usage":{', b'"id":"chatcmpl-tool-')
 _RESPONSE_VOLATILE = b'"response":{'
-#: A slot id: 32 ASCII characters like the hex it stands for (so the vLLM profile's stream takes
-#: its fast path, which cuts frames at offsets known for 32-character ASCII ids), made unique by
-#: :func:`slot_free`, which sends a request or script holding the marker down the direct path.
-_MARK = "~mockoss~slot~"
-_SLOT = re.compile(f"{_MARK}(\\d{{17}})~")
-_SLOT_BYTES = re.compile(f"{_MARK}(\\d{{17}})~".encode())
+_MARK = AsciiIdRecorder.TAG
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +53,7 @@ class _Entry:
 
     expected: tuple[bytes, ...]
     volatile: tuple[int, ...]
-    out: Any  # chat: tuple[bytes, ...]; Responses: SlotFrames
+    out: Any  # chat: tuple[bytes, ...]; Responses: FramesTemplate
     states: tuple[tuple[dict[str, str], dict[int, str]], ...] = ()
 
 
@@ -135,21 +131,6 @@ def _chat_entry(frames: Any, head: bytes, prefix: bytes, include_usage: bool) ->
     return _Entry(_stable(frames, tuple(volatile), head), tuple(volatile), tuple(out))
 
 
-class SlotIds:
-    """An id source (``next``) whose ids are slots of 32 ASCII characters, like the hex they
-    stand for: ``prefix`` + ``~mockoss~slot~`` + the draw's number in 17 digits + ``~``;
-    ``count`` draws made."""
-
-    __slots__ = ("count",)
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def next(self, prefix: str = "") -> str:
-        self.count += 1
-        return f"{prefix}{_MARK}{self.count:017d}~"
-
-
 def slot_free(completion: Any, request: Any) -> bool:
     """Whether neither the script nor the request (its model and body, as JSON: what the vLLM
     profile can write into a frame) holds the slots' marker; then the memoised path serves the
@@ -162,9 +143,9 @@ def slot_free(completion: Any, request: Any) -> bool:
         return False
 
 
-def responses_frames(vllm: Reply, ids: SlotIds, ctx: RequestContext, memo: Any) -> Reply:
+def responses_frames(vllm: Reply, ids: AsciiIdRecorder, ctx: RequestContext, memo: Any) -> Reply:
     """:func:`mockoss.profiles.openai.wire.responses_frames` of a vLLM stream made with ``ids``
-    (:class:`SlotIds`), memoised on ``memo``, with the slots filled by the ids ``ctx.ids`` gives
+    (:class:`~mockoss.profiles.replay.AsciiIdRecorder`), memoised on ``memo``, with the slots filled by the ids ``ctx.ids`` gives
     in the same order (see the module)."""
     frames = vllm.frames
     key = (_RESPONSES, len(frames))
@@ -174,12 +155,11 @@ def responses_frames(vllm: Reply, ids: SlotIds, ctx: RequestContext, memo: Any) 
     if entry is None:
         entry = _responses_entry(frames)
         memo[key] = entry
-    values = {n: ctx.ids.next() for n in range(1, ids.count + 1)}
-    out = entry.out.fill({n: v.encode() for n, v in values.items()})
+    values = IdRecorder.replay(ids.calls, ctx.ids)
+    out = entry.out.fill(values)
     for index, (renamed, call_ids) in zip(entry.volatile, entry.states, strict=True):
-        rewritten = ResponsesRewrite(renamed, call_ids).frame(frames[index]).decode()
-        out[index] = _SLOT.sub(lambda m: values[int(m.group(1))], rewritten).encode()
-    abort = vllm.abort if vllm.abort is None else _SLOT.sub(lambda m: values[int(m.group(1))], vllm.abort)
+        out[index] = Template(ResponsesRewrite(renamed, call_ids).frame(frames[index]), marks=ASCII).fill(values)
+    abort = vllm.abort if vllm.abort is None else Template(vllm.abort, marks=ASCII).fill(values).decode()
     return Reply(status=vllm.status, media_type=vllm.media_type, frames=tuple(out), abort=abort)
 
 
@@ -194,4 +174,4 @@ def _responses_entry(frames: Any) -> _Entry:
             states.append((dict(rewrite.renamed), dict(rewrite.call_ids)))
         rewritten = rewrite.frame(frame)
         out.append(b"" if volatile and volatile[-1] == index else rewritten)
-    return _Entry(_stable(frames, tuple(volatile)), tuple(volatile), SlotFrames(out, _SLOT_BYTES), tuple(states))
+    return _Entry(_stable(frames, tuple(volatile)), tuple(volatile), FramesTemplate(out, marks=ASCII), tuple(states))
