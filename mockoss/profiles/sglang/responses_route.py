@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import JSON_MEDIA_TYPE, SSE_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView
+from mockoss.profiles.replay import Draws, IdRecorder, Template
 from mockoss.profiles.sglang.responses import (
     _STREAM_HEADERS,
     NO_MODEL,
@@ -20,7 +21,6 @@ from mockoss.profiles.sglang.responses import (
 )
 from mockoss.profiles.sglang.responses_checks import invalid, reject
 from mockoss.profiles.sglang.responses_stream import output_template, splice_output, stream_events
-from mockoss.profiles.replay import Draws, IdRecorder, Template
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:

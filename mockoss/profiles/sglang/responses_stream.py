@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView
+from mockoss.profiles.replay import Draws, FramesTemplate, IdRecorder, Template
 from mockoss.profiles.sglang.responses import (
     _STREAM_HEADERS,
     ItemError,
@@ -42,7 +43,6 @@ from mockoss.profiles.sglang.responses import (
     role_of,
     usage_object,
 )
-from mockoss.profiles.replay import Draws, FramesTemplate, IdRecorder, Template
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:

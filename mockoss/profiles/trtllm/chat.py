@@ -30,9 +30,9 @@ from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.library import parse_with
 from mockoss.harmony.trace import ParserTrace
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, IdSource, Reply, RequestContext
+from mockoss.profiles.replay import IdRecorder, Template, new_id, templatable
 from mockoss.profiles.sse import SseEvents
 from mockoss.profiles.trtllm.adapter import StreamState, ToolFilter, map_messages, merge_deltas, strip_incomplete
-from mockoss.profiles.replay import IdRecorder, Template, new_id, templatable
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:

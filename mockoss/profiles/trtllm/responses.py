@@ -47,8 +47,8 @@ from openai_harmony import Message, StreamState
 
 from mockoss.harmony.library import parse_with
 from mockoss.profiles.base import SSE_MEDIA_TYPE, IdSource, Reply, RequestContext, ResponsesRequestView
-from mockoss.profiles.trtllm.chat import engine_batches, fed_batches, output_tokens
 from mockoss.profiles.replay import IdRecorder, Template, templatable
+from mockoss.profiles.trtllm.chat import engine_batches, fed_batches, output_tokens
 from mockoss.profiles.web_search import web_search_item
 from mockoss.profiles.wire import dumps
 
