@@ -43,6 +43,7 @@ from mockoss.profiles.base import (
     RequestContext,
     ResponsesRequestView,
 )
+from mockoss.profiles.sse import SseEvents, whole_event
 from mockoss.profiles.vllm.chat_plan import with_end_of_script
 from mockoss.profiles.vllm.errors import ERROR_TYPES
 from mockoss.profiles.vllm.responses_echo import Echo
@@ -377,6 +378,11 @@ def _stream(profile: VllmProfile, plan: _Plan, echo: Echo, ids: IdSource) -> Rep
             frames += [event + b"\n\n" for event in events]
     else:
         frames += [fill(t, stream_hex, seq).encode() for seq, t in enumerate(plan.events, 2)]
+    # The joined events are whole SSE events (checked when the plan was made; an id holds no
+    # newline), so the frames can say so (SseEvents) once the few others are checked too: the
+    # transport then counts the stream's separators without scanning its bytes (~1.9 ms for a
+    # 10,000-token answer's 2.3 MB).
+    events = plan.joined is not None and not any("\n" in h for h in stream_hex)
     failure = (profile.harmony_error_status, plan.harmony_error) if plan.harmony_error is not None else plan.failure
     if failure is None:
         if _shapes(profile)[2]:  # reuse_streamed_item_ids: the output holds the streamed ids
@@ -384,13 +390,21 @@ def _stream(profile: VllmProfile, plan: _Plan, echo: Echo, ids: IdSource) -> Rep
         else:
             output = fill(plan.output, _hex_ids(ids, plan.final_ids, profile.id_digits))
         frames.append(_response_frame("response.completed", echo.render(plan.status, output, plan), len(frames)).encode())
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=_frames(frames, events, 2))
     status, message = failure
     if profile.responses_stream_error == "error_event":
         error = {"code": ERROR_TYPES.get(status, "InternalServerError"), "message": message, "param": None, "sequence_number": len(frames), "type": "error"}
         frames.append(f"event: error\ndata: {dumps(error)}\n\n".encode())
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames), abort=message)
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=_frames(frames, events, 2))
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=_frames(frames, events, 2), abort=message)
+
+
+def _frames(frames: list[bytes], events: bool, head: int) -> tuple[bytes, ...]:
+    """``frames`` as :class:`~mockoss.profiles.sse.SseEvents` when ``events`` (the frames from
+    ``head`` to the last are known whole events) and the others are whole events too, else a tuple."""
+    if events and all(whole_event(frames[i]) for i in range(head)) and whole_event(frames[-1]):
+        return SseEvents(frames)
+    return tuple(frames)
 
 
 def request_plan(profile: VllmProfile, completion: Completion, request: ResponsesRequestView) -> _Plan:
