@@ -15,6 +15,7 @@ to every profile; its review fuzzed this on 66,000 request pairs).
 from __future__ import annotations
 
 import json
+
 import pytest
 
 import mockoss.harmony.completion as completion_module
