@@ -29,7 +29,8 @@ no ``response.failed``: Ollama's error line decodes as an empty response, which 
 ``response.failed`` exists only on Ollama's web-search path, which mockoss does not emulate.
 
 Everything but ids, timestamps and token counts is built once per (generation, request echo,
-model) with placeholders, and filled per request.
+model) with placeholders, and filled per request. The placeholders are ones that occur nowhere in
+the reply's echoed or generated text (:func:`_holes_for`), so that text is never filled in.
 """
 
 from __future__ import annotations
@@ -72,6 +73,49 @@ _SEP = "\x1e"  # never raw in Go JSON (escaped as \u001e inside strings)
 
 
 @dataclass(frozen=True, slots=True)
+class _Holes:
+    """One set of placeholders: the id strings, then the numbers (prompt and total tokens, the
+    first token's and the end's second)."""
+
+    resp: str
+    msg: str
+    rs: str
+    call: str
+    fc: str
+    prompt: int
+    total: int
+    first: int
+    done: int
+
+    def strings(self) -> tuple[str, ...]:
+        """The holes as they appear in a template, in the order :func:`_fill` fills them."""
+        ids = (self.resp, self.msg, self.rs, self.call, self.fc)
+        return ids + tuple(str(n) for n in (self.prompt, self.total, self.first, self.done))
+
+
+_DEFAULT = _Holes(_RESP, _MSG, _RS, _CALL, _FC, _PROMPT, _TOTAL, _FIRST, _DONE)
+
+
+def _salted(k: int) -> _Holes:
+    """The ``k``-th other set of placeholders (``k >= 1``), for texts that hold the default ones."""
+    return _Holes(
+        *(f"{hole[:-2]}-{k}@@" for hole in (_RESP, _MSG, _RS, _CALL, _FC)),
+        *(n + 10 * k for n in (_PROMPT, _TOTAL, _FIRST, _DONE)),
+    )
+
+
+def _holes_for(probe: str) -> _Holes:
+    """The first set of placeholders none of which occurs in ``probe`` (the reply's echoed and
+    generated text): a placeholder in the user's or the script's text would otherwise be filled
+    with an id or a count. The default set for all but such texts (the same bytes as before)."""
+    k, holes = 0, _DEFAULT
+    while any(hole in probe for hole in holes.strings()):
+        k += 1
+        holes = _salted(k)
+    return holes
+
+
+@dataclass(frozen=True, slots=True)
 class _Template:
     """A reply with holes: ``text`` (frames joined by ``_SEP``, or the body), the id placeholders
     it uses, and whether it is a stream."""
@@ -79,8 +123,10 @@ class _Template:
     text: str
     uses: tuple[str, ...]
     streamed: bool
+    #: The placeholders ``text`` is made with (:func:`_holes_for`).
+    holes: _Holes = _DEFAULT
     #: The frames (or body) cut at the holes once (:mod:`mockoss.profiles.replay`, markers
-    #: numbered as :data:`_HOLES`), filled per request in one pass instead of a ``str.replace`` of
+    #: numbered as :meth:`_Holes.strings`), filled per request in one pass instead of a ``str.replace`` of
     #: the whole text per hole (a 10,000-token stream: 7 passes over ~3 MB, then a split and an
     #: encode per frame, ~12-25 ms a request); ``None`` when the scripted text holds ``mockoss-``.
     compiled: FramesTemplate | Template | None = None
@@ -90,75 +136,81 @@ def _fill(template: _Template, generation: Generation, profile: OllamaProfile, c
     """Draw the ids (response, message, then reasoning, tool call, function-call item) and put the
     request's ids, times and counts into ``template``."""
     ids = ctx.ids
+    h = template.holes
     draws = {
-        _RESP: lambda: f"resp_{rand_int(ids, 999999)}",
-        _MSG: lambda: f"msg_{rand_int(ids, 999999)}",
-        _RS: lambda: f"rs_{rand_int(ids, 999999)}",
-        _CALL: lambda: tool_call_id(ids),
-        _FC: lambda: f"fc_{rand_int(ids, 999999)}",
+        h.resp: lambda: f"resp_{rand_int(ids, 999999)}",
+        h.msg: lambda: f"msg_{rand_int(ids, 999999)}",
+        h.rs: lambda: f"rs_{rand_int(ids, 999999)}",
+        h.call: lambda: tool_call_id(ids),
+        h.fc: lambda: f"fc_{rand_int(ids, 999999)}",
     }
+    holes = h.strings()
     if template.compiled is not None:  # the same values, drawn in the same order, put in at the holes
-        values = [draws[hole]().encode() if hole in template.uses or hole in (_RESP, _MSG) else b"" for hole in _HOLES[:5]]
+        values = [
+            draws[hole]().encode() if hole in template.uses or hole in (h.resp, h.msg) else b"" for hole in holes[:5]
+        ]
         clock = Timeline.of(profile, ctx, generation.eval_count)
         first = clock.token_ns(generation.chunks[0].position) if generation.chunks else clock.done_ns
-        values += [str(n).encode() for n in (ctx.prompt_tokens, ctx.prompt_tokens + generation.eval_count, first // _NS, clock.done_ns // _NS)]
+        values += [
+            str(n).encode()
+            for n in (ctx.prompt_tokens, ctx.prompt_tokens + generation.eval_count, first // _NS, clock.done_ns // _NS)
+        ]
         if isinstance(template.compiled, Template):
             return Reply(status=200, body=template.compiled.fill(values))
-        return Reply(status=200, media_type="text/event-stream", frames=tuple(template.compiled.fill(values)), headers=SSE_HEADERS)
+        return Reply(
+            status=200,
+            media_type="text/event-stream",
+            frames=tuple(template.compiled.fill(values)),
+            headers=SSE_HEADERS,
+        )
     text = template.text
-    for placeholder in (_RESP, _MSG, _RS, _CALL, _FC):
-        if placeholder in template.uses or placeholder in (_RESP, _MSG):
+    for placeholder in holes[:5]:
+        if placeholder in template.uses or placeholder in (h.resp, h.msg):
             value = draws[placeholder]()
             text = text.replace(placeholder, value)
     clock = Timeline.of(profile, ctx, generation.eval_count)
     first = clock.token_ns(generation.chunks[0].position) if generation.chunks else clock.done_ns
-    for placeholder, value in (
-        (_PROMPT, ctx.prompt_tokens),
-        (_TOTAL, ctx.prompt_tokens + generation.eval_count),
-        (_FIRST, first // _NS),
-        (_DONE, clock.done_ns // _NS),
+    for placeholder, value in zip(
+        holes[5:], (ctx.prompt_tokens, ctx.prompt_tokens + generation.eval_count, first // _NS, clock.done_ns // _NS)
     ):
-        text = text.replace(str(placeholder), str(value))
+        text = text.replace(placeholder, str(value))
     if not template.streamed:
         return Reply(status=200, body=text.encode())
     frames = tuple(frame.encode() for frame in text.split(_SEP))
     return Reply(status=200, media_type="text/event-stream", frames=frames, headers=SSE_HEADERS)
 
 
-def _uses(text: str) -> tuple[str, ...]:
-    return tuple(p for p in (_RS, _CALL, _FC) if p in text)
+def _uses(text: str, h: _Holes) -> tuple[str, ...]:
+    return tuple(p for p in (h.rs, h.call, h.fc) if p in text)
 
 
-#: The holes of a template, in the order :func:`_fill` fills them (ids, then numbers).
-_HOLES = (_RESP, _MSG, _RS, _CALL, _FC, str(_PROMPT), str(_TOTAL), str(_FIRST), str(_DONE))
-_HOLE = re.compile("|".join(map(re.escape, _HOLES)))
-
-
-def _compiled(text: str, streamed: bool) -> FramesTemplate | Template | None:
+def _compiled(text: str, streamed: bool, h: _Holes) -> FramesTemplate | Template | None:
     """``text`` cut at its holes (see :attr:`_Template.compiled`); ``None`` when the text (the
     scripted answer, the echoed request) holds what a marker of :mod:`mockoss.profiles.replay` is
     made of."""
     if "mockoss-id:" in text or "mockoss-val:" in text:
         return None
-    marked = _HOLE.sub(lambda match: f"\x00mockoss-id:{_HOLES.index(match.group())}\x00", text)
+    holes = h.strings()
+    pattern = re.compile("|".join(map(re.escape, holes)))
+    marked = pattern.sub(lambda match: f"\x00mockoss-id:{holes.index(match.group())}\x00", text)
     return FramesTemplate(marked.split(_SEP)) if streamed else Template(marked)
 
 
-def _full_template(generation: Generation, echo: Echo, model: str) -> _Template:
+def _full_template(generation: Generation, echo: Echo, model: str, h: _Holes) -> _Template:
     output: list[Any] = []
     if generation.thinking:
         summary = [{"type": "summary_text", "text": generation.thinking}]
         output.append(
-            {"id": f"rs_{_RESP}", "type": "reasoning", "summary": summary, "encrypted_content": generation.thinking}
+            {"id": f"rs_{h.resp}", "type": "reasoning", "summary": summary, "encrypted_content": generation.thinking}
         )
     call = generation.tool_call
     if call is not None:
         output.append(
             {
-                "id": f"fc_{_RESP}_0",
+                "id": f"fc_{h.resp}_0",
                 "type": "function_call",
                 "status": "completed",
-                "call_id": _CALL,
+                "call_id": h.call,
                 "name": call.name,
                 "arguments": call.arguments,
             }
@@ -166,35 +218,35 @@ def _full_template(generation: Generation, echo: Echo, model: str) -> _Template:
     else:
         output.append(
             {
-                "id": _MSG,
+                "id": h.msg,
                 "type": "message",
                 "status": "completed",
                 "role": "assistant",
                 "content": [text_part(generation.content)],
             }
         )
-    counts = usage(_PROMPT, generation.eval_count) | {"total_tokens": _TOTAL}
+    counts = usage(h.prompt, generation.eval_count) | {"total_tokens": h.total}
     body = response_object(
         echo,
-        _RESP,
+        h.resp,
         model,
-        created=_DONE,
-        completed=_DONE,
+        created=h.done,
+        completed=h.done,
         status="completed",
         output=output,
         usage=counts,
         stream=False,
     )
     text = dumps(body) + "\n"
-    return _Template(text, _uses(text), streamed=False)
+    return _Template(text, _uses(text, h), streamed=False, holes=h)
 
 
 class _Converter:
     """``ResponsesStreamConverter``, fed the chat handler's responses one by one; ids are
     placeholders (filled per request)."""
 
-    def __init__(self, echo: Echo, model: str) -> None:
-        self.response_id, self.item_id, self.echo, self.model = _RESP, _MSG, echo, model
+    def __init__(self, echo: Echo, model: str, h: _Holes) -> None:
+        self.response_id, self.item_id, self.echo, self.model, self.holes = h.resp, h.msg, echo, model, h
         self.frames: list[str] = []
         self.seq = self.output_index = 0
         self.first = True
@@ -249,7 +301,7 @@ class _Converter:
 
     def _thinking(self, thinking: str) -> None:
         if self.reasoning_id is None:
-            self.reasoning_id = _RS
+            self.reasoning_id = self.holes.rs
             item = {"id": self.reasoning_id, "type": "reasoning", "summary": []}
             self.event("response.output_item.added", {"output_index": self.output_index, "item": item})
         self.thinking += thinking
@@ -280,7 +332,7 @@ class _Converter:
     def _calls(self, calls: list[tuple[str, str, str]]) -> None:
         for i, (call_id, name, arguments) in enumerate(calls):
             index = self.output_index + i
-            item_id = f"{_FC}_{i}"
+            item_id = f"{self.holes.fc}_{i}"
             item = {
                 "id": item_id,
                 "type": "function_call",
@@ -352,24 +404,48 @@ class _Converter:
         self.event("response.completed", {"response": self.response("completed", output, usage, now, now)})
 
 
-def _stream_template(generation: Generation, echo: Echo, model: str, tool_call_error: str) -> _Template | None:
+def _stream_template(
+    generation: Generation, echo: Echo, model: str, tool_call_error: str, h: _Holes
+) -> _Template | None:
     """The stream's frames with holes, or ``None`` for an HTTP 500 (failure before any event)."""
-    converter = _Converter(echo, model)
-    counts = usage(_PROMPT, generation.eval_count) | {"total_tokens": _TOTAL}
+    converter = _Converter(echo, model, h)
+    counts = usage(h.prompt, generation.eval_count) | {"total_tokens": h.total}
     for chunk in generation.chunks:
-        converter.process(_FIRST, chunk.content, chunk.thinking, [], False, counts)
+        converter.process(h.first, chunk.content, chunk.thinking, [], False, counts)
     if generation.error is not None:
         if not converter.frames and tool_call_error != "v0.11.3":
             return None
         # Ollama's error line decodes as an empty response: the first one still opens the stream.
-        converter.process(_DONE if not converter.frames else _FIRST, "", "", [], False, counts)
+        converter.process(h.done if not converter.frames else h.first, "", "", [], False, counts)
     else:
         calls = []
         if generation.tool_call is not None:
-            calls.append((_CALL, generation.tool_call.name, generation.tool_call.arguments))
-        converter.process(_DONE, generation.final_content, generation.final_thinking, calls, True, counts)
+            calls.append((h.call, generation.tool_call.name, generation.tool_call.arguments))
+        converter.process(h.done, generation.final_content, generation.final_thinking, calls, True, counts)
     text = _SEP.join(converter.frames)
-    return _Template(text, _uses(text), streamed=True)
+    return _Template(text, _uses(text, h), streamed=True, holes=h)
+
+
+def _probe(generation: Generation, echo: Echo, model: str, stream: bool) -> str:
+    """The texts a reply carries that come from the request or the script: the echoed fields as
+    Go writes them (numbers too) and the generation's raw texts (Go's escaping turns a character
+    into a backslash sequence, and no placeholder holds a backslash, so a placeholder in the
+    written text is one in the raw text)."""
+    echoed = response_object(
+        echo, "", model, created=0, completed=None, status="", output=[], usage=None, stream=stream
+    )
+    texts = [
+        dumps(echoed),
+        generation.final_content,
+        generation.final_thinking,
+        generation.content,
+        generation.thinking,
+    ]
+    for chunk in generation.chunks:
+        texts += (chunk.content, chunk.thinking)
+    if generation.tool_call is not None:
+        texts += (generation.tool_call.name, generation.tool_call.arguments)
+    return "\x1f".join(texts)
 
 
 def surface_ollama_responses(
@@ -387,12 +463,13 @@ def surface_ollama_responses(
     key = ("responses", request.stream, profile.tool_call_error, echo.key, request.model)
     template = generation.memo.get(key, False)
     if template is False:
+        h = _holes_for(_probe(generation, echo, request.model, request.stream))
         if request.stream:
-            template = _stream_template(generation, echo, request.model, profile.tool_call_error)
+            template = _stream_template(generation, echo, request.model, profile.tool_call_error, h)
         else:
-            template = _full_template(generation, echo, request.model)
+            template = _full_template(generation, echo, request.model, h)
         if template is not None:
-            template = dataclasses.replace(template, compiled=_compiled(template.text, template.streamed))
+            template = dataclasses.replace(template, compiled=_compiled(template.text, template.streamed, h))
         generation.memo[key] = template  # type: ignore[index]
     if template is None:
         assert generation.error is not None
