@@ -11,19 +11,16 @@ only cut, replaced, regrouped, split and spaced in time.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import random
 import re
-from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain, islice, repeat
-from operator import add, eq
-from typing import NamedTuple, overload
+from typing import NamedTuple
 
 from mockoss.profiles.base import Reply
 from mockoss.profiles.sse import is_sse_events
 from mockoss.scenario.transport import MAX_DELAY_MS, TransportSpec
+from mockoss.server.schedule_parts import FrameView, GroupedFrames, PacedTimes, seeded_rng
 
 __all__ = [
     "FRAMES_PER_WRITE",
@@ -140,11 +137,6 @@ class Schedule:
         return cls(head_ms, tuple(w.at_ms for w in writes), tuple(w.data for w in writes), end_ms, drop, content_length)
 
 
-def _rng(seed: int | str, index: int, purpose: str) -> random.Random:
-    data = f"{type(seed).__name__}:{seed}|{index}|transport.{purpose}".encode()
-    return random.Random(int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big"))
-
-
 def _after(count: int | None, total: int) -> int | None:
     """Resolve "after N frames" (negative: from the end) to 0..total."""
     if count is None:
@@ -164,7 +156,7 @@ def _jitter(spec: TransportSpec, seed: int | str, index: int) -> Callable[[float
     """Scale a duration by ``1 ± jitter`` (seeded); without jitter, no generator is seeded (5 us)."""
     if not spec.jitter:
         return lambda ms: ms
-    rng = _rng(seed, index, "jitter")
+    rng = seeded_rng(seed, index, "jitter")
     return lambda ms: ms * (1.0 + spec.jitter * (2.0 * rng.random() - 1.0))
 
 
@@ -256,196 +248,9 @@ def _stream(reply: Reply, spec: TransportSpec, seed: int | str, index: int) -> S
         return Schedule(0.0, times, GroupedFrames(data, per_write), end, drop, None, ends if events else None)  # type: ignore[arg-type]
     at_ms, writes, ends = _group(list(data), list(timing), per_write, stall if stall is not None and stall < cut else None)
     if spec.split_special:
-        at_ms, writes = _split(at_ms, writes, spec.split_gap_ms, _rng(seed, index, "split"))
+        at_ms, writes = _split(at_ms, writes, spec.split_gap_ms, seeded_rng(seed, index, "split"))
     end = max(end, at_ms[-1]) if at_ms else end
     return Schedule(0.0, tuple(at_ms), tuple(writes), end, drop, None, ends if events else None)
-
-
-class PacedTimes(Sequence[float]):
-    """The write times (ms) of a stream written one frame per send, computed as they are read.
-
-    ``at[0] = ttft``, ``at[k] = at[k-1] + interval`` (each term scaled by its own seeded jitter
-    draw, in order), plus ``stall_ms`` from frame ``stall`` on: the same float operations, in the
-    same order, as the list this replaces, so the times are the same to the last bit. Nothing per
-    frame is stored: a paced 11,003-frame stream kept 11,003 floats and two 11,003-slot lists
-    (~0.5 MB) for as long as it lasted (up to the 600 s maximum; issue 9 review, eighth session,
-    finding 4). Iterating costs a C-level ``accumulate`` without jitter; indexing is ``O(k)``
-    (only the first and the last are kept), so callers iterate.
-    """
-
-    __slots__ = ("_count", "_index", "_interval", "_jitter", "_seed", "_stall", "_stall_ms", "_ttft", "first", "last")
-
-    def __init__(
-        self,
-        ttft_ms: float,
-        interval: float,
-        jitter: float | None,
-        seed: int | str,
-        index: int,
-        count: int,
-        stall: int | None = None,
-        stall_ms: float = 0.0,
-    ) -> None:
-        self._ttft, self._interval, self._jitter, self._seed, self._index = ttft_ms, interval, jitter, seed, index
-        self._count, self._stall, self._stall_ms = count, stall, stall_ms
-        self.first = self.last = 0.0
-        if count:
-            last = 0.0
-            for last in deque(iter(self), maxlen=1):
-                pass
-            self.first, self.last = next(iter(self)), last
-
-    def _raw(self) -> Iterator[float]:
-        """The times without the stall."""
-        count = self._count
-        if not self._jitter:
-            at = self._ttft
-            if not self._interval:  # every frame at the first one's time
-                return repeat(at, count)
-            return accumulate(repeat(self._interval, count - 1), initial=at)
-        rng = _rng(self._seed, self._index, "jitter")
-        scale = self._jitter
-
-        def jittered(ms: float) -> float:
-            return ms * (1.0 + scale * (2.0 * rng.random() - 1.0))
-
-        at = jittered(self._ttft)  # drawn first, as the schedule always drew it
-        return accumulate(map(jittered, repeat(self._interval, count - 1)), initial=at)
-
-    def __iter__(self) -> Iterator[float]:
-        if not self._count:
-            return iter(())
-        raw = self._raw()
-        stall = self._stall
-        if stall is None:
-            return raw
-        return chain(islice(raw, stall), map(add, raw, repeat(self._stall_ms)))
-
-    def __len__(self) -> int:
-        return self._count
-
-    @overload
-    def __getitem__(self, key: int) -> float: ...
-    @overload
-    def __getitem__(self, key: slice) -> tuple[float, ...]: ...
-    def __getitem__(self, key: int | slice) -> float | tuple[float, ...]:
-        if isinstance(key, slice):
-            return tuple(self)[key]
-        position = key + self._count if key < 0 else key
-        if not 0 <= position < self._count:
-            raise IndexError("time index out of range")
-        if position == 0:
-            return self.first
-        if position == self._count - 1:
-            return self.last
-        return next(islice(iter(self), position, None))
-
-    def first_of(self, count: int) -> PacedTimes:
-        """The first ``count`` times (``count`` ≤ ``len(self)``)."""
-        return PacedTimes(self._ttft, self._interval, self._jitter, self._seed, self._index, count, self._stall, self._stall_ms)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return len(self) == len(other) and all(map(eq, self, other))
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __repr__(self) -> str:
-        return f"PacedTimes({list(self)!r})"
-
-
-class FrameView(Sequence[bytes]):
-    """The first ``stop`` of a reply's ``frames``, frame ``replaced`` (if not ``None``) read as
-    ``replacement``: a stream cut or made malformed by its spec without a copy of its frames."""
-
-    __slots__ = ("_frames", "_replaced", "_replacement", "_stop")
-
-    def __init__(self, frames: Sequence[bytes], stop: int, replaced: int | None, replacement: bytes) -> None:
-        self._frames, self._stop, self._replacement = frames, stop, replacement
-        self._replaced = replaced if replaced is not None and replaced < stop else None
-
-    def __len__(self) -> int:
-        return self._stop
-
-    def __iter__(self) -> Iterator[bytes]:
-        replaced = self._replaced
-        if replaced is None:
-            return islice(self._frames, self._stop)
-        return chain(islice(self._frames, replaced), (self._replacement,), islice(self._frames, replaced + 1, self._stop))
-
-    @overload
-    def __getitem__(self, key: int) -> bytes: ...
-    @overload
-    def __getitem__(self, key: slice) -> tuple[bytes, ...]: ...
-    def __getitem__(self, key: int | slice) -> bytes | tuple[bytes, ...]:
-        if isinstance(key, slice):
-            start, stop, step = key.indices(self._stop)
-            if step != 1:
-                return tuple(self)[key]
-            part = tuple(self._frames[start:stop])
-            replaced = self._replaced
-            if replaced is not None and start <= replaced < stop:
-                part = (*part[: replaced - start], self._replacement, *part[replaced - start + 1 :])
-            return part
-        position = key + self._stop if key < 0 else key
-        if not 0 <= position < self._stop:
-            raise IndexError("frame index out of range")
-        return self._replacement if position == self._replaced else self._frames[position]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return len(self) == len(other) and all(map(eq, self, other))
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __repr__(self) -> str:
-        return f"FrameView({list(self)!r})"
-
-
-class GroupedFrames(Sequence[bytes]):
-    """``frames`` joined ``per_write`` at a time, each write joined when it is read."""
-
-    __slots__ = ("_frames", "_per_write")
-
-    def __init__(self, frames: Sequence[bytes], per_write: int) -> None:
-        self._frames, self._per_write = frames, per_write
-
-    def __len__(self) -> int:
-        return (len(self._frames) + self._per_write - 1) // self._per_write
-
-    def __iter__(self) -> Iterator[bytes]:
-        frames, per_write = self._frames, self._per_write
-        for start in range(0, len(frames), per_write):
-            yield b"".join(frames[start : start + per_write])
-
-    @overload
-    def __getitem__(self, key: int) -> bytes: ...
-    @overload
-    def __getitem__(self, key: slice) -> tuple[bytes, ...]: ...
-    def __getitem__(self, key: int | slice) -> bytes | tuple[bytes, ...]:
-        if isinstance(key, slice):
-            return tuple(self[position] for position in range(*key.indices(len(self))))
-        count = len(self)
-        position = key + count if key < 0 else key
-        if not 0 <= position < count:
-            raise IndexError("write index out of range")
-        start = position * self._per_write
-        return b"".join(self._frames[start : start + self._per_write])
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return len(self) == len(other) and all(map(eq, self, other))
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __repr__(self) -> str:
-        return f"GroupedFrames({list(self)!r})"
 
 
 def _group(
