@@ -30,15 +30,14 @@ client 1.07-1.24 s; now 23-26 ms.
 
 from __future__ import annotations
 
-import gc
 import heapq
 import json
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+from mockoss.collector import COLLECTOR
 from mockoss.scenario.schema_check import check_schema, prepare
 from mockoss.scenario.schema_check import short as _short
 
@@ -113,7 +112,7 @@ def tool_call_warnings(
     warnings = []
     unchecked: list[str] = []  # names of the calls whose schema check stopped or never ran
     listed: str | None = None  # the declared names a "not declared" line shows, found once
-    paused = False  # the collector, from the first schema check on (see _CollectorPause)
+    paused = False  # the collector, from the first schema check on (see mockoss.collector.CollectorPause)
     try:
         for name, arguments in calls:
             if name not in declared:
@@ -133,7 +132,7 @@ def tool_call_warnings(
                 continue
             if started is None:
                 prepare()  # a process's first check imports jsonschema (~0.13 s, once): not on this request's budget
-                _collector.pause()  # a full collection is not the schema's work (see _CollectorPause)
+                COLLECTOR.pause()  # a full collection is not the schema's work (see mockoss.collector.CollectorPause)
                 paused = True
                 started = time.thread_time()
             left = budget - (time.thread_time() - started)
@@ -150,58 +149,10 @@ def tool_call_warnings(
             warnings.append(_over_budget(unchecked, time.thread_time() - started, budget))
     finally:
         if paused:
-            _collector.resume()
+            COLLECTOR.resume()
     return tuple(warnings)
 
 
-class _CollectorPause:
-    """Python's cyclic garbage collector paused while a request's schema checks run (at most
-    :data:`REQUEST_BUDGET_S` of CPU, plus one keyword's work).
-
-    A collection runs in whichever thread allocates when a threshold is crossed, and its time is
-    that thread's CPU time: a full pass over a big heap (a test process holding ~2 million objects:
-    ~40 ms) falling inside a check was charged to the schema and cut a legitimate check short,
-    a false "not fully checked" warning that fails a test under
-    ``assert_tool_calls_match_declared_tools=True`` (found by a review). Pausing the collector for
-    a few ms is what the ``gc`` module's documentation suggests for such stretches; reference
-    counting still frees everything that is not in a cycle, and the next collection after
-    :meth:`resume` finds the rest. Counted, so that checks in several threads (one
-    server per pytest test id) turn it back on only when the last one ends.
-
-    Paused by generation 0's threshold (0: no automatic collection, ``gc.set_threshold``'s
-    documented meaning, which CPython's own test suite checks on the incremental collector too:
-    python/cpython PR #140304, gh-139951, backported to 3.13 and 3.14), not ``gc.disable()``:
-    the enabled flag stays the user's, so a ``gc.disable()`` on another thread while a check runs
-    (``timeit`` does, around what it times) is not undone when the check ends, and a check started while the user had the collector off is
-    still paused when the user turns it on (a review's findings). The thresholds are put back
-    only if nobody changed them meanwhile. Left: code on another thread that saves the thresholds
-    while a check runs and sets them back after it ends restores generation 0's 0 (no automatic
-    collection until thresholds are set again); saving and restoring ``gc.isenabled()`` is the
-    common idiom, and is safe.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._depth = 0  # checks paused now, on any thread
-        self._saved: tuple[int, ...] = ()  # the thresholds before the first of them paused
-
-    def pause(self) -> None:
-        """Pause for one request's checks; the caller's ``finally`` calls :meth:`resume` once."""
-        with self._lock:
-            if self._depth == 0:
-                self._saved = gc.get_threshold()
-                gc.set_threshold(0, *self._saved[1:])
-            self._depth += 1
-
-    def resume(self) -> None:
-        """End one :meth:`pause`; the last one puts the thresholds back unless changed meanwhile."""
-        with self._lock:
-            self._depth -= 1
-            if self._depth == 0 and gc.get_threshold() == (0, *self._saved[1:]):  # else changed meanwhile: theirs
-                gc.set_threshold(*self._saved)
-
-
-_collector = _CollectorPause()
 
 
 def _declared_list(declared: Mapping[str, Any]) -> str:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
+from mockoss.collector import COLLECTOR
 from mockoss.endpoints import ENDPOINTS, prompt_cache_generation
 from mockoss.harmony.prompt._common import _text
 from mockoss.jsonbody import parse_json_and_hand_on
@@ -353,14 +354,23 @@ def _respond_counting(server: MockServer, endpoint: str, raw: bytes, headers: Ma
     """``server.respond`` (on a worker thread) with the prompt counted in the worker process once
     the request is known valid, before the server lock (:data:`mockoss.server.prelock.PROMPT_COUNTER`),
     and rendered there when the reply carries its token ids (:data:`mockoss.server.prelock.PROMPT_RENDERER`:
-    Ollama's ``/api/generate`` ``context``)."""
+    Ollama's ``/api/generate`` ``context``).
+
+    The garbage collector is paused meanwhile (:data:`mockoss.collector.COLLECTOR`): a big body's
+    parsed objects (1.5 million for 100,000 declared tools) are what a full collection triggered
+    by the validation's allocations would walk, each pass 0.24-0.40 s holding the interpreter
+    (``bench_isolation.py`` case ``tools100k``: another client waited up to 516 ms); they are freed
+    by reference counting when the request ends (a parsed body holds no cycle), so the pause
+    leaves nothing for a later pass to walk (issue 9, eighth session)."""
     from mockoss.server.prelock import PROMPT_COUNTER, PROMPT_RENDERER
 
     token = PROMPT_COUNTER.set(count_in_worker)
     rendering = PROMPT_RENDERER.set(render_in_worker)
+    COLLECTOR.pause()
     try:
         return server.respond(endpoint, raw, headers)
     finally:
+        COLLECTOR.resume()
         PROMPT_RENDERER.reset(rendering)
         PROMPT_COUNTER.reset(token)
 

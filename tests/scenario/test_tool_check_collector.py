@@ -1,4 +1,4 @@
-"""The garbage collector is paused while a request's schema checks run (``tool_check._CollectorPause``).
+"""The garbage collector is paused while a request's schema checks run (``mockoss.collector.CollectorPause``).
 
 A review found a full collection (a test process with a big heap: ~40 ms) falling inside a check
 charged to the 25 ms budget: a legitimate schema reported "not fully checked", which fails a test

@@ -1,4 +1,4 @@
-"""The tool check's collector pause (``tool_check._CollectorPause``) leaves the user's own
+"""The tool check's collector pause (``mockoss.collector.CollectorPause``) leaves the user's own
 ``gc.disable()`` / ``gc.enable()`` alone, even when it comes while a check runs on another thread.
 
 A review found that a check running on a server thread turned the collector back on when it ended,
