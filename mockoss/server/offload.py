@@ -40,7 +40,7 @@ from mockoss.endpoints import ENDPOINTS, prompt_cache_generation
 from mockoss.harmony.prompt._common import _text
 from mockoss.jsonbody import parse_json_and_hand_on
 from mockoss.server.longpieces import MAX_WINDOW, PIECE_BUDGET, may_hold_long_pieces
-from mockoss.server.prompt_worker import ENCODE_FAILED, PANICKED, PanicException, read_frame, write_frame
+from mockoss.server.prompt_worker import ENCODE_FAILED, PANICKED, PanicException, read_frame, stop_child, write_frame
 from mockoss.server.warmup import WARM_BEFORE_LOCK
 from mockoss.server.warmup import wanted as warm_wanted
 
@@ -244,11 +244,7 @@ class _Worker:
     def stop(self) -> None:
         process, self._process = self._process, None
         if process is not None:
-            process.kill()
-            process.wait()
-            for pipe in (process.stdin, process.stdout):
-                if pipe is not None:
-                    pipe.close()
+            stop_child(process)
 
 
 _worker = _Worker()

@@ -29,12 +29,14 @@ parent's main script again in the child, which a user's test script without an
 
 from __future__ import annotations
 
+import contextlib
 import struct
+import subprocess
 import sys
 from array import array
 from typing import BinaryIO
 
-__all__ = ["ENCODE_FAILED", "IDS", "PANICKED", "PanicException", "read_frame", "serve", "write_frame"]
+__all__ = ["ENCODE_FAILED", "IDS", "PANICKED", "PanicException", "read_frame", "serve", "stop_child", "write_frame"]
 
 _LENGTH = struct.Struct(">I")
 #: The answer to an ``encode`` or ``render`` request whose work raised, other than a tokenizer panic.
@@ -70,6 +72,19 @@ def write_frame(stream: BinaryIO, payload: bytes) -> None:
     """Write one length-prefixed payload and flush."""
     stream.write(_LENGTH.pack(len(payload)) + payload)
     stream.flush()
+
+
+def stop_child(process: subprocess.Popen[bytes]) -> None:
+    """Kill a worker child, reap it, and close our ends of its pipes (bytes still unflushed to a
+    dead process are dropped). The parents of both helper processes use it: this module's
+    (:class:`mockoss.server.offload._Worker`) and the recorder's scans
+    (:class:`mockoss.upstream.scan_worker.ScanWorker`)."""
+    process.kill()
+    process.wait()
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 def serve(source: BinaryIO, sink: BinaryIO) -> None:

@@ -2,9 +2,9 @@
 megabytes) hold another process's GIL, not the server's.
 
 The recorder's secret scans of big texts run there (:mod:`mockoss.upstream.scrub`,
-``WORKER_CHARS``; issue 9 review, eighth session, finding 1). Frames both ways: an 8-byte
-big-endian length, then a pickle: ``(operation, args)`` one way, ``("ok", result)`` or
-``("error", text)`` the other. Both ends are this package's code in this package's
+``WORKER_CHARS``; issue 9 review, eighth session, finding 1). Frames both ways as the prompt
+worker's (:func:`mockoss.server.prompt_worker.write_frame`): a length, then a pickle:
+``(operation, args)`` one way, ``("ok", result)`` or ``("error", text)`` the other. Both ends are this package's code in this package's
 interpreter (``sys.executable``).
 """
 
@@ -13,32 +13,15 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import struct
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from mockoss.server.prompt_worker import read_frame, stop_child, write_frame
+
 __all__ = ["ScanWorker", "serve"]
-
-_LENGTH = struct.Struct("!Q")
-
-
-def _write_frame(stream: Any, payload: bytes) -> None:
-    stream.write(_LENGTH.pack(len(payload)))
-    stream.write(payload)
-    stream.flush()
-
-
-def _read_frame(stream: Any) -> bytes | None:
-    head = stream.read(_LENGTH.size)
-    if len(head) < _LENGTH.size:
-        return None
-    (size,) = _LENGTH.unpack(head)
-    payload = stream.read(size)
-    return payload if len(payload) == size else None
-
 
 class ScanWorker:
     """One ``python -c <command>`` subprocess running :func:`serve`, used by one thread at a time.
@@ -87,8 +70,8 @@ class ScanWorker:
         with self._lock:
             try:
                 process = self._start()
-                _write_frame(process.stdin, request)
-                answer = _read_frame(process.stdout)
+                write_frame(process.stdin, request)
+                answer = read_frame(process.stdout)
             except OSError:
                 answer = None
             if answer is None:
@@ -101,12 +84,7 @@ class ScanWorker:
     def stop(self) -> None:
         process, self._process = self._process, None
         if process is not None:
-            process.kill()
-            process.wait()
-            for pipe in (process.stdin, process.stdout):
-                if pipe is not None:
-                    with contextlib.suppress(OSError):  # unflushed bytes to a dead process
-                        pipe.close()
+            stop_child(process)
 
 
 def serve(operations: Mapping[str, Callable[..., Any]]) -> None:
@@ -114,10 +92,10 @@ def serve(operations: Mapping[str, Callable[..., Any]]) -> None:
     stdin closes. Standard output carries the answers only (anything printed goes to stderr)."""
     requests, answers = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    while (request := _read_frame(requests)) is not None:
+    while (request := read_frame(requests)) is not None:
         try:
             operation, args = pickle.loads(request)  # from the parent process
             answer: tuple[str, Any] = ("ok", operations[operation](*args))
         except Exception as exc:  # noqa: BLE001  # reported to the parent, which computes it itself
             answer = ("error", f"{type(exc).__name__}: {exc}")
-        _write_frame(answers, pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+        write_frame(answers, pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
