@@ -79,7 +79,7 @@ def _switch(text: str) -> list[tuple[str, Any]]:
             raise argparse.ArgumentTypeError(f"expected NAME=VALUE[,NAME=VALUE…], got {item!r} in {text!r}")
         try:
             pairs.append((name.strip(), load_plain(value)))
-        except (yaml.YAMLError, YamlLimitError, RecursionError) as exc:
+        except (yaml.YAMLError, YamlLimitError) as exc:  # load_plain turns a RecursionError into YamlLimitError
             raise argparse.ArgumentTypeError(f"{name.strip()}: not a plain YAML value: {exc}".replace("\n", " ")) from None
     if not pairs:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE[,NAME=VALUE…], got {text!r}")

@@ -242,7 +242,7 @@ class Proxy:
                 step = self._unbuilt(exc)
         tickets = expect_ticket()
         if heavy or gate.busy or _heavy_answer(step):
-            reply, delivery = await self._off_loop(self._respond, name, raw, headers, step, ids if heavy else None)
+            reply, delivery = await self._off_loop(self._respond, name, raw, headers, step, ids)  # ids only when heavy (_prepare)
         else:
             reply, delivery = self.server.respond(name, raw, headers, step=step)
         return durable(to_response(reply) if delivery is None else to_scheduled_response(reply, delivery), tickets)

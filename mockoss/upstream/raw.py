@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STOP_TOKEN_IDS", "UPSTREAM_STATUS", "ask_upstream", "completion_content", "completion_request", "completion_text", "describe", "failure",
-    "fetch_step",
 ]  # fmt: skip
 
 #: ``<|return|>``, ``<|call|>``: openai-harmony's ``stop_tokens_for_assistant_actions()``.
@@ -83,7 +82,7 @@ def completion_request(
         pydantic.ValidationError: ``body`` is not valid for ``endpoint`` (validate it first).
     """
     if prompt_ids is None:
-        prompt_ids = list(ENDPOINTS[endpoint].render_prompt(body))
+        prompt_ids = ENDPOINTS[endpoint].render_prompt(body)
     prompt: list[int] | str = list(prompt_ids)
     if upstream.prompt == "text":
         prompt = load_encoding().decode(prompt)
@@ -119,7 +118,7 @@ def completion_text(data: Any) -> str:
     except (KeyError, IndexError, TypeError):
         raise ValueError("no choices[0].text in the answer") from None
     if not isinstance(text, str):
-        raise ValueError("choices[0].text is not a string")  # noqa: TRY004  # fetch_step catches ValueError
+        raise ValueError("choices[0].text is not a string")  # noqa: TRY004  # _answer_step catches ValueError
     if choice.get("finish_reason") == "stop" and not text.endswith(("<|return|>", "<|call|>")):
         text += "<|call|>" if choice.get("stop_reason") == CALL else "<|return|>"
     return text
@@ -169,7 +168,7 @@ def _prompt_text(ids: str) -> str:
 
 
 def completion_content(upstream: Upstream, endpoint: str, body: Mapping[str, Any], model: str, prompt_ids: str | None = None) -> bytes:
-    """The bytes :func:`fetch_step` posts: :func:`completion_request` as JSON (``json.dumps``'
+    """The bytes :func:`ask_upstream` posts: :func:`completion_request` as JSON (``json.dumps``'
     default separators).
 
     ``prompt_ids``: the prompt's token ids rendered elsewhere, as ``"id,id,…"``
@@ -179,7 +178,7 @@ def completion_content(upstream: Upstream, endpoint: str, body: Mapping[str, Any
     (``upstream.prompt == "tokens"``), the string goes into the JSON as it is with ``", "`` between
     ids (what ``json.dumps`` writes for a list of ints, ~15 ms for 1.7 million ids, where building
     the list and dumping it took ~0.4 s holding the GIL); as text, the ids are parsed slice by slice
-    (:func:`_parse_ids`) and decoded.
+    (:func:`_id_slices`) and decoded.
 
     Raises:
         pydantic.ValidationError: ``body`` is not valid for ``endpoint`` (validate it first).
@@ -195,21 +194,11 @@ def completion_content(upstream: Upstream, endpoint: str, body: Mapping[str, Any
     return "".join((text[:hole], '"prompt": [', prompt_ids.replace(",", ", "), "]", text[hole + len('"prompt": []') :])).encode()
 
 
-async def fetch_step(
-    client: httpx2.AsyncClient, upstream: Upstream, headers: Mapping[str, str], endpoint: str, body: Mapping[str, Any], model: str
-) -> Step:
-    """Ask ``upstream`` for the raw completion of ``body`` and return the step that answers it:
-    the :class:`~mockoss.harmony.Completion`, or a 502 :func:`failure` (never raises for the
-    upstream's faults: unreachable, timed out, non-200 with an excerpt of its body, unreadable).
-    The prompt is rendered here, in the calling thread (:func:`completion_content`, then
-    :func:`ask_upstream`).
-    """
-    return await ask_upstream(client, upstream, headers, completion_content(upstream, endpoint, body, model))
-
-
 async def ask_upstream(client: httpx2.AsyncClient, upstream: Upstream, headers: Mapping[str, str], content: bytes) -> Step:
     """Post ``content`` (:func:`completion_content`) to ``upstream``'s ``/v1/completions`` and
-    return the step that answers it (see :func:`fetch_step`; never raises for the upstream's faults).
+    return the step that answers it: the :class:`~mockoss.harmony.Completion`, or a 502
+    :func:`failure` (never raises for the upstream's faults: unreachable, timed out, non-200 with
+    an excerpt of its body, unreadable).
 
     A heavy answer (:func:`mockoss.server.offload.is_heavy` of its bytes: 256 KiB or more, or a
     long unbroken run of text, which o200k's BPE tokenizes in quadratic time: a 50,000-character
