@@ -85,6 +85,7 @@ def test_profile_cases_cover_what_each_profile_serves():
     for profile, spec in PROFILES.items():
         assert (f"{profile} chat/s 10k" in names) == ("chat" in spec.endpoints)
         assert (f"{profile} responses/s 10k" in names) == ("responses" in spec.endpoints)
+        assert (f"{profile} responses 10k" in names) == ("responses" in spec.endpoints)
     assert "gptoss-reference chat/s 10k" not in names  # Responses only
     assert {c[1] for c in bench.profile_cases("trtllm, sglang")} == {"long10000@trtllm", "long10000@sglang"}
     with pytest.raises(SystemExit, match="unknown profile"):

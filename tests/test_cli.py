@@ -91,8 +91,9 @@ def test_serve_answers_a_bad_switch_value_with_a_usage_error_not_a_traceback(cap
 
 def test_serve_refuses_a_scenario_dir_that_is_not_a_directory(capsys, tmp_path):
     """issue 9 review, eighth session: a mistyped ``--scenario-dir`` was accepted silently."""
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as stopped:
         _parser().parse_args(["serve", "--scenario-dir", str(tmp_path / "nope"), "--port", "0"])
+    assert stopped.value.code == 2
     assert "not a directory" in capsys.readouterr().err
 
 

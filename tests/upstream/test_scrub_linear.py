@@ -45,7 +45,7 @@ def test_found_values_are_located_without_one_search_per_value() -> None:
     assert _CountingText.finds < 10, _CountingText.finds
 
 
-def test_stream_frames_are_not_searched_once_per_known_value() -> None:
+def test_stream_frames_are_not_searched_once_per_known_value(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """``replace_all`` searched every frame for every known value (4,000 frames x 2,000 values in
     the review); now the frames are searched together, once."""
     tokens = _tokens(200, seed=2)
@@ -54,8 +54,12 @@ def test_stream_frames_are_not_searched_once_per_known_value() -> None:
         _CountingText(f"data: echo {tokens[7]}")
     ]
     _CountingText.finds = 0
+    searched = []  # the texts the known values are searched in: the frames joined, once
+    real = scrub._known_spans
+    monkeypatch.setattr(scrub, "_known_spans", lambda text, values: searched.append(text) or real(text, values))
     out = Scrubber().replace_all(frames, known)
     assert _CountingText.finds < len(tokens)
+    assert len(searched) == 1 and all(frame in searched[0] for frame in frames)
     assert out[-1] == "data: echo [REDACTED:high-entropy-string:1]"
     assert out[:100] == list(frames[:100])
 
@@ -107,8 +111,11 @@ def test_a_failing_worker_leaves_the_scan_to_this_process(monkeypatch) -> None: 
     broken = scrub.ScanWorker("import sys; sys.exit(3)")
     monkeypatch.setattr(scrub, "_worker", broken)
     text = "key sk-proj-" + "Ab1" * 20 + " " + "x" * WORKER_CHARS
+    answers = []  # each ask's answer: None, the worker could not answer
+    real_ask = broken.ask
+    monkeypatch.setattr(broken, "ask", lambda *args: answers.append(real_ask(*args)) or answers[-1])
     assert find_secrets(text) == scrub._find(text, True) != []
-    assert broken.asked == 0
+    assert answers == [None] and broken.asked == 0  # asked once, failed, scanned here
 
 
 def test_safety_net_replaces_a_value_holding_another_whole() -> None:
