@@ -220,7 +220,7 @@ def new_id(ids: IdSource | IdRecorder, prefix: str = "", width: int | None = Non
         return ids.next(prefix)
     if isinstance(ids, IdRecorder):
         return ids.call(_cut_id, prefix, width)
-    return ids.next(prefix)[:width]
+    return _cut_id(ids, prefix, width)
 
 
 def _split(text: str | bytes, marks: Marks = NUL) -> list[bytes | int]:
@@ -319,9 +319,7 @@ class FramesTemplate:
             for column, slot in zip(group[2], slots):  # type: ignore[assignment]
                 column.append(slot)  # type: ignore[arg-type]
         for count, group in ((0, plain), (1, single)):
-            if group[0]:
-                if count in groups:  # a frame of this count the loop above took (never: it takes 2 or more)
-                    raise AssertionError("frame groups overlap")
+            if group[0]:  # (the loop above keeps frames of 2 or more slots only: no overlap)
                 groups[count] = group
         self.count = len(frames)
         self.groups = tuple(

@@ -111,6 +111,6 @@ def _run(profile: GptossReferenceProfile, completion: Completion, max_tokens: in
                                           analysis_recipient_reasoning=profile.analysis_recipient_reasoning)
                 except (IndexError, AttributeError) as exc:
                     output, crash = None, f"IndexError: {exc}"
-    calls = ids.frozen() if isinstance(ids, IdRecorder) else ()
+    calls = ids.frozen() if split else ()  # type: ignore[union-attr]
     return Run(calls, frames, len(result.events), tuple(result.output_tokens),
                None if output is None else Template(dumps(output), split=split), error, crash)

@@ -10,6 +10,7 @@ field on chat messages and deltas.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -88,7 +89,7 @@ class OpenAIProfile:
             # vLLM's frames made with slot ids are the same for every request of a shape: their
             # rewrite is memoised, and this request's ids fill the slots (stream_memo).
             ids = AsciiIdRecorder()
-            slotted = RequestContext(ids=ids, created=ctx.created, prompt_tokens=ctx.prompt_tokens, raw_body=ctx.raw_body)  # type: ignore[arg-type]
+            slotted = dataclasses.replace(ctx, ids=ids)  # type: ignore[arg-type]
             reply = VLLM.responses(view, request, slotted)  # type: ignore[arg-type]
             if reply.streamed:
                 return stream_memo.responses_frames(reply, ids, ctx, view._memo)

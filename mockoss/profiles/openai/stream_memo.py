@@ -31,6 +31,7 @@ from operator import getitem
 from typing import Any
 
 from mockoss.profiles.base import Reply, RequestContext
+from mockoss.profiles.openai import wire
 from mockoss.profiles.openai.wire import ResponsesRewrite, chat_frame, dumps, loads
 from mockoss.profiles.replay import ASCII, AsciiIdRecorder, FramesTemplate, IdRecorder, Template
 
@@ -99,7 +100,7 @@ def chat_frames(vllm: Reply, include_usage: bool, memo: Any) -> Reply:
     frames = vllm.frames
     head = _head(frames)
     if head is None:
-        return Reply(status=vllm.status, media_type=vllm.media_type, frames=tuple(chat_frame(f, include_usage) for f in frames), abort=vllm.abort)
+        return wire.chat_frames(vllm, include_usage)
     key = (_CHAT, include_usage, len(frames))
     entry = memo.get(key)
     if entry is not None and _stable(frames, entry.volatile, head) != entry.expected:

@@ -126,6 +126,7 @@ class StreamPlan:
 
 _MEMO = "sglang.chat.stream"
 _NULL_TAIL = ',"logprobs":null,"finish_reason":null,"matched_stop":null}]'
+_USAGE_TAIL = (_NULL_TAIL + ',"usage":').encode()  # before a continuous_usage_stats chunk's counts
 _FULL_BASE = {"role": None, "content": None, "reasoning_content": None}
 #: A slot in a memoised chunk: ``dumps`` writes the NUL character as ``\u0000``, so the quoted
 #: slot below is never a scripted text (which would be written ``"...\u0000..."`` only with other
@@ -247,12 +248,9 @@ def _stream(
         prompt = ctx.prompt_tokens
         for done, kind, delta in plan.events:
             step_usage = _usage_json(prompt, done, min(done, reasoning_total)).encode()
-            if kind == "light":
-                frames.append(head + delta + (_NULL_TAIL + ',"usage":').encode() + step_usage + b"}\n\n")  # type: ignore[operator]
-                continue
             if kind == "call":
                 delta = delta[0] + ctx.ids.next("call_")[:29].encode() + delta[1]  # type: ignore[index]
-            frames.append(head + delta + (_NULL_TAIL + ',"usage":').encode() + step_usage + b"}\n\n")  # type: ignore[operator]
+            frames.append(head + delta + _USAGE_TAIL + step_usage + b"}\n\n")  # type: ignore[operator]
     elif plan.plain:
         frames += map(b"".join, zip(repeat(head), plan.pieces))  # type: ignore[arg-type]
     else:

@@ -390,19 +390,20 @@ def _stream(profile: VllmProfile, plan: _Plan, echo: Echo, ids: IdSource) -> Rep
         else:
             output = fill(plan.output, _hex_ids(ids, plan.final_ids, profile.id_digits))
         frames.append(_response_frame("response.completed", echo.render(plan.status, output, plan), len(frames)).encode())
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=_frames(frames, events, 2))
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=_frames(frames, events))
     status, message = failure
     if profile.responses_stream_error == "error_event":
         error = {"code": ERROR_TYPES.get(status, "InternalServerError"), "message": message, "param": None, "sequence_number": len(frames), "type": "error"}
         frames.append(f"event: error\ndata: {dumps(error)}\n\n".encode())
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=_frames(frames, events, 2))
-    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=_frames(frames, events, 2), abort=message)
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=_frames(frames, events))
+    return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=_frames(frames, events), abort=message)
 
 
-def _frames(frames: list[bytes], events: bool, head: int) -> tuple[bytes, ...]:
-    """``frames`` as :class:`~mockoss.profiles.sse.SseEvents` when ``events`` (the frames from
-    ``head`` to the last are known whole events) and the others are whole events too, else a tuple."""
-    if events and all(whole_event(frames[i]) for i in range(head)) and whole_event(frames[-1]):
+def _frames(frames: list[bytes], events: bool) -> tuple[bytes, ...]:
+    """``frames`` as :class:`~mockoss.profiles.sse.SseEvents` when ``events`` (the item events,
+    between the two head frames and the last frame, are known whole events) and the head frames and
+    the last are whole events too, else a tuple."""
+    if events and whole_event(frames[0]) and whole_event(frames[1]) and whole_event(frames[-1]):
         return SseEvents(frames)
     return tuple(frames)
 

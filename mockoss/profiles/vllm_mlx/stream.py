@@ -19,14 +19,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.vllm_mlx import parsers as p
-from mockoss.profiles.vllm_mlx.engine import coerce_arguments, usage
+from mockoss.profiles.vllm_mlx.engine import coerce_arguments
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
-    from mockoss.profiles.base import ChatRequestView, RequestContext
     from mockoss.profiles.vllm_mlx import VllmMlxProfile
 
-__all__ = ["markup_possible", "stream_frames"]
+__all__ = ["chunk_frames", "finish_frames", "markup_possible"]
 
 _MARKERS = ("<tool_call>", "<|tool_call>", "<function=", "[Calling tool:", "[TOOL_CALLS]", "<minimax:tool_call>", '<invoke name="', "<|channel|>commentary", "<|call|>", "｜DSML｜")
 _BRACKET = re.compile(r"\[\w+\(\{")
@@ -38,16 +37,6 @@ def markup_possible(text: str, fixed: bool = True) -> bool:
     """``_streaming_tool_markup_possible`` for the Harmony parser (no bare-JSON markers); before
     0.4.1 the Harmony markers were not in the list."""
     return any(m in text for m in (_MARKERS if fixed else _MARKERS[:7] + _MARKERS[9:])) or bool(_BRACKET.search(text)) or bool(_BRACKET_PARTIAL.search(text))
-
-
-def stream_frames(
-    profile: VllmMlxProfile, outputs: list[tuple[str, bool, str | None]], request: ChatRequestView,
-    ctx: RequestContext, rid: str, model: str, tools: list | None, declared: list | None,
-) -> list[bytes]:
-    """The frames, ``data: {…}\\n\\n`` each, ending with ``data: [DONE]``."""
-    head = f'{{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{dumps(model)},"choices":'
-    frames, count = chunk_frames(profile, outputs, head, lambda n: usage(ctx.prompt_tokens, n), lambda: "call_" + ctx.ids.next()[:8], tools, declared)
-    return finish_frames(profile, frames, head, request.include_usage, usage(ctx.prompt_tokens, count))
 
 
 def finish_frames(profile: VllmMlxProfile, frames: list[bytes], head: str, include_usage: bool, last_usage: dict[str, int]) -> list[bytes]:
