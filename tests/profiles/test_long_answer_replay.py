@@ -404,7 +404,6 @@ def test_lmstudio_shapes_of_one_completion_keep_their_own_frames(tmp_path, monke
     path = tmp_path / "call.json"
     raw_call = '<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>{"content":"x"}<|call|>'
     path.write_text(json.dumps({"version": 1, "steps": [{"completion": {"raw": raw_call}}]}))
-    model = "openai/gpt-oss-20b"
 
     def sequence():
         clear_completion_cache()
@@ -413,6 +412,6 @@ def test_lmstudio_shapes_of_one_completion_keep_their_own_frames(tmp_path, monke
         return _replies(server, endpoint, [_body(endpoint, name, True, True), _body(endpoint, name, True, False)] * 2)
 
     replies = sequence()
-    assert model and replies[0] != replies[1]
+    assert replies[0] != replies[1]
     monkeypatch.setattr(Memo, "get", lambda self, key, default=None: default)
     assert sequence() == replies

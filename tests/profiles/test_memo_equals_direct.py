@@ -4,7 +4,8 @@ Every profile memoises what a scripted answer's replies are built from on ``comp
 (parser traces, plans, byte templates with the request's ids left as markers or slots:
 :mod:`mockoss.profiles.replay`), keyed by the request's shape. Two servers get the same requests
 in the same order (so the same request indexes, hence the same ids): one as it runs, the other
-with every memo emptied before each request, so that everything is built afresh. Their replies
+with every memo and every request-data cache emptied before each request, so that everything is
+built afresh. Their replies
 must be byte-identical. The scripted texts hold what templates are made of (``mockoss-``,
 marker-shaped text raw and JSON-escaped, the OpenAI profile's ASCII slots, ``%`` sequences,
 private-use characters, a NUL), so a marker that collides with an answer, or a memo key that
@@ -20,6 +21,7 @@ import pytest
 
 import mockoss.harmony.completion as completion_module
 from mockoss.harmony.completion import clear_completion_cache
+from mockoss.harmony.prompt.caches import clear_caches
 from mockoss.profiles.registry import PROFILES
 from mockoss.server.core import MockServer
 
@@ -106,6 +108,7 @@ def test_memoised_replies_are_the_replies_built_afresh(tmp_path, memos, profile)
                         want = memoised.respond(endpoint, raw, {})[0]
                         for memo in list(memos):
                             memo.clear()
+                        clear_caches()  # and the request-data caches (vLLM's echo templates, tool declarations, grammars)
                         got = afresh.respond(endpoint, raw, {})[0]
                         assert (got.status, got.body, tuple(got.frames), got.abort, got.headers, got.log) == (
                             want.status,
