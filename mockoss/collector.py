@@ -63,7 +63,6 @@ class CollectorPause:
                 gc.set_threshold(*self._saved)
 
 
-
 #: The process's one pause counter (every user of the pause shares it: the thresholds are saved by
 #: the first pause and put back by the last resume).
 COLLECTOR = CollectorPause()

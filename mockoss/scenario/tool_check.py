@@ -153,8 +153,6 @@ def tool_call_warnings(
     return tuple(warnings)
 
 
-
-
 def _declared_list(declared: Mapping[str, Any]) -> str:
     """The first :data:`SHOWN_DECLARED` declared names by name, then how many there are in all."""
     if len(declared) <= SHOWN_DECLARED:
