@@ -153,7 +153,7 @@ def test_in_process_calls_are_answered_as_before_without_a_warm_up(monkeypatch):
     assert [held for _thread, held in calls] == [True]
 
 
-def test_a_warm_up_leaves_replies_ids_and_the_request_log_as_they_were():
+def test_a_warm_up_leaves_replies_ids_and_the_request_log_as_they_were(monkeypatch):
     """The warm-up's throwaway ids and context change nothing a client sees: the same requests
     through the gate (warmed) and in process (not) give the same bytes and log."""
     steps = warmup.PER_REQUEST + 2  # more long answers than one request warms
@@ -170,6 +170,7 @@ def test_a_warm_up_leaves_replies_ids_and_the_request_log_as_they_were():
     for warmed in (True, False):
         # Two completions (memos of their own) of the same token shape: tags of the same length in tokens.
         server = MockServer(scenario=_long_scenario(f"same-bytes-{1111 if warmed else 2222}", steps=steps), seed=7)
+        warm_ups = _watch_warm_ups(monkeypatch, server)
         gate = Gate()
         got = []
         for endpoint, fields in bodies:
@@ -180,6 +181,8 @@ def test_a_warm_up_leaves_replies_ids_and_the_request_log_as_they_were():
             got.append((reply.status, _same_tag(reply.body), tuple(map(_same_tag, reply.frames))))
         log = [(r.index, r.step, r.status) for r in server.requests]
         replies.append((got, log))
+        assert bool(warm_ups) == warmed  # the gate's run did warm up; the in-process run did not
+        monkeypatch.undo()
     assert replies[0] == replies[1]
     assert [status for status, _body, _frames in replies[0][0]] == [200] * len(bodies)
 
