@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 import mockoss.profiles.trtllm.chat as chat_module
-import mockoss.profiles.trtllm.completions as completions_module
+import mockoss.profiles.trtllm.completions_engine as completions_module
 import mockoss.profiles.trtllm.responses as responses_module
 from mockoss.harmony.completion import Memo
 from mockoss.profiles.sse import is_sse_events

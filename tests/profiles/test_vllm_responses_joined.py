@@ -14,7 +14,7 @@ import pytest
 from mockoss.harmony import Completion
 from mockoss.profiles.base import IdSource, RequestContext, ResponsesRequestView, ToolDecl
 from mockoss.profiles.registry import get_profile
-from mockoss.profiles.vllm import responses
+from mockoss.profiles.vllm import responses_plan
 
 TEXTS = [
     "<|channel|>analysis<|message|>100% sure: %s %(id)s %%<|end|><|start|>assistant<|channel|>final<|message|>It is 100%(total)s %d.<|return|>",
@@ -30,9 +30,9 @@ TEXTS = [
 def _frames(profile, text: str, joined: bool, digits_cuts: bool = True) -> tuple[bytes, ...]:
     completion = Completion.from_text(text)
     completion._memo.clear()
-    real = responses._join_events
+    real = responses_plan._join_events
     if not joined:
-        responses._join_events = lambda events: {"events": tuple(events), "joined": None, "cuts": {}}
+        responses_plan._join_events = lambda events: {"events": tuple(events), "joined": None, "cuts": {}}
     else:  # the joined path must be taken
 
         def checked(events):
@@ -40,7 +40,7 @@ def _frames(profile, text: str, joined: bool, digits_cuts: bool = True) -> tuple
             assert made["joined"] is not None and made["events"] == ()
             return made if digits_cuts else {**made, "cuts": {}}
 
-        responses._join_events = checked
+        responses_plan._join_events = checked
     try:
         request = ResponsesRequestView(
             model="openai/gpt-oss-20b", stream=True, tools=(ToolDecl("function", "get_weather"),)
@@ -48,7 +48,7 @@ def _frames(profile, text: str, joined: bool, digits_cuts: bool = True) -> tuple
         ctx = RequestContext(ids=IdSource(0, 3), created=1, prompt_tokens=5, raw_body=b"{}")
         reply = profile.surface("responses", completion, request, ctx)
     finally:
-        responses._join_events = real
+        responses_plan._join_events = real
         completion._memo.clear()
     assert reply.status == 200
     return reply.frames
@@ -66,7 +66,7 @@ def test_joined_events_are_the_separate_events(text, digits):
 
 def test_a_plan_joins_its_events_and_knows_each_frames_offsets():
     completion = Completion.from_text(TEXTS[0])
-    plan = responses._build_plan(completion, None, True, frozenset(), False)
+    plan = responses_plan._build_plan(completion, None, True, frozenset(), False)
     assert plan.events == () and plan.joined is not None
     fmt, _holes = plan.joined
     assert set(plan.cuts) == {16, 32} and len(plan.cuts[32]) - 1 == fmt.count("\n\n")

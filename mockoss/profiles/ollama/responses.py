@@ -47,7 +47,8 @@ from mockoss.profiles.ollama.gojson import dumps
 from mockoss.profiles.ollama.ids import rand_int, tool_call_id
 from mockoss.profiles.ollama.native import UNEXPECTED_ERROR_FORMAT
 from mockoss.profiles.ollama.requests import max_tokens_of, responses_prefill, responses_tool_names
-from mockoss.profiles.ollama.responses_objects import Echo, response_object, sorted_map, text_part, usage
+from mockoss.profiles.ollama.responses_objects import Echo, response_object, text_part, usage
+from mockoss.profiles.ollama.responses_stream import StreamConverter
 from mockoss.profiles.ollama.timeline import Timeline
 from mockoss.profiles.replay import FramesTemplate, Template
 
@@ -262,174 +263,11 @@ def _full_template(generation: Generation, echo: Echo, model: str, h: _Holes) ->
     return _Template(text, _uses(text, h), streamed=False, holes=h)
 
 
-class _Converter:
-    """``ResponsesStreamConverter``, fed the chat handler's responses one by one; ids are
-    placeholders (filled per request)."""
-
-    def __init__(self, echo: Echo, model: str, h: _Holes) -> None:
-        self.response_id, self.item_id, self.echo, self.model, self.holes = h.resp, h.msg, echo, model, h
-        self.frames: list[str] = []
-        self.seq = self.output_index = 0
-        self.first = True
-        self.tool_calls_sent = self.content_started = False
-        self.text = self.thinking = ""
-        self.reasoning_id: str | None = None
-        self.completed: list[dict[str, Any]] = []
-
-    def event(self, kind: str, data: dict[str, Any]) -> None:
-        data["type"], data["sequence_number"] = kind, self.seq
-        self.seq += 1
-        self.frames.append(f"event: {kind}\ndata: {dumps(sorted_map(data))}\n\n")
-
-    def response(
-        self, status: str, output: list[Any], usage: dict[str, Any] | None, now: int, completed: int | None
-    ) -> dict[str, Any]:
-        return response_object(
-            self.echo,
-            self.response_id,
-            self.model,
-            created=now,
-            completed=completed,
-            status=status,
-            output=output,
-            usage=usage,
-            stream=True,
-        )
-
-    def process(
-        self,
-        now: int,
-        content: str,
-        thinking: str,
-        calls: list[tuple[str, str, str]],
-        done: bool,
-        usage: dict[str, Any],
-    ) -> None:
-        if self.first:
-            self.first = False
-            self.event("response.created", {"response": self.response("in_progress", [], None, now, None)})
-            self.event("response.in_progress", {"response": self.response("in_progress", [], None, now, None)})
-        if thinking:
-            self._thinking(thinking)
-        if calls:
-            self._finish_reasoning()
-            self._calls(calls)
-            self.tool_calls_sent = True
-        if not calls and not self.tool_calls_sent and content:
-            self._text(content)
-        if done:
-            self._complete(now, usage)
-
-    def _thinking(self, thinking: str) -> None:
-        if self.reasoning_id is None:
-            self.reasoning_id = self.holes.rs
-            item = {"id": self.reasoning_id, "type": "reasoning", "summary": []}
-            self.event("response.output_item.added", {"output_index": self.output_index, "item": item})
-        self.thinking += thinking
-        self.event(
-            "response.reasoning_summary_text.delta",
-            {"item_id": self.reasoning_id, "output_index": self.output_index, "summary_index": 0, "delta": thinking},
-        )
-
-    def _finish_reasoning(self) -> None:
-        if self.reasoning_id is None:
-            return
-        item = {
-            "id": self.reasoning_id,
-            "type": "reasoning",
-            "summary": [{"type": "summary_text", "text": self.thinking}],
-            "encrypted_content": self.thinking,
-        }
-        self.completed.append(item)
-        index, item_id, text = self.output_index, self.reasoning_id, self.thinking
-        self.reasoning_id, self.thinking = None, ""
-        self.output_index += 1
-        self.event(
-            "response.reasoning_summary_text.done",
-            {"item_id": item_id, "output_index": index, "summary_index": 0, "text": text},
-        )
-        self.event("response.output_item.done", {"output_index": index, "item": item})
-
-    def _calls(self, calls: list[tuple[str, str, str]]) -> None:
-        for i, (call_id, name, arguments) in enumerate(calls):
-            index = self.output_index + i
-            item_id = f"{self.holes.fc}_{i}"
-            item = {
-                "id": item_id,
-                "type": "function_call",
-                "status": "completed",
-                "call_id": call_id,
-                "name": name,
-                "arguments": arguments,
-            }
-            self.completed.append(item)
-            added = {**item, "status": "in_progress", "arguments": ""}
-            self.event("response.output_item.added", {"output_index": index, "item": added})
-            self.event(
-                "response.function_call_arguments.delta",
-                {"item_id": item_id, "output_index": index, "delta": arguments},
-            )
-            self.event(
-                "response.function_call_arguments.done",
-                {"item_id": item_id, "output_index": index, "arguments": arguments},
-            )
-            self.event("response.output_item.done", {"output_index": index, "item": item})
-        self.output_index += len(calls)
-
-    def _message(self, status: str, content: list[Any]) -> dict[str, Any]:
-        return {"id": self.item_id, "type": "message", "status": status, "role": "assistant", "content": content}
-
-    def _text(self, content: str) -> None:
-        self._finish_reasoning()
-        if not self.content_started:
-            self.content_started = True
-            self.event(
-                "response.output_item.added",
-                {"output_index": self.output_index, "item": self._message("in_progress", [])},
-            )
-            self.event(
-                "response.content_part.added",
-                {"item_id": self.item_id, "output_index": self.output_index, "content_index": 0, "part": text_part("")},
-            )
-        self.text += content
-        self.event(
-            "response.output_text.delta",
-            {
-                "item_id": self.item_id,
-                "output_index": self.output_index,
-                "content_index": 0,
-                "delta": content,
-                "logprobs": [],
-            },
-        )
-
-    def _complete(self, now: int, usage: dict[str, Any]) -> None:
-        self._finish_reasoning()
-        index, text = self.output_index, self.text
-        if not self.tool_calls_sent and self.content_started:
-            self.event(
-                "response.output_text.done",
-                {"item_id": self.item_id, "output_index": index, "content_index": 0, "text": text, "logprobs": []},
-            )
-            self.event(
-                "response.content_part.done",
-                {"item_id": self.item_id, "output_index": index, "content_index": 0, "part": text_part(text)},
-            )
-            self.event(
-                "response.output_item.done",
-                {"output_index": index, "item": self._message("completed", [text_part(text)])},
-            )
-        output: list[Any] = list(self.completed)
-        if self.content_started:
-            output.append(self._message("completed", [text_part(text)]))
-        self.event("response.completed", {"response": self.response("completed", output, usage, now, now)})
-
-
 def _stream_template(
     generation: Generation, echo: Echo, model: str, tool_call_error: str, h: _Holes
 ) -> _Template | None:
     """The stream's frames with holes, or ``None`` for an HTTP 500 (failure before any event)."""
-    converter = _Converter(echo, model, h)
+    converter = StreamConverter(echo, model, h.resp, h.msg, h.rs, h.fc)
     counts = usage(h.prompt, generation.eval_count) | {"total_tokens": h.total}
     for chunk in generation.chunks:
         converter.process(h.first, chunk.content, chunk.thinking, [], False, counts)

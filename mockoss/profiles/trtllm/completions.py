@@ -61,15 +61,15 @@ from collections.abc import Callable
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
-from mockoss.harmony.encoding import FIRST_SPECIAL, load_encoding
 from mockoss.profiles import reply_limit
 from mockoss.profiles.base import SSE_MEDIA_TYPE, CompletionsRequestView, Reply, RequestContext
 from mockoss.profiles.reply_limit import reply_too_big, wire_bytes
 from mockoss.profiles.sse import SseEvents
-from mockoss.profiles.trtllm.chat import RETURN, engine_batches, usage_info
+from mockoss.profiles.trtllm.chat import engine_batches, usage_info
 from mockoss.profiles.trtllm.completions_bound import digit_sum as _digit_sum
 from mockoss.profiles.trtllm.completions_bound import over_bound as _over_bound
 from mockoss.profiles.trtllm.completions_bound import placeholder_id as _placeholder_id
+from mockoss.profiles.trtllm.completions_engine import EngineOutput, detokenized, engine_output, kept_ids, stream_texts
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -78,75 +78,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EngineOutput", "engine_output", "kept_ids", "stream_texts", "surface_completions"]
 
-#: generation_config.json's ``eos_token_id`` besides ``<|return|>``: ``<|endoftext|>``, ``<|call|>``.
-_CONFIG_STOPS = (199999, 200012)
 _DONE = b"data: [DONE]\n\n"
-#: Completions shorter than this (tokens) get their engine output and text made per request: a
-#: token-by-token stop search and a decode of a few hundred tokens cost less than a memo store.
-_MEMO_FROM = 512
-
-
-class EngineOutput:
-    """What the executor hands the post-processor: ``emitted`` (tokens the engine generated,
-    stop token included, for the response batches), ``tokens`` (the output ids), ``finish_reason``
-    and ``stop_reason``."""
-
-    __slots__ = ("emitted", "finish_reason", "stop_reason", "tokens")
-
-    def __init__(self, emitted: tuple[int, ...], tokens: tuple[int, ...], finish_reason: str, stop_reason: int | None) -> None:
-        self.emitted, self.tokens, self.finish_reason, self.stop_reason = emitted, tokens, finish_reason, stop_reason
-
-
-def engine_output(completion: Completion, max_tokens: int | None, *, config_stops: bool, keep_stop: bool) -> EngineOutput:
-    """The executor's stop handling (``executor/result.py``): the end id ``<|return|>`` is dropped;
-    with ``config_stops`` the first ``<|endoftext|>`` or ``<|call|>`` ends generation as a stop word,
-    trimmed unless ``keep_stop`` (``include_stop_str_in_output``). Memoised on the completion per
-    effective limit (:meth:`~mockoss.harmony.Completion.cap`): the stop search runs token by token."""
-    if len(completion.tokens) < _MEMO_FROM:  # made again for less than a memo store costs
-        return _engine_output(completion, max_tokens, config_stops=config_stops, keep_stop=keep_stop)
-    key = ("trtllm.engine", completion.cap(max_tokens), config_stops, keep_stop)
-    cached = completion._memo.get(key)
-    if cached is None:
-        cached = _engine_output(completion, max_tokens, config_stops=config_stops, keep_stop=keep_stop)
-        completion._memo[key] = cached
-    return cached  # type: ignore[return-value]
-
-
-def _engine_output(completion: Completion, max_tokens: int | None, *, config_stops: bool, keep_stop: bool) -> EngineOutput:
-    emission = completion.emit(max_tokens)
-    tokens = emission.tokens
-    if config_stops:
-        for i, token in enumerate(tokens):
-            if token in _CONFIG_STOPS:
-                return EngineOutput(tokens[: i + 1], tokens[: i + 1] if keep_stop else tokens[:i], "stop", token)
-    if emission.finish_reason == "stop" and tokens and tokens[-1] == RETURN:
-        return EngineOutput(tokens, tokens[:-1], "stop", None)
-    return EngineOutput(tokens, tokens, emission.finish_reason, None)
-
-
-def kept_ids(tokens: tuple[int, ...] | list[int], skip_special: bool) -> list[int]:
-    """The ids the detokenizer turns into text: with ``skip_special`` the special tokens dropped."""
-    return [t for t in tokens if t < FIRST_SPECIAL] if skip_special else list(tokens)
-
-
-def stream_texts(tokens: tuple[int, ...], bounds: list[tuple[int, int, bool]], *, skip_special: bool) -> list[str]:
-    """The ``text_diff`` of each engine response: Hugging Face ``DecodeStream.step`` per token
-    (trtllm-serve's default incremental detokenizer below ``TLLM_STREAM_INTERVAL_THRESHOLD``): the
-    ids since the last release are decoded; text not ending in U+FFFD is released. A cut character
-    left at the end is never released (the HF path ignores ``flush``)."""
-    encoding = load_encoding()
-    pending: list[int] = []
-    texts = []
-    for start, stop, _ in bounds:
-        diff = []
-        for token in kept_ids(tokens[start:stop], skip_special):
-            pending.append(token)
-            text = encoding.decode(pending)
-            if text and not text.endswith("\ufffd"):
-                diff.append(text)
-                pending = []
-        texts.append("".join(diff))
-    return texts
 
 
 def _checks(request: CompletionsRequestView) -> str | None:
@@ -190,7 +122,7 @@ def surface_completions(profile: TrtllmProfile, completion: Completion, request:
     details = profile.completion_cached_tokens
     if request.stream:
         return _stream(profile, out, request, ctx, counts, skip=skip, detokenize=detokenize, completion=completion, shape=shape)
-    text = _text(completion, out, shape, skip) if detokenize else ""
+    text = detokenized(completion, out, shape, skip) if detokenize else ""
     bound = reply_limit.MAX_REPLY_BYTES  # read per request (serve --max-reply-bytes; a test may lower it)
     if len(request.prompts) == 1:  # one choice: the body is written whole (as big as the prompt and completion), then counted
         prompt = request.prompts[0]
@@ -203,19 +135,6 @@ def surface_completions(profile: TrtllmProfile, completion: Completion, request:
             return profile.error(400, reply_too_big(1, len(sent), bound))
         return Reply(status=200, body=sent)
     return _batch(profile, out, request, ctx, text, sum(counts), detokenize=detokenize, bound=bound)
-
-
-def _text(completion: Completion, out: EngineOutput, shape: tuple[Any, ...], skip: bool) -> str:
-    """``out`` detokenized, memoised on the completion per ``shape`` (what ``out`` is of:
-    :func:`_shape`)."""
-    if len(completion.tokens) < _MEMO_FROM:
-        return load_encoding().decode(kept_ids(out.tokens, skip))
-    key = ("trtllm.text", *shape, skip)
-    cached = completion._memo.get(key)
-    if cached is None:
-        cached = load_encoding().decode(kept_ids(out.tokens, skip))
-        completion._memo[key] = cached
-    return cached  # type: ignore[return-value]
 
 
 def _choice(index: int, text: str, out: EngineOutput, detokenize: bool) -> dict[str, Any]:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from mockoss.profiles.base import Reply, RequestContext, ResponsesRequestView
 from mockoss.profiles.vllm.chat import _slot as _mark
 from mockoss.profiles.vllm.chat_plan import with_end_of_script
-from mockoss.profiles.vllm.responses import request_plan
 from mockoss.profiles.vllm.responses_echo import echo_templates, join_echo, usage_json
+from mockoss.profiles.vllm.responses_plan import request_plan
 from mockoss.profiles.vllm.responses_stream import dumps, fill
 
 if TYPE_CHECKING:

@@ -180,7 +180,7 @@ class Echo:
         self.head, self.tail = echo_templates(profile, request, ctx)
 
     def render(self, status: str, output_json: str, plan: Any) -> str:
-        """The response object JSON; ``plan`` (a ``responses._Plan``: ``output_tokens``,
+        """The response object JSON; ``plan`` (a ``responses_plan.ResponsesPlan``: ``output_tokens``,
         ``reasoning_tokens``) None means the in-progress one (``usage: null``)."""
         usage = "null"
         if plan is not None:
