@@ -28,7 +28,7 @@ from mockoss.profiles.llamacpp.options import (
 )
 from mockoss.profiles.llamacpp.plan import Plan, plan_for
 from mockoss.profiles.llamacpp.wire import error_reply
-from mockoss.profiles.replay import templatable
+from mockoss.profiles.memos import template_memo
 
 __all__ = ["LlamacppProfile"]
 
@@ -149,7 +149,7 @@ class LlamacppProfile:
             plan = self.plan(completion, request.body, tools, request.max_tokens, stream=request.stream)
         except RequestError as exc:
             return error_reply(exc.status, exc.message)
-        return surface_chat(self, plan, request, ctx, _memo(completion))
+        return surface_chat(self, plan, request, ctx, template_memo(completion))
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/responses``; see :func:`mockoss.profiles.llamacpp.responses.surface_responses`.
@@ -166,7 +166,7 @@ class LlamacppProfile:
             plan = self.plan(completion, request.body, tools, request.max_output_tokens, stream=request.stream)
         except RequestError as exc:
             return error_reply(exc.status, exc.message)
-        return surface_responses(self, plan, request, ctx, _memo(completion))
+        return surface_responses(self, plan, request, ctx, template_memo(completion))
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
         """llama-server's error body: ``{"error":{"code":N,"message":…,"type":…}}``, status ``N``."""
@@ -197,10 +197,6 @@ class LlamacppProfile:
         return route_error(status, method, path)
 
 
-def _memo(completion: Completion) -> Any:
-    """Where a stream's frames are kept: the completion's memo, or ``None`` (built per request)
-    when the completion's text rules out templates (:func:`~mockoss.profiles.replay.templatable`)."""
-    return completion._memo if templatable(completion.text) else None
 
 
 def _tool_order(body: Any) -> Any:

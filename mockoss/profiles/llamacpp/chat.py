@@ -9,7 +9,7 @@ Wire shapes from ggml-org/llama.cpp ``tools/server/server-task.cpp@00efb3e1``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
@@ -22,6 +22,7 @@ from mockoss.profiles.llamacpp.wire import (
     random_string,
     timings,
 )
+from mockoss.profiles.memos import held
 from mockoss.profiles.replay import FramesTemplate, IdRecorder
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ def _full(profile: LlamacppProfile, plan: Plan, request: ChatRequestView, ctx: R
     return Reply(status=200, body=dumps(body).encode())
 
 
-def _stream(profile: LlamacppProfile, plan: Plan, request: ChatRequestView, ctx: RequestContext, memo: Mapping[object, Any] | None) -> Reply:
+def _stream(profile: LlamacppProfile, plan: Plan, request: ChatRequestView, ctx: RequestContext, memo: MutableMapping[object, Any] | None) -> Reply:
     request_id = "chatcmpl-" + random_string(ctx.ids)
     tail = f',"created":{ctx.created},"id":"{request_id}","model":{dumps(request.model)},"system_fingerprint":{dumps(profile.build_info)},"object":"chat.completion.chunk"'
     prompt = ctx.prompt_tokens
@@ -117,9 +118,8 @@ def _stream(profile: LlamacppProfile, plan: Plan, request: ChatRequestView, ctx:
         call_ids = _call_ids(ctx, len(plan.stream_message.tool_calls))
         frames = _chunk_frames(plan, call_ids, tail, timed if per_token else None)
     else:  # the chunks built once per plan, this request's call ids and tail joined in
-        key = ("llamacpp.chat.frames", id(plan))
-        entry = memo.get(key)
-        if entry is None or entry[0] is not plan:  # the entry holds its plan: the id is not reused while it lives
+
+        def build() -> tuple[tuple[Any, ...], FramesTemplate, bytes | None]:
             recorder = IdRecorder()
             call_ids = [random_string(recorder) for _ in plan.stream_message.tool_calls]  # type: ignore[arg-type]
             # Built with an empty tail: every chunk then ends with "}\n\n", which the template
@@ -128,9 +128,9 @@ def _stream(profile: LlamacppProfile, plan: Plan, request: ChatRequestView, ctx:
             frames = _chunk_frames(plan, call_ids, "", None)
             error = frames.pop() if plan.stream_error is not None else None
             assert all(frame.endswith(_CHUNK_END) for frame in frames)
-            template = FramesTemplate([frame[: -len(_CHUNK_END)] for frame in frames])
-            entry = memo[key] = (plan, recorder.frozen(), template, error)  # type: ignore[index]
-        _plan, calls, template, error = entry
+            return recorder.frozen(), FramesTemplate([frame[: -len(_CHUNK_END)] for frame in frames]), error
+
+        calls, template, error = held(memo, ("llamacpp.chat.frames",), (plan,), build)  # per plan (memos.held)
         frames = template.fill(IdRecorder.replay(calls, ctx.ids), suffix=(tail + "}\n\n").encode())
         if error is not None:
             frames.append(error)
@@ -170,7 +170,7 @@ def _chunk_frames(plan: Plan, call_ids: list[str], tail: str, timed: Callable[[i
 
 
 def surface_chat(
-    profile: LlamacppProfile, plan: Plan, request: ChatRequestView, ctx: RequestContext, memo: Mapping[object, Any] | None = None
+    profile: LlamacppProfile, plan: Plan, request: ChatRequestView, ctx: RequestContext, memo: MutableMapping[object, Any] | None = None
 ) -> Reply:
     """Surface ``plan`` as llama-server's ``/v1/chat/completions`` reply.
 

@@ -11,7 +11,7 @@ Wire shapes from ggml-org/llama.cpp ``tools/server/server-task.cpp@00efb3e1``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import (
@@ -29,6 +29,7 @@ from mockoss.profiles.llamacpp.wire import (
     error_reply,
     random_string,
 )
+from mockoss.profiles.memos import held
 from mockoss.profiles.replay import FramesTemplate, IdRecorder
 
 if TYPE_CHECKING:
@@ -137,19 +138,19 @@ class _Events:
         self.emit("response.completed", {"response": response})
 
 
-def _stream(plan: Plan, request: ResponsesRequestView, ctx: RequestContext, memo: Mapping[object, Any] | None) -> Reply:
+def _stream(plan: Plan, request: ResponsesRequestView, ctx: RequestContext, memo: MutableMapping[object, Any] | None) -> Reply:
     usage = _usage(ctx.prompt_tokens, plan.n_decoded)
     if memo is None:
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(_events(plan, ctx.ids, request.model, ctx.created, usage)))
     # The events built once per plan with markers for the ids, model, created_at and usage; a
     # request draws its ids in the same order and joins them in (mockoss.profiles.replay).
-    key = ("llamacpp.responses.frames", id(plan))
-    entry = memo.get(key)
-    if entry is None or entry[0] is not plan:  # the entry holds its plan: the id is not reused while it lives
+
+    def build() -> tuple[tuple[Any, ...], FramesTemplate]:
         recorder = IdRecorder()
         frames = _events(plan, recorder, recorder.value("model"), recorder.value("created"), recorder.value("usage"))  # type: ignore[arg-type]
-        entry = memo[key] = (plan, recorder.frozen(), FramesTemplate(frames))  # type: ignore[index]
-    _plan, calls, template = entry
+        return recorder.frozen(), FramesTemplate(frames)
+
+    calls, template = held(memo, ("llamacpp.responses.frames",), (plan,), build)  # per plan (memos.held)
     values = {"model": dumps(request.model).encode(), "created": str(ctx.created).encode(), "usage": dumps(usage).encode()}
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(template.fill(IdRecorder.replay(calls, ctx.ids, values))))
 
@@ -166,7 +167,7 @@ def _events(plan: Plan, ids: IdSource, model: str, created: int, usage: dict[str
 
 
 def surface_responses(
-    profile: LlamacppProfile, plan: Plan, request: ResponsesRequestView, ctx: RequestContext, memo: Mapping[object, Any] | None = None
+    profile: LlamacppProfile, plan: Plan, request: ResponsesRequestView, ctx: RequestContext, memo: MutableMapping[object, Any] | None = None
 ) -> Reply:
     """Surface ``plan`` as llama-server's ``/v1/responses`` reply.
 

@@ -24,7 +24,7 @@ from mockoss.profiles.lmstudio.parse import (
     classify_output,
     token_deltas,
 )
-from mockoss.profiles.replay import templatable
+from mockoss.profiles.memos import template_memo
 
 __all__ = ["LmstudioProfile"]
 
@@ -121,7 +121,7 @@ class LmstudioProfile:
 
         tools = frozenset(t.name for t in request.tools if t.name) if request.tool_choice != "none" else frozenset()
         output, deltas, tokens, length = self.classify(completion, request.max_tokens, tools)
-        reply = surface_chat(self, output, deltas, tokens, length, request, ctx, _memo(completion))
+        reply = surface_chat(self, output, deltas, tokens, length, request, ctx, template_memo(completion))
         return self._with_log(reply, completion, request.max_tokens, tools, request.model)
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
@@ -130,7 +130,7 @@ class LmstudioProfile:
 
         tools = request.function_tool_names if request.tool_choice != "none" else frozenset()
         output, deltas, tokens, length = self.classify(completion, request.max_output_tokens, tools)
-        reply = surface_responses(self, output, deltas, tokens, length, request, ctx, _memo(completion))
+        reply = surface_responses(self, output, deltas, tokens, length, request, ctx, template_memo(completion))
         return self._with_log(reply, completion, request.max_output_tokens, tools, request.model)
 
     @staticmethod
@@ -204,7 +204,3 @@ class LmstudioProfile:
         return Reply(status=self.route_error_status, body=body)
 
 
-def _memo(completion: Completion) -> Any:
-    """Where a stream's frames are kept: the completion's memo, or ``None`` (built per request)
-    when the completion's text rules out templates (:func:`~mockoss.profiles.replay.templatable`)."""
-    return completion._memo if templatable(completion.text) else None

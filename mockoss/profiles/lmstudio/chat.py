@@ -22,6 +22,7 @@ from mockoss.profiles.base import (
     RequestContext,
 )
 from mockoss.profiles.lmstudio.parse import LmstudioOutput
+from mockoss.profiles.memos import held
 from mockoss.profiles.replay import FramesTemplate, IdRecorder
 from mockoss.profiles.wire import dumps, dumps_json
 
@@ -123,15 +124,16 @@ def surface_chat(
     if memo is None:
         frames = _delta_frames(output, deltas, call_ids, head, field)
     else:
-        # Keyed by the classification's objects (the entry holds them: their ids are not reused
-        # while it lives); both, as an empty deltas tuple is one object for every classification.
-        key = ("lmstudio.chat.frames", id(output), id(deltas), field)
-        entry = memo.get(key)
-        if entry is None or entry[0] is not output or entry[1] is not deltas:
+
+        def build() -> FramesTemplate:
             recorder = IdRecorder()
             marks = [recorder.digits(9) for _ in output.tool_calls]
-            entry = memo[key] = (output, deltas, FramesTemplate(_delta_frames(output, deltas, marks, "", field)))
-        frames = entry[2].fill([call_id.encode() for call_id in call_ids], prefix=head.encode())  # the head starts every frame
+            return FramesTemplate(_delta_frames(output, deltas, marks, "", field))
+
+        # Per the classification's objects (memos.held); both, as an empty deltas tuple is one
+        # object for every classification.
+        template = held(memo, ("lmstudio.chat.frames", field), (output, deltas), build)
+        frames = template.fill([call_id.encode() for call_id in call_ids], prefix=head.encode())  # the head starts every frame
     usage = f',"usage":{dumps(_usage(ctx.prompt_tokens, completion_tokens))}' if request.include_usage else ""
     frames.append(f'{head}{{}},"logprobs":null,"finish_reason":"{finish}"}}]{usage}}}\n\n'.encode())
     frames.append(_DONE)

@@ -23,6 +23,7 @@ from mockoss.profiles.base import (
 )
 from mockoss.profiles.lmstudio.chat import render
 from mockoss.profiles.lmstudio.parse import LmstudioOutput
+from mockoss.profiles.memos import held
 from mockoss.profiles.replay import FramesTemplate, IdRecorder
 from mockoss.profiles.wire import dumps
 
@@ -104,15 +105,16 @@ def surface_responses(
     if memo is None:
         frames += [frame.encode() for frame in _item_events(output, deltas, items, len(frames))]
     else:
-        # Keyed by the classification's objects (the entry holds them: their ids are not reused
-        # while it lives); both, as an empty deltas tuple is one object for every classification.
-        key = ("lmstudio.responses.frames", id(output), id(deltas))
-        entry = memo.get(key)
-        if entry is None or entry[0] is not output or entry[1] is not deltas:
+        first = len(frames)
+
+        def build() -> FramesTemplate:
             recorder = IdRecorder()
-            middle = _item_events(output, deltas, _items(output, [recorder.next() for _ in range(count)]), len(frames))
-            entry = memo[key] = (output, deltas, FramesTemplate(middle))
-        frames += entry[2].fill([item_id.encode() for item_id in item_ids])
+            return FramesTemplate(_item_events(output, deltas, _items(output, [recorder.next() for _ in range(count)]), first))
+
+        # Per the classification's objects (memos.held); both, as an empty deltas tuple is one
+        # object for every classification.
+        template = held(memo, ("lmstudio.responses.frames",), (output, deltas), build)
+        frames += template.fill([item_id.encode() for item_id in item_ids])
     final = _response(request, ctx, response_id, status, items, usage)
     frames.append(_event("response.completed", len(frames), {"response": final}).encode())
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
@@ -124,13 +126,7 @@ def _event(kind: str, number: int, data: dict[str, Any]) -> str:
 
 def _reasoning_tokens(deltas: tuple, memo: MutableMapping[object, Any] | None) -> int:
     """``output_tokens_details.reasoning_tokens``: the reasoning deltas (counted once per deltas)."""
-    key = ("lmstudio.responses.reasoning", id(deltas))
-    entry = memo.get(key) if memo is not None else None
-    if entry is None or entry[0] is not deltas:
-        entry = (deltas, sum(1 for kind, _ in deltas if kind == "reasoning"))
-        if memo is not None:
-            memo[key] = entry  # type: ignore[index]
-    return entry[1]  # type: ignore[no-any-return]
+    return held(memo, ("lmstudio.responses.reasoning",), (deltas,), lambda: sum(1 for kind, _ in deltas if kind == "reasoning"))
 
 
 def _item_events(output: LmstudioOutput, deltas: tuple, items: list[dict[str, Any]], first: int) -> list[str]:
