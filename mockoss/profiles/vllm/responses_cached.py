@@ -16,6 +16,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import Reply, RequestContext, ResponsesRequestView
+from mockoss.profiles.memos import held
 from mockoss.profiles.vllm.chat import _slot as _mark
 from mockoss.profiles.vllm.chat_plan import with_end_of_script
 from mockoss.profiles.vllm.responses_echo import echo_templates, join_echo, usage_json
@@ -54,19 +55,16 @@ def cached_reply(profile: VllmProfile, completion: Completion, request: Response
     an error (the full path answers it).
 
     Ids are drawn as the full path draws them: the response id, then the output items' ids. The
-    memo key holds ``id(profile)`` (cheaper than hashing the profile); the entry holds the profile
-    and serves only that very object.
+    entry is kept per profile object (:func:`~mockoss.profiles.memos.held`: hashing the profile's
+    switches costs more).
     """
     if request.stream or request.tools or type(request.tool_choice) is not str or not BODY_KEYS.isdisjoint(request.body):
         return None
     engine = with_end_of_script(completion) if profile.end_of_script_eos else completion  # as request_plan
     # The plan's limit (every max_output_tokens that does not cut the answer shares it; the echoed
     # value is a slot filled per request).
-    key = (_CACHED, id(profile), engine.cap(request.max_output_tokens), request.model, request.tool_choice, ctx.created)
-    entry = completion._memo.get(key)
-    if entry is None or entry[0] is not profile:  # type: ignore[index]
-        entry = completion._memo[key] = _entry(profile, completion, request, ctx)
-    _profile, fmt, item_slots, output_tokens = entry  # type: ignore[misc]
+    key = (_CACHED, engine.cap(request.max_output_tokens), request.model, request.tool_choice, ctx.created)
+    fmt, item_slots, output_tokens = held(completion._memo, key, (profile,), lambda: _entry(profile, completion, request, ctx))
     if fmt is None:
         return None
     next_hex = ctx.ids.next16 if profile.id_digits == 16 else ctx.ids.next
@@ -81,8 +79,8 @@ def cached_reply(profile: VllmProfile, completion: Completion, request: Response
 
 def _entry(
     profile: VllmProfile, completion: Completion, request: ResponsesRequestView, ctx: RequestContext
-) -> tuple[VllmProfile, str | None, tuple[str, ...], int]:
-    """(profile, body format or ``None`` for an error reply, the output items' id slots in
+) -> tuple[str | None, tuple[str, ...], int]:
+    """(body format or ``None`` for an error reply, the output items' id slots in
     drawing order, output tokens) for :func:`cached_reply`.
 
     The body is rendered by the full path's own pieces with markers where the request's values
@@ -91,7 +89,7 @@ def _entry(
     """
     plan = request_plan(profile, completion, request)
     if plan.harmony_error is not None or plan.failure is not None:
-        return (profile, None, (), 0)
+        return (None, (), 0)
     cache_write = profile.responses_body_fields and profile.responses_mapping != "2025"  # as responses_echo.Echo
     head, tail = echo_templates(profile, request, ctx)
     item_slots = tuple(f"i{k}" for k in range(plan.final_ids))
@@ -104,4 +102,4 @@ def _entry(
     }
     text = join_echo(head, tail, values, fill(plan.output, [_mark(slot) for slot in item_slots]))
     fmt = _MARK.sub(r"%(\1)s", text.replace("%", "%%"))
-    return (profile, fmt, item_slots, plan.output_tokens)
+    return (fmt, item_slots, plan.output_tokens)

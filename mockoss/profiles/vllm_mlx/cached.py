@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from mockoss.harmony.completion import Cut
 from mockoss.profiles.base import IdSource
-from mockoss.profiles.replay import FramesTemplate, IdRecorder, templatable
+from mockoss.profiles.replay import FramesTemplate, IdRecorder, new_id, templatable
 from mockoss.profiles.vllm_mlx.engine import engine_outputs, limited_tokens, usage
 from mockoss.profiles.wire import dumps
 
@@ -51,9 +51,9 @@ def outputs(completion: Completion, limit: int) -> Outputs:
     return cached  # type: ignore[return-value]
 
 
-def call_id(ids: IdSource) -> str:
-    """A call id: ``call_`` + 8 hex digits (``uuid4().hex[:8]``)."""
-    return "call_" + ids.next()[:8]
+def call_id(ids: IdSource | IdRecorder) -> str:
+    """A call id: ``call_`` + 8 hex digits (``uuid4().hex[:8]``); from a recorder, its marker."""
+    return "call_" + new_id(ids, width=8)
 
 
 def tools_key(tools: list | None, declared: list | None) -> tuple[bool, str | None]:
@@ -83,7 +83,7 @@ def chat_stream(
         usage_of: Callable[[int], Any] = lambda n: recorder.value(f"usage {n}")
         # Built with an empty head: every chunk then starts with "data: " and the request's head
         # (id, created, model) goes after it, kept out of the template.
-        frames, count = chunk_frames(profile, outputs(completion, limit), "", usage_of, lambda: recorder.call(call_id), tools, declared)
+        frames, count = chunk_frames(profile, outputs(completion, limit), "", usage_of, lambda: call_id(recorder), tools, declared)
         assert all(frame.startswith(_DATA) for frame in frames)
         entry = completion._memo[key] = (recorder.frozen(), FramesTemplate([frame[len(_DATA) :] for frame in frames]), count)
     calls, template, count = entry  # type: ignore[misc]

@@ -18,8 +18,8 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mockoss.profiles.base import SSE_MEDIA_TYPE, IdSource, Reply, RequestContext
-from mockoss.profiles.replay import FramesTemplate, IdRecorder, templatable
+from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
+from mockoss.profiles.replay import FramesTemplate, IdRecorder, new_id, templatable
 from mockoss.profiles.vllm_mlx import cached
 from mockoss.profiles.vllm_mlx.cached import Outputs
 from mockoss.profiles.vllm_mlx.engine import token_limit, usage
@@ -46,7 +46,7 @@ def surface_completions(profile: VllmMlxProfile, completion: Completion, request
         else:  # every chunk has an id of its own: a template the request's ids, created, model and usage go into
             def build() -> tuple[object, ...]:
                 recorder = IdRecorder()
-                frames = _frames(outputs, count, lambda: "cmpl-" + recorder.call(_short_id), recorder.value("created"),
+                frames = _frames(outputs, count, lambda: "cmpl-" + new_id(recorder, width=8), recorder.value("created"),
                                  recorder.value("model"), lambda n: recorder.value(f"usage {n}"))
                 return recorder.frozen(), FramesTemplate(frames)
 
@@ -66,10 +66,6 @@ def surface_completions(profile: VllmMlxProfile, completion: Completion, request
     choices = [{"index": i, "text": text, "finish_reason": finish} for i in range(n)]
     out = {"id": rid, "object": "text_completion", "created": ctx.created, "model": model, "choices": choices, "usage": usage(ctx.prompt_tokens * n, count * n)}
     return Reply(status=200, body=dumps(out).encode())
-
-
-def _short_id(ids: IdSource) -> str:
-    return ids.next()[:8]
 
 
 def _frames(outputs: Outputs, count: int, new_id: Callable[[], str], created: Any, model: Any, usage_of: Callable[[int], Any]) -> list[bytes]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
-from mockoss.profiles.replay import FramesTemplate, IdRecorder, Template, templatable
+from mockoss.profiles.replay import FramesTemplate, IdRecorder, Template, new_id, templatable
 from mockoss.profiles.vllm_mlx import cached
 from mockoss.profiles.vllm_mlx import parsers as p
 from mockoss.profiles.vllm_mlx.engine import coerce_arguments, token_limit
@@ -100,11 +100,6 @@ def _answer(items: list[dict[str, Any]]) -> str:
     return "".join(part["text"] for item in items if item["type"] == "message" for part in item["content"] if part["type"] == "output_text")
 
 
-def _short(ids: Any) -> str:
-    """8 hex digits of an id (``uuid4().hex[:8]``); from a recorder, its marker."""
-    return ids.call(_short) if ids.__class__ is IdRecorder else ids.next()[:8]
-
-
 def _events(
     profile: VllmMlxProfile, outputs: Any, choice_none: bool, chat_tools: list[dict] | None, ids: Any, response: Any
 ) -> list[bytes]:
@@ -122,7 +117,7 @@ def _events(
     event("response.in_progress", {"response": response([], 0, None)})
     reasoner: Any = p.REASONING_PARSERS[profile.reasoning_parser][1]() if profile.reasoning_parser is not None else None
     use_tools = chat_tools is not None and not choice_none and profile.tool_call_parser is not None
-    tooler = p.HarmonyToolStream(new_id=lambda: "call_" + _short(ids), fixed=profile.harmony_call_fix) if use_tools else None
+    tooler = p.HarmonyToolStream(new_id=lambda: "call_" + new_id(ids, width=8), fixed=profile.harmony_call_fix) if use_tools else None
     fixed = profile.harmony_call_fix
     guard = profile.stream_finish_guard  # 0.5.0: finished outputs and reasoning content reach the tool parser
     raw = text = reasoning = tool_text = ""
@@ -208,7 +203,7 @@ def _events(
         items.append(item)
     for call in calls:
         index = len(slots) + sum(1 for i in items if i["type"] == "function_call")
-        item = {"id": "fc_" + ids.next(), "type": "function_call", "call_id": "call_" + _short(ids), "name": call.name,
+        item = {"id": "fc_" + ids.next(), "type": "function_call", "call_id": "call_" + new_id(ids, width=8), "name": call.name,
                 "arguments": coerce_arguments(call.arguments, call.name, chat_tools) if call.coerce else call.arguments, "status": "completed"}
         event("response.output_item.added", {"output_index": index, "item": {**item, "status": "in_progress"}})
         event("response.function_call_arguments.delta", {"item_id": item["id"], "output_index": index, "delta": item["arguments"]})
