@@ -379,13 +379,13 @@ def test_ollama_openai_chat_stream_chunks_encoded_once(tmp_path, monkeypatch, ca
     from mockoss.profiles.ollama import openai_chat
 
     encoded = []
-    real = openai_chat._chunk_delta_bytes
+    real = openai_chat.encoded_chunks
 
-    def spy(generation, deltas):
-        encoded.append("openai.chat.bytes" not in generation.memo)
-        return real(generation, deltas)
+    def spy(memo, key, chunks):
+        encoded.append(key not in memo)
+        return real(memo, key, chunks)
 
-    monkeypatch.setattr(openai_chat, "_chunk_delta_bytes", spy)
+    monkeypatch.setattr(openai_chat, "encoded_chunks", spy)
     clear_completion_cache()
     server = MockServer(_scenario(tmp_path, call), profile="ollama")
     raw = _body("chat", server.info.served_model_names[0], True, call, stream_options={"include_usage": True})

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from mockoss.schemas.ollama import OllamaChatRequestView, OllamaGenerateRequestView
 
 __all__ = [
-    "CONTEXT_CACHE_BYTES", "NDJSON_MEDIA_TYPE", "PRERENDERED_PROMPT", "clear_context_cache", "needs_prompt_ids", "prompt_ids_slot",
+    "CONTEXT_CACHE_BYTES", "NDJSON_MEDIA_TYPE", "PRERENDERED_PROMPT", "clear_context_cache", "encoded_chunks", "needs_prompt_ids", "prompt_ids_slot",
     "surface_native_chat", "surface_native_generate",
 ]  # fmt: skip
 
@@ -149,7 +149,7 @@ def surface_native_chat(
         return Reply(status=200, body=body.encode(), headers=GO_JSON)
     positions = _positions(generation)
     stamps = clock.stamps(positions, generation.memo, "native.stamps")
-    frames = _stamped(request.model, stamps, _chunk_bytes(generation.memo, "native.chat.bytes", _chunk_messages(generation)))
+    frames = _stamped(request.model, stamps, encoded_chunks(generation.memo, "native.chat.bytes", _chunk_messages(generation)))
     if generation.error is not None:
         return _failure(profile, generation, frames, streamed=True)
     last = _message(generation.final_content, generation.final_thinking, _tool_call(generation, ctx))
@@ -170,8 +170,9 @@ def _positions(generation: Generation) -> tuple[int, ...]:
     return cached  # type: ignore[return-value]
 
 
-def _chunk_bytes(memo: MutableMapping[object, object], key: object, chunks: tuple[str, ...]) -> tuple[bytes, ...]:
-    """``chunks`` as UTF-8, kept in ``memo``."""
+def encoded_chunks(memo: MutableMapping[object, object], key: object, chunks: tuple[str, ...]) -> tuple[bytes, ...]:
+    """``chunks`` as UTF-8, kept in ``memo`` under ``key`` (a generation's or a completion's memo;
+    the native and the OpenAI-compatible streams both join per-request heads to them)."""
     cached = memo.get(key)
     if cached is None:
         cached = memo[key] = tuple(chunk.encode() for chunk in chunks)
@@ -334,7 +335,7 @@ def surface_native_generate(
     if request.stream:  # the chunks (a non-streamed reply has none: not built)
         key = ("ollama.generate", completion.cap(request.max_tokens), request.raw)  # the parts' key
         stamps = clock.stamps(parts.positions, completion._memo, (*key, "stamps"))
-        frames = _stamped(request.model, stamps, _chunk_bytes(completion._memo, (*key, "bytes"), parts.chunks))
+        frames = _stamped(request.model, stamps, encoded_chunks(completion._memo, (*key, "bytes"), parts.chunks))
     if parts.generation is not None and parts.generation.error is not None:
         return _failure(profile, parts.generation, frames, streamed=request.stream)
     context = ""

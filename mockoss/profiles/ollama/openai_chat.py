@@ -36,7 +36,7 @@ from mockoss.profiles.ollama.errors import openai_error
 from mockoss.profiles.ollama.generation import Generation, run
 from mockoss.profiles.ollama.gojson import quote
 from mockoss.profiles.ollama.ids import rand_int, tool_call_id
-from mockoss.profiles.ollama.native import UNEXPECTED_ERROR_FORMAT
+from mockoss.profiles.ollama.native import UNEXPECTED_ERROR_FORMAT, encoded_chunks
 from mockoss.profiles.ollama.requests import chat_prefill, chat_tool_names, max_tokens_of
 from mockoss.profiles.ollama.timeline import Timeline
 
@@ -105,7 +105,7 @@ def _stream(profile: OllamaProfile, generation: Generation, request: ChatRequest
             )
         return openai_error(500, generation.error)
     # The chunks as bytes, joined to this request's head in one C-level map (memoised deltas).
-    chunks: list[bytes] = list(map(b"".join, zip(repeat(open_choice.encode()), _chunk_delta_bytes(generation, deltas))))
+    chunks: list[bytes] = list(map(b"".join, zip(repeat(open_choice.encode()), encoded_chunks(generation.memo, "openai.chat.bytes", deltas))))
     frames: list[str] = []  # the frames after the chunks
     calls = _calls(generation, tool_call_id(ctx.ids)) if generation.tool_call else None
     empty_trailer = chunks and not (generation.final_content or generation.final_thinking or calls)
@@ -120,14 +120,6 @@ def _stream(profile: OllamaProfile, generation: Generation, request: ChatRequest
         frames.append(model_head + "]," + usage + "}\n\n")
     encoded = (*chunks, *(f.encode() for f in frames), _DONE)
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=encoded, headers=SSE_HEADERS)
-
-
-def _chunk_delta_bytes(generation: Generation, deltas: tuple[str, ...]) -> tuple[bytes, ...]:
-    """:func:`_chunk_deltas` as UTF-8 (cached)."""
-    cached = generation.memo.get("openai.chat.bytes")
-    if cached is None:
-        cached = generation.memo["openai.chat.bytes"] = tuple(delta.encode() for delta in deltas)
-    return cached  # type: ignore[return-value]
 
 
 def _full(profile: OllamaProfile, generation: Generation, request: ChatRequestView, ctx: RequestContext) -> Reply:
