@@ -35,6 +35,7 @@ import httpx2
 from mockoss.endpoints import ENDPOINTS
 from mockoss.harmony import Completion, load_encoding
 from mockoss.harmony.completion import CALL, RETURN
+from mockoss.harmony.encoding import id_slices
 from mockoss.scenario.loader import Step
 from mockoss.scenario.schema import ScriptedError
 from mockoss.upstream.record import ROUNDTRIP_KEY
@@ -147,12 +148,7 @@ def _id_slices(ids: str) -> Iterator[list[int]]:
     """The ints of ``"id,id,…"`` (``""``: none), a slice at a time: one ``map(int, …)`` over a
     10 MB prompt's 1.7 million ids holds the GIL ~0.27 s in one C call; between slices a worker
     thread lets the event loop run."""
-    start, end = 0, len(ids)
-    while start < end:
-        stop = ids.find(",", start + _IDS_SLICE)
-        stop = end if stop < 0 else stop
-        yield list(map(int, ids[start:stop].split(",")))
-        start = stop + 1
+    return id_slices(ids, _IDS_SLICE)
 
 
 def _prompt_text(ids: str) -> str:
