@@ -4,7 +4,7 @@ every request, ~24 ms each on the event loop with every other client waiting).
 
 Structural, not timed: the second identical request must not build the pieces again, and its frames
 must be the first's with the second request's ids; ``continuous_usage_stats`` (usage in every
-chunk) keeps the per-request build. Byte identity with the former code was checked over every
+chunk) joins its running usage to the same pieces. Byte identity with the former code was checked over every
 shipped scenario and request shape (the session's byte-compare harness, 0 of 11,816 differ).
 """
 
@@ -60,17 +60,25 @@ def test_a_repeated_stream_reuses_its_encoded_deltas(tmp_path, monkeypatch, prof
     assert first_chunks == second_chunks
 
 
-def test_continuous_usage_is_built_per_request(tmp_path, monkeypatch):
-    monkeypatch.setattr(legacy, "_pieces", lambda *a: pytest.fail("continuous usage must not use the pieces"))
+def test_continuous_usage_joins_running_usage_to_the_same_pieces(tmp_path, monkeypatch):
+    """``continuous_usage_stats`` frames are the memoised pieces with each chunk's running usage
+    joined in (the one selection of which tokens send a chunk, :func:`legacy._pieces`)."""
+    calls = []
+    real = legacy._pieces
+    monkeypatch.setattr(legacy, "_pieces", lambda *a: calls.append(1) or real(*a))
+    text = f"<|channel|>final<|message|>{LONG[:200]}<|return|>"
+    Completion.from_text(text)._memo.clear()
     body = {
         "model": "openai/gpt-oss-20b",
         "messages": [{"role": "user", "content": "hi"}],
         "stream": True,
         "stream_options": {"include_usage": True, "continuous_usage_stats": True},
     }
-    reply = _server(tmp_path, f"<|channel|>final<|message|>{LONG[:200]}<|return|>", "vllm-2025").respond(
-        "chat", json.dumps(body).encode(), {}
-    )[0]
-    chunks = [json.loads(f[6:]) for f in reply.frames if f.startswith(b"data: {")]
-    done = [c["usage"]["completion_tokens"] for c in chunks if c["choices"]]
-    assert done[0] == 0 and done == sorted(set(done)) and len(done) > 30  # running usage: one more token per chunk
+    server = _server(tmp_path, text, "vllm-2025")
+    replies = [server.respond("chat", json.dumps(body).encode(), {})[0] for _ in range(2)]
+    assert len(calls) == 1
+    for reply in replies:
+        chunks = [json.loads(f[6:]) for f in reply.frames if f.startswith(b"data: {")]
+        done = [c["usage"]["completion_tokens"] for c in chunks if c["choices"]]
+        assert done[0] == 0 and done == sorted(set(done)) and len(done) > 30  # running usage: one more token per chunk
+        assert chunks[-1]["usage"]["completion_tokens"] == done[-1]  # the usage chunk counts what the last chunk did

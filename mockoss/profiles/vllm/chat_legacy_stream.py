@@ -134,16 +134,18 @@ Piece = bytes | tuple[bytes | int, ...]
 
 def _pieces(
     deltas: list[Delta | None], failed: bool, rule: str, field: str
-) -> tuple[tuple[Piece, ...], Piece | None, bool, bool]:
+) -> tuple[tuple[Piece, ...], tuple[int, ...], Piece | None, bool, bool]:
     """What every request's frames carry of ``deltas``, encoded once per completion and request
-    shape: the deltas of the chunks before the last (``None`` deltas skipped, as the loop of
-    :func:`stream_legacy` skips them), the finish chunk's delta (``None``: no finish chunk: the
-    stream failed, or v0.10.1 sent nothing for the last token), whether a tool delta was sent (then
+    shape: the deltas of the chunks before the last (``None`` deltas skipped: a token with no
+    delta sends no chunk), each one's token position (``continuous_usage_stats`` counts the tokens
+    done), the finish chunk's delta (``None``: no finish chunk: the stream failed, or v0.10.1 sent
+    nothing for the last token; its position is the last), whether a tool delta was sent (then
     ``finish_reason`` is ``tool_calls``), and whether every delta is plain bytes (no tool call id
     to put in). A 10,000-token answer's deltas were joined and encoded again for every request:
     ~24 ms each on the event loop (issue 9, eighth session)."""
     last = len(deltas) - 1
     body: list[Piece] = []
+    positions: list[int] = []
     final: Piece | None = None
     streamed = False
     for position, delta in enumerate(deltas):
@@ -162,7 +164,8 @@ def _pieces(
             final = piece
         else:
             body.append(piece)
-    return tuple(body), final, streamed, all(p.__class__ is bytes for p in body)
+            positions.append(position)
+    return tuple(body), tuple(positions), final, streamed, all(p.__class__ is bytes for p in body)
 
 
 def stream_legacy(
@@ -177,8 +180,8 @@ def stream_legacy(
     ``{}`` if the token had none); with ``include_usage`` a ``"choices":[]`` usage chunk;
     ``data: [DONE]``. ``continuous_usage_stats`` adds running usage to every chunk.
 
-    The deltas, and without ``continuous_usage_stats`` their encoded pieces (:func:`_pieces`), are
-    memoised on ``completion``; a request joins its head and tool call ids around them.
+    The deltas and their encoded pieces (:func:`_pieces`) are memoised on ``completion``; a request
+    joins its head, tool call ids and (``continuous_usage_stats``) running usage around them.
     """
     rule = "v0.10.1" if profile.chat_parser == "reasoning_and_final" else profile.chat_stream
     field = profile.reasoning_field
@@ -199,34 +202,35 @@ def stream_legacy(
     )
     failed = plan.error is not None
     role = '{"role":"assistant","content":""' + (',"reasoning_content":null}' if field == "both" else "}")
-    if continuous:
-        encoded = _continuous_frames(deltas, failed, rule, field, plan, head, role, token_ids, tool_ids, prompt)
+    pieces_key = (*key, "pieces", failed)
+    pieces = completion._memo.get(pieces_key)
+    if pieces is None:
+        pieces = completion._memo[pieces_key] = _pieces(deltas, failed, rule, field)
+    body, positions, final, streamed, plain = pieces  # type: ignore[misc]
+    usage = (lambda done: ',"usage":' + _usage(prompt, done)) if continuous else (lambda done: "")
+    first = head + '{"index":0,"delta":' + role + ',"logprobs":null,"finish_reason":null}]' + usage(0)
+    encoded = [(first + (',"prompt_token_ids":null' if profile.token_ids_fields else "") + "}\n\n").encode()]
+    open_choice = (head + '{"index":0,"delta":').encode()
+    after = ',"logprobs":null,"finish_reason":null' + token_ids + "}]"
+    ids = [t.encode() for t in tool_ids]
+
+    def joined(piece: Piece) -> bytes:
+        if piece.__class__ is bytes:
+            return piece  # type: ignore[return-value]
+        return b"".join(p if p.__class__ is bytes else ids[p] for p in piece)  # type: ignore[misc, index, union-attr]
+
+    if continuous:  # running usage in every chunk: the tokens done so far
+        encoded += [b"".join((open_choice, joined(p), (after + usage(done + 1) + "}\n\n").encode())) for p, done in zip(body, positions, strict=True)]
+    elif plain:
+        encoded += map(b"".join, zip(repeat(open_choice), body, repeat((after + "}\n\n").encode())))
     else:
-        pieces_key = (*key, "pieces", failed)
-        pieces = completion._memo.get(pieces_key)
-        if pieces is None:
-            pieces = completion._memo[pieces_key] = _pieces(deltas, failed, rule, field)
-        body, final, streamed, plain = pieces  # type: ignore[misc]
-        first = head + '{"index":0,"delta":' + role + ',"logprobs":null,"finish_reason":null}]'
-        encoded = [(first + (',"prompt_token_ids":null' if profile.token_ids_fields else "") + "}\n\n").encode()]
-        open_choice = (head + '{"index":0,"delta":').encode()
-        after = (',"logprobs":null,"finish_reason":null' + token_ids + "}]}\n\n").encode()
-        ids = [t.encode() for t in tool_ids]
-
-        def joined(piece: Piece) -> bytes:
-            if piece.__class__ is bytes:
-                return piece  # type: ignore[return-value]
-            return b"".join(p if p.__class__ is bytes else ids[p] for p in piece)  # type: ignore[misc, index, union-attr]
-
-        if plain:
-            encoded += map(b"".join, zip(repeat(open_choice), body, repeat(after)))
-        else:
-            encoded += [b"".join((open_choice, joined(p), after)) for p in body]
-        if final is not None:
-            finish = "tool_calls" if streamed else plan.finish
-            stop = "null" if plan.stop_reason is None else str(plan.stop_reason)
-            tail = f',"logprobs":null,"finish_reason":"{finish}","stop_reason":{stop}{token_ids}}}]}}\n\n'
-            encoded.append(open_choice + joined(final) + tail.encode())
+        end = (after + "}\n\n").encode()
+        encoded += [b"".join((open_choice, joined(p), end)) for p in body]
+    if final is not None:
+        finish = "tool_calls" if streamed else plan.finish
+        stop = "null" if plan.stop_reason is None else str(plan.stop_reason)
+        tail = f',"logprobs":null,"finish_reason":"{finish}","stop_reason":{stop}{token_ids}}}]{usage(len(deltas))}}}\n\n'
+        encoded.append(open_choice + joined(final) + tail.encode())
     if failed:
         assert plan.error is not None
         encoded.append(stream_error_frame(400, plan.error, body=profile.error_body))
@@ -234,37 +238,3 @@ def stream_legacy(
         encoded.append((head + '],"usage":' + _usage(prompt, plan.completion_tokens) + "}\n\n").encode())
     encoded.append(_DONE)
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(encoded))
-
-
-def _continuous_frames(
-    deltas: list[Delta | None], failed: bool, rule: str, field: str, plan: LegacyPlan, head: str, role: str,
-    token_ids: str, tool_ids: list[str], prompt: int,
-) -> list[bytes]:
-    """The role chunk and the token chunks with ``continuous_usage_stats`` (running usage in every
-    chunk: built per request)."""
-
-    def text(delta: Delta) -> str:
-        return "".join(p if isinstance(p, str) else tool_ids[p] for p in delta)
-
-    def usage(done: int) -> str:
-        return ',"usage":' + _usage(prompt, done)
-
-    first = head + '{"index":0,"delta":' + role + ',"logprobs":null,"finish_reason":null}]' + usage(0)
-    frames = [first + (',"prompt_token_ids":null' if token_ids else "") + "}\n\n"]
-    last = len(deltas) - 1
-    streamed_tool = False
-    for position, delta in enumerate(deltas):
-        final = position == last and not failed
-        if delta is None and not (final and rule != "v0.10.1"):
-            continue
-        if delta is not None and any(isinstance(p, str) and '"tool_calls"' in p for p in delta):
-            streamed_tool = True
-        body = text(delta) if delta is not None else ('{"reasoning_content":null}' if field == "both" else "{}")
-        if final:
-            finish = "tool_calls" if streamed_tool else plan.finish
-            stop = "null" if plan.stop_reason is None else str(plan.stop_reason)
-            tail = f',"logprobs":null,"finish_reason":"{finish}","stop_reason":{stop}{token_ids}}}]'
-        else:
-            tail = f',"logprobs":null,"finish_reason":null{token_ids}}}]'
-        frames.append(head + '{"index":0,"delta":' + body + tail + usage(position + 1) + "}\n\n")
-    return [f.encode() for f in frames]
