@@ -19,9 +19,7 @@ import mockoss
 PACKAGE = Path(mockoss.__file__).parent
 
 #: Circles left to cut, each with its owner's reason. Keep this empty: a new entry needs a plan.
-#: vllm legacy chat: the stream module takes ``LegacyPlan`` (a type-only import) from the module
-#: that calls it (a deferred import); the vllm profile's owner is reshaping these modules.
-KNOWN_CIRCLES = [["mockoss.profiles.vllm.chat_legacy", "mockoss.profiles.vllm.chat_legacy_stream"]]
+KNOWN_CIRCLES: list[list[str]] = []
 
 
 def _module_name(path: Path) -> str:

@@ -38,13 +38,12 @@ Wire shapes (``protocol.py@0052bed3``, Aug–Oct 2025): the message always carri
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from openai_harmony import Message
 
-from mockoss.harmony.completion import CALL
 from mockoss.profiles.base import ChatRequestView, Reply, RequestContext
+from mockoss.profiles.vllm.chat_legacy_plan import LegacyPlan, legacy_plan
 from mockoss.profiles.vllm.chat_plan import assistant_message
 from mockoss.profiles.vllm.errors import http_exception_reply
 from mockoss.profiles.wire import dumps as _dumps
@@ -53,9 +52,8 @@ if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.vllm import VllmProfile
 
-__all__ = ["LegacyPlan", "legacy_plan", "reasoning_members", "surface_chat_legacy"]
+__all__ = ["reasoning_members", "surface_chat_legacy"]
 
-_MEMO = "vllm.chat_legacy"
 _FUNCTIONS = "functions."
 #: ``NotImplementedError`` text of v0.10.1's ``chat_completion_full_generator``.
 TOOL_CALL_NOT_SUPPORTED = (
@@ -65,46 +63,6 @@ TOOL_CALL_NOT_SUPPORTED = (
 
 def _text(message: Message) -> str:
     return message.content[0].text if message.content else ""  # type: ignore[union-attr]
-
-
-@dataclass(frozen=True, slots=True)
-class LegacyPlan:
-    """The request-independent outcome of one completion under ``(max_tokens, strict)``.
-
-    Attributes:
-        error: the ``HarmonyError`` text if the parser raised, else ``None``.
-        finish: the engine's ``stop`` / ``length``.
-        stop_reason: 200012 after ``<|call|>``, else ``None``.
-        completion_tokens: emitted tokens.
-        messages: completed messages (``parser.messages``).
-        current: ``parser.current_content`` at the end (the open message's text).
-    """
-
-    error: str | None
-    finish: str
-    stop_reason: int | None
-    completion_tokens: int
-    messages: tuple[Message, ...]
-    current: str
-
-
-def legacy_plan(completion: Completion, max_tokens: int | None, strict: bool, library: str = "oss-harmony") -> LegacyPlan:
-    """Parse the emitted tokens once per ``(max_tokens, strict, library)``; memoised on the completion."""
-    max_tokens = completion.cap(max_tokens)  # every limit that does not cut the answer shares a plan
-    key = (_MEMO, max_tokens, strict, library)
-    cached = completion._memo.get(key)
-    if cached is not None:
-        return cached  # type: ignore[return-value]
-    emission = completion.emit(max_tokens)
-    trace = completion.trace(max_tokens=max_tokens, strict=strict, library=library)
-    current = ""
-    for step in trace.steps:
-        current = "" if step.completed is not None else current + (step.delta or "")
-    tokens = emission.tokens
-    stop_reason = CALL if emission.finish_reason == "stop" and tokens and tokens[-1] == CALL else None
-    plan = LegacyPlan(trace.error, emission.finish_reason, stop_reason, len(tokens), trace.messages, current)
-    completion._memo[key] = plan
-    return plan
 
 
 def parse_chat_output(plan: LegacyPlan) -> tuple[str | None, str | None]:

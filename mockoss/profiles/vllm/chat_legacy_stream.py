@@ -37,7 +37,7 @@ from mockoss.profiles.wire import dumps as _dumps
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.vllm import VllmProfile
-    from mockoss.profiles.vllm.chat_legacy import LegacyPlan
+    from mockoss.profiles.vllm.chat_legacy_plan import LegacyPlan
 
 __all__ = ["stream_legacy"]
 
