@@ -86,10 +86,17 @@ def _switch(text: str) -> list[tuple[str, Any]]:
     return pairs
 
 
-def _parser() -> argparse.ArgumentParser:
-    from mockoss import explain as explain_command
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``mockoss`` parser. ``command``: the subcommand about to run (:func:`_command`), if known.
+
+    ``eval`` and ``explain`` keep their arguments and help in their own modules, which import what
+    those commands run (the eval sender, the explain tables). When another known subcommand runs,
+    they are added bare, without importing them: only ``mockoss --help`` and an error naming no
+    known subcommand show the subcommands' help, and those build the whole parser. So ``mockoss
+    serve`` does not import them (issue 9, ``benchmarks/bench_start.py``;
+    ``tests/test_start_imports.py``).
+    """
     from mockoss.engines import cli as engine_cli
-    from mockoss.eval import command as eval_command
     from mockoss.scenario import commands as scenario_commands
     from mockoss.upstream import cli as upstream_cli
 
@@ -190,8 +197,17 @@ def _parser() -> argparse.ArgumentParser:
     engine_cli.add_arguments(serve)  # --engine vllm, --vllm-*
 
     scenario_commands.add_arguments(commands)  # scenarios, validate, schema
-    eval_command.add_arguments(commands.add_parser("eval", help=eval_command.HELP, description=eval_command.HELP))
-    explain_command.add_arguments(commands.add_parser("explain", help=explain_command.HELP, description=explain_command.HELP))
+    # eval, explain and profiles are added below; the other subcommands are in commands.choices by now.
+    bare = command is not None and command not in ("eval", "explain") and command in {*commands.choices, "profiles"}
+    if bare:
+        commands.add_parser("eval")
+        commands.add_parser("explain")
+    else:
+        from mockoss import explain as explain_command
+        from mockoss.eval import command as eval_command
+
+        eval_command.add_arguments(commands.add_parser("eval", help=eval_command.HELP, description=eval_command.HELP))
+        explain_command.add_arguments(commands.add_parser("explain", help=explain_command.HELP, description=explain_command.HELP))
     profiles = commands.add_parser("profiles", help="list the server profiles, their endpoints and switches")
     profiles.add_argument("--json", action="store_true", help="print JSON")
     profiles.add_argument(
@@ -348,8 +364,16 @@ def _checked_main(argv: Sequence[str] | None, collecting: bool) -> int:
         return 2
 
 
+def _command(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names: its first word, unless an option comes first (the top-level
+    parser has only ``--help`` and ``--version``, so that is help, the version or an error)."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
+
+
 def _main(argv: Sequence[str] | None, collecting: bool = True) -> int:
-    args = _parser().parse_args(argv)
+    if argv is None:
+        argv = sys.argv[1:]
+    args = _parser(_command(argv)).parse_args(argv)
     if args.command == "serve":
         return _serve(args)  # serve_forever turns the collector back on
     if collecting:

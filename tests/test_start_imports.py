@@ -3,8 +3,9 @@
 ``benchmarks/bench_start.py`` measures the start (time to the first 200, idle RSS); these tests
 guard the cuts behind its numbers without timing anything: a served mockoss imports the profile it
 serves and not the others, nor libraries only some features use (Prometheus until the first
-scrape, RE2 until a scenario has a pattern, the fault library, the proxy, the recorders' secret
-scanner, Faker, JSON Schema), and it starts with the cyclic garbage collector paused.
+scrape, RE2 until a scenario has a pattern, the fault library, the proxy, the recorder and its
+secret scanner, Faker, JSON Schema, the eval and explain commands, WebSocket libraries), and it
+starts with the cyclic garbage collector paused.
 """
 
 from __future__ import annotations
@@ -57,6 +58,18 @@ HEAVY = (
     "mockoss.scenario.json_schema",  # mockoss schema
     "fastapi",  # the first /mockoss request (mockoss.server.control_routes)
     "mockoss.server.control_routes",
+    # --record's writer and what it pulls in (mockoss.upstream.Recorder is imported on first use)
+    "mockoss.upstream.record",
+    "mockoss.upstream.journal",
+    "mockoss.upstream.scrub",
+    "mockoss.upstream.redact",
+    "mockoss.engines.vllm",  # --engine vllm
+    "mockoss.eval.run",  # mockoss eval: its sender and report, and mockoss explain (mockoss.cli._parser)
+    "mockoss.eval.report",
+    "mockoss.eval.command",
+    "mockoss.explain",
+    "websockets",  # a WebSocket handshake (mockoss.server.run._websocket_protocol)
+    "wsproto",
 )
 
 

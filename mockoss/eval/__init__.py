@@ -14,9 +14,15 @@ Modules: :mod:`~mockoss.eval.classify` (exchange → outcome key, pure),
 (counting, tables, JSON), :mod:`~mockoss.eval.command` (the CLI subcommand).
 """
 
+from typing import TYPE_CHECKING, Any
+
+# classify stays eager: its function shares the submodule's name, and a lazy one would be shadowed
+# by the submodule once anything imports it (the import system sets the package attribute).
 from mockoss.eval.classify import Exchange, classify
-from mockoss.eval.report import EvalResult, format_compare, format_table
-from mockoss.eval.run import EvalRequest, load_request, run_requests
+
+if TYPE_CHECKING:
+    from mockoss.eval.report import EvalResult, format_compare, format_table
+    from mockoss.eval.run import EvalRequest, load_request, run_requests
 
 __all__ = [
     "EvalRequest",
@@ -28,3 +34,23 @@ __all__ = [
     "load_request",
     "run_requests",
 ]
+
+#: Where the other names live: imported on first use (PEP 562 module ``__getattr__``), so that
+#: building the ``mockoss`` command line (which adds ``eval``'s arguments from
+#: :mod:`~mockoss.eval.command`) does not import the sender and the report (issue 9: ``mockoss
+#: serve``'s cold start).
+_HOME = {
+    "EvalResult": "report", "format_compare": "report", "format_table": "report",
+    "EvalRequest": "run", "load_request": "run", "run_requests": "run",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

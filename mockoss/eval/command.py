@@ -1,6 +1,9 @@
 """``mockoss eval``: the command-line arguments and what the command does with them.
 
 :mod:`mockoss.cli` adds the subcommand with :func:`add_arguments` and calls :func:`run_command`.
+The modules that send and count (:mod:`~mockoss.eval.run`, :mod:`~mockoss.eval.report`) are
+imported when the command runs: every ``mockoss`` command, ``serve`` included, builds this
+subcommand's arguments (issue 9: ``mockoss serve``'s cold start).
 """
 
 from __future__ import annotations
@@ -9,11 +12,12 @@ import argparse
 import json
 import os
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from mockoss.eval.classify import SEP
-from mockoss.eval.report import EvalResult, ResultFileError, compare_rows, format_compare, format_table
-from mockoss.eval.run import RequestFileError, load_request, run_requests
+
+if TYPE_CHECKING:
+    from mockoss.eval.report import EvalResult
 
 __all__ = ["HELP", "add_arguments", "run_command"]
 
@@ -95,6 +99,8 @@ def _headers(var: str | None) -> dict[str, str] | str:
 
 
 def _load_before(path: str) -> EvalResult:
+    from mockoss.eval.report import EvalResult, ResultFileError
+
     try:
         with open(path, encoding="utf-8") as file:
             data = json.load(file)
@@ -125,6 +131,9 @@ def run_command(args: argparse.Namespace) -> int:
     arguments or unreadable files, before any request is sent; 1 when ``--save`` cannot write its
     file; 130 on Ctrl-C. A root URL (``http://HOST:PORT``) is taken as ``http://HOST:PORT/v1``.
     """
+    from mockoss.eval.report import EvalResult, ResultFileError, compare_rows, format_compare, format_table
+    from mockoss.eval.run import RequestFileError, load_request, run_requests
+
     if not args.url.startswith(("http://", "https://")):
         example = "http://127.0.0.1:8000/v1"
         return _error(f"--url: expected an http:// or https:// base URL such as {example}, got {args.url!r}")

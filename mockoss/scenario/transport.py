@@ -64,42 +64,71 @@ class TransportSpec(BaseModel):
     Each field's docstring below is also its description in the scenario JSON Schema.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    ttft_ms: _Ms = 0.0
-    """Time to first token, ms (default 0)."""
-    tokens_per_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    """Frames (tokens) per second after the first; unset: no pacing, frames go out at once."""
-    jitter: float = Field(default=0.0, ge=0, le=1)
-    """Each delay is multiplied by a factor drawn from [1 - jitter, 1 + jitter], seeded by the
-    server seed and the request index (default 0: exact)."""
-    disconnect_after_frames: int | None = None
-    """Drop the connection after this many frames (no terminating chunk: the client sees an
-    incomplete body); 0 on a non-streamed reply drops it after the headers, before the body."""
-    disconnect_after_ms: _Ms | None = None
-    """Drop the connection this many ms after the request, whatever was written by then (no
-    effect on a reply complete before)."""
-    truncate_after_frames: int | None = None
-    """End the response cleanly after this many frames; -1 omits chat's `data: [DONE]`. Streams only."""
-    malformed_at_frame: int | None = None
-    """Replace the frame at this 0-based position (-1: the last) by `malformed_text`; on a
-    non-streamed reply, 0 replaces the body."""
-    malformed_text: str = Field(default=DEFAULT_MALFORMED_TEXT, min_length=1)
-    """What is written instead, UTF-8 (default `data: {malformed json: <<<mockoss>>>` + blank line)."""
-    stall_after_frames: int | None = None
-    """After this many frames, write nothing for `stall_ms`. Streams only."""
-    stall_ms: float | Literal["forever"] = "forever"
-    """The stall, ms, or "forever" (default): nothing more is written and the connection is
-    dropped after 600000 ms unless the client gives up first."""
-    frames_per_write: int | None = Field(default=None, ge=1)
-    """Frames joined into one write (one HTTP chunk); default 1 when `tokens_per_s` is set,
-    else 64. Streams only."""
-    split_special: bool = False
-    """Split every write in two: inside the first Harmony special token in its bytes
-    (`<|chan` + `nel|>`) when there is one, else at a seeded byte position. Streams only."""
-    split_gap_ms: float = Field(default=1.0, ge=0, le=1000, allow_inf_nan=False)
-    """Pause between the two halves of a split write, ms, so that they reach the client in
-    separate reads (default 1)."""
+    # Each field's description is also its description in the scenario JSON Schema (mockoss
+    # schema; the line breaks are part of the shipped scenario.schema.json). They are Field
+    # descriptions, not attribute docstrings: pydantic's use_attribute_docstrings reads the class
+    # source through inspect.getmodule, which resolved the path of every loaded module (~350):
+    # building this model cost `mockoss serve` 17-23 ms of CPU at start, 1.5-1.8 ms now (issue 9,
+    # benchmarks/bench_start.py). The
+    # class docstring's wording ("docstring below") stays: it is the schema's text too.
+    ttft_ms: _Ms = Field(default=0.0, description="Time to first token, ms (default 0).")
+    tokens_per_s: float | None = Field(
+        default=None, gt=0, allow_inf_nan=False,
+        description="Frames (tokens) per second after the first; unset: no pacing, frames go out at once.",
+    )
+    jitter: float = Field(
+        default=0.0, ge=0, le=1,
+        description="Each delay is multiplied by a factor drawn from [1 - jitter, 1 + jitter], seeded by the\n"
+        "server seed and the request index (default 0: exact).",
+    )
+    disconnect_after_frames: int | None = Field(
+        default=None,
+        description="Drop the connection after this many frames (no terminating chunk: the client sees an\n"
+        "incomplete body); 0 on a non-streamed reply drops it after the headers, before the body.",
+    )
+    disconnect_after_ms: _Ms | None = Field(
+        default=None,
+        description="Drop the connection this many ms after the request, whatever was written by then (no\n"
+        "effect on a reply complete before).",
+    )
+    truncate_after_frames: int | None = Field(
+        default=None,
+        description="End the response cleanly after this many frames; -1 omits chat's `data: [DONE]`. Streams only.",
+    )
+    malformed_at_frame: int | None = Field(
+        default=None,
+        description="Replace the frame at this 0-based position (-1: the last) by `malformed_text`; on a\n"
+        "non-streamed reply, 0 replaces the body.",
+    )
+    malformed_text: str = Field(
+        default=DEFAULT_MALFORMED_TEXT, min_length=1,
+        description="What is written instead, UTF-8 (default `data: {malformed json: <<<mockoss>>>` + blank line).",
+    )
+    stall_after_frames: int | None = Field(
+        default=None, description="After this many frames, write nothing for `stall_ms`. Streams only."
+    )
+    stall_ms: float | Literal["forever"] = Field(
+        default="forever",
+        description='The stall, ms, or "forever" (default): nothing more is written and the connection is\n'
+        "dropped after 600000 ms unless the client gives up first.",
+    )
+    frames_per_write: int | None = Field(
+        default=None, ge=1,
+        description="Frames joined into one write (one HTTP chunk); default 1 when `tokens_per_s` is set,\n"
+        "else 64. Streams only.",
+    )
+    split_special: bool = Field(
+        default=False,
+        description="Split every write in two: inside the first Harmony special token in its bytes\n"
+        "(`<|chan` + `nel|>`) when there is one, else at a seeded byte position. Streams only.",
+    )
+    split_gap_ms: float = Field(
+        default=1.0, ge=0, le=1000, allow_inf_nan=False,
+        description="Pause between the two halves of a split write, ms, so that they reach the client in\n"
+        "separate reads (default 1).",
+    )
 
     @field_validator("tokens_per_s")
     @classmethod

@@ -1,7 +1,7 @@
 """Hold a response's body until its exchange is in the recording (``mockoss serve --record``).
 
 :meth:`mockoss.upstream.Recorder.observe` queues the step of a scripted or raw-mode exchange
-before its reply is sent and leaves a ticket (:func:`mockoss.upstream.record.expect_ticket`); the
+before its reply is sent and leaves a ticket (:func:`mockoss.upstream.tickets.expect_ticket`); the
 reply's headers go out at once, its first body bytes only once the ticket is done (the step is
 flushed and fsynced). The step is complete when the reply is built, so the wait is the write's
 latency, usually over before a paced stream's first frame is due. Relayed pass-through streams
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from mockoss.upstream.record import expect_ticket
+from mockoss.upstream.tickets import expect_ticket  # not the recorder: serving without --record does not load it
 
 if TYPE_CHECKING:
     from mockoss.server.core import MockServer

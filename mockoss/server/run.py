@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import importlib.util
 import logging
 import socket
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import uvicorn
@@ -89,7 +92,36 @@ def _config(
     # proxy_headers off: uvicorn's ProxyHeadersMiddleware reads X-Forwarded-* on every request
     # from a trusted (loopback) peer to rewrite the client address and scheme, which mockoss never
     # uses but for its access log (~1 us a request, issue 9).
-    return uvicorn.Config(app, log_level=log_level, access_log=False, lifespan=lifespan, http=http, proxy_headers=False)
+    return uvicorn.Config(
+        app, log_level=log_level, access_log=False, lifespan=lifespan, http=http, proxy_headers=False, ws=_websocket_protocol()
+    )
+
+
+def _websocket_protocol() -> Callable[..., asyncio.Protocol] | None:
+    """What uvicorn's ``ws="auto"`` would pick, imported only when a client asks for a WebSocket.
+
+    mockoss serves no WebSocket route, yet ``ws="auto"`` imports the ``websockets`` package (or
+    ``wsproto``) when uvicorn loads its config: 7-10 ms of CPU and 0.6 MB of every ``mockoss serve`` start
+    (issue 9, benchmarks/bench_start.py). ``ws="none"`` would avoid it but change the answer: an
+    ``Upgrade: websocket`` request would be served as plain HTTP, with two warnings logged per
+    request ("Unsupported upgrade request", "No supported WebSocket library detected"), instead of
+    the 403 that the WebSocket protocol answers a path without a WebSocket route (what a vLLM
+    server, uvicorn with ``websockets`` installed, answers too). uvicorn accepts any callable as
+    ``ws`` and calls it with keyword arguments per upgrade request (Kludex/uvicorn 0.54.0
+    ``uvicorn/config.py`` ``Config.load``, ``protocols/http/httptools_impl.py``
+    ``handle_websocket_upgrade``): this factory defers the import to that first call. Without
+    either library installed, ``None``, as ``"auto"`` gives (the request is served as HTTP).
+    """
+    if importlib.util.find_spec("websockets") is None and importlib.util.find_spec("wsproto") is None:
+        return None
+
+    def websocket_protocol(**kwargs: Any) -> asyncio.Protocol:
+        from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
+
+        assert AutoWebSocketsProtocol is not None  # find_spec found a library above
+        return AutoWebSocketsProtocol(**kwargs)
+
+    return websocket_protocol
 
 
 def serve_forever(

@@ -15,9 +15,26 @@ Example::
 
     server = MockServer(upstream=Upstream("http://127.0.0.1:8000", mode="raw"), profile="ollama",
                         recorder=Recorder("recordings", "session"))
+
+:class:`Recorder` is imported on first use (PEP 562 module ``__getattr__``): the recorder pulls in
+the scrubber, redactor, journal and replay writer, which ``mockoss serve`` without ``--record``
+never needs, and importing them cost its cold start ~5 ms (issue 9, benchmarks/bench_start.py).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from mockoss.upstream.config import Upstream, UpstreamError
-from mockoss.upstream.record import Recorder
+
+if TYPE_CHECKING:
+    from mockoss.upstream.record import Recorder
 
 __all__ = ["Recorder", "Upstream", "UpstreamError"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Recorder":
+        from mockoss.upstream.record import Recorder
+
+        globals()["Recorder"] = Recorder  # later look-ups find it without this function
+        return Recorder
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

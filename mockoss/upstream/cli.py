@@ -46,7 +46,6 @@ def from_args(args: argparse.Namespace) -> tuple[Upstream | None, Recorder | Non
             key variable, a bad URL, or a recording directory that cannot be created.
     """
     from mockoss.upstream.config import Upstream
-    from mockoss.upstream.record import Recorder
 
     upstream = None
     if args.upstream:
@@ -67,6 +66,8 @@ def from_args(args: argparse.Namespace) -> tuple[Upstream | None, Recorder | Non
             raise UpstreamError(f"{', '.join(given)} needs --record DIR")
         return upstream, None
     name = args.record_name or (Path(args.scenario).stem if args.scenario and not upstream else "recording")
+    from mockoss.upstream.record import Recorder  # only with --record: serving without it never loads the recorder
+
     try:
         recorder = Recorder(args.record, name, redact=args.redact, match=args.record_match, seed=args.seed)
     except (ValueError, OSError) as exc:

@@ -55,7 +55,6 @@ import logging
 import re
 from collections.abc import Mapping
 from concurrent.futures import Future
-from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -68,6 +67,7 @@ from mockoss.upstream.record_yaml import dump as _dump
 from mockoss.upstream.record_yaml import exact as _exact
 from mockoss.upstream.redact import Redacted, Redactor
 from mockoss.upstream.scrub import Scrubber, scan_first
+from mockoss.upstream.tickets import expect_ticket, ticket_holder
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
@@ -97,9 +97,6 @@ CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "api-
 #: Shortest credential scrubbed: shorter strings (``EMPTY``) would damage ordinary text.
 MIN_SECRET_CHARS = 8
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-#: Where :meth:`Recorder.observe` leaves the tickets of the request being answered (set by the HTTP
-#: layer with :func:`expect_ticket`; a list, so a worker thread's copied context shares it).
-_TICKET: ContextVar[list[Future[None]] | None] = ContextVar("mockoss_record_ticket", default=None)
 
 
 def _roundtrips(completion: Completion) -> bool:
@@ -179,7 +176,7 @@ class Recorder:
             logger.exception("mockoss: could not record request %d", record.index)
             return None
         ticket = self.finish(self.begin(), server, record, data)
-        holder = _TICKET.get()
+        holder = ticket_holder()
         if holder is not None:
             holder.append(ticket)
         return ticket
@@ -334,15 +331,6 @@ class Recorder:
             head["when_exhausted"] = "next_rule"
         lines = f"# Replay it byte for byte with: {_comment(command)}\n" + _dump(head)
         return lines + ("rules:\n" if self.match else "steps:\n")
-
-
-def expect_ticket() -> list[Future[None]]:
-    """A fresh list, in this context, that :meth:`Recorder.observe` appends the tickets of the
-    exchanges it records to: call before :meth:`MockServer.respond` (directly or on a worker
-    thread), then hold the response until they are done (:func:`mockoss.server.durable.durable`)."""
-    holder: list[Future[None]] = []
-    _TICKET.set(holder)
-    return holder
 
 
 def _scrub_data(data: Mapping[str, Any], scrubber: Scrubber, known: dict[str, str]) -> dict[str, Any]:
