@@ -71,8 +71,8 @@ class TransportSpec(BaseModel):
     # descriptions, not attribute docstrings: pydantic's use_attribute_docstrings reads the class
     # source through inspect.getmodule, which resolved the path of every loaded module (~350):
     # building this model cost `mockoss serve` 17-23 ms of CPU at start, 1.5-1.8 ms now (issue 9,
-    # benchmarks/bench_start.py). The
-    # class docstring's wording ("docstring below") stays: it is the schema's text too.
+    # benchmarks/bench_start.py). The class docstring's wording ("docstring below") stays: it is
+    # the schema's text too.
     ttft_ms: _Ms = Field(default=0.0, description="Time to first token, ms (default 0).")
     tokens_per_s: float | None = Field(
         default=None, gt=0, allow_inf_nan=False,
