@@ -46,6 +46,11 @@ PERCENT = Completion.from_text(
     "<|channel|>analysis<|message|>100% sure: %s %(id)s %%<|end|>"
     "<|start|>assistant<|channel|>final<|message|>It is 100%(total)s %d.<|return|>"
 )
+#: Text holding what the cached Responses template's markers are made of (mockoss.profiles.replay),
+#: raw and as JSON escapes them: its replies must still be the full path's.
+MARKED = Completion.from_text(
+    "<|channel|>final<|message|>a \x00mockoss-id:0\x00 b \x00mockoss-val:1\x00 c \\u0000mockoss-id:2\\u0000<|return|>"
+)
 WEATHER = (ToolDecl("function", "get_weather"),)
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
 #: (view fields, body): the request shapes the cache keys on, and the options that bypass it.
@@ -67,6 +72,7 @@ RESPONSES_REQUESTS: list[tuple[dict[str, Any], dict[str, Any]]] = [
     ({"max_output_tokens": 3}, {"store": False}),
     ({"max_output_tokens": 500, "tool_choice": "none"}, {}),
     ({"tool_choice": "required", "model": "m%(id)s"}, {}),
+    ({"model": "m\x00mockoss-id:0\x00 \x00mockoss-val:1\x00"}, {}),
     ({"tools": WEATHER}, {"tools": [{"type": "function", "name": "get_weather"}]}),
     ({}, {"request_id": "req-1"}),
     ({}, {"temperature": 0.0, "metadata": {"k": "%s"}}),
@@ -80,7 +86,7 @@ def _ctx(index: int, prompt: int) -> RequestContext:
 
 
 def _completions() -> list[Completion]:
-    return [Completion(text=case.completion.text, tokens=case.completion.tokens) for case in all_cases()] + [PERCENT]
+    return [Completion(text=case.completion.text, tokens=case.completion.tokens) for case in all_cases()] + [PERCENT, MARKED]
 
 
 def _fields(reply: Reply) -> tuple[Any, ...]:
@@ -185,16 +191,19 @@ def test_chat_cache_bypass_covers_every_body_field_the_full_path_reads(monkeypat
 
 
 def test_an_entry_left_by_another_profile_object_is_not_served() -> None:
-    """The caches key on ``id(profile)``; an entry under that id built for another profile (as
-    after the id's reuse) is rebuilt, not served."""
+    """The caches key on ``id(profile)`` (:func:`mockoss.profiles.memos.held` for Responses); an
+    entry under that id built for another profile (as after the id's reuse) is rebuilt, not served."""
     mine, other = VllmProfile(), VllmProfile(reasoning_field="both", fingerprint_mode="none")
     for endpoint, view in (("chat", ChatRequestView(model="m")), ("responses", ResponsesRequestView(model="m"))):
         completion = Completion(text=PERCENT.text, tokens=PERCENT.tokens)
         want = _fields(mine.surface(endpoint, Completion(text=PERCENT.text, tokens=PERCENT.tokens), view, _ctx(0, 10)))
         other.surface(endpoint, completion, view, _ctx(0, 10))
+        forged = 0
         for key, entry in list(completion._memo.items()):
-            if isinstance(key, tuple) and len(key) > 1 and key[1] == id(other):
-                completion._memo[(key[0], id(mine), *key[2:])] = entry
+            if isinstance(key, tuple) and id(other) in key:
+                completion._memo[tuple(id(mine) if part == id(other) else part for part in key)] = entry
+                forged += 1
+        assert forged, f"no {endpoint} entry keyed by the profile's id"
         assert _fields(mine.surface(endpoint, completion, view, _ctx(0, 10))) == want
 
 

@@ -4,20 +4,21 @@ Most Responses requests send ``model`` and ``input`` and nothing the response ob
 those, everything in the reply except the ids and the numbers that follow from the prompt's length
 is fixed by (profile, completion, ``max_output_tokens``, model, ``tool_choice``, ``created``), so it
 is rendered once, as :func:`mockoss.profiles.vllm.responses.surface_responses` renders it, into a
-``%``-format with named slots, and memoised on the completion. A request then costs one lookup,
-its ids and one format: 4 us in process instead of 24 (measured, a unique 3-turn request on
-``clean-answer``), mostly the echo of the request (:mod:`mockoss.profiles.vllm.responses_echo`),
-which the full path serialises once per distinct request body.
+:class:`~mockoss.profiles.replay.Template` (markers where the ids and the prompt's numbers go),
+and memoised on the completion. A request then costs one lookup, its ids and one join: 4 us in
+process instead of 24 (measured, a unique 3-turn request on ``clean-answer``), mostly the echo of
+the request (:mod:`mockoss.profiles.vllm.responses_echo`), which the full path serialises once
+per distinct request body. A completion or an echoed model whose text holds a marker's letters
+(:func:`~mockoss.profiles.replay.templatable`) takes the full path.
 """
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import Reply, RequestContext, ResponsesRequestView
 from mockoss.profiles.memos import held
-from mockoss.profiles.vllm.chat import _slot as _mark
+from mockoss.profiles.replay import IdRecorder, Template, templatable
 from mockoss.profiles.vllm.chat_plan import with_end_of_script
 from mockoss.profiles.vllm.responses_echo import echo_templates, join_echo, usage_json
 from mockoss.profiles.vllm.responses_plan import request_plan
@@ -43,9 +44,6 @@ BODY_KEYS = frozenset(
     }
 )
 _CACHED = "vllm.responses.reply"
-#: A slot in the text a template is made from: NUL never appears raw in JSON text (``dumps``
-#: escapes control characters), so only these markers hold one.
-_MARK = re.compile("\x00(\\w+)\x00")
 
 
 def cached_reply(profile: VllmProfile, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply | None:
@@ -60,46 +58,51 @@ def cached_reply(profile: VllmProfile, completion: Completion, request: Response
     """
     if request.stream or request.tools or type(request.tool_choice) is not str or not BODY_KEYS.isdisjoint(request.body):
         return None
+    if not (templatable(completion.text) and templatable(request.model) and templatable(request.tool_choice)):
+        return None  # text that could hold a marker: the full path
     engine = with_end_of_script(completion) if profile.end_of_script_eos else completion  # as request_plan
     # The plan's limit (every max_output_tokens that does not cut the answer shares it; the echoed
     # value is a slot filled per request).
     key = (_CACHED, engine.cap(request.max_output_tokens), request.model, request.tool_choice, ctx.created)
-    fmt, item_slots, output_tokens = held(completion._memo, key, (profile,), lambda: _entry(profile, completion, request, ctx))
-    if fmt is None:
+    template, ids, output_tokens = held(completion._memo, key, (profile,), lambda: _entry(profile, completion, request, ctx))
+    if template is None:
         return None
     next_hex = ctx.ids.next16 if profile.id_digits == 16 else ctx.ids.next
     prompt = ctx.prompt_tokens
     room = profile.max_model_len - prompt  # responses_echo.output_limit
     limit = request.max_output_tokens
-    values = {"id": next_hex(), "prompt": prompt, "total": prompt + output_tokens, "limit": room if limit is None else min(limit, room)}
-    for slot in item_slots:
-        values[slot] = next_hex()
-    return Reply(status=200, body=(fmt % values).encode())
+    # The markers' order (_entry): the ids, drawn in vLLM's order, then prompt, total and limit.
+    values = [next_hex().encode() for _ in range(ids)]
+    values += [str(prompt).encode(), str(prompt + output_tokens).encode(), str(room if limit is None else min(limit, room)).encode()]
+    return Reply(status=200, body=template.fill(values))
 
 
 def _entry(
     profile: VllmProfile, completion: Completion, request: ResponsesRequestView, ctx: RequestContext
-) -> tuple[str | None, tuple[str, ...], int]:
-    """(body format or ``None`` for an error reply, the output items' id slots in
-    drawing order, output tokens) for :func:`cached_reply`.
+) -> tuple[Template | None, int, int]:
+    """(the body as a template, or ``None`` for an error reply; how many ids it draws; output
+    tokens) for :func:`cached_reply`.
 
-    The body is rendered by the full path's own pieces with markers where the request's values
-    go (``id``, ``prompt``, ``total``, ``limit``, ``i0``…), then ``%`` in the text is doubled
-    and each marker becomes ``%(name)s``.
+    The body is rendered by the full path's own pieces with a recorder's markers where the
+    request's values go: the response id and the output items' ids (markers ``0`` to ``ids - 1``,
+    in drawing order), then the prompt and total tokens and the echoed ``max_output_tokens``
+    (the next three; raw JSON numbers).
     """
     plan = request_plan(profile, completion, request)
     if plan.harmony_error is not None or plan.failure is not None:
-        return (None, (), 0)
+        return (None, 0, 0)
     cache_write = profile.responses_body_fields and profile.responses_mapping != "2025"  # as responses_echo.Echo
     head, tail = echo_templates(profile, request, ctx)
-    item_slots = tuple(f"i{k}" for k in range(plan.final_ids))
+    recorder = IdRecorder()
+    response_id = recorder.next()
+    item_ids = [recorder.next() for _ in range(plan.final_ids)]
+    prompt, total, limit = recorder.value("prompt"), recorder.value("total"), recorder.value("limit")
     values: dict[str, Any] = {
-        "id": f'"resp_{_mark("id")}"',  # dumps() would escape the marker's NULs
+        "id": f'"resp_{response_id}"',  # dumps() would escape the marker's NULs
         "incomplete": '{"reason":"max_output_tokens"}' if plan.status == "incomplete" else "null",
         "status": dumps(plan.status),
-        "usage": usage_json(_mark("prompt"), _mark("total"), plan.output_tokens, plan.reasoning_tokens, cache_write),
-        "limit": _mark("limit"),
+        "usage": usage_json(prompt, total, plan.output_tokens, plan.reasoning_tokens, cache_write),
+        "limit": limit,
     }
-    text = join_echo(head, tail, values, fill(plan.output, [_mark(slot) for slot in item_slots]))
-    fmt = _MARK.sub(r"%(\1)s", text.replace("%", "%%"))
-    return (fmt, item_slots, plan.output_tokens)
+    text = join_echo(head, tail, values, fill(plan.output, item_ids))
+    return (Template(text), 1 + len(item_ids), plan.output_tokens)
