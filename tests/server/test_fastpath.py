@@ -18,7 +18,7 @@ from mockoss.profiles.base import Reply
 from mockoss.profiles.ollama.errors import plain
 from mockoss.scenario.loader import scenario_from_data
 from mockoss.server.app import create_app
-from mockoss.server.connection import CoalescingTransport
+from mockoss.server.connection import CoalescingTransport, HeadFlusher
 from mockoss.server.core import MockServer
 from mockoss.server.fastpath import GenerationPath, plain_head
 from mockoss.server.responses import to_response
@@ -224,6 +224,44 @@ def test_a_short_response_leaves_in_one_write_with_the_same_bytes():
     transport.write(b"HTTP/1.1 500 x\r\n\r\n")
     transport.close()  # a held head is written before the close
     assert writes[-2:] == [b"HTTP/1.1 500 x\r\n\r\n", b"<closed>"]
+
+
+def test_heads_held_in_one_loop_iteration_share_one_flush_callback():
+    # mockoss.server.connection.HeadFlusher: one end-of-iteration callback for all connections,
+    # not one per response; a head whose body followed is not written again by it.
+    writes: list[tuple[int, bytes]] = []
+
+    class Sink:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def write(self, data: bytes) -> None:
+            writes.append((self.n, data))
+
+        def is_closing(self) -> bool:
+            return False
+
+    class Loop:
+        def __init__(self) -> None:
+            self.soon: list = []
+
+        def call_soon(self, callback) -> None:
+            self.soon.append(callback)
+
+    loop = Loop()
+    flusher = HeadFlusher(loop)  # type: ignore[arg-type]
+    short, stream = (CoalescingTransport(Sink(n), loop, None, flusher) for n in (1, 2))  # type: ignore[arg-type]
+    short.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
+    stream.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+    short.write(b"{}")
+    assert len(loop.soon) == 1 and writes == [(1, b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")]
+    loop.soon.pop()()  # the end of the iteration
+    assert writes[1:] == [(2, b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")]
+    short.rearm()
+    short.write(b"HTTP/1.1 204 No Content\r\n\r\n")  # the next iteration schedules its own flush
+    assert len(loop.soon) == 1
+    loop.soon.pop()()
+    assert writes[-1] == (1, b"HTTP/1.1 204 No Content\r\n\r\n") and len(writes) == 3
 
 
 @pytest.mark.parametrize(("profile", "path", "shape"), [
