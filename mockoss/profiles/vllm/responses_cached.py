@@ -58,8 +58,6 @@ def cached_reply(profile: VllmProfile, completion: Completion, request: Response
     """
     if request.stream or request.tools or type(request.tool_choice) is not str or not BODY_KEYS.isdisjoint(request.body):
         return None
-    if not (templatable(completion.text) and templatable(request.model) and templatable(request.tool_choice)):
-        return None  # text that could hold a marker: the full path
     engine = with_end_of_script(completion) if profile.end_of_script_eos else completion  # as request_plan
     # The plan's limit (every max_output_tokens that does not cut the answer shares it; the echoed
     # value is a slot filled per request).
@@ -80,14 +78,16 @@ def cached_reply(profile: VllmProfile, completion: Completion, request: Response
 def _entry(
     profile: VllmProfile, completion: Completion, request: ResponsesRequestView, ctx: RequestContext
 ) -> tuple[Template | None, int, int]:
-    """(the body as a template, or ``None`` for an error reply; how many ids it draws; output
-    tokens) for :func:`cached_reply`.
+    """(the body as a template, or ``None`` for an error reply or text that rules out templates;
+    how many ids it draws; output tokens) for :func:`cached_reply`.
 
     The body is rendered by the full path's own pieces with a recorder's markers where the
     request's values go: the response id and the output items' ids (markers ``0`` to ``ids - 1``,
     in drawing order), then the prompt and total tokens and the echoed ``max_output_tokens``
     (the next three; raw JSON numbers).
     """
+    if not (templatable(completion.text) and templatable(request.model) and templatable(request.tool_choice)):
+        return (None, 0, 0)  # text that could hold a marker (all three are in the key): the full path
     plan = request_plan(profile, completion, request)
     if plan.harmony_error is not None or plan.failure is not None:
         return (None, 0, 0)
