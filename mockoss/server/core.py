@@ -309,6 +309,35 @@ class MockServer:
             self._handled = 0
         clear_prompt_caches()  # request-data caches too (mockoss.harmony.prompt.caches._REQUEST_CACHES)
 
+    def warm_target(self, headers: Mapping[str, str], make_profile: bool = False) -> tuple[Scenario | None, Profile | None, list[int] | None, int]:
+        """What a warm-up before the lock (:mod:`mockoss.server.warmup`) reads of the server for a
+        request, without the lock unless ``make_profile``: ``(scenario, profile, cursors, index)``.
+
+        ``scenario``: the one answering (``X-Mockoss-Scenario``'s if already loaded, else the
+        server's), ``None`` when unknown without loading a file (then the rest is ``None`` too).
+        ``profile``: the base profile the reply will be made with (a per-header one for a scenario
+        with ``switches:`` or an ``X-Mockoss-Switch`` header: ``None`` while not made, or with
+        ``make_profile`` made now under the lock as the request would, ``None`` if it cannot be).
+        ``cursors``: a copy of the scenario's shared rule cursors (no session), ``None`` before its
+        first such request. ``index``: the index the next request will get."""
+        name = headers.get(SCENARIO_HEADER)
+        found = self._scenarios.get(name) if name else self.scenario
+        if not isinstance(found, Scenario):
+            return None, None, None, self._handled
+        header = headers.get(SWITCH_HEADER, "")
+        profile: Profile | None = self._base_profile
+        if found.switches or header:
+            profile = self._profiles.get((found.name, header))  # a read: no reordering, no lock
+            if profile is None and make_profile:
+                try:
+                    with self._lock:  # the per-header profile cache, as the request's own lookup
+                        profile = self._profile_for(found, headers)
+                except Exception:  # noqa: BLE001  (a bad switch: the request answers it)
+                    profile = None
+        by_session = self._player._cursors.get(found.name)
+        shared = by_session.get("") if by_session is not None else None
+        return found, profile, None if shared is None else list(shared), self._handled
+
     # -- request handling ----------------------------------------------------------------------
 
     def _scenario_for(self, headers: Mapping[str, str]) -> Scenario | None:

@@ -171,10 +171,13 @@ class Warmup:
         self._last = (scenario, found)
         return found
 
-    def pending(self, server: _Server, scenario: Scenario, shape: int, body: Any, headers: Mapping[str, str]) -> tuple[_Scenario, tuple[int, ...]] | None:
+    def pending(
+        self, scenario: Scenario, shape: int, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool
+    ) -> tuple[_Scenario, tuple[int, ...]] | None:
         """``(state, positions)``: the long completions ``state.longs[i]`` to warm for ``shape``
-        before this request (the one it will play, when :func:`_predicted` knows it; else the
-        first :data:`PER_REQUEST` not warmed, in file order), else ``None`` (nothing to warm)."""
+        before this request (the one it will play, when :func:`_predicted` knows it from the
+        scenario's shared ``cursors``; else the first :data:`PER_REQUEST` not warmed, in file
+        order), else ``None`` (nothing to warm)."""
         state = self._state(scenario)
         if not state.longs:
             return None
@@ -182,10 +185,17 @@ class Warmup:
             warmed = state.shapes.get(shape, 0)
             if warmed:
                 state.shapes.move_to_end(shape)
-        played = _predicted(server, state, body, headers)
+        played = _predicted(state, body, headers, cursors, auto_session)
         candidates = range(len(state.longs)) if played is None else played
         todo = tuple(position for position in candidates if not warmed >> position & 1)[:PER_REQUEST]
         return (state, todo) if todo else None
+
+    def still_pending(self, state: _Scenario, shape: int, positions: tuple[int, ...]) -> tuple[int, ...]:
+        """Those of ``positions`` not warmed for ``shape`` yet (another request may have, since
+        :meth:`pending` was asked on the event loop)."""
+        with self._lock:
+            warmed = state.shapes.get(shape, 0)
+        return tuple(position for position in positions if not warmed >> position & 1)
 
     def claim(self, state: _Scenario, shape: int, positions: tuple[int, ...]) -> tuple[list[int], list[threading.Event]]:
         """``(mine, theirs)``: the positions this request warms (now claimed), and the events of
@@ -216,20 +226,20 @@ class Warmup:
                 self._inflight.pop((id(state), shape, position)).set()
 
 
-def _predicted(server: _Server, state: _Scenario, body: Any, headers: Mapping[str, str]) -> tuple[int, ...] | None:
+def _predicted(state: _Scenario, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool) -> tuple[int, ...] | None:
     """The positions in ``state.longs`` of what the request will play, when the server's shared
     cursors pick it (no session header, no automatic sessions, no ``previous_response_id``, no
     rule with ``match`` checks): the step :func:`~mockoss.scenario.select.first_answer` gives on
-    a copy of those cursors (a ``pick`` step: each of its options); ``()`` when that step is not
-    a long completion (short, templated, an error). ``None``: unknown (the player decides it from
-    the request, under the lock). A read of the player's state without the lock: another request
-    may move the cursors meanwhile, which only warms a step the request does not play."""
-    if not state.predictable or server.auto_session or headers.get(SESSION_HEADER) or (type(body) is dict and "previous_response_id" in body):
+    ``cursors``, a copy of those cursors (:meth:`MockServer.warm_target
+    <mockoss.server.core.MockServer.warm_target>`; a ``pick`` step: each of its options); ``()``
+    when that step is not a long completion (short, templated, an error). ``None``: unknown (the
+    player decides it from the request, under the lock). A read of the player's state without
+    the lock: another request may move the cursors meanwhile, which only warms a step the
+    request does not play."""
+    if not state.predictable or auto_session or headers.get(SESSION_HEADER) or (type(body) is dict and "previous_response_id" in body):
         return None
     scenario = state.scenario
-    by_session = server._player._cursors.get(scenario.name)
-    shared = by_session.get("") if by_session is not None else None
-    positions = list(shared) if shared is not None and len(shared) == len(scenario.rules) else [0] * len(scenario.rules)
+    positions = cursors if cursors is not None and len(cursors) == len(scenario.rules) else [0] * len(scenario.rules)
     found = first_answer(scenario, None, positions)
     step = found[1] if found is not None else None
     if step is None:
@@ -275,49 +285,49 @@ def _shape_key(profile: Any, endpoint: str, body: Any, headers: Mapping[str, str
     return None if shape is None else hash((shape, id(profile)))
 
 
-def _profile_of(server: _Server, scenario: Scenario, headers: Mapping[str, str], make: bool) -> Any:
-    """The base profile the reply to a request will be made with: the server's, or for a scenario
-    with ``switches:`` or an ``X-Mockoss-Switch`` header the server's per-header profile (made
-    now, under the server lock, as the lock's side would, when ``make``); ``None`` when it is not
-    made yet (``make`` false) or cannot be (a bad switch: the lock's side answers it)."""
-    header = headers.get(SWITCH_HEADER, "")
-    if not scenario.switches and not header:
-        return server._base_profile
-    if not make:
-        return server._profiles.get((scenario.name, header))  # a read: no reordering, no lock
-    try:
-        with server._lock:  # the per-header profile cache, looked up as the lock's side does
-            return server._profile_for(scenario, headers)
-    except Exception:  # noqa: BLE001
-        return None
+#: The decision :func:`wanted` took for the request being handled (its task's context, which the
+#: gate's worker thread runs a copy of): ``(server, endpoint, raw, profile, shape, pending)``, so
+#: that the gate (after the HTTP short path's fallback) and :func:`warmed` do not take it again.
+_DECIDED: ContextVar[tuple[Any, ...] | None] = ContextVar("mockoss_warm_decided", default=None)
 
 
-def _scenario_of(server: _Server, headers: Mapping[str, str]) -> Scenario | None:
-    """The scenario that answers a request, if known without loading a file (else ``None``)."""
-    name = headers.get("x-mockoss-scenario")
-    if name:
-        found = server._scenarios.get(name)
-        return found if isinstance(found, Scenario) else None
-    return server.scenario if isinstance(server.scenario, Scenario) else None
+def _decided(server: _Server, endpoint: str, raw: bytes) -> tuple[Any, ...] | None:
+    """The decision taken for this request (same server, endpoint and body), else ``None``."""
+    decided = _DECIDED.get()
+    if decided is not None and decided[0] is server and decided[1] == endpoint and (decided[2] is raw or decided[2] == raw):
+        return decided
+    return None
 
 
 def wanted(server: _Server, endpoint: str, raw: bytes, headers: Mapping[str, str]) -> bool:
     """Whether a small request should be answered on a worker thread to warm long completions
-    first (:class:`mockoss.server.offload.Gate`, on the event loop). Costs a dict lookup for a
-    scenario without long completions; for one with, the body's parse (handed on to the answer,
-    :func:`mockoss.jsonbody.parse_json_and_hand_on`) and its shape."""
-    scenario = server.scenario if "x-mockoss-scenario" not in headers else _scenario_of(server, headers)
+    first (:class:`mockoss.server.offload.Gate`, on the event loop). Costs an identity check for
+    a scenario without long completions; for one with, the body's parse (handed on to the answer,
+    :func:`mockoss.jsonbody.parse_json_and_hand_on`), its shape and the step it will play. Taken
+    once per request: the HTTP short path asks, then the gate after its fallback, then the warm-up
+    on the worker thread (:func:`warmed`); the later ones reuse the first answer (:data:`_DECIDED`)."""
+    if "x-mockoss-scenario" not in headers and not server._warmup.has_long(server.scenario):
+        return False  # the usual case, decided without the body
+    decided = _decided(server, endpoint, raw)
+    if decided is not None:
+        return decided[3] is None or decided[5] is not None
+    scenario, profile, cursors, _index = server.warm_target(headers)
     if scenario is None or not server._warmup.has_long(scenario):
         return False
     try:
         body = parse_json_and_hand_on(raw)
     except (ValueError, RecursionError):
         return False
-    profile = _profile_of(server, scenario, headers, make=False)
-    if profile is None:
-        return True  # a per-header profile made under the lock: new, its plans not built
-    shape = _shape_key(profile, endpoint, body, headers)
-    return shape is not None and server._warmup.pending(server, scenario, shape, body, headers) is not None
+    shape = pending = None
+    if profile is not None:  # else a per-header profile made under the lock: new, its plans not built
+        shape = _shape_key(profile, endpoint, body, headers)
+        if shape is None:
+            return False
+        pending = server._warmup.pending(scenario, shape, body, headers, cursors, server.auto_session)
+        if pending is None:
+            return False
+    _DECIDED.set((server, endpoint, raw, profile, shape, pending))
+    return True
 
 
 @contextmanager
@@ -334,13 +344,13 @@ def warmed(
     if prepared is None:
         yield view
         return
-    found, shape, positions, profile, view, counted = prepared
+    found, shape, positions, profile, view, counted, index = prepared
     token = PRECOUNTED_PROMPT_TOKENS.set(counted) if PRECOUNTED_PROMPT_TOKENS.get() is None else None
     try:
         warming = server._warmup
         mine, theirs = warming.claim(found, shape, positions)
         try:
-            index = server._handled  # the index the request will most likely get (ids are never memoised)
+            # index: the one the request will most likely get (ids are never memoised)
             for position in mine:
                 try:
                     profile.surface(endpoint, found.longs[position], view, RequestContext(IdSource(server.seed, index), server.created, counted, raw))
@@ -367,16 +377,25 @@ def _wait(events: list[threading.Event]) -> None:
 
 def _prepare(
     server: _Server, endpoint: str, raw: bytes, body: Any, headers: Mapping[str, str], checked: Any, view: Any
-) -> tuple[_Scenario, int, tuple[int, ...], Any, Any, int] | None:
-    """What :func:`warmed` needs: ``(state, shape, positions, profile, view, prompt count)``,
-    else ``None`` (nothing to warm, or a step failed: done again under the lock)."""
-    scenario = _scenario_of(server, headers)
-    base = _profile_of(server, scenario, headers, make=True) if scenario is not None else None
-    shape = _shape_key(base, endpoint, body, headers) if base is not None else None
-    pending = server._warmup.pending(server, scenario, shape, body, headers) if shape is not None else None
-    if pending is None:
-        return None
-    found, positions = pending
+) -> tuple[_Scenario, int, tuple[int, ...], Any, Any, int, int] | None:
+    """What :func:`warmed` needs: ``(state, shape, positions, profile, view, prompt count,
+    index)``, else ``None`` (nothing to warm, or a step failed: done again under the lock). The
+    positions :func:`wanted` chose on the event loop for this request, less those another request
+    warmed since; chosen here when it did not (an in-process caller, a per-header profile not
+    made then)."""
+    decided = _decided(server, endpoint, raw)
+    scenario, base, cursors, index = server.warm_target(headers, make_profile=True)
+    if decided is not None and decided[3] is not None and decided[3] is base:
+        _server, _endpoint, _raw, _profile, shape, (found, positions) = decided
+        positions = server._warmup.still_pending(found, shape, positions)
+        if not positions:
+            return None
+    else:
+        shape = _shape_key(base, endpoint, body, headers) if base is not None and scenario is not None else None
+        pending = server._warmup.pending(scenario, shape, body, headers, cursors, server.auto_session) if shape is not None else None
+        if pending is None:
+            return None
+        found, positions = pending
     try:
         _profile, request, model = checked
         profile = _for_endpoint(base, endpoint)
@@ -387,4 +406,4 @@ def _prepare(
             counted = prompt_tokens(endpoint, raw, body, request_seen(request))
     except Exception:  # noqa: BLE001
         return None
-    return found, shape, positions, profile, view, counted  # type: ignore[return-value]
+    return found, shape, positions, profile, view, counted, index  # type: ignore[return-value]
