@@ -23,6 +23,7 @@ from typing_extensions import TypedDict  # pydantic refuses typing.TypedDict on 
 from mockoss.profiles.base import ChatRequestView, ToolDecl
 from mockoss.schemas._quick import keys_are_str as _keys_are_str
 from mockoss.schemas._quick import lists_fit, quick_or_none, valid_or_none
+from mockoss.slotnew import slot_builder
 
 __all__ = [
     "TOOL_DECL_CACHE_BYTES",
@@ -34,6 +35,9 @@ __all__ = [
     "quick_validate",
     "tool_decl",
 ]
+
+
+_make_view = slot_builder(ChatRequestView)
 
 
 def _one_choice(value: int | None) -> int | None:
@@ -115,7 +119,7 @@ class _ChatRequestFields(_Lenient):
         ``tests/server/test_validation_quick.py`` checks every field)."""
         choice = self.tool_choice
         options = self.stream_options
-        return ChatRequestView(
+        return _make_view(  # ChatRequestView(...) without its frozen __init__ (mockoss.slotnew)
             model,
             self.tool_decls() if self.tools else (),  # tools
             choice.model_dump() if isinstance(choice, BaseModel) else choice,  # tool_choice

@@ -50,6 +50,7 @@ from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES
 from mockoss.server.transport import Delivery
 from mockoss.server.validation import validate_request
 from mockoss.server.warmup import WARM_BEFORE_LOCK, Warmup, warmed
+from mockoss.slotnew import slot_builder
 
 if TYPE_CHECKING:
     from mockoss.upstream import Recorder, Upstream
@@ -57,6 +58,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mockoss")
 
 __all__ = ["DEFAULT_CREATED", "MockServer", "RecordedRequest"]
+
+_make_context = slot_builder(RequestContext)
 
 #: Unix time stamped on every object unless configured: 2026-01-01T00:00:00Z. Fixed, so that the
 #: same scenario and seed give byte-identical output.
@@ -665,11 +668,11 @@ class MockServer:
             return step.replay
         if step.error is not None:
             return self._scripted_error(profile, step.error.status, step.error.message, step.error.retry_after)
-        ctx = RequestContext(
-            ids=IdSource(self.seed, index),
-            created=self.created,
-            prompt_tokens=counted if (counted := PRECOUNTED_PROMPT_TOKENS.get()) is not None else prompt_tokens(endpoint, raw, body, seen),
-            raw_body=raw,
+        ctx = _make_context(  # RequestContext(ids, created, prompt_tokens, raw_body), mockoss.slotnew
+            IdSource(self.seed, index),
+            self.created,
+            counted if (counted := PRECOUNTED_PROMPT_TOKENS.get()) is not None else prompt_tokens(endpoint, raw, body, seen),
+            raw,
         )
         if view is None:  # else built before the lock (respond, a big body)
             view = request.view(model, body)  # type: ignore[attr-defined]

@@ -8,9 +8,10 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, fields
-from itertools import chain, repeat
-from operator import call
+from itertools import chain
 from typing import Any, Self
+
+from mockoss.slotnew import slot_builder
 
 __all__ = ["DEFAULT_LOG_BYTES", "REQUEST_RECORDS", "Endpoint", "RecordedRequest", "RequestLog", "header_items", "new_record"]
 
@@ -90,24 +91,23 @@ class RecordedRequest:
         return list(body.get("tools") or []) if isinstance(body, dict) else []
 
 
-_SLOT_SETTERS = tuple(RecordedRequest.__dict__[f.name].__set__ for f in fields(RecordedRequest))
-_drain = deque(maxlen=0).extend
+_FIELDS = len(fields(RecordedRequest))
+_make_record = slot_builder(RecordedRequest)
 
 
 def new_record(*values: Any) -> RecordedRequest:
     """``RecordedRequest(*values)``, every field given in order (``len(values)`` is the number of
     fields), built without the frozen dataclass's ``__init__``, which sets each slot through
-    ``object.__setattr__`` (the class has no ``__post_init__``): the same object, 1.5 -> 0.9 us
-    (measured; a record is built for every request).
+    ``object.__setattr__`` (:func:`mockoss.slotnew.slot_builder`): the same object, 1.5 -> 0.9 us
+    with a loop over the slots' setters, less with the builder's one call per slot (measured; a
+    record is built for every request).
 
     Raises:
         ValueError: not one value per field.
     """
-    if len(values) != len(_SLOT_SETTERS):
-        raise ValueError(f"RecordedRequest has {len(_SLOT_SETTERS)} fields, got {len(values)} values")
-    record = object.__new__(RecordedRequest)
-    _drain(map(call, _SLOT_SETTERS, repeat(record), values))
-    return record
+    if len(values) != _FIELDS:
+        raise ValueError(f"RecordedRequest has {_FIELDS} fields, got {len(values)} values")
+    return _make_record(*values)
 
 
 #: Header pairs shared between log entries, by name then value (at most :data:`_SHARED_PAIRS`,
@@ -118,20 +118,30 @@ _SHARED_PAIRS = 4096
 _SHARED_NAME_CHARS = 64
 _SHARED_VALUE_CHARS = 128
 _shared = [0]
+#: Whole header tuples shared between log entries (at most :data:`_SHARED_ITEMS` tuples of up to
+#: :data:`_SHARED_ITEMS_PAIRS` shared pairs each: ~1.5 MB at most).
+_ITEMS: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
+_SHARED_ITEMS = 4096
+_SHARED_ITEMS_PAIRS = 32
 
 
 def header_items(headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """``tuple(headers.items())`` whose ``(name, value)`` pairs are shared with earlier entries
-    when the same pair came before (immutable, so sharing is safe).
+    when the same pair came before, and the tuple itself when the same headers came before
+    (immutable, so sharing is safe).
 
     A client sends the same host, content type, user agent and authorization every time: a
     logged request left one new pair per header, each walked by the garbage collector's next
     pass (issue 9: with ~14 new tracked objects a request, collections cost ~4 us a request over
     HTTP, ~0.3 us per object); a pair seen before is now the same object. New pairs are shared
-    until :data:`_SHARED_PAIRS` are, so the table stays bounded whatever clients send.
+    until :data:`_SHARED_PAIRS` are, so the table stays bounded whatever clients send. A tuple of
+    shared pairs seen before is shared too (:data:`_ITEMS`): a new short chat turn left 4 tracked
+    objects to the collector's next pass, the header tuple one of them; a client's requests
+    differ in ``content-length`` at most, over a few values.
     """
     pairs = []
     append = pairs.append
+    shared = True
     for name, value in headers.items():
         by_value = _PAIRS.get(name)
         pair = by_value.get(value) if by_value is not None else None
@@ -140,8 +150,17 @@ def header_items(headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
             if len(value) <= _SHARED_VALUE_CHARS and len(name) <= _SHARED_NAME_CHARS and _shared[0] < _SHARED_PAIRS:
                 _PAIRS.setdefault(name, {})[value] = pair
                 _shared[0] += 1
+            else:
+                shared = False
         append(pair)
-    return tuple(pairs)
+    items = tuple(pairs)
+    if shared and len(items) <= _SHARED_ITEMS_PAIRS:
+        found = _ITEMS.get(items)
+        if found is not None:
+            return found
+        if len(_ITEMS) < _SHARED_ITEMS:
+            _ITEMS[items] = items
+    return items
 
 
 #: Bytes the request log keeps by default (bodies, headers, completions): 64 MiB.

@@ -33,6 +33,19 @@ def test_the_shared_pairs_stay_bounded(monkeypatch):
     assert long_name not in records._PAIRS
 
 
+def test_the_same_headers_again_share_one_tuple_and_the_tuples_stay_bounded(monkeypatch):
+    monkeypatch.setattr(records, "_ITEMS", {})
+    monkeypatch.setattr(records, "_SHARED_ITEMS", 3)
+    sent = {"host": "127.0.0.1:8000", "content-type": "application/json", "content-length": "151"}
+    first, again = header_items(sent), header_items(dict(sent))
+    assert first == again == tuple(sent.items()) and again is first  # nothing new for the collector
+    for n in range(10):
+        header_items(dict(sent, **{"content-length": str(n)}))
+    assert len(records._ITEMS) == 3  # the first three sets of headers, no more
+    unshared = {"x-big": "v" * 1000}  # a pair too long to share: its tuple is not kept either
+    assert header_items(unshared) == (("x-big", "v" * 1000),) and header_items(unshared) is not header_items(unshared)
+
+
 def test_logged_requests_keep_their_headers_as_sent():
     server = MockServer("clean-answer")
     body = json.dumps({"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}]}).encode()

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from mockoss.profiles.base import ChatRequestView, Reply, RequestContext
+from mockoss.profiles.base import JSON_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
@@ -38,6 +38,7 @@ from mockoss.profiles.vllm.chat_plan import (
 from mockoss.profiles.vllm.chat_stream import sse_pieces, stream
 from mockoss.profiles.vllm.options import OptionError, recovery_log, regroup_deltas, stream_interval
 from mockoss.profiles.vllm.segments import token_segments
+from mockoss.slotnew import slot_builder
 
 __all__ = ["cached_full_reply", "surface_chat"]
 
@@ -167,6 +168,9 @@ def _full_template(
     return result
 
 
+_make_reply = slot_builder(Reply)
+
+
 @functools.lru_cache(maxsize=64)
 def _model_json(model: str) -> str:
     """``model`` as JSON (a server answers few model names; 0.5 us saved a request)."""
@@ -223,7 +227,7 @@ def cached_full_reply(profile: VllmProfile, completion: Completion, request: Cha
     if fmt is None:
         return None
     body = _fill(fmt, tool_calls, completion_tokens, request.model, ctx, profile.id_digits)
-    return Reply(status=200, body=body.encode(), log=log)
+    return _make_reply(200, JSON_MEDIA_TYPE, body.encode(), (), (), None, log)  # Reply(status=200, body=…, log=log), mockoss.slotnew
 
 
 def _reply_entry(
