@@ -25,7 +25,8 @@ from mockoss.profiles.base import (
 from mockoss.profiles.openai import stream_memo, wire
 from mockoss.profiles.openai.normalize import normalised
 from mockoss.profiles.replay import AsciiIdRecorder
-from mockoss.profiles.vllm import VllmProfile, _metadata_error
+from mockoss.profiles.vllm import VllmProfile
+from mockoss.profiles.vllm.request_checks import metadata_error
 
 __all__ = ["OpenAIProfile"]
 
@@ -82,7 +83,7 @@ class OpenAIProfile:
         """``POST /v1/responses``: vLLM's Responses surfacing of the normalised completion, with
         vLLM-only fields removed. ``metadata`` values must be strings, as vLLM's (the openai
         package's own ``Metadata`` type, ``Dict[str, str]``): otherwise a 400."""
-        if (rejected := _metadata_error(request.body.get("metadata"))) is not None:
+        if (rejected := metadata_error(request.body.get("metadata"))) is not None:
             return self.error(400, rejected[0], param=rejected[1])
         view = normalised(completion, request.max_output_tokens, tools_declared=bool(request.tools))
         if request.stream and stream_memo.slot_free(view, request):

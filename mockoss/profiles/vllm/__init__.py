@@ -26,39 +26,11 @@ from mockoss.profiles.base import (
 from mockoss.profiles.vllm.chat import cached_full_reply, surface_chat
 from mockoss.profiles.vllm.errors import ErrorBody, error_reply
 from mockoss.profiles.vllm.options import OptionError, ignore_eos_completion, interval_note, recovery_log
+from mockoss.profiles.vllm.request_checks import responses_request_error
 from mockoss.profiles.vllm.responses import surface_responses
 from mockoss.profiles.vllm.responses_cached import cached_reply as cached_responses_reply
 
 __all__ = ["VllmProfile"]
-
-
-@functools.cache
-def _metadata_adapter() -> Any:
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(dict[str, str])
-
-
-def _metadata_error(metadata: Any) -> tuple[str, str] | None:
-    """``(message, param)`` of vLLM's 400 for a Responses ``metadata`` whose values are not all
-    strings, else ``None``. vLLM declares ``metadata: Metadata | None`` on ``ResponsesRequest``
-    (vllm-project/vllm@010a69cea9ac46d2953fa673c3b814f922d1b194:vllm/entrypoints/openai/responses/protocol.py),
-    and openai-python's ``Metadata`` is ``Dict[str, str]`` (openai/types/shared/metadata.py, openai
-    3.57.0), so pydantic refuses any other value, at any depth, with ``string_type``: the same
-    entries, in the wording the shared schema's errors get (:mod:`mockoss.schemas.responses`
-    checks only that it is an object, as SGLang's ``Dict[str, Any]`` does). A deeply nested
-    value is refused here instead of being echoed."""
-    if not isinstance(metadata, dict) or all(type(value) is str for value in metadata.values()):
-        return None  # None, or not an object: the shared schema answers (metadata: Input should be a valid dictionary)
-    from pydantic import ValidationError
-
-    try:
-        _metadata_adapter().validate_python(metadata)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        lines = [".".join(("metadata", *map(str, e["loc"]))) + f": {e['msg']}" for e in errors]
-        return "Invalid request: " + "; ".join(lines), ".".join(("metadata", *map(str, errors[0]["loc"])))
-    return None  # str subclasses only: pydantic accepts them
 
 
 #: Switches with a fixed set of values (validated in ``__post_init__``).
@@ -385,19 +357,8 @@ class VllmProfile:
             except OptionError as exc:
                 return self.error(400, str(exc), param=exc.param)
         elif endpoint == "responses":
-            from mockoss.harmony.prompt.responses import missing_role_error
-
-            # _validate_create_responses_input (vllm@v0.33.0:vllm/entrypoints/openai/responses/serving.py).
-            if request.body.get("previous_input_messages") and request.body.get("previous_response_id"):
-                message = "Only one of `previous_input_messages` and `previous_response_id` can be set."
-                return error_reply(
-                    400, message, param="previous_response_id", body=self.error_body, err_type="invalid_request_error"
-                )
-            # A previous_input_messages entry without a role: VLLMValidationError → 400 (param "input").
-            if (message := missing_role_error(request.body)) is not None:
-                return self.error(400, message, param="input")
-            if (rejected := _metadata_error(request.body.get("metadata"))) is not None:
-                return self.error(400, rejected[0], param=rejected[1])
+            if (refused := responses_request_error(self, request.body)) is not None:
+                return refused
             if request.stream:
                 note = interval_note(self, endpoint, request)
         reply = self._surface(endpoint, completion, request, ctx)

@@ -1,0 +1,69 @@
+"""vLLM's checks of a Responses request body that answer 400 before any output is made: the
+request-side rules of ``_validate_create_responses_input`` and of ``ResponsesRequest``'s
+``metadata`` type. Its own module so that the profile class (:mod:`mockoss.profiles.vllm`) keeps
+to its switches and dispatch, and the OpenAI profile, which answers ``metadata`` as vLLM does,
+imports a public function rather than a private one.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from mockoss.profiles.base import Reply
+from mockoss.profiles.vllm.errors import error_reply
+
+if TYPE_CHECKING:
+    from mockoss.profiles.vllm import VllmProfile
+
+__all__ = ["metadata_error", "responses_request_error"]
+
+
+def responses_request_error(profile: VllmProfile, body: Mapping[str, Any]) -> Reply | None:
+    """vLLM's 400 for a Responses body it refuses, else ``None``: ``previous_input_messages`` set
+    together with ``previous_response_id`` (``_validate_create_responses_input``,
+    vllm@v0.33.0:vllm/entrypoints/openai/responses/serving.py: ``invalid_request_error``, param
+    ``previous_response_id``); a ``previous_input_messages`` entry without a role
+    (``VLLMValidationError``, param ``input``:
+    :func:`mockoss.harmony.prompt.responses.missing_role_error`); ``metadata`` values that are not
+    all strings (:func:`metadata_error`)."""
+    from mockoss.harmony.prompt.responses import missing_role_error
+
+    if body.get("previous_input_messages") and body.get("previous_response_id"):
+        message = "Only one of `previous_input_messages` and `previous_response_id` can be set."
+        return error_reply(400, message, param="previous_response_id", body=profile.error_body, err_type="invalid_request_error")
+    if (message := missing_role_error(body)) is not None:
+        return profile.error(400, message, param="input")
+    if (rejected := metadata_error(body.get("metadata"))) is not None:
+        return profile.error(400, rejected[0], param=rejected[1])
+    return None
+
+
+@functools.cache
+def _metadata_adapter() -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(dict[str, str])
+
+
+def metadata_error(metadata: Any) -> tuple[str, str] | None:
+    """``(message, param)`` of vLLM's 400 for a Responses ``metadata`` whose values are not all
+    strings, else ``None``. vLLM declares ``metadata: Metadata | None`` on ``ResponsesRequest``
+    (vllm-project/vllm@010a69cea9ac46d2953fa673c3b814f922d1b194:vllm/entrypoints/openai/responses/protocol.py),
+    and openai-python's ``Metadata`` is ``Dict[str, str]`` (openai/types/shared/metadata.py, openai
+    3.57.0), so pydantic refuses any other value, at any depth, with ``string_type``: the same
+    entries, in the wording the shared schema's errors get (:mod:`mockoss.schemas.responses`
+    checks only that it is an object, as SGLang's ``Dict[str, Any]`` does). A deeply nested
+    value is refused here instead of being echoed."""
+    if not isinstance(metadata, dict) or all(type(value) is str for value in metadata.values()):
+        return None  # None, or not an object: the shared schema answers (metadata: Input should be a valid dictionary)
+    from pydantic import ValidationError
+
+    try:
+        _metadata_adapter().validate_python(metadata)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        lines = [".".join(("metadata", *map(str, e["loc"]))) + f": {e['msg']}" for e in errors]
+        return "Invalid request: " + "; ".join(lines), ".".join(("metadata", *map(str, errors[0]["loc"])))
+    return None  # str subclasses only: pydantic accepts them
