@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -22,6 +22,8 @@ __all__ = [
     "RequestContext",
     "ResponsesRequestView",
     "ToolDecl",
+    "check_bool_switches",
+    "check_choice_switches",
 ]
 
 JSON_MEDIA_TYPE = "application/json"
@@ -283,3 +285,22 @@ class Profile(Protocol):
     def route_error(self, status: int, method: str, path: str) -> Reply:
         """This server's reply to an unknown route (404) or a wrong method (405)."""
         ...
+
+
+def check_bool_switches(profile: object, names: Iterable[str]) -> None:
+    """Raise ``ValueError("<switch> must be true or false, got <value>")`` for the first of
+    ``names`` whose value on ``profile`` is not a ``bool`` (the profiles' ``__post_init__``: a
+    switch from ``X-Mockoss-Switch`` or ``--switch`` answers with this text)."""
+    for name in names:
+        value = getattr(profile, name)
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be true or false, got {value!r}")  # noqa: TRY004  # as every switch's
+
+
+def check_choice_switches(profile: object, choices: Mapping[str, tuple[object, ...]]) -> None:
+    """Raise ``ValueError("<switch> must be 'a' or 'b', got <value>")`` for the first switch of
+    ``choices`` whose value on ``profile`` is not one of its allowed values."""
+    for name, allowed in choices.items():
+        value = getattr(profile, name)
+        if value not in allowed:
+            raise ValueError(f"{name} must be {' or '.join(map(repr, allowed))}, got {value!r}")

@@ -56,7 +56,15 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from mockoss.harmony import Completion, load_encoding
-from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext, ResponsesRequestView, ServerInfo
+from mockoss.profiles.base import (
+    SSE_MEDIA_TYPE,
+    Reply,
+    RequestContext,
+    ResponsesRequestView,
+    ServerInfo,
+    check_bool_switches,
+    check_choice_switches,
+)
 from mockoss.profiles.gptoss_ref.loop import CALL, RETURN, Rules
 from mockoss.profiles.gptoss_ref.objects import response_object
 from mockoss.profiles.gptoss_ref.plan import FIRST_EVENT, Run, planned_run
@@ -150,12 +158,8 @@ class GptossReferenceProfile:
         ``ProfileError``: a 400 for ``X-Mockoss-Switch``, a start-up error for ``--switch``).
         ``conversation_start_date`` may be given as a date (YAML reads ``2025-08-05`` as one) and
         is kept as ``YYYY-MM-DD`` text, the ``strftime("%Y-%m-%d")`` the server writes."""
-        for switch, allowed in _CHOICES.items():
-            if getattr(self, switch) not in allowed:
-                raise ValueError(f"{switch} must be {' or '.join(map(repr, allowed))}, got {getattr(self, switch)!r}")
-        for switch in ("event_item_ids", "analysis_recipient_reasoning", "stream_browser_calls"):
-            if not isinstance(getattr(self, switch), bool):
-                raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
+        check_choice_switches(self, _CHOICES)
+        check_bool_switches(self, ("event_item_ids", "analysis_recipient_reasoning", "stream_browser_calls"))
         tokens = self.default_max_output_tokens
         if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
             raise ValueError(f"default_max_output_tokens must be a positive integer, got {tokens!r}")

@@ -18,6 +18,7 @@ from mockoss.profiles.base import (
     RequestContext,
     ResponsesRequestView,
     ServerInfo,
+    check_bool_switches,
 )
 from mockoss.profiles.lmstudio.parse import (
     LmstudioOutput,
@@ -72,9 +73,7 @@ class LmstudioProfile:
             raise ValueError(f"reasoning_field must be 'reasoning', 'reasoning_content' or 'content', got {self.reasoning_field!r}")
         if self.route_error_status not in (200, 404):
             raise ValueError(f"route_error_status must be 200 or 404, got {self.route_error_status!r}")
-        for switch in ("strict", "pretty_json", "rest_api_v1"):
-            if not isinstance(getattr(self, switch), bool):
-                raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
+        check_bool_switches(self, ("strict", "pretty_json", "rest_api_v1"))
         if isinstance(self.max_context_length, bool) or not isinstance(self.max_context_length, int) or self.max_context_length < 1:
             raise ValueError(f"max_context_length must be a positive integer, got {self.max_context_length!r}")
 

@@ -65,7 +65,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo
+from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo, check_bool_switches
 from mockoss.profiles.wire import dumps
 
 __all__ = ["SglangProfile"]
@@ -145,9 +145,7 @@ class SglangProfile:
         for switch in ("reasoning_parser", "tool_call_parser"):
             if getattr(self, switch) not in _PARSERS:
                 raise ValueError(f"{switch} must be 'gpt-oss' or null, got {getattr(self, switch)!r}")
-        for switch in ("separate_reasoning", "forward_unknown_tools", "skip_special_tokens", "stream_default_include_usage", "count_reasoning_tokens", "hyphenated_tool_names", "stream_plain_text_passthrough"):
-            if not isinstance(getattr(self, switch), bool):
-                raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
+        check_bool_switches(self, ("separate_reasoning", "forward_unknown_tools", "skip_special_tokens", "stream_default_include_usage", "count_reasoning_tokens", "hyphenated_tool_names", "stream_plain_text_passthrough"))
         if self.harmony_library not in ("openai-harmony-0.0.8", "oss-harmony"):
             raise ValueError(f"harmony_library must be 'openai-harmony-0.0.8' or 'oss-harmony', got {self.harmony_library!r}")
         if self.harmony_errors not in ("raise", "skip"):

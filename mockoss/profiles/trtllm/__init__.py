@@ -68,7 +68,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from mockoss.harmony.library import HARMONY_LIBRARIES
-from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo
+from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo, check_bool_switches
 from mockoss.profiles.wire import dumps
 
 __all__ = ["TrtllmProfile"]
@@ -152,9 +152,7 @@ class TrtllmProfile:
         for switch, choices in _CHOICES.items():
             if getattr(self, switch) not in choices:
                 raise ValueError(f"{switch} must be one of {', '.join(choices)}, got {getattr(self, switch)!r}")
-        for switch in _BOOLS:
-            if not isinstance(getattr(self, switch), bool):
-                raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
+        check_bool_switches(self, _BOOLS)
         if isinstance(self.stream_interval, bool) or not isinstance(self.stream_interval, int) or self.stream_interval < 1:
             raise ValueError(f"stream_interval must be a positive integer, got {self.stream_interval!r}")
         if not isinstance(self.version, str):

@@ -22,6 +22,8 @@ from mockoss.profiles.base import (
     RequestContext,
     ResponsesRequestView,
     ServerInfo,
+    check_bool_switches,
+    check_choice_switches,
 )
 from mockoss.profiles.vllm.chat import cached_full_reply, surface_chat
 from mockoss.profiles.vllm.errors import ErrorBody, error_reply
@@ -300,13 +302,8 @@ class VllmProfile:
             raise ValueError(f"harmony_error_status must be 400 or 500, got {self.harmony_error_status!r}")
         if self.responses_stream_error not in ("cut", "error_event"):
             raise ValueError(f"responses_stream_error must be 'cut' or 'error_event', got {self.responses_stream_error!r}")
-        for switch, allowed in _CHOICES.items():
-            if getattr(self, switch) not in allowed:
-                choices = " or ".join(repr(c) for c in allowed)
-                raise ValueError(f"{switch} must be {choices}, got {getattr(self, switch)!r}")
-        for switch in _BOOLS:
-            if not isinstance(getattr(self, switch), bool):
-                raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004  # as every switch's
+        check_choice_switches(self, _CHOICES)
+        check_bool_switches(self, _BOOLS)
         if not isinstance(self.version, str) or not self.version:
             raise ValueError(f"version must be a non-empty string, got {self.version!r}")
         if self.id_digits not in (16, 32) or isinstance(self.id_digits, bool):

@@ -59,7 +59,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo
+from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo, check_bool_switches
 from mockoss.profiles.wire import dumps
 
 __all__ = ["VllmMlxProfile"]
@@ -130,9 +130,7 @@ class VllmMlxProfile:
             value = getattr(self, switch)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{switch} must be a positive integer, got {value!r}")
-        for switch in ("healthy", "harmony_call_fix", "body_generation_metadata", "chunk_generation_metadata", "stream_finish_guard", "tool_parse_needs_tools"):
-            if not isinstance(getattr(self, switch), bool):
-                raise ValueError(f"{switch} must be true or false, got {getattr(self, switch)!r}")  # noqa: TRY004
+        check_bool_switches(self, ("healthy", "harmony_call_fix", "body_generation_metadata", "chunk_generation_metadata", "stream_finish_guard", "tool_parse_needs_tools"))
 
     def with_switches(self, **switches: Any) -> VllmMlxProfile:
         """Return a copy with some switches changed (``TypeError`` for an unknown name)."""
