@@ -7,8 +7,9 @@ count and parse tokens (the floor is what the genuine library alone costs any se
 Each run spawns the server (``python -P -m mockoss serve --scenario clean-answer``, and the bare
 Starlette app of ``bench_http.py`` on the captured reply), then sends a small chat request in a
 loop until the first 200: the time from spawn to that answer is the cold start. The server then
-answers ``--requests`` more (chat and Responses, streamed and not), idles ``--idle`` seconds, and
-its resident memory is read. The server's CPU time at the first 200 is printed beside the wall
+answers ``--requests`` more (chat and Responses, streamed and not; the bare apps answer a streamed
+request with a stream of two chunks, so that they too load what Starlette loads for its first
+streamed reply), idles ``--idle`` seconds, and its resident memory is read. The server's CPU time at the first 200 is printed beside the wall
 time (on a busy machine the wall time measures the neighbours too). Median of ``--repeat`` runs, after one untimed run of each.
 
 Every server runs from byte-compiled modules, as an installed mockoss does: pip byte-compiles a
@@ -55,10 +56,10 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _post(port: int, path: str, body: bytes) -> int:
+def _post(port: int, path: str, body: bytes, case: str = "probe") -> int:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
-        conn.request("POST", path, body, {"Content-Type": "application/json", CASE_HEADER: "probe"})
+        conn.request("POST", path, body, {"Content-Type": "application/json", CASE_HEADER: case})
         response = conn.getresponse()
         response.read()
         return response.status
@@ -106,7 +107,8 @@ def one_run(argv: list[str], cwd: Path, requests: int, idle: float) -> dict[str,
         cold_cpu = _cpu_s(proc.pid)
         for i in range(requests):
             path, endpoint = (CHAT, "chat") if i % 2 == 0 else (RESPONSES, "responses")
-            _post(port, path, request_body(endpoint, stream=i % 4 >= 2))
+            stream = i % 4 >= 2
+            _post(port, path, request_body(endpoint, stream=stream), "stream" if stream else "probe")
         time.sleep(idle)
         return {"cold_s": cold, "cold_cpu_s": cold_cpu, "rss_mb": _rss_mb(proc.pid)}
     finally:
@@ -128,8 +130,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mockoss-bench-start-") as tmpdir:
         tmp = Path(tmpdir)
         mock = mockoss_argv("serve", "--scenario", "clean-answer", "--port", "0", "--log-level", "warning")
-        # The baseline answers every request with a small JSON body (the cold start is what counts).
-        spec = {"probe": ("application/json", [b'{"object":"chat.completion"}']), "": ("application/json", [b"{}"])}
+        # The baseline answers every request with a small JSON body (the cold start is what counts),
+        # and a streamed request with a short stream of several chunks: Starlette loads anyio's
+        # stream machinery (~1.2 MB) on its first streamed reply, which mockoss pays too.
+        spec = {
+            "probe": ("application/json", [b'{"object":"chat.completion"}']),
+            "stream": ("text/event-stream", [b'data: {"object":"chat.completion.chunk"}\n\n', b"data: [DONE]\n\n"]),
+            "": ("application/json", [b"{}"]),
+        }
         (tmp / "baseline.pickle").write_bytes(pickle.dumps(spec))
         (tmp / "floor.pickle").write_bytes(pickle.dumps({**spec, LOAD_HARMONY: True}))
         bench_http = str(Path(__file__).with_name("bench_http.py"))
