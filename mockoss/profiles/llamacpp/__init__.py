@@ -123,7 +123,7 @@ class LlamacppProfile:
             RequestError: the request is one llama-server rejects (see :func:`.options.parser_for`).
         """
         choice = parser_for(body, tool_names, reasoning_format=self.reasoning_format, parser=self.parser)
-        return plan_for(completion, max_tokens, choice.key, choice.parse, stream=stream)
+        return plan_for(completion, max_tokens, choice.key, choice.parse, stream=stream, partials=choice.partials)
 
     def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
         """Dispatch to :meth:`chat` or :meth:`responses`."""

@@ -41,6 +41,7 @@ __all__ = [
     "ParseFailed",
     "build_grammar",
     "clear_grammar_cache",
+    "map_nodes",
 ]
 
 #: ``data.generation_prompt`` for gpt-oss: the prompt ends with it and the parser sees it first.
@@ -107,6 +108,10 @@ def _map(text: str, nodes: list[peg.Node]) -> ChatMsg:
     if not joined.strip(" \n\r\t"):
         joined = ""
     return ChatMsg("".join(content), joined, tuple((n, a) for n, a in calls))
+
+
+#: :func:`_map` for :mod:`.incremental`, which re-parses the same way as :meth:`Grammar.parse`.
+map_nodes = _map
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,11 +8,12 @@ request fields it reads, and picks the output parser: the 2026 PEG parser
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from mockoss.profiles.llamacpp.gptoss import ChatMsg, build_grammar
+from mockoss.profiles.llamacpp.incremental import partial_parses
 
 __all__ = ["ParserChoice", "RequestError", "check_messages", "continuation", "parser_for"]
 
@@ -31,10 +32,13 @@ class RequestError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class ParserChoice:
-    """The parser for one request: ``key`` identifies it for memoisation, ``parse(text, partial)``."""
+    """The parser for one request: ``key`` identifies it for memoisation, ``parse(text, partial)``;
+    ``partials(pieces)``, when set, gives the partial parse after each piece in linear time
+    (:func:`.incremental.partial_parses`)."""
 
     key: tuple[Any, ...]
     parse: Callable[[str, bool], ChatMsg]
+    partials: Callable[[Iterable[str]], Iterator[Any]] | None = None
 
 
 def check_messages(body: Mapping[str, Any]) -> None:
@@ -157,4 +161,8 @@ def parser_for(
     grammar = build_grammar(tool_names, tool_choice, extract, schema)
     prefill = continuation(body)
     key = ("peg", tool_names, tool_choice, extract, schema, prefill)
-    return ParserChoice(key, lambda text, partial: grammar.parse(prefill + text, partial=partial))
+    return ParserChoice(
+        key,
+        lambda text, partial: grammar.parse(prefill + text, partial=partial),
+        lambda pieces: partial_parses(grammar, prefill, pieces),
+    )

@@ -12,12 +12,21 @@ A parser is a function ``(text, pos) -> (kind, end, nodes)``: ``kind`` is :data:
 pre-order, as ``(tag, start, end)`` with ``end`` exclusive. Ordered choice returns its first
 alternative that does not fail (so a ``NEED`` wins over a later ``OK``), repetition is greedy and
 possessive, exactly as upstream.
+
+End observations (for :mod:`.incremental`): every check whose outcome depends on where the input
+ends, and only those, calls :func:`_saw_end` (a literal cut by the end, a repetition stopping at
+the end, an ``until`` that found no delimiter, a character run reaching the end, a JSON string
+left open). Under :func:`first_end_observation` the first such check of a parse is recorded; a
+check that did not see the end gives the same answer on any longer text that starts with this
+one, which is what lets the stream's re-parse skip most of the work.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 __all__ = [
     "FAIL",
@@ -29,6 +38,7 @@ __all__ = [
     "atomic",
     "chars",
     "choice",
+    "first_end_observation",
     "json_value",
     "literal",
     "optional",
@@ -47,6 +57,29 @@ Parser = Callable[[str, int], Result]
 
 _NO_NODES: list[Node] = []
 
+#: ``(what, pos, end, delimiter)`` of a parse's first end observation, when one is being recorded.
+EndObservation = tuple[str, int, int, str]
+_SINK: ContextVar[list[EndObservation] | None] = ContextVar("llamacpp_peg_end_sink", default=None)
+
+
+def _saw_end(what: str, pos: int, end: int, delimiter: str = "") -> None:
+    """Note that a check at ``pos`` (answering ``end``) depended on where the input ends."""
+    sink = _SINK.get()
+    if sink is not None and not sink:
+        sink.append((what, pos, end, delimiter))
+
+
+@contextmanager
+def first_end_observation() -> Iterator[list[EndObservation]]:
+    """Within the block, the first end observation of the parses run in this context is appended
+    to the yielded list (at most one; empty if no check saw the end)."""
+    sink: list[EndObservation] = []
+    token = _SINK.set(sink)
+    try:
+        yield sink
+    finally:
+        _SINK.reset(token)
+
 
 def literal(word: str) -> Parser:
     """``p.literal`` / ``p.token``: ``word`` verbatim; a proper prefix of it at the end is ``NEED``."""
@@ -55,6 +88,7 @@ def literal(word: str) -> Parser:
         if text.startswith(word, pos):
             return OK, pos + len(word), _NO_NODES
         if len(text) - pos < len(word) and word.startswith(text[pos:]):
+            _saw_end("literal", pos, len(text))
             return NEED, len(text), _NO_NODES
         return FAIL, pos, _NO_NODES
 
@@ -102,6 +136,7 @@ def repeat(part: Parser, minimum: int = 0, maximum: int = -1) -> Parser:
         size = len(text)
         while maximum == -1 or count < maximum:
             if pos >= size:
+                _saw_end("repeat", pos, pos)
                 break
             kind, end, found = part(text, pos)
             if kind == OK:
@@ -116,7 +151,10 @@ def repeat(part: Parser, minimum: int = 0, maximum: int = -1) -> Parser:
                 return NEED, end, nodes
             break
         if count < minimum:
-            return (NEED, pos, nodes) if pos >= size else (FAIL, pos, _NO_NODES)
+            if pos >= size:
+                _saw_end("repeat", pos, pos)
+                return NEED, pos, nodes
+            return FAIL, pos, _NO_NODES
         return OK, pos, nodes
 
     return parse
@@ -134,10 +172,14 @@ def until(delimiter: str) -> Parser:
 
     def parse(text: str, pos: int) -> Result:
         found = text.find(delimiter, pos)
-        stop = len(text) if found == -1 else found
-        for start in range(max(pos, len(text) - size_d + 1), stop):
+        if found != -1:  # the loop below is empty then: found <= len(text) - size_d
+            return OK, found, _NO_NODES
+        stop = len(text)
+        for start in range(max(pos, stop - size_d + 1), stop):
             if delimiter.startswith(text[start:]):
+                _saw_end("until", pos, start, delimiter)
                 return OK, start, _NO_NODES
+        _saw_end("until", pos, stop, delimiter)
         return OK, stop, _NO_NODES
 
     return parse
@@ -149,6 +191,8 @@ def chars(pattern: str, minimum: int = 1, maximum: int = -1) -> Parser:
 
     def parse(text: str, pos: int) -> Result:
         end = run.match(text, pos).end()  # type: ignore[union-attr]
+        if end >= len(text):
+            _saw_end("chars", pos, end)
         if end - pos < minimum:
             return (NEED, end, _NO_NODES) if end >= len(text) else (FAIL, end, _NO_NODES)
         return OK, end, _NO_NODES
@@ -161,7 +205,10 @@ def space() -> Parser:
     run = re.compile(r"[ \t\n]*")
 
     def parse(text: str, pos: int) -> Result:
-        return OK, run.match(text, pos).end(), _NO_NODES  # type: ignore[union-attr]
+        end = run.match(text, pos).end()  # type: ignore[union-attr]
+        if end >= len(text):
+            _saw_end("space", pos, end)
+        return OK, end, _NO_NODES
 
     return parse
 
@@ -199,6 +246,7 @@ def _json_string_content(text: str, pos: int) -> Result:
         if c == "\\":
             pos += 1
             if pos >= size:
+                _saw_end("json", pos, pos)
                 return NEED, pos, _NO_NODES
             e = text[pos]
             if e in '"\\/bfnrt':
@@ -207,6 +255,7 @@ def _json_string_content(text: str, pos: int) -> Result:
                 for _ in range(4):
                     pos += 1
                     if pos >= size:
+                        _saw_end("json", pos, pos)
                         return NEED, pos, _NO_NODES
                     if text[pos] not in "0123456789abcdefABCDEF":
                         return FAIL, pos, _NO_NODES
@@ -215,6 +264,7 @@ def _json_string_content(text: str, pos: int) -> Result:
                 return FAIL, pos, _NO_NODES
         else:
             pos += 1
+    _saw_end("json", pos, pos)
     return NEED, pos, _NO_NODES
 
 

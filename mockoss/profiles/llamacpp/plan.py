@@ -10,11 +10,12 @@ that once per completion and request shape and memoises the result on ``completi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mockoss.profiles.llamacpp.gptoss import ChatMsg, ParseFailed
+from mockoss.profiles.llamacpp.incremental import Extend
 from mockoss.profiles.llamacpp.pieces import token_pieces
 
 if TYPE_CHECKING:
@@ -29,6 +30,8 @@ Diff = tuple
 #: ``(n_decoded, diffs)`` for one partial result.
 Step = tuple[int, tuple[Diff, ...]]
 Parse = Callable[[str, bool], ChatMsg]
+#: The partial parse after each piece, as :func:`.incremental.partial_parses` gives them.
+Partials = Callable[[Iterable[str]], Iterator["ChatMsg | Extend"]]
 
 
 class DiffError(Exception):
@@ -113,21 +116,50 @@ class Plan:
     stream_message: ChatMsg
 
 
-def _replay(parse: Parse, pieces: list[tuple[int, str]]) -> tuple[tuple[Step, ...], str | None, tuple[Diff, ...], ChatMsg]:
-    state = ChatMsg()
+def _reparses(parse: Parse, pieces: Iterable[str]) -> Iterator[ChatMsg]:
+    """Each partial parse from scratch, as llama-server runs them (quadratic in the length)."""
     text = ""
-    steps: list[Step] = []
-    for n_decoded, piece in pieces:
+    for piece in pieces:
         text += piece
-        current = parse(text, True)
+        yield parse(text, True)
+
+
+def _grown(state: ChatMsg, pending: list[Diff]) -> ChatMsg:
+    content = "".join(piece for field, piece in pending if field == "content")
+    reasoning = "".join(piece for field, piece in pending if field == "reasoning")
+    return ChatMsg(state.content + content, state.reasoning_content + reasoning, state.tool_calls)
+
+
+def _replay(
+    parse: Parse, pieces: list[tuple[int, str]], partials: Partials | None = None
+) -> tuple[tuple[Step, ...], str | None, tuple[Diff, ...], ChatMsg]:
+    """The stream's steps. An :class:`~.incremental.Extend` result is the previous partial
+    parse, which was not empty (so it is ``state``), with one field extended: its diff is that
+    piece (``compute_diffs`` of the two), and ``state`` is only rebuilt when a full result needs
+    it (``pending``), so the replay stays linear."""
+    state = ChatMsg()
+    pending: list[Diff] = []
+    text = "".join(piece for _, piece in pieces)
+    results = (partials or (lambda p: _reparses(parse, p)))(piece for _, piece in pieces)
+    steps: list[Step] = []
+    for (n_decoded, _), current in zip(pieces, results):
         diffs: tuple[Diff, ...] = ()
-        if not current.empty:
+        if isinstance(current, Extend):
+            if current.field and current.piece:
+                diff = (current.field, current.piece)
+                diffs = (diff,)
+                pending.append(diff)
+        elif not current.empty:
+            if pending:
+                state, pending = _grown(state, pending), []
             try:
                 diffs = compute_diffs(state, current)
             except DiffError as exc:
                 return tuple(steps), str(exc), (), state
             state = current
         steps.append((n_decoded, diffs))
+    if pending:
+        state = _grown(state, pending)
     try:
         final = parse(text, False)
     except ParseFailed as exc:
@@ -142,11 +174,15 @@ def _replay(parse: Parse, pieces: list[tuple[int, str]]) -> tuple[tuple[Step, ..
     return tuple(steps), None, final_diffs, state
 
 
-def plan_for(completion: Completion, max_tokens: int | None, key: object, parse: Parse, *, stream: bool) -> Plan:
+def plan_for(
+    completion: Completion, max_tokens: int | None, key: object, parse: Parse, *, stream: bool, partials: Partials | None = None
+) -> Plan:
     """The :class:`Plan` of ``completion`` cut at ``max_tokens`` for the parser ``parse``
     (identified by ``key``), computed once and memoised on ``completion._memo``. The per-token
     replay (``steps`` and the ``stream_*`` fields) is only computed when ``stream`` is true; a
-    non-streamed plan has no steps and ``stream_message`` empty."""
+    non-streamed plan has no steps and ``stream_message`` empty. ``partials`` gives the same
+    partial parses as ``parse`` faster (:func:`.incremental.partial_parses`), else each token's
+    text is parsed from scratch."""
     max_tokens = completion.cap(max_tokens)  # every limit that does not cut the answer shares one entry (Completion.cap)
     memo_key = ("llamacpp.plan", max_tokens, key, stream)
     cached = completion._memo.get(memo_key)
@@ -165,7 +201,7 @@ def plan_for(completion: Completion, max_tokens: int | None, key: object, parse:
     final_diffs: tuple[Diff, ...] = ()
     stream_message = ChatMsg()
     if stream:
-        steps, stream_error, final_diffs, stream_message = _replay(parse, pieces)
+        steps, stream_error, final_diffs, stream_message = _replay(parse, pieces, partials)
     plan = Plan(
         generated=generated,
         n_decoded=len(emission.tokens),

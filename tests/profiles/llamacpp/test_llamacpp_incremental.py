@@ -1,0 +1,209 @@
+"""The streamed chat's per-token partial parse (``mockoss.profiles.llamacpp.incremental``) against
+llama-server's own method, a full re-parse of the whole text after every token
+(``common_chat_peg_parse`` per ``update_chat_msg``; ggml-org/llama.cpp
+``tools/server/server-task.cpp@00efb3e1``): every token's ChatMsg, the final parse and the stream
+plan must be equal, for every text, while the shortcut must actually carry long answers."""
+
+from __future__ import annotations
+
+import json
+import random
+from itertools import pairwise, product
+
+import pytest
+from openai_harmony import Message, Role
+
+from mockoss.harmony import Completion
+from mockoss.harmony.faults import FAULTS, FaultError, apply_fault
+from mockoss.profiles.llamacpp import plan as plan_module
+from mockoss.profiles.llamacpp.gptoss import ChatMsg, build_grammar
+from mockoss.profiles.llamacpp.incremental import Extend, materialize, partial_parses
+from mockoss.profiles.llamacpp.options import continuation
+from mockoss.profiles.llamacpp.pieces import token_pieces
+from mockoss.scenario.loader import builtin_names, load_scenario
+
+TOOLSETS = ((), ("get_weather",), ("get", "get_weather", "bash"), ("write_file",))
+#: (tools, tool_choice, extract_reasoning, response_format)
+SHAPES = tuple(
+    (tools, choice, extract, schema)
+    for tools, choice, extract, schema in product(TOOLSETS, ("auto", "required", "none"), (True, False), (False, True))
+    if not (schema and choice != "auto")
+)
+PREFILLS = ("", continuation({"messages": [{"role": "assistant", "content": "So far"}]}),
+            continuation({"messages": [{"role": "assistant", "reasoning_content": "Thinking"}]}))
+
+
+def _old(grammar, prefill: str, pieces: list[str]) -> list[ChatMsg]:
+    text, out = prefill, []
+    for piece in pieces:
+        text += piece
+        out.append(grammar.parse(text, partial=True))
+    return out
+
+
+class Tally:
+    texts = 0
+    tokens = 0
+    extended = 0
+
+
+def check(shape, prefill: str, pieces: list[str]) -> None:
+    """Every per-token ChatMsg and the stream plan equal to the full re-parse's."""
+    grammar = build_grammar(*shape)
+    results = list(partial_parses(grammar, prefill, pieces))
+    assert not results or not isinstance(results[0], Extend)
+    expected = _old(grammar, prefill, pieces)
+    got = list(materialize(results))
+    assert got == expected, (shape, prefill, pieces)
+    Tally.texts += 1
+    Tally.tokens += len(pieces)
+    Tally.extended += sum(1 for r in results if isinstance(r, Extend) and r.field)
+    numbered = list(enumerate(pieces, 1))
+    parse = lambda text, partial: grammar.parse(prefill + text, partial=partial)
+    old = plan_module._replay(parse, numbered)
+    new = plan_module._replay(parse, numbered, lambda p: partial_parses(grammar, prefill, p))
+    assert new == old  # steps, stream error, final diffs (the final parse), stream message
+
+
+def _message(channel: str, content: str, recipient: str | None = None, ctype: str | None = None) -> Message:
+    message = Message.from_role_and_content(Role.ASSISTANT, content).with_channel(channel)
+    if recipient:
+        message = message.with_recipient(recipient)
+    if ctype:
+        message = message.with_content_type(ctype)
+    return message
+
+
+BASES = (
+    [_message("analysis", "Need the weather."), _message("commentary", '{"city":"Paris"}', "functions.get_weather", "<|constrain|>json")],
+    [_message("analysis", "Plan: <b>bold</b> a<|e"), _message("final", "It is sunny <|en not really. <|end")],
+    [_message("analysis", "List files."), _message("commentary", '{"command":["ls","-R"],"q":"a\\"b\\u00e9"}', "functions.bash", "json")],
+    [_message("commentary", "Calling now."), _message("commentary", "{}", "functions.get", "<|constrain|>json")],
+)
+
+
+def _completion_texts() -> list[str]:
+    texts: list[str] = []
+    for name in builtin_names():
+        scenario = load_scenario(name)
+        for step in scenario.steps:
+            if step.completion is not None:
+                texts.append(step.completion.text)
+    for base, (kind, fault) in product(BASES, FAULTS.items()):
+        choices = [{}] + [{p.name: c} for p in fault.params for c in p.choices]
+        for params in choices:
+            try:
+                texts.append(apply_fault(base, {"kind": kind, **params}))
+            except FaultError:
+                continue
+    for base in BASES:
+        texts.append(Completion.from_messages(base).text)
+    return texts
+
+
+def _token_pieces(text: str) -> list[str]:
+    return [piece for _, piece in token_pieces(Completion.from_text(text).tokens)]
+
+
+def _random_split(text: str, rng: random.Random) -> list[str]:
+    cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(0, max(1, len(text) // 3))))) if len(text) > 1 else []
+    bounds = [0, *cuts, len(text)]
+    pieces = [text[a:b] for a, b in pairwise(bounds)]
+    if pieces and rng.random() < 0.2:
+        pieces.insert(rng.randrange(len(pieces)), "")  # a token that sends nothing
+    return pieces
+
+
+FRAGMENTS = (
+    "<|start|>", "assistant", "<|channel|>", "analysis", "final", "commentary", " to=functions.get_weather",
+    " to=functions.get", " to=functions.bash", " to=assistant", " to=", "<|constrain|>", "json", " ", "\n",
+    "<|message|>", "<|end|>", "<|end", "<|", "<", "|>", "end|>", "hello world", "a<b", '{"city":', '"Paris"', "}", "{",
+    "[1, 2.5e-3, true, null]", '"\\u00', 'e9"', "\\", '"', ",", ":", "-0", "x" * 40,
+)
+HARMONY_TAILS = (
+    "<|channel|>analysis<|message|>think <|end|>",
+    "<|start|>assistant<|channel|>final<|message|>the answer is < 5 and <|en",
+    '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Pa',
+    "<|start|>assistant to=functions.bash<|channel|>commentary json<|message|>[\"ls\"]",
+    "<|start|>assistant<|channel|>commentary<|message|>preamble<|end|>",
+    '<|start|>assistant<|channel|>final <|constrain|>json<|message|>{"ok": true, "list": [1, "two"]}',
+)
+
+
+def _random_texts(rng: random.Random, count: int) -> list[str]:
+    out = []
+    for _ in range(count):
+        mode = rng.random()
+        if mode < 0.4:
+            out.append("".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 14))))
+        else:
+            parts = [rng.choice(HARMONY_TAILS) for _ in range(rng.randint(1, 4))]
+            text = "".join(parts)
+            text = text.removeprefix("<|start|>assistant")
+            if rng.random() < 0.5:
+                text = text[: rng.randint(0, len(text))]
+            out.append(text)
+    return out
+
+
+def test_every_partial_parse_equals_the_full_reparse():
+    """Shipped scenarios, the fault library on four bases, and 1,500 random texts, each under
+    every request shape (tools declared and not, tool_choice, reasoning_format, response_format),
+    split into real tokens and into random pieces (splitting special tokens too)."""
+    rng = random.Random(9)
+    Tally.texts = Tally.tokens = Tally.extended = 0
+    library = _completion_texts()
+    assert len(library) > 150
+    for text in library:
+        pieces = _token_pieces(text)
+        for shape in SHAPES:
+            check(shape, "", pieces)
+        check(rng.choice(SHAPES), rng.choice(PREFILLS), _random_split(text, rng))
+    for text in _random_texts(rng, 1500):
+        shape = rng.choice(SHAPES)
+        check(shape, rng.choice(PREFILLS), _random_split(text, rng))
+        check(shape, "", _token_pieces(text) if text else [])
+    assert Tally.texts > 8_000
+    assert Tally.extended > Tally.tokens // 10  # the shortcut carries a real share of the tokens
+
+
+@pytest.mark.parametrize("reasoning", [True, False])
+def test_a_long_answer_is_extended_not_reparsed(reasoning):
+    """A long final answer after a long analysis: a full parse near each message boundary, and
+    for each piece that leaves a prefix of ``<|end|>`` at the end (llama-server holds it back)
+    and the piece after it; every other token an extension."""
+    words = " ".join(f"w{i} <b> a<c" for i in range(600))
+    text = f"<|channel|>analysis<|message|>Think {words}<|end|><|start|>assistant<|channel|>final<|message|>{words}"
+    pieces = _token_pieces(text)
+    grammar = build_grammar((), "auto", reasoning)
+    results = list(partial_parses(grammar, "", pieces))
+    full = [r for r in results if not isinstance(r, Extend)]
+    so_far = ""
+    held = 0
+    for piece in pieces:
+        so_far += piece
+        held += any("<|end|>".startswith(so_far[-k:]) for k in range(1, 7))
+    assert len(pieces) > 3000
+    assert 0 < held < len(pieces) // 2
+    assert len(full) <= 2 * held + 20
+    assert list(materialize(results))[-1] == grammar.parse(text, partial=True)
+
+
+def test_a_piece_that_could_close_the_run_is_parsed_in_full():
+    grammar = build_grammar(("get_weather",), "auto", True)
+    head = ["<|channel|>", "analysis", "<|message|>", "Think", " more"]
+    for tail in (["<|end|>"], ["<|en"], ["<", "|end|>"], ["a<|", "end|>"], ["<|e", "x"]):
+        results = list(partial_parses(grammar, "", head + tail))
+        assert isinstance(results[-len(tail)], ChatMsg)
+        assert list(materialize(results)) == _old(grammar, "", head + tail)
+
+
+def test_tool_arguments_fall_back_to_full_parses():
+    """A JSON value still being written is not an open until run: parsed in full (and equal)."""
+    grammar = build_grammar(("write_file",), "auto", True)
+    args = json.dumps({"path": "/x", "content": "abc " * 50})
+    text = f"<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>{args}"
+    pieces = _token_pieces(text)
+    results = list(partial_parses(grammar, "", pieces))
+    assert list(materialize(results)) == _old(grammar, "", pieces)
+    assert not any(isinstance(r, Extend) and r.field for r in results[-20:])
