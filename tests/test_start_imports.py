@@ -68,6 +68,7 @@ HEAVY = (
     "mockoss.eval.report",
     "mockoss.eval.command",
     "mockoss.explain",
+    "mockoss.explain_rows",  # explain's rows (split from mockoss.explain)
     "websockets",  # a WebSocket handshake (mockoss.server.run._websocket_protocol)
     "wsproto",
 )
