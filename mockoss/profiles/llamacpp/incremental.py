@@ -2,55 +2,65 @@
 
 llama-server re-parses the whole generated text after every token (:mod:`.plan`), so replaying
 that literally costs time quadratic in the answer's length: a 10,000-token answer's first streamed
-request took ~0.4 s in process (issue 9). :func:`partial_parses` gives, token by token, exactly
-the :class:`~.gptoss.ChatMsg` those re-parses give, but skips the re-parse when it can prove the
-result is the previous one with the text of one open ``until`` run (an analysis or final message
-still being written) extended by the new piece. Whenever the proof's condition does not hold, it
+request took ~0.4 s in process, a tool call writing a 10,000-token string ~12 s (issue 9).
+:func:`partial_parses` gives, token by token, exactly the :class:`~.gptoss.ChatMsg` those
+re-parses give, but skips the re-parse when it can prove the result is the previous one with the
+text of one open run (an analysis or final message, or a JSON string of tool arguments, still
+being written) extended by the new piece. Whenever the proof's condition does not hold, it
 parses the whole text again, as llama-server does.
 
 Why the shortcut is exact. :mod:`.peg` calls ``_saw_end`` at every check whose outcome depends on
 where the input ends, and only there: a literal cut by the end (``NEED``), a repetition stopping
 because its position reached the end, an ``until`` whose ``find`` found no delimiter, a
-character or space run reaching the end, a JSON string left open. Every other check reads only
-characters before the end, so it answers the same on any text ``t' = t + s`` (*stability*): a
-literal that matched still matches; one that failed has a mismatching character inside ``t`` (a
-failure cut by the end is impossible: a proper prefix of the word is ``NEED``); an ``until``
-that found its delimiter finds the same first one (an earlier occurrence would lie inside ``t``);
-a run that stopped before the end stopped on a character outside its class or at its maximum; a
-JSON string that closed or failed did so on a character. The combinators (sequence, ordered
-choice, greedy possessive repetition, tag, atomic) decide only on their parts' results and on
-``pos >= len(text)``, which is an observation itself.
+character or space run reaching the end, a JSON string left open or cut inside an escape. Every
+other check reads only characters before the end, so it answers the same on any text
+``t' = t + s`` (*stability*): a literal that matched still matches; one that failed has a
+mismatching character inside ``t`` (a failure cut by the end is impossible: a proper prefix of
+the word is ``NEED``); an ``until`` that found its delimiter finds the same first one (an
+earlier occurrence would lie inside ``t``); a run that stopped before the end stopped on a
+character outside its class or at its maximum; a JSON string that closed or failed did so on a
+character. The combinators (sequence, ordered choice, greedy possessive repetition, tag, atomic)
+decide only on their parts' results and on ``pos >= len(text)``, an observation itself.
 
-Let a full parse of ``t`` (``L = len(t)``) have as its FIRST end observation an ``until(D)``
-called at ``u < L`` that found no delimiter and returned ``L`` (no suffix of ``t[u:]`` is a proper
-prefix of ``D``); call it U. Then for ``t' = t + s``, when U on ``t'`` again returns ``len(t')``:
+Let a full parse of ``t`` (``L = len(t)``) have as its FIRST end observation a run O started at
+``u < L`` that reached the end: an ``until(D)`` that found no delimiter and returned ``L`` (no
+suffix of ``t[u:]`` is a proper prefix of ``D``), or a JSON string scan that answered ``NEED``
+at ``L`` (between characters, or inside an escape begun at ``e``). Then for ``t' = t + s``, when
+O on ``t'`` again reaches the end:
 
-1. Everything evaluated before U (in time) saw no end, so by stability it answers the same on
-   ``t'``, and U is called again at ``u``.
-2. U returns ``len(t')``. This is decided on the window ``t'[max(u, L - len(D) + 1):]``: an
-   occurrence of ``D`` in ``t'[u:]`` lying wholly inside ``t`` would have been found on ``t``, so
-   any occurrence or end-of-input prefix of ``D`` starts in that window, and
-   :func:`_runs_to_end` checks exactly ``until``'s two conditions there.
-3. After U everything happens at the end of the input. At ``pos == len(text)`` no parser fails
-   (a literal, a JSON value, a ``chars`` with a minimum answer ``NEED``; ``until``, ``space``,
-   repetitions answer ``OK``), and each parser's answer there depends on nothing but the parser:
-   kind, end ``len(text)``, nodes ``(tag, len, len)``. So no failure travels back up, no choice
-   tries another option and no repetition rewinds: from U's return on, ``t`` and ``t'`` run the
-   same steps, at ``L`` and ``len(t')`` respectively. Positions before U are ``<= u < L``, so the
-   only position that changes is ``L``, which becomes ``len(t')``; every comparison of positions
-   comes out the same.
+1. Everything evaluated before O (in time) saw no end, so by stability it answers the same on
+   ``t'``, and O is called again at ``u``.
+2. O reaches the end of ``t'``. For ``until`` this is decided on the window
+   ``t'[max(u, L - len(D) + 1):]``: an occurrence of ``D`` in ``t'[u:]`` lying wholly inside
+   ``t`` would have been found on ``t``, so any occurrence or end-of-input prefix of ``D``
+   starts in that window, and :func:`_runs_to_end` checks exactly ``until``'s two conditions
+   there. The JSON scanner reads ``t'`` as it read ``t`` up to ``L`` (or up to the cut escape's
+   start ``e``, a point between characters), and from there on exactly as
+   :func:`.peg.json_string_scan` reads ``s`` (or ``t[e:L] + s``) from a fresh start.
+3. After O everything happens at the end of the input. A JSON scan at the end answers ``NEED``,
+   which every combinator hands straight up: nothing else is evaluated. After an ``until``, at
+   ``pos == len(text)`` no parser fails (a literal, a JSON value, a ``chars`` with a minimum
+   answer ``NEED``; ``until``, ``space``, repetitions answer ``OK``), and each parser's answer
+   there depends on nothing but the parser: kind, end ``len(text)``, nodes ``(tag, len, len)``.
+   So no failure travels back up, no choice tries another option, no repetition rewinds: from
+   O's return on, ``t`` and ``t'`` run the same steps, at ``L`` and ``len(t')``. Positions
+   before O are ``<= u < L``, so the only position that changes is ``L``, which becomes
+   ``len(t')``; every comparison of positions comes out the same.
 
 Hence the node list of ``t'`` is that of ``t`` with every end (and start) equal to ``L`` replaced
 by ``len(t')``: the nodes open at the end (``start < L == end``) grow by ``s``, the rest keep
-their text. :func:`_certificate` accepts a parse only when the open nodes are one ``content``
-or ``reasoning`` node (besides ``tool-open`` nodes, whose text the mapper never reads), or none;
-for ``reasoning`` only when the reasoning already holds a non-whitespace character (else the
-mapper's whitespace rule could turn it on). The new message is then the old one with that field
-extended by ``s`` (``content`` and ``reasoning`` are concatenations of their nodes in order, and
-the nodes after the open one are empty). U stays the first end observation on ``t'``, so the
-argument repeats token after token. A tool name or arguments node at the end (a JSON value still
-being written), a literal cut by the end, or an open run that a piece could close, all fall back
-to the full parse.
+their text. :func:`_certificate` accepts a parse only when the open nodes (besides
+``tool-open``, whose text the mapper never reads) are none, or one ``content``, ``reasoning``
+or ``tool-args`` node. ``content`` and ``reasoning`` are concatenations of their nodes in order
+and the nodes after the open one are empty, so the field grows by ``s``; ``reasoning`` only when
+it already holds a non-whitespace character (else the mapper's whitespace rule could turn it
+on). ``tool-args`` must be the last node: the mapper then sets the current call's arguments to
+the node's text with trailing whitespace stripped, when the call has a name and the text starts
+with ``{`` (both fixed once the node has a character), so the arguments grow by the whitespace
+held back so far plus ``s`` stripped, and whitespace-only pieces change nothing. O stays the
+first end observation on ``t'``, so the argument repeats token after token. Anything else (a
+tool name at the end, a literal cut by the end, an ``until`` holding back a prefix of its
+delimiter, a piece that closes the run) falls back to the full parse.
 """
 
 from __future__ import annotations
@@ -61,24 +71,63 @@ from typing import NamedTuple
 from mockoss.profiles.llamacpp import peg
 from mockoss.profiles.llamacpp.gptoss import GENERATION_PROMPT, ChatMsg, Grammar, map_nodes
 
-__all__ = ["Extend", "materialize", "partial_parses"]
+__all__ = ["Extend", "grown", "materialize", "partial_parses"]
 
-_OPEN_FIELDS = ("content", "reasoning")
-_TOOL_OPEN = "tool-open"
+_TOOL_OPEN, _TOOL_NAME, _TOOL_ARGS = "tool-open", "tool-name", "tool-args"
+_OPEN_FIELDS = ("content", "reasoning", _TOOL_ARGS)
+_TRAILING_SPACE = " \t\n\v\f\r"  # what the mapper strips from a tool name or arguments
 
 
 class Extend(NamedTuple):
-    """A partial parse equal to the previous one with ``field`` (``"content"`` or
-    ``"reasoning"``) extended by ``piece``; ``field == ""``: equal to the previous one."""
+    """A partial parse equal to the previous one with ``field`` extended by ``piece``:
+    ``"content"``, ``"reasoning"``, or ``"tool"`` (the arguments of the last tool call, number
+    ``index``); ``field == ""``: equal to the previous one."""
 
     field: str
     piece: str
+    index: int = -1
 
 
 _SAME = Extend("", "")
-#: ``(u, delimiter, field, tail)``: U's position and delimiter, the open field (``""``: none) and
-#: ``t[max(u, len(t) - len(delimiter) + 1):]``.
-_Certificate = tuple[int, str, str, str]
+
+
+class _Open:
+    """A parse's certificate (module docstring): its first end observation was an open run.
+
+    ``kind`` ``"until"`` (``delimiter``, and ``tail``: the text after
+    ``max(pos, len(t) - len(delimiter) + 1)``) or ``"string"`` (a JSON string; ``tail``: the
+    escape the end cut, whose scan resumes with the next piece); ``field`` the
+    message field that grows (``""``: none); for ``"tool"``, ``index`` of the call and ``spaces``,
+    the open node's trailing whitespace, which the mapper strips until a later character follows.
+    """
+
+    __slots__ = ("delimiter", "field", "index", "kind", "spaces", "tail")
+
+    def __init__(self, kind: str, delimiter: str, tail: str) -> None:
+        self.kind, self.delimiter, self.tail = kind, delimiter, tail
+        self.field, self.index, self.spaces = "", -1, ""
+
+    def extend(self, piece: str) -> Extend | None:
+        """The result after ``piece`` (non-empty), or ``None`` when it needs a full parse."""
+        if self.kind == "until":
+            window = self.tail + piece
+            if not _runs_to_end(window, self.delimiter):
+                return None
+            keep = len(self.delimiter) - 1
+            self.tail = window[-keep:] if keep else ""
+        else:
+            escape = peg.json_string_scan(self.tail + piece)
+            if escape is None:
+                return None
+            self.tail = escape
+        if self.field != "tool":
+            return Extend(self.field, piece) if self.field else _SAME
+        kept = piece.rstrip(_TRAILING_SPACE)
+        if not kept:
+            self.spaces += piece
+            return _SAME
+        grown, self.spaces = self.spaces + kept, piece[len(kept) :]
+        return Extend("tool", grown, self.index)
 
 
 def _runs_to_end(window: str, delimiter: str) -> bool:
@@ -95,27 +144,49 @@ def _runs_to_end(window: str, delimiter: str) -> bool:
     return True
 
 
-def _certificate(text: str, nodes: list[peg.Node], seen: list[peg.EndObservation], msg: ChatMsg) -> _Certificate | None:
+def _certificate(text: str, nodes: list[peg.Node], seen: list[peg.EndObservation], msg: ChatMsg) -> _Open | None:
     """The shortcut's condition for the parse of ``text`` (module docstring), or ``None``."""
     if not seen:
         return None
     what, pos, end, delimiter = seen[0]
     size = len(text)
-    if what != "until" or end != size or pos >= size or not delimiter:
+    if end != size or pos >= size:
         return None
-    field = ""
+    if what == "until" and delimiter:
+        certificate = _Open("until", delimiter, text[max(pos, size - len(delimiter) + 1) :])
+    elif what == "string" or what == "escape":
+        certificate = _Open("string", "", delimiter)
+    else:
+        return None
+    opened = [i for i, (name, start, stop) in enumerate(nodes) if stop == size and start < size and name != _TOOL_OPEN]
+    if not opened:
+        return certificate
+    if len(opened) > 1 or nodes[opened[0]][0] not in _OPEN_FIELDS:
+        return None
+    name, start, _stop = nodes[opened[0]]
+    if name == "reasoning" and not msg.reasoning_content:
+        return None  # whitespace-only reasoning is dropped: a piece could make it appear
+    if name != _TOOL_ARGS:
+        certificate.field = name
+        return certificate
+    if opened[0] != len(nodes) - 1:
+        return None
+    raw = text[start:size]
+    args = raw.rstrip(_TRAILING_SPACE)
+    if not args:
+        return None
+    called = None  # the mapper's current call: None, or its name so far
     for name, start, stop in nodes:
-        if stop != size or start >= size or name == _TOOL_OPEN:
-            continue
-        if field or name not in _OPEN_FIELDS:
-            return None
-        field = name
-    if field == "reasoning" and not msg.reasoning_content:
-        return None
-    return pos, delimiter, field, text[max(pos, size - len(delimiter) + 1) :]
+        if name == _TOOL_OPEN:
+            called = ""
+        elif name == _TOOL_NAME and called is not None:
+            called = text[start:stop].rstrip(_TRAILING_SPACE)
+    if called and args.startswith("{"):  # the mapper sets the arguments (else they stay as they are)
+        certificate.field, certificate.index, certificate.spaces = "tool", len(msg.tool_calls) - 1, raw[len(args) :]
+    return certificate
 
 
-def _parse(grammar: Grammar, text: str) -> tuple[ChatMsg, _Certificate | None]:
+def _parse(grammar: Grammar, text: str) -> tuple[ChatMsg, _Open | None]:
     with peg.first_end_observation() as seen:
         kind, _end, nodes = grammar.root(text, 0)
     if kind == peg.FAIL:
@@ -130,19 +201,16 @@ def partial_parses(grammar: Grammar, prefill: str, pieces: Iterable[str]) -> Ite
     :class:`Extend` of the previous result (never for the first piece). Linear in the text's
     length while the answer stays inside one open run; a full parse at each other piece."""
     parts = [GENERATION_PROMPT + prefill]
-    certificate: _Certificate | None = None
+    certificate: _Open | None = None
     for piece in pieces:
         if certificate is not None:
             if not piece:
                 yield _SAME
                 continue
-            pos, delimiter, field, tail = certificate
-            window = tail + piece
-            if _runs_to_end(window, delimiter):
+            result = certificate.extend(piece)
+            if result is not None:
                 parts.append(piece)
-                keep = len(delimiter) - 1
-                certificate = pos, delimiter, field, window[-keep:] if keep else ""
-                yield Extend(field, piece) if field else _SAME
+                yield result
                 continue
         parts.append(piece)
         text = "".join(parts)
@@ -151,15 +219,37 @@ def partial_parses(grammar: Grammar, prefill: str, pieces: Iterable[str]) -> Ite
         yield msg
 
 
+def _grown(msg: ChatMsg, result: Extend) -> ChatMsg:
+    if result.field == "content":
+        return ChatMsg(msg.content + result.piece, msg.reasoning_content, msg.tool_calls)
+    if result.field == "reasoning":
+        return ChatMsg(msg.content, msg.reasoning_content + result.piece, msg.tool_calls)
+    if result.field == "tool":
+        calls = list(msg.tool_calls)
+        name, args = calls[result.index]
+        calls[result.index] = (name, args + result.piece)
+        return ChatMsg(msg.content, msg.reasoning_content, tuple(calls))
+    return msg
+
+
+def grown(msg: ChatMsg, results: Iterable[Extend]) -> ChatMsg:
+    """``msg`` with the extensions ``results`` applied in order (each field joined once)."""
+    added: dict[tuple[str, int], list[str]] = {}
+    for result in results:
+        if result.field:
+            added.setdefault((result.field, result.index), []).append(result.piece)
+    content = msg.content + "".join(added.pop(("content", -1), ()))
+    reasoning = msg.reasoning_content + "".join(added.pop(("reasoning", -1), ()))
+    calls = list(msg.tool_calls)
+    for (_field, index), pieces in added.items():
+        name, args = calls[index]
+        calls[index] = (name, args + "".join(pieces))
+    return ChatMsg(content, reasoning, tuple(calls))
+
+
 def materialize(results: Iterable[ChatMsg | Extend]) -> Iterator[ChatMsg]:
     """The :class:`ChatMsg` of each result of :func:`partial_parses` (tests; quadratic)."""
     last = ChatMsg()
     for result in results:
-        if isinstance(result, Extend):
-            if result.field == "content":
-                last = ChatMsg(last.content + result.piece, last.reasoning_content, last.tool_calls)
-            elif result.field == "reasoning":
-                last = ChatMsg(last.content, last.reasoning_content + result.piece, last.tool_calls)
-        else:
-            last = result
+        last = _grown(last, result) if isinstance(result, Extend) else result
         yield last

@@ -39,6 +39,7 @@ __all__ = [
     "chars",
     "choice",
     "first_end_observation",
+    "json_string_scan",
     "json_value",
     "literal",
     "optional",
@@ -57,16 +58,18 @@ Parser = Callable[[str, int], Result]
 
 _NO_NODES: list[Node] = []
 
-#: ``(what, pos, end, delimiter)`` of a parse's first end observation, when one is being recorded.
+#: ``(what, pos, end, detail)`` of a parse's first end observation, when one is being recorded:
+#: the check's name, where it started, what it answered; ``detail`` is an ``until``'s delimiter,
+#: or the text of a JSON escape cut by the end.
 EndObservation = tuple[str, int, int, str]
 _SINK: ContextVar[list[EndObservation] | None] = ContextVar("llamacpp_peg_end_sink", default=None)
 
 
-def _saw_end(what: str, pos: int, end: int, delimiter: str = "") -> None:
+def _saw_end(what: str, pos: int, end: int, detail: str = "") -> None:
     """Note that a check at ``pos`` (answering ``end``) depended on where the input ends."""
     sink = _SINK.get()
     if sink is not None and not sink:
-        sink.append((what, pos, end, delimiter))
+        sink.append((what, pos, end, detail))
 
 
 @contextmanager
@@ -237,16 +240,20 @@ def atomic(part: Parser) -> Parser:
 
 
 def _json_string_content(text: str, pos: int) -> Result:
-    """``common_peg_json_string_parser``: string content up to (not including) the closing quote."""
+    """``common_peg_json_string_parser``: string content up to (not including) the closing quote.
+    Its end observations: ``"escape"`` (an escape cut by the end), ``"string"`` (the end reached
+    between characters: the string is open, and the scan would go on from the same state)."""
+    start = pos
     size = len(text)
     while pos < size:
         c = text[pos]
         if c == '"':
             return OK, pos, _NO_NODES
         if c == "\\":
+            escape = pos
             pos += 1
             if pos >= size:
-                _saw_end("json", pos, pos)
+                _saw_end("escape", start, pos, text[escape:])
                 return NEED, pos, _NO_NODES
             e = text[pos]
             if e in '"\\/bfnrt':
@@ -255,7 +262,7 @@ def _json_string_content(text: str, pos: int) -> Result:
                 for _ in range(4):
                     pos += 1
                     if pos >= size:
-                        _saw_end("json", pos, pos)
+                        _saw_end("escape", start, pos, text[escape:])
                         return NEED, pos, _NO_NODES
                     if text[pos] not in "0123456789abcdefABCDEF":
                         return FAIL, pos, _NO_NODES
@@ -264,8 +271,19 @@ def _json_string_content(text: str, pos: int) -> Result:
                 return FAIL, pos, _NO_NODES
         else:
             pos += 1
-    _saw_end("json", pos, pos)
+    _saw_end("string", start, pos)
     return NEED, pos, _NO_NODES
+
+
+def json_string_scan(text: str) -> str | None:
+    """The JSON string scanner, started between characters of an open string, over ``text``:
+    ``None`` when it stops before the end (a closing quote, a bad escape), else the escape it
+    is in the middle of at the end (``""``: none)."""
+    with first_end_observation() as seen:
+        kind = _json_string_content(text, 0)[0]
+    if kind != NEED:
+        return None
+    return seen[0][3]
 
 
 def _build_json() -> Parser:

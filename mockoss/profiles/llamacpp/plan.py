@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mockoss.profiles.llamacpp.gptoss import ChatMsg, ParseFailed
-from mockoss.profiles.llamacpp.incremental import Extend
+from mockoss.profiles.llamacpp.incremental import Extend, grown
 from mockoss.profiles.llamacpp.pieces import token_pieces
 
 if TYPE_CHECKING:
@@ -124,21 +124,16 @@ def _reparses(parse: Parse, pieces: Iterable[str]) -> Iterator[ChatMsg]:
         yield parse(text, True)
 
 
-def _grown(state: ChatMsg, pending: list[Diff]) -> ChatMsg:
-    content = "".join(piece for field, piece in pending if field == "content")
-    reasoning = "".join(piece for field, piece in pending if field == "reasoning")
-    return ChatMsg(state.content + content, state.reasoning_content + reasoning, state.tool_calls)
-
-
 def _replay(
     parse: Parse, pieces: list[tuple[int, str]], partials: Partials | None = None
 ) -> tuple[tuple[Step, ...], str | None, tuple[Diff, ...], ChatMsg]:
     """The stream's steps. An :class:`~.incremental.Extend` result is the previous partial
     parse, which was not empty (so it is ``state``), with one field extended: its diff is that
-    piece (``compute_diffs`` of the two), and ``state`` is only rebuilt when a full result needs
-    it (``pending``), so the replay stays linear."""
+    piece (``compute_diffs`` of the two: the other fields are equal, the grown one starts with
+    its old text), and ``state`` is only rebuilt when a full result needs it (``pending``), so
+    the replay stays linear."""
     state = ChatMsg()
-    pending: list[Diff] = []
+    pending: list[Extend] = []
     text = "".join(piece for _, piece in pieces)
     results = (partials or (lambda p: _reparses(parse, p)))(piece for _, piece in pieces)
     steps: list[Step] = []
@@ -146,12 +141,14 @@ def _replay(
         diffs: tuple[Diff, ...] = ()
         if isinstance(current, Extend):
             if current.field and current.piece:
-                diff = (current.field, current.piece)
-                diffs = (diff,)
-                pending.append(diff)
+                if current.field == "tool":
+                    diffs = (("tool", current.index, "", current.piece, False),)
+                else:
+                    diffs = ((current.field, current.piece),)
+                pending.append(current)
         elif not current.empty:
             if pending:
-                state, pending = _grown(state, pending), []
+                state, pending = grown(state, pending), []
             try:
                 diffs = compute_diffs(state, current)
             except DiffError as exc:
@@ -159,7 +156,7 @@ def _replay(
             state = current
         steps.append((n_decoded, diffs))
     if pending:
-        state = _grown(state, pending)
+        state = grown(state, pending)
     try:
         final = parse(text, False)
     except ParseFailed as exc:

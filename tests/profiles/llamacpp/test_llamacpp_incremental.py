@@ -127,6 +127,8 @@ HARMONY_TAILS = (
     "<|start|>assistant to=functions.bash<|channel|>commentary json<|message|>[\"ls\"]",
     "<|start|>assistant<|channel|>commentary<|message|>preamble<|end|>",
     '<|start|>assistant<|channel|>final <|constrain|>json<|message|>{"ok": true, "list": [1, "two"]}',
+    '<|start|>assistant<|channel|>commentary to=functions.write_file json<|message|>{"content":"one  \n two\\n \\"q\\" \\u00e9   x  ',
+    '<|start|>assistant to=functions.get<|channel|>commentary <|constrain|>json<|message|>{"a": "  <|end|> \\', 
 )
 
 
@@ -198,12 +200,23 @@ def test_a_piece_that_could_close_the_run_is_parsed_in_full():
         assert list(materialize(results)) == _old(grammar, "", head + tail)
 
 
-def test_tool_arguments_fall_back_to_full_parses():
-    """A JSON value still being written is not an open until run: parsed in full (and equal)."""
-    grammar = build_grammar(("write_file",), "auto", True)
-    args = json.dumps({"path": "/x", "content": "abc " * 50})
+@pytest.mark.parametrize("choice", ["auto", "required"])
+def test_a_long_string_argument_is_extended(choice):
+    """A tool call writing a long string (escapes, quotes, runs of spaces that the mapper strips
+    until a later character follows): equal to the full re-parse, and once the string is open
+    nearly every token is an extension of the call's arguments."""
+    grammar = build_grammar(("write_file",), choice, True)
+    body = "".join(f'line {i}  \n\t"quoted" \\ caf\u00e9   ' for i in range(300))
+    args = json.dumps({"path": "/x", "content": body, "mode": "w"})
     text = f"<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>{args}"
     pieces = _token_pieces(text)
     results = list(partial_parses(grammar, "", pieces))
     assert list(materialize(results)) == _old(grammar, "", pieces)
-    assert not any(isinstance(r, Extend) and r.field for r in results[-20:])
+    numbered = list(enumerate(pieces, 1))
+    parse = lambda text, partial: grammar.parse(text, partial=partial)
+    assert plan_module._replay(parse, numbered, lambda p: partial_parses(grammar, "", p)) == plan_module._replay(parse, numbered)
+    full = [r for r in results if not isinstance(r, Extend)]
+    grew = [r for r in results if isinstance(r, Extend) and r.field == "tool"]
+    assert len(pieces) > 2000
+    assert len(full) < len(pieces) // 10
+    assert len(grew) > len(pieces) // 2
