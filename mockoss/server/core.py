@@ -3,6 +3,14 @@
 :class:`MockServer` validates a request body, picks the next scripted step of the scenario that
 applies, hands the step's completion to the active profile, records the exchange and returns the
 profile's :class:`~mockoss.profiles.base.Reply`. The HTTP layer only moves bytes.
+
+This module holds the request path (:meth:`MockServer.respond` and what it calls under the lock) and
+the server's state; its other jobs are base classes of :class:`MockServer`, in their own modules:
+which scenario and profile answer and the settings that choose them (:mod:`mockoss.server.selection`),
+the checks of a body before any step (:mod:`mockoss.server.request_check`), the routes outside the
+scenario (:mod:`mockoss.server.side_routes`); the request-log entry is :mod:`mockoss.server.logentry`.
+A method of a base class costs the same one lookup as one of the class itself (CPython caches
+attribute lookups per type), so the split adds nothing per request.
 """
 
 from __future__ import annotations
@@ -13,42 +21,28 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from mockoss.endpoints import ENDPOINTS, clear_prompt_caches, endpoint_for_path, prompt_tokens, request_seen
+from mockoss.endpoints import prompt_tokens, request_seen
 from mockoss.harmony.encoding import check_harmony_library
-from mockoss.harmony.lru import BytesLRU, approx_bytes
+from mockoss.harmony.lru import BytesLRU
 from mockoss.jsonbody import parse_json
-from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext, ServerInfo
+from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext
 from mockoss.profiles.registry import ProfileError, get_profile
-from mockoss.scenario.loader import Scenario, ScenarioError, Step, load_named, load_scenario
+from mockoss.scenario.loader import Scenario, ScenarioError, Step
 from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
-from mockoss.server.inputs import lone_surrogate_field, out_of_vocabulary
-from mockoss.server.nonfinite import go_decode_error
+from mockoss.server.logentry import _record, _share, _unanswered
 from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS, PROMPT_COUNTER, before_lock
-from mockoss.server.records import (
-    DEFAULT_LOG_BYTES,
-    REQUEST_RECORDS,
-    Endpoint,
-    RecordedRequest,
-    RequestLog,
-    header_items,
-    new_record,
-)
-from mockoss.server.replies import (
-    SWITCH_HEADER,
-    _for_endpoint,
-    _model_hint,
-    _parse_switches,
-    _pydantic_message,
-    failure_reply,
-)
+from mockoss.server.records import DEFAULT_LOG_BYTES, Endpoint, RecordedRequest, RequestLog
+from mockoss.server.replies import _for_endpoint, failure_reply
+
+# VALID_BODY_MAX and PROFILE_CACHE_SIZE moved with their code and are re-exported (tests import them from here).
+from mockoss.server.request_check import VALID_BODY_BYTES, VALID_BODY_MAX, RequestChecks  # noqa: F401
+from mockoss.server.selection import PROFILE_CACHE_SIZE, SCENARIO_HEADER, Selection  # noqa: F401
 from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES
+from mockoss.server.side_routes import SideRoutes
 from mockoss.server.transport import Delivery
-from mockoss.server.validation import validate_request
 from mockoss.server.warmup import WARM_BEFORE_LOCK, Warmup, warmed
 from mockoss.slotnew import slot_builder
 
@@ -64,90 +58,13 @@ _make_context = slot_builder(RequestContext)
 #: Unix time stamped on every object unless configured: 2026-01-01T00:00:00Z. Fixed, so that the
 #: same scenario and seed give byte-identical output.
 DEFAULT_CREATED = 1767225600
-SCENARIO_HEADER = "x-mockoss-scenario"
 
 #: Request fields limiting completion tokens (chat, chat legacy, responses), first set wins.
 _LIMIT_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 
-class _Unanswered(NamedTuple):
-    """A request mockoss answered itself before any scenario step (no scenario selected, or a
-    failure of its own): ``problem`` goes to the request log, which the pytest plugin's failure
-    report shows."""
-
-    problem: str
-
-
-def _not_an_object(body: Any, raw: bytes | None) -> str:
-    """Why a body that is not a dict is refused: not a JSON object, unless it is JSON nested deeper
-    than the parser recurses (:func:`mockoss.jsonbody.parse_json` raised ``RecursionError``), which
-    is said as such. FastAPI (vLLM, SGLang, the reference server) answers that one 400 "There was
-    an error parsing the body" (fastapi 0.165.0 ``fastapi/routing.py``)."""
-    if body is None and raw:
-        try:
-            parse_json(raw)
-        except RecursionError:
-            return "the body is nested deeper than the JSON parser allows (Python's recursion limit)"
-        except ValueError:
-            pass
-    return "the body is not a JSON object"
-
-
-def _unanswered(problem: str) -> _Unanswered:
-    return _Unanswered(problem[:500])
-
-
-def _share(record: RecordedRequest) -> None:
-    """Hand ``record`` to the HTTP request being answered, if it asked (:data:`REQUEST_RECORDS`)."""
-    sink = REQUEST_RECORDS.get()
-    if sink is not None:
-        sink.append(record)
-
-
-#: Bytes :meth:`MockServer._validate` may keep of validated bodies sent again (parsed data included).
-VALID_BODY_BYTES = 16 * 1024 * 1024
-#: Larger bodies are always validated (see :meth:`MockServer._validate`).
-VALID_BODY_MAX = 8 * 1024
-#: Distinct (scenario, ``X-Mockoss-Switch``) profiles kept; the least recently used go first.
-PROFILE_CACHE_SIZE = 256
-
-
-def _record(
-    index: int,
-    endpoint: Endpoint,
-    raw: bytes,
-    headers: Mapping[str, str],
-    scenario: Scenario | None,
-    step: Step | None,
-    played: Played | _Unanswered | None,
-    status: int,
-    server_log: tuple[str, ...] = (),
-) -> RecordedRequest:
-    """The request-log record of one answered request (:meth:`MockServer.respond`, :meth:`MockServer.play`)."""
-    if isinstance(played, _Unanswered):
-        problem, played = played.problem, None
-    else:
-        problem = played.problem if played else None
-    # Every field, in RecordedRequest's order (new_record: without the frozen dataclass's __init__).
-    return new_record(
-        index,
-        endpoint,
-        raw,
-        header_items(headers),
-        scenario.name if scenario else None,  # scenario
-        step.index if step and scenario else None,  # step
-        status,
-        step.completion.text if step and step.completion else None,  # completion
-        played.rule_id if played else None,  # rule
-        played.turn if played else None,  # turn
-        problem,
-        played.warnings if played else (),  # warnings
-        bool(played and played.rule is not None and played.step is None and not played.problem),  # exhausted
-        server_log,
-    )
-
 
 @dataclass
-class MockServer:
+class MockServer(Selection, RequestChecks, SideRoutes):
     """A fake gpt-oss server: scenario + profile + request log.
 
     Args:
@@ -235,141 +152,7 @@ class MockServer:
         if self.scenario is not None:
             self.use_scenario(self.scenario)
 
-    # -- configuration -------------------------------------------------------------------------
-
-    def register(self, scenario: Scenario) -> Scenario:
-        """Make ``scenario`` selectable by name (``X-Mockoss-Scenario``)."""
-        with self._lock:
-            self._scenarios[scenario.name] = scenario
-            self._player.rewind(scenario.name)
-        return scenario
-
-    def use_scenario(self, scenario: Scenario | str | Any) -> Scenario:
-        """Set the default scenario and rewind it to its first step.
-
-        Raises:
-            ScenarioError: see :func:`~mockoss.scenario.loader.load_scenario`; also when the
-                scenario's ``switches`` do not suit the active profile (file and message).
-        """
-        if isinstance(scenario, Scenario):
-            loaded = scenario
-        elif isinstance(scenario, str):
-            loaded = load_scenario(scenario)
-        else:  # builder items (mockoss.steps): a Script, a Step, or a list of steps or rules
-            from mockoss.steps import compile_script
-
-            loaded = compile_script(scenario, name="script")
-        self._check_switches(loaded)
-        self.register(loaded)
-        self.scenario = loaded
-        return loaded
-
-    def _check_switches(self, scenario: Scenario) -> None:
-        if scenario.switches:
-            try:
-                get_profile(self.profile, {**self.switches, **scenario.switches})
-            except ProfileError as exc:
-                raise ScenarioError(f"{scenario.origin}: switches: {exc}") from None
-
-    def set_switches(self, switches: Mapping[str, Any]) -> None:
-        """Replace the server-wide profile switches.
-
-        Raises:
-            ProfileError: a switch the profile does not have.
-        """
-        profile = get_profile(self.profile, switches)
-        with self._lock:  # not while a request builds a switch-header profile from the old switches
-            self._base_profile = profile
-            self.switches = dict(switches)
-            self._profiles.clear()
-            self._valid_bodies.clear()
-
-    def set_profile(self, name: str, switches: Mapping[str, Any] | None = None) -> None:
-        """Serve as profile ``name`` from the next request on, with ``switches`` replacing the
-        server-wide switches (a scenario's ``switches:`` and ``X-Mockoss-Switch`` still apply on top).
-
-        Raises:
-            ProfileError: unknown profile or switch (the message lists the valid ones); the server
-                keeps its current profile and switches.
-        """
-        profile = get_profile(name, switches)
-        with self._lock:
-            self.profile, self._base_profile, self.switches = name, profile, dict(switches or {})
-            self._profiles.clear()
-            self._valid_bodies.clear()
-            if not self._models_explicit:
-                self.served_model_names = (profile.default_model,)
-
-    def reset(self) -> None:
-        """Rewind every scenario, forget every session, clear the request log, the per-header
-        profile cache, the prompt count caches and the caches of request data, Ollama's ``context``
-        prompt ids among them (ids restart too)."""
-        with self._lock:
-            self._player.clear()
-            self.requests.clear()
-            self._profiles.clear()
-            self._valid_bodies.clear()
-            self._handled = 0
-        clear_prompt_caches()  # request-data caches too (mockoss.harmony.prompt.caches._REQUEST_CACHES)
-
-    def warm_target(self, headers: Mapping[str, str], make_profile: bool = False) -> tuple[Scenario | None, Profile | None, list[int] | None, int]:
-        """What a warm-up before the lock (:mod:`mockoss.server.warmup`) reads of the server for a
-        request, without the lock unless ``make_profile``: ``(scenario, profile, cursors, index)``.
-
-        ``scenario``: the one answering (``X-Mockoss-Scenario``'s if already loaded, else the
-        server's), ``None`` when unknown without loading a file (then the rest is ``None`` too).
-        ``profile``: the base profile the reply will be made with (a per-header one for a scenario
-        with ``switches:`` or an ``X-Mockoss-Switch`` header: ``None`` while not made, or with
-        ``make_profile`` made now under the lock as the request would, ``None`` if it cannot be).
-        ``cursors``: a copy of the scenario's shared rule cursors (no session), ``None`` before its
-        first such request. ``index``: the index the next request will get."""
-        name = headers.get(SCENARIO_HEADER)
-        found = self._scenarios.get(name) if name else self.scenario
-        if not isinstance(found, Scenario):
-            return None, None, None, self._handled
-        header = headers.get(SWITCH_HEADER, "")
-        profile: Profile | None = self._base_profile
-        if found.switches or header:
-            profile = self._profiles.get((found.name, header))  # a read: no reordering, no lock
-            if profile is None and make_profile:
-                try:
-                    with self._lock:  # the per-header profile cache, as the request's own lookup
-                        profile = self._profile_for(found, headers)
-                except Exception:  # noqa: BLE001  (a bad switch: the request answers it)
-                    profile = None
-        by_session = self._player._cursors.get(found.name)
-        shared = by_session.get("") if by_session is not None else None
-        return found, profile, None if shared is None else list(shared), self._handled
-
     # -- request handling ----------------------------------------------------------------------
-
-    def _scenario_for(self, headers: Mapping[str, str]) -> Scenario | None:
-        name = headers.get(SCENARIO_HEADER)
-        if not name:
-            return self.scenario if isinstance(self.scenario, Scenario) else None
-        found = self._scenarios.get(name)
-        if found is None:
-            loaded = load_named(name, self.scenario_dirs)
-            self._check_switches(loaded)
-            # Called with the lock held: store directly (register() would take the lock again).
-            found = self._scenarios[name] = loaded
-            self._player.rewind(found.name)
-        return found
-
-    def _profile_for(self, scenario: Scenario, headers: Mapping[str, str]) -> Profile:
-        header = headers.get(SWITCH_HEADER, "")
-        if not scenario.switches and not header:
-            return self._base_profile
-        key = (scenario.name, header)
-        profile = self._profiles.get(key)
-        if profile is None:
-            merged = {**self.switches, **scenario.switches, **_parse_switches(header)}
-            profile = self._profiles[key] = get_profile(self.profile, merged)
-            if len(self._profiles) > PROFILE_CACHE_SIZE:
-                self._profiles.popitem(last=False)
-        else:
-            self._profiles.move_to_end(key)
-        return profile
 
     def handle(self, endpoint: Endpoint, raw: bytes, headers: Mapping[str, str] | Sequence[tuple[str, str]]) -> Reply:
         """Answer one request body for generation endpoint ``endpoint`` (e.g. ``"chat"``).
@@ -534,97 +317,6 @@ class MockServer:
             tokens = len(step.completion.emit(limit).tokens)
         return Delivery(spec, self.seed, index, tokens)  # type: ignore[arg-type]
 
-    def _validate(
-        self, endpoint: Endpoint, body: Any, raw: bytes | None = None, base: Profile | None = None
-    ) -> Reply | tuple[Profile, Any, str]:
-        """The error reply a request gets before any step is played, else (profile, request, model).
-
-        ``body`` is ``json.loads(raw)``, unmodified. A body sent again (the same ``raw`` bytes, to
-        the same endpoint, under the same base profile) that passed every check of this method
-        but the model's is not validated again: its validated request is kept from its second
-        sighting (:attr:`_valid_bodies`, bounded in bytes, emptied by :meth:`reset`). Exact,
-        because everything those checks read is the body's bytes and the base profile (the
-        schema's validators, the surrogate, vocabulary and Go number checks are functions of the
-        body alone), and the request object is only read afterwards (its view, its prompt lookup:
-        equal data, as equal bytes parse to equal data). Only bodies of up to
-        :data:`VALID_BODY_MAX` bytes: hashing a 23 KB agent turn for the key costs ~4 us, and an
-        agent never sends the same turn twice (its resent messages are skipped by the validation's
-        own lookup, :mod:`mockoss.harmony.prompt.seen`). Profiles with their own request check
-        (``check_request``, which may hand state to the reply: gptoss-reference) always validate.
-        The model check reads :attr:`served_model_names`, which can change: it always runs.
-        Measured over HTTP (``benchmarks/bench_http.py``'s repeated chat body): see issue 9's note.
-        ``base``: the base profile to judge by (default: the server's now).
-        """
-        if base is None:
-            base = self._base_profile
-        # A dict body only: the same bytes can fail to parse on a deeper stack (json.loads, past
-        # jiter's depth, shares the interpreter's recursion limit), and a kept request must not
-        # stand in for a body that is None (a review's finding: an unscripted 500).
-        keep = raw is not None and type(body) is dict and len(raw) <= VALID_BODY_MAX
-        if keep and (hit := self._valid_bodies.get((endpoint, raw))) is not None and hit[0] is base:
-            return self._with_model(hit[1], hit[2])
-        profile = _for_endpoint(base, endpoint)
-        if endpoint not in profile.endpoints:
-            return profile.route_error(404, "POST", ENDPOINTS[endpoint].path)
-        if profile.name.startswith("ollama") and (go_error := go_decode_error(endpoint, body, raw)) is not None:
-            return profile.error(400, go_error)  # NaN or 1e400 in a Go number field (mockoss.server.nonfinite)
-        own_check = getattr(profile, "check_request", None)  # a profile validating as its server's own models do
-        if own_check is not None and (rejected := own_check(endpoint, body, raw)) is not None:
-            return rejected  # type: ignore[no-any-return]
-        if not isinstance(body, dict):
-            return profile.error(400, f"Invalid request: {_not_an_object(body, raw)}")
-        try:
-            checked_body = body if own_check is None else {key: body[key] for key in ("input", "model", "stream") if key in body}
-            request = validate_request(ENDPOINTS[endpoint].schema, checked_body)  # long lists a slice at a time
-        except ValidationError as exc:
-            message, param = _pydantic_message(exc)
-            return profile.error(400, message, param=param)
-        own_surrogates = own_check is not None or profile.name.startswith("ollama")
-        field = None if own_surrogates else lone_surrogate_field(body)
-        if field is not None:  # see mockoss.server.inputs
-            message = f"Invalid request: {field} holds a lone UTF-16 surrogate (\\ud800-\\udfff without its pair): not Unicode text (RFC 8259 section 8.2)"
-            return profile.error(400, message, param=field)
-        if endpoint == "completions" and (token := out_of_vocabulary(body)) is not None:
-            return profile.error(400, f"Token id {token} is out of vocabulary")  # vLLM's words, see mockoss.server.inputs
-        if keep and own_check is None:
-            # What the request holds, measured (lru.approx_bytes) only when it is stored, on the
-            # body's second sighting: 2.3-3.3 KB for a short chat, up to ~25x the bytes for a body
-            # of many small containers (a review measured 205 KB for 2,700 empty content parts).
-            self._valid_bodies.offer((endpoint, raw), (base, profile, request), lambda: approx_bytes(request, self._valid_bodies.limit))
-        return self._with_model(profile, request)
-
-    def _with_model(self, profile: Profile, request: Any) -> Reply | tuple[Profile, Any, str]:
-        """``(profile, request, model)`` with the model resolved, or the unknown-model reply."""
-        model = request.model or self.served_model_names[0]  # type: ignore[attr-defined]
-        if model not in self.served_model_names and profile.model_check:
-            return _model_hint(profile.model_not_found(model), model, self.served_model_names)
-        return profile, request, model
-
-    def precheck(self, endpoint: Endpoint, raw: bytes) -> Reply | None:
-        """The error reply :meth:`respond` gives ``raw`` before any step is played (not a JSON
-        object, invalid, unknown model, endpoint the profile lacks), else ``None``. Records nothing."""
-        try:
-            body = parse_json(raw)
-        except (ValueError, RecursionError):
-            body = None
-        checked = self._validate(endpoint, body, raw)
-        return checked if isinstance(checked, Reply) else None
-
-    def error_reply(self, endpoint: Endpoint, status: int, message: str) -> Reply:
-        """An error reply in the active profile's shape for ``endpoint`` (e.g. 502, upstream down)."""
-        return _for_endpoint(self._base_profile, endpoint).error(status, message)
-
-    def record_request(
-        self, endpoint: Endpoint, raw: bytes, headers: Mapping[str, str], status: int
-    ) -> RecordedRequest:
-        """Log a request answered outside :meth:`respond` (passed through to an upstream)."""
-        with self._lock:
-            record = RecordedRequest(self._handled, endpoint, raw, header_items(headers), None, None, status, None)
-            self._handled += 1
-            self.requests.append(record)
-        _share(record)
-        return record
-
     def _answer(
         self, endpoint: Endpoint, raw: bytes, body: Any, headers: Mapping[str, str], index: int, given: Step | None,
         surface: bool = True, checked: Reply | tuple[Profile, Any, str] | None = None, view: Any = None,
@@ -685,33 +377,3 @@ class MockServer:
             return reply
         return Reply(reply.status, reply.media_type, reply.body, reply.frames, (("retry-after", str(retry_after)),))
 
-    # -- other routes ---------------------------------------------------------------------------
-
-    @property
-    def info(self) -> ServerInfo:
-        """What identity endpoints report."""
-        return ServerInfo(served_model_names=tuple(self.served_model_names), created=self.created)
-
-    def probe(self, method: str, path: str, body: bytes = b"") -> Reply:
-        """Answer a request that is not a generation endpoint: the active profile's identity and
-        health routes, then its side routes that read a body (``side_route``: vLLM's
-        ``/tokenize``, llama-server's ``/apply-template``, …), else that server's 404 (or 405 for
-        a generation path with the wrong method)."""
-        profile = self._base_profile
-        reply = profile.probe(method, path, self.info)
-        if reply is not None:
-            return reply
-        side_route = getattr(profile, "side_route", None)
-        if side_route is not None:
-            try:
-                reply = side_route(method, path, body, self.info)
-            except BaseException as exc:  # a tokenizer panic (vLLM's /tokenize of a 1,000,000-character word): never a bare 500
-                if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
-                    raise
-                return failure_reply(exc, profile, None, -1)
-            if reply is not None:
-                return reply  # type: ignore[no-any-return]
-        endpoint = endpoint_for_path(path)
-        if endpoint is not None and endpoint.name in profile.endpoints and method != "POST":
-            return profile.route_error(405, method, path)
-        return profile.route_error(404, method, path)

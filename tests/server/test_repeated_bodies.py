@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from mockoss.server import core
+from mockoss.server import core, request_check
 from mockoss.server.core import MockServer
 from mockoss.server.records import RecordedRequest, RequestLog, _cost, new_record
 
@@ -27,13 +27,13 @@ def _chat(content: str = "What is 2 + 2?", **extra) -> bytes:
 def validations(monkeypatch):
     """Counts the schema validations ``MockServer._validate`` runs."""
     calls: list[object] = []
-    real = core.validate_request
+    real = request_check.validate_request
 
     def counted(schema, body):
         calls.append(body)
         return real(schema, body)
 
-    monkeypatch.setattr(core, "validate_request", counted)
+    monkeypatch.setattr(request_check, "validate_request", counted)
     return calls
 
 

@@ -51,11 +51,11 @@ def test_set_switches_waits_for_a_request_building_a_switch_header_profile(monke
     # profile from the old server switches cached it after set_switches() had emptied the cache.
     import threading
 
-    from mockoss.server import core
+    from mockoss.server import selection
 
     body, header = _chat(), {"x-mockoss-switch": "id_digits=32"}
     server = MockServer("clean-answer", switches={"reasoning_field": "reasoning"})
-    real = core.get_profile
+    real = selection.get_profile
     started, release = threading.Event(), threading.Event()
 
     def gated(name, switches=None):
@@ -64,7 +64,7 @@ def test_set_switches_waits_for_a_request_building_a_switch_header_profile(monke
             assert release.wait(30)
         return real(name, switches)
 
-    monkeypatch.setattr(core, "get_profile", gated)
+    monkeypatch.setattr(selection, "get_profile", gated)
     request = threading.Thread(target=lambda: server.handle("chat", body, header))
     request.start()
     assert started.wait(30)
@@ -74,7 +74,7 @@ def test_set_switches_waits_for_a_request_building_a_switch_header_profile(monke
     release.set()
     request.join(30)
     switching.join(30)
-    monkeypatch.setattr(core, "get_profile", real)
+    monkeypatch.setattr(selection, "get_profile", real)
     later = json.loads(server.handle("chat", body, header).body)["choices"][0]["message"]
     fresh = MockServer("clean-answer", switches={"reasoning_field": "reasoning_content"})
     expected = json.loads(fresh.handle("chat", body, header).body)["choices"][0]["message"]

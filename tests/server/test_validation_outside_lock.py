@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from mockoss.server import core, prelock
+from mockoss.server import prelock, request_check
 from mockoss.server.core import MockServer
 
 MODEL = "openai/gpt-oss-20b"
@@ -24,13 +24,13 @@ def _chat(content: str) -> bytes:
 def test_validation_runs_without_the_server_lock(monkeypatch):
     server = MockServer("clean-answer")
     held: list[bool] = []
-    real = core.validate_request
+    real = request_check.validate_request
 
     def watched(schema, body):
         held.append(server._lock.locked())
         return real(schema, body)
 
-    monkeypatch.setattr(core, "validate_request", watched)
+    monkeypatch.setattr(request_check, "validate_request", watched)
     assert server.handle("chat", _chat("hi"), {}).status == 200
     assert held == [False]
 
@@ -38,7 +38,7 @@ def test_validation_runs_without_the_server_lock(monkeypatch):
 def test_another_request_is_answered_while_one_is_being_validated(monkeypatch):
     server = MockServer("clean-answer")
     slow_started, release = threading.Event(), threading.Event()
-    real = core.validate_request
+    real = request_check.validate_request
 
     def gated(schema, body):
         if body["messages"][0]["content"] == "slow":
@@ -46,7 +46,7 @@ def test_another_request_is_answered_while_one_is_being_validated(monkeypatch):
             assert release.wait(30)
         return real(schema, body)
 
-    monkeypatch.setattr(core, "validate_request", gated)
+    monkeypatch.setattr(request_check, "validate_request", gated)
     results: dict[str, int] = {}
     slow = threading.Thread(target=lambda: results.setdefault("slow", server.handle("chat", _chat("slow"), {}).status))
     slow.start()
@@ -79,7 +79,7 @@ def test_a_validation_crash_is_still_a_reply_in_the_error_shape(monkeypatch):
     def broken(schema, body):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(core, "validate_request", broken)
+    monkeypatch.setattr(request_check, "validate_request", broken)
     reply = server.handle("chat", _chat("hi"), {})
     assert reply.status == 500
     error = json.loads(reply.body)["error"]  # vLLM's error shape, the exception named
@@ -101,7 +101,7 @@ def test_a_request_validated_while_the_profile_changes_is_answered_by_the_new_pr
     # under it, such a request got a reply mixing the two (vllm -> gptoss-reference: an unscripted 500).
     server = MockServer("clean-answer", profile=before)
     started, release = threading.Event(), threading.Event()
-    real = core.validate_request
+    real = request_check.validate_request
 
     def gated(schema, data):
         if not started.is_set():
@@ -109,7 +109,7 @@ def test_a_request_validated_while_the_profile_changes_is_answered_by_the_new_pr
             assert release.wait(30)
         return real(schema, data)
 
-    monkeypatch.setattr(core, "validate_request", gated)
+    monkeypatch.setattr(request_check, "validate_request", gated)
     raw = json.dumps(body).encode()
     out = {}
     worker = threading.Thread(target=lambda: out.setdefault("reply", server.handle(endpoint, raw, {})))
@@ -118,7 +118,7 @@ def test_a_request_validated_while_the_profile_changes_is_answered_by_the_new_pr
     server.set_profile(after)  # the request holds no lock while it is validated
     release.set()
     worker.join(30)
-    monkeypatch.setattr(core, "validate_request", real)
+    monkeypatch.setattr(request_check, "validate_request", real)
     expected = MockServer("clean-answer", profile=after).handle(endpoint, raw, {})
     assert (out["reply"].status, out["reply"].body) == (expected.status, expected.body)
 

@@ -1,0 +1,163 @@
+"""Which scenario and which profile answer a request, and the server-wide settings that choose
+them: :class:`Selection`, a base class of :class:`~mockoss.server.core.MockServer` (registering
+and selecting scenarios, profile switches, the per-header profile cache, :meth:`~Selection.reset`,
+and what a warm-up before the lock reads of the server).
+
+Split out of :mod:`mockoss.server.core` (a pure move): ``self._scenario_for`` and
+``self._profile_for`` on the request path are the same one method lookup as before (no wrapper
+call, no new object between); the methods read and write the attributes ``MockServer.__post_init__``
+sets (``_lock``, ``_scenarios``, ``_player``, ``_profiles``, ``_base_profile``, ``_valid_bodies``,
+``_handled``, ``requests``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mockoss.endpoints import clear_prompt_caches
+from mockoss.profiles.base import Profile
+from mockoss.profiles.registry import ProfileError, get_profile
+from mockoss.scenario.loader import Scenario, ScenarioError, load_named, load_scenario
+from mockoss.server.replies import SWITCH_HEADER, _parse_switches
+
+SCENARIO_HEADER = "x-mockoss-scenario"
+
+#: Distinct (scenario, ``X-Mockoss-Switch``) profiles kept; the least recently used go first.
+PROFILE_CACHE_SIZE = 256
+
+
+class Selection:
+    """Scenario and profile selection of :class:`~mockoss.server.core.MockServer` (its base class)."""
+
+    def register(self, scenario: Scenario) -> Scenario:
+        """Make ``scenario`` selectable by name (``X-Mockoss-Scenario``)."""
+        with self._lock:
+            self._scenarios[scenario.name] = scenario
+            self._player.rewind(scenario.name)
+        return scenario
+
+    def use_scenario(self, scenario: Scenario | str | Any) -> Scenario:
+        """Set the default scenario and rewind it to its first step.
+
+        Raises:
+            ScenarioError: see :func:`~mockoss.scenario.loader.load_scenario`; also when the
+                scenario's ``switches`` do not suit the active profile (file and message).
+        """
+        if isinstance(scenario, Scenario):
+            loaded = scenario
+        elif isinstance(scenario, str):
+            loaded = load_scenario(scenario)
+        else:  # builder items (mockoss.steps): a Script, a Step, or a list of steps or rules
+            from mockoss.steps import compile_script
+
+            loaded = compile_script(scenario, name="script")
+        self._check_switches(loaded)
+        self.register(loaded)
+        self.scenario = loaded
+        return loaded
+
+    def _check_switches(self, scenario: Scenario) -> None:
+        if scenario.switches:
+            try:
+                get_profile(self.profile, {**self.switches, **scenario.switches})
+            except ProfileError as exc:
+                raise ScenarioError(f"{scenario.origin}: switches: {exc}") from None
+
+    def set_switches(self, switches: Mapping[str, Any]) -> None:
+        """Replace the server-wide profile switches.
+
+        Raises:
+            ProfileError: a switch the profile does not have.
+        """
+        profile = get_profile(self.profile, switches)
+        with self._lock:  # not while a request builds a switch-header profile from the old switches
+            self._base_profile = profile
+            self.switches = dict(switches)
+            self._profiles.clear()
+            self._valid_bodies.clear()
+
+    def set_profile(self, name: str, switches: Mapping[str, Any] | None = None) -> None:
+        """Serve as profile ``name`` from the next request on, with ``switches`` replacing the
+        server-wide switches (a scenario's ``switches:`` and ``X-Mockoss-Switch`` still apply on top).
+
+        Raises:
+            ProfileError: unknown profile or switch (the message lists the valid ones); the server
+                keeps its current profile and switches.
+        """
+        profile = get_profile(name, switches)
+        with self._lock:
+            self.profile, self._base_profile, self.switches = name, profile, dict(switches or {})
+            self._profiles.clear()
+            self._valid_bodies.clear()
+            if not self._models_explicit:
+                self.served_model_names = (profile.default_model,)
+
+    def reset(self) -> None:
+        """Rewind every scenario, forget every session, clear the request log, the per-header
+        profile cache, the prompt count caches and the caches of request data, Ollama's ``context``
+        prompt ids among them (ids restart too)."""
+        with self._lock:
+            self._player.clear()
+            self.requests.clear()
+            self._profiles.clear()
+            self._valid_bodies.clear()
+            self._handled = 0
+        clear_prompt_caches()  # request-data caches too (mockoss.harmony.prompt.caches._REQUEST_CACHES)
+
+    def warm_target(self, headers: Mapping[str, str], make_profile: bool = False) -> tuple[Scenario | None, Profile | None, list[int] | None, int]:
+        """What a warm-up before the lock (:mod:`mockoss.server.warmup`) reads of the server for a
+        request, without the lock unless ``make_profile``: ``(scenario, profile, cursors, index)``.
+
+        ``scenario``: the one answering (``X-Mockoss-Scenario``'s if already loaded, else the
+        server's), ``None`` when unknown without loading a file (then the rest is ``None`` too).
+        ``profile``: the base profile the reply will be made with (a per-header one for a scenario
+        with ``switches:`` or an ``X-Mockoss-Switch`` header: ``None`` while not made, or with
+        ``make_profile`` made now under the lock as the request would, ``None`` if it cannot be).
+        ``cursors``: a copy of the scenario's shared rule cursors (no session), ``None`` before its
+        first such request. ``index``: the index the next request will get."""
+        name = headers.get(SCENARIO_HEADER)
+        found = self._scenarios.get(name) if name else self.scenario
+        if not isinstance(found, Scenario):
+            return None, None, None, self._handled
+        header = headers.get(SWITCH_HEADER, "")
+        profile: Profile | None = self._base_profile
+        if found.switches or header:
+            profile = self._profiles.get((found.name, header))  # a read: no reordering, no lock
+            if profile is None and make_profile:
+                try:
+                    with self._lock:  # the per-header profile cache, as the request's own lookup
+                        profile = self._profile_for(found, headers)
+                except Exception:  # noqa: BLE001  (a bad switch: the request answers it)
+                    profile = None
+        by_session = self._player._cursors.get(found.name)
+        shared = by_session.get("") if by_session is not None else None
+        return found, profile, None if shared is None else list(shared), self._handled
+
+    def _scenario_for(self, headers: Mapping[str, str]) -> Scenario | None:
+        name = headers.get(SCENARIO_HEADER)
+        if not name:
+            return self.scenario if isinstance(self.scenario, Scenario) else None
+        found = self._scenarios.get(name)
+        if found is None:
+            loaded = load_named(name, self.scenario_dirs)
+            self._check_switches(loaded)
+            # Called with the lock held: store directly (register() would take the lock again).
+            found = self._scenarios[name] = loaded
+            self._player.rewind(found.name)
+        return found
+
+    def _profile_for(self, scenario: Scenario, headers: Mapping[str, str]) -> Profile:
+        header = headers.get(SWITCH_HEADER, "")
+        if not scenario.switches and not header:
+            return self._base_profile
+        key = (scenario.name, header)
+        profile = self._profiles.get(key)
+        if profile is None:
+            merged = {**self.switches, **scenario.switches, **_parse_switches(header)}
+            profile = self._profiles[key] = get_profile(self.profile, merged)
+            if len(self._profiles) > PROFILE_CACHE_SIZE:
+                self._profiles.popitem(last=False)
+        else:
+            self._profiles.move_to_end(key)
+        return profile
