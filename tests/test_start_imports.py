@@ -51,9 +51,14 @@ HEAVY = (
     "re2",  # a scenario with a match pattern (mockoss.scenario.pattern)
     "faker",  # templates and redaction that fake values
     "jsonschema",  # tool-call argument checks
+    "mockoss.scenario.schema_keywords",  # its safe keywords, loaded with it (mockoss.scenario.schema_check)
     "detect_secrets",  # --record's secret scanner
     "httpx2",  # --upstream, eval, the remote fixture
     "mockoss.harmony.faults",  # a scenario step with a fault
+    # openai-harmony 0.0.8's emulation and vLLM's error-skipping reader (mockoss.harmony.library.parse_with)
+    "mockoss.harmony.emulate_0_0_8",
+    "mockoss.harmony.header_0_0_8",
+    "mockoss.harmony.skip_errors",
     "mockoss.upstream.proxy",  # --upstream
     "mockoss.scenario.json_schema",  # mockoss schema
     "fastapi",  # the first /mockoss request (mockoss.server.control_routes)

@@ -24,16 +24,12 @@ tokens and nothing more for them.
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
-# Header, HeaderError, parse_header_0_0_8, the token ids and _parse_skipping_slow are re-exported:
-# they lived here before the split and are imported from here (tests/harmony/test_harmony_library.py).
-from mockoss.harmony.emulate_0_0_8 import _divergent_headers, _emulate
-from mockoss.harmony.header_0_0_8 import Header, HeaderError, parse_header_0_0_8  # noqa: F401
-from mockoss.harmony.skip_errors import CHANNEL, MESSAGE, START, _parse_skipping, _parse_skipping_slow  # noqa: F401
 from mockoss.harmony.trace import ParserTrace, parse_tokens
 
-__all__ = ["DEFAULT_LIBRARY", "HARMONY_LIBRARIES", "HarmonyLibrary", "HeaderError", "parse_header_0_0_8", "parse_with"]
+# HeaderError and parse_header_0_0_8 come from header_0_0_8 through __getattr__ (below).
+__all__ = ["DEFAULT_LIBRARY", "HARMONY_LIBRARIES", "HarmonyLibrary", "HeaderError", "parse_header_0_0_8", "parse_with"]  # noqa: F822
 
 HarmonyLibrary = Literal["oss-harmony", "openai-harmony-0.0.8"]
 #: The switch values, newest first.
@@ -66,9 +62,35 @@ def parse_with(
     """
     if library not in HARMONY_LIBRARIES:
         raise ValueError(f"harmony_library: expected one of {', '.join(HARMONY_LIBRARIES)}, got {library!r}")
-    headers = _divergent_headers(tokens, strict, skip_errors) if library == "openai-harmony-0.0.8" else []
-    trace = _emulate(tokens, strict, headers, skip_errors) if headers else parse_tokens(tokens, strict=strict)
+    # The emulation and the skipping reader load on first use: a server on the installed library
+    # whose completions parse never needs them (mockoss serve imports neither).
+    headers = []
+    if library == "openai-harmony-0.0.8":
+        from mockoss.harmony.emulate_0_0_8 import _divergent_headers
+
+        headers = _divergent_headers(tokens, strict, skip_errors)
+    if headers:
+        from mockoss.harmony.emulate_0_0_8 import _emulate
+
+        trace = _emulate(tokens, strict, headers, skip_errors)
+    else:
+        trace = parse_tokens(tokens, strict=strict)
     if skip_errors and trace.error is not None and not headers:
+        from mockoss.harmony.skip_errors import _parse_skipping
+
         return _parse_skipping(tokens, strict)
     return trace
+
+
+def __getattr__(name: str) -> Any:
+    """The names that lived here before the split (the 0.0.8 header parser, the token ids, the
+    skipping readers: tests/harmony/test_harmony_library.py imports them from here), loaded on
+    first access."""
+    if name in ("Header", "HeaderError", "parse_header_0_0_8"):
+        from mockoss.harmony import header_0_0_8 as module
+    elif name in ("CHANNEL", "MESSAGE", "START", "_parse_skipping", "_parse_skipping_slow"):
+        from mockoss.harmony import skip_errors as module
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(module, name)
 

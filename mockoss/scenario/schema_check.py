@@ -60,7 +60,6 @@ from typing import Any, NamedTuple
 # split and stay importable from here.
 from mockoss.scenario.meta_schema import meta_schema_for
 from mockoss.scenario.schema_budget import _CURRENT, MAX_NOTES, _Check, _OverBudget, short  # noqa: F401
-from mockoss.scenario.schema_keywords import _safe_class
 
 __all__ = ["BUDGET_S", "SchemaCheck", "check_schema", "prepare", "schema_problems", "short"]
 
@@ -104,6 +103,7 @@ def prepare() -> None:
     import referencing  # noqa: F401
 
     from mockoss.scenario.meta_schema import flat_meta_schema
+    from mockoss.scenario.schema_keywords import _safe_class
 
     flat_meta_schema()
     _safe_class(jsonschema.Draft202012Validator)
@@ -125,6 +125,9 @@ def check_schema(schema: Any, value: Any, budget_s: float) -> SchemaCheck:
     """
     import jsonschema
     import referencing
+
+    # The safe keyword classes load with jsonschema, on the first check (prepare), not at start.
+    from mockoss.scenario.schema_keywords import _safe_class
 
     started = time.thread_time()
     check = _Check(schema, budget_s)
