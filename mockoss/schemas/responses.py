@@ -14,7 +14,7 @@ from typing_extensions import TypedDict  # pydantic refuses typing.TypedDict on 
 
 from mockoss.profiles.base import ResponsesRequestView, ToolDecl
 from mockoss.schemas._quick import keys_are_str, quick_or_none
-from mockoss.schemas.chat import DeclCache
+from mockoss.schemas.decl_cache import DeclCache
 
 __all__ = ["QuickResponsesRequest", "ResponsesRequest"]
 
