@@ -5,7 +5,8 @@ Why a process and not only a thread: the cost of a big request is rendering its 
 openai-harmony for ``usage.prompt_tokens`` (0.76 s for a 10 MB message, 8 s for 100,000 short
 messages), and that Rust call holds the GIL from start to end, so a thread would stall every
 other thread, the event loop included, just as long. One worker process
-(:mod:`mockoss.server.prompt_worker`, started on the first big request) does that render on the
+(:mod:`mockoss.server.prompt_worker`, started on the first big request; its client is
+:mod:`mockoss.server.prompt_client`) does that render on the
 other core while the server keeps answering; the count comes back exact
 (:func:`mockoss.endpoints.prompt_tokens`, the same function). It costs ~60 MB of memory once
 started, and nothing until then. The rest of a big request (JSON
@@ -24,23 +25,17 @@ before the lock (:mod:`mockoss.server.warmup`).
 from __future__ import annotations
 
 import json
-import logging
-import os
-import subprocess
-import sys
-import threading
-from array import array
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
 from mockoss.collector import COLLECTOR
-from mockoss.endpoints import ENDPOINTS, prompt_cache_generation
+from mockoss.endpoints import ENDPOINTS
 from mockoss.harmony.prompt._common import _text
 from mockoss.jsonbody import parse_json_and_hand_on
 from mockoss.server.longpieces import MAX_WINDOW, PIECE_BUDGET, may_hold_long_pieces
-from mockoss.server.prompt_worker import ENCODE_FAILED, PANICKED, PanicException, read_frame, stop_child, write_frame
+from mockoss.server.prompt_client import count_in_worker, encode_in_worker, render_in_worker, shutdown
 from mockoss.server.warmup import WARM_BEFORE_LOCK
 from mockoss.server.warmup import wanted as warm_wanted
 
@@ -53,8 +48,6 @@ __all__ = [
     "BATCH_ENDPOINTS", "BATCH_ITEMS", "LONG_RUN_WINDOW", "OFFLOAD_BYTES", "SIDE_ROUTE_BYTES", "SIDE_ROUTE_OBJECTS", "Gate", "count_in_worker", "encode_in_worker", "has_long_run", "is_heavy", "probe_elsewhere",
     "render_in_worker", "shutdown", "side_route_heavy",
 ]  # fmt: skip
-
-logger = logging.getLogger("mockoss")
 
 #: Bodies at least this big (bytes) are counted in the worker process and answered on a thread:
 #: rendering 256 KiB of prompt costs ~20 ms (one message) to ~0.5 s (thousands of short ones).
@@ -163,140 +156,6 @@ def _part_lists(body: object) -> list[list[object]]:
     return found
 
 
-class _Worker:
-    """One ``python -m mockoss.server.prompt_worker`` subprocess, used by one thread at a time.
-
-    Started on first use; restarted after it dies. It exits by itself when the server process goes
-    away (its stdin closes).
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._process: subprocess.Popen[bytes] | None = None
-
-    def _start(self) -> subprocess.Popen[bytes]:
-        if self._process is None or self._process.poll() is not None:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "mockoss.server.prompt_worker"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-            )
-        return self._process
-
-    def _ask(self, name: bytes, payload: bytes) -> bytes | None:
-        """One request to the worker process (:mod:`mockoss.server.prompt_worker` framing), its
-        answer, or ``None`` if the worker failed (it is stopped; the next request starts another).
-        Blocking (call it on a thread; pipe I/O releases the GIL)."""
-        with self._lock:
-            process = self._start()
-            try:
-                write_frame(process.stdin, name + f"\0{prompt_cache_generation()}\0".encode() + payload)  # type: ignore[arg-type]
-                answer = read_frame(process.stdout)  # type: ignore[arg-type]
-            except OSError:
-                answer = None
-            if answer is None:
-                self.stop()
-            return answer
-
-    def count(self, endpoint: str, raw: bytes) -> int | None:
-        """:func:`mockoss.endpoints.prompt_tokens` of ``raw``; ``None`` if the worker failed."""
-        answer = self._ask(endpoint.encode(), raw)
-        return None if answer is None else int(answer)
-
-    @staticmethod
-    def _unless_panicked(answer: bytes | None) -> bytes | None:
-        """``answer``, unless it reports that openai-harmony's tokenizer panicked in the worker
-        (:data:`~mockoss.server.prompt_worker.PANICKED`): then that panic, raised here as
-        :class:`~mockoss.server.prompt_worker.PanicException` with its text, which
-        :func:`mockoss.server.replies.failure_reply` answers as the panic itself (the same 400).
-        The caller used to encode or render again in process to raise it: a 1,000,000-character
-        word's panic held the GIL ~90 ms each time (issue 9, review)."""
-        if answer is not None and answer[:1] == PANICKED:
-            raise PanicException(answer[1:].decode("utf-8", "surrogatepass"))
-        return answer
-
-    def encode(self, text: str, special: bool) -> list[int] | None:
-        """The token ids of ``text`` (:func:`mockoss.harmony.encoding.encode_text`); ``None`` if
-        the worker failed or encoding raised there (``ENCODE_FAILED``: the caller encodes in
-        process, which raises the same).
-
-        Raises:
-            PanicException: the tokenizer panicked there (:meth:`_unless_panicked`)."""
-        answer = self._unless_panicked(self._ask(b"encode" if special else b"encode-plain", text.encode("utf-8", "surrogatepass")))
-        if answer is None or answer == ENCODE_FAILED:
-            return None
-        ids = array("I")
-        ids.frombytes(memoryview(answer)[1:])  # after IDS; the same machine's byte order both ends
-        return ids.tolist()
-
-    def render(self, endpoint: str, raw: bytes) -> str | None:
-        """The prompt token ids of ``raw``, a body for ``endpoint`` (``ENDPOINTS[endpoint].render_prompt``),
-        as ``"id,id,…"``; ``None`` if the worker failed or rendering raised there (``ENCODE_FAILED``:
-        the caller renders in process, which raises the same).
-
-        Raises:
-            PanicException: the tokenizer panicked there (:meth:`_unless_panicked`)."""
-        answer = self._unless_panicked(self._ask(b"render", endpoint.encode() + b"\0" + raw))
-        return None if answer is None or answer == ENCODE_FAILED else answer.decode("ascii")
-
-    def stop(self) -> None:
-        process, self._process = self._process, None
-        if process is not None:
-            stop_child(process)
-
-
-_worker = _Worker()
-
-
-def shutdown() -> None:
-    """Stop the worker process, if one was started (a later big request starts a new one)."""
-    with _worker._lock:
-        _worker.stop()
-
-
-def count_in_worker(endpoint: str, raw: bytes) -> int | None:
-    """:func:`mockoss.endpoints.prompt_tokens` of ``raw``, computed in the worker process; blocking
-    (call it on a thread: the pipe I/O releases the GIL).
-
-    Returns ``None`` (count in-process instead) if the worker process cannot be used.
-    """
-    try:
-        counted = _worker.count(endpoint, raw)
-    except OSError as exc:  # cannot start it
-        logger.warning("mockoss: prompt-count worker unavailable (%s: %s); counting in-process", type(exc).__name__, exc)
-        return None
-    if counted is None:
-        logger.warning("mockoss: the prompt-count worker failed; counting in-process")
-    return counted
-
-
-def encode_in_worker(text: str, special: bool) -> list[int] | None:
-    """:func:`mockoss.harmony.encoding.encode_text` of ``text`` in the worker process; blocking
-    (on a thread). ``None`` (encode in process instead) if the worker cannot be used or encoding
-    raised there. Raises :class:`~mockoss.server.prompt_worker.PanicException` if the tokenizer
-    panicked there (the same 400 as the panic in process, without tokenizing again)."""
-    try:
-        ids = _worker.encode(text, special)
-    except OSError as exc:  # cannot start it
-        logger.warning("mockoss: prompt-count worker unavailable (%s: %s); tokenizing in-process", type(exc).__name__, exc)
-        return None
-    return ids
-
-
-def render_in_worker(endpoint: str, raw: bytes) -> str | None:
-    """The prompt token ids of ``raw``, a body for ``endpoint``
-    (:attr:`mockoss.endpoints.Endpoint.render_prompt`), rendered in the worker process, as
-    ``"id,id,…"`` (decimal, joined there: what Ollama's ``context`` holds); blocking (on a thread).
-    ``None`` (render in process instead) if the worker cannot be used or rendering raised there.
-    Raises :class:`~mockoss.server.prompt_worker.PanicException` if the tokenizer panicked there
-    (the same 400 as the panic in process, without rendering again)."""
-    try:
-        return _worker.render(endpoint, raw)
-    except OSError as exc:  # cannot start it
-        logger.warning("mockoss: prompt-count worker unavailable (%s: %s); rendering in-process", type(exc).__name__, exc)
-        return None
 
 
 #: A side route's body of at least this many bytes goes off the loop (:func:`side_route_heavy`).

@@ -77,7 +77,7 @@ def write_frame(stream: BinaryIO, payload: bytes) -> None:
 def stop_child(process: subprocess.Popen[bytes]) -> None:
     """Kill a worker child, reap it, and close our ends of its pipes (bytes still unflushed to a
     dead process are dropped). The parents of both helper processes use it: this module's
-    (:class:`mockoss.server.offload._Worker`) and the recorder's scans
+    (:class:`mockoss.server.prompt_client._Worker`) and the recorder's scans
     (:class:`mockoss.upstream.scan_worker.ScanWorker`)."""
     process.kill()
     process.wait()
