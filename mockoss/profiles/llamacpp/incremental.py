@@ -33,8 +33,8 @@ O on ``t'`` again reaches the end:
 2. O reaches the end of ``t'``. For ``until`` this is decided on the window
    ``t'[max(u, L - len(D) + 1):]``: an occurrence of ``D`` in ``t'[u:]`` lying wholly inside
    ``t`` would have been found on ``t``, so any occurrence or end-of-input prefix of ``D``
-   starts in that window, and :func:`_runs_to_end` checks exactly ``until``'s two conditions
-   there. The JSON scanner reads ``t'`` as it read ``t`` up to ``L`` (or up to the cut escape's
+   starts in that window, where the containment test and :func:`_held_back` check exactly
+   ``until``'s two conditions. The JSON scanner reads ``t'`` as it read ``t`` up to ``L`` (or up to the cut escape's
    start ``e``, a point between characters), and from there on exactly as
    :func:`.peg.json_string_scan` reads ``s`` (or ``t[e:L] + s``) from a fresh start.
 3. After O everything happens at the end of the input. A JSON scan at the end answers ``NEED``,
@@ -58,9 +58,12 @@ on). ``tool-args`` must be the last node: the mapper then sets the current call'
 the node's text with trailing whitespace stripped, when the call has a name and the text starts
 with ``{`` (both fixed once the node has a character), so the arguments grow by the whitespace
 held back so far plus ``s`` stripped, and whitespace-only pieces change nothing. O stays the
-first end observation on ``t'``, so the argument repeats token after token. Anything else (a
-tool name at the end, a literal cut by the end, an ``until`` holding back a prefix of its
-delimiter, a piece that closes the run) falls back to the full parse.
+first end observation on ``t'``, so the argument repeats token after token. Nothing in it needs
+``t'`` to be the very next text: a piece that leaves a prefix of ``D`` at the end (``a <``,
+which ``until`` holds back) gets a full parse, but the certificate stays, and the next text
+whose run reaches the end again (no ``D`` in any window since) is the certificate's message
+with the field grown by everything since. Anything else (a tool name at the end, a literal cut
+by the end, a piece that closes the run) falls back to the full parse.
 """
 
 from __future__ import annotations
@@ -99,22 +102,41 @@ class _Open:
     escape the end cut, whose scan resumes with the next piece); ``field`` the
     message field that grows (``""``: none); for ``"tool"``, ``index`` of the call and ``spaces``,
     the open node's trailing whitespace, which the mapper strips until a later character follows.
+    For ``"until"``, ``msg`` is the message of the parse that gave the certificate and ``since``
+    the pieces after it; ``held``: the last piece left a prefix of the delimiter at the end.
     """
 
-    __slots__ = ("delimiter", "field", "index", "kind", "spaces", "tail")
+    __slots__ = ("delimiter", "field", "held", "index", "kind", "msg", "since", "spaces", "tail")
 
-    def __init__(self, kind: str, delimiter: str, tail: str) -> None:
-        self.kind, self.delimiter, self.tail = kind, delimiter, tail
+    def __init__(self, kind: str, delimiter: str, tail: str, msg: ChatMsg) -> None:
+        self.kind, self.delimiter, self.tail, self.msg = kind, delimiter, tail, msg
         self.field, self.index, self.spaces = "", -1, ""
+        self.since: list[str] = []
+        self.held = False
 
-    def extend(self, piece: str) -> Extend | None:
-        """The result after ``piece`` (non-empty), or ``None`` when it needs a full parse."""
+    def extend(self, piece: str) -> Extend | ChatMsg | None:
+        """The result after ``piece`` (non-empty): an :class:`Extend` of the previous one, a
+        whole message, or ``None`` when it needs a full parse (:data:`_HELD`: a full parse, but
+        the certificate stays)."""
         if self.kind == "until":
             window = self.tail + piece
-            if not _runs_to_end(window, self.delimiter):
+            if self.delimiter in window:
                 return None
             keep = len(self.delimiter) - 1
             self.tail = window[-keep:] if keep else ""
+            self.since.append(piece)
+            if _held_back(window, self.delimiter):
+                # U now stops before that prefix: not an extension. No delimiter since the
+                # certificate's parse, so a later piece that clears the prefix lets U reach the
+                # end again, and that text's message is the certificate's grown by all since.
+                self.held = True
+                return _HELD
+            if self.held:
+                self.held = False
+                if self.field:
+                    self.msg = grown(self.msg, [Extend(self.field, "".join(self.since))])
+                self.since = []
+                return self.msg
         else:
             escape = peg.json_string_scan(self.tail + piece)
             if escape is None:
@@ -126,22 +148,24 @@ class _Open:
         if not kept:
             self.spaces += piece
             return _SAME
-        grown, self.spaces = self.spaces + kept, piece[len(kept) :]
-        return Extend("tool", grown, self.index)
+        added, self.spaces = self.spaces + kept, piece[len(kept) :]
+        return Extend("tool", added, self.index)
 
 
-def _runs_to_end(window: str, delimiter: str) -> bool:
-    """``until(delimiter)`` over ``window`` reaches its end: no delimiter in it, and no suffix of
-    it is a proper prefix of the delimiter."""
-    if delimiter in window:
-        return False
+#: :meth:`_Open.extend`'s answer for a piece that needs a full parse, after which the certificate
+#: still holds for the pieces that follow.
+_HELD = ChatMsg("held")
+
+
+def _held_back(window: str, delimiter: str) -> bool:
+    """A suffix of ``window`` is a proper prefix of ``delimiter`` (``until`` stops before it)."""
     first = delimiter[0]  # a proper prefix of the delimiter at the end starts with its first character
     start = window.find(first, max(0, len(window) - len(delimiter) + 1))
     while start != -1:
         if delimiter.startswith(window[start:]):
-            return False
+            return True
         start = window.find(first, start + 1)
-    return True
+    return False
 
 
 def _certificate(text: str, nodes: list[peg.Node], seen: list[peg.EndObservation], msg: ChatMsg) -> _Open | None:
@@ -153,9 +177,9 @@ def _certificate(text: str, nodes: list[peg.Node], seen: list[peg.EndObservation
     if end != size or pos >= size:
         return None
     if what == "until" and delimiter:
-        certificate = _Open("until", delimiter, text[max(pos, size - len(delimiter) + 1) :])
+        certificate = _Open("until", delimiter, text[max(pos, size - len(delimiter) + 1) :], msg)
     elif what == "string" or what == "escape":
-        certificate = _Open("string", "", delimiter)
+        certificate = _Open("string", "", delimiter, msg)
     else:
         return None
     opened = [i for i, (name, start, stop) in enumerate(nodes) if stop == size and start < size and name != _TOOL_OPEN]
@@ -208,6 +232,12 @@ def partial_parses(grammar: Grammar, prefill: str, pieces: Iterable[str]) -> Ite
                 yield _SAME
                 continue
             result = certificate.extend(piece)
+            if result is _HELD:
+                parts.append(piece)
+                text = "".join(parts)
+                parts = [text]
+                yield _parse(grammar, text)[0]
+                continue
             if result is not None:
                 parts.append(piece)
                 yield result
