@@ -18,7 +18,7 @@ from pathlib import Path
 from starlette.testclient import TestClient
 
 from mockoss.scenario.loader import scenario_from_data
-from mockoss.server import warmup
+from mockoss.server import warm_record, warmup
 from mockoss.server.app import create_app
 from mockoss.server.core import MockServer
 
@@ -31,21 +31,21 @@ def _long_scenario(tag: str, tokens: int = 1500):
     return scenario_from_data({"steps": [step]}, name=f"long-{tag}", default_version=True)
 
 
-def _count(monkeypatch, name: str) -> list[int]:
+def _count(monkeypatch, name: str, module=warmup) -> list[int]:
     calls = [0]
-    real = getattr(warmup, name)
+    real = getattr(module, name)
 
     def counting(*args, **kwargs):
         calls[0] += 1
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(warmup, name, counting)
+    monkeypatch.setattr(module, name, counting)
     return calls
 
 
 def test_the_first_request_over_http_decides_its_warm_up_once(monkeypatch):
     server = MockServer(scenario=_long_scenario("decided-once"))
-    predicted = _count(monkeypatch, "_predicted")
+    predicted = _count(monkeypatch, "_predicted", warm_record)
     parsed = _count(monkeypatch, "parse_json_and_hand_on")
     warm_ups = []
     cls = type(server._base_profile)
@@ -74,7 +74,7 @@ def test_a_request_of_another_shape_in_the_same_task_is_decided_afresh(monkeypat
     first = json.dumps({"model": model, "messages": [{"role": "user", "content": "hi"}], "stream": True}).encode()
     second = json.dumps({"model": model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 50}).encode()
     assert warmup.wanted(server, "chat", first, {})
-    predicted = _count(monkeypatch, "_predicted")
+    predicted = _count(monkeypatch, "_predicted", warm_record)
     assert warmup.wanted(server, "chat", first, {})  # handed on
     assert predicted[0] == 0
     assert warmup.wanted(server, "chat", second, {})
@@ -82,9 +82,10 @@ def test_a_request_of_another_shape_in_the_same_task_is_decided_afresh(monkeypat
 
 
 def test_warm_up_reads_no_private_attribute_of_the_server_but_its_own_record():
-    tree = ast.parse(Path(warmup.__file__).read_text())
+    trees = [ast.parse(Path(module.__file__).read_text()) for module in (warmup, warm_record)]
     private = {
         node.attr
+        for tree in trees
         for node in ast.walk(tree)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "server" and node.attr.startswith("_")
     }

@@ -1,0 +1,176 @@
+"""A server's record of what was warmed before the lock (:class:`Warmup`,
+``MockServer._warmup``): each scenario's long completions, the request shapes they were warmed
+for, the warm-ups in flight, and the long completion a request will play when the shared cursors
+decide it (:func:`_predicted`).
+
+Split out of :mod:`mockoss.server.warmup` (a pure move), which says why and when a warm-up runs and
+re-exports the limits below; its :func:`~mockoss.server.warmup.wanted` asks :meth:`Warmup.has_long`
+(one identity check for a scenario without long completions) per request, as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from mockoss.scenario.loader import Scenario
+from mockoss.scenario.player import SESSION_HEADER
+from mockoss.scenario.select import first_answer
+
+if TYPE_CHECKING:
+    from mockoss.harmony import Completion
+
+__all__ = ["LONG_TOKENS", "MAX_LONG", "PER_REQUEST", "SCENARIOS", "SHAPES", "Warmup"]
+
+#: A completion of at least this many tokens is warmed before the lock (building a profile's plan
+#: costs ~5-50 us a token on the first request of a shape: ~5-50 ms here).
+LONG_TOKENS = 1000
+#: Long completions of one scenario considered, in file order (the rest are built under the lock).
+MAX_LONG = 64
+#: Long completions warmed for one request at most (the next request of the shape warms the next).
+PER_REQUEST = 4
+#: Request shapes remembered per scenario (least recently used forgotten first).
+SHAPES = 256
+#: Scenarios whose long completions a server remembers (the oldest forgotten first).
+SCENARIOS = 16
+
+
+class _Scenario:
+    """One scenario's long completions (``longs``; ``index``: ``id(completion)`` -> position),
+    whether the shared cursors alone pick its steps (``predictable``: no rule has ``match``
+    checks), and the shapes warmed: shape hash -> a bit per position warmed."""
+
+    __slots__ = ("index", "longs", "predictable", "scenario", "shapes")
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.longs = _long_completions(scenario)
+        self.index = {id(completion): position for position, completion in enumerate(self.longs)}
+        self.predictable = not any(rule.match.checks for rule in scenario.rules)
+        self.shapes: OrderedDict[int, int] = OrderedDict()
+
+
+def _long_completions(scenario: Scenario) -> tuple[Completion, ...]:
+    """The scenario's distinct completions of at least :data:`LONG_TOKENS` tokens, in file order
+    (``pick`` options included; templated steps are rendered per request and left out), at most
+    :data:`MAX_LONG`."""
+    found: dict[int, Completion] = {}
+    for step in scenario.steps:
+        for candidate in (step, *(option for _weight, option in step.options)):
+            completion = candidate.completion
+            if completion is not None and candidate.replay is None and len(completion.tokens) >= LONG_TOKENS:
+                found.setdefault(id(completion), completion)
+    return tuple(found.values())[:MAX_LONG]
+
+
+class Warmup:
+    """A server's record of what was warmed (:attr:`MockServer._warmup`); thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._scenarios: OrderedDict[int, _Scenario] = OrderedDict()
+        self._last: tuple[object, bool] = (None, False)  # (scenario, has_long) last asked about
+        self._inflight: dict[tuple[int, int, int], threading.Event] = {}  # (state, shape, position) being warmed
+
+    def _state(self, scenario: Scenario) -> _Scenario:
+        state = self._scenarios.get(id(scenario))  # a dict read: atomic, no lock
+        if state is not None and state.scenario is scenario:
+            return state
+        state = _Scenario(scenario)  # outside the lock: reads every step once
+        with self._lock:
+            self._scenarios[id(scenario)] = state
+            while len(self._scenarios) > SCENARIOS:
+                self._scenarios.popitem(last=False)
+        return state
+
+    def has_long(self, scenario: Scenario | str) -> bool:
+        """Whether ``scenario`` holds a long completion (computed once per scenario; ``False``
+        for anything but a :class:`Scenario`). The last one asked about is kept: one identity
+        check for a server's every request."""
+        last = self._last
+        if last[0] is scenario:
+            return last[1]
+        if not isinstance(scenario, Scenario):
+            return False
+        found = bool(self._state(scenario).longs)
+        self._last = (scenario, found)
+        return found
+
+    def pending(
+        self, scenario: Scenario, shape: int, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool
+    ) -> tuple[_Scenario, tuple[int, ...]] | None:
+        """``(state, positions)``: the long completions ``state.longs[i]`` to warm for ``shape``
+        before this request (the one it will play, when :func:`_predicted` knows it from the
+        scenario's shared ``cursors``; else the first :data:`PER_REQUEST` not warmed, in file
+        order), else ``None`` (nothing to warm)."""
+        state = self._state(scenario)
+        if not state.longs:
+            return None
+        with self._lock:
+            warmed = state.shapes.get(shape, 0)
+            if warmed:
+                state.shapes.move_to_end(shape)
+        played = _predicted(state, body, headers, cursors, auto_session)
+        candidates = range(len(state.longs)) if played is None else played
+        todo = tuple(position for position in candidates if not warmed >> position & 1)[:PER_REQUEST]
+        return (state, todo) if todo else None
+
+    def still_pending(self, state: _Scenario, shape: int, positions: tuple[int, ...]) -> tuple[int, ...]:
+        """Those of ``positions`` not warmed for ``shape`` yet (another request may have, since
+        :meth:`pending` was asked on the event loop)."""
+        with self._lock:
+            warmed = state.shapes.get(shape, 0)
+        return tuple(position for position in positions if not warmed >> position & 1)
+
+    def claim(self, state: _Scenario, shape: int, positions: tuple[int, ...]) -> tuple[list[int], list[threading.Event]]:
+        """``(mine, theirs)``: the positions this request warms (now claimed), and the events of
+        those another request is warming now (set when it is done)."""
+        mine: list[int] = []
+        theirs: list[threading.Event] = []
+        with self._lock:
+            for position in positions:
+                key = (id(state), shape, position)
+                running = self._inflight.get(key)
+                if running is None:
+                    self._inflight[key] = threading.Event()
+                    mine.append(position)
+                else:
+                    theirs.append(running)
+        return mine, theirs
+
+    def release(self, state: _Scenario, shape: int, positions: list[int]) -> None:
+        """Record that ``state.longs[i]`` for each of ``positions`` were warmed for ``shape`` (or
+        failed: the lock's side answers), and wake the requests waiting for them."""
+        bits = sum(1 << position for position in positions)
+        with self._lock:
+            state.shapes[shape] = state.shapes.get(shape, 0) | bits
+            state.shapes.move_to_end(shape)
+            while len(state.shapes) > SHAPES:
+                state.shapes.popitem(last=False)
+            for position in positions:
+                self._inflight.pop((id(state), shape, position)).set()
+
+
+def _predicted(state: _Scenario, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool) -> tuple[int, ...] | None:
+    """The positions in ``state.longs`` of what the request will play, when the server's shared
+    cursors pick it (no session header, no automatic sessions, no ``previous_response_id``, no
+    rule with ``match`` checks): the step :func:`~mockoss.scenario.select.first_answer` gives on
+    ``cursors``, a copy of those cursors (:meth:`MockServer.warm_target
+    <mockoss.server.core.MockServer.warm_target>`; a ``pick`` step: each of its options); ``()``
+    when that step is not a long completion (short, templated, an error). ``None``: unknown (the
+    player decides it from the request, under the lock). A read of the player's state without
+    the lock: another request may move the cursors meanwhile, which only warms a step the
+    request does not play."""
+    if not state.predictable or auto_session or headers.get(SESSION_HEADER) or (type(body) is dict and "previous_response_id" in body):
+        return None
+    scenario = state.scenario
+    positions = cursors if cursors is not None and len(cursors) == len(scenario.rules) else [0] * len(scenario.rules)
+    found = first_answer(scenario, None, positions)
+    step = found[1] if found is not None else None
+    if step is None:
+        return ()
+    steps = [option for _weight, option in step.options] if step.options else [step]
+    return tuple(state.index[id(candidate.completion)] for candidate in steps if id(candidate.completion) in state.index)
+
