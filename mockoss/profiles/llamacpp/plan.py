@@ -5,7 +5,11 @@ from the previous parse (``task_result_state::update_chat_msg`` and
 ``common_chat_msg_diff::compute_diffs``, ggml-org/llama.cpp ``tools/server/server-task.cpp@00efb3e1``
 and ``common/chat.cpp@0083bb18``): partial parses (one per token) drive the stream, the final parse
 (``is_partial=false``) decides the message or fails with the peg-native error. This module replays
-that once per completion and request shape and memoises the result on ``completion._memo``.
+that once per completion and request shape and memoises the result on ``completion._memo``. The
+PEG parser's per-token results come from :func:`.incremental.partial_parses`, equal to the
+re-parses but linear in the answer's length (measured in process, same run: a 10,000-token
+answer's replay ~580 -> ~40 ms; a tool call writing a 10,000-token string, first streamed
+request ~12 s -> 0.1-0.3 s); the regex parser's are re-parsed from scratch.
 """
 
 from __future__ import annotations
