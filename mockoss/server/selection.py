@@ -109,8 +109,9 @@ class Selection:
         """What a warm-up before the lock (:mod:`mockoss.server.warmup`) reads of the server for a
         request, without the lock unless ``make_profile``: ``(scenario, profile, cursors, index)``.
 
-        ``scenario``: the one answering (``X-Mockoss-Scenario``'s if already loaded, else the
-        server's), ``None`` when unknown without loading a file (then the rest is ``None`` too).
+        ``scenario``: the one answering (``X-Mockoss-Scenario``'s if already loaded, or with
+        ``make_profile`` loaded now under the lock as the request would; else the server's),
+        ``None`` when unknown without loading a file (then the rest is ``None`` too).
         ``profile``: the base profile the reply will be made with (a per-header one for a scenario
         with ``switches:`` or an ``X-Mockoss-Switch`` header: ``None`` while not made, or with
         ``make_profile`` made now under the lock as the request would, ``None`` if it cannot be).
@@ -118,6 +119,15 @@ class Selection:
         first such request. ``index``: the index the next request will get."""
         name = headers.get(SCENARIO_HEADER)
         found = self._scenarios.get(name) if name else self.scenario
+        if found is None and name and make_profile:
+            # Not loaded yet: load it now (on the warm-up's worker thread), under the lock as the
+            # request's own lookup would, so that its long completions are warmed before the lock
+            # too. A name that cannot be loaded is left to the request, which answers the error.
+            try:
+                with self._lock:
+                    found = self._scenario_for(headers)
+            except Exception:  # noqa: BLE001
+                found = None
         if not isinstance(found, Scenario):
             return None, None, None, self._handled
         header = headers.get(SWITCH_HEADER, "")

@@ -160,6 +160,14 @@ def wanted(server: _Server, endpoint: str, raw: bytes, headers: Mapping[str, str
     if decided is not None:
         return decided[3] is None or decided[5] is not None
     scenario, profile, cursors, _index = server.warm_target(headers)
+    if scenario is None and headers.get("x-mockoss-scenario"):
+        # A scenario named by the header and not loaded yet: whether it holds long completions
+        # is unknown without reading its file, so the request goes to a worker thread, where
+        # _prepare loads it (warm_target(make_profile=True)) and warms what it will play. Built
+        # on the event loop, the first streamed reply of a 3,000-message completion (llamacpp)
+        # or of a 6,000-token answer with tools (sglang) held every other client for seconds.
+        _DECIDED.set((server, endpoint, raw, None, None, None))
+        return True
     if scenario is None or not server._warmup.has_long(scenario):
         return False
     try:

@@ -318,3 +318,30 @@ def test_a_switch_header_profile_made_again_after_reset_is_warmed_again(monkeypa
     server.reset()  # forgets the per-header profiles: the next one is a new object
     anyio.run(_through_gate, gate, server, "chat", _chat(server, "three"), header)
     assert len(seen) == 2
+
+
+def test_a_long_scenario_named_by_the_header_and_not_loaded_yet_is_loaded_and_built_off_the_loop(monkeypatch, tmp_path):
+    """``X-Mockoss-Scenario`` naming a file not loaded yet: the server could not tell it was long
+    without reading it, so the first streamed reply of a long completion was built on the event
+    loop, under the lock (the breaker's finding: llamacpp, 3,000 short messages, >40 s; sglang
+    with tools, 6,000 tokens, 2.7 s, every other client waiting). Now the request goes to a
+    worker thread, which loads the scenario and warms the step before the lock; a repeat stays
+    on the loop."""
+    from starlette.testclient import TestClient
+
+    from mockoss.server.app import create_app
+
+    text = " ".join(WORDS[i % len(WORDS)] for i in range(1500))
+    messages = [{"channel": "analysis", "content": "header-named"}, {"channel": "final", "content": text}]
+    (tmp_path / "hdrlong.yaml").write_text(json.dumps({"version": 1, "steps": [{"completion": {"messages": messages}}]}))
+    server = MockServer(scenario="clean-answer", profile="llamacpp", scenario_dirs=[tmp_path])
+    calls: list = []
+    _watch_surface(monkeypatch, server, calls)
+    headers = {"content-type": "application/json", "x-mockoss-scenario": "hdrlong"}
+    with TestClient(create_app(server), base_url="http://127.0.0.1:8000") as client:
+        for content in ("one", "two"):
+            response = client.post("/v1/chat/completions", content=_chat(server, content, stream=True), headers=headers)
+            assert response.status_code == 200 and "lazy" in response.text  # the long answer, not clean-answer
+    (warm_thread, warm_held), (first_thread, first_held), (loop_thread, repeat_held) = calls
+    assert (warm_held, first_held, repeat_held) == (False, True, True)
+    assert warm_thread == first_thread != loop_thread  # the first on a worker thread, the repeat on the loop
