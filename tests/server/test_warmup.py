@@ -345,3 +345,26 @@ def test_a_long_scenario_named_by_the_header_and_not_loaded_yet_is_loaded_and_bu
     (warm_thread, warm_held), (first_thread, first_held), (loop_thread, repeat_held) = calls
     assert (warm_held, first_held, repeat_held) == (False, True, True)
     assert warm_thread == first_thread != loop_thread  # the first on a worker thread, the repeat on the loop
+
+
+@pytest.mark.parametrize("profile, path", [("ollama", "/v1/responses"), ("vllm", "/v1/chat/completions")])
+def test_a_header_named_request_whose_last_role_is_not_a_string_is_answered_as_without_the_header(profile, path):
+    """bench_fuzz's case (ollama, ``X-Mockoss-Scenario: clean-answer`` not loaded yet, an input
+    item with ``"role": [1e-400]``): since header-named scenarios go to the warm-up's worker
+    thread, :func:`warmup.shape_of` hashed the unhashable role and the request ended in an
+    unscripted 500. Such a body gets no warm-up and the answer it gets without the header (Ollama
+    accepts it, vLLM refuses it)."""
+    from starlette.testclient import TestClient
+
+    from mockoss.server.app import create_app
+
+    key = "input" if path.endswith("responses") else "messages"
+    body = {key: [{"role": [1e-400], "content": "hi"}]}
+    assert warmup.shape_of("responses", body, {}) is None
+    statuses = []
+    for extra in ({}, {"x-mockoss-scenario": "clean-answer"}):
+        server = MockServer(scenario="clean-answer", profile=profile)
+        raw = json.dumps({**body, "model": server.info.served_model_names[0]})
+        with TestClient(create_app(server), base_url="http://127.0.0.1:8000", raise_server_exceptions=False) as client:
+            statuses.append(client.post(path, content=raw, headers={"content-type": "application/json", **extra}).status_code)
+    assert statuses[0] == statuses[1] != 500
