@@ -25,6 +25,9 @@ __all__ = ["failure_reply"]
 logger = logging.getLogger("mockoss")
 
 SWITCH_HEADER = "x-mockoss-switch"
+#: The header naming the scenario that answers (``X-Mockoss-Scenario``), lower case as the ASGI
+#: layer gives header names.
+SCENARIO_HEADER = "x-mockoss-scenario"
 
 
 def _pydantic_message(error: ValidationError) -> tuple[str, str | None]:

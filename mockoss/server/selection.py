@@ -19,9 +19,7 @@ from mockoss.endpoints import clear_prompt_caches
 from mockoss.profiles.base import Profile
 from mockoss.profiles.registry import ProfileError, get_profile
 from mockoss.scenario.loader import Scenario, ScenarioError, load_named, load_scenario
-from mockoss.server.replies import SWITCH_HEADER, _parse_switches
-
-SCENARIO_HEADER = "x-mockoss-scenario"
+from mockoss.server.replies import SCENARIO_HEADER, SWITCH_HEADER, _parse_switches
 
 #: Distinct (scenario, ``X-Mockoss-Switch``) profiles kept; the least recently used go first.
 PROFILE_CACHE_SIZE = 256

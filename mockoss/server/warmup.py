@@ -75,7 +75,7 @@ from mockoss.endpoints import prompt_tokens, request_seen
 from mockoss.jsonbody import parse_json_and_hand_on
 from mockoss.profiles.base import IdSource, RequestContext
 from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS
-from mockoss.server.replies import SWITCH_HEADER, _for_endpoint
+from mockoss.server.replies import SCENARIO_HEADER, SWITCH_HEADER, _for_endpoint
 from mockoss.server.warm_record import LONG_TOKENS, MAX_LONG, PER_REQUEST, SHAPES, Warmup, _Scenario
 
 #: The server: a :class:`mockoss.server.core.MockServer` (which imports this module, so it is not
@@ -156,13 +156,13 @@ def wanted(server: _Server, endpoint: str, raw: bytes, headers: Mapping[str, str
     :func:`mockoss.jsonbody.parse_json_and_hand_on`), its shape and the step it will play. Taken
     once per request: the HTTP short path asks, then the gate after its fallback, then the warm-up
     on the worker thread (:func:`warmed`); the later ones reuse the first answer (:data:`_DECIDED`)."""
-    if "x-mockoss-scenario" not in headers and not server._warmup.has_long(server.scenario):
+    if SCENARIO_HEADER not in headers and not server._warmup.has_long(server.scenario):
         return False  # the usual case, decided without the body
     decided = _decided(server, endpoint, raw)
     if decided is not None:
         return decided[3] is None or decided[5] is not None
     scenario, profile, cursors, _index = server.warm_target(headers)
-    if scenario is None and headers.get("x-mockoss-scenario"):
+    if scenario is None and headers.get(SCENARIO_HEADER):
         # A scenario named by the header and not loaded yet: whether it holds long completions
         # is unknown without reading its file, so the request goes to a worker thread, where
         # _prepare loads it (warm_target(make_profile=True)) and warms what it will play. Built
