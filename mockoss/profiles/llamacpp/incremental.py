@@ -72,13 +72,12 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from mockoss.profiles.llamacpp import peg
-from mockoss.profiles.llamacpp.gptoss import GENERATION_PROMPT, ChatMsg, Grammar, map_nodes
+from mockoss.profiles.llamacpp.gptoss import _TRAILING_SPACE, GENERATION_PROMPT, ChatMsg, Grammar, map_nodes
 
 __all__ = ["Extend", "grown", "materialize", "partial_parses"]
 
 _TOOL_OPEN, _TOOL_NAME, _TOOL_ARGS = "tool-open", "tool-name", "tool-args"
 _OPEN_FIELDS = ("content", "reasoning", _TOOL_ARGS)
-_TRAILING_SPACE = " \t\n\v\f\r"  # what the mapper strips from a tool name or arguments
 
 
 class Extend(NamedTuple):
@@ -249,19 +248,6 @@ def partial_parses(grammar: Grammar, prefill: str, pieces: Iterable[str]) -> Ite
         yield msg
 
 
-def _grown(msg: ChatMsg, result: Extend) -> ChatMsg:
-    if result.field == "content":
-        return ChatMsg(msg.content + result.piece, msg.reasoning_content, msg.tool_calls)
-    if result.field == "reasoning":
-        return ChatMsg(msg.content, msg.reasoning_content + result.piece, msg.tool_calls)
-    if result.field == "tool":
-        calls = list(msg.tool_calls)
-        name, args = calls[result.index]
-        calls[result.index] = (name, args + result.piece)
-        return ChatMsg(msg.content, msg.reasoning_content, tuple(calls))
-    return msg
-
-
 def grown(msg: ChatMsg, results: Iterable[Extend]) -> ChatMsg:
     """``msg`` with the extensions ``results`` applied in order (each field joined once)."""
     added: dict[tuple[str, int], list[str]] = {}
@@ -281,5 +267,5 @@ def materialize(results: Iterable[ChatMsg | Extend]) -> Iterator[ChatMsg]:
     """The :class:`ChatMsg` of each result of :func:`partial_parses` (tests; quadratic)."""
     last = ChatMsg()
     for result in results:
-        last = _grown(last, result) if isinstance(result, Extend) else result
+        last = grown(last, (result,)) if isinstance(result, Extend) else result
         yield last
