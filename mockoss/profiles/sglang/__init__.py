@@ -65,7 +65,14 @@ import functools
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo, check_bool_switches
+from mockoss.profiles.base import (
+    ChatRequestView,
+    Reply,
+    RequestContext,
+    ServerInfo,
+    check_bool_switches,
+    check_choice_switches,
+)
 from mockoss.profiles.wire import dumps
 
 __all__ = ["SglangProfile"]
@@ -146,10 +153,7 @@ class SglangProfile:
             if getattr(self, switch) not in _PARSERS:
                 raise ValueError(f"{switch} must be 'gpt-oss' or null, got {getattr(self, switch)!r}")
         check_bool_switches(self, ("separate_reasoning", "forward_unknown_tools", "skip_special_tokens", "stream_default_include_usage", "count_reasoning_tokens", "hyphenated_tool_names", "stream_plain_text_passthrough"))
-        if self.harmony_library not in ("openai-harmony-0.0.8", "oss-harmony"):
-            raise ValueError(f"harmony_library must be 'openai-harmony-0.0.8' or 'oss-harmony', got {self.harmony_library!r}")
-        if self.harmony_errors not in ("raise", "skip"):
-            raise ValueError(f"harmony_errors must be 'raise' or 'skip', got {self.harmony_errors!r}")
+        check_choice_switches(self, {"harmony_library": ("openai-harmony-0.0.8", "oss-harmony"), "harmony_errors": ("raise", "skip")})
         if isinstance(self.context_length, bool) or not isinstance(self.context_length, int) or self.context_length < 1:
             raise ValueError(f"context_length must be a positive integer, got {self.context_length!r}")
 
