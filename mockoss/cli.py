@@ -16,16 +16,8 @@ from typing import Any
 
 from mockoss import __version__
 
-# _parser and the flags' value checks lived here before the split; tests import them from here.
-from mockoss.cli_parser import (  # noqa: F401
-    _directory,
-    _model_name,
-    _parser,
-    _positive_int,
-    _positive_ms,
-    _profile_name,
-    _switch,
-)
+# _parser lived here before the split (tests import it, and _positive_ms, from here).
+from mockoss.cli_parser import _parser, _positive_ms  # noqa: F401
 from mockoss.profiles.registry import ProfileError
 
 # The commands' modules (explain, eval, scenario, upstream, engines) are imported where they are

@@ -24,19 +24,7 @@ from typing import Any
 
 import yaml
 
-# Outcome, explain, render_table and the row helpers lived here before the split; importable from here.
-from mockoss.explain_rows import (  # noqa: F401
-    COLUMNS,
-    CREATED,
-    EXPLAINED_ENDPOINTS,
-    MODEL,
-    Outcome,
-    explain,
-    render_table,
-    request_body,
-    summarise,
-    tool_names_for,
-)
+from mockoss.explain_rows import EXPLAINED_ENDPOINTS, Outcome, explain, render_table
 from mockoss.harmony import Completion
 from mockoss.profiles.base import Profile
 from mockoss.profiles.registry import PROFILES, ProfileError, get_profile, switch_names
