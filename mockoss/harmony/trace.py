@@ -120,12 +120,11 @@ class _Completed:
     own ``process`` (~10-16 us a token, flat along the completion).
     """
 
-    __slots__ = ("count", "done", "encoding", "inner", "parser", "rebases", "strict", "text")
+    __slots__ = ("count", "done", "encoding", "inner", "parser", "strict", "text")
 
     def __init__(self, parser: StreamableParser, encoding: HarmonyEncoding, strict: bool) -> None:
         self.encoding, self.strict = encoding, strict
         self.done: list[Message] = []  # every message completed so far, across parsers
-        self.rebases = 0
         self._use(parser)
 
     def _use(self, parser: StreamableParser) -> None:
@@ -154,7 +153,6 @@ class _Completed:
         with (a fresh one once the history's JSON passed :data:`REBASE_CHARS`)."""
         if self.inner is not None and len(self.text) > REBASE_CHARS:
             self._use(StreamableParser(self.encoding, None, strict=self.strict))
-            self.rebases += 1
         return self.parser
 
 

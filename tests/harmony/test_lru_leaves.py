@@ -16,7 +16,7 @@ import pytest
 from mockoss.harmony import lru
 from mockoss.harmony.lru import approx_bytes
 
-CHUNK = 8192
+CHUNK = lru.LEAF_CHUNK
 
 
 def _exact(items: list[Any]) -> int:

@@ -20,6 +20,7 @@ from mockoss.server.core import MockServer
 def test_the_collector_is_paused_while_a_heavy_request_is_answered_and_back_after(monkeypatch):
     server = MockServer(scenario="clean-answer")
     before = gc.get_threshold()
+    assert before[0] != 0  # else a pause left by an earlier test would pass for this one
     seen = []
     real = server.respond
     monkeypatch.setattr(server, "respond", lambda *a, **k: seen.append(gc.get_threshold()) or real(*a, **k))
