@@ -3,7 +3,8 @@ them: :class:`Selection`, a base class of :class:`~mockoss.server.core.MockServe
 and selecting scenarios, profile switches, the per-header profile cache, :meth:`~Selection.reset`,
 and what a warm-up before the lock reads of the server).
 
-Split out of :mod:`mockoss.server.core` (a pure move): ``self._scenario_for`` and
+Split out of :mod:`mockoss.server.core` (moved; :meth:`Selection.warm_target` came with the
+warm-up's once-per-request decision): ``self._scenario_for`` and
 ``self._profile_for`` on the request path are the same one method lookup as before (no wrapper
 call, no new object between); the methods read and write the attributes ``MockServer.__post_init__``
 sets (``_lock``, ``_scenarios``, ``_player``, ``_profiles``, ``_base_profile``, ``_valid_bodies``,

@@ -3,7 +3,8 @@
 for, the warm-ups in flight, and the long completion a request will play when the shared cursors
 decide it (:func:`_predicted`).
 
-Split out of :mod:`mockoss.server.warmup` (a pure move), which says why and when a warm-up runs and
+Split out of :mod:`mockoss.server.warmup` (moved; :meth:`Warmup.pending` now takes the shared
+cursors rather than the server, and :meth:`Warmup.still_pending` is new), which says why and when a warm-up runs and
 re-exports the limits below; its :func:`~mockoss.server.warmup.wanted` asks :meth:`Warmup.has_long`
 (one identity check for a scenario without long completions) per request, as before.
 """
