@@ -3,26 +3,11 @@
 Always on (no flag turns it off): every recording is scrubbed, in mock, pass-through and raw mode,
 with or without ``--redact`` (which adds personal details, :mod:`mockoss.upstream.redact`).
 
-Detection uses `detect-secrets <https://github.com/Yelp/detect-secrets>`_ (Yelp, 1.x), a maintained
-scanner whose provider patterns are kept up to date by its users: AWS access keys, GitHub, GitLab,
-Slack, Stripe, SendGrid, Twilio, npm, PyPI, Discord, Telegram, Mailchimp, Azure storage keys, OpenAI
-keys (``…T3BlbkFJ…``), JWTs (formally valid ones), private-key headers, ``user:password@`` in URLs,
-``password = "…"``-style assignments, and two Shannon-entropy detectors. A few shapes it does not
-know are added here as :data:`EXTRA_PATTERNS` (Anthropic, newer OpenAI and other ``sk-`` keys,
-Google API and OAuth keys, Hugging Face and Groq tokens, ``Bearer`` tokens, whole PEM private keys).
-
-Tuning of the entropy detectors (ordinary prose never reaches their limits; measured in
-``tests/upstream/test_scrub.py``):
-
-* base64-alphabet runs of at least :data:`MIN_ENTROPY_CHARS` characters with Shannon entropy above
-  4.5 bits per character (detect-secrets' default limit). Words, paths and sentences stay below
-  (``internationalization`` 2.95, ``/usr/local/lib/python3`` 3.79); a 40-character AWS secret access
-  key is 4.6+. Random ids of 24+ characters (``call_…``) reach it too, which is why
-* request fields that carry ids are not scanned: keys ``id`` and ``*_id`` (``tool_call_id``,
-  ``previous_response_id``, ``call_id``), and ``data:`` URLs (inline images): replacing them would
-  break the conversation a recording replays.
-* hex runs of at least 32 characters above 3.0 bits (detect-secrets' default), UUIDs excepted.
-  Known false positive: commit ids and digests written in a prompt are replaced too.
+What counts as a secret: :mod:`mockoss.upstream.detectors` (detect-secrets' plugins, a few
+provider shapes of our own, the entropy detectors' tuning). Request fields that carry ids are not
+scanned: keys ``id`` and ``*_id`` (``tool_call_id``, ``previous_response_id``, ``call_id``), and
+``data:`` URLs (inline images): random ids of 24+ characters reach the entropy limit, and replacing
+them would break the conversation a recording replays.
 
 Where the scan runs: the whole request (every string value but the id fields above) and the
 prompt shown in ``note``/``match`` get every detector; each value found is then replaced *wherever
@@ -57,7 +42,6 @@ from __future__ import annotations
 import atexit
 import bisect
 import contextlib
-import functools
 import json
 import re
 import sys
@@ -67,93 +51,14 @@ from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
 from mockoss.harmony.lru import BytesLRU
+from mockoss.upstream.detectors import find_spans, non_overlapping
 from mockoss.upstream.occurrences import occurrences as _occurrences
 from mockoss.upstream.scan_worker import ScanWorker, serve
 
-__all__ = ["EXTRA_PATTERNS", "MIN_ENTROPY_CHARS", "Scrubber", "find_secrets", "scan_first"]
+__all__ = ["Scrubber", "find_secrets", "scan_first"]
 
-#: Shortest base64/hex run the entropy detectors consider.
-MIN_ENTROPY_CHARS = 20
-MIN_HEX_CHARS = 32
-BASE64_LIMIT = 4.5
-HEX_LIMIT = 3.0
-
-#: Provider shapes detect-secrets 1.5 has no plugin for: (kind, pattern; group 1 if any is the secret).
-EXTRA_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("json-web-token", re.compile(r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")),
-    ("private-key", re.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY-----[\s\S]*?-----END[A-Z ]*PRIVATE KEY-----")),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
-    ("api-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_-]{20,}")),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
-    ("google-oauth-token", re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}")),
-    ("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
-    ("groq-key", re.compile(r"\bgsk_[A-Za-z0-9]{40,}")),
-    ("bearer-token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{12,})")),
-    ("aws-secret-key", re.compile(r"(?i)aws.{0,20}?(?:secret|key).{0,20}?[=:]\s*['\"]?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])")),
-)
-_UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.IGNORECASE)
-_KIND = re.compile(r"[^a-z0-9]+")
-#: detect-secrets plugins that look for an assignment context (``password = "…"``) rather than a
-#: provider's key shape; the slowest by far (KeywordDetector: ~1 ms per KB), so an upstream's own
-#: output (long streams) is not scanned with them. Request text always is.
-_CONTEXT_PLUGINS = frozenset(
-    {"KeywordDetector", "IbmCloudIamDetector", "CloudantDetector", "IbmCosHmacDetector", "SoftlayerDetector"}
-)
 #: Request keys whose values are ids, not secrets (see the module docstring).
 _ID_KEY = re.compile(r"(?:^|_)id$")
-
-
-@functools.cache
-def _plugins() -> tuple[list[Any], list[Any]]:
-    """detect-secrets' plugins: (pattern plugins, entropy plugins). Public IPs are not secrets."""
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-    from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
-    from detect_secrets.plugins.ip_public import IPPublicDetector
-
-    patterns, entropy = [], []
-    for cls in get_mapping_from_secret_type_to_class().values():
-        if cls is IPPublicDetector:
-            continue
-        if issubclass(cls, HighEntropyStringsPlugin):
-            entropy.append(cls())
-        else:
-            patterns.append(cls())
-    return patterns, entropy
-
-
-def _kind(name: str) -> str:
-    return _KIND.sub("-", name.lower()).strip("-")
-
-
-def _detected(text: str, entropy: bool) -> Iterator[tuple[str, str]]:
-    """(value, kind) of every secret detect-secrets finds in ``text``."""
-    patterns, entropies = _plugins()
-    for plugin in patterns:
-        if not entropy and type(plugin).__name__ in _CONTEXT_PLUGINS:
-            continue
-        try:
-            found = plugin.analyze_line(filename="mockoss-recording", line=text, line_number=0)
-        except Exception:  # noqa: BLE001, S112  # a plugin bug must not stop the recording: the others still run
-            continue
-        for secret in found or ():
-            if secret.secret_value and secret.secret_value.strip():
-                yield secret.secret_value, _kind(plugin.secret_type)
-    if not entropy:
-        return
-    for plugin in entropies:
-        hex_only = "Hex" in type(plugin).__name__
-        # The plugin's alphabet, unquoted (detect-secrets' own non_quoted_string_regex() swaps the
-        # plugin's regex in place, which is not safe with several recorders' threads).
-        for value in _runs(plugin.charset).findall(text):
-            if len(value) < (MIN_HEX_CHARS if hex_only else MIN_ENTROPY_CHARS) or _UUID.fullmatch(value.strip("-")):
-                continue
-            if plugin.calculate_shannon_entropy(value) > (HEX_LIMIT if hex_only else BASE64_LIMIT):
-                yield value, "high-entropy-string"
-
-
-@functools.cache
-def _runs(charset: str) -> re.Pattern[str]:
-    return re.compile(f"[{re.escape(charset)}]+")
 
 
 #: Byte budget of the scans kept by text (:func:`find_secrets`). An ``lru_cache(4096)`` keyed by
@@ -186,22 +91,6 @@ def find_secrets(text: str, *, entropy: bool = True) -> list[tuple[int, int, str
     return list(_cached(text, entropy))
 
 
-def _find(text: str, entropy: bool) -> list[tuple[int, int, str]]:
-    found: list[tuple[int, int, str]] = []
-    for kind, pattern in EXTRA_PATTERNS:
-        for match in pattern.finditer(text):
-            group = 1 if pattern.groups else 0
-            found.append((match.start(group), match.end(group), kind))
-    # The whole text at once: detect-secrets' patterns do not cross line ends, and one pass
-    # costs far less than one per line (25 plugins each).
-    if len(text) >= 8:
-        values: dict[str, str] = {}
-        for value, kind in _detected(text, entropy):
-            values.setdefault(value, kind)  # a value two plugins find keeps the first one's kind
-        found += _occurrences(text, values)
-    return _non_overlapping(found)
-
-
 #: Texts of at least this many characters are scanned in the scan worker process
 #: (:class:`~mockoss.upstream.scan_worker.ScanWorker`), shorter ones in this one. detect-secrets' regexes take ~1 ms per KB
 #: between them, each one call over the whole text that holds the GIL: over 2 MB, single calls
@@ -212,13 +101,13 @@ WORKER_CHARS = 64 * 1024
 
 
 def _scan(text: str, entropy: bool) -> list[tuple[int, int, str]]:
-    """:func:`_find`, in the scan worker process for a text of :data:`WORKER_CHARS` or more
-    (in this process if the worker cannot be used)."""
+    """:func:`~mockoss.upstream.detectors.find_spans`, in the scan worker process for a text of
+    :data:`WORKER_CHARS` or more (in this process if the worker cannot be used)."""
     if len(text) >= WORKER_CHARS:
         found = _helper().ask("find", text, entropy)
         if found is not None:
             return found
-    return _find(text, entropy)
+    return find_spans(text, entropy)
 
 
 _WORKER_COMMAND = "from mockoss.upstream.scrub import serve_scans; serve_scans()"
@@ -233,12 +122,14 @@ _local = threading.local()
 def _helper() -> ScanWorker:
     """The helper process of this thread (:data:`_worker` unless :func:`scan_first` set another)."""
     return getattr(_local, "worker", _worker)
-_OPERATIONS = {"find": _find, "occurrences": _occurrences}
+
+
+_OPERATIONS = {"find": find_spans, "occurrences": _occurrences}
 
 
 def serve_scans() -> None:
-    """The scan worker process's loop (:func:`mockoss.upstream.scan_worker.serve`): :func:`_find`
-    and :func:`_occurrences` until its stdin closes."""
+    """The scan worker process's loop (:func:`mockoss.upstream.scan_worker.serve`):
+    :func:`~mockoss.upstream.detectors.find_spans` and :func:`_occurrences` until its stdin closes."""
     serve(_OPERATIONS)
 
 
@@ -316,7 +207,7 @@ class Scrubber:
     def spans(self, text: str, known: dict[str, str] | None = None) -> list[tuple[int, int, str]]:
         """``(start, end, kind)`` spans of :func:`find_secrets` in ``text`` plus every
         occurrence of a ``known`` value (value → kind), none overlapping."""
-        return _non_overlapping(find_secrets(text) + _known_spans(text, known or {}))
+        return non_overlapping(find_secrets(text) + _known_spans(text, known or {}))
 
     def request_secrets(self, body: Any) -> dict[str, str]:
         """value → kind of every secret in a request body (every detector, id fields skipped)."""
@@ -372,7 +263,7 @@ class Scrubber:
         if not spans:
             return text
         out, position = [], 0
-        for start, end, kind in _non_overlapping(spans):
+        for start, end, kind in non_overlapping(spans):
             out += [text[position:start], self.placeholder(text[start:end], kind)]
             position = end
         out.append(text[position:])
@@ -389,12 +280,3 @@ def _known_spans(text: str, known: Mapping[str, str]) -> list[tuple[int, int, st
         if found is not None:
             return found
     return _occurrences(text, known)
-
-
-def _non_overlapping(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """``spans`` in order, an overlapping one dropped (of two starting together, the longer stays)."""
-    kept: list[tuple[int, int, str]] = []
-    for span in sorted(spans, key=lambda span: (span[0], -(span[1] - span[0]))):
-        if not kept or span[0] >= kept[-1][1]:
-            kept.append(span)
-    return kept

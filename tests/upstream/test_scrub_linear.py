@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import string
 
-from mockoss.upstream import scrub
+from mockoss.upstream import detectors, scrub
 from mockoss.upstream.occurrences import occurrences
 from mockoss.upstream.scrub import WORKER_CHARS, Scrubber, find_secrets
 
@@ -100,7 +100,7 @@ def test_big_texts_are_scanned_in_the_worker_process() -> None:
     asked = scrub._worker.asked
     found = find_secrets(text)
     assert scrub._worker.asked == asked + 1
-    assert found == scrub._find(text, True)
+    assert found == detectors.find_spans(text, True)
     known = {t: "high-entropy-string" for t in tokens}
     assert scrub._known_spans(text, known) == occurrences(text, known)
     assert scrub._worker.asked == asked + 2
@@ -114,7 +114,7 @@ def test_a_failing_worker_leaves_the_scan_to_this_process(monkeypatch) -> None: 
     answers = []  # each ask's answer: None, the worker could not answer
     real_ask = broken.ask
     monkeypatch.setattr(broken, "ask", lambda *args: answers.append(real_ask(*args)) or answers[-1])
-    assert find_secrets(text) == scrub._find(text, True) != []
+    assert find_secrets(text) == detectors.find_spans(text, True) != []
     assert answers == [None] and broken.asked == 0  # asked once, failed, scanned here
 
 
