@@ -78,10 +78,12 @@ class ChatMsg:
         return not (self.content or self.reasoning_content or self.tool_calls)
 
 
-def _map(text: str, nodes: list[peg.Node]) -> ChatMsg:
-    """``common_chat_peg_mapper::from_ast`` for the tags the gpt-oss grammar uses."""
-    reasoning: list[str] = []
-    content: list[str] = []
+def _map(text: str, nodes: list[peg.Node], content_before: str = "", reasoning_before: str = "") -> ChatMsg:
+    """``common_chat_peg_mapper::from_ast`` for the tags the gpt-oss grammar uses.
+    ``content_before`` and ``reasoning_before``: what reasoning and content nodes mapped before
+    ``nodes`` gave (:mod:`.incremental` maps completed messages once), no tool node among them."""
+    reasoning: list[str] = [reasoning_before]
+    content: list[str] = [content_before]
     calls: list[list[str]] = []
     pending: list[str] | None = None
     current: list[str] | None = None
@@ -119,6 +121,9 @@ class Grammar:
     """The parser built for one request shape (declared tools, ``tool_choice``, reasoning format)."""
 
     root: peg.Parser
+    #: The message ``root`` repeats first: ``root`` is ``sequence(repeat(message), …)``, so it
+    #: parses from a point between two repetitions as from the start (:mod:`.incremental`).
+    message: peg.Parser | None = None
 
     def parse(self, generated: str, *, partial: bool) -> ChatMsg:
         """``common_chat_peg_parse`` over ``<|start|>assistant`` + ``generated``.
@@ -211,7 +216,8 @@ def _build_grammar(
         formatted = sequence(
             literal("<|channel|>"), literal("final"), constraint, literal("<|message|>"), tag(_CONTENT, peg.json_value)
         )
-        return Grammar(sequence(repeat(sequence(start_assistant, analysis)), start_assistant, formatted))
+        leading = sequence(start_assistant, analysis)
+        return Grammar(sequence(repeat(leading), start_assistant, formatted), leading)
 
     if tools and tool_choice != "none":
         args = tag(_TOOL_ARGS, peg.json_value)
@@ -229,10 +235,10 @@ def _build_grammar(
             sequence(start_assistant, to_functions, in_role),
             sequence(start_assistant, channel, to_functions, in_channel),
         )
-        prefix = repeat(sequence(start_assistant, any_message))
+    message = sequence(start_assistant, any_message)
+    prefix = repeat(message)
+    if tools and tool_choice != "none":
         if tool_choice == "required":
-            return Grammar(sequence(prefix, tool_call))
-        return Grammar(sequence(prefix, choice(tool_call, sequence(start_assistant, final))))
-
-    prefix = repeat(sequence(start_assistant, any_message))
-    return Grammar(sequence(prefix, start_assistant, choice(final, unsolicited)))
+            return Grammar(sequence(prefix, tool_call), message)
+        return Grammar(sequence(prefix, choice(tool_call, sequence(start_assistant, final))), message)
+    return Grammar(sequence(prefix, start_assistant, choice(final, unsolicited)), message)

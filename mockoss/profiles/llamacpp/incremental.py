@@ -117,6 +117,8 @@ class _Open:
         """The result after ``piece`` (non-empty): an :class:`Extend` of the previous one, a
         whole message, or ``None`` when it needs a full parse (:data:`_HELD`: a full parse, but
         the certificate stays)."""
+        if self.kind == "stable":
+            return _SAME
         if self.kind == "until":
             window = self.tail + piece
             if self.delimiter in window:
@@ -170,7 +172,7 @@ def _held_back(window: str, delimiter: str) -> bool:
 def _certificate(text: str, nodes: list[peg.Node], seen: list[peg.EndObservation], msg: ChatMsg) -> _Open | None:
     """The shortcut's condition for the parse of ``text`` (module docstring), or ``None``."""
     if not seen:
-        return None
+        return _Open("stable", "", "", msg)  # no check saw the end: every longer text parses the same
     what, pos, end, delimiter = seen[0]
     size = len(text)
     if end != size or pos >= size:
@@ -209,22 +211,60 @@ def _certificate(text: str, nodes: list[peg.Node], seen: list[peg.EndObservation
     return certificate
 
 
-def _parse(grammar: Grammar, text: str) -> tuple[ChatMsg, _Open | None]:
-    with peg.first_end_observation() as seen:
-        kind, _end, nodes = grammar.root(text, 0)
-    if kind == peg.FAIL:
-        return ChatMsg(), None  # a failed partial parse: an empty message (Grammar.parse)
-    msg = map_nodes(text, nodes)
-    return msg, _certificate(text, nodes, seen, msg)
+class _Resumed:
+    """Full parses of one growing text, resumed after its last completed message (module
+    docstring, "Completed messages"): ``mark`` is where that message ends, ``content`` and
+    ``reasoning`` what the messages before ``mark`` map to; ``parsed`` counts the characters the
+    parses started from (``len(text) - mark`` each; tests bound it)."""
+
+    __slots__ = ("content", "grammar", "mark", "parsed", "reasoning")
+
+    def __init__(self, grammar: Grammar) -> None:
+        self.grammar, self.mark, self.content, self.reasoning, self.parsed = grammar, 0, "", "", 0
+
+    def _advance(self, text: str) -> None:
+        """Move ``mark`` past every message that now parses to its end without an end observation."""
+        message = self.grammar.message
+        if message is None:
+            return
+        while True:
+            with peg.first_end_observation() as seen:
+                kind, end, nodes = message(text, self.mark)
+            if kind != peg.OK or seen or end <= self.mark or any(name not in _MAPPED for name, _, _ in nodes):
+                return
+            for name, start, stop in nodes:
+                if name == "content":
+                    self.content += text[start:stop]
+                else:
+                    self.reasoning += text[start:stop]
+            self.mark = end
+
+    def __call__(self, text: str) -> tuple[ChatMsg, _Open | None]:
+        """``grammar.parse(text[len(GENERATION_PROMPT):], partial=True)`` and its certificate."""
+        self._advance(text)
+        self.parsed += len(text) - self.mark
+        with peg.first_end_observation() as seen:
+            kind, _end, nodes = self.grammar.root(text, self.mark)
+        if kind == peg.FAIL:
+            # a failed partial parse: an empty message (Grammar.parse); stable if nothing saw the end
+            return ChatMsg(), (None if seen else _Open("stable", "", "", ChatMsg()))
+        msg = map_nodes(text, nodes, self.content, self.reasoning)
+        return msg, _certificate(text, nodes, seen, msg)
 
 
-def partial_parses(grammar: Grammar, prefill: str, pieces: Iterable[str]) -> Iterator[ChatMsg | Extend]:
+#: The tags a completed message may hold to be mapped once (the mapper only appends their text).
+_MAPPED = frozenset({"content", "reasoning"})
+
+
+def partial_parses(grammar: Grammar, prefill: str, pieces: Iterable[str], parse: _Resumed | None = None) -> Iterator[ChatMsg | Extend]:
     """Per piece, the partial parse of ``prefill`` + the pieces so far, as
     ``grammar.parse(prefill + text, partial=True)`` gives it: a :class:`ChatMsg`, or an
     :class:`Extend` of the previous result (never for the first piece). Linear in the text's
-    length while the answer stays inside one open run; a full parse at each other piece."""
+    length while the answer stays inside one open run; at other pieces a parse of the text after
+    the last completed message. ``parse``: the resumed parser to use (tests read its counts)."""
     parts = [GENERATION_PROMPT + prefill]
     certificate: _Open | None = None
+    parse = parse or _Resumed(grammar)
     for piece in pieces:
         if certificate is not None:
             if not piece:
@@ -235,7 +275,7 @@ def partial_parses(grammar: Grammar, prefill: str, pieces: Iterable[str]) -> Ite
                 parts.append(piece)
                 text = "".join(parts)
                 parts = [text]
-                yield _parse(grammar, text)[0]
+                yield parse(text)[0]
                 continue
             if result is not None:
                 parts.append(piece)
@@ -244,7 +284,7 @@ def partial_parses(grammar: Grammar, prefill: str, pieces: Iterable[str]) -> Ite
         parts.append(piece)
         text = "".join(parts)
         parts = [text]
-        msg, certificate = _parse(grammar, text)
+        msg, certificate = parse(text)
         yield msg
 
 

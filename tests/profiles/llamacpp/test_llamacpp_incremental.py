@@ -181,8 +181,8 @@ def test_a_long_answer_is_extended_not_reparsed(reasoning, monkeypatch):
     pieces = _token_pieces(text)
     grammar = build_grammar((), "auto", reasoning)
     parses = []
-    full_parse = incremental._parse
-    monkeypatch.setattr(incremental, "_parse", lambda g, t: parses.append(len(t)) or full_parse(g, t))
+    full_parse = incremental._Resumed.__call__
+    monkeypatch.setattr(incremental._Resumed, "__call__", lambda self, t: parses.append(len(t)) or full_parse(self, t))
     results = list(partial_parses(grammar, "", pieces))
     so_far = ""
     held = 0
