@@ -15,9 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mockoss import __version__
-
-# _parser lived here before the split (tests import it, and _positive_ms, from here).
-from mockoss.cli_parser import _parser, _positive_ms  # noqa: F401
+from mockoss.cli_parser import build_parser
 from mockoss.profiles.registry import ProfileError
 
 # The commands' modules (explain, eval, scenario, upstream, engines) are imported where they are
@@ -181,7 +179,7 @@ def _command(argv: Sequence[str]) -> str | None:
 def _main(argv: Sequence[str] | None, collecting: bool = True) -> int:
     if argv is None:
         argv = sys.argv[1:]
-    args = _parser(_command(argv)).parse_args(argv)
+    args = build_parser(_command(argv)).parse_args(argv)
     if args.command == "serve":
         return _serve(args)  # serve_forever turns the collector back on
     if collecting:

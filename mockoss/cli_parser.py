@@ -2,7 +2,7 @@
 
 Split from :mod:`mockoss.cli`, which runs the commands. ``mockoss serve`` takes the flags ``vllm
 serve`` has where they mean the same thing (``--host``, ``--port``, ``--served-model-name``,
-``--seed``). ``eval`` and ``explain`` stay lazy here (:func:`_parser`): building the parser for
+``--seed``). ``eval`` and ``explain`` stay lazy here (:func:`build_parser`): building the parser for
 ``mockoss serve`` imports neither.
 """
 
@@ -18,6 +18,8 @@ from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SCENARIO
 
 # The commands' modules (explain, eval, scenario, upstream, engines) are imported where they are
 # used, after main() has paused the cyclic garbage collector for start-up (mockoss.cli.main).
+
+__all__ = ["build_parser"]
 
 
 def _positive_int(text: str) -> int:
@@ -82,8 +84,8 @@ def _switch(text: str) -> list[tuple[str, Any]]:
     return pairs
 
 
-def _parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The ``mockoss`` parser. ``command``: the subcommand about to run (:func:`_command`), if known.
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``mockoss`` parser. ``command``: the subcommand about to run (:func:`mockoss.cli._command`), if known.
 
     ``eval`` and ``explain`` keep their arguments and help in their own modules, which import what
     those commands run (the eval sender, the explain tables). When another known subcommand runs,

@@ -7,7 +7,8 @@ import time
 import openai
 import pytest
 
-from mockoss.cli import _parser, main
+from mockoss.cli import main
+from mockoss.cli_parser import build_parser
 
 
 @pytest.fixture
@@ -83,7 +84,7 @@ def test_serve_answers_a_bad_switch_value_with_a_usage_error_not_a_traceback(cap
     traceback (a tag a ConstructorError, 3,000 brackets a RecursionError), where the
     ``X-Mockoss-Switch`` header answers the same values with a clean 400."""
     with pytest.raises(SystemExit) as stopped:  # the parser alone: the old code would go on to serve
-        _parser().parse_args(["serve", "--switch", value, "--port", "0"])
+        build_parser().parse_args(["serve", "--switch", value, "--port", "0"])
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err
@@ -92,7 +93,7 @@ def test_serve_answers_a_bad_switch_value_with_a_usage_error_not_a_traceback(cap
 def test_serve_refuses_a_scenario_dir_that_is_not_a_directory(capsys, tmp_path):
     """issue 9 review, eighth session: a mistyped ``--scenario-dir`` was accepted silently."""
     with pytest.raises(SystemExit) as stopped:
-        _parser().parse_args(["serve", "--scenario-dir", str(tmp_path / "nope"), "--port", "0"])
+        build_parser().parse_args(["serve", "--scenario-dir", str(tmp_path / "nope"), "--port", "0"])
     assert stopped.value.code == 2
     assert "not a directory" in capsys.readouterr().err
 

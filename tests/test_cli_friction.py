@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from mockoss import steps as steps_module
-from mockoss.cli import _parser, main
+from mockoss.cli import main
+from mockoss.cli_parser import build_parser
 from mockoss.profiles.registry import ProfileError, get_profile
 from mockoss.scenario.loader import ScenarioError, load_scenario
 from mockoss.server.core import MockServer
@@ -104,10 +105,10 @@ def test_show_prints_a_shipped_scenario_and_its_builder_code(capsys):
 
 
 def test_switch_flag_takes_the_comma_list_the_header_takes():
-    args = _parser().parse_args(["serve", "--switch", "harmony_error_status=400,strict=false", "--switch", "x=a"])
+    args = build_parser().parse_args(["serve", "--switch", "harmony_error_status=400,strict=false", "--switch", "x=a"])
     assert args.switch == [("harmony_error_status", 400), ("strict", False), ("x", "a")]
     with pytest.raises(SystemExit):
-        _parser().parse_args(["serve", "--switch", "harmony_error_status"])
+        build_parser().parse_args(["serve", "--switch", "harmony_error_status"])
 
 
 def test_license_is_an_spdx_expression():
@@ -136,8 +137,8 @@ def test_readme_has_an_install_section_and_the_recipe():
 
 
 def test_serve_takes_auto_session():
-    assert _parser().parse_args(["serve", "--auto-session"]).auto_session is True
-    assert _parser().parse_args(["serve"]).auto_session is False
+    assert build_parser().parse_args(["serve", "--auto-session"]).auto_session is True
+    assert build_parser().parse_args(["serve"]).auto_session is False
 
 
 def test_faults_transport_lists_the_transport_fields(capsys):

@@ -69,7 +69,7 @@ HEAVY = (
     "mockoss.upstream.scrub",
     "mockoss.upstream.redact",
     "mockoss.engines.vllm",  # --engine vllm
-    "mockoss.eval.run",  # mockoss eval: its sender and report, and mockoss explain (mockoss.cli._parser)
+    "mockoss.eval.run",  # mockoss eval: its sender and report, and mockoss explain (mockoss.cli_parser.build_parser)
     "mockoss.eval.report",
     "mockoss.eval.command",
     "mockoss.explain",

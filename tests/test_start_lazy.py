@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from mockoss import cli
+from mockoss import cli, cli_parser
 from mockoss.server import run
 from mockoss.server.core import MockServer
 
@@ -44,12 +44,12 @@ def _subparsers(parser):
 
 
 def test_each_subcommand_parses_and_helps_as_with_the_full_parser():
-    full = _subparsers(cli._parser())
+    full = _subparsers(cli_parser.build_parser())
     assert {"serve", "eval", "explain", "profiles", "validate"} <= set(full)
     for name, sub in full.items():
-        assert _subparsers(cli._parser(name))[name].format_help() == sub.format_help(), name
+        assert _subparsers(cli_parser.build_parser(name))[name].format_help() == sub.format_help(), name
     # named another command, eval and explain are added bare: their modules are not imported for it
-    bare = _subparsers(cli._parser("serve"))
+    bare = _subparsers(cli_parser.build_parser("serve"))
     assert bare["eval"].format_help() != full["eval"].format_help()
 
 

@@ -23,7 +23,8 @@ import openai
 import pytest
 from pydantic import BaseModel
 
-from mockoss.cli import _positive_ms, main
+from mockoss.cli import main
+from mockoss.cli_parser import _positive_ms
 from mockoss.scenario import tool_check
 from mockoss.scenario.meta_schema import flat_meta_schema, meta_schema_for
 from mockoss.scenario.tool_check import REQUEST_BUDGET_S, tool_call_warnings

@@ -53,11 +53,11 @@ def test_an_upload_over_the_cap_gets_413_naming_the_flag():
 
 
 def test_the_default_cap_is_the_documented_one():
-    from mockoss.cli import _parser
+    from mockoss.cli_parser import build_parser
     from mockoss.server.settings import DEFAULT_MAX_SCENARIO_BYTES
 
     assert ControlOptions().max_scenario_bytes == DEFAULT_MAX_SCENARIO_BYTES == 4 * 1024 * 1024
-    assert _parser().parse_args(["serve", "--max-scenario-bytes", "1234"]).max_scenario_bytes == 1234
+    assert build_parser().parse_args(["serve", "--max-scenario-bytes", "1234"]).max_scenario_bytes == 1234
 
 
 def test_sessions_keep_a_bounded_number_of_upload_bytes():

@@ -87,8 +87,8 @@ def test_redaction_is_seeded_and_consistent():
      (["--record-name", "mine"], "mine.yaml")],
 )
 def test_the_recording_is_named_after_the_scenario_it_records(tmp_path, args, name):
-    from mockoss.cli import _parser
+    from mockoss.cli_parser import build_parser
     from mockoss.upstream.cli import from_args
 
-    _, recorder = from_args(_parser().parse_args(["serve", "--record", str(tmp_path), *args]))
+    _, recorder = from_args(build_parser().parse_args(["serve", "--record", str(tmp_path), *args]))
     assert recorder.path == tmp_path / name
