@@ -13,15 +13,19 @@ import dataclasses
 from openai_harmony import Author, Message, Role, StreamState, TextContent
 
 from mockoss.harmony.encoding import load_encoding
-from mockoss.harmony.header_0_0_8 import Header, HeaderError, _rust_debug, parse_header_0_0_8
-from mockoss.harmony.skip_errors import CHANNEL, MESSAGE, START, _parse_skipping
+from mockoss.harmony.header_0_0_8 import Header, HeaderError, parse_header_0_0_8, rust_debug
+from mockoss.harmony.skip_errors import CHANNEL, MESSAGE, START, parse_skipping
 from mockoss.harmony.trace import ParserTrace, TokenStep, parse_tokens
+
+__all__ = ["HeaderSpan", "divergent_headers", "emulate"]
 
 _STOP = frozenset((200002, 200007, 200012))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class _Span:
+class HeaderSpan:
+    """Where a header 0.0.8 reads differently sits in a completion's tokens (token indices)."""
+
     start: int  # index of the first header token
     end: int  # index of the token that ended the header (<|message|>, or a stop token when not strict)
     first: bool  # the completion's first message: the parser already knows the role
@@ -38,13 +42,13 @@ def _fails_0_0_8(header_tokens: tuple[int, ...], ended_by_message: bool, role_kn
     return ended_by_message and header.remaining is not None
 
 
-def _divergent_headers(tokens: tuple[int, ...], strict: bool, skip_errors: bool = False) -> list[_Span]:
+def divergent_headers(tokens: tuple[int, ...], strict: bool, skip_errors: bool = False) -> list[HeaderSpan]:
     """Header spans with two or more ``<|channel|>`` tokens, found with the parser's state machine
     (openai/harmony@ec7606d:src/encoding.rs ``process_next``: Header until ``<|message|>``, or until a
     stop token when not strict; Content until a stop token; then ``<|start|>`` opens the next header)."""
     if tokens.count(CHANNEL) < 2:
         return []
-    spans: list[_Span] = []
+    spans: list[HeaderSpan] = []
     state, start, first, channels = "header", 0, True, 0
     for index, token in enumerate(tokens):
         if state == "header":
@@ -52,7 +56,7 @@ def _divergent_headers(tokens: tuple[int, ...], strict: bool, skip_errors: bool 
                 # A stop token ends a header (not strict) with a message only for the first one: the
                 # parser pushes it only while it knows the role; both libraries then agree.
                 if channels >= 2 and (token == MESSAGE or first):
-                    spans.append(_Span(start, index, first))
+                    spans.append(HeaderSpan(start, index, first))
                 # The parser forgets the role it was given only once a header parses: with errors
                 # skipped (vLLM), the header after a rejected first one is read with that role too.
                 failed = skip_errors and token == MESSAGE and _fails_0_0_8(tokens[start:index], True, first)
@@ -81,7 +85,11 @@ def _failing_header(first: bool) -> list[int]:
     return [*role, CHANNEL, *encoding.encode("analysis to=functions.a to=functions.b", allowed_special=set())]
 
 
-def _emulate(tokens: tuple[int, ...], strict: bool, spans: list[_Span], skip_errors: bool = False) -> ParserTrace:
+def emulate(tokens: tuple[int, ...], strict: bool, spans: list[HeaderSpan], skip_errors: bool = False) -> ParserTrace:
+    """The trace 0.0.8 gives for ``tokens``: each of ``spans`` (:func:`divergent_headers`) replaced
+    by a neutral header (or one that fails as 0.0.8's does), the rewritten tokens read by the
+    installed parser (errors skipped with ``skip_errors``), then mapped back to ``tokens`` with
+    0.0.8's header fields."""
     encoding = load_encoding()
     rewritten: list[int] = []
     origin: list[int] = []  # rewritten index -> original index (-1 inside a neutral header)
@@ -94,7 +102,7 @@ def _emulate(tokens: tuple[int, ...], strict: bool, spans: list[_Span], skip_err
         try:
             header = parse_header_0_0_8(text, Role.ASSISTANT if span.first else None, recipient_and_type=ended_by_message)
             if ended_by_message and header.remaining is not None:
-                raise HeaderError(f"unexpected tokens remaining in message header: {_rust_debug(header.remaining)}")
+                raise HeaderError(f"unexpected tokens remaining in message header: {rust_debug(header.remaining)}")
         except HeaderError as exc:
             if not (skip_errors and ended_by_message):
                 failure = (span.end, str(exc))
@@ -117,7 +125,7 @@ def _emulate(tokens: tuple[int, ...], strict: bool, spans: list[_Span], skip_err
         origin += range(cursor, len(tokens))
     trace = parse_tokens(tuple(rewritten), strict=strict)
     if skip_errors and trace.error is not None:
-        trace = _parse_skipping(tuple(rewritten), strict)
+        trace = parse_skipping(tuple(rewritten), strict)
     return _map_back(tokens, trace, origin, patches, failure, strict)
 
 

@@ -12,7 +12,7 @@ import re
 
 from openai_harmony import Role
 
-__all__ = ["Header", "HeaderError", "parse_header_0_0_8"]
+__all__ = ["Header", "HeaderError", "parse_header_0_0_8", "rust_debug"]
 
 _CHANNEL_TEXT, _CONSTRAIN_TEXT = "<|channel|>", "<|constrain|>"
 _ASCII_WHITESPACE = re.compile(r"[ \t\n\x0c\r]+")
@@ -35,7 +35,7 @@ class Header:
     remaining: str | None
 
 
-def _rust_debug(text: str) -> str:
+def rust_debug(text: str) -> str:
     """``format!("{:?}", Some(text))`` for the characters a header can hold."""
     escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
     return f'Some("{escaped}")'

@@ -66,31 +66,28 @@ def parse_with(
     # whose completions parse never needs them (mockoss serve imports neither).
     headers = []
     if library == "openai-harmony-0.0.8":
-        from mockoss.harmony.emulate_0_0_8 import _divergent_headers
+        from mockoss.harmony.emulate_0_0_8 import divergent_headers
 
-        headers = _divergent_headers(tokens, strict, skip_errors)
+        headers = divergent_headers(tokens, strict, skip_errors)
     if headers:
-        from mockoss.harmony.emulate_0_0_8 import _emulate
+        from mockoss.harmony.emulate_0_0_8 import emulate
 
-        trace = _emulate(tokens, strict, headers, skip_errors)
+        trace = emulate(tokens, strict, headers, skip_errors)
     else:
         trace = parse_tokens(tokens, strict=strict)
     if skip_errors and trace.error is not None and not headers:
-        from mockoss.harmony.skip_errors import _parse_skipping
+        from mockoss.harmony.skip_errors import parse_skipping
 
-        return _parse_skipping(tokens, strict)
+        return parse_skipping(tokens, strict)
     return trace
 
 
 def __getattr__(name: str) -> Any:
-    """The names that lived here before the split (the 0.0.8 header parser, the token ids, the
-    skipping readers: tests/harmony/test_harmony_library.py imports them from here), loaded on
-    first access."""
+    """The 0.0.8 header parser's names, which lived here before the split
+    (tests/harmony/test_harmony_library.py imports them from here), loaded on first access."""
     if name in ("Header", "HeaderError", "parse_header_0_0_8"):
-        from mockoss.harmony import header_0_0_8 as module
-    elif name in ("CHANNEL", "MESSAGE", "START", "_parse_skipping", "_parse_skipping_slow"):
-        from mockoss.harmony import skip_errors as module
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(module, name)
+        from mockoss.harmony import header_0_0_8
+
+        return getattr(header_0_0_8, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -14,10 +14,12 @@ from openai_harmony import Message, Role, StreamState
 from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.trace import ParserTrace, TokenStep, parse_tokens
 
+__all__ = ["CHANNEL", "MESSAGE", "START", "parse_skipping"]
+
 START, CHANNEL, MESSAGE = 200006, 200005, 200008
 
 
-def _parse_skipping(tokens: tuple[int, ...], strict: bool) -> ParserTrace:
+def parse_skipping(tokens: tuple[int, ...], strict: bool) -> ParserTrace:
     """The installed parser fed every token, errors caught and skipped (``process_chunk``), in
     linear time.
 
@@ -55,7 +57,7 @@ def _parse_skipping(tokens: tuple[int, ...], strict: bool) -> ParserTrace:
     eos_messages: tuple[Message, ...] = ()
     eos_error = None
     if restart < len(tokens) and keeps_role:
-        rest = _parse_skipping(tokens[restart + 1 :], strict)
+        rest = parse_skipping(tokens[restart + 1 :], strict)
         steps.append(TokenStep(START, StreamState.HEADER, None, None, None, None, None))
         steps += rest.steps
         skipped += [(i + restart + 1, text) for i, text in rest.skipped]
@@ -64,7 +66,7 @@ def _parse_skipping(tokens: tuple[int, ...], strict: bool) -> ParserTrace:
         eos_messages, eos_error = rest.eos_messages, rest.eos_error
     elif restart < len(tokens):
         prelude = _synthetic_message()
-        rest = _parse_skipping((*prelude, *tokens[restart:]), strict)
+        rest = parse_skipping((*prelude, *tokens[restart:]), strict)
         offset = restart - len(prelude)
         steps += rest.steps[len(prelude) :]
         skipped += [(i + offset, text) for i, text in rest.skipped]
@@ -95,7 +97,7 @@ def _parse_skipping_slow(tokens: tuple[int, ...], strict: bool) -> ParserTrace:
     """The installed parser fed every token, errors caught and skipped (``process_chunk``).
 
     Reads the parser's state after every token (quadratic: the per-token reading ``parse_tokens``
-    avoids); only the cases :func:`_parse_skipping` cannot splice take this path.
+    avoids); only the cases :func:`parse_skipping` cannot splice take this path.
     """
     from openai_harmony import HarmonyError, StreamableParser
 

@@ -71,12 +71,12 @@ def test_an_unknown_library_is_refused_with_the_choices():
 
 
 def test_skipping_errors_in_linear_time_equals_reading_the_parser_token_by_token():
-    """The spliced linear reading (``_parse_skipping``) reports what the parser fed every token with
+    """The spliced linear reading (``parse_skipping``) reports what the parser fed every token with
     errors caught reports (``_parse_skipping_slow``, vLLM's ``process_chunk`` loop), on seeded
     random completions built from header and stop-token fragments."""
     import random
 
-    from mockoss.harmony import library, load_encoding
+    from mockoss.harmony import load_encoding, skip_errors
 
     pieces = ["<|channel|>", "commentary", "analysis", "final", " ", " to=functions.x", "<|constrain|>", "json", "assistant", "<", " x"]
     rng = random.Random(7)
@@ -96,7 +96,7 @@ def test_skipping_errors_in_linear_time_equals_reading_the_parser_token_by_token
             text += rng.choice(["<|message|>", ""]) + rng.choice(["hi", ""]) + rng.choice(["<|end|>", "<|call|>", "<|return|>", ""])
         tokens = tuple(encoding.encode(text, allowed_special="all"))
         for strict in (True, False):
-            fast = library._parse_skipping(tokens, strict)
-            assert key(fast) == key(library._parse_skipping_slow(tokens, strict)), text
+            fast = skip_errors.parse_skipping(tokens, strict)
+            assert key(fast) == key(skip_errors._parse_skipping_slow(tokens, strict)), text
             skipped += bool(fast.skipped)
     assert skipped > 100  # the comparison covers many completions that do raise
