@@ -27,7 +27,7 @@ from mockoss.profiles.ollama.timeline import rfc3339
 if TYPE_CHECKING:
     from mockoss.profiles.ollama import OllamaProfile
 
-__all__ = ["ROUTES", "probe", "route_error"]
+__all__ = ["ROUTES", "model_details", "model_digest", "probe", "route_error"]
 
 #: Ollama's routes and their methods, in gin's method-tree order (HEAD, GET, POST, DELETE: the
 #: order each method was first registered), which is the order of an ``Allow`` header.
@@ -83,7 +83,9 @@ def route_error(status: int, method: str, path: str) -> Reply:
     return plain(404, "404 page not found")
 
 
-def _details(*, with_context: bool) -> dict[str, object]:
+def model_details(*, with_context: bool) -> dict[str, object]:
+    """The ``details`` object of a served model (gpt-oss:20b's values), as ``/api/tags``,
+    ``/api/show`` and ``/api/ps`` carry it; ``with_context`` adds ``context_length``."""
     details: dict[str, object] = {
         "parent_model": "",
         "format": "gguf",
@@ -97,7 +99,9 @@ def _details(*, with_context: bool) -> dict[str, object]:
     return details
 
 
-def _digest(name: str) -> str:
+def model_digest(name: str) -> str:
+    """The ``digest`` reported for model ``name``: SHA-256 of the name, 64 hex digits (a stand-in
+    with the shape of the manifest digest Ollama reports)."""
     return hashlib.sha256(name.encode()).hexdigest()
 
 
@@ -120,8 +124,8 @@ def _tags(info: ServerInfo) -> Reply:
             "model": name,
             "modified_at": modified,
             "size": 13793441244,
-            "digest": _digest(name),
-            "details": _details(with_context=True),
+            "digest": model_digest(name),
+            "details": model_details(with_context=True),
             "capabilities": _CAPABILITIES,
         }
         for name in info.served_model_names
@@ -134,7 +138,7 @@ def _show(info: ServerInfo) -> Reply:
     so any ``{"model": …}`` is answered as if it named a served model."""
     body = {
         "parameters": "temperature                    1",
-        "details": _details(with_context=False),
+        "details": model_details(with_context=False),
         "model_info": {
             "general.architecture": "gptoss",
             "general.basename": "gpt-oss",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from mockoss.profiles.base import Reply, ServerInfo
 from mockoss.profiles.ollama.errors import GO_JSON
 from mockoss.profiles.ollama.gojson import dumps
-from mockoss.profiles.ollama.identity import _details, _digest
+from mockoss.profiles.ollama.identity import model_details, model_digest
 from mockoss.profiles.ollama.timeline import rfc3339
 
 __all__ = ["KEEP_ALIVE_S", "side_route"]
@@ -31,8 +31,8 @@ def _ps(info: ServerInfo) -> Reply:
             "name": name,
             "model": name,
             "size": _SIZE,
-            "digest": _digest(name),
-            "details": _details(with_context=False),
+            "digest": model_digest(name),
+            "details": model_details(with_context=False),
             "expires_at": expires,
             "size_vram": _SIZE,
             "context_length": _CONTEXT_LENGTH,
