@@ -2,7 +2,7 @@
 
 Split from :mod:`mockoss.scenario.schema_check` (whose docstring says why a check is bounded and
 what is not checked). The keyword functions (:mod:`mockoss.scenario.schema_keywords`) reach the
-running check through :data:`_CURRENT`; :func:`~mockoss.scenario.schema_check.check_schema` sets it.
+running check through :data:`CURRENT_CHECK`; :func:`~mockoss.scenario.schema_check.check_schema` sets it.
 """
 
 from __future__ import annotations
@@ -14,16 +14,18 @@ from typing import Any
 
 from mockoss.scenario.schema_re2 import compile_pattern  # ECMA-262 escapes, RE2, a bounded cache
 
+__all__ = ["CURRENT_CHECK", "MAX_NOTES", "CheckState", "OverBudget", "short"]
+
 #: At most this many "not checked" warnings per schema (unresolvable refs, patterns RE2 refuses).
 MAX_NOTES = 5
 
 
-class _OverBudget(Exception):
-    pass
+class OverBudget(Exception):
+    """Raised by :meth:`CheckState.tick` when the check has used its CPU budget."""
 
 
-class _Check:
-    """State of one schema check, reached by the keyword functions through :data:`_CURRENT`."""
+class CheckState:
+    """State of one schema check, reached by the keyword functions through :data:`CURRENT_CHECK`."""
 
     __slots__ = ("_has_pattern_properties", "deadline", "next_clock", "notes", "patterns", "root", "steps")
 
@@ -46,7 +48,7 @@ class _Check:
         if self.steps >= self.next_clock:
             self.next_clock = self.steps + 64
             if time.thread_time() > self.deadline:
-                raise _OverBudget
+                raise OverBudget
 
     def note(self, text: str) -> None:
         if text not in self.notes and len(self.notes) < MAX_NOTES:
@@ -80,7 +82,8 @@ class _Check:
         return self._has_pattern_properties
 
 
-_CURRENT: ContextVar[_Check] = ContextVar("mockoss_schema_check")
+#: The check running in this context (set by :func:`~mockoss.scenario.schema_check.check_schema`).
+CURRENT_CHECK: ContextVar[CheckState] = ContextVar("mockoss_schema_check")
 
 
 def short(text: str, limit: int = 80) -> str:

@@ -25,7 +25,7 @@ jsonschema's defaults are not safe there (mockoss breaker report D1-D3, reproduc
   any subschema that names a ``$schema``; here it stays within these classes.
 - **Bounded time.** Every keyword evaluation, descent into a subschema, error yielded and ``enum``
   member compared ticks a CPU clock (work in proportion to the schema weighs its size:
-  :meth:`_Check.tick`); past its budget the check stops
+  :meth:`~mockoss.scenario.schema_budget.CheckState.tick`); past its budget the check stops
   with a warning (a schema of nested ``anyOf``/``$ref`` can ask for exponential work without any
   cycle). :func:`schema_problems` gives one check :data:`BUDGET_S`; the tool check of a request
   gives all its checks together :data:`mockoss.scenario.tool_check.REQUEST_BUDGET_S` (25 ms), via
@@ -56,10 +56,8 @@ import functools
 import time
 from typing import Any, NamedTuple
 
-# MAX_NOTES, _Check (tests patch its tick), _CURRENT, _OverBudget and short lived here before the
-# split and stay importable from here.
 from mockoss.scenario.meta_schema import meta_schema_for
-from mockoss.scenario.schema_budget import _CURRENT, MAX_NOTES, _Check, _OverBudget, short  # noqa: F401
+from mockoss.scenario.schema_budget import CURRENT_CHECK, CheckState, OverBudget, short
 
 __all__ = ["BUDGET_S", "SchemaCheck", "check_schema", "prepare", "schema_problems", "short"]
 
@@ -81,7 +79,7 @@ class SchemaCheck(NamedTuple):
 
     Attributes:
         notes: "not checked" notes (unresolvable refs, patterns RE2 cannot run), at most
-            :data:`MAX_NOTES`.
+            :data:`~mockoss.scenario.schema_budget.MAX_NOTES`.
         problem: the schema's first meta-schema error, else the best validation error, else a
             budget, cycle or crash report; ``None`` when the arguments were checked and fit.
         over_budget: the check stopped at its CPU budget (``problem`` then says so); what was
@@ -103,10 +101,10 @@ def prepare() -> None:
     import referencing  # noqa: F401
 
     from mockoss.scenario.meta_schema import flat_meta_schema
-    from mockoss.scenario.schema_keywords import _safe_class
+    from mockoss.scenario.schema_keywords import safe_class
 
     flat_meta_schema()
-    _safe_class(jsonschema.Draft202012Validator)
+    safe_class(jsonschema.Draft202012Validator)
 
 
 _TOO_DEEP = (
@@ -127,29 +125,29 @@ def check_schema(schema: Any, value: Any, budget_s: float) -> SchemaCheck:
     import referencing
 
     # The safe keyword classes load with jsonschema, on the first check (prepare), not at start.
-    from mockoss.scenario.schema_keywords import _safe_class
+    from mockoss.scenario.schema_keywords import safe_class
 
     started = time.thread_time()
-    check = _Check(schema, budget_s)
-    token = _CURRENT.set(check)
+    check = CheckState(schema, budget_s)
+    token = CURRENT_CHECK.set(check)
     problem: str | None = None
     over_budget = False
     try:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         meta_cls = jsonschema.validators.validator_for(cls.META_SCHEMA, default=cls)
         # format_checker=None: the meta-schema's "format: regex" would compile with Python's re.
-        meta = _safe_class(meta_cls)(meta_schema_for(meta_cls), registry=referencing.Registry(), format_checker=None)
+        meta = safe_class(meta_cls)(meta_schema_for(meta_cls), registry=referencing.Registry(), format_checker=None)
         schema_error = next(meta.iter_errors(schema), None)
         if schema_error is not None:
             problem = f"the declared parameters are not a valid JSON Schema: {short(schema_error.message)}"
         else:
-            validator = _safe_class(cls)(schema, registry=referencing.Registry())
+            validator = safe_class(cls)(schema, registry=referencing.Registry())
             error = jsonschema.exceptions.best_match(validator.iter_errors(value))
             if error is not None:
                 problem = (
                     f"arguments do not match the declared parameters at {error.json_path}: {short(error.message)}"
                 )
-    except _OverBudget:
+    except OverBudget:
         over_budget = True
         problem = (
             f"the arguments were not fully checked: the schema check stopped after "
@@ -169,7 +167,7 @@ def check_schema(schema: Any, value: Any, budget_s: float) -> SchemaCheck:
             f"the declared parameters could not be checked: PanicException: {short(str(exc))}"
         )
     finally:
-        _CURRENT.reset(token)
+        CURRENT_CHECK.reset(token)
     return SchemaCheck(check.notes, problem, over_budget)
 
 

@@ -1,7 +1,7 @@
 """The jsonschema keywords replaced for safety: RE2 patterns, budget ticks, refs that never do I/O.
 
 Split from :mod:`mockoss.scenario.schema_check` (its docstring lists each replacement and why:
-mockoss breaker report D1-D3). One job: :func:`_safe_class` turns a jsonschema validator class into
+mockoss breaker report D1-D3). One job: :func:`safe_class` turns a jsonschema validator class into
 one whose keywords tick the running check's budget (:mod:`mockoss.scenario.schema_budget`).
 """
 
@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from mockoss.scenario.schema_budget import _CURRENT, short
+from mockoss.scenario.schema_budget import CURRENT_CHECK, short
+
+__all__ = ["safe_class"]
 
 _REF_KEYWORDS = frozenset({"$ref", "$dynamicRef", "$recursiveRef"})
 
@@ -23,7 +25,7 @@ def _guarded(keyword: str, function: Callable[..., Iterator[Any]]) -> Callable[.
     unresolvable = referencing.exceptions.Unresolvable
 
     def keyword_check(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
-        check = _CURRENT.get()
+        check = CURRENT_CHECK.get()
         check.tick()
         try:
             for error in function(validator, value, instance, schema):
@@ -46,7 +48,7 @@ def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterat
     from jsonschema.exceptions import ValidationError
 
     if validator.is_type(instance, "string"):
-        found = _CURRENT.get().search(pattern)
+        found = CURRENT_CHECK.get().search(pattern)
         if found is not None and not found(instance):
             yield ValidationError(f"{short(repr(instance))} does not match {pattern!r}")
 
@@ -54,7 +56,7 @@ def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterat
 def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[Any]:
     if not validator.is_type(instance, "object"):
         return
-    check = _CURRENT.get()
+    check = CURRENT_CHECK.get()
     for pattern, subschema in patterns.items():
         found = check.search(pattern)
         if found is None:
@@ -68,7 +70,7 @@ def _extras(instance: dict[str, Any], schema: dict[str, Any]) -> list[str] | Non
     """Keys neither in ``properties`` nor matched by a ``patternProperties`` pattern; ``None`` when
     a pattern cannot be run (then no key is known to be extra)."""
     properties = schema.get("properties", {})
-    check = _CURRENT.get()
+    check = CURRENT_CHECK.get()
     searches = [check.search(pattern) for pattern in schema.get("patternProperties", {})]
     if any(search is None for search in searches):
         return None
@@ -105,7 +107,7 @@ def _enum(validator: Any, enums: Any, instance: Any, schema: Any) -> Iterator[An
     from jsonschema._utils import equal
     from jsonschema.exceptions import ValidationError
 
-    check = _CURRENT.get()
+    check = CURRENT_CHECK.get()
     for each in enums:
         check.tick()
         if equal(each, instance):
@@ -142,7 +144,7 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> It
 
 def _unevaluated_properties(original: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
     def unevaluated_properties(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
-        check = _CURRENT.get()
+        check = CURRENT_CHECK.get()
         if check.has_pattern_properties():
             if validator.is_type(instance, "object"):
                 check.note(
@@ -158,7 +160,7 @@ def _unevaluated_properties(original: Callable[..., Iterator[Any]]) -> Callable[
 _CLASSES: dict[type, type] = {}
 
 
-def _safe_class(cls: type) -> type:
+def safe_class(cls: type) -> type:
     """``cls`` (a jsonschema validator class) with the keywords above; one class per draft."""
     safe = _CLASSES.get(cls)
     if safe is None:
@@ -193,11 +195,11 @@ def _evolve_within_safe_classes(base: type, safe: type) -> Callable[..., Any]:
     fields = [(field.name, field.alias) for field in attrs.fields(safe) if field.init]
 
     def evolve(self: Any, **changes: Any) -> Any:
-        check = _CURRENT.get(None)
+        check = CURRENT_CHECK.get(None)
         if check is not None:  # a descent: into an empty subschema it runs no keyword (allOf of 1,000 {})
             check.tick()
         schema = changes.setdefault("schema", self.schema)
-        new_class = _safe_class(jsonschema.validators.validator_for(schema, default=base))
+        new_class = safe_class(jsonschema.validators.validator_for(schema, default=base))
         for name, alias in fields:
             if alias not in changes:
                 changes[alias] = getattr(self, name)

@@ -108,21 +108,21 @@ def test_the_walk_for_pattern_properties_counts_against_the_budget():
 
 @pytest.fixture
 def steps(monkeypatch):
-    """The budget steps (``_Check.steps``) of the last schema check run while the fixture is active.
+    """The budget steps (``CheckState.steps``) of the last schema check run while the fixture is active.
 
     The timing test above cannot tell these ticks are missing on a quick machine: without them
     its cases took 30-290 ms of CPU here, mostly under its 10x slack (250 ms). Counting the steps
     is deterministic."""
-    from mockoss.scenario import schema_check
+    from mockoss.scenario import schema_budget
 
     counted = [0]
-    real = schema_check._Check.tick
+    real = schema_budget.CheckState.tick
 
     def tick(self, weight=1):
         real(self, weight)
         counted[0] = self.steps  # the check's own count, so far
 
-    monkeypatch.setattr(schema_check._Check, "tick", tick)
+    monkeypatch.setattr(schema_budget.CheckState, "tick", tick)
     return counted
 
 
