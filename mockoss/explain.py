@@ -1,15 +1,10 @@
 """``mockoss explain``: what each emulated server would return for a scenario's completions.
 
-For every scripted step, every registered profile (:data:`mockoss.profiles.registry.PROFILES`,
-whatever is registered) and every generation endpoint among ``chat`` and ``responses`` that the
-profile serves, a non-streamed request is surfaced twice, once declaring function tools and once
-without tools, through the profile's own ``surface`` (the same code path the HTTP server runs).
-Each reply is summarised as an :class:`Outcome`: HTTP status, output item or message types,
-content, reasoning, tool calls (name + arguments) and the error message.
-
-The rows themselves (:class:`Outcome`, :func:`explain`, :func:`render_table`) are built in
-:mod:`mockoss.explain_rows`; this module is the command: the scenario's answers, the flags, the
-choice and order of profiles, the output.
+This module is the command: the scenario's answers, the flags, the choice and order of profiles,
+the output. The rows (:class:`~mockoss.explain_rows.Outcome`, one per step, profile, endpoint and
+tools variant, each the profile's own ``surface`` of a non-streamed request) are built by
+:func:`~mockoss.explain_rows.explain` and printed by :func:`~mockoss.explain_rows.render_table`;
+:mod:`mockoss.explain_rows` says how.
 """
 
 from __future__ import annotations
