@@ -213,38 +213,50 @@ def _certificate(text: str, nodes: list[peg.Node], seen: list[peg.EndObservation
 
 class _Resumed:
     """Full parses of one growing text, resumed after its last completed message (module
-    docstring, "Completed messages"): ``mark`` is where that message ends, ``content`` and
-    ``reasoning`` what the messages before ``mark`` map to; ``parsed`` counts the characters the
-    parses started from (``len(text) - mark`` each; tests bound it)."""
+    docstring, "Completed messages"). ``text`` is the text from the end of that message on (the
+    parser never reads before its start position, so the rest is dropped), ``content`` and
+    ``reasoning`` what the messages before it map to; :meth:`add` appends a piece. ``parses``
+    and ``parsed`` count the parses and the characters they started from (tests bound them)."""
 
-    __slots__ = ("content", "grammar", "mark", "parsed", "reasoning")
+    __slots__ = ("content", "grammar", "parsed", "parses", "parts", "reasoning", "text")
 
-    def __init__(self, grammar: Grammar) -> None:
-        self.grammar, self.mark, self.content, self.reasoning, self.parsed = grammar, 0, "", "", 0
+    def __init__(self, grammar: Grammar, text: str) -> None:
+        self.grammar, self.text, self.parts = grammar, text, [text]
+        self.content = self.reasoning = ""
+        self.parses = self.parsed = 0
 
-    def _advance(self, text: str) -> None:
-        """Move ``mark`` past every message that now parses to its end without an end observation."""
-        message = self.grammar.message
+    def add(self, piece: str) -> None:
+        self.parts.append(piece)
+
+    def _advance(self, text: str) -> int:
+        """Map every message that now parses to its end without an end observation; the position
+        after the last one."""
+        message, mark = self.grammar.message, 0
         if message is None:
-            return
+            return 0
         while True:
             with peg.first_end_observation() as seen:
-                kind, end, nodes = message(text, self.mark)
-            if kind != peg.OK or seen or end <= self.mark or any(name not in _MAPPED for name, _, _ in nodes):
-                return
+                kind, end, nodes = message(text, mark)
+            if kind != peg.OK or seen or end <= mark or any(name not in _MAPPED for name, _, _ in nodes):
+                return mark
             for name, start, stop in nodes:
                 if name == "content":
                     self.content += text[start:stop]
                 else:
                     self.reasoning += text[start:stop]
-            self.mark = end
+            mark = end
 
-    def __call__(self, text: str) -> tuple[ChatMsg, _Open | None]:
-        """``grammar.parse(text[len(GENERATION_PROMPT):], partial=True)`` and its certificate."""
-        self._advance(text)
-        self.parsed += len(text) - self.mark
+    def __call__(self) -> tuple[ChatMsg, _Open | None]:
+        """``grammar.parse`` of the whole text (partial) and its certificate."""
+        text = "".join(self.parts) if len(self.parts) > 1 else self.parts[0]
+        mark = self._advance(text)
+        if mark:
+            text = text[mark:]
+        self.text, self.parts = text, [text]
+        self.parses += 1
+        self.parsed += len(text)
         with peg.first_end_observation() as seen:
-            kind, _end, nodes = self.grammar.root(text, self.mark)
+            kind, _end, nodes = self.grammar.root(text, 0)
         if kind == peg.FAIL:
             # a failed partial parse: an empty message (Grammar.parse); stable if nothing saw the end
             return ChatMsg(), (None if seen else _Open("stable", "", "", ChatMsg()))
@@ -256,35 +268,29 @@ class _Resumed:
 _MAPPED = frozenset({"content", "reasoning"})
 
 
-def partial_parses(grammar: Grammar, prefill: str, pieces: Iterable[str], parse: _Resumed | None = None) -> Iterator[ChatMsg | Extend]:
+def partial_parses(
+    grammar: Grammar, prefill: str, pieces: Iterable[str], parse: _Resumed | None = None
+) -> Iterator[ChatMsg | Extend]:
     """Per piece, the partial parse of ``prefill`` + the pieces so far, as
     ``grammar.parse(prefill + text, partial=True)`` gives it: a :class:`ChatMsg`, or an
     :class:`Extend` of the previous result (never for the first piece). Linear in the text's
     length while the answer stays inside one open run; at other pieces a parse of the text after
-    the last completed message. ``parse``: the resumed parser to use (tests read its counts)."""
-    parts = [GENERATION_PROMPT + prefill]
+    the last completed message. ``parse``: a fresh ``_Resumed(grammar, GENERATION_PROMPT +
+    prefill)`` to use (tests read its counts)."""
     certificate: _Open | None = None
-    parse = parse or _Resumed(grammar)
+    parse = parse or _Resumed(grammar, GENERATION_PROMPT + prefill)
     for piece in pieces:
         if certificate is not None:
             if not piece:
                 yield _SAME
                 continue
             result = certificate.extend(piece)
-            if result is _HELD:
-                parts.append(piece)
-                text = "".join(parts)
-                parts = [text]
-                yield parse(text)[0]
-                continue
             if result is not None:
-                parts.append(piece)
-                yield result
+                parse.add(piece)
+                yield parse()[0] if result is _HELD else result
                 continue
-        parts.append(piece)
-        text = "".join(parts)
-        parts = [text]
-        msg, certificate = parse(text)
+        parse.add(piece)
+        msg, certificate = parse()
         yield msg
 
 

@@ -17,7 +17,7 @@ from mockoss.harmony import Completion
 from mockoss.harmony.faults import FAULTS, FaultError, apply_fault
 from mockoss.profiles.llamacpp import incremental
 from mockoss.profiles.llamacpp import plan as plan_module
-from mockoss.profiles.llamacpp.gptoss import ChatMsg, build_grammar
+from mockoss.profiles.llamacpp.gptoss import GENERATION_PROMPT, ChatMsg, build_grammar
 from mockoss.profiles.llamacpp.incremental import Extend, materialize, partial_parses
 from mockoss.profiles.llamacpp.options import continuation
 from mockoss.profiles.llamacpp.pieces import token_pieces
@@ -171,7 +171,7 @@ def test_every_partial_parse_equals_the_full_reparse():
 
 
 @pytest.mark.parametrize("reasoning", [True, False])
-def test_a_long_answer_is_extended_not_reparsed(reasoning, monkeypatch):
+def test_a_long_answer_is_extended_not_reparsed(reasoning):
     """A long final answer after a long analysis: a full parse near each message boundary, and
     one for each piece that leaves a prefix of ``<|end|>`` at the end (llama-server holds it
     back); every other token is an extension, or (after a held-back prefix) the message rebuilt
@@ -180,10 +180,8 @@ def test_a_long_answer_is_extended_not_reparsed(reasoning, monkeypatch):
     text = f"<|channel|>analysis<|message|>Think {words}<|end|><|start|>assistant<|channel|>final<|message|>{words}"
     pieces = _token_pieces(text)
     grammar = build_grammar((), "auto", reasoning)
-    parses = []
-    full_parse = incremental._Resumed.__call__
-    monkeypatch.setattr(incremental._Resumed, "__call__", lambda self, t: parses.append(len(t)) or full_parse(self, t))
-    results = list(partial_parses(grammar, "", pieces))
+    parse = incremental._Resumed(grammar, GENERATION_PROMPT)
+    results = list(partial_parses(grammar, "", pieces, parse))
     so_far = ""
     held = 0
     for piece in pieces:
@@ -191,7 +189,7 @@ def test_a_long_answer_is_extended_not_reparsed(reasoning, monkeypatch):
         held += any("<|end|>".startswith(so_far[-k:]) for k in range(1, 7))
     assert len(pieces) > 3000
     assert 0 < held < len(pieces) // 2
-    assert len(parses) <= held + 20
+    assert parse.parses <= held + 20
     assert list(materialize(results)) == _old(grammar, "", pieces)
 
 
