@@ -68,12 +68,13 @@ def test_a_model_name_with_newlines_is_escaped_and_still_whole_events():
     assert b'"model":"m\\n\\nx"' in frames[0] and is_sse_events(frames) and _whole_events(frames)
 
 
-def test_a_frame_with_another_newline_is_not_claimed(monkeypatch):
-    """The per-request frames are checked: a stand-in error frame with an inner newline (what no
-    vLLM frame has) turns the claim off, and the frames are a plain tuple."""
-    monkeypatch.setattr(chat_stream_module, "stream_error_frame", lambda *args, **kwargs: b"data: x\ny\n\n")
+def test_a_frame_with_two_events_is_not_claimed(monkeypatch):
+    """The per-request frames are checked (:func:`mockoss.profiles.sse.whole_event`): a stand-in
+    error frame holding two events (what no vLLM frame does) turns the claim off, and the frames
+    are a plain tuple."""
+    monkeypatch.setattr(chat_stream_module, "stream_error_frame", lambda *args, **kwargs: b"data: x\n\ndata: y\n\n")
     frames = _stream(TEXTS["malformed"], PROFILES["raise"], {"tools": (ToolDecl("function", "x"),)})
-    assert b"data: x\ny\n\n" in frames and frames.__class__ is tuple and not is_sse_events(frames)
+    assert b"data: x\n\ndata: y\n\n" in frames and frames.__class__ is tuple and not is_sse_events(frames)
 
 
 def test_the_claim_is_the_exact_type_and_not_inherited_by_slices():

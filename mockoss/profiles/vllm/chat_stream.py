@@ -8,7 +8,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
-from mockoss.profiles.sse import SseEvents
+from mockoss.profiles.sse import SseEvents, whole_event
 from mockoss.profiles.vllm.errors import stream_error_frame
 
 if TYPE_CHECKING:
@@ -191,7 +191,7 @@ def stream(profile: VllmProfile, plan: Plan, sse: _Sse, request: ChatRequestView
     if plan.error is not None:
         frames.append(stream_error_frame(profile.harmony_error_status, plan.error, body=profile.error_body))
         frames.append(DONE)
-        return _reply(frames, events and _whole_events(frames[0], *frames[tail:]))
+        return _reply(frames, events and all(map(whole_event, (frames[0], *frames[tail:]))))
     assert sse.final is not None
     named = isinstance(effective_tool_choice(request, profile), Mapping)
     # vllm#53269: before the fix, a streamed tool call ended "tool_calls" even when cut by max_tokens.
@@ -211,12 +211,7 @@ def stream(profile: VllmProfile, plan: Plan, sse: _Sse, request: ChatRequestView
         stamp = b"" if fingerprint is None else f',"system_fingerprint":"{fingerprint}"'.encode()
         frames.append(head + b'],"usage":' + total + stamp + b"}\n\n")
     frames.append(DONE)
-    return _reply(frames, events and _whole_events(frames[0], *frames[tail:]))
-
-
-def _whole_events(*frames: bytes) -> bool:
-    """Whether each frame ends with ``b"\\n\\n"`` and holds no other newline."""
-    return all(frame.endswith(b"\n\n") and frame.count(b"\n") == 2 for frame in frames)
+    return _reply(frames, events and all(map(whole_event, (frames[0], *frames[tail:]))))
 
 
 def _reply(frames: list[bytes], events: bool) -> Reply:
