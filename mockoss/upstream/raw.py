@@ -26,7 +26,7 @@ else ``<|return|>``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
@@ -140,15 +140,10 @@ def describe(error: httpx2.HTTPError) -> str:
     return f"failed: {type(error).__name__}: {error}"
 
 
-#: Characters of an ``"id,id,…"`` string parsed per slice by :func:`_id_slices` (~30,000 ids, ~5 ms).
+#: Characters of an ``"id,id,…"`` string parsed per slice (:func:`~mockoss.harmony.encoding.id_slices`;
+#: ~30,000 ids, ~5 ms): one ``map(int, …)`` over a 10 MB prompt's 1.7 million ids holds the GIL
+#: ~0.27 s in one C call; between slices a worker thread lets the event loop run.
 _IDS_SLICE = 200_000
-
-
-def _id_slices(ids: str) -> Iterator[list[int]]:
-    """The ints of ``"id,id,…"`` (``""``: none), a slice at a time: one ``map(int, …)`` over a
-    10 MB prompt's 1.7 million ids holds the GIL ~0.27 s in one C call; between slices a worker
-    thread lets the event loop run."""
-    return id_slices(ids, _IDS_SLICE)
 
 
 def _prompt_text(ids: str) -> str:
@@ -159,7 +154,7 @@ def _prompt_text(ids: str) -> str:
     they are (``surrogateescape``), and the joined text is encoded back to exactly the whole's bytes
     and decoded as ``decode`` does (``replace``): the same text as one decode (PEP 383)."""
     encoding = load_encoding()
-    parts = [encoding.decode(part, errors="surrogateescape") for part in _id_slices(ids)]
+    parts = [encoding.decode(part, errors="surrogateescape") for part in id_slices(ids, _IDS_SLICE)]
     return "".join(parts).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
@@ -174,7 +169,7 @@ def completion_content(upstream: Upstream, endpoint: str, body: Mapping[str, Any
     (``upstream.prompt == "tokens"``), the string goes into the JSON as it is with ``", "`` between
     ids (what ``json.dumps`` writes for a list of ints, ~15 ms for 1.7 million ids, where building
     the list and dumping it took ~0.4 s holding the GIL); as text, the ids are parsed slice by slice
-    (:func:`_id_slices`) and decoded.
+    (:func:`~mockoss.harmony.encoding.id_slices`) and decoded.
 
     Raises:
         pydantic.ValidationError: ``body`` is not valid for ``endpoint`` (validate it first).

@@ -19,6 +19,7 @@ import mockoss.profiles.ollama.prompt as ollama_prompt
 import mockoss.upstream.proxy as proxy_module
 import mockoss.upstream.raw as raw_module
 from mockoss.harmony import load_encoding
+from mockoss.harmony.encoding import id_slices
 from mockoss.harmony.prompt import render_chat_prompt
 from mockoss.server.core import MockServer
 from mockoss.server.offload import is_heavy
@@ -141,8 +142,8 @@ def test_the_completions_body_is_the_same_from_worker_ids(monkeypatch, form, mod
     assert completion_content(upstream, "chat", body, MODEL) == expected
     sent = json.loads(expected)["prompt"]
     assert sent == (ids if form == "tokens" else load_encoding().decode(ids))
-    assert list(raw_module._id_slices("")) == [] and [t for part in raw_module._id_slices(",".join(map(str, ids))) for t in part] == ids
-    assert "🦜𓀀" in load_encoding().decode(ids) and len(list(raw_module._id_slices(",".join(map(str, ids))))) > 10
+    assert list(id_slices("", 7)) == [] and [t for part in id_slices(",".join(map(str, ids)), 7) for t in part] == ids
+    assert "🦜𓀀" in load_encoding().decode(ids) and len(list(id_slices(",".join(map(str, ids)), 7))) > 10
 
 
 def test_a_heavy_scripted_mode_request_is_played_off_the_event_loop(serve, http, monkeypatch):
