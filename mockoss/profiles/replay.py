@@ -160,11 +160,6 @@ class Draws:
     def __init__(self, count: int, shown: tuple[tuple[int, Call], ...]) -> None:
         self.count, self.shown = count, shown
 
-    @property
-    def used(self) -> tuple[int, ...]:
-        """The marker numbers shown, sorted."""
-        return tuple(n for n, _ in self.shown)
-
     def replay(self, ids: IdSource) -> dict[int, bytes]:
         """The ids ``ids`` gives at the shown draws, by marker number, as UTF-8 bytes; ``ids``
         ends ``count`` draws further on, as if each draw had been made."""
