@@ -14,6 +14,7 @@ import threading
 
 import anyio
 import pytest
+from warmup_support import watch_warm_ups  # tests/server is on sys.path
 
 from mockoss.profiles.base import Reply
 from mockoss.scenario.loader import scenario_from_data
@@ -170,7 +171,7 @@ def test_a_warm_up_leaves_replies_ids_and_the_request_log_as_they_were(monkeypat
     for warmed in (True, False):
         # Two completions (memos of their own) of the same token shape: tags of the same length in tokens.
         server = MockServer(scenario=_long_scenario(f"same-bytes-{1111 if warmed else 2222}", steps=steps), seed=7)
-        warm_ups = _watch_warm_ups(monkeypatch, server)
+        warm_ups = watch_warm_ups(monkeypatch, server)
         gate = Gate()
         got = []
         for endpoint, fields in bodies:
@@ -187,25 +188,10 @@ def test_a_warm_up_leaves_replies_ids_and_the_request_log_as_they_were(monkeypat
     assert [status for status, _body, _frames in replies[0][0]] == [200] * len(bodies)
 
 
-def _watch_warm_ups(monkeypatch, server: MockServer) -> list:
-    """The completions ``surface`` is called for without the server lock (the warm-ups)."""
-    seen: list = []
-    cls = type(server._base_profile)
-    real = cls.surface
-
-    def surface(self, endpoint, completion, request, ctx):
-        if not server._lock.locked():
-            seen.append(completion)
-        return real(self, endpoint, completion, request, ctx)
-
-    monkeypatch.setattr(cls, "surface", surface)
-    return seen
-
-
 def test_the_step_a_script_will_play_is_the_one_warmed(monkeypatch):
     scenario = _long_scenario("predicted", steps=3)
     server = MockServer(scenario=scenario)
-    seen = _watch_warm_ups(monkeypatch, server)
+    seen = watch_warm_ups(monkeypatch, server)
     gate = Gate()
     longs = [step.completion for step in scenario.steps]
     for turn in range(3):
@@ -221,7 +207,7 @@ def test_without_a_prediction_long_answers_are_warmed_in_file_order_a_few_per_re
     PER_REQUEST long answers, the next one the rest."""
     scenario = _long_scenario("order", steps=warmup.PER_REQUEST + 1)
     server = MockServer(scenario=scenario)
-    seen = _watch_warm_ups(monkeypatch, server)
+    seen = watch_warm_ups(monkeypatch, server)
     gate = Gate()
     longs = [step.completion for step in scenario.steps]
     session = {"x-mockoss-session": "s1"}
@@ -297,7 +283,7 @@ def test_a_shape_is_warmed_again_for_a_new_profile(monkeypatch):
     """Memo entries are the profile object's (vLLM's hold ``id(profile)``): after set_switches the
     first request of a shape builds its plans off the lock again."""
     server = MockServer(scenario=_long_scenario("switched"))
-    seen = _watch_warm_ups(monkeypatch, server)
+    seen = watch_warm_ups(monkeypatch, server)
     gate = Gate()
     anyio.run(_through_gate, gate, server, "chat", _chat(server, "one"))
     anyio.run(_through_gate, gate, server, "chat", _chat(server, "two"))
@@ -309,7 +295,7 @@ def test_a_shape_is_warmed_again_for_a_new_profile(monkeypatch):
 
 def test_a_switch_header_profile_made_again_after_reset_is_warmed_again(monkeypatch):
     server = MockServer(scenario=_long_scenario("header"))
-    seen = _watch_warm_ups(monkeypatch, server)
+    seen = watch_warm_ups(monkeypatch, server)
     gate = Gate()
     header = {"x-mockoss-switch": "strict=false"}
     anyio.run(_through_gate, gate, server, "chat", _chat(server, "one"), header)

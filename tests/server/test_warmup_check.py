@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 from starlette.testclient import TestClient
+from warmup_support import watch_warm_ups  # tests/server is on sys.path
 
 from mockoss.scenario.loader import scenario_from_data
 from mockoss.server import warm_record, warmup
@@ -47,16 +48,7 @@ def test_the_first_request_over_http_decides_its_warm_up_once(monkeypatch):
     server = MockServer(scenario=_long_scenario("decided-once"))
     predicted = _count(monkeypatch, "_predicted", warm_record)
     parsed = _count(monkeypatch, "parse_json_and_hand_on")
-    warm_ups = []
-    cls = type(server._base_profile)
-    real = cls.surface
-
-    def surface(self, endpoint, completion, request, ctx):
-        if not server._lock.locked():
-            warm_ups.append(completion)
-        return real(self, endpoint, completion, request, ctx)
-
-    monkeypatch.setattr(cls, "surface", surface)
+    warm_ups = watch_warm_ups(monkeypatch, server)
     model = server.info.served_model_names[0]
     body = json.dumps({"model": model, "messages": [{"role": "user", "content": "hi"}], "stream": True}).encode()
     with TestClient(create_app(server), base_url="http://127.0.0.1:8000") as client:
