@@ -33,7 +33,11 @@ _CALL = {
     True: re.compile(r"to=([a-zA-Z_][a-zA-Z0-9_.-]*)\s*<\|constrain\|>json<\|message\|>(.*?)(?:<\|call\|>|$)", re.DOTALL),
     False: re.compile(r"to=([a-zA-Z_][a-zA-Z0-9_.]*)\s*<\|constrain\|>json<\|message\|>(.*?)(?:<\|call\|>|$)", re.DOTALL),
 }
+_CALL_HEADER = "<|channel|>commentary to="
 _MARKERS = ("<|start|>", "<|channel|>", "<|message|>", "<|constrain|>", "<|end|>", "<|call|>", "<|return|>", "assistantfinal")
+
+_ANY_MARKER = re.compile("|".join(map(re.escape, _MARKERS)))
+_LONGEST_MARKER = max(map(len, _MARKERS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +118,9 @@ class ToolCallStream:
     without any Harmony marker stays in its buffer (a streamed answer is lost when tools are
     declared); from 0.5.3 it is passed through, though the inner parser still holds it, so when
     a marker follows, the same text comes out again.
+
+    The buffer's marker checks search only what each step appends (a buffer kept while the
+    parser holds an open call grows with it; searching it whole every step was quadratic).
     """
 
     tools: frozenset[str]
@@ -123,20 +130,33 @@ class ToolCallStream:
     _parser: SglangHarmonyParser = field(default_factory=SglangHarmonyParser)
     _buffer: str = ""
     _next_index: int = -1
+    #: Whether the buffer holds one of ``_MARKERS`` / ``_CALL_HEADER``: only what was appended is
+    #: searched (with the overlap a straddling marker needs), not the whole buffer every step.
+    _has_marker: bool = False
+    _has_call_header: bool = False
 
     def feed(self, text: str) -> tuple[str, list[ToolCallItem]]:
         """``(content delta, calls completed by this step)``."""
         if not self.tools:
             return text, []
-        self._buffer += text
+        buffer, self._buffer = self._buffer, ""
+        old = len(buffer)
+        buffer += text  # in place: nothing else refers to the buffer (CPython appends without copying)
+        self._buffer = buffer
+        if not self._has_marker:
+            self._has_marker = _ANY_MARKER.search(buffer, max(0, old - _LONGEST_MARKER + 1)) is not None
+        if not self._has_call_header:
+            self._has_call_header = buffer.find(_CALL_HEADER, max(0, old - len(_CALL_HEADER) + 1)) >= 0
+        del buffer
         events = self._parser.feed(text)
-        if self.plain_text_passthrough and not events and not any(m in self._buffer for m in _MARKERS):
-            out, self._buffer = self._buffer, ""
+        if self.plain_text_passthrough and not events and not self._has_marker:
+            out = self._buffer
+            self._reset()
             return out, []
-        if "<|channel|>commentary to=" not in self._buffer:
+        if not self._has_call_header:
             normal = "".join(e.content for e in events if e.kind == "normal")
             if normal or events:
-                self._buffer = ""
+                self._reset()
             return normal, []
         if not events:
             return "", []
@@ -150,5 +170,8 @@ class ToolCallStream:
                     calls.append(call)
             elif event.kind == "normal":
                 normal += event.content
-        self._buffer = ""
+        self._reset()
         return normal, calls
+
+    def _reset(self) -> None:
+        self._buffer, self._has_marker, self._has_call_header = "", False, False

@@ -21,6 +21,16 @@ from that, and this module keeps them:
   ``assistantfinal`` is parsed by the text fallback (what output looks like when special tokens
   were stripped): ``analysis…assistantfinal…``.
 
+SGLang re-parses the text it holds with every chunk (``HarmonyParser.parse`` hands its whole
+buffer to ``CanonicalStrategy.parse``, which re-tokenizes it; still so in the FSM rewrite at
+sgl-project/sglang@0a1a7d5919edc8492b8986856567d0ff71c69eb7, same path), so an open tool call, a block with an unknown
+channel or undecided plain text costs it time quadratic in its length. The events depend only on
+the text, not on how it is parsed: :class:`CanonicalFeed` and :mod:`.harmony_scan` give the same
+ones while looking at each character a bounded number of times (the argument is in their
+docstrings; ``tests/profiles/test_sglang_linear.py`` compares them with the re-parse chunk by
+chunk). The text fallback (:func:`text_parse`) is still parsed whole per chunk: what it holds stays
+short except after ``assistantfin`` not followed by ``al``, where SGLang holds everything.
+
 Checked against SGLang 0.5.23's own module (loaded from the wheel, no GPU needed) by
 ``tools/sglang_parser_diff.py``; see :mod:`mockoss.profiles.sglang` for what was compared.
 """
@@ -30,19 +40,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mockoss.profiles.sglang.harmony_scan import GUARDS, MARKERS, Marker, MarkScan, scan_markers
+from mockoss.profiles.sglang.harmony_scan import channel_word as _channel_word
+
 __all__ = ["Event", "Marker", "SglangHarmonyParser", "canonical_parse", "hold_partial", "scan_markers", "text_parse"]
 
-#: The markers SGLang's parser recognises, by kind.
-MARKERS: dict[str, str] = {
-    "<|start|>": "START",
-    "<|channel|>": "CHANNEL",
-    "<|message|>": "MESSAGE",
-    "<|constrain|>": "CONSTRAIN",
-    "<|end|>": "END",
-    "<|call|>": "CALL",
-    "<|return|>": "RETURN",
-}
-_GUARDS = tuple(MARKERS)
+_GUARDS = GUARDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,16 +56,6 @@ class Event:
     kind: str
     content: str
     raw: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Marker:
-    """A span of the text: ``kind`` is a :data:`MARKERS` value or ``"TEXT"``; ``start``/``end``
-    are character offsets."""
-
-    kind: str
-    start: int
-    end: int
 
 
 def hold_partial(text: str, guards: tuple[str, ...] | list[str]) -> tuple[str, str]:
@@ -84,54 +77,6 @@ def hold_partial(text: str, guards: tuple[str, ...] | list[str]) -> tuple[str, s
                 break
             at = text.find(first, at + 1)
     return (text[:-held], text[-held:]) if held else (text, "")
-
-
-def scan_markers(text: str) -> list[Marker]:
-    """The text split into markers and text spans, left to right.
-
-    A trailing ``<|`` that may still become a marker is one text span. An unknown ``<|x|>`` is a
-    text span ``<|`` plus a text span reaching to the next ``<|``; when that happens and the text
-    ends with a marker, an empty text span closes the list (SGLang's quirk, kept).
-    """
-    out: list[Marker] = []
-    pos, length, unknown = 0, len(text), False
-    while pos < length:
-        at = text.find("<|", pos)
-        if at < 0:
-            break
-        if at > pos:
-            out.append(Marker("TEXT", pos, at))
-        literal = next((m for m in MARKERS if text.startswith(m, at)), None)
-        if literal is not None:
-            out.append(Marker(MARKERS[literal], at, at + len(literal)))
-            pos = at + len(literal)
-            continue
-        if any(m.startswith(text[at:]) for m in MARKERS):
-            out.append(Marker("TEXT", at, length))
-            pos = length
-            break
-        unknown = True
-        out.append(Marker("TEXT", at, at + 2))
-        close = text.find("|>", at + 2)
-        if close < 0:
-            pos = at + 2
-            continue
-        following = text.find("<|", close + 2)
-        stop = following if following >= 0 else length
-        out.append(Marker("TEXT", at + 2, stop))
-        pos = stop
-        if following < 0:
-            break
-    if pos < length:
-        out.append(Marker("TEXT", pos, length))
-    elif unknown and text.endswith(_GUARDS):
-        out.append(Marker("TEXT", length, length))
-    return out
-
-
-def _channel_word(header: str) -> str | None:
-    lowered = header.strip().lower()
-    return next((word for word in ("analysis", "commentary", "final") if lowered.startswith(word)), None)
 
 
 def _header(text: str, marks: list[Marker], first: int) -> tuple[int | None, int | None]:
@@ -195,9 +140,11 @@ def _is_filler(text: str, marks: list[Marker], i: int) -> bool:
     return mark.kind == "MESSAGE" or (mark.kind == "TEXT" and text[mark.start : mark.end].strip().lower() == "commentary")
 
 
-def canonical_parse(text: str) -> tuple[list[Event], str]:
-    """Parse marker-delimited Harmony text: ``(events, rest to keep for the next chunk)``."""
-    marks = scan_markers(text)
+def canonical_parse(text: str, marks: list[Marker] | None = None) -> tuple[list[Event], str]:
+    """Parse marker-delimited Harmony text: ``(events, rest to keep for the next chunk)``.
+    ``marks``: ``scan_markers(text)`` when the caller has it."""
+    if marks is None:
+        marks = scan_markers(text)
     events: list[Event] = []
     i = 0
     while i < len(marks):
@@ -225,6 +172,105 @@ def canonical_parse(text: str) -> tuple[list[Event], str]:
                 events.append(Event("normal", piece))
         i += 1
     return events, ""
+
+
+_BLOCK_OPENERS = ("<|start|>", "<|channel|>")
+
+
+class CanonicalFeed:
+    """``canonical_parse(held + chunk)`` chunk after chunk, ``held`` being the previous call's
+    rest, in time linear in the text overall (SGLang re-parses the held text every time; see
+    :mod:`.harmony_scan`). Gives exactly what :func:`canonical_parse` gives.
+
+    Why it is exact. A rest that is not ``""`` or a held partial marker (at most 12 characters)
+    starts with ``<|start|>`` or ``<|channel|>``: block 0 of the next parse starts at its offset 0,
+    and the parse of ``rest + chunk`` returns ``([], everything)`` for as long as block 0 is
+    incomplete and is not an open ``analysis`` (``_block`` and ``_open_analysis`` both give
+    ``None``). Block 0 waits in one of these states, each settled only by a marker (a text span
+    never settles anything, and every marker is a settled span of :class:`MarkScan`, so each
+    marker is looked at once):
+
+    * ``message``: no ``<|message|>`` yet (the first ``<|channel|>`` is noted on the way).
+    * ``close``: the header names ``commentary`` (or no channel: a tool's answer); it waits for
+      ``<|end|>``/``<|call|>`` (a tool's answer also ``<|return|>``).
+    * ``dead``: the header's channel word is unknown: no later text completes it.
+    * ``analysis``: an open analysis; the rest is its header, and each chunk without
+      ``<|end|>``/``<|call|>`` (scanned on its own: the header ends at a settled
+      ``<|message|>``) is one ``reasoning`` event with the chunk's text, partial markers
+      included, as SGLang streams it.
+
+    When the awaited marker arrives (or the header names ``final``, or a rest starts otherwise),
+    the whole text is parsed once by :func:`canonical_parse`; what it settles is dropped from the
+    held text, so each character is parsed whole a bounded number of times.
+    """
+
+    __slots__ = ("_channel", "_closers", "_header", "_look", "_mode", "_scan")
+
+    def __init__(self) -> None:
+        self._mode: str | None = None
+        self._scan = MarkScan()
+        self._look, self._channel, self._closers, self._header = 0, None, ("END", "CALL"), ""
+
+    def parse(self, text: str) -> tuple[list[Event], str]:
+        """``canonical_parse(text)``, where ``text`` is the last rest plus a chunk."""
+        mode = self._mode
+        if mode == "dead":
+            return [], text
+        if mode == "analysis":
+            body = len(self._header)
+            content = text[body:]
+            if not any(m.kind in ("END", "CALL") for m in scan_markers(content)):
+                return [Event("reasoning", content)], self._header
+        elif mode is not None:
+            self._scan.extend(text)
+            if self._advance(text) == "wait":
+                return [], text
+        events, rest = canonical_parse(text)
+        self._settle(rest)
+        return events, rest
+
+    def _settle(self, rest: str) -> None:
+        """The state block 0 of ``rest`` waits in (``None``: parse the next text whole)."""
+        self._mode = None
+        if not rest.startswith(_BLOCK_OPENERS):
+            return
+        self._scan = MarkScan()
+        self._scan.extend(rest)
+        self._mode, self._channel, self._closers = "message", None, ("END", "CALL")
+        self._look = 1 if rest.startswith("<|start|>") else 0
+        outcome = self._advance(rest)
+        if outcome == "analysis" and self._scan.marks[self._look].end == len(rest):
+            self._mode, self._header = "analysis", rest
+        elif outcome != "wait":
+            self._mode = None
+
+    def _advance(self, text: str) -> str:
+        """Look at the settled markers not seen yet: ``"wait"`` while block 0 stays incomplete
+        and not an open analysis, else ``"analysis"`` (``_look`` at its ``<|message|>``) or
+        ``"parse"``."""
+        marks, i = self._scan.marks, self._look
+        if self._mode == "message":
+            while i < len(marks) and marks[i].kind != "MESSAGE":
+                if marks[i].kind == "CHANNEL" and self._channel is None:
+                    self._channel = i
+                i += 1
+            self._look = i
+            if i == len(marks):
+                return "wait"
+            if self._channel is None:
+                self._closers = ("END", "CALL", "RETURN")
+            else:
+                word = _channel_word(text[marks[self._channel + 1].start : marks[i].start])
+                if word is None:
+                    self._mode = "dead"
+                    return "wait"
+                if word != "commentary":
+                    return "analysis" if word == "analysis" else "parse"
+            self._mode, i = "close", i + 1
+        while i < len(marks) and marks[i].kind not in self._closers:
+            i += 1
+        self._look = i
+        return "wait" if i == len(marks) else "parse"
 
 
 _FLAGS = re.IGNORECASE | re.DOTALL
@@ -267,6 +313,14 @@ def text_parse(text: str) -> tuple[list[Event], str]:
     return ([Event("normal", emit)] if emit else []), hold
 
 
+def _ends_in_call(text: str) -> bool:
+    """``text.rstrip().endswith("<|call|>")``, without copying a long text."""
+    tail = text[-72:].rstrip()
+    if len(tail) >= 8 or len(text) <= 72:
+        return tail.endswith("<|call|>")
+    return text.rstrip().endswith("<|call|>")  # 64 or more trailing whitespace characters
+
+
 class SglangHarmonyParser:
     """The stateful facade: feed text chunks, get events; ``feed("")`` re-parses what is held.
 
@@ -274,6 +328,10 @@ class SglangHarmonyParser:
     ``<|start|>``) pick :func:`canonical_parse`, a header word picks :func:`text_parse`; until
     then everything is held. After a tool call (or a chunk ending in ``<|call|>``), ``normal``
     events spelling ``commentary`` (possibly across chunks) are dropped.
+
+    Each step costs what it adds, not what is held: undecided text is searched from where the
+    last search could not have matched, the canonical strategy goes through
+    :class:`CanonicalFeed`, and the held text is appended to in place.
     """
 
     def __init__(self) -> None:
@@ -281,19 +339,32 @@ class SglangHarmonyParser:
         self._parse = None
         self._after_call = False
         self._partial_word = ""
+        self._searched = 0  # while undecided: the held text's length at the last search
+        self._canonical = CanonicalFeed()
 
     def feed(self, chunk: str) -> list[Event]:
         """Add ``chunk`` and return the events it completes."""
-        self._held += chunk
+        held, self._held = self._held, ""
+        held += chunk  # in place: nothing else refers to the held text (CPython appends without copying)
+        self._held = held
         if self._parse is None:
-            if "<|channel|>" in self._held or "<|start|>" in self._held:
+            # A marker or header word that the held text did not have must end in what was just
+            # added, so each search starts that far back: the longest marker, or a header word's
+            # longest match without a whitespace run inside (1 + len("assistant") + 14 characters;
+            # a match with such a run also starts at the run's last character).
+            searched, self._searched = self._searched, len(held)
+            if held.find("<|channel|>", max(0, searched - 10)) >= 0 or held.find("<|start|>", max(0, searched - 8)) >= 0:
                 self._parse = canonical_parse
-            elif _TEXT_FORMAT.search(self._held):
+            elif _TEXT_FORMAT.search(held, max(0, searched - 24)):
                 self._parse = text_parse
             else:
                 return []
-        ends_in_call = self._held.rstrip().endswith("<|call|>")
-        events, self._held = self._parse(self._held)
+        ends_in_call = _ends_in_call(held)
+        del held
+        if self._parse is canonical_parse:
+            events, self._held = self._canonical.parse(self._held)
+        else:
+            events, self._held = self._parse(self._held)
         kept: list[Event] = []
         for event in events:
             if event.kind == "normal" and (self._after_call or self._partial_word):
