@@ -33,7 +33,7 @@ O on ``t'`` again reaches the end:
 2. O reaches the end of ``t'``. For ``until`` this is decided on the window
    ``t'[max(u, L - len(D) + 1):]``: an occurrence of ``D`` in ``t'[u:]`` lying wholly inside
    ``t`` would have been found on ``t``, so any occurrence or end-of-input prefix of ``D``
-   starts in that window, where the containment test and :func:`_held_back` check exactly
+   starts in that window, where the containment test and :func:`.held.held_suffix` check exactly
    ``until``'s two conditions. The JSON scanner reads ``t'`` as it read ``t`` up to ``L`` (or up to the cut escape's
    start ``e``, a point between characters), and from there on exactly as
    :func:`.peg.json_string_scan` reads ``s`` (or ``t[e:L] + s``) from a fresh start.
@@ -71,7 +71,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from mockoss.profiles.llamacpp import peg
+from mockoss.profiles.llamacpp import held, peg
 from mockoss.profiles.llamacpp.gptoss import _TRAILING_SPACE, GENERATION_PROMPT, ChatMsg, Grammar, map_nodes
 
 __all__ = ["Extend", "grown", "materialize", "partial_parses"]
@@ -97,21 +97,27 @@ class _Open:
     """A parse's certificate (module docstring): its first end observation was an open run.
 
     ``kind`` ``"until"`` (``delimiter``, and ``tail``: the text after
-    ``max(pos, len(t) - len(delimiter) + 1)``) or ``"string"`` (a JSON string; ``tail``: the
-    escape the end cut, whose scan resumes with the next piece); ``field`` the
-    message field that grows (``""``: none); for ``"tool"``, ``index`` of the call and ``spaces``,
-    the open node's trailing whitespace, which the mapper strips until a later character follows.
-    For ``"until"``, ``msg`` is the message of the parse that gave the certificate and ``since``
-    the pieces after it; ``held``: the last piece left a prefix of the delimiter at the end.
+    ``max(pos, len(t) - len(delimiter) + 1)``), ``"string"`` (a JSON string; ``tail``: the
+    escape the end cut, whose scan resumes with the next piece) or ``"stable"`` (no check saw
+    the end); ``field`` the message field that grows (``""``: none); for ``"tool"``, ``index``
+    of the call and ``spaces``, the open node's trailing whitespace, which the mapper strips
+    until a later character follows. For ``"until"``: ``msg`` is the message of the parse that
+    gave the certificate and ``since`` the pieces after it; ``probe`` what :func:`.held.probe`
+    needs (the parser that gave it first, which counts the probes) and ``modes`` its answers by
+    held suffix; ``pending`` the held suffix left out of the
+    last result; ``synced``: the last result is ``msg`` grown by ``since`` minus ``pending``
+    (false after a full parse).
     """
 
-    __slots__ = ("delimiter", "field", "held", "index", "kind", "msg", "since", "spaces", "tail")
+    __slots__ = ("delimiter", "field", "index", "kind", "modes", "msg", "pending", "probe", "since", "spaces", "synced", "tail")
 
     def __init__(self, kind: str, delimiter: str, tail: str, msg: ChatMsg) -> None:
         self.kind, self.delimiter, self.tail, self.msg = kind, delimiter, tail, msg
         self.field, self.index, self.spaces = "", -1, ""
         self.since: list[str] = []
-        self.held = False
+        self.probe: tuple = ()
+        self.modes: dict[str, str | None] = {}
+        self.pending, self.synced = "", True
 
     def extend(self, piece: str) -> Extend | ChatMsg | None:
         """The result after ``piece`` (non-empty): an :class:`Extend` of the previous one, a
@@ -120,29 +126,11 @@ class _Open:
         if self.kind == "stable":
             return _SAME
         if self.kind == "until":
-            window = self.tail + piece
-            if self.delimiter in window:
-                return None
-            keep = len(self.delimiter) - 1
-            self.tail = window[-keep:] if keep else ""
-            self.since.append(piece)
-            if _held_back(window, self.delimiter):
-                # U now stops before that prefix: not an extension. No delimiter since the
-                # certificate's parse, so a later piece that clears the prefix lets U reach the
-                # end again, and that text's message is the certificate's grown by all since.
-                self.held = True
-                return _HELD
-            if self.held:
-                self.held = False
-                if self.field:
-                    self.msg = grown(self.msg, [Extend(self.field, "".join(self.since))])
-                self.since = []
-                return self.msg
-        else:
-            escape = peg.json_string_scan(self.tail + piece)
-            if escape is None:
-                return None
-            self.tail = escape
+            return self._until(piece)
+        escape = peg.json_string_scan(self.tail + piece)
+        if escape is None:
+            return None
+        self.tail = escape
         if self.field != "tool":
             return Extend(self.field, piece) if self.field else _SAME
         kept = piece.rstrip(_TRAILING_SPACE)
@@ -152,24 +140,51 @@ class _Open:
         added, self.spaces = self.spaces + kept, piece[len(kept) :]
         return Extend("tool", added, self.index)
 
+    def _until(self, piece: str) -> Extend | ChatMsg | None:
+        window = self.tail + piece
+        if self.delimiter in window:
+            return None
+        keep = len(self.delimiter) - 1
+        self.tail = window[-keep:] if keep else ""
+        self.since.append(piece)
+        suffix = held.held_suffix(window, self.delimiter)
+        if suffix:
+            # U now stops before that prefix. No delimiter since the certificate's parse, so the
+            # message follows from the certificate's (held.py), when the probe proves how.
+            mode = self.modes[suffix] if suffix in self.modes else self.modes.setdefault(suffix, self._probe(suffix))
+            if mode is None:
+                self.synced = False
+                return _HELD
+            if mode == held.KEPT:
+                suffix = ""
+        added = held.growth(self.pending, piece, suffix)
+        self.pending = suffix
+        if not self.synced:
+            # the last result came from a full parse: give the whole message
+            self.synced = True
+            since = "".join(self.since)
+            self.msg = grown(self.msg, [Extend(self.field, since[: len(since) - len(suffix)])])
+            self.since, self.pending = [suffix] if suffix else [], suffix
+            return self.msg
+        return Extend(self.field, added) if self.field and added else _SAME
+
+    def _probe(self, suffix: str) -> str | None:
+        if self.field not in ("", "content", "reasoning"):
+            return None
+        owner, text, *rest = self.probe
+        owner.parses += 1
+        owner.parsed += len(text) + len(suffix)
+        return held.probe(owner.grammar, text, *rest, suffix)
+
 
 #: :meth:`_Open.extend`'s answer for a piece that needs a full parse, after which the certificate
 #: still holds for the pieces that follow.
 _HELD = ChatMsg("held")
 
 
-def _held_back(window: str, delimiter: str) -> bool:
-    """A suffix of ``window`` is a proper prefix of ``delimiter`` (``until`` stops before it)."""
-    first = delimiter[0]  # a proper prefix of the delimiter at the end starts with its first character
-    start = window.find(first, max(0, len(window) - len(delimiter) + 1))
-    while start != -1:
-        if delimiter.startswith(window[start:]):
-            return True
-        start = window.find(first, start + 1)
-    return False
-
-
-def _certificate(text: str, nodes: list[peg.Node], seen: list[peg.EndObservation], msg: ChatMsg) -> _Open | None:
+def _certificate(
+    owner: _Resumed, text: str, nodes: list[peg.Node], seen: list[peg.EndObservation], msg: ChatMsg
+) -> _Open | None:
     """The shortcut's condition for the parse of ``text`` (module docstring), or ``None``."""
     if not seen:
         return _Open("stable", "", "", msg)  # no check saw the end: every longer text parses the same
@@ -184,6 +199,8 @@ def _certificate(text: str, nodes: list[peg.Node], seen: list[peg.EndObservation
     else:
         return None
     opened = [i for i, (name, start, stop) in enumerate(nodes) if stop == size and start < size and name != _TOOL_OPEN]
+    if what == "until":
+        certificate.probe = (owner, text, nodes, opened[0] if opened else -1, pos, delimiter)
     if not opened:
         return certificate
     if len(opened) > 1 or nodes[opened[0]][0] not in _OPEN_FIELDS:
@@ -261,7 +278,7 @@ class _Resumed:
             # a failed partial parse: an empty message (Grammar.parse); stable if nothing saw the end
             return ChatMsg(), (None if seen else _Open("stable", "", "", ChatMsg()))
         msg = map_nodes(text, nodes, self.content, self.reasoning)
-        return msg, _certificate(text, nodes, seen, msg)
+        return msg, _certificate(self, text, nodes, seen, msg)
 
 
 #: The tags a completed message may hold to be mapped once (the mapper only appends their text).

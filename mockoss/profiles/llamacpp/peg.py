@@ -18,7 +18,10 @@ ends, and only those, calls :func:`_saw_end` (a literal cut by the end, a repeti
 the end, an ``until`` that found no delimiter, a character run reaching the end, a JSON string
 left open). Under :func:`first_end_observation` the first such check of a parse is recorded; a
 check that did not see the end gives the same answer on any longer text that starts with this
-one, which is what lets the stream's re-parse skip most of the work.
+one, which is what lets the stream's re-parse skip most of the work. After it, the first check
+that fails (a literal, a character run or a repetition too short, a bad JSON escape: every
+failure starts at one of these) is recorded too, as ``("fail", pos, pos, "")``: a parse with no
+failure after its first end observation never went back before it (:mod:`.held`).
 """
 
 from __future__ import annotations
@@ -72,10 +75,17 @@ def _saw_end(what: str, pos: int, end: int, detail: str = "") -> None:
         sink.append((what, pos, end, detail))
 
 
+def _failed(pos: int) -> None:
+    """Note a check failing at ``pos``, when it is the first failure after the first end observation."""
+    sink = _SINK.get()
+    if sink is not None and len(sink) == 1:
+        sink.append(("fail", pos, pos, ""))
+
+
 @contextmanager
 def first_end_observation() -> Iterator[list[EndObservation]]:
     """Within the block, the first end observation of the parses run in this context is appended
-    to the yielded list (at most one; empty if no check saw the end)."""
+    to the yielded list (empty if no check saw the end), then the first failure after it."""
     sink: list[EndObservation] = []
     token = _SINK.set(sink)
     try:
@@ -93,6 +103,7 @@ def literal(word: str) -> Parser:
         if len(text) - pos < len(word) and word.startswith(text[pos:]):
             _saw_end("literal", pos, len(text))
             return NEED, len(text), _NO_NODES
+        _failed(pos)
         return FAIL, pos, _NO_NODES
 
     return parse
@@ -157,6 +168,7 @@ def repeat(part: Parser, minimum: int = 0, maximum: int = -1) -> Parser:
             if pos >= size:
                 _saw_end("repeat", pos, pos)
                 return NEED, pos, nodes
+            _failed(pos)
             return FAIL, pos, _NO_NODES
         return OK, pos, nodes
 
@@ -197,7 +209,10 @@ def chars(pattern: str, minimum: int = 1, maximum: int = -1) -> Parser:
         if end >= len(text):
             _saw_end("chars", pos, end)
         if end - pos < minimum:
-            return (NEED, end, _NO_NODES) if end >= len(text) else (FAIL, end, _NO_NODES)
+            if end >= len(text):
+                return NEED, end, _NO_NODES
+            _failed(end)
+            return FAIL, end, _NO_NODES
         return OK, end, _NO_NODES
 
     return parse
@@ -265,9 +280,11 @@ def _json_string_content(text: str, pos: int) -> Result:
                         _saw_end("escape", start, pos, text[escape:])
                         return NEED, pos, _NO_NODES
                     if text[pos] not in "0123456789abcdefABCDEF":
+                        _failed(pos)
                         return FAIL, pos, _NO_NODES
                 pos += 1
             else:
+                _failed(pos)
                 return FAIL, pos, _NO_NODES
         else:
             pos += 1

@@ -193,12 +193,16 @@ def test_a_long_answer_is_extended_not_reparsed(reasoning):
     assert list(materialize(results)) == _old(grammar, "", pieces)
 
 
-def test_a_piece_that_could_close_the_run_is_parsed_in_full():
-    grammar = build_grammar(("get_weather",), "auto", True)
+@pytest.mark.parametrize("reasoning", [True, False])
+def test_a_piece_that_closes_the_run_is_parsed_in_full(reasoning):
+    """A piece that completes ``<|end|>`` gets a parse; one that only leaves a prefix of it at the
+    end (held back) is an extension once the probe (held.py) has shown how such texts parse."""
+    grammar = build_grammar(("get_weather",), "auto", reasoning)
     head = ["<|channel|>", "analysis", "<|message|>", "Think", " more"]
-    for tail in (["<|end|>"], ["<|en"], ["<", "|end|>"], ["a<|", "end|>"], ["<|e", "x"]):
+    for tail in (["<|end|>"], ["<|en"], ["<", "|end|>"], ["a<|", "end|>"], ["<|e", "x"], ["<", "<", "|e", "x", "<|end|>"]):
         results = list(partial_parses(grammar, "", head + tail))
-        assert isinstance(results[-len(tail)], ChatMsg)
+        assert isinstance(results[-1], ChatMsg) == tail[-1].endswith("end|>"), tail
+        assert not any(isinstance(result, ChatMsg) for result in results[len(head) : -1]), tail
         assert list(materialize(results)) == _old(grammar, "", head + tail)
 
 
