@@ -14,11 +14,12 @@ Modules: :mod:`~mockoss.eval.classify` (exchange → outcome key, pure),
 (counting, tables, JSON), :mod:`~mockoss.eval.command` (the CLI subcommand).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 # classify stays eager: its function shares the submodule's name, and a lazy one would be shadowed
 # by the submodule once anything imports it (the import system sets the package attribute).
 from mockoss.eval.classify import Exchange, classify
+from mockoss.lazynames import module_getattr
 
 if TYPE_CHECKING:
     from mockoss.eval.report import EvalResult, format_compare, format_table
@@ -35,22 +36,12 @@ __all__ = [
     "run_requests",
 ]
 
-#: Where the other names live: imported on first use (PEP 562 module ``__getattr__``), so that
-#: building the ``mockoss`` command line (which adds ``eval``'s arguments from
-#: :mod:`~mockoss.eval.command`) does not import the sender and the report (issue 9: ``mockoss
-#: serve``'s cold start).
+#: Where the other names live: imported on first use (PEP 562 module ``__getattr__``,
+#: :func:`mockoss.lazynames.module_getattr`), so that building the ``mockoss`` command line (which
+#: adds ``eval``'s arguments from :mod:`~mockoss.eval.command`) does not import the sender and the
+#: report (issue 9: ``mockoss serve``'s cold start).
 _HOME = {
-    "EvalResult": "report", "format_compare": "report", "format_table": "report",
-    "EvalRequest": "run", "load_request": "run", "run_requests": "run",
+    "EvalResult": "mockoss.eval.report", "format_compare": "mockoss.eval.report", "format_table": "mockoss.eval.report",
+    "EvalRequest": "mockoss.eval.run", "load_request": "mockoss.eval.run", "run_requests": "mockoss.eval.run",
 }
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = module_getattr(globals(), _HOME)

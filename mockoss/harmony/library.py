@@ -24,9 +24,10 @@ tokens and nothing more for them.
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from mockoss.harmony.trace import ParserTrace, parse_tokens
+from mockoss.lazynames import module_getattr
 
 # HeaderError and parse_header_0_0_8 come from header_0_0_8 through __getattr__ (below).
 __all__ = ["DEFAULT_LIBRARY", "HARMONY_LIBRARIES", "HarmonyLibrary", "HeaderError", "parse_header_0_0_8", "parse_with"]  # noqa: F822
@@ -82,12 +83,9 @@ def parse_with(
     return trace
 
 
-def __getattr__(name: str) -> Any:
-    """The 0.0.8 header parser's names, which lived here before the split
-    (tests/harmony/test_harmony_library.py imports them from here), loaded on first access."""
-    if name in ("Header", "HeaderError", "parse_header_0_0_8"):
-        from mockoss.harmony import header_0_0_8
-
-        return getattr(header_0_0_8, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: The 0.0.8 header parser's names, which lived here before the split
+#: (tests/harmony/test_harmony_library.py imports them from here), loaded on first access.
+__getattr__ = module_getattr(
+    globals(), dict.fromkeys(("Header", "HeaderError", "parse_header_0_0_8"), "mockoss.harmony.header_0_0_8")
+)
 

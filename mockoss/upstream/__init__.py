@@ -18,11 +18,13 @@ Example::
 
 :class:`Recorder` is imported on first use (PEP 562 module ``__getattr__``): the recorder pulls in
 the scrubber, redactor, journal and replay writer, which ``mockoss serve`` without ``--record``
-never needs, and importing them cost its cold start ~5 ms (issue 9, benchmarks/bench_start.py).
+never needs, and importing them cost its cold start ~5 ms (issue 9, benchmarks/bench_start.py;
+:func:`mockoss.lazynames.module_getattr`).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from mockoss.lazynames import module_getattr
 from mockoss.upstream.config import Upstream, UpstreamError
 
 if TYPE_CHECKING:
@@ -30,11 +32,4 @@ if TYPE_CHECKING:
 
 __all__ = ["Recorder", "Upstream", "UpstreamError"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "Recorder":
-        from mockoss.upstream.record import Recorder
-
-        globals()["Recorder"] = Recorder  # later look-ups find it without this function
-        return Recorder
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = module_getattr(globals(), {"Recorder": "mockoss.upstream.record"})
