@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from ollama_support import ANSWER, BAD_ARGS, BAD_ARGS_ONLY, BAD_ERROR, TOOL  # tests/profiles is on sys.path
 
 from mockoss.harmony import Completion
 from mockoss.profiles.base import IdSource, Reply, RequestContext
@@ -21,18 +22,6 @@ MODEL = "gpt-oss:20b"
 CREATED = 1_750_000_000  # 2025-06-15T15:06:40Z
 DAY = "2025-06-15T15:06:40"
 CALL_ID = tool_call_id(IdSource(0, 0))  # the first id a request draws
-ANSWER = Completion.from_text(
-    "<|channel|>analysis<|message|>Hi.<|end|><|start|>assistant<|channel|>final<|message|>Yes.<|return|>"
-)
-TOOL = Completion.from_text(
-    "<|channel|>analysis<|message|>Hm.<|end|>"
-    '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"<Paris>"}<|call|>'
-)
-BAD_ARGS = Completion.from_text(
-    "<|channel|>analysis<|message|>Hm.<|end|><|start|>assistant<|channel|>commentary to=functions.terminal<|message|>ls -R\n<|call|>"
-)
-BAD_ARGS_ONLY = Completion.from_text("<|channel|>commentary to=functions.terminal<|message|>ls -R\n<|call|>")
-BAD_ERROR = "error parsing tool call: raw='ls -R\\n', err=invalid character 'l' looking for beginning of value"
 # token timeline: load 50 ms + 100 prompt tokens at 2000/s (50 ms), then 20 ms per token
 METRICS = (
     '"total_duration":380000000,"load_duration":50000000,"prompt_eval_count":100,'

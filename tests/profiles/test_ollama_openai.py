@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from ollama_support import ANSWER, BAD_ARGS, BAD_ARGS_ONLY, BAD_ERROR, TOOL  # tests/profiles is on sys.path
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from mockoss.harmony import Completion
@@ -18,18 +19,6 @@ from mockoss.server.core import MockServer
 
 MODEL = "gpt-oss:20b"
 CREATED = 1_750_000_000
-ANSWER = Completion.from_text(
-    "<|channel|>analysis<|message|>Hi.<|end|><|start|>assistant<|channel|>final<|message|>Yes.<|return|>"
-)
-TOOL = Completion.from_text(
-    "<|channel|>analysis<|message|>Hm.<|end|>"
-    '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"<Paris>"}<|call|>'
-)
-BAD_ARGS = Completion.from_text(
-    "<|channel|>analysis<|message|>Hm.<|end|><|start|>assistant<|channel|>commentary to=functions.terminal<|message|>ls -R\n<|call|>"
-)
-BAD_ARGS_ONLY = Completion.from_text("<|channel|>commentary to=functions.terminal<|message|>ls -R\n<|call|>")
-BAD_ERROR = "error parsing tool call: raw='ls -R\\n', err=invalid character 'l' looking for beginning of value"
 
 _ids = IdSource(0, 0)
 CHAT_ID = f"chatcmpl-{rand_int(_ids, 999)}"

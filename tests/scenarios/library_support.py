@@ -44,6 +44,14 @@ class Seen:
     error_type: str | None = None
 
 
+#: llama-server's answer when the output does not match its gpt-oss grammar (llama.cpp#25321).
+PEG_500 = Seen(
+    status=500,
+    error="The model produced output that does not match the expected peg-native format",
+    error_type="server_error",
+)
+
+
 def error(status: int, message: str, error_type: str | None = None) -> Seen:
     return Seen(status=status, error=message, error_type=error_type)
 

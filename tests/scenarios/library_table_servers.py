@@ -5,14 +5,7 @@ Part of the table in test_library.py: scenario → target (``"PROFILE ENDPOINT [
 disagree.
 """
 
-from library_support import Case, Seen
-
-#: llama-server's answer when the output does not match its gpt-oss grammar (llama.cpp#25321).
-PEG_500 = Seen(
-    status=500,
-    error="The model produced output that does not match the expected peg-native format",
-    error_type="server_error",
-)
+from library_support import PEG_500, Case, Seen
 
 _THINK = "Need to list files. Use terminal."
 _LEAKED = Seen(content='to=functions.terminal {"command":"ls"}', reasoning=_THINK, finish="stop")
