@@ -28,8 +28,6 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-import anyio.to_thread
-
 from mockoss.collector import COLLECTOR
 from mockoss.endpoints import ENDPOINTS
 from mockoss.harmony.prompt._common import _text
@@ -38,6 +36,7 @@ from mockoss.server.longpieces import MAX_WINDOW, PIECE_BUDGET, may_hold_long_pi
 from mockoss.server.prompt_client import count_in_worker, encode_in_worker, render_in_worker, shutdown
 from mockoss.server.warmup import WARM_BEFORE_LOCK
 from mockoss.server.warmup import wanted as warm_wanted
+from mockoss.workers import DaemonPool, run_off_loop
 
 if TYPE_CHECKING:
     from mockoss.profiles.base import Reply
@@ -48,6 +47,11 @@ __all__ = [
     "BATCH_ENDPOINTS", "BATCH_ITEMS", "LONG_RUN_WINDOW", "OFFLOAD_BYTES", "SIDE_ROUTE_BYTES", "SIDE_ROUTE_OBJECTS", "Gate", "count_in_worker", "encode_in_worker", "has_long_run", "is_heavy", "probe_elsewhere",
     "render_in_worker", "shutdown", "side_route_heavy",
 ]  # fmt: skip
+
+#: The worker threads requests are answered on off the event loop: daemon threads, so that a
+#: stopping server does not wait for a build nobody will read (:mod:`mockoss.workers`); 40, as
+#: many as ``anyio.to_thread``'s default limiter allowed before.
+THREADS = DaemonPool(40, "mockoss-offload")
 
 #: Bodies at least this big (bytes) are counted in the worker process and answered on a thread:
 #: rendering 256 KiB of prompt costs ~20 ms (one message) to ~0.5 s (thousands of short ones).
@@ -258,8 +262,13 @@ class Gate:
         token = WARM_BEFORE_LOCK.set(True)  # the thread runs in a copy of this context
         try:
             if big:
-                return await anyio.to_thread.run_sync(_respond_counting, server, endpoint, raw, headers)
-            return await anyio.to_thread.run_sync(server.respond, endpoint, raw, headers)
+                return await run_off_loop(THREADS, _respond_counting, server, endpoint, raw, headers, done=self._ended)
+            return await run_off_loop(THREADS, server.respond, endpoint, raw, headers, done=self._ended)
         finally:
             WARM_BEFORE_LOCK.reset(token)
-            self.busy -= 1
+
+    def _ended(self) -> None:
+        """A request answered off the loop is done with the server lock (on the loop): counted
+        when its thread is done, not when its task is (a task cancelled by a stopping server
+        returns at once, its thread still running, holding the lock)."""
+        self.busy -= 1

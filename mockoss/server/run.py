@@ -1,4 +1,26 @@
-"""Run a :class:`MockServer` over HTTP with uvicorn: in the foreground (CLI) or in a thread (pytest)."""
+"""Run a :class:`MockServer` over HTTP with uvicorn: in the foreground (CLI) or in a thread (pytest).
+
+Stopping ``mockoss serve`` (``SIGTERM``, ``SIGINT``/Ctrl-C): it stops accepting, closes idle
+connections, gives requests in flight :data:`SHUTDOWN_GRACE_S` to finish, then cancels them and
+closes their connections, runs the lifespan's shutdown (an upstream's client, the recorder:
+:mod:`mockoss.server.durable`) and exits as the signal asks (uvicorn re-raises it: killed by
+``SIGTERM``; ``SIGINT`` ends the command with status 0 after its own clean-up). What a CI job
+expects of a fake server it started: gone within about a second, whatever it was doing. uvicorn's
+default waits for every request in flight without limit (``timeout_graceful_shutdown=None``;
+Kludex/uvicorn 0.54.0 ``uvicorn/server.py`` ``Server.shutdown``), and a request whose reply is
+being built on a worker thread cannot be cut short: measured before, the first streamed request
+of a 40,000-token answer (sglang), ``SIGTERM`` 1.5 s in: exit after 29.2 s (``/tmp/o/term.py``,
+issue 9, task O). Such builds run on daemon threads (:mod:`mockoss.workers`) whose awaiting task
+returns when cancelled, so neither the event loop's close nor the interpreter's exit waits for
+them; a reply cut this way is neither sent nor recorded (nobody would read it), and a recording
+keeps every exchange that finished. A stream longer than the grace (a paced one, a slow client)
+is cut the same way. ``tests/server/test_stop_promptly.py`` checks both signals.
+
+Except with ``--record``: there the exchanges in flight are what the user asked to keep, so the
+server waits for them as before, without limit (a second Ctrl-C stops at once), and
+:mod:`mockoss.server.durable`'s promise stands: every stream a client received whole is in the
+recording (``tests/upstream/test_record_durable.py``).
+"""
 
 from __future__ import annotations
 
@@ -22,7 +44,10 @@ from mockoss.server.core import MockServer
 from mockoss.server.limits import DEFAULT_REQUEST_TIMEOUT_S, timed_protocol
 from mockoss.server.transport import StreamAborted
 
-__all__ = ["OPEN_FILES_WANTED", "ThreadedServer", "bind", "raise_open_files_limit", "serve_forever"]
+__all__ = ["OPEN_FILES_WANTED", "SHUTDOWN_GRACE_S", "ThreadedServer", "bind", "raise_open_files_limit", "serve_forever"]
+
+#: Seconds ``mockoss serve`` lets requests in flight finish once told to stop (module docstring).
+SHUTDOWN_GRACE_S = 0.5
 
 
 def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
@@ -58,13 +83,14 @@ def base_url(sock: socket.socket) -> str:
 
 class _ExpectedDisconnects(logging.Filter):
     """Drop uvicorn's "Exception in ASGI application" records for connection drops that are the
-    point (a profile or transport fault ending a stream) or the client's doing (it left mid-body);
-    every other error is still logged with its traceback."""
+    point (a profile or transport fault ending a stream), the client's doing (it left mid-body) or
+    the server's stop (a request cancelled after :data:`SHUTDOWN_GRACE_S`; uvicorn logs its own
+    line saying how many); every other error is still logged with its traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         while exc is not None:
-            if isinstance(exc, (StreamAborted, ClientDisconnect)):
+            if isinstance(exc, (StreamAborted, ClientDisconnect, asyncio.CancelledError)):
                 return False
             exc = exc.__cause__ or exc.__context__ or _only_member(exc)
         return True
@@ -139,6 +165,8 @@ def serve_forever(
     its previous response) and, separately, its body; ``None``: no deadline.
     """
     config = _config(server, log_level, request_timeout_s, control)
+    # Then in-flight requests are cut (module docstring); a recording server waits for them.
+    config.timeout_graceful_shutdown = SHUTDOWN_GRACE_S if server.recorder is None else None
     raise_open_files_limit()
     # Everything loaded so far (encoding, scenarios, app) lives for the whole process: move it out
     # of the garbage collector's sight so collections stay short under load. The CLI pauses the
