@@ -54,6 +54,7 @@ from mockoss.harmony.lru import BytesLRU
 from mockoss.upstream.detectors import find_spans, non_overlapping
 from mockoss.upstream.occurrences import occurrences as _occurrences
 from mockoss.upstream.scan_worker import ScanWorker, serve
+from mockoss.workers import DaemonPool
 
 __all__ = ["Scrubber", "find_secrets", "scan_first"]
 
@@ -136,12 +137,18 @@ def serve_scans() -> None:
 #: A request body of at least this many bytes is scanned before its step is queued (:func:`scan_first`).
 PRESCAN_BYTES = WORKER_CHARS
 
+#: The threads :func:`scan_first` scans big bodies on: at most 2 (they share one helper process,
+#: :data:`_prescan_worker`, which answers one scan at a time, so more threads would only hold more
+#: bodies parsed at once); a thread per body let a burst of big bodies start a thread each (issue 9,
+#: task O). Bodies under :data:`PRESCAN_BYTES` never wait here.
+_SCANS = DaemonPool(2, "mockoss-record-scan")
+
 
 def scan_first(raw: bytes | str, submit: Callable[[], Future[None]]) -> Future[None]:
     """A ticket done when ``submit()``'s is, ``submit`` called once every string of the request
     body ``raw`` is scanned (:func:`find_secrets`, kept in the scan cache for the step's
-    render), on a thread of its own; ``submit()`` itself, at once, for a body under
-    :data:`PRESCAN_BYTES`.
+    render), on one of at most two threads (:data:`_SCANS`; more bodies wait in order);
+    ``submit()`` itself, at once, for a body under :data:`PRESCAN_BYTES`.
 
     The recorder's writer renders steps one after another, and a step queued behind one whose
     prompt is megabytes waited for that prompt's scan (seconds: issue 9 review, eighth session,
@@ -169,7 +176,7 @@ def scan_first(raw: bytes | str, submit: Callable[[], Future[None]]) -> Future[N
             pass
         submit().add_done_callback(done)
 
-    threading.Thread(target=scan_then_submit, name="mockoss-record-scan", daemon=True).start()
+    _SCANS.submit(scan_then_submit)
     return ticket
 
 
