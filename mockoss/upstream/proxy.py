@@ -130,13 +130,6 @@ class _Relay(StreamingResponse):
             self._finish()
 
 
-def _heavy_answer(step: Step | None) -> bool:
-    """Whether ``step``'s completion, an upstream's answer, is heavy (:func:`~mockoss.server.offload.is_heavy`
-    of its text: 256 KiB, a long word): surfaced on a worker thread then, as its tokenizing was
-    (:func:`mockoss.upstream.raw.ask_upstream`): one 50,000-character word's reply took ~40 ms of loop."""
-    return step is not None and step.completion is not None and is_heavy("", step.completion.text.encode("utf-8", "surrogatepass"))
-
-
 class Proxy:
     """Talks to ``server.upstream`` for one app.
 
@@ -228,20 +221,26 @@ class Proxy:
             prepared = await self._off_loop(self._prepare, name, raw, heavy)
         else:
             prepared = self._prepare(name, raw, False)
-        step, ids = None, None
+        step, ids, heavy_answer = None, None, False
         if isinstance(prepared, Step):
             step = prepared
         elif prepared is not None:
             content, ids = prepared
             outgoing = self.headers({"content-type": "application/json", "accept": "application/json"})
             try:
-                step = await ask_upstream(self.client(), self.upstream, outgoing, content)
+                # A heavy answer (is_heavy of its bytes: 256 KiB, a long word) was read and
+                # tokenized off the loop; its reply is surfaced off the loop too (one 50,000-
+                # character word's took ~40 ms of loop). The answer's JSON holds the text, at
+                # least as many bytes and the same unbroken runs (has_long_run reads escapes), so
+                # that one check stands for a second of the text, which the proxy made on the
+                # loop before (an encode and a scan of it: issue 9, task O).
+                step, heavy_answer = await ask_upstream(self.client(), self.upstream, outgoing, content)
             except BaseException as exc:
                 if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)):
                     raise
                 step = self._unbuilt(exc)
         tickets = expect_ticket()
-        if heavy or gate.busy or _heavy_answer(step):
+        if heavy or gate.busy or heavy_answer:
             reply, delivery = await self._off_loop(self._respond, name, raw, headers, step, ids)  # ids only when heavy (_prepare)
         else:
             reply, delivery = self.server.respond(name, raw, headers, step=step)

@@ -185,11 +185,13 @@ def completion_content(upstream: Upstream, endpoint: str, body: Mapping[str, Any
     return "".join((text[:hole], '"prompt": [', prompt_ids.replace(",", ", "), "]", text[hole + len('"prompt": []') :])).encode()
 
 
-async def ask_upstream(client: httpx2.AsyncClient, upstream: Upstream, headers: Mapping[str, str], content: bytes) -> Step:
+async def ask_upstream(client: httpx2.AsyncClient, upstream: Upstream, headers: Mapping[str, str], content: bytes) -> tuple[Step, bool]:
     """Post ``content`` (:func:`completion_content`) to ``upstream``'s ``/v1/completions`` and
     return the step that answers it: the :class:`~mockoss.harmony.Completion`, or a 502
     :func:`failure` (never raises for the upstream's faults: unreachable, timed out, non-200 with
-    an excerpt of its body, unreadable).
+    an excerpt of its body, unreadable); and whether the answer was heavy (below), so that the
+    caller surfaces its reply off the loop too without checking its text again
+    (:class:`mockoss.upstream.proxy.Proxy`).
 
     A heavy answer (:func:`mockoss.server.offload.is_heavy` of its bytes: 256 KiB or more, or a
     long unbroken run of text, which o200k's BPE tokenizes in quadratic time: a 50,000-character
@@ -203,10 +205,10 @@ async def ask_upstream(client: httpx2.AsyncClient, upstream: Upstream, headers: 
     try:
         answer = await client.post(url, content=content, headers=dict(headers))
     except httpx2.HTTPError as exc:
-        return failure(upstream, describe(exc))
+        return failure(upstream, describe(exc)), False
     if answer.status_code == 200 and is_heavy("", answer.content):
-        return await anyio.to_thread.run_sync(_answer_step, upstream, answer, True)
-    return _answer_step(upstream, answer, False)
+        return await anyio.to_thread.run_sync(_answer_step, upstream, answer, True), True
+    return _answer_step(upstream, answer, False), False
 
 
 def _answer_step(upstream: Upstream, answer: httpx2.Response, elsewhere: bool) -> Step:
