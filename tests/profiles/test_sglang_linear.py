@@ -80,42 +80,22 @@ def _old_scan(text: str) -> list[Marker]:
 _TEXT_FORMAT = re.compile(r"(?:^|\s)(?:assistant)?\s*(analysis|commentary|assistantfinal)", re.IGNORECASE)
 
 
-class _OldParser:
-    """``SglangHarmonyParser`` as it was: the whole held text parsed again on every chunk."""
-
-    def __init__(self) -> None:
-        self.held, self.parse, self.after_call, self.partial_word = "", None, False, ""
+class _OldParser(SglangHarmonyParser):
+    """``SglangHarmonyParser.feed`` as it was: the whole held text searched and parsed again on
+    every chunk (the filler filter after it is unchanged, and shared)."""
 
     def feed(self, chunk: str) -> list:
-        self.held += chunk
-        if self.parse is None:
-            if "<|channel|>" in self.held or "<|start|>" in self.held:
-                self.parse = lambda text: canonical_parse(text, _old_scan(text))
-            elif _TEXT_FORMAT.search(self.held):
-                self.parse = text_parse
+        self._held += chunk
+        if self._parse is None:
+            if "<|channel|>" in self._held or "<|start|>" in self._held:
+                self._parse = lambda text: canonical_parse(text, _old_scan(text))
+            elif _TEXT_FORMAT.search(self._held):
+                self._parse = text_parse
             else:
                 return []
-        ends_in_call = self.held.rstrip().endswith("<|call|>")
-        events, self.held = self.parse(self.held)
-        kept = []
-        for event in events:
-            if event.kind == "normal" and (self.after_call or self.partial_word):
-                word = self.partial_word + event.content.strip().lower()
-                if word == "commentary":
-                    self.partial_word, self.after_call = "", False
-                    continue
-                if "commentary".startswith(word):
-                    self.partial_word = word
-                    continue
-                self.partial_word, self.after_call = "", False
-            elif event.kind == "normal":
-                self.partial_word = ""
-            if event.kind == "tool_call":
-                self.after_call, self.partial_word = True, ""
-            elif ends_in_call:
-                self.after_call = True
-            kept.append(event)
-        return kept
+        ends_in_call = self._held.rstrip().endswith("<|call|>")
+        events, self._held = self._parse(self._held)
+        return self._filtered(events, ends_in_call)
 
 
 class _OldToolCallStream:
@@ -173,7 +153,7 @@ def check(pieces: list[str]) -> None:
     for piece in [*pieces, ""]:
         got, want = new.feed(piece), old.feed(piece)
         assert got == want, (pieces, piece)
-        assert new._held == old.held
+        assert new._held == old._held
         for stream, reference in streams:
             assert stream.feed(piece) == reference.feed(piece), (pieces, piece)
         rest = _remaining(got)
@@ -243,11 +223,11 @@ def test_every_chunk_gives_the_full_reparse_s_events():
     for text in library[::4]:
         check(_token_steps(text, True))  # skip_special_tokens: the text fallback and undecided text
         check(list(text))
-    for _ in range(1500):
+    for _ in range(800):
         text = "".join(rng.choice(PIECES) for _ in range(rng.randint(1, 16)))
         check(_random_split(text, rng))
-        check(list(text) if rng.random() < 0.3 else [text])
-    assert Tally.chunks > 40_000
+        check(list(text) if rng.random() < 0.15 else [text])
+    assert Tally.chunks > 25_000
 
 
 def test_scan_markers_resumed_is_the_one_pass_scan():

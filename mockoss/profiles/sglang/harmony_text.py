@@ -28,8 +28,12 @@ channel or undecided plain text costs it time quadratic in its length. The event
 the text, not on how it is parsed: :class:`CanonicalFeed` and :mod:`.harmony_scan` give the same
 ones while looking at each character a bounded number of times (the argument is in their
 docstrings; ``tests/profiles/test_sglang_linear.py`` compares them with the re-parse chunk by
-chunk). The text fallback (:func:`text_parse`) is still parsed whole per chunk: what it holds stays
-short except after ``assistantfin`` not followed by ``al``, where SGLang holds everything.
+chunk). Measured on a streamed chat's plan build (in process, old and new code alternated in one
+run, 2 shared cores): a 42,698-token tool call 15.4 s → 0.46 s; a 42,678-token final answer with
+tools declared (the tool-call detector's parser held the undecided answer) 294 s → 1.4 s, and
+6,412 tokens 4.0 s → 0.13 s; per step of a long analysis 13 µs → 7 µs. The text fallback
+(:func:`text_parse`) is still parsed whole per chunk: what it holds stays short except after
+``assistantfin`` not followed by ``al``, where SGLang holds everything.
 
 Checked against SGLang 0.5.23's own module (loaded from the wheel, no GPU needed) by
 ``tools/sglang_parser_diff.py``; see :mod:`mockoss.profiles.sglang` for what was compared.
@@ -365,6 +369,11 @@ class SglangHarmonyParser:
             events, self._held = self._canonical.parse(self._held)
         else:
             events, self._held = self._parse(self._held)
+        return self._filtered(events, ends_in_call)
+
+    def _filtered(self, events: list[Event], ends_in_call: bool) -> list[Event]:
+        """``events`` without the ``commentary`` filler after a call (``ends_in_call``: the held
+        text plus the chunk ended in ``<|call|>``)."""
         kept: list[Event] = []
         for event in events:
             if event.kind == "normal" and (self._after_call or self._partial_word):
