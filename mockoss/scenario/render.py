@@ -9,6 +9,7 @@ output repeats costs one dictionary lookup.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -29,6 +30,10 @@ __all__ = ["CACHE_SIZE", "CompletionTemplate", "compile_completion"]
 
 #: Rendered completions a templated step keeps, by text.
 CACHE_SIZE = 64
+
+#: Guards every template's cache: a render may run before the server lock, on a worker thread
+#: (:mod:`mockoss.server.warmup` renders a long one there), beside one under it.
+_CACHE_LOCK = threading.Lock()
 
 
 def harmony_message(spec: HarmonyMessageSpec, content: str | None = None) -> Message:
@@ -87,10 +92,11 @@ class CompletionTemplate:
                 key = self._texts(ctx)
         else:
             key = self._texts(ctx)
-        cached = self._cache.get(key)
-        if cached is not None:
-            self._cache.move_to_end(key)
-            return cached
+        with _CACHE_LOCK:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached
         try:
             if self.raw is not None:
                 completion = Completion.from_text(key[0])
@@ -99,9 +105,11 @@ class CompletionTemplate:
                 completion = _build(messages, self.fault)
         except Exception as exc:  # noqa: BLE001  # renderer, fault or tokenizer refused the rendered text
             raise TemplateRenderError(f"the rendered completion cannot be used: {exc}") from None
-        self._cache[key] = completion
-        if len(self._cache) > CACHE_SIZE:
-            self._cache.popitem(last=False)
+        with _CACHE_LOCK:  # one built meanwhile by another thread (a warm-up) wins: its plans may be built
+            completion = self._cache.setdefault(key, completion)
+            self._cache.move_to_end(key)
+            if len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
         return completion
 
     def _texts(self, ctx: RenderContext) -> tuple[str, ...]:

@@ -1,24 +1,28 @@
 """A server's record of what was warmed before the lock (:class:`Warmup`,
 ``MockServer._warmup``): each scenario's long completions, the request shapes they were warmed
 for, the warm-ups in flight, and the long completion a request will play when the shared cursors
-decide it (:func:`_predicted`).
+decide it (:func:`_predicted`); and its templated steps whose render may be long for a body's size
+(:meth:`Warmup.long_templates`, :mod:`mockoss.server.template_cost`).
 
 Split out of :mod:`mockoss.server.warmup` (moved; :meth:`Warmup.pending` now takes the shared
 cursors rather than the server, and :meth:`Warmup.still_pending` is new), which says why and when a warm-up runs and
 re-exports the limits below; its :func:`~mockoss.server.warmup.wanted` asks :meth:`Warmup.has_long`
-(one identity check for a scenario without long completions) per request, as before.
+(one identity check for a scenario without long completions or templates) per request, as before.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mockoss.scenario.loader import Scenario
+from mockoss.scenario import template as template_module
+from mockoss.scenario.loader import Scenario, Step
 from mockoss.scenario.player import SESSION_HEADER
 from mockoss.scenario.select import first_answer
+from mockoss.server.template_cost import TemplateCost, min_raw_bytes
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
@@ -40,17 +44,35 @@ SCENARIOS = 16
 
 class _Scenario:
     """One scenario's long completions (``longs``; ``index``: ``id(completion)`` -> position),
-    whether the shared cursors alone pick its steps (``predictable``: no rule has ``match``
-    checks), and the shapes warmed: shape hash -> a bit per position warmed."""
+    its templated steps (``templates``: ``id(step)`` -> :class:`~mockoss.server.template_cost.TemplateCost`,
+    pick options included), whether the shared cursors alone pick its steps (``predictable``: no
+    rule has ``match`` checks), and the shapes warmed: shape hash -> a bit per position warmed."""
 
-    __slots__ = ("index", "longs", "predictable", "scenario", "shapes")
+    __slots__ = ("_thresholds", "index", "longs", "predictable", "scenario", "shapes", "templates")
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
         self.longs = _long_completions(scenario)
         self.index = {id(completion): position for position, completion in enumerate(self.longs)}
+        self.templates = {
+            id(candidate): TemplateCost(candidate.template)
+            for step in scenario.steps
+            for candidate in (step, *(option for _weight, option in step.options))
+            if candidate.template is not None
+        }
         self.predictable = not any(rule.match.checks for rule in scenario.rules)
         self.shapes: OrderedDict[int, int] = OrderedDict()
+        self._thresholds: tuple[int, dict[int, float], float] | None = None
+
+    def thresholds(self) -> tuple[dict[int, float], float]:
+        """``(id(step) -> smallest body that may render it long, the smallest of them)``
+        (:func:`~mockoss.server.template_cost.min_raw_bytes`), for the template cap in force."""
+        cap = template_module.MAX_RENDERED_CHARS
+        known = self._thresholds
+        if known is None or known[0] != cap:
+            each = {key: min_raw_bytes(cost, cap) for key, cost in self.templates.items()}
+            known = self._thresholds = (cap, each, min(each.values(), default=math.inf))
+        return known[1], known[2]
 
 
 def _long_completions(scenario: Scenario) -> tuple[Completion, ...]:
@@ -87,15 +109,16 @@ class Warmup:
         return state
 
     def has_long(self, scenario: Scenario | str) -> bool:
-        """Whether ``scenario`` holds a long completion (computed once per scenario; ``False``
-        for anything but a :class:`Scenario`). The last one asked about is kept: one identity
-        check for a server's every request."""
+        """Whether ``scenario`` holds a long completion or a templated step (computed once per
+        scenario; ``False`` for anything but a :class:`Scenario`). The last one asked about is
+        kept: one identity check for a server's every request."""
         last = self._last
         if last[0] is scenario:
             return last[1]
         if not isinstance(scenario, Scenario):
             return False
-        found = bool(self._state(scenario).longs)
+        state = self._state(scenario)
+        found = bool(state.longs or state.templates)
         self._last = (scenario, found)
         return found
 
@@ -117,6 +140,27 @@ class Warmup:
         candidates = range(len(state.longs)) if played is None else played
         todo = tuple(position for position in candidates if not warmed >> position & 1)[:PER_REQUEST]
         return (state, todo) if todo else None
+
+    def long_templates(
+        self, scenario: Scenario, raw_bytes: int, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool
+    ) -> tuple[Step, ...] | None:
+        """The templated steps to render and warm before the lock for a body of ``raw_bytes``
+        bytes: those the request will play (the step :func:`_predicted` reads from the shared
+        ``cursors``; a ``pick`` step: its options) whose render may reach
+        :data:`~mockoss.server.template_cost.LONG_CHARS`, at most :data:`PER_REQUEST`; ``None``
+        when some templated step may and which one plays is not known before the lock (then the
+        request is only answered on a worker thread). Arithmetic on ``raw_bytes`` for most
+        requests: the body is read only when a step may render long."""
+        state = self._state(scenario)
+        if not state.templates:
+            return ()
+        each, smallest = state.thresholds()
+        if raw_bytes < smallest:
+            return ()
+        played = _played(state, body, headers, cursors, auto_session)
+        if played is None:
+            return None
+        return tuple(step for step in played if step.template is not None and raw_bytes >= each.get(id(step), math.inf))[:PER_REQUEST]
 
     def still_pending(self, state: _Scenario, shape: int, positions: tuple[int, ...]) -> tuple[int, ...]:
         """Those of ``positions`` not warmed for ``shape`` yet (another request may have, since
@@ -164,6 +208,15 @@ def _predicted(state: _Scenario, body: Any, headers: Mapping[str, str], cursors:
     player decides it from the request, under the lock). A read of the player's state without
     the lock: another request may move the cursors meanwhile, which only warms a step the
     request does not play."""
+    steps = _played(state, body, headers, cursors, auto_session)
+    if steps is None:
+        return None
+    return tuple(state.index[id(candidate.completion)] for candidate in steps if id(candidate.completion) in state.index)
+
+
+def _played(state: _Scenario, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool) -> tuple[Step, ...] | None:
+    """The step the request will play, when the shared cursors pick it (see :func:`_predicted`),
+    or a ``pick`` step's options; ``()`` for none (an exhausted rule); ``None``: unknown."""
     if not state.predictable or auto_session or headers.get(SESSION_HEADER) or (type(body) is dict and "previous_response_id" in body):
         return None
     scenario = state.scenario
@@ -172,6 +225,5 @@ def _predicted(state: _Scenario, body: Any, headers: Mapping[str, str], cursors:
     step = found[1] if found is not None else None
     if step is None:
         return ()
-    steps = [option for _weight, option in step.options] if step.options else [step]
-    return tuple(state.index[id(candidate.completion)] for candidate in steps if id(candidate.completion) in state.index)
+    return tuple(option for _weight, option in step.options) if step.options else (step,)
 

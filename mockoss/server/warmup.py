@@ -46,6 +46,22 @@ with every completion warmed before each new shape and the warm-up's ids drawn f
 request index: no reply differs. Memo stores take a lock (:class:`mockoss.harmony.completion.Memo`),
 so a warm-up may run beside a locked call.
 
+Templated steps (rendered per request: :mod:`mockoss.scenario.template`) are not in the scenario's
+long completions: each request renders its own text. One whose render may reach
+:data:`~mockoss.server.template_cost.LONG_CHARS` for the request's body (a bound from the body's
+length alone, without false negatives: :mod:`mockoss.server.template_cost`, which says why) sends
+the request to a worker thread too; there, when the shared cursors say it will play (as above),
+it is rendered as the player will render it (same body, model and seed text, the index the
+request will most likely get) and surfaced, before the lock; the request's own render under the
+lock then finds that :class:`~mockoss.harmony.Completion` in the template's cache (keyed by the
+rendered texts), its plans built. When the step is not known before the lock (``match`` rules,
+sessions) the request is answered on the thread only, its render under the lock as before. Over
+HTTP (``/tmp/o/tmplblk.py``, same run, old then new): an echo of a 200,000-character message
+(``--max-template-chars 400000``) held another client's ``/health`` and small chat 890-930 ms,
+now 6-8 ms and 8-16 ms; 24 echoes of 8,000 characters (the default cap) 132-212 ms, now 4-37 ms
+and 11-53 ms. Same bytes: a render is a pure function of its texts, and a warmed and an unwarmed
+reply are compared on every profile (``tests/server/test_template_offload.py``).
+
 Order: a request that arrives while an earlier one is warming up may take the lock first, and so
 the earlier index and scripted step (its ids are seeded by the index), as with a big body answered
 off the loop; requests sent one after another are answered in order, as before.
@@ -74,6 +90,7 @@ from typing import Any
 from mockoss.endpoints import prompt_tokens, request_seen
 from mockoss.jsonbody import parse_json_and_hand_on
 from mockoss.profiles.base import IdSource, RequestContext
+from mockoss.scenario.template import RenderContext
 from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS
 from mockoss.server.replies import SCENARIO_HEADER, SWITCH_HEADER, _for_endpoint
 from mockoss.server.warm_record import LONG_TOKENS, MAX_LONG, PER_REQUEST, SHAPES, Warmup, _Scenario
@@ -136,8 +153,9 @@ def _shape_key(profile: Any, endpoint: str, body: Any, headers: Mapping[str, str
 
 
 #: The decision :func:`wanted` took for the request being handled (its task's context, which the
-#: gate's worker thread runs a copy of): ``(server, endpoint, raw, profile, shape, pending)``, so
-#: that the gate (after the HTTP short path's fallback) and :func:`warmed` do not take it again.
+#: gate's worker thread runs a copy of): ``(server, endpoint, raw, profile, shape, pending,
+#: templates)``, so that the gate (after the HTTP short path's fallback) and :func:`warmed` do not
+#: take it again (``templates``: :meth:`Warmup.long_templates`' answer).
 _DECIDED: ContextVar[tuple[Any, ...] | None] = ContextVar("mockoss_warm_decided", default=None)
 
 
@@ -160,7 +178,7 @@ def wanted(server: _Server, endpoint: str, raw: bytes, headers: Mapping[str, str
         return False  # the usual case, decided without the body
     decided = _decided(server, endpoint, raw)
     if decided is not None:
-        return decided[3] is None or decided[5] is not None
+        return decided[3] is None or decided[5] is not None or decided[6] != ()
     scenario, profile, cursors, _index = server.warm_target(headers)
     if scenario is None and headers.get(SCENARIO_HEADER):
         # A scenario named by the header and not loaded yet: whether it holds long completions
@@ -168,23 +186,28 @@ def wanted(server: _Server, endpoint: str, raw: bytes, headers: Mapping[str, str
         # _prepare loads it (warm_target(make_profile=True)) and warms what it will play. Built
         # on the event loop, the first streamed reply of a 3,000-message completion (llamacpp)
         # or of a 6,000-token answer with tools (sglang) held every other client for seconds.
-        _DECIDED.set((server, endpoint, raw, None, None, None))
+        _DECIDED.set((server, endpoint, raw, None, None, None, None))
         return True
-    if scenario is None or not server._warmup.has_long(scenario):
+    warming = server._warmup
+    if scenario is None or not warming.has_long(scenario):
         return False
     try:
         body = parse_json_and_hand_on(raw)
     except (ValueError, RecursionError):
         return False
+    # Templated steps that may render long for a body this size (mockoss.server.template_cost):
+    # those it will play, rendered and warmed on the thread; None: one may, which is not known.
+    templates = warming.long_templates(scenario, len(raw), body, headers, cursors, server.auto_session)
     shape = pending = None
     if profile is not None:  # else a per-header profile made under the lock: new, its plans not built
         shape = _shape_key(profile, endpoint, body, headers)
-        if shape is None:
+        if shape is None and templates == ():
             return False
-        pending = server._warmup.pending(scenario, shape, body, headers, cursors, server.auto_session)
-        if pending is None:
+        if shape is not None:
+            pending = warming.pending(scenario, shape, body, headers, cursors, server.auto_session)
+        if pending is None and templates == ():
             return False
-    _DECIDED.set((server, endpoint, raw, profile, shape, pending))
+    _DECIDED.set((server, endpoint, raw, profile, shape, pending, templates))
     return True
 
 
@@ -202,26 +225,45 @@ def warmed(
     if prepared is None:
         yield view
         return
-    found, shape, positions, profile, view, counted, index = prepared
+    found, shape, positions, profile, view, counted, index, templates, scenario = prepared
     token = PRECOUNTED_PROMPT_TOKENS.set(counted) if PRECOUNTED_PROMPT_TOKENS.get() is None else None
     try:
         warming = server._warmup
-        mine, theirs = warming.claim(found, shape, positions)
+        mine, theirs = warming.claim(found, shape, positions) if positions else ([], [])
         try:
             # index: the one the request will most likely get (ids are never memoised)
             for position in mine:
-                try:
-                    profile.surface(endpoint, found.longs[position], view, RequestContext(IdSource(server.seed, index), server.created, counted, raw))
-                except BaseException as exc:  # the lock's side answers the step it plays, as before
-                    if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
-                        raise
+                _surface(profile, endpoint, found.longs[position], view, RequestContext(IdSource(server.seed, index), server.created, counted, raw))
         finally:
-            warming.release(found, shape, mine)
+            if positions:
+                warming.release(found, shape, mine)
+        if templates:
+            # Rendered as the player will under the lock (its seed text: mockoss.scenario.player),
+            # into the template's cache, which hands the same Completion, plans built, to the
+            # request's own render (same texts); another index (faker) only misses the cache.
+            _checked_profile, _request, model = checked
+            used = scenario.seed if scenario.seed is not None else server.seed
+            for step in templates:
+                try:
+                    completion = step.template.render(RenderContext(body, model, f"{used}//{index}"))
+                except Exception:  # noqa: BLE001, S112  # the request's own render answers it (a 400)
+                    continue
+                _surface(profile, endpoint, completion, view, RequestContext(IdSource(server.seed, index), server.created, counted, raw))
         _wait(theirs)
         yield view
     finally:
         if token is not None:
             PRECOUNTED_PROMPT_TOKENS.reset(token)
+
+
+def _surface(profile: Any, endpoint: str, completion: Any, view: Any, ctx: RequestContext) -> None:
+    """``profile.surface(…)`` for its memos, its reply discarded; what fails is left to the lock's
+    side, which answers the step it plays, as before."""
+    try:
+        profile.surface(endpoint, completion, view, ctx)
+    except BaseException as exc:
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+            raise
 
 
 def _wait(events: list[threading.Event]) -> None:
@@ -235,25 +277,31 @@ def _wait(events: list[threading.Event]) -> None:
 
 def _prepare(
     server: _Server, endpoint: str, raw: bytes, body: Any, headers: Mapping[str, str], checked: Any, view: Any
-) -> tuple[_Scenario, int, tuple[int, ...], Any, Any, int, int] | None:
+) -> tuple[_Scenario | None, int | None, tuple[int, ...], Any, Any, int, int, tuple[Any, ...], Any] | None:
     """What :func:`warmed` needs: ``(state, shape, positions, profile, view, prompt count,
-    index)``, else ``None`` (nothing to warm, or a step failed: done again under the lock). The
-    positions :func:`wanted` chose on the event loop for this request, less those another request
-    warmed since; chosen here when it did not (an in-process caller, a per-header profile not
-    made then)."""
+    index, templated steps, scenario)``, else ``None`` (nothing to warm, or a step failed: done
+    again under the lock). The positions and templated steps :func:`wanted` chose on the event
+    loop for this request (positions less those another request warmed since); chosen here when it
+    did not (an in-process caller, a per-header profile not made then)."""
     decided = _decided(server, endpoint, raw)
     scenario, base, cursors, index = server.warm_target(headers, make_profile=True)
+    warming = server._warmup
+    found, shape, positions, templates = None, None, (), None
     if decided is not None and decided[3] is not None and decided[3] is base:
-        _server, _endpoint, _raw, _profile, shape, (found, positions) = decided
-        positions = server._warmup.still_pending(found, shape, positions)
-        if not positions:
-            return None
-    else:
-        shape = _shape_key(base, endpoint, body, headers) if base is not None and scenario is not None else None
-        pending = server._warmup.pending(scenario, shape, body, headers, cursors, server.auto_session) if shape is not None else None
-        if pending is None:
-            return None
-        found, positions = pending
+        shape, pending, templates = decided[4], decided[5], decided[6]
+        if pending is not None:
+            found, positions = pending[0], warming.still_pending(pending[0], shape, pending[1])
+    elif base is not None and scenario is not None:
+        shape = _shape_key(base, endpoint, body, headers)
+        pending = warming.pending(scenario, shape, body, headers, cursors, server.auto_session) if shape is not None else None
+        if pending is not None:
+            found, positions = pending
+    if type(body) is not dict:
+        templates = ()
+    elif templates is None and scenario is not None and base is not None:
+        templates = warming.long_templates(scenario, len(raw), body, headers, cursors, server.auto_session)
+    if not positions and not templates:
+        return None
     try:
         _profile, request, model = checked
         profile = _for_endpoint(base, endpoint)
@@ -264,4 +312,4 @@ def _prepare(
             counted = prompt_tokens(endpoint, raw, body, request_seen(request))
     except Exception:  # noqa: BLE001
         return None
-    return found, shape, positions, profile, view, counted, index  # type: ignore[return-value]
+    return found, shape, positions, profile, view, counted, index, templates or (), scenario
