@@ -31,7 +31,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["LowerCaseHeaders", "RequestFacts", "body_turn", "conversation_key", "header_of", "response_id", "text_of"]
+__all__ = ["LowerCaseHeaders", "RequestFacts", "SharedHeaders", "body_turn", "conversation_key", "header_of", "response_id", "text_of"]
 
 #: Responses input item types the model produced (an earlier response's output).
 MODEL_ITEMS = frozenset(
@@ -287,6 +287,25 @@ class LowerCaseHeaders(dict[str, str]):
     :meth:`RequestFacts.header` need not build a lower-cased copy to look up an absent header."""
 
     __slots__ = ()
+
+
+def _read_only(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise TypeError("a request's headers are read-only (dict(headers) is a copy to change)")
+
+
+class SharedHeaders(LowerCaseHeaders):
+    """:class:`LowerCaseHeaders` shared by the requests that sent the same header block
+    (:func:`mockoss.server.request_headers.header_map`), so read-only: every method that would change it
+    raises :class:`TypeError`. ``pairs``: ``tuple(self.items())`` as the request log keeps it
+    (:func:`mockoss.server.records.header_items`), made once for the block."""
+
+    __slots__ = ("pairs",)
+    pairs: tuple[tuple[str, str], ...]
+
+    __setitem__ = __delitem__ = setdefault = pop = popitem = clear = update = __ior__ = _read_only
+
+    def __reduce__(self) -> Any:  # a copy (copy, pickle) is a plain LowerCaseHeaders of the same items
+        return LowerCaseHeaders, (dict(self),)
 
 
 # --------------------------------------------------------------------------- conversation keys

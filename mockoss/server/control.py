@@ -50,7 +50,6 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockoss.endpoints import endpoint_for_path
-from mockoss.scenario.conversation import LowerCaseHeaders
 from mockoss.scenario.player import SESSION_HEADER, session_key
 from mockoss.server import control_log
 from mockoss.server.control_guard import ControlOptions, accepted_hosts, error
@@ -65,6 +64,7 @@ from mockoss.server.control_log import (
 )
 from mockoss.server.control_metrics import Metrics
 from mockoss.server.records import REQUEST_RECORDS
+from mockoss.server.request_headers import header_map
 from mockoss.server.responses import to_response
 
 if TYPE_CHECKING:
@@ -287,20 +287,6 @@ def frame_separator(media_type: str) -> bytes | None:
     if media_type.startswith("application/x-ndjson"):
         return b"\n"
     return None
-
-
-def header_map(scope: Scope) -> dict[str, str]:
-    """The request headers as a dict (lower-case names; for a repeated header the first value
-    wins, as ``Headers.get`` does), built once per request and kept in ``scope["state"]``."""
-    state = scope.get("state")
-    cached = state.get("mockoss.headers") if state is not None else None
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
-    headers = LowerCaseHeaders()
-    for name, value in scope.get("headers", ()):
-        headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
-    scope.setdefault("state", {})["mockoss.headers"] = headers
-    return headers
 
 
 def route_path(path: str) -> str:

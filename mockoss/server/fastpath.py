@@ -39,7 +39,7 @@ from mockoss.server.limits import BODY_DEADLINE
 from mockoss.server.offload import is_heavy
 from mockoss.server.records import REQUEST_RECORDS
 from mockoss.server.responses import to_response, to_scheduled_response
-from mockoss.server.transport import Schedule
+from mockoss.server.transport import Delivery, Schedule
 from mockoss.server.warmup import wanted as warm_wanted
 
 if TYPE_CHECKING:
@@ -105,19 +105,53 @@ class GenerationPath:
         began = time.perf_counter()
         epoch = session.epoch  # type: ignore[union-attr]  # target is not None, nor is session
         message = await self._first(receive, scope)
+        name, raw = self.names[path], message.get("body", b"")
         if (
             message.get("more_body", False)
             or message["type"] != "http.request"
-            or is_heavy(self.names[path], message.get("body", b""), self.gate.offload_bytes)
-            or warm_wanted(target, self.names[path], message.get("body", b""), headers)
+            or is_heavy(name, raw, self.gate.offload_bytes)
+            or warm_wanted(target, name, raw, headers)
         ):
             # A long run, a big batch, the first request of a shape on a long scripted answer
             # (mockoss.server.warmup): off the loop (offload).
             await self.fallback(scope, _replay(message, receive), send)
             return
+        # The usual reply (a whole body at once) is answered here, with no inner function: a
+        # closure made every variable it reads a cell and cost three function objects a request
+        # (~1.3 us in all, timeit); a stream is handed to _stream, which keeps them. With the
+        # header blocks (mockoss.server.request_headers), this path around a stubbed respond():
+        # 10.4 -> 7.7 us a new short chat turn (in process, old and new alternated, min of 5).
         records: list[Any] = []
         token = REQUEST_RECORDS.set(records)
-        status, frames, started, logged = 500, 0, False, False
+        status, started, logged = 500, False, False
+        try:
+            reply, delivery = target.respond(name, raw, headers)
+            status = reply.status
+            if delivery is None and not reply.streamed:
+                started = True
+                await send({"type": "http.response.start", "status": status, "headers": plain_head(reply)})
+                logged = True  # before the last byte leaves, as the guard logs (mockoss.server.control)
+                self.plane.log(scope, records[-1] if records else None, status, 0, time.perf_counter() - began, epoch)
+                await send({"type": "http.response.body", "body": reply.body})
+                return
+            started = logged = True  # from here the stream answers errors and logs (_stream)
+            await self._stream(scope, receive, send, reply, delivery, records, began, epoch)
+        except Exception:
+            if not started:  # as Starlette's ServerErrorMiddleware answers an unexpected error
+                status = 500
+                await PlainTextResponse("Internal Server Error", status_code=500)(scope, receive, send)
+            raise
+        finally:
+            REQUEST_RECORDS.reset(token)
+            if not logged:  # a request that ended without its last body message (an error, a disconnect)
+                self.plane.log(scope, records[-1] if records else None, status, 0, time.perf_counter() - began, epoch)
+
+    async def _stream(
+        self, scope: Scope, receive: Receive, send: Send, reply: Reply, delivery: Delivery | None, records: list[Any], began: float, epoch: int
+    ) -> None:
+        """Send a streamed or paced ``reply`` and log the request once, when its last body message
+        is sent or the stream ends otherwise (errors answered as :meth:`__call__` answers them)."""
+        status, frames, started, logged = reply.status, 0, False, False
 
         def finish() -> None:
             nonlocal logged
@@ -126,14 +160,6 @@ class GenerationPath:
                 self.plane.log(scope, records[-1] if records else None, status, frames, time.perf_counter() - began, epoch)
 
         try:
-            reply, delivery = target.respond(self.names[path], message.get("body", b""), headers)
-            status = reply.status
-            if delivery is None and not reply.streamed:
-                started = True
-                await send({"type": "http.response.start", "status": status, "headers": plain_head(reply)})
-                finish()  # before the last byte leaves, as the guard logs (mockoss.server.control)
-                await send({"type": "http.response.body", "body": reply.body})
-                return
             separator = frame_separator(reply.media_type)
             if delivery is not None:  # a paced stream: counted by play(), no wrapper around each send
                 sent = [0]
@@ -181,7 +207,6 @@ class GenerationPath:
                 await PlainTextResponse("Internal Server Error", status_code=500)(scope, receive, send)
             raise
         finally:
-            REQUEST_RECORDS.reset(token)
             finish()  # a request that ended without its last body message (an error, a disconnect)
 
     async def _first(self, receive: Receive, scope: Scope) -> Message:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
+from mockoss.scenario.conversation import SharedHeaders
 from mockoss.server.records import REQUEST_RECORDS, Endpoint, RecordedRequest, header_items, new_record
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def _record(
         index,
         endpoint,
         raw,
-        header_items(headers),
+        headers.pairs if type(headers) is SharedHeaders else header_items(headers),  # made once per header block
         scenario.name if scenario else None,  # scenario
         step.index if step and scenario else None,  # step
         status,

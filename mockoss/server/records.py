@@ -169,13 +169,34 @@ DEFAULT_LOG_BYTES = 64 * 1024 * 1024
 _ENTRY_OVERHEAD = 256
 
 
+#: :func:`_headers_cost` of the header tuples shared in :data:`_ITEMS` (kept there for good, so
+#: their ids stay theirs), by id: at most one entry per shared tuple.
+_ITEMS_COST: dict[int, tuple[tuple[tuple[str, str], ...], int]] = {}
+
+
+def _headers_cost(items: tuple[tuple[str, str], ...]) -> int:
+    """Each pair's text, plus 64 for its tuple; a shared tuple's looked up (a client's requests
+    share one, :func:`header_items`), not summed again for every entry."""
+    found = _ITEMS_COST.get(id(items))
+    if found is not None and found[0] is items:
+        return found[1]
+    cost = sum(map(len, chain.from_iterable(items))) + 64 * len(items)
+    if type(items) is tuple and len(items) <= _SHARED_ITEMS_PAIRS:
+        try:
+            shared = _ITEMS.get(items) is items
+        except TypeError:  # a record made by hand, with pairs that do not hash
+            shared = False
+        if shared:
+            _ITEMS_COST[id(items)] = (items, cost)
+    return cost
+
+
 def _cost(record: RecordedRequest) -> int:
     """Approximate bytes ``record`` holds (its body, headers, completion, problem, warnings and
     server log text)."""
-    items = record.header_items
     cost = (
         _ENTRY_OVERHEAD + len(record.raw) + len(record.completion or "") + len(record.problem or "")
-        + sum(map(len, chain.from_iterable(items))) + 64 * len(items)  # each pair's text, plus 64 for its tuple
+        + _headers_cost(record.header_items)
     )
     if record.warnings or record.server_log:  # mostly both empty: two sums cost ~0.2 us of every request
         cost += sum(map(len, record.warnings)) + sum(map(len, record.server_log))
