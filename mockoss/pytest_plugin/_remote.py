@@ -55,7 +55,7 @@ class RemoteSession:
             mockoss.scenario.loader.ScenarioError: an unknown shipped name (with the nearest names).
             AssertionError: the server refused the scenario (the message has file, line and field).
         """
-        from mockoss.scenario.loader import _builtin_dir, load_scenario
+        from mockoss.scenario.loader import builtin_dir, load_scenario
         from mockoss.scenario.schema import FORMAT_VERSION
         from mockoss.steps import as_scenario_data, is_builder
 
@@ -72,7 +72,7 @@ class RemoteSession:
         elif "\n" in scenario:
             content, kind, name = scenario.encode(), "application/yaml", name or "inline"
         else:
-            shipped = _builtin_dir() / f"{scenario}.yaml"
+            shipped = builtin_dir() / f"{scenario}.yaml"
             if not shipped.is_file():
                 load_scenario(scenario)  # raises ScenarioError naming the nearest shipped scenarios
             content, kind, name = shipped.read_bytes(), "application/yaml", name or scenario

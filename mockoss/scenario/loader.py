@@ -48,6 +48,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "Step",
+    "builtin_dir",
     "builtin_names",
     "load_named",
     "load_scenario",
@@ -231,7 +232,7 @@ def _compile_answer(
 
 
 @functools.cache
-def _builtin_dir() -> importlib.resources.abc.Traversable:
+def builtin_dir() -> importlib.resources.abc.Traversable:
     """The shipped scenarios' directory, found once per process (``importlib.resources.files``
     costs ~15 us, and the pytest fixture loads a scenario by name for every test)."""
     return importlib.resources.files("mockoss.scenarios")
@@ -239,7 +240,7 @@ def _builtin_dir() -> importlib.resources.abc.Traversable:
 
 def builtin_names() -> list[str]:
     """Names of the scenarios that ship with mockoss, sorted."""
-    return sorted(p.name.removesuffix(".yaml") for p in _builtin_dir().iterdir() if p.name.endswith(".yaml"))
+    return sorted(p.name.removesuffix(".yaml") for p in builtin_dir().iterdir() if p.name.endswith(".yaml"))
 
 
 def _reject_duplicate_keys(origin: str, node: yaml.Node) -> None:
@@ -290,7 +291,7 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
             raise ScenarioError(f"{candidate}: {size:,} bytes, above the {MAX_SCENARIO_BYTES:,}-byte limit for a scenario file")
         raw, origin, name = candidate.read_bytes(), str(candidate), candidate.stem
     else:
-        resource = _builtin_dir() / f"{path_or_name}.yaml"
+        resource = builtin_dir() / f"{path_or_name}.yaml"
         if not resource.is_file():
             raise ScenarioError(
                 f"unknown scenario {str(path_or_name)!r}: not a file, and not a shipped scenario; "
@@ -384,7 +385,7 @@ def load_named(name: str, scenario_dirs: Sequence[str | Path] = ()) -> Scenario:
             f"X-Mockoss-Scenario takes a scenario name (a shipped one, one registered with the server, or a "
             f"file NAME.yaml in a --scenario-dir), not a file path: {name!r}"
         )
-    if _is_file(_builtin_dir() / f"{name}.yaml"):
+    if _is_file(builtin_dir() / f"{name}.yaml"):
         return load_scenario(name)
     for directory in scenario_dirs:
         base = Path(directory).resolve()
