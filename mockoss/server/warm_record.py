@@ -141,6 +141,17 @@ class Warmup:
         todo = tuple(position for position in candidates if not warmed >> position & 1)[:PER_REQUEST]
         return (state, todo) if todo else None
 
+    def has_long_completions(self, scenario: Scenario) -> bool:
+        """Whether ``scenario`` holds a long completion (not only templated steps)."""
+        return bool(self._state(scenario).longs)
+
+    def may_render_long(self, scenario: Scenario, raw_bytes: int) -> bool:
+        """Whether a templated step of ``scenario`` may render long for a body of ``raw_bytes``
+        bytes (:mod:`mockoss.server.template_cost`): one comparison, the thresholds computed once
+        per scenario and template cap."""
+        state = self._state(scenario)
+        return bool(state.templates) and raw_bytes >= state.thresholds()[1]
+
     def long_templates(
         self, scenario: Scenario, raw_bytes: int, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool
     ) -> tuple[Step, ...] | None:

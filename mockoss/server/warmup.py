@@ -191,22 +191,30 @@ def wanted(server: _Server, endpoint: str, raw: bytes, headers: Mapping[str, str
     warming = server._warmup
     if scenario is None or not warming.has_long(scenario):
         return False
+    longs = warming.has_long_completions(scenario)
+    # A templated step that may render long for a body this size (mockoss.server.template_cost):
+    # arithmetic on the length; the body is read only then.
+    maybe = warming.may_render_long(scenario, len(raw))
+    if not longs and not maybe:
+        return False
     try:
         body = parse_json_and_hand_on(raw)
     except (ValueError, RecursionError):
         return False
-    # Templated steps that may render long for a body this size (mockoss.server.template_cost):
-    # those it will play, rendered and warmed on the thread; None: one may, which is not known.
-    templates = warming.long_templates(scenario, len(raw), body, headers, cursors, server.auto_session)
+    # Those it will play, rendered and warmed on the thread; None: one may, which is not known.
+    templates = warming.long_templates(scenario, len(raw), body, headers, cursors, server.auto_session) if maybe else ()
     shape = pending = None
-    if profile is not None:  # else a per-header profile made under the lock: new, its plans not built
-        shape = _shape_key(profile, endpoint, body, headers)
-        if shape is None and templates == ():
-            return False
-        if shape is not None:
-            pending = warming.pending(scenario, shape, body, headers, cursors, server.auto_session)
-        if pending is None and templates == ():
-            return False
+    want = False
+    if longs:
+        if profile is None:  # a per-header profile made under the lock: new, its plans not built
+            want = True
+        else:
+            shape = _shape_key(profile, endpoint, body, headers)
+            if shape is not None:
+                pending = warming.pending(scenario, shape, body, headers, cursors, server.auto_session)
+                want = pending is not None
+    if not want and templates == ():
+        return False
     _DECIDED.set((server, endpoint, raw, profile, shape, pending, templates))
     return True
 
