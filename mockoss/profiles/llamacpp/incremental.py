@@ -235,12 +235,13 @@ class _Resumed:
     ``reasoning`` what the messages before it map to; :meth:`add` appends a piece. ``parses``
     and ``parsed`` count the parses and the characters they started from (tests bound them)."""
 
-    __slots__ = ("content", "grammar", "parsed", "parses", "parts", "reasoning", "text")
+    __slots__ = ("content", "grammar", "memo", "parsed", "parses", "parts", "reasoning", "text")
 
     def __init__(self, grammar: Grammar, text: str) -> None:
         self.grammar, self.text, self.parts = grammar, text, [text]
         self.content = self.reasoning = ""
         self.parses = self.parsed = 0
+        self.memo: dict = {}  # peg.remembering's table for self.text
 
     def add(self, piece: str) -> None:
         self.parts.append(piece)
@@ -269,10 +270,11 @@ class _Resumed:
         mark = self._advance(text)
         if mark:
             text = text[mark:]
+            self.memo = {}  # its positions moved
         self.text, self.parts = text, [text]
         self.parses += 1
         self.parsed += len(text)
-        with peg.first_end_observation() as seen:
+        with peg.first_end_observation() as seen, peg.remembering(self.memo):
             kind, _end, nodes = self.grammar.root(text, 0)
         if kind == peg.FAIL:
             # a failed partial parse: an empty message (Grammar.parse); stable if nothing saw the end

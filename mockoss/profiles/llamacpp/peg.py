@@ -45,7 +45,9 @@ __all__ = [
     "json_string_scan",
     "json_value",
     "literal",
+    "memo",
     "optional",
+    "remembering",
     "repeat",
     "sequence",
     "space",
@@ -65,14 +67,30 @@ _NO_NODES: list[Node] = []
 #: the check's name, where it started, what it answered; ``detail`` is an ``until``'s delimiter,
 #: or the text of a JSON escape cut by the end.
 EndObservation = tuple[str, int, int, str]
-_SINK: ContextVar[list[EndObservation] | None] = ContextVar("llamacpp_peg_end_sink", default=None)
+
+
+class _Observations(list[EndObservation]):
+    """The first end observation (then the first failure after it); ``ends`` counts them all."""
+
+    __slots__ = ("ends",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ends = 0
+
+
+_SINK: ContextVar[_Observations | None] = ContextVar("llamacpp_peg_end_sink", default=None)
+#: Results that saw no end, by ``(parser, pos)``, while :func:`remembering` (see there).
+_MEMO: ContextVar[dict | None] = ContextVar("llamacpp_peg_memo", default=None)
 
 
 def _saw_end(what: str, pos: int, end: int, detail: str = "") -> None:
     """Note that a check at ``pos`` (answering ``end``) depended on where the input ends."""
     sink = _SINK.get()
-    if sink is not None and not sink:
-        sink.append((what, pos, end, detail))
+    if sink is not None:
+        sink.ends += 1
+        if not sink:
+            sink.append((what, pos, end, detail))
 
 
 def _failed(pos: int) -> None:
@@ -86,12 +104,50 @@ def _failed(pos: int) -> None:
 def first_end_observation() -> Iterator[list[EndObservation]]:
     """Within the block, the first end observation of the parses run in this context is appended
     to the yielded list (empty if no check saw the end), then the first failure after it."""
-    sink: list[EndObservation] = []
+    sink = _Observations()
     token = _SINK.set(sink)
     try:
         yield sink
     finally:
         _SINK.reset(token)
+
+
+@contextmanager
+def remembering(table: dict) -> Iterator[None]:
+    """Within the block (and inside :func:`first_end_observation`), :func:`memo` parsers keep in
+    ``table`` each result they computed without any check seeing the end, and unbounded
+    repetitions the state after their rounds that saw no end; later parses in such a block reuse
+    them. Exact only while each text parsed with ``table`` starts with the previous one
+    (positions are kept): a result that saw no end is the result on every longer text (the
+    module docstring's stability, applied to one call), so reusing it changes nothing but the
+    time, and skips no end observation. Failures inside a reused result are not recorded again.
+    """
+    token = _MEMO.set(table)
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def memo(part: Parser) -> Parser:
+    """``part``, its results reused under :func:`remembering`."""
+
+    def parse(text: str, pos: int) -> Result:
+        table = _MEMO.get()
+        sink = _SINK.get()
+        if table is None or sink is None:
+            return part(text, pos)
+        key = (parse, pos)
+        known = table.get(key)
+        if known is not None:
+            return known  # type: ignore[no-any-return]
+        ends = sink.ends
+        result = part(text, pos)
+        if sink.ends == ends:
+            table[key] = result
+        return result
+
+    return parse
 
 
 def literal(word: str) -> Parser:
@@ -148,6 +204,18 @@ def repeat(part: Parser, minimum: int = 0, maximum: int = -1) -> Parser:
         nodes: list[Node] = []
         count = 0
         size = len(text)
+        # under remembering(), an unbounded repetition resumes after its rounds that saw no end
+        table = _MEMO.get() if maximum == -1 else None
+        sink = _SINK.get()
+        if table is not None and sink is not None:
+            key = (parse, pos)
+            saved = table.get(key)
+            if saved is not None:
+                pos, count, kept, size_kept = saved
+                nodes = kept[:size_kept]
+            ends = sink.ends
+        else:
+            table = None
         while maximum == -1 or count < maximum:
             if pos >= size:
                 _saw_end("repeat", pos, pos)
@@ -159,6 +227,11 @@ def repeat(part: Parser, minimum: int = 0, maximum: int = -1) -> Parser:
                 nodes.extend(found)
                 pos = end
                 count += 1
+                if table is not None:
+                    if sink.ends == ends:  # type: ignore[union-attr]
+                        table[key] = (pos, count, nodes, len(nodes))
+                    else:
+                        table = None  # this round saw the end: it and the rounds after it are not kept
                 continue
             if kind == NEED:
                 nodes.extend(found)
@@ -323,7 +396,7 @@ def _build_json() -> Parser:
     obj = choice(sequence(literal("{"), ws, literal("}")), sequence(literal("{"), ws, members, ws, literal("}")))
     elements = sequence(value, repeat(sequence(ws, literal(","), ws, value)))
     arr = choice(sequence(literal("["), ws, literal("]")), sequence(literal("["), ws, elements, ws, literal("]")))
-    json_any = choice(obj, arr, string, number, choice(literal("true"), literal("false")), literal("null"))
+    json_any = memo(choice(obj, arr, string, number, choice(literal("true"), literal("false")), literal("null")))
     return json_any
 
 
