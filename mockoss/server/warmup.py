@@ -54,13 +54,17 @@ the request to a worker thread too; there, when the shared cursors say it will p
 it is rendered as the player will render it (same body, model and seed text, the index the
 request will most likely get) and surfaced, before the lock; the request's own render under the
 lock then finds that :class:`~mockoss.harmony.Completion` in the template's cache (keyed by the
-rendered texts), its plans built. When the step is not known before the lock (``match`` rules,
+rendered texts), its plans built. Its long message texts are tokenized in the prompt worker
+process (:func:`mockoss.server.prompt_client.encode_in_worker`, the same ids; started on first
+use: that first request takes ~1 s longer, nobody else waits for it), since openai-harmony's
+``encode`` holds the GIL to its end. When the step is not known before the lock (``match`` rules,
 sessions) the request is answered on the thread only, its render under the lock as before. Over
-HTTP (``/tmp/o/tmplblk.py``, same run, old then new): an echo of a 200,000-character message
-(``--max-template-chars 400000``) held another client's ``/health`` and small chat 890-930 ms,
-now 6-8 ms and 8-16 ms; 24 echoes of 8,000 characters (the default cap) 132-212 ms, now 4-37 ms
-and 11-53 ms. Same bytes: a render is a pure function of its texts, and a warmed and an unwarmed
-reply are compared on every profile (``tests/server/test_template_offload.py``).
+HTTP (``/tmp/o/tmplblk.py``; old and new alternated in one run, 2 cores at load ~5): an echo of a
+200,000-character message (``--max-template-chars 400000``) held another client's ``/health`` and
+small chat 1.3-2.6 s, now 1-43 ms and 6-35 ms (30-174 ms and 24-199 ms tokenizing in process);
+24 echoes of 8,000 characters (the default cap) 110-145 ms, now 2-12 ms and 10-25 ms. Same bytes:
+a render is a pure function of its texts, and a warmed and an unwarmed reply are compared on
+every profile (``tests/server/test_template_offload.py``).
 
 Order: a request that arrives while an earlier one is warming up may take the lock first, and so
 the earlier index and scripted step (its ids are seeded by the index), as with a big body answered
@@ -88,10 +92,12 @@ from contextvars import ContextVar
 from typing import Any
 
 from mockoss.endpoints import prompt_tokens, request_seen
+from mockoss.harmony.encoding import ENCODE_ELSEWHERE
 from mockoss.jsonbody import parse_json_and_hand_on
 from mockoss.profiles.base import IdSource, RequestContext
 from mockoss.scenario.template import RenderContext
 from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS
+from mockoss.server.prompt_client import encode_in_worker
 from mockoss.server.replies import SCENARIO_HEADER, SWITCH_HEADER, _for_endpoint
 from mockoss.server.warm_record import LONG_TOKENS, MAX_LONG, PER_REQUEST, SHAPES, Warmup, _Scenario
 
@@ -249,13 +255,19 @@ def warmed(
             # Rendered as the player will under the lock (its seed text: mockoss.scenario.player),
             # into the template's cache, which hands the same Completion, plans built, to the
             # request's own render (same texts); another index (faker) only misses the cache.
+            # Its long message texts are tokenized in the prompt worker process (the same ids,
+            # mockoss.harmony.encoding.encode_text): openai-harmony's encode holds the GIL to
+            # its end, ~40 ms for 200,000 characters, every other client waiting meanwhile.
             _checked_profile, _request, model = checked
             used = scenario.seed if scenario.seed is not None else server.seed
             for step in templates:
+                encoding = ENCODE_ELSEWHERE.set(encode_in_worker)
                 try:
                     completion = step.template.render(RenderContext(body, model, f"{used}//{index}"))
                 except Exception:  # noqa: BLE001, S112  # the request's own render answers it (a 400)
                     continue
+                finally:
+                    ENCODE_ELSEWHERE.reset(encoding)
                 _surface(profile, endpoint, completion, view, RequestContext(IdSource(server.seed, index), server.created, counted, raw))
         _wait(theirs)
         yield view

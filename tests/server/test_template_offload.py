@@ -78,8 +78,18 @@ def test_a_long_echo_is_rendered_and_built_off_the_loop_before_the_lock(monkeypa
         return real_surface(self, endpoint, completion, request, ctx)
 
     monkeypatch.setattr(cls, "surface", surface)
+    encoded: list = []
+    real_encode = warmup.encode_in_worker
+
+    def encode_in_worker(text, special):
+        encoded.append((threading.get_ident(), len(text)))
+        return real_encode(text, special)
+
+    monkeypatch.setattr(warmup, "encode_in_worker", encode_in_worker)
     reply, loop_thread = anyio.run(_through_gate, Gate(), server, _chat(server, WORDS, stream=stream))
     assert reply.status == 200
+    # The long echoed text was tokenized in the worker process, asked from the worker thread.
+    assert [(thread == loop_thread, chars >= len(WORDS)) for thread, chars in encoded] == [(False, True)]
     # Built once, on a worker thread, the lock free; the reply under the lock built nothing new.
     assert [(thread == loop_thread, held) for thread, held, _chars in builds] == [(False, False)]
     assert builds[0][2] > len(WORDS)
