@@ -8,9 +8,11 @@ closes their connections, runs the lifespan's shutdown (an upstream's client, th
 expects of a fake server it started: gone within about a second, whatever it was doing. uvicorn's
 default waits for every request in flight without limit (``timeout_graceful_shutdown=None``;
 Kludex/uvicorn 0.54.0 ``uvicorn/server.py`` ``Server.shutdown``), and a request whose reply is
-being built on a worker thread cannot be cut short: measured before, the first streamed request
-of a 40,000-token answer (sglang), ``SIGTERM`` 1.5 s in: exit after 29.2 s (``/tmp/o/term.py``,
-issue 9, task O). Such builds run on daemon threads (:mod:`mockoss.workers`) whose awaiting task
+being built on a worker thread cannot be cut short. Measured (``/tmp/o/term.py``, issue 9, task
+O): the first streamed request of a 40,000-token answer (sglang) to a client that does not read,
+``SIGTERM`` or ``SIGINT`` 1.5 s in: exit after 30.2-30.6 s before, 0.7-0.8 s now; a build held on
+a worker thread (``tests/server/test_stop_promptly.py``): never before, ~0.6 s now. Such builds
+run on daemon threads (:mod:`mockoss.workers`) whose awaiting task
 returns when cancelled, so neither the event loop's close nor the interpreter's exit waits for
 them; a reply cut this way is neither sent nor recorded (nobody would read it), and a recording
 keeps every exchange that finished. A stream longer than the grace (a paced one, a slow client)
