@@ -226,3 +226,113 @@ def test_a_long_string_argument_is_extended(choice):
     assert len(pieces) > 2000
     assert len(full) < len(pieces) // 10
     assert len(grew) > len(pieces) // 2
+
+
+def _short_messages(count: int, rng: random.Random | None = None) -> str:
+    """``count`` short Harmony messages: analysis and preambles, some with ``<`` and prefixes of
+    ``<|end|>`` in their text (a random mix with ``rng``, else a fixed cycle)."""
+    kinds = ("<|channel|>analysis<|message|>Step {i}: a <b> c<|e d.", "<|channel|>commentary<|message|>Calling {i} < now.",
+             "<|channel|>analysis<|message|>  ", "<|channel|>commentary to=assistant<|channel|>analysis<|message|>x{i}<")
+    parts = [(rng.choice(kinds) if rng else kinds[i % 2]).format(i=i) + "<|end|><|start|>assistant" for i in range(count)]
+    return "".join(parts)
+
+
+def _arguments(count: int, rng: random.Random | None = None) -> str:
+    """Tool-call arguments with ``count`` small members: numbers, short strings, escapes, nesting."""
+    items = []
+    for i in range(count):
+        value = rng.choice(('"a\\"b"', "[1.5e3, true, null]", '{"k": -0}', "42", '"\\u00e9"')) if rng else str(i)
+        items.append(f'{{"id": {i}, "name": "n{i}", "v": {value}}}')
+    return '{"items": [' + ", ".join(items) + '], "q": "x < y"}'
+
+
+TAILS = (
+    "<|channel|>final<|message|>The answer: if (a < b) {{ c <<= 2; }} <|e",
+    "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{args}",
+    " to=functions.bash<|channel|>commentary json<|message|>{args}",
+    "<|channel|>final <|constrain|>json<|message|>{args}",
+)
+
+
+def test_many_messages_equal_the_full_reparse():
+    """Completions of 30-60 short messages then a final answer, a tool call with many small
+    argument members, or a JSON answer, cut anywhere, in real tokens and random pieces: every
+    per-token ChatMsg and the stream plan equal to the full re-parse's (resumed parses,
+    remembered JSON values and repetitions, held-back suffixes)."""
+    rng = random.Random(11)
+    for round_ in range(12):
+        args = _arguments(rng.randint(3, 25), rng)
+        text = _short_messages(rng.randint(30, 60), rng) + rng.choice(TAILS).format(args=args)
+        if round_ % 3 == 2:
+            text = text[: rng.randint(len(text) // 2, len(text))]
+        shape = rng.choice(SHAPES)
+        check(shape, rng.choice(PREFILLS), _token_pieces(text))
+        check(shape, "", _random_split(text, rng))
+
+
+def _peg_calls(grammar, pieces: list[str]) -> int:
+    """Calls into the PEG engine's parsers while the per-token partial parses run."""
+    import sys
+
+    from mockoss.profiles.llamacpp import peg
+
+    calls = 0
+
+    def count(frame, event, _arg):
+        nonlocal calls
+        if event == "call" and frame.f_code.co_filename == peg.__file__:
+            calls += 1
+
+    sys.setprofile(count)
+    try:
+        for _ in partial_parses(grammar, "", pieces):
+            pass
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("shape", "make"),
+    [
+        pytest.param(((), "auto", True), lambda n: _short_messages(n) + "<|channel|>final<|message|>Done.", id="messages"),
+        pytest.param((("bash",), "auto", False), lambda n: _short_messages(n) + "<|channel|>final<|message|>ok", id="messages-no-reasoning"),
+        pytest.param(
+            (("get_weather",), "auto", True),
+            lambda n: "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>" + _arguments(n // 5),
+            id="tool-arguments",
+        ),
+    ],
+)
+def test_work_per_token_does_not_grow_with_the_completion(shape, make):
+    """Parser work per token is flat: a completion four times as long (500 vs 125 messages, 100
+    vs 25 argument members) costs at most 1.5x the parser calls per token. A full re-parse per
+    token near message boundaries or inside JSON arguments (c25797f) grows linearly instead."""
+    grammar = build_grammar(*shape)
+    per_token = []
+    for n in (125, 500):
+        pieces = _token_pieces(make(n))
+        per_token.append(_peg_calls(grammar, pieces) / len(pieces))
+    assert per_token[1] <= 1.5 * per_token[0], per_token
+
+
+@pytest.mark.parametrize("reasoning", [True, False])
+def test_held_back_prefixes_need_no_parse(reasoning):
+    """A code-like answer with a ``<`` (held back by ``until`` as a possible start of ``<|end|>``)
+    every few tokens, after a few messages: a handful of parses (probes of held.py included)
+    however many pieces are held back; c25797f parsed the whole text once per such piece."""
+    import dataclasses
+
+    grammar = build_grammar((), "auto", reasoning)
+    parses = []
+    counted = dataclasses.replace(grammar, root=lambda text, pos: parses.append(len(text) - pos) or grammar.root(text, pos))
+    body = "if (a < b && c<d) x <<= 2; // <|b <|en\n" * 150
+    pieces = _token_pieces(_short_messages(3) + "<|channel|>final<|message|>" + body)
+    results = list(partial_parses(counted, "", pieces))
+    so_far, held = "", 0
+    for piece in pieces:
+        so_far += piece
+        held += any("<|end|>".startswith(so_far[-k:]) for k in range(1, 7))
+    assert held > 400
+    assert len(parses) < 60
+    assert list(materialize(results)) == _old(grammar, "", pieces)
