@@ -316,3 +316,13 @@ def test_undecided_plain_text_is_searched_once(monkeypatch: pytest.MonkeyPatch):
     out = "".join(stream.feed(piece)[0] for piece in pieces)
     assert out == "".join(pieces)
     assert counting.searched <= 40 * len(pieces)
+
+
+def test_ends_in_call_is_rstrip_endswith():
+    """The call check reads a bounded tail, and the whole text only behind 64 or more trailing
+    whitespace characters; it must agree with ``text.rstrip().endswith("<|call|>")``."""
+    rng = random.Random(3)
+    parts = ("<|call|>", "<|call|", "x", " ", "\n", "\u3000", " " * 40, "<|end|>", "call|>")
+    for _ in range(5000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 9)))
+        assert harmony_text._ends_in_call(text) == text.rstrip().endswith("<|call|>"), repr(text)
