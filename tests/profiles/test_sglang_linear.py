@@ -208,7 +208,8 @@ PIECES = (
     "<|start|>", "assistant", "<|channel|>", "analysis", "commentary", "final", "foo", " to=functions.get_weather",
     " to=functions.bash", " to=browser.search", "<|constrain|>", "json", "<|message|>", '{"a": 1}', "Hello", " world",
     "<|end|>", "<|call|>", "<|return|>", "assistantfinal", "assistantfin", "<|weird|>", "<|", "|>", "<", "|", " ",
-    "\n", "commentary ", "x", " " * 70, "<|en", "<|cha", "nnel|>",
+    "\n", "commentary ", "x", " " * 70, "<|en", "<|cha", "nnel|>", "ASSISTANTFINAL", "a\u017f\u017fi\u017ftantfinal", "assistantfinish",
+    "Analysis ", "\u212a\u03a3\u0130", "al",
 )
 
 
@@ -249,6 +250,27 @@ LONG_SHAPES = {
     "no_message_yet": f"<|channel|>analysis {WORDS}<|message|>x<|end|>",
     "tool_answer": f"<|start|>functions.get to=assistant<|message|>{WORDS}<|end|>",
 }
+
+
+def test_text_held_for_want_of_assistantfinal_is_not_parsed_again_per_chunk(monkeypatch: pytest.MonkeyPatch):
+    """The text fallback holds everything after ``assistantfin`` not followed by ``al`` (SGLang's
+    rule): the chunks after it are searched, not parsed whole, until ``assistantfinal`` comes."""
+    sizes: list[int] = []
+    original = harmony_text.text_parse
+
+    def counted(text: str):
+        sizes.append(len(text))
+        return original(text)
+
+    monkeypatch.setattr(harmony_text, "text_parse", counted)
+    pieces = ["analysis", " Think", " assistantfin", "ish"] + [f" w{i % 9}" for i in range(3000)] + [" assistant", "final", " Done."]
+    parser, reference, events, expected = SglangHarmonyParser(), _OldParser(), [], []
+    for piece in pieces:
+        events += parser.feed(piece)
+        expected += reference.feed(piece)
+    assert events == expected
+    assert [e.kind for e in events] == ["reasoning", "reasoning", "normal"]
+    assert sum(sizes) <= 3 * len("".join(pieces)) + 200, (len(sizes), sum(sizes))
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:

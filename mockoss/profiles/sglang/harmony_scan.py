@@ -29,7 +29,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 
-__all__ = ["GUARDS", "MARKERS", "MarkScan", "Marker", "channel_word", "scan_markers"]
+__all__ = ["GUARDS", "MARKERS", "Event", "MarkScan", "Marker", "channel_word", "hold_partial", "scan_markers"]
 
 #: The markers SGLang's parser recognises, by kind.
 MARKERS: dict[str, str] = {
@@ -163,3 +163,34 @@ def channel_word(header: str) -> str | None:
     lower-cased header starts with it (``to=…`` and the rest ignored), else ``None``."""
     lowered = header.strip().lower()
     return next((word for word in ("analysis", "commentary", "final") if lowered.startswith(word)), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One parsed piece: ``kind`` is ``"normal"``, ``"reasoning"`` or ``"tool_call"``; ``content``
+    its text; ``raw`` the block's markup for a ``tool_call`` (else ``None``)."""
+
+    kind: str
+    content: str
+    raw: str | None = None
+
+
+def hold_partial(text: str, guards: tuple[str, ...] | list[str]) -> tuple[str, str]:
+    """Split ``text`` into ``(emit, hold)`` where ``hold`` is the longest suffix that is a proper
+    prefix of one of ``guards`` (it may still grow into a marker)."""
+    held = 0
+    length = len(text)
+    for guard in guards:
+        limit = min(len(guard) - 1, length)
+        if limit <= held:
+            continue
+        # Only a suffix starting with the guard's first character can be its prefix: those
+        # positions are found in C, longest suffix first (a step's text rarely holds one).
+        first = guard[0]
+        at = text.find(first, length - limit)
+        while at != -1 and length - at > held:
+            if guard.startswith(text[at:]):
+                held = length - at
+                break
+            at = text.find(first, at + 1)
+    return (text[:-held], text[-held:]) if held else (text, "")

@@ -32,8 +32,8 @@ chunk). Measured on a streamed chat's plan build (in process, old and new code a
 run, 2 shared cores): a 42,698-token tool call 15.4 s → 0.46 s; a 42,678-token final answer with
 tools declared (the tool-call detector's parser held the undecided answer) 294 s → 1.4 s, and
 6,412 tokens 4.0 s → 0.13 s; per step of a long analysis 13 µs → 7 µs. The text fallback
-(:func:`text_parse`) is still parsed whole per chunk: what it holds stays short except after
-``assistantfin`` not followed by ``al``, where SGLang holds everything.
+(:mod:`.harmony_fallback`) holds little, except everything after ``assistantfin`` not followed by
+``al``; there only what each chunk adds is searched (:meth:`SglangHarmonyParser._text`).
 
 Checked against SGLang 0.5.23's own module (loaded from the wheel, no GPU needed) by
 ``tools/sglang_parser_diff.py``; see :mod:`mockoss.profiles.sglang` for what was compared.
@@ -41,46 +41,15 @@ Checked against SGLang 0.5.23's own module (loaded from the wheel, no GPU needed
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
-from mockoss.profiles.sglang.harmony_scan import GUARDS, MARKERS, Marker, MarkScan, scan_markers
+from mockoss.profiles.sglang.harmony_fallback import FINAL_WORD as _FINAL_WORD
+from mockoss.profiles.sglang.harmony_fallback import TEXT_FORMAT as _TEXT_FORMAT
+from mockoss.profiles.sglang.harmony_fallback import holds_all, text_parse
+from mockoss.profiles.sglang.harmony_scan import GUARDS, MARKERS, Event, Marker, MarkScan, hold_partial, scan_markers
 from mockoss.profiles.sglang.harmony_scan import channel_word as _channel_word
 
 __all__ = ["Event", "Marker", "SglangHarmonyParser", "canonical_parse", "hold_partial", "scan_markers", "text_parse"]
 
 _GUARDS = GUARDS
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One parsed piece: ``kind`` is ``"normal"``, ``"reasoning"`` or ``"tool_call"``; ``content``
-    its text; ``raw`` the block's markup for a ``tool_call`` (else ``None``)."""
-
-    kind: str
-    content: str
-    raw: str | None = None
-
-
-def hold_partial(text: str, guards: tuple[str, ...] | list[str]) -> tuple[str, str]:
-    """Split ``text`` into ``(emit, hold)`` where ``hold`` is the longest suffix that is a proper
-    prefix of one of ``guards`` (it may still grow into a marker)."""
-    held = 0
-    length = len(text)
-    for guard in guards:
-        limit = min(len(guard) - 1, length)
-        if limit <= held:
-            continue
-        # Only a suffix starting with the guard's first character can be its prefix: those
-        # positions are found in C, longest suffix first (a step's text rarely holds one).
-        first = guard[0]
-        at = text.find(first, length - limit)
-        while at != -1 and length - at > held:
-            if guard.startswith(text[at:]):
-                held = length - at
-                break
-            at = text.find(first, at + 1)
-    return (text[:-held], text[-held:]) if held else (text, "")
 
 
 def _header(text: str, marks: list[Marker], first: int) -> tuple[int | None, int | None]:
@@ -277,46 +246,6 @@ class CanonicalFeed:
         return "wait" if i == len(marks) else "parse"
 
 
-_FLAGS = re.IGNORECASE | re.DOTALL
-_BOTH = re.compile(r"^\s*(?:assistant)?\s*(analysis|commentary)(.*?)\s*assistantfinal\s*(.*)\s*$", _FLAGS)
-_FINAL = re.compile(r"^\s*assistantfinal\s*(.*)\s*$", _FLAGS)
-_OPEN = re.compile(r"^\s*(?:assistant)?\s*(analysis|commentary)(.*)\s*$", _FLAGS)
-_HEADER_WORD = re.compile(r"(?:^|\s)(?:assistant)?\s*(analysis|commentary)", re.IGNORECASE)
-_TEXT_FORMAT = re.compile(r"(?:^|\s)(?:assistant)?\s*(analysis|commentary|assistantfinal)", re.IGNORECASE)
-
-
-def text_parse(text: str) -> tuple[list[Event], str]:
-    """Parse the fallback form without markers (``analysis…assistantfinal…``):
-    ``(events, rest to keep)``."""
-    both = _BOTH.match(text)
-    if both:
-        channel, thought, answer = both.groups()
-        events = []
-        if thought.strip():
-            events.append(Event("reasoning" if channel.lower() == "analysis" else "normal", thought.strip()))
-        if answer.strip():
-            events.append(Event("normal", answer.strip()))
-        return events, ""
-    lowered = text.lower()
-    if _HEADER_WORD.search(text) and "assistantfin" in lowered and "assistantfinal" not in lowered:
-        return [], text
-    final = _FINAL.match(text)
-    if final:
-        return ([Event("normal", final.group(1).strip())] if final.group(1).strip() else []), ""
-    opened = _OPEN.match(text)
-    if opened:
-        channel, body = opened.groups()
-        emit, hold = hold_partial(body, ("assistantfinal",))
-        kept = text[: opened.start(2)] + hold
-        if emit and channel.lower() == "analysis":
-            return [Event("reasoning", emit)], (kept if hold else channel)
-        if emit:
-            return [Event("normal", emit if hold else emit.strip())], (kept if hold else "")
-        return [], kept
-    emit, hold = hold_partial(text, ("analysis", "commentary", "assistantfinal"))
-    return ([Event("normal", emit)] if emit else []), hold
-
-
 def _ends_in_call(text: str) -> bool:
     """``text.rstrip().endswith("<|call|>")``, without copying a long text."""
     tail = text[-72:].rstrip()
@@ -344,6 +273,7 @@ class SglangHarmonyParser:
         self._after_call = False
         self._partial_word = ""
         self._searched = 0  # while undecided: the held text's length at the last search
+        self._holding, self._held_length = False, 0  # text fallback: held whole (see _text)
         self._canonical = CanonicalFeed()
 
     def feed(self, chunk: str) -> list[Event]:
@@ -367,9 +297,31 @@ class SglangHarmonyParser:
         del held
         if self._parse is canonical_parse:
             events, self._held = self._canonical.parse(self._held)
+        elif self._parse is text_parse:
+            events, self._held = self._text(self._held)
         else:
             events, self._held = self._parse(self._held)
         return self._filtered(events, ends_in_call)
+
+    def _text(self, text: str) -> tuple[list[Event], str]:
+        """``text_parse(text)``, ``text`` being the last rest plus a chunk.
+
+        Once it holds everything for want of ``assistantfinal``
+        (:func:`.harmony_fallback.holds_all`), it does so until that word (matched as ``_BOTH``
+        matches it, ignoring case) appears; a new one ends in the chunk, so only the chunk and the
+        13 characters before it are searched. Exact: the
+        other two conditions (a header word, ``assistantfin``) stay true of a longer text, and
+        ``_BOTH``'s header is already settled inside the held text (it holds ``assistantfin``, which
+        no header can reach across), so ``_BOTH`` can only start to match with a new
+        ``assistantfinal``; a lower-cased one is also one ``re.IGNORECASE`` finds.
+        """
+        if self._holding and _FINAL_WORD.search(text, max(0, self._held_length - 13)) is None:
+            self._held_length = len(text)
+            return [], text
+        events, rest = text_parse(text)
+        self._holding = not events and rest == text and holds_all(rest)
+        self._held_length = len(rest)
+        return events, rest
 
     def _filtered(self, events: list[Event], ends_in_call: bool) -> list[Event]:
         """``events`` without the ``commentary`` filler after a call (``ends_in_call``: the held
