@@ -1,7 +1,9 @@
 """Profile ``sglang``: how SGLang (sgl-project/sglang@v0.5.23) serves gpt-oss.
 
 SGLang parses gpt-oss output with its own string parser, not openai-harmony:
-:mod:`.harmony_text` reproduces it, :mod:`.detectors` the reasoning and tool-call detectors on top
+:mod:`.harmony_text` reproduces it (with :mod:`.harmony_scan`, its marker scan, and
+:mod:`.harmony_fallback`, its text fallback; same events, in time linear in the text, where SGLang
+re-parses what it holds with every chunk), :mod:`.detectors` the reasoning and tool-call detectors on top
 of it, :mod:`.chat` the Chat Completions wire format, :mod:`.detokenizer` the detokenizer's
 incremental text (a character cut between tokens: its printable prefix first). Sources are the 0.5.23 wheel
 (``pip download --no-deps sglang==0.5.23``), files under ``python/sglang/srt/`` cited in each module.

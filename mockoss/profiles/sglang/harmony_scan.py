@@ -1,5 +1,7 @@
 """SGLang's marker scan (``iter_tokens`` in sgl-project/sglang@v0.5.23:python/sglang/srt/parser/
-harmony_parser.py), reproduced so that a growing text is scanned once, not once per chunk.
+harmony_parser.py), reproduced so that a growing text is scanned once, not once per chunk; with
+the string parser's other primitives (:class:`Event`, :func:`hold_partial`: ``Event`` and
+``prefix_hold`` there), which :mod:`.harmony_text` and :mod:`.harmony_fallback` share.
 
 SGLang's streaming parser keeps the text it could not settle and scans all of it again with every
 chunk (``HarmonyParser.parse`` appends the chunk to its buffer and ``CanonicalStrategy.parse``
