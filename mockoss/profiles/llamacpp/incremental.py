@@ -90,11 +90,16 @@ Inside that parse, :func:`.peg.remembering` reuses the same way any JSON value, 
 an unbounded repetition (JSON members and elements), that saw no end: a tool call's arguments
 with many members cost the open member per token, not all of them.
 
-Measured (in process, same run, loaded 2-core machine; ``/tmp`` reproducers of issue 9's task P):
-250 / 1,000 / 3,000 short messages, the first streamed request's replay ~0.7 s / ~11 s / >40 s
--> ~30 / ~90 / ~300 ms (one parse now reads ~16 characters per token, flat); a 40,000-token
-code-like answer with ``<`` every few tokens: 8,896 parses reading 310 M characters -> 6
-reading 252; tool arguments of 100 JSON objects: ~11 s -> ~0.3 s.
+Measured in process, the first streamed request's replay, old (c25797f) and new alternating in
+one run on a 2-core machine at load ~6 (analysis and preamble messages of ~13 tokens each):
+250 / 1,000 / 3,000 messages 2.4-3.3 s / 25 s / 282 s -> 80-140 / 140-350 / 350-500 ms (a
+parse reads ~16 characters per token, flat; parser calls per token 106-110); tool arguments
+of 30 / 100 JSON objects 0.6-1.1 / 6.4-10.7 s -> 70-130 / 390-450 ms (1,000: 1.0 s); a
+code-like answer with ``<`` every few tokens, 10,000 tokens 200-310 -> 120-180 ms (a
+40,000-token one: 8,896 parses reading 310 M characters -> 6 reading 252). Left: a parse
+still builds the whole message (the completed messages' text joined to the open one's) and
+:mod:`.plan` compares it with the previous, a copy of the answer per parse in C (~10% per token
+at 10,000 messages).
 """
 
 from __future__ import annotations
@@ -135,9 +140,8 @@ class _Open:
     until a later character follows. For ``"until"``: ``msg`` is the message of the parse that
     gave the certificate and ``since`` the pieces after it; ``probe`` what :func:`.held.probe`
     needs (the parser that gave it first, which counts the probes) and ``modes`` its answers by
-    held suffix; ``pending`` the held suffix left out of the
-    last result; ``synced``: the last result is ``msg`` grown by ``since`` minus ``pending``
-    (false after a full parse).
+    held suffix; ``pending`` the held suffix left out of the last result; ``synced``: the last
+    result is ``msg`` grown by ``since`` minus ``pending`` (false after a full parse).
     """
 
     __slots__ = ("delimiter", "field", "index", "kind", "modes", "msg", "pending", "probe", "since", "spaces", "synced", "tail")

@@ -114,14 +114,10 @@ def first_end_observation() -> Iterator[list[EndObservation]]:
 
 @contextmanager
 def remembering(table: dict) -> Iterator[None]:
-    """Within the block (and inside :func:`first_end_observation`), :func:`memo` parsers keep in
-    ``table`` each result they computed without any check seeing the end, and unbounded
-    repetitions the state after their rounds that saw no end; later parses in such a block reuse
-    them. Exact only while each text parsed with ``table`` starts with the previous one
-    (positions are kept): a result that saw no end is the result on every longer text (the
-    module docstring's stability, applied to one call), so reusing it changes nothing but the
-    time, and skips no end observation. Failures inside a reused result are not recorded again.
-    """
+    """Inside :func:`first_end_observation`: :func:`memo` parsers keep in ``table`` their results
+    that saw no end, unbounded repetitions their state after rounds that saw no end, and reuse
+    them. Exact while each text parsed with ``table`` extends the previous one: such a result is
+    the result on every longer text (stability, for one call). Reused failures are not recorded."""
     token = _MEMO.set(table)
     try:
         yield
@@ -133,8 +129,7 @@ def memo(part: Parser) -> Parser:
     """``part``, its results reused under :func:`remembering`."""
 
     def parse(text: str, pos: int) -> Result:
-        table = _MEMO.get()
-        sink = _SINK.get()
+        table, sink = _MEMO.get(), _SINK.get()
         if table is None or sink is None:
             return part(text, pos)
         key = (parse, pos)
