@@ -72,7 +72,9 @@ def held_suffix(window: str, delimiter: str) -> str:
     return ""
 
 
-def probe(grammar: Grammar, text: str, nodes: list[peg.Node], opened: int, pos: int, delimiter: str, held: str) -> str | None:
+def probe(
+    grammar: Grammar, text: str, nodes: list[peg.Node], opened: int, pos: int, delimiter: str, held: str
+) -> str | None:
     """How the certificate's parse of ``text`` (``nodes``, open node number ``opened`` or -1,
     ``until(delimiter)`` at ``pos`` reaching the end) carries over to a longer text holding back
     ``held``: :data:`LEFT_OUT`, :data:`KEPT` (for no open node: either), or ``None`` when the

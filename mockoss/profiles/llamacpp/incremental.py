@@ -144,7 +144,20 @@ class _Open:
     result is ``msg`` grown by ``since`` minus ``pending`` (false after a full parse).
     """
 
-    __slots__ = ("delimiter", "field", "index", "kind", "modes", "msg", "pending", "probe", "since", "spaces", "synced", "tail")
+    __slots__ = (
+        "delimiter",
+        "field",
+        "index",
+        "kind",
+        "modes",
+        "msg",
+        "pending",
+        "probe",
+        "since",
+        "spaces",
+        "synced",
+        "tail",
+    )
 
     def __init__(self, kind: str, delimiter: str, tail: str, msg: ChatMsg) -> None:
         self.kind, self.delimiter, self.tail, self.msg = kind, delimiter, tail, msg
