@@ -98,8 +98,8 @@ of 30 / 100 JSON objects 0.6-1.1 / 6.4-10.7 s -> 70-130 / 390-450 ms (1,000: 1.0
 code-like answer with ``<`` every few tokens, 10,000 tokens 200-310 -> 120-180 ms (a
 40,000-token one: 8,896 parses reading 310 M characters -> 6 reading 252). Left: a parse
 still builds the whole message (the completed messages' text joined to the open one's) and
-:mod:`.plan` compares it with the previous, a copy of the answer per parse in C (~10% per token
-at 10,000 messages).
+:mod:`.plan` compares it with the previous: a copy of the answer per parse, in C (per token
+6.5 µs at 1,000 messages, 7.5 µs at 10,000, measured before the JSON and held-back changes).
 """
 
 from __future__ import annotations
