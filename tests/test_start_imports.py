@@ -93,8 +93,19 @@ def _packages_of_other_profiles(served: str) -> set[str]:
     return others - {".".join(mine)}
 
 
+#: The vLLM profile's Responses route, loaded with the first Responses request (mockoss.profiles.vllm).
+VLLM_RESPONSES = {
+    "mockoss.profiles.vllm.request_checks",
+    "mockoss.profiles.vllm.responses",
+    "mockoss.profiles.vllm.responses_cached",
+    "mockoss.profiles.vllm.responses_echo",
+    "mockoss.profiles.vllm.responses_plan",
+    "mockoss.profiles.vllm.responses_stream",
+}
+
+
 @pytest.mark.parametrize(("profile", "endpoint", "unused_schemas"), [
-    ("vllm", "chat", {"mockoss.schemas.ollama", "mockoss.schemas.completions"}),
+    ("vllm", "chat", {"mockoss.schemas.ollama", "mockoss.schemas.completions", *VLLM_RESPONSES}),
     ("ollama", "ollama.chat", {"mockoss.schemas.chat", "mockoss.schemas.responses", "mockoss.schemas.completions"}),
 ])
 def test_serve_loads_only_the_served_profile_and_no_optional_library(tmp_path, profile, endpoint, unused_schemas):
@@ -104,7 +115,7 @@ def test_serve_loads_only_the_served_profile_and_no_optional_library(tmp_path, p
     assert PROFILES.module_of(profile) in modules  # type: ignore[attr-defined]
     assert not modules & _packages_of_other_profiles(profile), "another profile was imported"
     assert not modules & set(HEAVY)
-    assert not modules & unused_schemas, "request models of endpoints not asked for were built"
+    assert not modules & unused_schemas, "request models or routes of endpoints not asked for were loaded"
     assert started["gc_paused"], "start-up runs with the cyclic collector paused (mockoss.cli.main)"
 
 

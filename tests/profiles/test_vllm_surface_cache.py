@@ -20,6 +20,7 @@ import pytest
 
 import mockoss.profiles.vllm as vllm_package
 import mockoss.profiles.vllm.chat as chat_module
+import mockoss.profiles.vllm.responses_cached as responses_cached_module
 from mockoss.golden.cases import all_cases
 from mockoss.harmony import Completion
 from mockoss.profiles.base import ChatRequestView, IdSource, Reply, RequestContext, ResponsesRequestView, ToolDecl
@@ -141,7 +142,7 @@ def test_cached_responses_reply_is_the_full_paths_reply(name: str, switches: dic
         for completion in _completions()
     )
     cached = answers()
-    monkeypatch.setattr(vllm_package, "cached_responses_reply", lambda *args: None)
+    monkeypatch.setattr(responses_cached_module, "cached_reply", lambda *args: None)  # (loaded on first use)
     full = answers()
     assert len(cached) == len(full) == len(_completions()) * len(RESPONSES_REQUESTS) * 2
     for index, (got, want) in enumerate(zip(cached, full)):
@@ -169,7 +170,7 @@ class _Recording(dict):
 
 def test_responses_cache_key_covers_every_body_field_the_full_path_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     """A body field the full path reads and the cache does not bypass on would be served stale."""
-    monkeypatch.setattr(vllm_package, "cached_responses_reply", lambda *args: None)
+    monkeypatch.setattr(responses_cached_module, "cached_reply", lambda *args: None)  # (loaded on first use)
     body = _Recording(model="m", input="hi")
     body.read = set()
     for profile in (VllmProfile(), get_profile("vllm-2025", {})):

@@ -28,9 +28,6 @@ from mockoss.profiles.base import (
 from mockoss.profiles.vllm.chat import cached_full_reply, surface_chat
 from mockoss.profiles.vllm.errors import ErrorBody, error_reply
 from mockoss.profiles.vllm.options import OptionError, ignore_eos_completion, interval_note, recovery_log
-from mockoss.profiles.vllm.request_checks import responses_request_error
-from mockoss.profiles.vllm.responses import surface_responses
-from mockoss.profiles.vllm.responses_cached import cached_reply as cached_responses_reply
 from mockoss.profiles.vllm.switches import ATTRIBUTES, BOOLS, CHOICES
 
 __all__ = ["VllmProfile"]
@@ -137,8 +134,14 @@ class VllmProfile:
         :func:`~mockoss.profiles.vllm.responses_cached.cached_reply`."""
         if endpoint == "chat" and (reply := cached_full_reply(self, completion, request, ctx)) is not None:
             return reply
-        if endpoint == "responses" and (reply := cached_responses_reply(self, completion, request, ctx)) is not None:
-            return reply
+        if endpoint == "responses":
+            # The Responses route's modules (~3 ms of imports and classes) load with its first
+            # request: a server asked only for chat never needs them (issue 9, start-up).
+            from mockoss.profiles.vllm.request_checks import responses_request_error
+            from mockoss.profiles.vllm.responses_cached import cached_reply
+
+            if (reply := cached_reply(self, completion, request, ctx)) is not None:
+                return reply
         note = None
         if endpoint in ("chat", "completions"):
             try:
@@ -170,6 +173,8 @@ class VllmProfile:
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/responses``; see :func:`mockoss.profiles.vllm.responses.surface_responses`."""
+        from mockoss.profiles.vllm.responses import surface_responses
+
         return surface_responses(self, completion, request, ctx)
 
     def completions(self, completion: Completion, request: CompletionsRequestView, ctx: RequestContext) -> Reply:
