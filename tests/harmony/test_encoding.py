@@ -50,3 +50,25 @@ def test_shipped_copy_matches_harmonys_expected_hash():
 
 def test_encoding_is_loaded_once():
     assert encoding.load_encoding() is encoding.load_encoding()
+
+
+def test_a_start_hashes_the_vocabulary_once_in_openai_harmony_not_again_here(monkeypatch):
+    # Issue 9 (start-up): oss-harmony checks the file's sha256 as it reads it from
+    # TIKTOKEN_ENCODINGS_BASE; load_encoding no longer reads and hashes the 3.6 MB first (~3.5 ms).
+    hashed = []
+    monkeypatch.setattr(encoding, "_sha256", lambda path: hashed.append(path) or VOCABULARY_SHA256)
+    assert encoding.load_encoding.__wrapped__() is not None
+    assert hashed == []
+
+
+def test_load_encoding_reports_a_well_formed_but_wrong_vocabulary_as_a_sha256_mismatch(tmp_path, monkeypatch):
+    # A copy one line short parses as a vocabulary: only a hash tells it apart. openai-harmony
+    # refuses it ("hash mismatch"); the error is still mockoss's, naming the file and both hashes.
+    good = vocabulary_dir() / "o200k_base.tiktoken"
+    short = b"".join(good.read_bytes().splitlines(keepends=True)[:-1])
+    (tmp_path / "o200k_base.tiktoken").write_bytes(short)
+    monkeypatch.setenv("TIKTOKEN_ENCODINGS_BASE", str(tmp_path))
+    with pytest.raises(VocabularyError) as info:
+        encoding.load_encoding.__wrapped__()
+    assert f"computed={hashlib.sha256(short).hexdigest()}" in str(info.value)
+    assert str(tmp_path / "o200k_base.tiktoken") in str(info.value)
