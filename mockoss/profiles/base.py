@@ -66,8 +66,12 @@ class IdSource:
         return hasher.digest()
 
     def next(self, prefix: str = "") -> str:
-        """Return ``prefix`` + 32 hex digits."""
-        return prefix + self._digest().hex()
+        """Return ``prefix`` + 32 hex digits (:meth:`_digest` inline: a stream of vllm-mlx
+        completion chunks draws an id per chunk, 10,682 for a 10,000-token answer)."""
+        self._count += 1
+        hasher = self._hasher.copy()
+        hasher.update(self._request + self._count.to_bytes(4, "big"))
+        return prefix + hasher.hexdigest()
 
     def skip(self, count: int) -> None:
         """Pass over ``count`` ids without computing them: the ids drawn next are those ``count``
@@ -77,7 +81,10 @@ class IdSource:
     def next16(self, prefix: str = "") -> str:
         """Return ``prefix`` + 16 hex digits: the shape of vLLM 0.32/0.33's ``random_uuid()``
         (``f"{uuid.uuid4().int & MASK_64_BITS:016x}"``, vllm-project/vllm@v0.32.0:vllm/utils/__init__.py)."""
-        return prefix + self._digest()[:8].hex()
+        self._count += 1  # (_digest inline, as in next)
+        hasher = self._hasher.copy()
+        hasher.update(self._request + self._count.to_bytes(4, "big"))
+        return prefix + hasher.digest()[:8].hex()
 
     def digits(self, count: int) -> str:
         """Return ``count`` decimal digits (Ollama's ``rs_`` ids use 6), ``count`` ≤ 38."""

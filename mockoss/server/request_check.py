@@ -11,6 +11,7 @@ sets (``_base_profile``, ``_valid_bodies``, ``served_model_names``).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -76,7 +77,8 @@ class RequestChecks:
         # jiter's depth, shares the interpreter's recursion limit), and a kept request must not
         # stand in for a body that is None (a review's finding: an unscripted 500).
         keep = raw is not None and type(body) is dict and len(raw) <= VALID_BODY_MAX
-        if keep and (hit := self._valid_bodies.get((endpoint, raw))) is not None and hit[0] is base:
+        key = (endpoint, raw)
+        if keep and (hit := self._valid_bodies.get(key)) is not None and hit[0] is base:
             return self._with_model(hit[1], hit[2])
         profile = _for_endpoint(base, endpoint)
         if endpoint not in profile.endpoints:
@@ -105,7 +107,10 @@ class RequestChecks:
             # What the request holds, measured (lru.approx_bytes) only when it is stored, on the
             # body's second sighting: 2.3-3.3 KB for a short chat, up to ~25x the bytes for a body
             # of many small containers (a review measured 205 KB for 2,700 empty content parts).
-            self._valid_bodies.offer((endpoint, raw), (base, profile, request), lambda: approx_bytes(request, self._valid_bodies.limit))
+            # A partial, not a lambda: a closure would make ``self`` and ``request`` cells for the
+            # whole method, and cost a function object per request.
+            kept = self._valid_bodies
+            kept.offer(key, (base, profile, request), partial(approx_bytes, request, kept.limit))
         return self._with_model(profile, request)
 
     def _with_model(self, profile: Profile, request: Any) -> Reply | tuple[Profile, Any, str]:

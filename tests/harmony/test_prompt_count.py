@@ -256,12 +256,14 @@ def test_reset_clears_the_prompt_caches() -> None:
 
 
 def test_the_message_cache_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
-    small: BytesLRU[Any] = BytesLRU(64 * 1024)
-    monkeypatch.setattr(count_module, "_messages", small)
-    for i in range(200):  # 200 distinct 2 KB messages: about 400 KB of keys
-        body = {"messages": [{"role": "user", "content": f"{i} " + "x" * 2000}]}
-        assert count_chat_prompt(body) == len(render_chat_prompt(body))
-    assert 0 < small.size <= 64 * 1024 and len(small) < 200
+    # A plain user message ({"role", "content"} only) is kept by its text (_user_texts), any other in _messages.
+    for name, extra in (("_messages", {"name": "u"}), ("_user_texts", {})):
+        small: BytesLRU[Any] = BytesLRU(64 * 1024)
+        monkeypatch.setattr(count_module, name, small)
+        for i in range(200):  # 200 distinct 2 KB messages: about 400 KB of keys
+            body = {"messages": [{"role": "user", "content": f"{i} " + "x" * 2000, **extra}]}
+            assert count_chat_prompt(body) == len(render_chat_prompt(body))
+        assert 0 < small.size <= 64 * 1024 and len(small) < 200
     clear_prompt_caches()
 
 

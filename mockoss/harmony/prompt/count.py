@@ -37,7 +37,8 @@ equal keys mean equal JSON data: strings, numbers, booleans, null, lists and dic
 included) plus, for a chat ``tool`` message or a Responses ``function_call_output``, the tool name
 looked up by call id (the only thing the conversion reads outside the message). A chat message
 that is exactly ``{"role": "user" | "assistant", "content": <string>}`` (most of a short
-conversation) is keyed by the pair (role, text) instead, and a new user message of that shape is
+conversation) is keyed by its text alone in a cache of its role's (``caches._user_texts``,
+``_assistant_texts``) instead, and a new user message of that shape is
 counted inline (:func:`_count_chat`). In a chat
 conversation of :data:`PREFIX_MIN` messages or more (a Responses ``input`` of as many items), a
 run of leading messages already counted is found in one lookup (:mod:`mockoss.harmony.prompt.prefix`,
@@ -86,12 +87,14 @@ from mockoss.harmony.prompt.caches import (  # the F401s: read as count.X (seen.
     _SHARED_COUNTS,  # noqa: F401
     _USER_TURNS,
     MESSAGE_CACHE_BYTES,
+    _assistant_texts,
     _item_prefixes,
     _messages,
     _plain,
     _plain_preambles,
     _preambles,
     _prefixes,
+    _user_texts,
     _valid_tools,  # noqa: F401
     cache_size,
     clear_caches,
@@ -214,7 +217,7 @@ def _count_chat(
         else:  # a later call redeclares an id the prefix's tool messages looked up: count it all
             prefix, names = None, None
     counted: list[Counted] = []
-    get = _messages.get
+    get, user_get, assistant_get = _messages.get, _user_texts.get, _assistant_texts.get
     seen, seen_parts = len(messages), -1  # the first message not found counted, its index in counted
     for i in range(start, len(messages)):
         msg = messages[i]
@@ -223,12 +226,10 @@ def _count_chat(
         role = msg.get("role")
         content = msg.get("content")
         if type(content) is str and len(msg) == 2 and (role == "user" or role == "assistant"):
-            # {"role", "content"} only: the count depends on the two strings alone, so they are
-            # the key (a pair of strings: no other key is one, see below); 3 tuples and a scan less.
-            # The role is the constant string (its hash kept, one object for every key).
+            # {"role", "content"} only: the count depends on the two strings alone, so the text
+            # is the key in its role's own cache (caches._user_texts, _assistant_texts).
             user = role == "user"
-            key = ("user" if user else "assistant", content)
-            cached = get(key)
+            cached = user_get(content) if user else assistant_get(content)
             if cached is None:
                 if seen_parts < 0:
                     seen, seen_parts = i, len(counted)
@@ -239,7 +240,7 @@ def _count_chat(
                 else:  # an empty assistant message renders nothing
                     cached = (0, False, ())
                 # content.__sizeof__() is sys.getsizeof(content) (a str is not GC-tracked), 60 ns less.
-                _messages.put(key, cached, content.__sizeof__() + 64 + 64 * len(cached[2]))
+                (_user_texts if user else _assistant_texts).put(content, cached, content.__sizeof__() + 64 * len(cached[2]))
             tokens += cached[0]
             counted.append(cached)
             continue
@@ -256,9 +257,9 @@ def _count_chat(
         else:
             content_key = tuple(msg.items())
         # A tool result's key is (author, content key), any other message's its content key: a
-        # tuple of pairs or bytes, never equal to a tuple starting with a string (which the
-        # Responses keys, tool results' keys and the pairs above are; a pair's first string is
-        # "user" or "assistant", an author starts with "functions.", a Responses key has three).
+        # tuple of pairs, bytes or a repr string, never equal to a tuple starting with a string
+        # (which the Responses keys and tool results' keys are; an author starts with
+        # "functions.", a Responses key has three items).
         key = content_key if author is None else (author, content_key)
         cached = get(key)
         if cached is None:
