@@ -142,15 +142,27 @@ class Warmup:
         return (state, todo) if todo else None
 
     def has_long_completions(self, scenario: Scenario) -> bool:
-        """Whether ``scenario`` holds a long completion (not only templated steps)."""
+        """Whether ``scenario`` (one :meth:`has_long` said yes of) holds a long completion, not
+        only templated steps."""
         return bool(self._state(scenario).longs)
 
-    def may_render_long(self, scenario: Scenario, raw_bytes: int) -> bool:
+    def may_warm(self, scenario: Scenario, raw_bytes: int) -> bool:
+        """:meth:`has_long_completions` or :meth:`may_render_long`, one state lookup: whether a
+        request of ``raw_bytes`` bytes on ``scenario`` is worth reading for a warm-up."""
+        state = self._state(scenario)
+        return bool(state.longs) or self.may_render_long(scenario, raw_bytes, state)
+
+    def may_render_long(self, scenario: Scenario, raw_bytes: int, state: _Scenario | None = None) -> bool:
         """Whether a templated step of ``scenario`` may render long for a body of ``raw_bytes``
         bytes (:mod:`mockoss.server.template_cost`): one comparison, the thresholds computed once
         per scenario and template cap."""
-        state = self._state(scenario)
-        return bool(state.templates) and raw_bytes >= state.thresholds()[1]
+        state = self._state(scenario) if state is None else state
+        if not state.templates:
+            return False
+        known = state._thresholds
+        if known is not None and known[0] == template_module.MAX_RENDERED_CHARS:
+            return raw_bytes >= known[2]
+        return raw_bytes >= state.thresholds()[1]
 
     def long_templates(
         self, scenario: Scenario, raw_bytes: int, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool

@@ -180,8 +180,13 @@ def wanted(server: _Server, endpoint: str, raw: bytes, headers: Mapping[str, str
     :func:`mockoss.jsonbody.parse_json_and_hand_on`), its shape and the step it will play. Taken
     once per request: the HTTP short path asks, then the gate after its fallback, then the warm-up
     on the worker thread (:func:`warmed`); the later ones reuse the first answer (:data:`_DECIDED`)."""
-    if SCENARIO_HEADER not in headers and not server._warmup.has_long(server.scenario):
-        return False  # the usual case, decided without the body
+    warming = server._warmup
+    if SCENARIO_HEADER not in headers:
+        scenario = server.scenario
+        if not warming.has_long(scenario):
+            return False  # the usual case, decided without the body
+        if not warming.may_warm(scenario, len(raw)):
+            return False  # templated steps only, none long for a body this size: by its length alone
     decided = _decided(server, endpoint, raw)
     if decided is not None:
         return decided[3] is None or decided[5] is not None or decided[6] != ()
@@ -194,7 +199,6 @@ def wanted(server: _Server, endpoint: str, raw: bytes, headers: Mapping[str, str
         # or of a 6,000-token answer with tools (sglang) held every other client for seconds.
         _DECIDED.set((server, endpoint, raw, None, None, None, None))
         return True
-    warming = server._warmup
     if scenario is None or not warming.has_long(scenario):
         return False
     longs = warming.has_long_completions(scenario)
