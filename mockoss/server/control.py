@@ -68,6 +68,8 @@ from mockoss.server.request_headers import header_map
 from mockoss.server.responses import to_response
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from mockoss.server.core import MockServer
     from mockoss.server.records import RecordedRequest
 
@@ -207,12 +209,15 @@ class ControlPlane:
         return found.epoch if found is not None else 0
 
     def log(
-        self, scope: Scope, record: RecordedRequest | None, status: int, frames: int, seconds: float, epoch: int | None = None
+        self, scope: Scope, record: RecordedRequest | None, status: int, frames: int, seconds: float, epoch: int | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         """Add a finished request (``record``: its generation log record, if any) to its
         session's log, the metrics and the access log. ``epoch``: the session's :meth:`epoch` when
-        the request began; if the session was reset since, the request stays out of its log."""
-        headers = header_map(scope)
+        the request began; if the session was reset since, the request stays out of its log.
+        ``headers``: ``header_map(scope)``, when the caller has it."""
+        if headers is None:
+            headers = header_map(scope)
         test_id = headers.get(TEST_ID_HEADER) or None
         path = scope.get("path", "")
         if path.startswith("/mockoss/"):
@@ -224,7 +229,7 @@ class ControlPlane:
             endpoint = found.name if found is not None and scope.get("method") == "POST" else "probe"
         seq = next(self._seq)
         if endpoint != "control" and (test_id is None or _TEST_ID.fullmatch(test_id)):
-            target = self.session(test_id)
+            target = self.session(test_id) if test_id else self._default
             if epoch is None or target.epoch == epoch:  # type: ignore[union-attr]
                 session = headers.get(SESSION_HEADER)
                 if session is not None:

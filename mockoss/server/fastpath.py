@@ -61,10 +61,17 @@ def plain_head(reply: Reply) -> list[tuple[bytes, bytes]]:
         raw.append((b"content-length", str(len(reply.body)).encode("latin-1")))
     media = reply.media_type
     if media is not None and b"content-type" not in given:
-        if media.startswith("text/") and "charset=" not in media.lower():
-            media += "; charset=utf-8"
-        raw.append((b"content-type", media.encode("latin-1")))
+        pair = _CONTENT_TYPES.get(media)
+        if pair is None:
+            pair = (b"content-type", (media + "; charset=utf-8" if media.startswith("text/") and "charset=" not in media.lower() else media).encode("latin-1"))
+            if len(_CONTENT_TYPES) < 64 and len(media) <= 128:
+                _CONTENT_TYPES[media] = pair
+        raw.append(pair)
     return raw
+
+
+#: The ``content-type`` header pair of a media type (a profile uses a handful): at most 64.
+_CONTENT_TYPES: dict[str, tuple[bytes, bytes]] = {}
 
 
 class GenerationPath:
@@ -131,7 +138,7 @@ class GenerationPath:
                 started = True
                 await send({"type": "http.response.start", "status": status, "headers": plain_head(reply)})
                 logged = True  # before the last byte leaves, as the guard logs (mockoss.server.control)
-                self.plane.log(scope, records[-1] if records else None, status, 0, time.perf_counter() - began, epoch)
+                self.plane.log(scope, records[-1] if records else None, status, 0, time.perf_counter() - began, epoch, headers)
                 await send({"type": "http.response.body", "body": reply.body})
                 return
             started = logged = True  # from here the stream answers errors and logs (_stream)

@@ -93,3 +93,18 @@ def test_the_short_path_makes_no_closure_per_request():
     # function is a new object per call: the non-streamed reply must not pay for the stream's.
     assert GenerationPath.__call__.__code__.co_cellvars == ()
     assert GenerationPath._stream.__code__.co_cellvars  # the stream keeps its callbacks
+
+
+def test_the_content_type_pair_is_made_once_per_media_type_and_is_starlettes():
+    from starlette.responses import Response
+
+    from mockoss.profiles.base import Reply
+    from mockoss.server import fastpath
+
+    for media in ("application/json", "text/plain", "text/event-stream; charset=utf-8", "application/x-ndjson"):
+        first = Reply(status=200, media_type=media, body=b"{}")
+        again = Reply(status=201, media_type=media, body=b"[1, 2]")
+        assert fastpath.plain_head(first)[-1] is fastpath.plain_head(again)[-1]  # shared, not rebuilt
+        for reply in (first, again):
+            assert fastpath.plain_head(reply) == Response(reply.body, reply.status, media_type=media).raw_headers
+    assert len(fastpath._CONTENT_TYPES) <= 64
