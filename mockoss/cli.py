@@ -31,7 +31,7 @@ def _serve(args: argparse.Namespace) -> int:
     from mockoss.scenario.loader import ScenarioError
     from mockoss.scenario.transport import TransportError
     from mockoss.server.core import MockServer
-    from mockoss.server.run import base_url, bind, serve_forever
+    from mockoss.server.run import base_url, bind, raise_open_files_limit, serve_forever
     from mockoss.upstream import cli as upstream_cli
     from mockoss.upstream.config import UpstreamError
 
@@ -84,6 +84,9 @@ def _serve(args: argparse.Namespace) -> int:
             engine.stop()
         print(f"mockoss: error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    # Before the URL is printed: whoever reads it (a test, a supervisor) may open connections at
+    # once. serve_forever raises it too (never lowering it: a second call changes nothing).
+    raise_open_files_limit()
     if server.scenario:
         scenario = server.scenario.name
     elif server.upstream is not None:
