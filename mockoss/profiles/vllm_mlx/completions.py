@@ -15,11 +15,11 @@ text (markup kept, nothing cleaned), ``finish_reason`` and ``usage`` on the fini
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mockoss.profiles.base import SSE_MEDIA_TYPE, Reply, RequestContext
-from mockoss.profiles.replay import FramesTemplate, IdRecorder, new_id, templatable
+from mockoss.profiles.base import SSE_MEDIA_TYPE, IdSource, Reply, RequestContext
+from mockoss.profiles.replay import Call, FramesTemplate, IdRecorder, templatable
 from mockoss.profiles.vllm_mlx import cached
 from mockoss.profiles.vllm_mlx.cached import Outputs
 from mockoss.profiles.vllm_mlx.engine import token_limit, usage
@@ -46,7 +46,7 @@ def surface_completions(profile: VllmMlxProfile, completion: Completion, request
         else:  # every chunk has an id of its own: a template the request's ids, created, model and usage go into
             def build() -> tuple[object, ...]:
                 recorder = IdRecorder()
-                frames = _frames(outputs, count, lambda: "cmpl-" + new_id(recorder, width=8), recorder.value("created"),
+                frames = _frames(outputs, count, lambda: "cmpl-" + recorder.call(_chunk_id), recorder.value("created"),
                                  recorder.value("model"), lambda n: recorder.value(f"usage {n}"))
                 return recorder.frozen(), FramesTemplate(frames)
 
@@ -55,7 +55,7 @@ def surface_completions(profile: VllmMlxProfile, completion: Completion, request
             for function, name in calls:
                 if function is None and name.startswith("usage "):
                     values[name] = json.dumps(usage(ctx.prompt_tokens, int(name[6:]))).encode()
-            frames = template.fill(IdRecorder.replay(calls, ctx.ids, values))
+            frames = template.fill(_replayed(calls, ctx.ids, values))
         frames.append(b"data: [DONE]\n\n")
         return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
     prompts = body.get("prompt")
@@ -66,6 +66,31 @@ def surface_completions(profile: VllmMlxProfile, completion: Completion, request
     choices = [{"index": i, "text": text, "finish_reason": finish} for i in range(n)]
     out = {"id": rid, "object": "text_completion", "created": ctx.created, "model": model, "choices": choices, "usage": usage(ctx.prompt_tokens * n, count * n)}
     return Reply(status=200, body=dumps(out).encode())
+
+
+def _chunk_id(ids: IdSource) -> str:
+    """A chunk id's digits: the first 8 hex digits of a draw (``new_id(ids, width=8)``)."""
+    return ids.next()[:8]
+
+
+def _replayed(calls: Sequence[Call], ids: IdSource, values: Mapping[str, bytes]) -> list[bytes]:
+    """``IdRecorder.replay(calls, ids, values)``, each run of chunk ids drawn in one loop
+    (:meth:`IdSource.hex_run`): the same ids in the same order. A 10,000-token stream draws
+    10,682 of them; one by one they were most of its replay."""
+    out: list[bytes] = []
+    at, end = 0, len(calls)
+    while at < end:
+        function, arguments = calls[at]
+        if function is _chunk_id:
+            run = at
+            while run < end and calls[run][0] is _chunk_id:
+                run += 1
+            out += [digits[:8].encode() for digits in ids.hex_run(run - at)]
+            at = run
+            continue
+        out.append(function(ids, *arguments).encode() if function is not None else values[arguments])  # type: ignore[index]
+        at += 1
+    return out
 
 
 def _frames(outputs: Outputs, count: int, new_id: Callable[[], str], created: Any, model: Any, usage_of: Callable[[int], Any]) -> list[bytes]:
