@@ -24,7 +24,42 @@ from mockoss.profiles.registry import ProfileError
 __all__ = ["main"]
 
 
+class _Terminated(Exception):
+    """Raised in the main thread by SIGTERM while ``mockoss serve`` runs (:func:`_serve`)."""
+
+
+def _unwind(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
 def _serve(args: argparse.Namespace) -> int:
+    """``mockoss serve``, with SIGTERM unwinding the stack instead of ending the process at once.
+
+    uvicorn stops on SIGTERM, restores the handler it found and raises the signal again
+    (encode/uvicorn ``Server.capture_signals``); with the default action the process then died
+    there, before ``_serve_until_stopped``'s ``finally``: a ``--engine`` subprocess, started in
+    its own session, kept running (and its ``atexit`` stop never ran), and the recorder was not
+    closed. Here that signal, or one during start-up (an engine can take minutes to load), raises
+    :class:`_Terminated`; once the clean-up has run, the signal is raised again with the handler
+    that was there before, so the exit status still says SIGTERM (``-15`` to a parent).
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return _serve_until_stopped(args)  # signals reach the main thread only
+    previous = signal.signal(signal.SIGTERM, _unwind)
+    try:
+        return _serve_until_stopped(args)
+    except _Terminated:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    signal.raise_signal(signal.SIGTERM)
+    return 128 + signal.SIGTERM  # a handler that returns (SIG_IGN, or one of the caller's)
+
+
+def _serve_until_stopped(args: argparse.Namespace) -> int:
     from mockoss.engines import EngineError
     from mockoss.engines import cli as engine_cli
     from mockoss.harmony.encoding import load_encoding
