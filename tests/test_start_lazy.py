@@ -106,3 +106,42 @@ def test_websocket_protocol_is_none_without_a_websocket_library(monkeypatch):
     found = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("websockets", "wsproto") else found(name, *a))
     assert run._websocket_protocol() is None  # what ws="auto" resolves to then
+
+
+def test_a_loaded_scenario_builds_only_the_file_model_and_errors_are_unchanged(tmp_path):
+    # The scenario models nested in ScenarioFile (steps, rules, match, transport, replay) are
+    # deferred (pydantic defer_build): ScenarioFile's validator holds their schemas, and each is
+    # built alone only when used alone (`mockoss schema`, an X-Mockoss-Transport header). A plain
+    # serve used to build all of them at import (issue 9, start-up).
+    code = (
+        "import json\n"
+        "from mockoss.scenario.loader import load_scenario\n"
+        "from mockoss.scenario import schema, match_spec, transport, replay\n"
+        "load_scenario('clean-answer')\n"
+        "models = [schema.StepSpec, schema.RuleSpec, schema.PickOption, schema.CompletionSpec, schema.HarmonyMessageSpec,\n"
+        "          match_spec.MatchSpec, transport.TransportSpec, replay.ReplaySpec]\n"
+        "print(json.dumps({m.__name__: m.__pydantic_complete__ for m in models}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr
+    assert not any(__import__("json").loads(done.stdout.splitlines()[-1]).values()), done.stdout
+    # the same problems found with the same words, through the file model or a model alone
+    from mockoss.scenario.loader import ScenarioError, scenario_from_data
+    from mockoss.scenario.transport import TransportSpec
+
+    with pytest.raises(ScenarioError) as info:
+        scenario_from_data({"version": 1, "steps": [{"completion": {"raw": "x"}, "transport": {"ttft_ms": -1}}]}, name="t")
+    assert str(info.value) == "<inline>: steps[0].transport.ttft_ms: Input should be greater than or equal to 0"
+    assert TransportSpec.model_validate({"ttft_ms": 5}).ttft_ms == 5
+
+
+def test_profile_errors_without_the_hint_and_timeline_modules_loaded_at_start():
+    from mockoss.profiles.registry import ProfileError, get_profile
+
+    with pytest.raises(ProfileError, match=r"unknown profile 'vlm' \(did you mean 'vllm'\?\)"):
+        get_profile("vlm")
+    with pytest.raises(ProfileError, match=r"has no switch 'strictt' \(did you mean 'strict'\?\)"):
+        get_profile("vllm", {"strictt": True})
+    with pytest.raises(ProfileError, match=r"^vllm@x: 'x' is not a release name; releases: 0\.10\.1\+gptoss, "):
+        get_profile("vllm@x")
+    assert get_profile("vllm@0.26.0").name == "vllm@0.26.0"

@@ -40,7 +40,6 @@ from mockoss.scenario.schema import (
 from mockoss.scenario.template import parse_template
 from mockoss.scenario.transport import TransportSpec
 from mockoss.scenario.yamlsafe import YamlLimitError, check_expansion, construct, single_node
-from mockoss.suggest import did_you_mean
 
 __all__ = [
     "MAX_SCENARIO_BYTES",
@@ -265,6 +264,7 @@ def _check_switch_names(origin: str, root: yaml.Node | None, switches: Mapping[s
     if not switches:  # most scenarios: no need to import every profile (issue 9, start-up)
         return
     from mockoss.profiles.registry import PROFILES, switch_names
+    from mockoss.suggest import did_you_mean  # difflib: imported by error paths only (issue 9, start-up)
 
     known = {name for profile in PROFILES.values() for name in switch_names(profile)}
     for switch in switches:
@@ -293,6 +293,8 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     else:
         resource = builtin_dir() / f"{path_or_name}.yaml"
         if not resource.is_file():
+            from mockoss.suggest import did_you_mean
+
             raise ScenarioError(
                 f"unknown scenario {str(path_or_name)!r}: not a file, and not a shipped scenario; "
                 + did_you_mean(str(path_or_name), builtin_names(), "`mockoss scenarios`")
@@ -394,6 +396,8 @@ def load_named(name: str, scenario_dirs: Sequence[str | Path] = ()) -> Scenario:
             if candidate.is_relative_to(base) and _is_file(candidate):
                 return load_scenario(candidate)
     searched = ", ".join(str(d) for d in scenario_dirs) if scenario_dirs else "none given (--scenario-dir)"
+    from mockoss.suggest import did_you_mean
+
     raise ScenarioError(
         f"unknown scenario {name!r}: not registered with the server, not in the scenario directories ({searched}), "
         "and not a shipped scenario; " + did_you_mean(name, builtin_names(), "`mockoss scenarios`")

@@ -75,7 +75,7 @@ Turn = Annotated[StrictInt, Field(ge=1)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class ModelRegex(_Strict):

@@ -59,7 +59,7 @@ _LINE = re.compile(rb".*?\n|.+", re.DOTALL)
 class ReplaySpec(BaseModel):
     """A stored HTTP reply: ``status``, ``content_type``, extra ``headers`` and the body."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     status: int = Field(ge=100, le=599)
     content_type: str = Field(default=JSON_MEDIA_TYPE, min_length=1, description="the Content-Type header")

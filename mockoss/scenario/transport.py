@@ -64,7 +64,7 @@ class TransportSpec(BaseModel):
     Each field's docstring below is also its description in the scenario JSON Schema.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     # Each field's description is also its description in the scenario JSON Schema (mockoss
     # schema; the line breaks are part of the shipped scenario.schema.json). They are Field
