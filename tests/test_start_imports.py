@@ -76,6 +76,9 @@ HEAVY = (
     "mockoss.explain_rows",  # explain's rows (split from mockoss.explain)
     "websockets",  # a WebSocket handshake (mockoss.server.run._websocket_protocol)
     "wsproto",
+    "mockoss.profiles.timeline",  # a profile at a release (vllm@0.26.0) or `mockoss profiles --timeline`
+    "difflib",  # "did you mean" hints of errors (mockoss.suggest, mockoss.profiles.registry)
+    "mockoss.suggest",
 )
 
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.lazy import LazyMapping
 from mockoss.profiles.releases import at_release, split_release
-from mockoss.profiles.timeline import TimelineError
 
 if TYPE_CHECKING:
     from mockoss.profiles.base import Profile
@@ -68,6 +66,8 @@ def get_profile(name: str, switches: Mapping[str, Any] | None = None) -> Profile
     try:
         profile = PROFILES[server]
     except KeyError:
+        import difflib  # error paths only: a plain serve never loads it (issue 9, start-up)
+
         near = difflib.get_close_matches(server, list(PROFILES), 1)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
         raise ProfileError(f"unknown profile {name!r}{hint}; profiles: {', '.join(PROFILES)} (a release: vllm@0.26.0)") from None
@@ -77,6 +77,8 @@ def get_profile(name: str, switches: Mapping[str, Any] | None = None) -> Profile
         return profile
     unknown = sorted(set(switches) - set(switch_names(profile)))
     if unknown:
+        import difflib
+
         raise ProfileError(
             f"profile {name!r} has no switch {', '.join(map(repr, unknown))}"
             # Hints for the first few unknown names only: each costs ~140 us (difflib), and a
@@ -92,6 +94,9 @@ def get_profile(name: str, switches: Mapping[str, Any] | None = None) -> Profile
 
 
 def _at_release(profile: Profile, name: str, release: str, switches: Mapping[str, Any]) -> Profile:
+    # Here, not at the top: a serve without a release never loads the timeline model (issue 9, start-up).
+    from mockoss.profiles.timeline import TimelineError
+
     unknown = sorted(set(switches) - set(switch_names(profile)))
     if unknown:
         raise ProfileError(f"profile {name!r} has no switch {', '.join(map(repr, unknown))}; switches: {', '.join(switch_names(profile))}")

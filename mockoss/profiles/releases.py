@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockoss.profiles.lazy import LazyMapping
-from mockoss.profiles.timeline import TimelineError
 
 if TYPE_CHECKING:
     from mockoss.profiles.timeline import Timeline
@@ -58,6 +57,8 @@ def at_release(profile: P, release: str, *, name: str | None = None, extra: Mapp
     server = profile.name  # type: ignore[attr-defined]
     timeline = TIMELINES.get(server)
     if timeline is None:
+        from mockoss.profiles.timeline import TimelineError  # (the module of timelines: not loaded by a plain serve)
+
         raise TimelineError(f"profile {server!r} has no timeline; timelines: {', '.join(TIMELINES)}")
     values = {**timeline.switches_at(release), **(extra or {})}
     return dataclasses.replace(profile, name=name or f"{server}@{release}", **values)  # type: ignore[type-var]
