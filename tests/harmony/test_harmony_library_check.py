@@ -5,19 +5,33 @@ and ``pip check`` said nothing)."""
 from __future__ import annotations
 
 import importlib.metadata
+from collections.abc import Iterator
 
 import pytest
 
 from mockoss.harmony.encoding import HarmonyLibraryError, VocabularyError, check_harmony_library
 
 
-def _versions(monkeypatch: pytest.MonkeyPatch, installed: dict[str, str]) -> None:
-    def version(name: str) -> str:
-        if name in installed:
-            return installed[name]
-        raise importlib.metadata.PackageNotFoundError(name)
+class _Installed:
+    def __init__(self, version: str) -> None:
+        self.version = version
 
-    monkeypatch.setattr(importlib.metadata, "version", version)
+
+def _versions(monkeypatch: pytest.MonkeyPatch, installed: dict[str, str]) -> None:
+    """The distributions importlib.metadata finds (check_harmony_library looks them up as
+    ``version()`` does, through ``Distribution.discover(name=...)``)."""
+
+    def discover(name: str | None = None, **_: object) -> Iterator[_Installed]:
+        return iter([_Installed(installed[name])] if name in installed else [])
+
+    monkeypatch.setattr(importlib.metadata.Distribution, "discover", staticmethod(discover))
+
+
+def test_presence_is_found_as_importlib_metadata_version_finds_it():
+    # the same distribution version() reads, found without parsing its METADATA (issue 9, start-up)
+    found = next(iter(importlib.metadata.Distribution.discover(name="oss-harmony")))
+    assert found.version == importlib.metadata.version("oss-harmony")
+    assert next(iter(importlib.metadata.Distribution.discover(name="openai-harmony")), None) is None
 
 
 def test_this_environment_has_the_fork():
@@ -54,3 +68,12 @@ def test_a_server_refuses_to_start(monkeypatch):
     _versions(monkeypatch, {"openai-harmony": "0.0.8"})
     with pytest.raises(HarmonyLibraryError):
         MockServer(scenario="clean-answer")
+
+
+def test_a_good_environment_is_checked_without_reading_any_metadata_file(monkeypatch):
+    # ~1 ms of every start went to parsing oss-harmony's METADATA for a version nobody printed
+    read = []
+    original = importlib.metadata.PathDistribution.read_text
+    monkeypatch.setattr(importlib.metadata.PathDistribution, "read_text", lambda self, name: read.append(name) or original(self, name))
+    check_harmony_library()
+    assert read == []
