@@ -39,9 +39,10 @@ __all__ = [
     "ChatMsg",
     "Grammar",
     "ParseFailed",
+    "blank",
     "build_grammar",
     "clear_grammar_cache",
-    "map_nodes",
+    "fold_nodes",
 ]
 
 #: ``data.generation_prompt`` for gpt-oss: the prompt ends with it and the parser sees it first.
@@ -78,12 +79,10 @@ class ChatMsg:
         return not (self.content or self.reasoning_content or self.tool_calls)
 
 
-def _map(text: str, nodes: list[peg.Node], content_before: str = "", reasoning_before: str = "") -> ChatMsg:
-    """``common_chat_peg_mapper::from_ast`` for the tags the gpt-oss grammar uses.
-    ``content_before`` and ``reasoning_before``: what reasoning and content nodes mapped before
-    ``nodes`` gave (:mod:`.incremental` maps completed messages once), no tool node among them."""
-    reasoning: list[str] = [reasoning_before]
-    content: list[str] = [content_before]
+def _fold(text: str, nodes: list[peg.Node]) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+    """:func:`_map` before its last step: content, reasoning with whitespace-only kept, calls."""
+    reasoning: list[str] = []
+    content: list[str] = []
     calls: list[list[str]] = []
     pending: list[str] | None = None
     current: list[str] | None = None
@@ -106,14 +105,22 @@ def _map(text: str, nodes: list[peg.Node], content_before: str = "", reasoning_b
             args = piece.rstrip(_TRAILING_SPACE)
             if args.startswith("{"):
                 current[1] = args
-    joined = "".join(reasoning)
-    if not joined.strip(" \n\r\t"):
-        joined = ""
-    return ChatMsg("".join(content), joined, tuple((n, a) for n, a in calls))
+    return "".join(content), "".join(reasoning), tuple((n, a) for n, a in calls)
 
 
-#: :func:`_map` for :mod:`.incremental`, which re-parses the same way as :meth:`Grammar.parse`.
-map_nodes = _map
+def _map(text: str, nodes: list[peg.Node]) -> ChatMsg:
+    """``common_chat_peg_mapper::from_ast`` for the tags the gpt-oss grammar uses."""
+    content, reasoning, calls = _fold(text, nodes)
+    return ChatMsg(content, reasoning if not blank(reasoning) else "", calls)
+
+
+def blank(reasoning: str) -> bool:
+    """The mapper drops reasoning made of these characters only."""
+    return not reasoning.strip(" \n\r\t")
+
+
+#: :func:`_fold` for :mod:`.incremental`, which maps the nodes of completed messages once.
+fold_nodes = _fold
 
 
 @dataclass(frozen=True, slots=True)

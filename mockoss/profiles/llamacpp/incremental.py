@@ -50,7 +50,7 @@ O on ``t'`` again reaches the end:
 
 Hence the node list of ``t'`` is that of ``t`` with every end (and start) equal to ``L`` replaced
 by ``len(t')``: the nodes open at the end (``start < L == end``) grow by ``s``, the rest keep
-their text. :func:`_certificate` accepts a parse only when the open nodes (besides
+their text. :func:`.certificate.certificate` accepts a parse only when the open nodes (besides
 ``tool-open``, whose text the mapper never reads) are none, or one ``content``, ``reasoning``
 or ``tool-args`` node. ``content`` and ``reasoning`` are concatenations of their nodes in order
 and the nodes after the open one are empty, so the field grows by ``s``; ``reasoning`` only when
@@ -96,198 +96,66 @@ one run on a 2-core machine at load ~6 (analysis and preamble messages of ~13 to
 parse reads ~16 characters per token, flat; parser calls per token 106-110); tool arguments
 of 30 / 100 JSON objects 0.6-1.1 / 6.4-10.7 s -> 70-130 / 390-450 ms (1,000: 1.0 s); a
 code-like answer with ``<`` every few tokens, 10,000 tokens 200-310 -> 120-180 ms (a
-40,000-token one: 8,896 parses reading 310 M characters -> 6 reading 252). Left: a parse
-still builds the whole message (the completed messages' text joined to the open one's) and
-:mod:`.plan` compares it with the previous: a copy of the answer per parse, in C (per token
-6.5 µs at 1,000 messages, 7.5 µs at 10,000, measured before the JSON and held-back changes).
+40,000-token one: 8,896 parses reading 310 M characters -> 6 reading 252). A parse's message
+is kept as its completed messages plus the rest (:class:`_Parsed`) and reaches the stream as an
+extension of the previous result when it grew one field (:func:`_relative` compares the text
+since the previous result's completed messages), so the answer is not copied per parse (500
+messages: 3,771 whole messages built -> 6); whole messages remain for the first text, a tool
+call appearing or renamed, and anything that is not an append. Measured against the commit
+before (7e50f06), same run: equal within this machine's noise (10,000 short messages 1.9-3.4 s
+before, 2.3-4.0 s after; 1,200 messages of ~400 tokens 9.1-9.8 vs 9.0-10.0 us per token): the
+copy was cheap next to the parse, but it grew with the answer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import NamedTuple
 
-from mockoss.profiles.llamacpp import held, peg
-from mockoss.profiles.llamacpp.gptoss import _TRAILING_SPACE, GENERATION_PROMPT, ChatMsg, Grammar, map_nodes
+from mockoss.profiles.llamacpp import peg
+from mockoss.profiles.llamacpp.certificate import HELD, SAME, Extend, Open, certificate, grown
+from mockoss.profiles.llamacpp.gptoss import GENERATION_PROMPT, ChatMsg, Grammar, blank, fold_nodes
 
 __all__ = ["Extend", "grown", "materialize", "partial_parses"]
 
-_TOOL_OPEN, _TOOL_NAME, _TOOL_ARGS = "tool-open", "tool-name", "tool-args"
-_OPEN_FIELDS = ("content", "reasoning", _TOOL_ARGS)
 
+class _Parsed:
+    """One parse's message, kept as the completed messages (the first ``count`` of ``owner``'s)
+    and the rest: ``content``, ``reasoning`` (whitespace-only kept) and ``calls`` of the nodes
+    after them. :meth:`message` builds the :class:`~.gptoss.ChatMsg` (a copy of the answer)."""
 
-class Extend(NamedTuple):
-    """A partial parse equal to the previous one with ``field`` extended by ``piece``:
-    ``"content"``, ``"reasoning"``, or ``"tool"`` (the arguments of the last tool call, number
-    ``index``); ``field == ""``: equal to the previous one."""
+    __slots__ = ("calls", "content", "count", "owner", "reasoning", "thinks")
 
-    field: str
-    piece: str
-    index: int = -1
+    def __init__(self, owner: _Resumed, text: str, nodes: list[peg.Node]) -> None:
+        self.owner, self.count = owner, len(owner.contents)
+        self.content, self.reasoning, self.calls = fold_nodes(text, nodes)
+        #: the message's reasoning field is not empty (the mapper drops whitespace-only reasoning)
+        self.thinks = owner.thinks <= self.count - 1 or not blank(self.reasoning)
 
+    def message(self) -> ChatMsg:
+        owner, count = self.owner, self.count
+        reasoning = "".join(owner.reasonings[:count]) + self.reasoning if self.thinks else ""
+        return ChatMsg("".join(owner.contents[:count]) + self.content, reasoning, self.calls)
 
-_SAME = Extend("", "")
-
-
-class _Open:
-    """A parse's certificate (module docstring): its first end observation was an open run.
-
-    ``kind`` ``"until"`` (``delimiter``, and ``tail``: the text after
-    ``max(pos, len(t) - len(delimiter) + 1)``), ``"string"`` (a JSON string; ``tail``: the
-    escape the end cut, whose scan resumes with the next piece) or ``"stable"`` (no check saw
-    the end); ``field`` the message field that grows (``""``: none); for ``"tool"``, ``index``
-    of the call and ``spaces``, the open node's trailing whitespace, which the mapper strips
-    until a later character follows. For ``"until"``: ``msg`` is the message of the parse that
-    gave the certificate and ``since`` the pieces after it; ``probe`` what :func:`.held.probe`
-    needs (the parser that gave it first, which counts the probes) and ``modes`` its answers by
-    held suffix; ``pending`` the held suffix left out of the last result; ``synced``: the last
-    result is ``msg`` grown by ``since`` minus ``pending`` (false after a full parse).
-    """
-
-    __slots__ = (
-        "delimiter",
-        "field",
-        "index",
-        "kind",
-        "modes",
-        "msg",
-        "pending",
-        "probe",
-        "since",
-        "spaces",
-        "synced",
-        "tail",
-    )
-
-    def __init__(self, kind: str, delimiter: str, tail: str, msg: ChatMsg) -> None:
-        self.kind, self.delimiter, self.tail, self.msg = kind, delimiter, tail, msg
-        self.field, self.index, self.spaces = "", -1, ""
-        self.since: list[str] = []
-        self.probe: tuple = ()
-        self.modes: dict[str, str | None] = {}
-        self.pending, self.synced = "", True
-
-    def extend(self, piece: str) -> Extend | ChatMsg | None:
-        """The result after ``piece`` (non-empty): an :class:`Extend` of the previous one, a
-        whole message, or ``None`` when it needs a full parse (:data:`_HELD`: a full parse, but
-        the certificate stays)."""
-        if self.kind == "stable":
-            return _SAME
-        if self.kind == "until":
-            return self._until(piece)
-        escape = peg.json_string_scan(self.tail + piece)
-        if escape is None:
-            return None
-        self.tail = escape
-        if self.field != "tool":
-            return Extend(self.field, piece) if self.field else _SAME
-        kept = piece.rstrip(_TRAILING_SPACE)
-        if not kept:
-            self.spaces += piece
-            return _SAME
-        added, self.spaces = self.spaces + kept, piece[len(kept) :]
-        return Extend("tool", added, self.index)
-
-    def _until(self, piece: str) -> Extend | ChatMsg | None:
-        window = self.tail + piece
-        if self.delimiter in window:
-            return None
-        keep = len(self.delimiter) - 1
-        self.tail = window[-keep:] if keep else ""
-        self.since.append(piece)
-        suffix = held.held_suffix(window, self.delimiter)
-        if suffix:
-            # U now stops before that prefix. No delimiter since the certificate's parse, so the
-            # message follows from the certificate's (held.py), when the probe proves how.
-            mode = self.modes[suffix] if suffix in self.modes else self.modes.setdefault(suffix, self._probe(suffix))
-            if mode is None:
-                self.synced = False
-                return _HELD
-            if mode == held.KEPT:
-                suffix = ""
-        added = held.growth(self.pending, piece, suffix)
-        self.pending = suffix
-        if not self.synced:
-            # the last result came from a full parse: give the whole message
-            self.synced = True
-            since = "".join(self.since)
-            self.msg = grown(self.msg, [Extend(self.field, since[: len(since) - len(suffix)])])
-            self.since, self.pending = [suffix] if suffix else [], suffix
-            return self.msg
-        return Extend(self.field, added) if self.field and added else _SAME
-
-    def _probe(self, suffix: str) -> str | None:
-        if self.field not in ("", "content", "reasoning"):
-            return None
-        owner, text, *rest = self.probe
-        owner.parses += 1
-        owner.parsed += len(text) + len(suffix)
-        return held.probe(owner.grammar, text, *rest, suffix)
-
-
-#: :meth:`_Open.extend`'s answer for a piece that needs a full parse, after which the certificate
-#: still holds for the pieces that follow.
-_HELD = ChatMsg("held")
-
-
-def _certificate(
-    owner: _Resumed, text: str, nodes: list[peg.Node], seen: list[peg.EndObservation], msg: ChatMsg
-) -> _Open | None:
-    """The shortcut's condition for the parse of ``text`` (module docstring), or ``None``."""
-    if not seen:
-        return _Open("stable", "", "", msg)  # no check saw the end: every longer text parses the same
-    what, pos, end, delimiter = seen[0]
-    size = len(text)
-    if end != size or pos >= size:
-        return None
-    if what == "until" and delimiter:
-        certificate = _Open("until", delimiter, text[max(pos, size - len(delimiter) + 1) :], msg)
-    elif what == "string" or what == "escape":
-        certificate = _Open("string", "", delimiter, msg)
-    else:
-        return None
-    opened = [i for i, (name, start, stop) in enumerate(nodes) if stop == size and start < size and name != _TOOL_OPEN]
-    if what == "until":
-        certificate.probe = (owner, text, nodes, opened[0] if opened else -1, pos, delimiter)
-    if not opened:
-        return certificate
-    if len(opened) > 1 or nodes[opened[0]][0] not in _OPEN_FIELDS:
-        return None
-    name, start, _stop = nodes[opened[0]]
-    if name == "reasoning" and not msg.reasoning_content:
-        return None  # whitespace-only reasoning is dropped: a piece could make it appear
-    if name != _TOOL_ARGS:
-        certificate.field = name
-        return certificate
-    if opened[0] != len(nodes) - 1:
-        return None
-    raw = text[start:size]
-    args = raw.rstrip(_TRAILING_SPACE)
-    if not args:
-        return None
-    called = None  # the mapper's current call: None, or its name so far
-    for name, start, stop in nodes:
-        if name == _TOOL_OPEN:
-            called = ""
-        elif name == _TOOL_NAME and called is not None:
-            called = text[start:stop].rstrip(_TRAILING_SPACE)
-    if called and args.startswith("{"):  # the mapper sets the arguments (else they stay as they are)
-        certificate.field, certificate.index, certificate.spaces = "tool", len(msg.tool_calls) - 1, raw[len(args) :]
-    return certificate
+    def empty(self) -> bool:
+        return not (self.thinks or self.calls or self.content or self.owner.says <= self.count - 1)
 
 
 class _Resumed:
     """Full parses of one growing text, resumed after its last completed message (module
     docstring, "Completed messages"). ``text`` is the text from the end of that message on (the
-    parser never reads before its start position, so the rest is dropped), ``content`` and
-    ``reasoning`` what the messages before it map to; :meth:`add` appends a piece. ``parses``
-    and ``parsed`` count the parses and the characters they started from (tests bound them)."""
+    parser never reads before its start position, so the rest is dropped); ``contents`` and
+    ``reasoning`` what each message before it maps to, ``says`` and ``thinks`` the number of the
+    first with content and with reasoning that is not whitespace only; :meth:`add` appends a
+    piece. ``parses`` and ``parsed`` count the parses and the characters they started from
+    (tests bound them)."""
 
-    __slots__ = ("content", "grammar", "memo", "parsed", "parses", "parts", "reasoning", "text")
+    __slots__ = ("contents", "grammar", "memo", "parsed", "parses", "parts", "reasonings", "says", "text", "thinks")
 
     def __init__(self, grammar: Grammar, text: str) -> None:
         self.grammar, self.text, self.parts = grammar, text, [text]
-        self.content = self.reasoning = ""
+        self.contents: list[str] = []
+        self.reasonings: list[str] = []
+        self.says = self.thinks = _NEVER
         self.parses = self.parsed = 0
         self.memo: dict = {}  # peg.remembering's table for self.text
 
@@ -305,15 +173,17 @@ class _Resumed:
                 kind, end, nodes = message(text, mark)
             if kind != peg.OK or seen or end <= mark or any(name not in _MAPPED for name, _, _ in nodes):
                 return mark
-            for name, start, stop in nodes:
-                if name == "content":
-                    self.content += text[start:stop]
-                else:
-                    self.reasoning += text[start:stop]
+            content, reasoning, _calls = fold_nodes(text, nodes)
+            if content and self.says == _NEVER:
+                self.says = len(self.contents)
+            if self.thinks == _NEVER and not blank(reasoning):
+                self.thinks = len(self.contents)
+            self.contents.append(content)
+            self.reasonings.append(reasoning)
             mark = end
 
-    def __call__(self) -> tuple[ChatMsg, _Open | None]:
-        """``grammar.parse`` of the whole text (partial) and its certificate."""
+    def __call__(self) -> tuple[_Parsed | None, Open | None]:
+        """``grammar.parse`` of the whole text (partial; ``None``: failed) and its certificate."""
         text = "".join(self.parts) if len(self.parts) > 1 else self.parts[0]
         mark = self._advance(text)
         if mark:
@@ -326,13 +196,60 @@ class _Resumed:
             kind, _end, nodes = self.grammar.root(text, 0)
         if kind == peg.FAIL:
             # a failed partial parse: an empty message (Grammar.parse); stable if nothing saw the end
-            return ChatMsg(), (None if seen else _Open("stable", "", "", ChatMsg()))
-        msg = map_nodes(text, nodes, self.content, self.reasoning)
-        return msg, _certificate(self, text, nodes, seen, msg)
+            return None, (None if seen else Open("stable", "", "", ChatMsg()))
+        parsed = _Parsed(self, text, nodes)
+        return parsed, certificate(self, text, nodes, seen, parsed)
 
 
 #: The tags a completed message may hold to be mapped once (the mapper only appends their text).
 _MAPPED = frozenset({"content", "reasoning"})
+_NEVER = 1 << 62
+
+
+def _appended(old: str, new: str) -> str | None:
+    """What ``new`` appends to ``old`` (``""``: they are equal), or ``None`` if it is no append."""
+    if new == old:
+        return ""
+    return new[len(old) :] if new.startswith(old) else None
+
+
+def _relative(last: _Parsed, added: dict[str, list[str]], parsed: _Parsed) -> Extend | None:
+    """``parsed``'s message as an :class:`Extend` of ``last``'s grown by ``added`` (pieces by
+    field), when it differs in at most one field, by text appended; else ``None``. Costs the
+    text since ``last``'s completed messages, not the answer."""
+    owner, grew = last.owner, []
+    since = slice(last.count, parsed.count)
+    text = _appended(last.content + "".join(added["content"]), "".join(owner.contents[since]) + parsed.content)
+    if text is None:
+        return None
+    if text:
+        grew.append(Extend("content", text))
+    if parsed.thinks and not last.thinks:
+        grew.append(Extend("reasoning", parsed.message().reasoning_content))
+    elif parsed.thinks != last.thinks:
+        return None
+    elif parsed.thinks:
+        text = _appended(
+            last.reasoning + "".join(added["reasoning"]), "".join(owner.reasonings[since]) + parsed.reasoning
+        )
+        if text is None:
+            return None
+        if text:
+            grew.append(Extend("reasoning", text))
+    calls = last.calls
+    if added["tool"]:
+        name, args = calls[-1]
+        calls = (*calls[:-1], (name, args + "".join(added["tool"])))
+    if parsed.calls != calls:
+        if len(calls) != len(parsed.calls) or not calls or calls[:-1] != parsed.calls[:-1]:
+            return None
+        (name, args), (new_name, new_args) = calls[-1], parsed.calls[-1]
+        if name != new_name or not new_args.startswith(args):
+            return None
+        grew.append(Extend("tool", new_args[len(args) :], len(calls) - 1))
+    if len(grew) > 1:
+        return None
+    return grew[0] if grew else SAME
 
 
 def partial_parses(
@@ -340,40 +257,45 @@ def partial_parses(
 ) -> Iterator[ChatMsg | Extend]:
     """Per piece, the partial parse of ``prefill`` + the pieces so far, as
     ``grammar.parse(prefill + text, partial=True)`` gives it: a :class:`ChatMsg`, or an
-    :class:`Extend` of the previous result (never for the first piece). Linear in the text's
-    length while the answer stays inside one open run; at other pieces a parse of the text after
-    the last completed message. ``parse``: a fresh ``_Resumed(grammar, GENERATION_PROMPT +
-    prefill)`` to use (tests read its counts)."""
-    certificate: _Open | None = None
+    :class:`Extend` of the previous result (never for the first piece, nor after an empty one).
+    Linear in the text's length while the answer stays inside one open run; at other pieces a
+    parse of the text after the last completed message, given as an :class:`Extend` when it
+    grew one field of the previous result. ``parse``: a fresh ``_Resumed(grammar,
+    GENERATION_PROMPT + prefill)`` to use (tests read its counts)."""
+    certificate: Open | None = None
     parse = parse or _Resumed(grammar, GENERATION_PROMPT + prefill)
+    last: _Parsed | None = None  # the last result, when it is a parse's (grown by `added`) and not empty
+    added: dict[str, list[str]] = {"content": [], "reasoning": [], "tool": []}
     for piece in pieces:
+        parse.add(piece)
+        held_back = False
         if certificate is not None:
             if not piece:
-                yield _SAME
+                yield SAME
                 continue
             result = certificate.extend(piece)
-            if result is not None:
-                parse.add(piece)
-                yield parse()[0] if result is _HELD else result
+            if isinstance(result, Extend):
+                if result.field:
+                    added[result.field].append(result.piece)
+                yield result
                 continue
-        parse.add(piece)
-        msg, certificate = parse()
-        yield msg
-
-
-def grown(msg: ChatMsg, results: Iterable[Extend]) -> ChatMsg:
-    """``msg`` with the extensions ``results`` applied in order (each field joined once)."""
-    added: dict[tuple[str, int], list[str]] = {}
-    for result in results:
-        if result.field:
-            added.setdefault((result.field, result.index), []).append(result.piece)
-    content = msg.content + "".join(added.pop(("content", -1), ()))
-    reasoning = msg.reasoning_content + "".join(added.pop(("reasoning", -1), ()))
-    calls = list(msg.tool_calls)
-    for (_field, index), pieces in added.items():
-        name, args = calls[index]
-        calls[index] = (name, args + "".join(pieces))
-    return ChatMsg(content, reasoning, tuple(calls))
+            held_back = result is HELD  # a parse, but the certificate stays
+            if result is not None and not held_back:
+                last = None  # a whole message (after a held-back suffix)
+                yield result
+                continue
+        parsed, opened = parse()
+        if not held_back:
+            certificate = opened
+        if parsed is None:
+            last = None
+            yield ChatMsg()
+            continue
+        relative = None if last is None else _relative(last, added, parsed)
+        for pieces_added in added.values():
+            pieces_added.clear()
+        last = None if parsed.empty() else parsed
+        yield parsed.message() if relative is None else relative
 
 
 def materialize(results: Iterable[ChatMsg | Extend]) -> Iterator[ChatMsg]:

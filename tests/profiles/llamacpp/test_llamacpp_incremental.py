@@ -15,7 +15,7 @@ from openai_harmony import Message, Role
 
 from mockoss.harmony import Completion
 from mockoss.harmony.faults import FAULTS, FaultError, apply_fault
-from mockoss.profiles.llamacpp import incremental
+from mockoss.profiles.llamacpp import held, incremental
 from mockoss.profiles.llamacpp import plan as plan_module
 from mockoss.profiles.llamacpp.gptoss import GENERATION_PROMPT, ChatMsg, build_grammar
 from mockoss.profiles.llamacpp.incremental import Extend, materialize, partial_parses
@@ -200,9 +200,19 @@ def test_a_piece_that_closes_the_run_is_parsed_in_full(reasoning):
     grammar = build_grammar(("get_weather",), "auto", reasoning)
     head = ["<|channel|>", "analysis", "<|message|>", "Think", " more"]
     for tail in (["<|end|>"], ["<|en"], ["<", "|end|>"], ["a<|", "end|>"], ["<|e", "x"], ["<", "<", "|e", "x", "<|end|>"]):
-        results = list(partial_parses(grammar, "", head + tail))
-        assert isinstance(results[-1], ChatMsg) == tail[-1].endswith("end|>"), tail
-        assert not any(isinstance(result, ChatMsg) for result in results[len(head) : -1]), tail
+        parse = incremental._Resumed(grammar, GENERATION_PROMPT)
+        results, parses = [], []
+        for result in partial_parses(grammar, "", head + tail, parse):
+            results.append(result)
+            parses.append(parse.parses)
+        closes = tail[-1].endswith("end|>")
+        assert parses[-1] > parses[-2] or not closes, tail
+        text, suffixes = "".join(head), set()
+        for piece in tail[: -1 if closes else None]:
+            text += piece
+            suffixes.add(held.held_suffix(text[-6:], "<|end|>"))
+        # the pieces before: one probe per held suffix (held.py), no parse
+        assert parses[-2 if closes else -1] - parses[len(head) - 1] == len(suffixes - {""}), tail
         assert list(materialize(results)) == _old(grammar, "", head + tail)
 
 
@@ -335,4 +345,21 @@ def test_held_back_prefixes_need_no_parse(reasoning):
         held += any("<|end|>".startswith(so_far[-k:]) for k in range(1, 7))
     assert held > 400
     assert len(parses) < 60
+    assert list(materialize(results)) == _old(grammar, "", pieces)
+
+
+@pytest.mark.parametrize("reasoning", [True, False])
+def test_parses_after_completed_messages_do_not_rebuild_the_message(reasoning):
+    """500 short messages then a tool call: each parse's message reaches the stream as an
+    extension of the previous one (the text since its completed messages compared, not the
+    answer), so whole messages, which copy the answer, are built a handful of times (the empty
+    ones before any text, the first text, a call appearing or renamed while its name is written);
+    c25797f built one per parse (3,771)."""
+    grammar = build_grammar(("get_weather",), "auto", reasoning)
+    text = _short_messages(500) + '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"a": [1, 2]}'
+    pieces = _token_pieces(text)
+    parse = incremental._Resumed(grammar, GENERATION_PROMPT)
+    results = list(partial_parses(grammar, "", pieces, parse))
+    assert parse.parses > 2000
+    assert sum(isinstance(result, ChatMsg) for result in results) <= 8
     assert list(materialize(results)) == _old(grammar, "", pieces)

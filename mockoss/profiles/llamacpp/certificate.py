@@ -1,0 +1,198 @@
+"""A parse's certificate: how the next pieces follow from it without a parse (:mod:`.incremental`).
+
+The argument is :mod:`.incremental`'s module docstring (open runs) and :mod:`.held`'s (held-back
+suffixes); this module holds the bookkeeping: :func:`certificate` reads a parse's first end
+observation and open node, :meth:`Open.extend` answers each following piece.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, NamedTuple
+
+from mockoss.profiles.llamacpp import held, peg
+from mockoss.profiles.llamacpp.gptoss import _TRAILING_SPACE, ChatMsg
+
+if TYPE_CHECKING:
+    from mockoss.profiles.llamacpp.incremental import _Parsed, _Resumed
+
+__all__ = ["HELD", "SAME", "Extend", "Open", "certificate", "grown"]
+
+_TOOL_OPEN, _TOOL_NAME, _TOOL_ARGS = "tool-open", "tool-name", "tool-args"
+_OPEN_FIELDS = ("content", "reasoning", _TOOL_ARGS)
+
+
+class Extend(NamedTuple):
+    """A partial parse equal to the previous one with ``field`` extended by ``piece``:
+    ``"content"``, ``"reasoning"``, or ``"tool"`` (the arguments of the last tool call, number
+    ``index``); ``field == ""``: equal to the previous one."""
+
+    field: str
+    piece: str
+    index: int = -1
+
+
+SAME = Extend("", "")
+
+
+class Open:
+    """A parse's certificate (:mod:`.incremental`'s docstring): its first end observation was an open run.
+
+    ``kind`` ``"until"`` (``delimiter``, and ``tail``: the text after
+    ``max(pos, len(t) - len(delimiter) + 1)``), ``"string"`` (a JSON string; ``tail``: the
+    escape the end cut, whose scan resumes with the next piece) or ``"stable"`` (no check saw
+    the end); ``field`` the message field that grows (``""``: none); for ``"tool"``, ``index``
+    of the call and ``spaces``, the open node's trailing whitespace, which the mapper strips
+    until a later character follows. For ``"until"``: ``msg`` is the message of the parse that
+    gave the certificate and ``since`` the pieces after it; ``probe`` what :func:`.held.probe`
+    needs (the parser that gave it first, which counts the probes) and ``modes`` its answers by
+    held suffix; ``pending`` the held suffix left out of the last result; ``synced``: the last
+    result is ``msg`` grown by ``since`` minus ``pending`` (false after a full parse).
+    """
+
+    __slots__ = (
+        "delimiter",
+        "field",
+        "index",
+        "kind",
+        "modes",
+        "msg",
+        "pending",
+        "probe",
+        "since",
+        "spaces",
+        "synced",
+        "tail",
+    )
+
+    def __init__(self, kind: str, delimiter: str, tail: str, msg: ChatMsg | _Parsed) -> None:
+        self.kind, self.delimiter, self.tail, self.msg = kind, delimiter, tail, msg
+        self.field, self.index, self.spaces = "", -1, ""
+        self.since: list[str] = []
+        self.probe: tuple = ()
+        self.modes: dict[str, str | None] = {}
+        self.pending, self.synced = "", True
+
+    def extend(self, piece: str) -> Extend | ChatMsg | None:
+        """The result after ``piece`` (non-empty): an :class:`Extend` of the previous one, a
+        whole message, or ``None`` when it needs a full parse (:data:`HELD`: a full parse, but
+        the certificate stays)."""
+        if self.kind == "stable":
+            return SAME
+        if self.kind == "until":
+            return self._until(piece)
+        escape = peg.json_string_scan(self.tail + piece)
+        if escape is None:
+            return None
+        self.tail = escape
+        if self.field != "tool":
+            return Extend(self.field, piece) if self.field else SAME
+        kept = piece.rstrip(_TRAILING_SPACE)
+        if not kept:
+            self.spaces += piece
+            return SAME
+        added, self.spaces = self.spaces + kept, piece[len(kept) :]
+        return Extend("tool", added, self.index)
+
+    def _until(self, piece: str) -> Extend | ChatMsg | None:
+        window = self.tail + piece
+        if self.delimiter in window:
+            return None
+        keep = len(self.delimiter) - 1
+        self.tail = window[-keep:] if keep else ""
+        self.since.append(piece)
+        suffix = held.held_suffix(window, self.delimiter)
+        if suffix:
+            # U now stops before that prefix. No delimiter since the certificate's parse, so the
+            # message follows from the certificate's (held.py), when the probe proves how.
+            mode = self.modes[suffix] if suffix in self.modes else self.modes.setdefault(suffix, self._probe(suffix))
+            if mode is None:
+                self.synced = False
+                return HELD
+            if mode == held.KEPT:
+                suffix = ""
+        added = held.growth(self.pending, piece, suffix)
+        self.pending = suffix
+        if not self.synced:
+            # the last result came from a full parse: give the whole message
+            self.synced = True
+            since = "".join(self.since)
+            base = self.msg if isinstance(self.msg, ChatMsg) else self.msg.message()
+            self.msg = grown(base, [Extend(self.field, since[: len(since) - len(suffix)])])
+            self.since, self.pending = [suffix] if suffix else [], suffix
+            return self.msg
+        return Extend(self.field, added) if self.field and added else SAME
+
+    def _probe(self, suffix: str) -> str | None:
+        if self.field not in ("", "content", "reasoning"):
+            return None
+        owner, text, *rest = self.probe
+        owner.parses += 1
+        owner.parsed += len(text) + len(suffix)
+        return held.probe(owner.grammar, text, *rest, suffix)
+
+
+#: :meth:`Open.extend`'s answer for a piece that needs a full parse, after which the certificate
+#: still holds for the pieces that follow.
+HELD = ChatMsg("held")
+
+
+def certificate(
+    owner: _Resumed, text: str, nodes: list[peg.Node], seen: list[peg.EndObservation], msg: _Parsed
+) -> Open | None:
+    """The shortcut's condition for the parse of ``text`` (module docstring), or ``None``."""
+    if not seen:
+        return Open("stable", "", "", msg)  # no check saw the end: every longer text parses the same
+    what, pos, end, delimiter = seen[0]
+    size = len(text)
+    if end != size or pos >= size:
+        return None
+    if what == "until" and delimiter:
+        certificate = Open("until", delimiter, text[max(pos, size - len(delimiter) + 1) :], msg)
+    elif what == "string" or what == "escape":
+        certificate = Open("string", "", delimiter, msg)
+    else:
+        return None
+    opened = [i for i, (name, start, stop) in enumerate(nodes) if stop == size and start < size and name != _TOOL_OPEN]
+    if what == "until":
+        certificate.probe = (owner, text, nodes, opened[0] if opened else -1, pos, delimiter)
+    if not opened:
+        return certificate
+    if len(opened) > 1 or nodes[opened[0]][0] not in _OPEN_FIELDS:
+        return None
+    name, start, _stop = nodes[opened[0]]
+    if name == "reasoning" and not msg.thinks:
+        return None  # whitespace-only reasoning is dropped: a piece could make it appear
+    if name != _TOOL_ARGS:
+        certificate.field = name
+        return certificate
+    if opened[0] != len(nodes) - 1:
+        return None
+    raw = text[start:size]
+    args = raw.rstrip(_TRAILING_SPACE)
+    if not args:
+        return None
+    called = None  # the mapper's current call: None, or its name so far
+    for name, start, stop in nodes:
+        if name == _TOOL_OPEN:
+            called = ""
+        elif name == _TOOL_NAME and called is not None:
+            called = text[start:stop].rstrip(_TRAILING_SPACE)
+    if called and args.startswith("{"):  # the mapper sets the arguments (else they stay as they are)
+        certificate.field, certificate.index, certificate.spaces = "tool", len(msg.calls) - 1, raw[len(args) :]
+    return certificate
+
+
+def grown(msg: ChatMsg, results: Iterable[Extend]) -> ChatMsg:
+    """``msg`` with the extensions ``results`` applied in order (each field joined once)."""
+    added: dict[tuple[str, int], list[str]] = {}
+    for result in results:
+        if result.field:
+            added.setdefault((result.field, result.index), []).append(result.piece)
+    content = msg.content + "".join(added.pop(("content", -1), ()))
+    reasoning = msg.reasoning_content + "".join(added.pop(("reasoning", -1), ()))
+    calls = list(msg.tool_calls)
+    for (_field, index), pieces in added.items():
+        name, args = calls[index]
+        calls[index] = (name, args + "".join(pieces))
+    return ChatMsg(content, reasoning, tuple(calls))
