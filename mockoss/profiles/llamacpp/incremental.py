@@ -83,8 +83,9 @@ the count does not matter), so the rest of ``root(t', 0)`` is exactly ``root(t',
 kind and end, nodes = the k rounds' nodes + ``root(t', pk)``'s (a failure of ``R`` fails both).
 The parser never reads before its start position, so the text before ``pk`` is dropped and
 positions restart at 0. The k rounds' nodes are only ``content`` and ``reasoning`` (checked), which
-the mapper concatenates in order, so they are mapped once (``map_nodes``' ``*_before``
-arguments). Not stable, hence parsed again: the message still open, and a completed message
+the mapper concatenates in order (the whitespace-only rule applies to the whole reasoning, so
+it is checked on the whole), so they are mapped once, each message's text kept apart
+(:class:`_Parsed`). Not stable, hence parsed again: the message still open, and a completed message
 whose parse saw the end (none in this grammar: ``<|end|>`` is a literal matched whole).
 Inside that parse, :func:`.peg.remembering` reuses the same way any JSON value, and any round of
 an unbounded repetition (JSON members and elements), that saw no end: a tool call's arguments
