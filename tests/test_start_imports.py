@@ -79,6 +79,7 @@ HEAVY = (
     "mockoss.profiles.timeline",  # a profile at a release (vllm@0.26.0) or `mockoss profiles --timeline`
     "difflib",  # "did you mean" hints of errors (mockoss.suggest, mockoss.profiles.registry)
     "mockoss.suggest",
+    "mockoss.scenario.schema_check",  # a scripted tool call's arguments against the request's schema (tool_check)
 )
 
 

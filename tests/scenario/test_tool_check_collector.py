@@ -38,7 +38,7 @@ def collections(monkeypatch):
         if phase == "start" and inside[0]:
             during.append(info["generation"])
 
-    monkeypatch.setattr(tool_check, "check_schema", watched)
+    monkeypatch.setattr(schema_check, "check_schema", watched)
     threshold = gc.get_threshold()
     gc.set_threshold(1, 1, 1)
     gc.callbacks.append(callback)
@@ -72,7 +72,7 @@ def test_the_collector_is_back_on_when_a_check_raises(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(tool_check, "check_schema", broken)
+    monkeypatch.setattr(schema_check, "check_schema", broken)
     threshold = gc.get_threshold()
     with pytest.raises(RuntimeError):
         tool_check.tool_call_warnings([("get_weather", json.dumps({"city": "Paris"}))], BODY)

@@ -33,7 +33,7 @@ def held_check(monkeypatch):
         assert release.wait(30)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(tool_check, "check_schema", held)
+    monkeypatch.setattr(schema_check, "check_schema", held)
     thread = threading.Thread(target=tool_check.tool_call_warnings, args=(CALL, BODY))
     enabled = gc.isenabled()
     try:
@@ -109,7 +109,7 @@ def test_checks_on_two_threads_keep_the_collector_paused_until_the_last_one_ends
         assert release[name].wait(30)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(tool_check, "check_schema", held)
+    monkeypatch.setattr(schema_check, "check_schema", held)
     threads = {name: threading.Thread(target=tool_check.tool_call_warnings, args=(CALL, BODY), name=name) for name in ("a", "b")}
     try:
         for name, thread in threads.items():
