@@ -8,13 +8,28 @@ observation and open node, :meth:`Open.extend` answers each following piece.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 from mockoss.profiles.llamacpp import held, peg
-from mockoss.profiles.llamacpp.gptoss import _TRAILING_SPACE, ChatMsg
+from mockoss.profiles.llamacpp.gptoss import _TRAILING_SPACE, ChatMsg, Grammar
 
-if TYPE_CHECKING:
-    from mockoss.profiles.llamacpp.incremental import _Parsed, _Resumed
+
+class _Resumed(Protocol):
+    """What this module reads of :class:`.incremental._Resumed` (a protocol, so that this module
+    does not import the one that imports it: tests/test_import_layers.py)."""
+
+    grammar: Grammar
+    parses: int
+    parsed: int
+
+
+class _Parsed(Protocol):
+    """What this module reads of :class:`.incremental._Parsed`."""
+
+    thinks: bool
+    calls: list
+
+    def message(self) -> ChatMsg: ...
 
 __all__ = ["HELD", "SAME", "Extend", "Open", "certificate", "grown"]
 
