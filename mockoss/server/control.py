@@ -81,7 +81,9 @@ TEST_ID_HEADER = "x-mockoss-test-id"
 #: Sessions kept at once; the least recently used one is dropped beyond it.
 MAX_SESSIONS = 256
 #: Bytes of request log (bodies, completions) one test-id session keeps: with :data:`MAX_SESSIONS`
-#: the sessions hold at most 1 GiB together, besides the default session's own bound.
+#: the sessions hold at most 1 GiB together, besides the default session's own bound. Fewer than
+#: the session's entries (``SESSION_CONTROL_LOG_BYTES``, 8 MiB): an entry that outlives its body
+#: shows ``"body_dropped": true`` (README, Limits; eleventh-session breaker, finding 4).
 SESSION_LOG_BYTES = 4 * 1024 * 1024
 #: Bytes of kept validations (``MockServer._validate``) one test-id session keeps: 256 MiB for
 #: :data:`MAX_SESSIONS` sessions together.

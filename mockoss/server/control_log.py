@@ -275,8 +275,16 @@ async def joined(parts: list[bytes]) -> AsyncIterator[bytes]:
 
 def _entry_json(entry: dict[str, Any], records: dict[int, RecordedRequest]) -> dict[str, Any]:
     """A log entry with its request body, completion and server log lines from the server's log
-    (``None`` and ``[]`` once that log has dropped them)."""
-    record = records.get(entry["index"]) if entry["index"] is not None else None
+    (``None`` and ``[]`` once that log has dropped them, and then ``"body_dropped": true`` after
+    ``body``: a test-id session keeps :data:`mockoss.server.control.SESSION_LOG_BYTES` of bodies,
+    fewer than its entries, and a dropped body was a bare ``null``, indistinguishable from an
+    entry without a generation record; issue 9, eleventh-session breaker, finding 4). An entry
+    without a record (``index`` ``None``: a control route, a refused request) has no such key,
+    and neither has an entry whose record is kept: their bytes are unchanged."""
+    index = entry["index"]
+    record = records.get(index) if index is not None else None
+    if record is None and index is not None:
+        return {**entry, "body": None, "body_dropped": True, "completion": None, "server_log": [], "warnings": []}
     return {
         **entry,
         "body": record.body if record is not None else None,
