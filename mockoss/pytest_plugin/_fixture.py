@@ -86,6 +86,7 @@ class MockossFixture:
             ProfileError, ScenarioError, TransportError: a bad profile, switch, scenario or transport.
         """
         from mockoss.scenario.transport import TransportSpec
+        from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES
 
         server = running.server
         transport = (
@@ -99,6 +100,7 @@ class MockossFixture:
         server.seed = options.seed if options.seed is not None else 0
         server.transport = transport
         server.auto_session = bool(options.auto_session)
+        server.max_body_bytes = DEFAULT_MAX_BODY_BYTES if options.max_body_bytes is None else options.max_body_bytes
         fixture = cls(
             server=server,
             url=running.url,
@@ -134,6 +136,8 @@ class MockossFixture:
         if explicit.transport is not None:
             TransportSpec.from_data(explicit.transport, where="mockoss transport=")
             fixture.unapplied.append(("transport", explicit.transport))
+        if explicit.max_body_bytes is not None:
+            fixture.unapplied.append(("max_body_bytes", explicit.max_body_bytes))
         if explicit.switches:
             fixture.switches(**explicit.switches)
         if explicit.scenario is not None:
