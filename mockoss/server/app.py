@@ -7,6 +7,7 @@ schedule its transport spec gives (:mod:`mockoss.server.transport`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 import anyio
@@ -16,7 +17,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mockoss.endpoints import ENDPOINTS
+from mockoss.endpoints import ENDPOINTS, endpoint_for_path
 from mockoss.server.control import ControlOptions, ControlPlane, header_map, install, route_path
 from mockoss.server.core import MockServer
 from mockoss.server.durable import durable, expect_ticket, lifespan_for
@@ -25,7 +26,7 @@ from mockoss.server.limits import DEFAULT_REQUEST_TIMEOUT_S, RequestLimits
 from mockoss.server.offload import Gate, probe_elsewhere, side_route_heavy
 from mockoss.server.responses import to_response, to_scheduled_response
 
-__all__ = ["create_app", "to_response", "to_scheduled_response"]
+__all__ = ["STOPPING_MESSAGE", "STOPPING_STATUS", "create_app", "to_response", "to_scheduled_response"]
 
 
 async def _read_body(receive: Receive) -> bytes:
@@ -56,12 +57,45 @@ class _App(Starlette):
     mockoss_generation: ASGIApp | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        fast = self.mockoss_generation
-        if fast is not None and scope["type"] == "http" and scope["method"] == "POST" and route_path(scope["path"]) in _GENERATION_PATHS:
-            scope["app"] = self
-            await fast(scope, receive, send)
+        try:
+            fast = self.mockoss_generation
+            if fast is not None and scope["type"] == "http" and scope["method"] == "POST" and route_path(scope["path"]) in _GENERATION_PATHS:
+                scope["app"] = self
+                await fast(scope, receive, send)
+                return
+            await super().__call__(scope, receive, send)
+        except asyncio.CancelledError:
+            await self._stopping(scope, receive, send)
+            raise
+
+    async def _stopping(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer a request cancelled before its response started: :data:`STOPPING_STATUS` in the
+        profile's error shape, ``Connection: close`` (:mod:`mockoss.server.run` says why).
+
+        uvicorn cancels a request's task only when a stop's grace ran out
+        (``timeout_graceful_shutdown``; 0.54 ``uvicorn/server.py`` ``Server.shutdown``), and then
+        answers one whose response has not started with its own ``text/plain`` 500 (its request
+        cycle's ``run_asgi``). Whether the response started is the cycle's own flag (``send`` is
+        its bound method, as :mod:`mockoss.server.fastpath` reads ``receive``'s); without it (an
+        ASGI server other than uvicorn), or once started or disconnected, nothing is sent here
+        and the cancellation goes on as before (a started stream is cut: its connection closed).
+        """
+        cycle = getattr(send, "__self__", None)
+        if scope["type"] != "http" or getattr(cycle, "response_started", True) or getattr(cycle, "disconnected", True):
             return
-        await super().__call__(scope, receive, send)
+        found = endpoint_for_path(route_path(scope["path"]))
+        server: MockServer = self.state.mockoss
+        response = to_response(server.error_reply(found.name if found is not None else "chat", STOPPING_STATUS, STOPPING_MESSAGE))
+        response.headers["connection"] = "close"
+        await response(scope, receive, send)
+
+
+#: What a request still unanswered when ``mockoss serve``'s stop grace ran out gets (:mod:`mockoss.server.run`).
+STOPPING_STATUS = 503
+STOPPING_MESSAGE = (
+    "mockoss: the server is stopping (SIGTERM or Ctrl-C) and this request was still unanswered when the "
+    "grace for requests in flight ran out (mockoss.server.run.SHUTDOWN_GRACE_S; --record waits for them)"
+)
 
 
 _GENERATION_PATHS = {endpoint.path: endpoint.name for endpoint in ENDPOINTS.values()}

@@ -14,9 +14,24 @@ O): the first streamed request of a 40,000-token answer (sglang) to a client tha
 a worker thread (``tests/server/test_stop_promptly.py``): never before, ~0.6 s now. Such builds
 run on daemon threads (:mod:`mockoss.workers`) whose awaiting task
 returns when cancelled, so neither the event loop's close nor the interpreter's exit waits for
-them; a reply cut this way is neither sent nor recorded (nobody would read it), and a recording
-keeps every exchange that finished. A stream longer than the grace (a paced one, a slow client)
-is cut the same way. ``tests/server/test_stop_promptly.py`` checks both signals.
+them; a reply cut this way is neither sent nor recorded, and a recording keeps every exchange
+that finished. A stream longer than the grace (a paced one, a slow client) is cut the same way:
+its connection is closed part-way. ``tests/server/test_stop_promptly.py`` checks both signals.
+
+What a client whose response had not started gets: ``503`` in the active profile's error shape,
+saying that the server is stopping, with ``Connection: close``
+(:data:`mockoss.server.app.STOPPING_MESSAGE`, sent by mockoss's own app when the cancellation
+reaches it). uvicorn's own answer there was a ``text/plain`` "Internal Server Error" 500 (its
+request cycle's ``run_asgi`` answers any exception before the response started so), an error no
+scenario asked for and in no profile's shape (eleventh-session breaker, finding 8). Why a 503
+rather than closing the connection without an answer: the real servers do not agree on one (vLLM
+cancels its whole ``uvicorn`` server task on SIGINT and SIGTERM and its engine goes away under the
+requests, ``vllm-project/vllm@02828a1:vllm/entrypoints/launcher.py`` ``serve_http``; a killed
+process closes every connection), so none is a contract a test could rely on; a bare close reads
+as "server disconnected without sending a response", which says nothing of why, while the 503 says
+it in the body a test author sees, and SDKs retry both alike (a connection error and a 503 are
+both retried by the OpenAI SDKs). ``tests/server/test_stop_reply.py`` checks it. uvicorn's
+``ERROR`` line about the cancelled tasks is logged as a mockoss warning that says the same.
 
 Except with ``--record``: there the exchanges in flight are what the user asked to keep, so the
 server waits for them as before, without limit (a second Ctrl-C stops at once), and
@@ -106,6 +121,26 @@ def _only_member(exc: BaseException) -> BaseException | None:
 
 _FILTER = _ExpectedDisconnects()
 logging.getLogger("uvicorn.error").addFilter(_FILTER)
+
+#: uvicorn 0.54's line when a stop's grace ran out (``uvicorn/server.py`` ``Server.shutdown``).
+_UVICORN_CANCEL = "Cancel %s running task(s), timeout graceful shutdown exceeded"
+
+
+class _StopWords(logging.Filter):
+    """uvicorn's ``ERROR`` line for the requests a stop cancelled, as a warning in mockoss's words:
+    the cut is what ``mockoss serve`` promises at a stop (module docstring), not an error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == _UVICORN_CANCEL:
+            record.msg = (
+                f"mockoss: stopping: %s request(s) still in flight after {SHUTDOWN_GRACE_S:g} s cancelled "
+                "(one not yet answered gets 503; a stream is cut)"
+            )
+            record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+        return True
+
+
+logging.getLogger("uvicorn.error").addFilter(_StopWords())
 
 
 def _config(
