@@ -308,6 +308,30 @@ class SharedHeaders(LowerCaseHeaders):
         return LowerCaseHeaders, (dict(self),)
 
 
+class RecordedHeaders(dict[str, str]):
+    """A logged request's headers as :attr:`mockoss.server.records.RecordedRequest.headers` hands
+    them to a test: a dict of lower-cased names (iteration, ``==``, JSON as before) whose look-ups
+    ignore case, as HTTP header names do (RFC 9110, section 5.1): ``headers["X-Custom"]``,
+    ``headers.get("X-Custom")`` and ``"X-Custom" in headers`` find ``x-custom`` (a plain dict gave
+    ``None``: issue 9, eleventh-session breaker, finding 9). A name already lower-case is looked up
+    as in a dict, at a dict's speed."""
+
+    __slots__ = ()
+
+    def __missing__(self, name: Any) -> str:
+        if isinstance(name, str) and not name.islower() and name.lower() in self:
+            return dict.__getitem__(self, name.lower())
+        raise KeyError(name)
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        if isinstance(name, str) and name not in self.keys():
+            name = name.lower()
+        return dict.get(self, name, default)
+
+    def __contains__(self, name: Any) -> bool:
+        return dict.__contains__(self, name) or (isinstance(name, str) and dict.__contains__(self, name.lower()))
+
+
 # --------------------------------------------------------------------------- conversation keys
 
 _RESPONSE_ID = re.compile(rb'"id"\s*:\s*"(resp[^"]*)"')

@@ -68,7 +68,8 @@ class MockServer(Selection, RequestChecks, SideRoutes):
     """A fake gpt-oss server: scenario + profile + request log.
 
     Args:
-        scenario: the default scenario (a loaded :class:`Scenario`, a shipped name, a file path, or
+        scenario: the default scenario (a loaded :class:`Scenario`, a shipped name, a file path, a
+            scenario mapping as a parsed scenario file (``{"steps": […]}``, ``version`` optional), or
             :mod:`mockoss.steps` builder items: a ``script(…)``, a step or a list of steps or rules),
             or ``None`` to require ``X-Mockoss-Scenario`` on every request.
         profile: profile name (``"vllm"``).

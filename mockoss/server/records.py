@@ -75,8 +75,11 @@ class RecordedRequest:
 
     @property
     def headers(self) -> dict[str, str]:
-        """Request headers, lower-cased names."""
-        return dict(self.header_items)
+        """Request headers, lower-cased names; a look-up ignores case (``headers.get("X-Custom")``:
+        :class:`mockoss.scenario.conversation.RecordedHeaders`)."""
+        from mockoss.scenario.conversation import RecordedHeaders
+
+        return RecordedHeaders(self.header_items)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
