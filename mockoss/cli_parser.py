@@ -173,8 +173,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     limits.add_argument(
         "--scenario-dir", action="append", default=[], metavar="DIR", type=_directory,
-        help="a directory whose NAME.yaml files X-Mockoss-Scenario: NAME may select (repeatable); "
-        "no other file is ever opened for that header",
+        help="a directory whose NAME.yaml files X-Mockoss-Scenario: NAME may select (repeatable; searched "
+        "in order, before the shipped scenarios: DIR/clean-answer.yaml answers for clean-answer); a file may "
+        "be a symlink, and one edited or deleted is read again at its next use; no other file is ever "
+        "opened for that header",
     )
     upstream_cli.add_arguments(serve)  # --upstream*, --record*, --redact
     control = serve.add_argument_group("control routes /mockoss/* (README: Sharing one server)")

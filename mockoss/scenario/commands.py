@@ -24,6 +24,7 @@ from mockoss.scenario.loader import (
     ScenarioError,
     builtin_names,
     load_scenario,
+    switch_problem,
 )
 
 __all__ = ["COMMANDS", "add_arguments", "run"]
@@ -44,6 +45,11 @@ def add_arguments(commands: Any) -> None:
         description="Check scenario files; print every problem with file, line and field.",
     )
     validate.add_argument("paths", nargs="+", metavar="PATH", help="a scenario file, or a directory of them")
+    validate.add_argument(
+        "--profile", metavar="NAME",
+        help="also check each file's switches: against this profile (or release), as `mockoss serve --profile "
+        "NAME` does when it selects the file; without it, a switch value no profile takes is still refused",
+    )
     commands.add_parser(
         "schema", help="print the JSON Schema of scenario files", description="Print the JSON Schema of scenario files."
     )
@@ -69,7 +75,7 @@ def add_arguments(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run one of :data:`COMMANDS`; returns the exit code."""
     if args.command == "validate":
-        return _validate(args.paths)
+        return _validate(args.paths, getattr(args, "profile", None))
     if args.command == "show":
         return _show(args.name, python=args.python)
     if args.command == "faults":
@@ -115,8 +121,19 @@ def _files(path: str) -> list[Path] | str:
     return [candidate]
 
 
-def _validate(paths: list[str]) -> int:
+def _validate(paths: list[str], profile: str | None = None) -> int:
+    """Load each file as ``serve`` would; with ``profile``, check its ``switches:`` against that
+    profile too, as ``serve --profile`` does when it selects the file (eleventh-session breaker,
+    finding 6: validate said ok to a file serve refused)."""
     problems: list[str] = []
+    if profile is not None:
+        from mockoss.profiles.registry import ProfileError, get_profile
+
+        try:
+            get_profile(profile)
+        except ProfileError as exc:
+            print(f"mockoss validate: --profile: {exc}", file=sys.stderr)
+            return 2
     scenarios = rules = steps = 0
     for path in paths:
         files = _files(path)
@@ -128,6 +145,9 @@ def _validate(paths: list[str]) -> int:
                 scenario = load_scenario(file)
             except ScenarioError as exc:
                 problems.extend(str(exc).splitlines())
+                continue
+            if profile is not None and (problem := switch_problem(scenario, profile, {})):
+                problems.append(problem)
                 continue
             scenarios += 1
             rules += len(scenario.rules)

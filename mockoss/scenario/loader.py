@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib.resources
+import os
 from collections.abc import Mapping, Sequence
 from itertools import accumulate
 from pathlib import Path
@@ -49,10 +50,12 @@ __all__ = [
     "Step",
     "builtin_dir",
     "builtin_names",
+    "changed_on_disk",
     "load_named",
     "load_scenario",
     "scenario_from_bytes",
     "scenario_from_data",
+    "switch_problem",
 ]
 
 #: Largest scenario file read (bytes); larger files are refused before they are read.
@@ -259,20 +262,71 @@ def _reject_duplicate_keys(origin: str, node: yaml.Node) -> None:
 
 
 def _check_switch_names(origin: str, root: yaml.Node | None, switches: Mapping[str, Any]) -> None:
-    """Every switch must belong to at least one profile; values are checked against the profile
-    in use when the scenario is selected (:meth:`mockoss.server.core.MockServer.use_scenario`)."""
+    """Every switch must belong to at least one profile, and its value must suit at least one
+    profile that has it: a value no profile takes (``harmony_errors: maybe``) is this file's error,
+    with its line, for ``mockoss validate`` as for ``serve`` (breaker finding 6, eleventh session:
+    validate said ok, and serve's refusal was the one scenario error without a line). Whether the
+    value suits the profile actually served (with the server's own switches) is still checked
+    when the scenario is selected (:meth:`mockoss.server.core.MockServer.use_scenario`)."""
     if not switches:  # most scenarios: no need to import every profile (issue 9, start-up)
         return
     from mockoss.profiles.registry import PROFILES, switch_names
     from mockoss.suggest import did_you_mean  # difflib: imported by error paths only (issue 9, start-up)
 
-    known = {name for profile in PROFILES.values() for name in switch_names(profile)}
-    for switch in switches:
+    profiles = {profile.name: profile for profile in PROFILES.values()}
+    known = {name for profile in profiles.values() for name in switch_names(profile)}
+    lines = _SWITCH_LINES[origin] = {"": key_line(root, "switches")}
+    if len(_SWITCH_LINES) > _SWITCH_LINES_KEPT:
+        del _SWITCH_LINES[next(iter(_SWITCH_LINES))]
+    for switch, value in switches.items():
+        line = lines[switch] = _node_line(root, ["switches", switch])
+        where = f"{origin}:{line}" if line else origin
         if switch not in known:
-            line = _node_line(root, ["switches", switch])
-            where = f"{origin}:{line}" if line else origin
             raise ScenarioError(f"{where}: switches.{switch}: no profile has this switch; "
                                 + did_you_mean(switch, sorted(known), "`mockoss profiles`"))
+        problems = []
+        for profile in profiles.values():
+            if switch in switch_names(profile):
+                try:
+                    dataclasses.replace(profile, **{switch: value})  # type: ignore[type-var]
+                except (TypeError, ValueError) as exc:
+                    problems.append(f"profile {profile.name!r}: {exc}")
+                else:
+                    break
+        else:
+            raise ScenarioError(f"{where}: switches.{switch}: no profile takes this value ({problems[0]})")
+
+
+#: The lines of ``switches:`` and of each switch, by scenario origin, for :func:`switch_problem`
+#: (a compiled :class:`Scenario` keeps no YAML tree); the oldest go first past this many files.
+_SWITCH_LINES: dict[str, dict[str, int | None]] = {}
+_SWITCH_LINES_KEPT = 1024
+
+
+def switch_problem(scenario: Scenario, profile: str, switches: Mapping[str, Any]) -> str | None:
+    """Why ``scenario``'s ``switches:`` do not suit ``profile`` on a server with ``switches``
+    (``FILE:LINE: switches.NAME: problem``, like every other scenario error; breaker finding 6,
+    eleventh session: this one had no line), or ``None`` when they do. Used when a scenario is
+    selected (:meth:`mockoss.server.core.MockServer.use_scenario`) and by ``mockoss validate
+    --profile``."""
+    from mockoss.profiles.registry import ProfileError, get_profile
+
+    try:
+        get_profile(profile, {**switches, **scenario.switches})
+        return None
+    except ProfileError as exc:
+        problem = str(exc)
+    lines = _SWITCH_LINES.get(scenario.origin, {})
+    field = ""
+    for switch, value in scenario.switches.items():  # which one: the first refused on its own
+        try:
+            get_profile(profile, {**switches, switch: value})
+        except ProfileError as exc:
+            field, problem = switch, str(exc)
+            break
+    line = lines.get(field)
+    where = f"{scenario.origin}:{line}" if line else scenario.origin
+    return f"{where}: switches{'.' + field if field else ''}: {problem}"
 
 
 def load_scenario(path_or_name: str | Path) -> Scenario:
@@ -370,13 +424,58 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def load_named(name: str, scenario_dirs: Sequence[str | Path] = ()) -> Scenario:
-    """Load the scenario a request names (``X-Mockoss-Scenario``): a shipped scenario, else
-    ``NAME.yaml`` or ``NAME.yml`` in one of ``scenario_dirs`` (searched in order), and nothing else.
+#: The ``--scenario-dir`` files :func:`load_named` has read, by path (the scenario's ``origin``):
+#: what ``os.stat`` said just before the read, and the scenario read. :func:`changed_on_disk`
+#: compares the file against it (breaker finding 5c, eleventh session: an edited or deleted file
+#: kept being served for the server's life). One entry per file path ever named: bounded by the
+#: operator's directories.
+_DIR_FILES: dict[str, tuple[tuple[int, int, int], Scenario]] = {}
 
-    Never opens a file outside those directories: a name with a path separator, a leading dot or
-    a ``.yaml`` suffix is refused, so a client cannot make the server read (and quote in an
-    error) ``.env``, a log or any other file of its working directory.
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """``(mtime_ns, size, inode)`` of ``path`` (through a link), ``None`` if it cannot be read."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return found.st_mtime_ns, found.st_size, found.st_ino
+
+
+def changed_on_disk(scenario: Scenario) -> bool:
+    """Whether ``scenario`` was read from a ``--scenario-dir`` file by :func:`load_named` and that
+    file has since been edited, replaced or deleted (one ``os.stat``, ~2 us; a scenario that did
+    not come from a scenario directory costs a dict lookup and is never "changed"). The server
+    asks before each use of such a scenario and loads the file again when it changed."""
+    entry = _DIR_FILES.get(scenario.origin)
+    if entry is None:
+        return False
+    stamp, loaded = entry
+    return loaded is not scenario or _stamp(Path(scenario.origin)) != stamp
+
+
+def _load_dir_file(path: Path) -> Scenario:
+    """Load a ``--scenario-dir`` file and remember its stamp for :func:`changed_on_disk` (taken
+    before the read: a write during the read shows as a change at the next use)."""
+    stamp = _stamp(path)
+    scenario = load_scenario(path)
+    if stamp is not None:
+        _DIR_FILES[str(path)] = (stamp, scenario)
+    return scenario
+
+
+def load_named(name: str, scenario_dirs: Sequence[str | Path] = ()) -> Scenario:
+    """Load the scenario a request names (``X-Mockoss-Scenario``): ``NAME.yaml`` or ``NAME.yml``
+    in one of ``scenario_dirs`` (searched in order), else a shipped scenario, and nothing else.
+
+    The operator's directory comes first: a file there named like a shipped scenario answers for
+    that name (breaker finding 5a, eleventh session: it was silently ignored for the shipped one).
+    A file there may be a symbolic link (Bazel runfiles, nix): the operator put it in the
+    directory, so it is served wherever it points (finding 5b: it was refused as "not in the
+    scenario directories"). What a client can name still cannot leave the directory: a name with
+    a path separator, a leading dot (``..``), a NUL or a ``.yaml`` suffix is refused, and the
+    joined path must sit directly in the directory (a drive-qualified name on Windows does not),
+    so a client cannot make the server read (and quote in an error) ``.env``, a log or any other
+    file of its working directory (issue 9, item 4).
 
     Raises:
         ScenarioError: not a valid name, not found (the message lists the shipped names and the
@@ -387,14 +486,14 @@ def load_named(name: str, scenario_dirs: Sequence[str | Path] = ()) -> Scenario:
             f"X-Mockoss-Scenario takes a scenario name (a shipped one, one registered with the server, or a "
             f"file NAME.yaml in a --scenario-dir), not a file path: {name!r}"
         )
-    if _is_file(builtin_dir() / f"{name}.yaml"):
-        return load_scenario(name)
     for directory in scenario_dirs:
         base = Path(directory).resolve()
         for suffix in (".yaml", ".yml"):
-            candidate = (base / f"{name}{suffix}").resolve()
-            if candidate.is_relative_to(base) and _is_file(candidate):
-                return load_scenario(candidate)
+            candidate = base / f"{name}{suffix}"
+            if candidate.parent == base and _is_file(candidate):
+                return _load_dir_file(candidate)
+    if _is_file(builtin_dir() / f"{name}.yaml"):
+        return load_scenario(name)
     searched = ", ".join(str(d) for d in scenario_dirs) if scenario_dirs else "none given (--scenario-dir)"
     from mockoss.suggest import did_you_mean
 

@@ -22,7 +22,7 @@ from mockoss.server.control import ControlOptions, ControlPlane, header_map, ins
 from mockoss.server.core import MockServer
 from mockoss.server.durable import durable, expect_ticket, lifespan_for
 from mockoss.server.fastpath import GenerationPath
-from mockoss.server.limits import DEFAULT_REQUEST_TIMEOUT_S, RequestLimits
+from mockoss.server.limits import DEFAULT_REQUEST_TIMEOUT_S, BodyBudget, RequestLimits
 from mockoss.server.offload import Gate, probe_elsewhere, side_route_heavy
 from mockoss.server.responses import to_response, to_scheduled_response
 
@@ -142,7 +142,8 @@ def create_app(
     lifespan = lifespan_for(server, proxy.lifespan if proxy is not None else None)
     app = _App(lifespan=lifespan)
     app.state.mockoss = server
-    app.add_middleware(RequestLimits, server=server, request_timeout_s=request_timeout_s)
+    budget = app.state.mockoss_body_budget = BodyBudget()  # every route's bodies still arriving (mockoss.server.limits)
+    app.add_middleware(RequestLimits, server=server, request_timeout_s=request_timeout_s, budget=budget)
     gate = app.state.mockoss_gate = Gate()
     if proxy is not None:
         proxy.gate = gate  # raw mode's heavy bodies go off the loop as scripted ones do (Proxy._raw)
@@ -181,7 +182,7 @@ def create_app(
             response = await scripted_response(_GENERATION_PATHS[scope["path"]], scope, await _read_body(receive))
             await response(scope, receive, send)
 
-        limits = RequestLimits(scripted, server=server, request_timeout_s=request_timeout_s)
+        limits = RequestLimits(scripted, server=server, request_timeout_s=request_timeout_s, budget=budget)
         layered = ServerErrorMiddleware(plane.guarded(limits))
         app.mockoss_generation = GenerationPath(layered, plane, gate, _GENERATION_PATHS, request_timeout_s)
     app.add_route("/{path:path}", other, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])

@@ -8,6 +8,14 @@ Two pieces, both framework-level and both for every route (scripted, upstream an
   after its headers is answered 408. Both close the connection (``Connection: close``).
   The real servers set no body limit of their own (vLLM and SGLang run uvicorn, which has none);
   the limit is mockoss's, so that one request cannot take gigabytes, and the message says so.
+  The bodies still arriving share one budget too (:class:`BodyBudget`: by default
+  :data:`BODY_BUDGET_FACTOR` times the per-body limit, 128 MiB for the default 32 MiB): a body
+  whose next part would take the bytes held by all incomplete bodies past it is answered 503 in
+  the profile's error shape, its bytes let go and its connection closed. Without it, clients that
+  each withhold the last byte of a body just under the limit held limit x clients until the 408
+  (eleventh-session breaker, finding 9: 8 stalled 30 MB uploads, +240 MB of RSS). No server we
+  emulate has such a budget (uvicorn has none, nor a per-body limit); it is mockoss's own bound,
+  so that memory stays bounded in bytes whatever the number of clients.
 * :func:`mockoss.server.connection.timed_protocol` (re-exported here): uvicorn's HTTP protocol
   class with a deadline for the request head (a connection that sends nothing, or half a
   request, for ``request_timeout_s`` is closed).
@@ -28,7 +36,11 @@ from mockoss.server.settings import DEFAULT_REQUEST_TIMEOUT_S
 if TYPE_CHECKING:
     from mockoss.server.core import MockServer
 
-__all__ = ["BODY_DEADLINE", "DEFAULT_REQUEST_TIMEOUT_S", "RequestLimits", "timed_protocol"]
+__all__ = ["BODY_BUDGET_FACTOR", "BODY_DEADLINE", "DEFAULT_REQUEST_TIMEOUT_S", "BodyBudget", "RequestLimits", "timed_protocol"]
+
+#: The bytes that bodies still arriving may hold together, as a multiple of ``max_body_bytes``
+#: (read when a body starts; no per-body limit, no budget).
+BODY_BUDGET_FACTOR = 4
 
 #: ``scope["state"]`` key: the event-loop time by which the body must have arrived, when a layer
 #: before :class:`RequestLimits` started the clock.
@@ -46,11 +58,29 @@ class _TooSlow(Exception):
     pass
 
 
+class _OverBudget(Exception):
+    pass
+
+
+class BodyBudget:
+    """The bytes held by the request bodies still arriving, of every route of one app (event-loop
+    only: no lock). ``held`` is the sum; a body's bytes are let go when it is complete or its
+    request ends."""
+
+    __slots__ = ("held",)
+
+    def __init__(self) -> None:
+        self.held = 0
+
+
 class RequestLimits:
     """ASGI middleware enforcing ``server.max_body_bytes`` and the body's ``request_timeout_s``."""
 
-    def __init__(self, app: ASGIApp, server: MockServer, request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S) -> None:
+    def __init__(
+        self, app: ASGIApp, server: MockServer, request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S, budget: BodyBudget | None = None
+    ) -> None:
         self.app, self.server, self.timeout = app, server, request_timeout_s
+        self.budget = budget if budget is not None else BodyBudget()  # the app's layers share one (create_app)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -67,7 +97,8 @@ class RequestLimits:
         scope_state = scope.get("state")
         if deadline is not None and scope_state is not None and BODY_DEADLINE in scope_state:
             deadline = scope_state[BODY_DEADLINE]  # the short path already waited (mockoss.server.fastpath)
-        state = {"received": 0, "complete": False}
+        state = {"received": 0, "complete": False, "held": 0}
+        budget, cap = self.budget, None if limit is None else limit * BODY_BUDGET_FACTOR
 
         async def limited_receive() -> Message:
             if state["complete"]:
@@ -81,12 +112,23 @@ class RequestLimits:
             except TimeoutError:
                 raise _TooSlow from None
             if message["type"] == "http.request":
-                state["received"] += len(message.get("body", b""))
+                size = len(message.get("body", b""))
+                state["received"] += size
                 if limit is not None and state["received"] > limit:
                     raise _TooLarge(state["received"], False)
                 state["complete"] = not message.get("more_body", False)
+                if state["complete"]:
+                    budget.held -= state["held"]
+                    state["held"] = 0
+                elif size and cap is not None:
+                    if budget.held + size > cap:
+                        raise _OverBudget
+                    budget.held += size
+                    state["held"] += size
             else:
                 state["complete"] = True
+                budget.held -= state["held"]
+                state["held"] = 0
             return message
 
         # No wrapper around send (it would run once per stream frame): both errors come from
@@ -100,6 +142,17 @@ class RequestLimits:
         except _TooSlow as exc:
             message = f"mockoss: the request body was not received within {self.timeout:g} s of its headers (--request-timeout)"
             await self._refuse_or_raise(exc, scope, receive, send, 408, message)
+        except _OverBudget as exc:
+            budget.held -= state["held"]
+            state["held"] = 0
+            message = (
+                f"mockoss: the request bodies still arriving hold {cap:,} bytes in all, this one's next part would pass that "
+                f"(mockoss's own bound: {BODY_BUDGET_FACTOR} x --max-body-bytes); send it again when the others are in"
+            )
+            await self._refuse_or_raise(exc, scope, receive, send, 503, message)
+        finally:
+            budget.held -= state["held"]  # a request that ended with its body incomplete
+            state["held"] = 0
 
     async def _refuse_or_raise(self, exc: Exception, scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
         try:

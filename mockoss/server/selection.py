@@ -18,8 +18,8 @@ from typing import Any
 
 from mockoss.endpoints import clear_prompt_caches
 from mockoss.profiles.base import Profile
-from mockoss.profiles.registry import ProfileError, get_profile
-from mockoss.scenario.loader import Scenario, ScenarioError, load_named, load_scenario
+from mockoss.profiles.registry import get_profile
+from mockoss.scenario.loader import Scenario, ScenarioError, changed_on_disk, load_named, load_scenario, switch_problem
 from mockoss.server.replies import SCENARIO_HEADER, SWITCH_HEADER, _parse_switches
 
 #: Distinct (scenario, ``X-Mockoss-Switch``) profiles kept; the least recently used go first.
@@ -45,12 +45,8 @@ class Selection:
         """
         if isinstance(scenario, Scenario):
             loaded = scenario
-        elif isinstance(scenario, str) or hasattr(scenario, "__fspath__"):  # a name or a file path
-            loaded = load_scenario(scenario if isinstance(scenario, str) else str(scenario.__fspath__()))
-        elif isinstance(scenario, Mapping):  # a parsed scenario file, as mockoss.use takes it (eleventh-session breaker, finding 9)
-            from mockoss.scenario.loader import scenario_from_data
-
-            loaded = scenario_from_data(scenario, name="script", default_version=True)
+        elif isinstance(scenario, str):
+            loaded = load_scenario(scenario)
         else:  # builder items (mockoss.steps): a Script, a Step, or a list of steps or rules
             from mockoss.steps import compile_script
 
@@ -61,11 +57,8 @@ class Selection:
         return loaded
 
     def _check_switches(self, scenario: Scenario) -> None:
-        if scenario.switches:
-            try:
-                get_profile(self.profile, {**self.switches, **scenario.switches})
-            except ProfileError as exc:
-                raise ScenarioError(f"{scenario.origin}: switches: {exc}") from None
+        if scenario.switches and (problem := switch_problem(scenario, self.profile, self.switches)):
+            raise ScenarioError(problem)  # FILE:LINE: switches.NAME: ... (eleventh-session breaker, finding 6)
 
     def set_switches(self, switches: Mapping[str, Any]) -> None:
         """Replace the server-wide profile switches.
@@ -152,12 +145,16 @@ class Selection:
         if not name:
             return self.scenario if isinstance(self.scenario, Scenario) else None
         found = self._scenarios.get(name)
-        if found is None:
+        # A --scenario-dir file is read again when it changed on disk (one stat per use; breaker
+        # finding 5c, eleventh session); only servers given directories pay for the check.
+        if found is None or (self.scenario_dirs and changed_on_disk(found)):
             loaded = load_named(name, self.scenario_dirs)
             self._check_switches(loaded)
             # Called with the lock held: store directly (register() would take the lock again).
-            found = self._scenarios[name] = loaded
-            self._player.rewind(found.name)
+            # A file touched but not changed gives the same object back: its place is kept.
+            if loaded is not found:
+                found = self._scenarios[name] = loaded
+                self._player.rewind(found.name)
         return found
 
     def _profile_for(self, scenario: Scenario, headers: Mapping[str, str]) -> Profile:

@@ -173,4 +173,7 @@ def test_bad_switch_value_is_rejected_when_the_scenario_is_selected(tmp_path):
     )
     with pytest.raises(ScenarioError) as info:
         MockServer(scenario=str(path))
-    assert str(info.value) == f"{path}: switches: profile 'vllm': harmony_error_status must be 400 or 500, got 418"
+    # A value no profile takes is the file's error, with its line and field (eleventh-session
+    # breaker, finding 6), as `mockoss validate` reports it too.
+    assert str(info.value) == (f"{path}:2: switches.harmony_error_status: no profile takes this value "
+                               "(profile 'vllm': harmony_error_status must be 400 or 500, got 418)")
