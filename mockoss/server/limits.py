@@ -1,4 +1,4 @@
-"""Request limits of the HTTP layer: body size (413) and time to send the request (408, then close).
+"""Request limits of the HTTP layer: body size (413), bodies in flight (503) and time to send the request (408), then close.
 
 Two pieces, both framework-level and both for every route (scripted, upstream and probes alike):
 
@@ -13,7 +13,8 @@ Two pieces, both framework-level and both for every route (scripted, upstream an
   whose next part would take the bytes held by all incomplete bodies past it is answered 503 in
   the profile's error shape, its bytes let go and its connection closed. Without it, clients that
   each withhold the last byte of a body just under the limit held limit x clients until the 408
-  (eleventh-session breaker, finding 9: 8 stalled 30 MB uploads, +240 MB of RSS). No server we
+  (issue 9, eleventh-session breaker, finding 9: 8 stalled 30 MB uploads, +230 MB of RSS; now
+  4 are held and 4 get 503, +129 MB, and with 12 clients the same; raw sockets, old and new in one run). No server we
   emulate has such a budget (uvicorn has none, nor a per-body limit); it is mockoss's own bound,
   so that memory stays bounded in bytes whatever the number of clients.
 * :func:`mockoss.server.connection.timed_protocol` (re-exported here): uvicorn's HTTP protocol

@@ -2,7 +2,8 @@
 ``MockServer._warmup``): each scenario's long completions, the request shapes they were warmed
 for, the warm-ups in flight, and the long completion a request will play when the shared cursors
 decide it (:func:`_predicted`); and its templated steps whose render may be long for a body's size
-(:meth:`Warmup.long_templates`, :mod:`mockoss.server.template_cost`).
+(:meth:`Warmup.long_templates`, :mod:`mockoss.server.template_cost`; ``match`` rules predicted from
+the validated request), with which of their Faker-seeded warm-ups to skip (:meth:`Warmup.seeded_due`).
 
 Split out of :mod:`mockoss.server.warmup` (moved; :meth:`Warmup.pending` now takes the shared
 cursors rather than the server, and :meth:`Warmup.still_pending` is new), which says why and when a warm-up runs and
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mockoss.scenario import template as template_module
+from mockoss.scenario.conversation import RequestFacts
 from mockoss.scenario.loader import Scenario, Step
 from mockoss.scenario.player import SESSION_HEADER
 from mockoss.scenario.select import first_answer
@@ -27,7 +29,7 @@ from mockoss.server.template_cost import TemplateCost, min_raw_bytes
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
 
-__all__ = ["LONG_TOKENS", "MAX_LONG", "PER_REQUEST", "SCENARIOS", "SHAPES", "Warmup"]
+__all__ = ["LONG_TOKENS", "MAX_LONG", "PER_REQUEST", "SCENARIOS", "SEEDED_SKIPS", "SHAPES", "Warmup"]
 
 #: A completion of at least this many tokens is warmed before the lock (building a profile's plan
 #: costs ~5-50 us a token on the first request of a shape: ~5-50 ms here).
@@ -40,6 +42,9 @@ PER_REQUEST = 4
 SHAPES = 256
 #: Scenarios whose long completions a server remembers (the oldest forgotten first).
 SCENARIOS = 16
+#: Requests that skip the warm-up of a Faker-seeded templated step after one of its warm-ups was
+#: overtaken (another request took the index it was rendered for: :meth:`Warmup.seeded_due`).
+SEEDED_SKIPS = 3
 
 
 class _Scenario:
@@ -48,7 +53,7 @@ class _Scenario:
     pick options included), whether the shared cursors alone pick its steps (``predictable``: no
     rule has ``match`` checks), and the shapes warmed: shape hash -> a bit per position warmed."""
 
-    __slots__ = ("_thresholds", "index", "longs", "predictable", "scenario", "shapes", "templates")
+    __slots__ = ("_thresholds", "index", "longs", "predictable", "scenario", "shapes", "skips", "templates")
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
@@ -62,6 +67,7 @@ class _Scenario:
         }
         self.predictable = not any(rule.match.checks for rule in scenario.rules)
         self.shapes: OrderedDict[int, int] = OrderedDict()
+        self.skips: dict[int, int] = {}  # id(step) -> requests left that skip its seeded warm-up
         self._thresholds: tuple[int, dict[int, float], float] | None = None
 
     def thresholds(self) -> tuple[dict[int, float], float]:
@@ -165,7 +171,8 @@ class Warmup:
         return raw_bytes >= state.thresholds()[1]
 
     def long_templates(
-        self, scenario: Scenario, raw_bytes: int, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool
+        self, scenario: Scenario, raw_bytes: int, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool,
+        matched: tuple[str, str] | None = None,
     ) -> tuple[Step, ...] | None:
         """The templated steps to render and warm before the lock for a body of ``raw_bytes``
         bytes: those the request will play (the step :func:`_predicted` reads from the shared
@@ -173,17 +180,45 @@ class Warmup:
         :data:`~mockoss.server.template_cost.LONG_CHARS`, at most :data:`PER_REQUEST`; ``None``
         when some templated step may and which one plays is not known before the lock (then the
         request is only answered on a worker thread). Arithmetic on ``raw_bytes`` for most
-        requests: the body is read only when a step may render long."""
+        requests: the body is read only when a step may render long. ``matched``: the request's
+        ``(endpoint, resolved model)`` once validated, with which rules with ``match`` checks are
+        predicted too (:func:`_played`); without it they are unknown (``None``)."""
         state = self._state(scenario)
         if not state.templates:
             return ()
         each, smallest = state.thresholds()
         if raw_bytes < smallest:
             return ()
-        played = _played(state, body, headers, cursors, auto_session)
+        played = _played(state, body, headers, cursors, auto_session, matched)
         if played is None:
             return None
         return tuple(step for step in played if step.template is not None and raw_bytes >= each.get(id(step), math.inf))[:PER_REQUEST]
+
+    def seeded_due(self, scenario: Scenario, step: Step) -> bool:
+        """Whether to warm ``step`` (templated, Faker-seeded: its text depends on the request's
+        index) for this request: not for the next :data:`SEEDED_SKIPS` requests after one of its
+        warm-ups was overtaken (:meth:`seeded_outcome`). Why: the index is taken under the lock,
+        and beside a busy client another request takes the predicted one while the warm-up runs
+        (~0.2 s for 100,000 characters): the request then renders another text under the lock,
+        and the warm-up was only work competing with it for the interpreter (the templated request
+        1.3-3x slower: issue 9, eleventh-session breaker, finding 3). A client alone keeps its
+        warm-ups; a busy one retries every fourth request."""
+        state = self._state(scenario)
+        with self._lock:
+            left = state.skips.get(id(step), 0)
+            if left:
+                state.skips[id(step)] = left - 1
+        return not left
+
+    def seeded_outcome(self, scenario: Scenario, step: Step, kept: bool) -> None:
+        """Record whether a Faker-seeded warm-up of ``step`` kept its index (``kept``) or was
+        overtaken (the next :data:`SEEDED_SKIPS` requests skip it)."""
+        state = self._state(scenario)
+        with self._lock:
+            if kept:
+                state.skips.pop(id(step), None)
+            else:
+                state.skips[id(step)] = SEEDED_SKIPS
 
     def still_pending(self, state: _Scenario, shape: int, positions: tuple[int, ...]) -> tuple[int, ...]:
         """Those of ``positions`` not warmed for ``shape`` yet (another request may have, since
@@ -237,14 +272,31 @@ def _predicted(state: _Scenario, body: Any, headers: Mapping[str, str], cursors:
     return tuple(state.index[id(candidate.completion)] for candidate in steps if id(candidate.completion) in state.index)
 
 
-def _played(state: _Scenario, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool) -> tuple[Step, ...] | None:
+def _played(
+    state: _Scenario, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool, matched: tuple[str, str] | None = None
+) -> tuple[Step, ...] | None:
     """The step the request will play, when the shared cursors pick it (see :func:`_predicted`),
-    or a ``pick`` step's options; ``()`` for none (an exhausted rule); ``None``: unknown."""
-    if not state.predictable or auto_session or headers.get(SESSION_HEADER) or (type(body) is dict and "previous_response_id" in body):
+    or a ``pick`` step's options; ``()`` for none (an exhausted rule); ``None``: unknown.
+
+    Rules with ``match`` checks too when ``matched`` (``(endpoint, resolved model)``) is given:
+    outside a session, what they read is the request alone (its body, headers, resolved model and
+    endpoint, and the turn counted from its body: :class:`~mockoss.scenario.conversation.RequestFacts`
+    built as the player builds them, ``session_turn`` ``None``), so the rule the player will pick
+    on the same cursors is known before the lock (a ``rules:`` echo was built under the lock:
+    issue 9, eleventh-session breaker, finding 3)."""
+    if auto_session or headers.get(SESSION_HEADER) or (type(body) is dict and "previous_response_id" in body):
         return None
+    facts = None
+    if not state.predictable:
+        if matched is None or type(body) is not dict:
+            return None
+        facts = RequestFacts(matched[0], body, headers, matched[1])
     scenario = state.scenario
     positions = cursors if cursors is not None and len(cursors) == len(scenario.rules) else [0] * len(scenario.rules)
-    found = first_answer(scenario, None, positions)
+    try:
+        found = first_answer(scenario, facts, positions)
+    except Exception:  # noqa: BLE001  # a check that cannot read this body: the player answers it under the lock
+        return None
     step = found[1] if found is not None else None
     if step is None:
         return ()

@@ -57,8 +57,21 @@ lock then finds that :class:`~mockoss.harmony.Completion` in the template's cach
 rendered texts), its plans built. Its long message texts are tokenized in the prompt worker
 process (:func:`mockoss.server.prompt_client.encode_in_worker`, the same ids; started on first
 use: that first request takes ~1 s longer, nobody else waits for it), since openai-harmony's
-``encode`` holds the GIL to its end. When the step is not known before the lock (``match`` rules,
-sessions) the request is answered on the thread only, its render under the lock as before. Over
+``encode`` holds the GIL to its end. Rules with ``match`` checks are predicted on the thread,
+once the request is validated (its resolved model; the checks read the request alone outside a
+session: :func:`~mockoss.server.warm_record._played`); a request of a session, or with automatic
+sessions, is answered on the thread only, its render under the lock as before. A Faker value is
+seeded by the request's index, taken under the lock: beside a busy client another request takes
+the predicted index while the warm-up runs, the render under the lock is then another text, and
+the warm-up was waste competing with it for the interpreter; so a warm-up overtaken that way
+stops, and the step's next few requests skip it (:meth:`Warmup.seeded_due`). Breaker's
+reproducer (``/tmp/brk11/repro_template_wait.sh``, 100,000 characters, ``--max-template-chars
+200000``, load ~2-3, old/new in one run): a ``rules:`` echo held another client's small chat
+~290 ms, now ~70-80 ms; the Faker-seeded request itself is back to its unwarmed time (was
+1.3-3x). What is left: a Faker-seeded long render beside a busy client is still built under the
+lock (another client waits as before, ~150-300 ms here); that needs the request's index known
+before the lock (reserved when its warm-up starts) or the build moved after the lock's pick,
+both in :mod:`mockoss.server.core`. Over
 HTTP (``/tmp/o/tmplblk.py``; old and new alternated in one run, 2 cores at load ~5): an echo of a
 200,000-character message (``--max-template-chars 400000``) held another client's ``/health`` and
 small chat 1.3-2.6 s, now 1-43 ms and 6-35 ms (30-174 ms and 24-199 ms tokenizing in process);
@@ -265,6 +278,17 @@ def warmed(
             _checked_profile, _request, model = checked
             used = scenario.seed if scenario.seed is not None else server.seed
             for step in templates:
+                # A Faker value is seeded by the index: once another request has taken it, this
+                # request renders another text under the lock, and a warm-up of this one only
+                # competes with it for the interpreter (the templated request 1.3-3x slower beside
+                # another client: issue 9, eleventh-session breaker, finding 3), so it stops, and
+                # the next few requests of the step skip it (Warmup.seeded_due).
+                seeded = step.template.uses_faker
+                if seeded and not warming.seeded_due(scenario, step):
+                    continue
+                if seeded and _overtaken(server, headers, index):
+                    warming.seeded_outcome(scenario, step, kept=False)
+                    continue
                 encoding = ENCODE_ELSEWHERE.set(encode_in_worker)
                 try:
                     completion = step.template.render(RenderContext(body, model, f"{used}//{index}"))
@@ -272,12 +296,24 @@ def warmed(
                     continue
                 finally:
                     ENCODE_ELSEWHERE.reset(encoding)
+                if seeded and _overtaken(server, headers, index):
+                    warming.seeded_outcome(scenario, step, kept=False)
+                    continue
                 _surface(profile, endpoint, completion, view, RequestContext(IdSource(server.seed, index), server.created, counted, raw))
+                if seeded:
+                    warming.seeded_outcome(scenario, step, kept=not _overtaken(server, headers, index))
         _wait(theirs)
         yield view
     finally:
         if token is not None:
             PRECOUNTED_PROMPT_TOKENS.reset(token)
+
+
+def _overtaken(server: _Server, headers: Mapping[str, str], index: int) -> bool:
+    """Whether another request has taken ``index``, the one this request was expected to get
+    (the server's count, read as :meth:`warm_target <mockoss.server.core.MockServer.warm_target>`
+    gives it: a few dictionary reads)."""
+    return server.warm_target(headers)[3] != index
 
 
 def _surface(profile: Any, endpoint: str, completion: Any, view: Any, ctx: RequestContext) -> None:
@@ -323,7 +359,8 @@ def _prepare(
     if type(body) is not dict:
         templates = ()
     elif templates is None and scenario is not None and base is not None:
-        templates = warming.long_templates(scenario, len(raw), body, headers, cursors, server.auto_session)
+        # The request's endpoint and resolved model: rules with ``match`` checks are predicted too.
+        templates = warming.long_templates(scenario, len(raw), body, headers, cursors, server.auto_session, (endpoint, checked[2]))
     if not positions and not templates:
         return None
     try:

@@ -108,9 +108,9 @@ def test_a_short_echo_stays_on_the_loop(monkeypatch, long_templates):
 
 
 def test_a_long_echo_under_match_rules_is_answered_off_the_loop(monkeypatch, long_templates):
-    """Which step a rule with ``match`` checks plays is known only under the lock: the request
-    goes to a worker thread (the event loop keeps answering), its render is made there under the
-    lock, as before."""
+    """Which step a rule with ``match`` checks plays is not known on the event loop (the model is
+    resolved by the validation): the request goes to a worker thread, which predicts it from the
+    request and renders it there before the lock (tests/server/test_template_predict.py)."""
     scenario = scenario_from_data(
         {"rules": [{"match": {"model": {"regex": "gpt-oss"}}, "steps": [{"completion": {"messages": [{"channel": "final", "content": ECHO}]}}]}]},
         name="tmpl-match", default_version=True,
@@ -122,7 +122,7 @@ def test_a_long_echo_under_match_rules_is_answered_off_the_loop(monkeypatch, lon
     assert warmup.wanted(server, "chat", raw, {})
     reply, loop_thread = anyio.run(_through_gate, Gate(), server, raw)
     assert reply.status == 200
-    assert [(thread == loop_thread, held) for thread, held, _chars in builds] == [(False, True)]
+    assert [(thread == loop_thread, held) for thread, held, _chars in builds] == [(False, False)]
 
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))

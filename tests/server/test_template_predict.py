@@ -1,0 +1,160 @@
+"""Which templated step a request plays is predicted before the lock for ``rules:`` with ``match``
+checks too, and a Faker-seeded warm-up that another request overtook is not repeated for the
+next requests (issue 9, eleventh-session breaker, finding 3).
+
+Before: a long templated answer on a ``rules:`` scenario with ``match`` checks was answered on a
+worker thread but rendered and built under the lock (another client waited 140-290 ms for a
+100,000-character answer); a Faker-seeded one beside a busy client was rendered and surfaced
+before the lock for an index another request then took, and again under the lock for its own
+(the templated request 1.3-3x slower, the other client's wait unchanged).
+
+Structural checks, not timings: where (which thread, lock held or not) each rendered completion
+is built and surfaced, and that replies stay the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import anyio
+import pytest
+
+from mockoss.scenario import render as render_module
+from mockoss.scenario import template as template_module
+from mockoss.scenario.loader import scenario_from_data
+from mockoss.server import warm_record, warmup
+from mockoss.server.core import MockServer
+from mockoss.server.offload import Gate
+
+ECHO = "echo: {{ request.messages[-1].content }}"
+WORDS = " ".join(f"w{i % 997}" for i in range(20_000))  # ~100 KB, no long unbroken run
+
+
+def _chat(server: MockServer, content: str) -> bytes:
+    model = server.info.served_model_names[0]
+    return json.dumps({"model": model, "messages": [{"role": "user", "content": content}]}).encode()
+
+
+def _watch_builds(monkeypatch: pytest.MonkeyPatch, server: MockServer, builds: list) -> None:
+    """Note (thread id, server lock held, characters) for every rendered completion built."""
+    real = render_module._build
+
+    def build(messages, fault):
+        built = real(messages, fault)
+        builds.append((threading.get_ident(), server._lock.locked(), len(built.text)))
+        return built
+
+    monkeypatch.setattr(render_module, "_build", build)
+
+
+async def _through_gate(gate: Gate, server: MockServer, raw: bytes):
+    reply, _delivery = await gate.respond(server, "chat", raw, {})
+    return reply, threading.get_ident()
+
+
+@pytest.fixture(autouse=True)
+def long_templates(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(template_module, "MAX_RENDERED_CHARS", 400_000)
+
+
+def _rules(tag: str, long_content: str = ECHO):
+    """A short rule for messages starting with 'hi ', else a long templated one."""
+    return scenario_from_data(
+        {
+            "rules": [
+                {"name": "short", "match": {"last_user": "^hi "}, "steps": [{"completion": {"messages": [{"channel": "final", "content": "hi"}]}}]},
+                {"name": "long", "match": {"model": {"regex": "gpt-oss"}}, "steps": [{"completion": {"messages": [{"channel": "final", "content": long_content}]}}]},
+            ]
+        },
+        name=f"predict-{tag}",
+        default_version=True,
+    )
+
+
+def _watch_surfaces(monkeypatch: pytest.MonkeyPatch, server: MockServer, calls: list) -> None:
+    cls = type(server._base_profile)
+    real = cls.surface
+
+    def surface(self, endpoint, completion, request, ctx):
+        calls.append((threading.get_ident(), server._lock.locked()))
+        return real(self, endpoint, completion, request, ctx)
+
+    monkeypatch.setattr(cls, "surface", surface)
+
+
+def test_a_long_echo_under_match_rules_is_built_before_the_lock(monkeypatch):
+    server = MockServer(scenario=_rules("echo"))
+    builds: list = []
+    _watch_builds(monkeypatch, server, builds)
+    raw = _chat(server, WORDS)
+    assert warmup.wanted(server, "chat", raw, {})
+    reply, loop_thread = anyio.run(_through_gate, Gate(), server, raw)
+    assert reply.status == 200
+    # Built once, on a worker thread, the lock free (was: under the lock).
+    assert [(thread == loop_thread, held) for thread, held, _chars in builds] == [(False, False)]
+    assert builds[0][2] > len(WORDS)
+
+
+def test_match_rules_are_predicted_from_the_request():
+    """The rule the player will pick: a long body the short rule matches renders nothing before
+    the lock; a session is still unknown (its cursors and turn are the player's)."""
+    server = MockServer(scenario=_rules("which"))
+    scenario, _profile, cursors, _index = server.warm_target({})
+    model = server.info.served_model_names[0]
+    state = server._warmup
+    long_body = {"model": model, "messages": [{"role": "user", "content": WORDS}]}
+    hi_body = {"model": model, "messages": [{"role": "user", "content": "hi " + WORDS}]}
+    raw_bytes = len(WORDS) + 100
+    assert state.long_templates(scenario, raw_bytes, long_body, {}, cursors, False) is None  # no model yet: unknown
+    played = state.long_templates(scenario, raw_bytes, long_body, {}, cursors, False, ("chat", model))
+    assert played is not None and [step.template is not None for step in played] == [True]
+    assert state.long_templates(scenario, raw_bytes, hi_body, {}, cursors, False, ("chat", model)) == ()
+    assert state.long_templates(scenario, raw_bytes, long_body, {"x-mockoss-session": "s"}, cursors, False, ("chat", model)) is None
+    assert state.long_templates(scenario, raw_bytes, long_body, {}, cursors, True, ("chat", model)) is None
+
+
+@pytest.mark.parametrize("profile", ["vllm", "ollama"])
+def test_predicted_match_rules_keep_the_bytes(profile):
+    content = "{{ faker.name }}: {{ request.messages[-1].content }}"
+    plain, warmed = (MockServer(scenario=_rules(f"bytes-{profile}", content), profile=profile) for _ in range(2))
+    endpoint = "chat" if profile == "vllm" else "ollama.chat"
+    for text in (f"a {WORDS[:6000]}", f"hi {WORDS[:6000]}", f"b {WORDS[:6000]}"):
+        raw = _chat(plain, text)
+        expected, _ = plain.respond(endpoint, raw, {})
+        token = warmup.WARM_BEFORE_LOCK.set(True)
+        try:
+            got, _ = warmed.respond(endpoint, raw, {})
+        finally:
+            warmup.WARM_BEFORE_LOCK.reset(token)
+        assert (got.status, got.body, list(got.frames)) == (expected.status, expected.body, list(expected.frames))
+        assert expected.status == 200
+
+
+def test_an_overtaken_faker_warm_up_is_not_surfaced_nor_repeated(monkeypatch):
+    """Another request takes the index the warm-up renders for (simulated: the server's count
+    moves while the warm-up builds): that warm-up surfaces nothing, and the next
+    SEEDED_SKIPS requests of the step are not rendered before the lock; the one after is."""
+    content = "Dear {{ faker.name }}, " + WORDS
+    server = MockServer(scenario=scenario_from_data({"steps": [{"completion": {"messages": [{"channel": "final", "content": content}]}}]}, name="predict-faker", default_version=True))
+    builds: list = []
+    real_build = render_module._build
+
+    def build(messages, fault):
+        if not server._lock.locked():
+            server._handled += 1  # another client's request took the index meanwhile
+        built = real_build(messages, fault)
+        builds.append(server._lock.locked())
+        return built
+
+    monkeypatch.setattr(render_module, "_build", build)
+    calls: list = []
+    _watch_surfaces(monkeypatch, server, calls)
+    gate = Gate()
+    for _ in range(1 + warm_record.SEEDED_SKIPS + 1):
+        reply, _loop = anyio.run(_through_gate, gate, server, _chat(server, "x"))
+        assert reply.status == 200
+    # Request 1: built before the lock, not surfaced there (overtaken), built again under it;
+    # requests 2-4: under the lock only; request 5 tries again.
+    assert builds == [False, True] + [True] * warm_record.SEEDED_SKIPS + [False, True]
+    assert [held for _thread, held in calls] == [True] * (2 + warm_record.SEEDED_SKIPS)
