@@ -3,7 +3,9 @@
 * ``MockServer(scenario=…)`` takes a scenario mapping, a parsed scenario file as ``mockoss.use``
   takes it (it raised ``TypeError: expected a Message or a Step, got dict``), and a path object;
 * a recorded request's headers find a name in any case (``.get("X-Custom")`` gave ``None``: the
-  names are kept lower-cased), while iterating, comparing and serialising them is as before."""
+  names are kept lower-cased), while iterating, comparing and serialising them is as before;
+* a switch given twice in ``X-Mockoss-Switch`` (``a=true,a=false``) is a 400 naming it (the last
+  value won, silently)."""
 
 from __future__ import annotations
 
@@ -45,3 +47,12 @@ def test_recorded_headers_are_found_in_any_case():
     assert headers == dict(server.requests[0].header_items)  # names lower-cased, as before
     assert "x-custom" in list(headers) and "X-Custom" not in list(headers)
     assert json.loads(json.dumps(headers))["x-custom"] == "yes"
+
+
+def test_a_switch_given_twice_is_a_400_naming_it():
+    server = MockServer(scenario=SCENARIO)
+    body = json.dumps({"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}).encode()
+    reply = server.handle("chat", body, {"x-mockoss-switch": "strict=true, strict=false"})
+    assert reply.status == 400
+    assert "x-mockoss-switch: switch 'strict' is given more than once" in json.loads(reply.body)["error"]["message"]
+    assert server.handle("chat", body, {"x-mockoss-switch": "strict=false"}).status == 200

@@ -92,7 +92,8 @@ def _parse_switches(header: str) -> dict[str, Any]:
 
     Raises:
         ProfileError: longer than :data:`MAX_SWITCH_HEADER_CHARS` or
-            :data:`MAX_SWITCH_HEADER_ENTRIES`, not ``name=value``, not valid YAML, nested past
+            :data:`MAX_SWITCH_HEADER_ENTRIES`, not ``name=value``, a switch given twice (which of
+            two values was meant is not ours to guess), not valid YAML, nested past
             PyYAML's composer, a tag, or an alias bomb (a 400).
     """
     if len(header) > MAX_SWITCH_HEADER_CHARS:
@@ -111,6 +112,8 @@ def _parse_switches(header: str) -> dict[str, Any]:
         name, sep, value = item.partition("=")
         if not sep:
             raise ProfileError(f"{SWITCH_HEADER}: expected name=value, got {item!r}")
+        if name.strip() in switches:  # a=true,a=false kept the last silently (eleventh-session breaker, finding 9)
+            raise ProfileError(f"{SWITCH_HEADER}: switch {name.strip()!r} is given more than once; give each switch once")
         try:
             switches[name.strip()] = load_plain(value)
         except YamlLimitError as exc:
