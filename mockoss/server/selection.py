@@ -45,8 +45,12 @@ class Selection:
         """
         if isinstance(scenario, Scenario):
             loaded = scenario
-        elif isinstance(scenario, str):
-            loaded = load_scenario(scenario)
+        elif isinstance(scenario, str) or hasattr(scenario, "__fspath__"):  # a name or a file path
+            loaded = load_scenario(scenario if isinstance(scenario, str) else str(scenario.__fspath__()))
+        elif isinstance(scenario, Mapping):  # a parsed scenario file, as mockoss.use takes it (eleventh-session breaker, finding 9)
+            from mockoss.scenario.loader import scenario_from_data
+
+            loaded = scenario_from_data(scenario, name="script", default_version=True)
         else:  # builder items (mockoss.steps): a Script, a Step, or a list of steps or rules
             from mockoss.steps import compile_script
 
