@@ -39,7 +39,7 @@ from mockoss.server.replies import _for_endpoint, failure_reply
 
 # VALID_BODY_MAX and PROFILE_CACHE_SIZE moved with their code and are re-exported (tests import them from here).
 from mockoss.server.request_check import VALID_BODY_BYTES, VALID_BODY_MAX, RequestChecks  # noqa: F401
-from mockoss.server.selection import PROFILE_CACHE_SIZE, SCENARIO_HEADER, Selection  # noqa: F401
+from mockoss.server.selection import PROFILE_CACHE_SIZE, SCENARIO_HEADER, Selection, reset_refusal  # noqa: F401
 from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES
 from mockoss.server.side_routes import SideRoutes
 from mockoss.server.transport import Delivery
@@ -134,6 +134,9 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         if any(not isinstance(name, str) or not name.strip() for name in self.served_model_names or ()):
             raise ValueError(f"served_model_names must be non-empty strings, got {list(self.served_model_names or ())!r}")
         self._lock = threading.Lock()
+        #: Resets so far (:meth:`~mockoss.server.selection.Selection.reset`, under the lock): a
+        #: request that read another value before the lock is refused there (:meth:`_respond_locked`).
+        self._epoch = 0
         self.requests = RequestLog(maxlen=self.request_log_limit, max_bytes=self.request_log_bytes)
         self._handled = 0
         self._scenarios: dict[str, Scenario] = {}
@@ -179,6 +182,7 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         """
         if not isinstance(headers, dict) and not isinstance(headers, Mapping):  # dict first: no ABC check
             headers = dict(headers)
+        epoch = self._epoch  # the state this request began in (see Selection.reset)
         # Parsed and validated before the lock: both read only the body, the base profile and
         # caches that take their own locks, and for a big body they take seconds (a 10 MB body of
         # short messages), on a worker thread (mockoss.server.offload) where every other request
@@ -205,11 +209,11 @@ class MockServer(Selection, RequestChecks, SideRoutes):
             override = exc
         warm = step is None and WARM_BEFORE_LOCK.get()
         if (PROMPT_COUNTER.get() is None and not warm) or type(checked) is not tuple or isinstance(override, BaseException):
-            return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, override)
+            return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, override, epoch=epoch)
         # A big body's view, count and declared tools are made now, outside the lock (prelock);
         # on a worker thread, long completions' plans for this shape too (warmup).
         with before_lock(endpoint, raw, body, checked) as view, warmed(self, endpoint, raw, body, headers, checked if warm else None, view) as view:
-            return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, override, view)
+            return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, override, view, epoch)
 
     def _respond_locked(
         self,
@@ -223,10 +227,15 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         checked: Reply | tuple[Profile, Any, str] | BaseException | None,
         override: TransportSpec | BaseException | None,
         view: Any = None,
+        epoch: int | None = None,
     ) -> tuple[Reply, Delivery | None]:
         """The part of :meth:`respond` under the server lock: the request's index, its answer, its
-        record. ``view``: the valid request's view, built before the lock (``None``: built here)."""
+        record. ``view``: the valid request's view, built before the lock (``None``: built here).
+        ``epoch``: the server's reset count when the request began; if a reset came since, the
+        request is refused here, before it draws an index (:func:`~mockoss.server.selection.reset_refusal`)."""
         with self._lock:
+            if epoch is not None and epoch != self._epoch:
+                return reset_refusal(base, endpoint), None
             index = self._handled
             self._handled += 1
             if self._base_profile is not base or self.served_model_names is not names:
@@ -279,6 +288,7 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         Never raises for bad input (see :meth:`handle`).
         """
         with self._lock:
+            epoch = self._epoch
             index = self._handled
             self._handled += 1
             try:
@@ -295,6 +305,8 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         def log(status: int) -> RecordedRequest:
             record = _record(index, endpoint, raw, headers, scenario, step, played, status)
             with self._lock:
+                if epoch != self._epoch:  # the engine answered after a reset: not the next test's request
+                    return record
                 self.requests.append(record)
             _share(record)
             return record

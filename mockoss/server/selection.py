@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from mockoss.endpoints import clear_prompt_caches
-from mockoss.profiles.base import Profile
+from mockoss.profiles.base import Profile, Reply
 from mockoss.profiles.registry import get_profile
 from mockoss.scenario.loader import Scenario, ScenarioError, changed_on_disk, load_named, load_scenario, switch_problem
-from mockoss.server.replies import SCENARIO_HEADER, SWITCH_HEADER, _parse_switches
+from mockoss.server.replies import SCENARIO_HEADER, SWITCH_HEADER, _for_endpoint, _parse_switches
 
 #: Distinct (scenario, ``X-Mockoss-Switch``) profiles kept; the least recently used go first.
 PROFILE_CACHE_SIZE = 256
@@ -96,8 +96,25 @@ class Selection:
     def reset(self) -> None:
         """Rewind every scenario, forget every session, clear the request log, the per-header
         profile cache, the prompt count caches and the caches of request data, Ollama's ``context``
-        prompt ids among them (ids restart too)."""
+        prompt ids among them (ids restart too).
+
+        A request that began before the reset and still waits for the lock is not answered from
+        the state after it: it would take the next test's first step, be logged as its request #0
+        (the pytest fixture resets before every test) or draw an index there, shifting its ids
+        (issue 9, eleventh-session breaker, finding 1). Requests wait before the lock on a worker
+        thread: a big body's prompt counted in the worker process (:mod:`mockoss.server.offload`),
+        the first request on a long answer warmed (:mod:`mockoss.server.warmup`), a long templated
+        render. So the reset counts itself (``_epoch``, under the lock); :meth:`MockServer.respond
+        <mockoss.server.core.MockServer.respond>` reads the count when it begins, and one that
+        finds it changed once it has the lock answers 503 in its profile's error shape with
+        ``x-should-retry: false`` (:func:`reset_refusal`), before it draws
+        an index, plays a step or writes the log; an engine's answer that ends after a reset
+        (:meth:`~mockoss.server.core.MockServer.play`) is not logged. "Began" is when the whole
+        body was read and ``respond`` called: a body still arriving at the reset is a request of
+        the new state. A request that has its reply already (being sent, or paced) is delivered
+        as is: it touches no state after the reset."""
         with self._lock:
+            self._epoch += 1
             self._player.clear()
             self.requests.clear()
             self._profiles.clear()
@@ -175,3 +192,20 @@ class Selection:
         else:
             self._profiles.move_to_end(key)
         return profile
+
+
+#: The message of :func:`reset_refusal`.
+RESET_MESSAGE = (
+    "mockoss: the server was reset while this request waited (a test ended, or POST /mockoss/reset): "
+    "it began before the reset and is not answered from the state after it. Send it again if it is still wanted."
+)
+
+
+def reset_refusal(profile: Profile, endpoint: str) -> Reply:
+    """The answer to a request a reset overtook (see :meth:`~mockoss.server.selection.Selection.reset`):
+    503 in the error shape of the profile the request began with, and ``x-should-retry: false``,
+    which the OpenAI SDKs obey before their status rules (openai/openai-python
+    ``src/openai/_base_client.py`` ``_should_retry``, 3.57.0: they retry a 503 otherwise, and the
+    retry would begin after the reset, in the next test's state)."""
+    reply = _for_endpoint(profile, endpoint).error(503, RESET_MESSAGE)
+    return Reply(reply.status, reply.media_type, reply.body, reply.frames, (*reply.headers, ("x-should-retry", "false")))
