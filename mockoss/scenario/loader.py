@@ -329,6 +329,26 @@ def switch_problem(scenario: Scenario, profile: str, switches: Mapping[str, Any]
     return f"{where}: switches{'.' + field if field else ''}: {problem}"
 
 
+def _no_such_file(candidate: Path) -> str:
+    """The error for a scenario path that names no file, saying where it looked (breaker finding
+    7, eleventh session: ``my.yaml: no such scenario file`` did not). A relative path is read from
+    the working directory, wherever it is given (``--scenario``, ``validate``, ``MockServer``, the
+    pytest fixture and its marker), so one string names one file everywhere; unlike a cassette,
+    which the fixture names after its test, a scenario file is not looked for next to the test
+    (a second place would let a file there shadow the one the path names): the message shows
+    the way to name that one."""
+    if candidate.is_absolute():
+        return f"{candidate}: no such scenario file"
+    try:
+        cwd = Path.cwd()
+    except OSError:  # the working directory was deleted
+        return f"{candidate}: no such scenario file (a relative path, read from the working directory, which is gone)"
+    return (
+        f"{candidate}: no such scenario file: looked for {cwd / candidate} (a relative path is read from the "
+        f"working directory, {cwd}; for a file next to a test, give Path(__file__).parent / {candidate.name!r})"
+    )
+
+
 def load_scenario(path_or_name: str | Path) -> Scenario:
     """Load a scenario from a YAML file path, or by the name of a shipped scenario.
 
@@ -339,7 +359,7 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
     candidate = Path(path_or_name)
     if candidate.suffix in (".yaml", ".yml") or candidate.exists():
         if not candidate.is_file():
-            raise ScenarioError(f"{candidate}: no such scenario file")
+            raise ScenarioError(_no_such_file(candidate))
         size = candidate.stat().st_size
         if size > MAX_SCENARIO_BYTES:
             raise ScenarioError(f"{candidate}: {size:,} bytes, above the {MAX_SCENARIO_BYTES:,}-byte limit for a scenario file")
