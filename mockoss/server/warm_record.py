@@ -43,7 +43,7 @@ SHAPES = 256
 #: Scenarios whose long completions a server remembers (the oldest forgotten first).
 SCENARIOS = 16
 #: Requests that skip the warm-up of a Faker-seeded templated step after one of its warm-ups was
-#: overtaken (another request took the index it was rendered for: :meth:`Warmup.seeded_due`).
+#: overtaken by more than one request (they took the index it was rendered for: :meth:`Warmup.seeded_due`).
 SEEDED_SKIPS = 3
 
 
@@ -197,12 +197,13 @@ class Warmup:
     def seeded_due(self, scenario: Scenario, step: Step) -> bool:
         """Whether to warm ``step`` (templated, Faker-seeded: its text depends on the request's
         index) for this request: not for the next :data:`SEEDED_SKIPS` requests after one of its
-        warm-ups was overtaken (:meth:`seeded_outcome`). Why: the index is taken under the lock,
-        and beside a busy client another request takes the predicted one while the warm-up runs
-        (~0.2 s for 100,000 characters): the request then renders another text under the lock,
-        and the warm-up was only work competing with it for the interpreter (the templated request
-        1.3-3x slower: issue 9, eleventh-session breaker, finding 3). A client alone keeps its
-        warm-ups; a busy one retries every fourth request."""
+        warm-ups was overtaken by more than one request (:meth:`seeded_outcome`). Why: the index
+        is taken under the lock, and beside a busy client other requests take the predicted one
+        while the warm-up runs (~0.2 s for 100,000 characters): the request then renders another
+        text under the lock, and the warm-up was only work competing with it for the interpreter
+        (the templated request 1.3-3x slower: issue 9, eleventh-session breaker, finding 3).
+        Overtaken by one request (a client that asks now and then), it keeps warming: that
+        request did not wait for this one's build, and the next one likely comes after it."""
         state = self._state(scenario)
         with self._lock:
             left = state.skips.get(id(step), 0)
@@ -210,14 +211,14 @@ class Warmup:
                 state.skips[id(step)] = left - 1
         return not left
 
-    def seeded_outcome(self, scenario: Scenario, step: Step, kept: bool) -> None:
-        """Record whether a Faker-seeded warm-up of ``step`` kept its index (``kept``) or was
-        overtaken (the next :data:`SEEDED_SKIPS` requests skip it)."""
+    def seeded_outcome(self, scenario: Scenario, step: Step, taken: int) -> None:
+        """Record that ``taken`` requests took an index while a Faker-seeded warm-up of ``step``
+        ran: 0, it kept its index; 2 or more, the next :data:`SEEDED_SKIPS` requests skip it."""
         state = self._state(scenario)
         with self._lock:
-            if kept:
+            if not taken:
                 state.skips.pop(id(step), None)
-            else:
+            elif taken > 1:
                 state.skips[id(step)] = SEEDED_SKIPS
 
     def still_pending(self, state: _Scenario, shape: int, positions: tuple[int, ...]) -> tuple[int, ...]:

@@ -64,7 +64,8 @@ sessions, is answered on the thread only, its render under the lock as before. A
 seeded by the request's index, taken under the lock: beside a busy client another request takes
 the predicted index while the warm-up runs, the render under the lock is then another text, and
 the warm-up was waste competing with it for the interpreter; so a warm-up overtaken that way
-stops, and the step's next few requests skip it (:meth:`Warmup.seeded_due`). Breaker's
+stops, and when more than one request overtook it, the step's next few requests skip it
+(:meth:`Warmup.seeded_due`). Breaker's
 reproducer (``/tmp/brk11/repro_template_wait.sh``, 100,000 characters, ``--max-template-chars
 200000``, load ~2-3, old/new in one run): a ``rules:`` echo held another client's small chat
 ~290 ms, now ~70-80 ms; the Faker-seeded request itself is back to its unwarmed time (was
@@ -281,13 +282,14 @@ def warmed(
                 # A Faker value is seeded by the index: once another request has taken it, this
                 # request renders another text under the lock, and a warm-up of this one only
                 # competes with it for the interpreter (the templated request 1.3-3x slower beside
-                # another client: issue 9, eleventh-session breaker, finding 3), so it stops, and
-                # the next few requests of the step skip it (Warmup.seeded_due).
+                # a busy client: issue 9, eleventh-session breaker, finding 3), so it stops; when
+                # more than one request took an index meanwhile (a busy client), the step's next
+                # few requests skip it (Warmup.seeded_due).
                 seeded = step.template.uses_faker
                 if seeded and not warming.seeded_due(scenario, step):
                     continue
-                if seeded and _overtaken(server, headers, index):
-                    warming.seeded_outcome(scenario, step, kept=False)
+                if seeded and (taken := _taken_since(server, headers, index)):
+                    warming.seeded_outcome(scenario, step, taken)
                     continue
                 encoding = ENCODE_ELSEWHERE.set(encode_in_worker)
                 try:
@@ -296,12 +298,12 @@ def warmed(
                     continue
                 finally:
                     ENCODE_ELSEWHERE.reset(encoding)
-                if seeded and _overtaken(server, headers, index):
-                    warming.seeded_outcome(scenario, step, kept=False)
+                if seeded and (taken := _taken_since(server, headers, index)):
+                    warming.seeded_outcome(scenario, step, taken)
                     continue
                 _surface(profile, endpoint, completion, view, RequestContext(IdSource(server.seed, index), server.created, counted, raw))
                 if seeded:
-                    warming.seeded_outcome(scenario, step, kept=not _overtaken(server, headers, index))
+                    warming.seeded_outcome(scenario, step, _taken_since(server, headers, index))
         _wait(theirs)
         yield view
     finally:
@@ -309,11 +311,11 @@ def warmed(
             PRECOUNTED_PROMPT_TOKENS.reset(token)
 
 
-def _overtaken(server: _Server, headers: Mapping[str, str], index: int) -> bool:
-    """Whether another request has taken ``index``, the one this request was expected to get
-    (the server's count, read as :meth:`warm_target <mockoss.server.core.MockServer.warm_target>`
+def _taken_since(server: _Server, headers: Mapping[str, str], index: int) -> int:
+    """How many requests took an index since ``index``, the one this request was expected to
+    get (the server's count, read as :meth:`warm_target <mockoss.server.core.MockServer.warm_target>`
     gives it: a few dictionary reads)."""
-    return server.warm_target(headers)[3] != index
+    return server.warm_target(headers)[3] - index
 
 
 def _surface(profile: Any, endpoint: str, completion: Any, view: Any, ctx: RequestContext) -> None:

@@ -131,18 +131,18 @@ def test_predicted_match_rules_keep_the_bytes(profile):
         assert expected.status == 200
 
 
-def test_an_overtaken_faker_warm_up_is_not_surfaced_nor_repeated(monkeypatch):
-    """Another request takes the index the warm-up renders for (simulated: the server's count
-    moves while the warm-up builds): that warm-up surfaces nothing, and the next
-    SEEDED_SKIPS requests of the step are not rendered before the lock; the one after is."""
+def _faker_server(monkeypatch: pytest.MonkeyPatch, taken: int) -> tuple[MockServer, list, list]:
+    """A long Faker-seeded step; while a warm-up builds it (off the lock), ``taken`` other
+    requests take an index (simulated: the server's count moves)."""
     content = "Dear {{ faker.name }}, " + WORDS
-    server = MockServer(scenario=scenario_from_data({"steps": [{"completion": {"messages": [{"channel": "final", "content": content}]}}]}, name="predict-faker", default_version=True))
+    data = {"steps": [{"completion": {"messages": [{"channel": "final", "content": content}]}}]}
+    server = MockServer(scenario=scenario_from_data(data, name=f"predict-faker-{taken}", default_version=True))
     builds: list = []
     real_build = render_module._build
 
     def build(messages, fault):
         if not server._lock.locked():
-            server._handled += 1  # another client's request took the index meanwhile
+            server._handled += taken
         built = real_build(messages, fault)
         builds.append(server._lock.locked())
         return built
@@ -150,11 +150,38 @@ def test_an_overtaken_faker_warm_up_is_not_surfaced_nor_repeated(monkeypatch):
     monkeypatch.setattr(render_module, "_build", build)
     calls: list = []
     _watch_surfaces(monkeypatch, server, calls)
+    return server, builds, calls
+
+
+def test_a_faker_warm_up_overtaken_by_a_busy_client_is_not_surfaced_nor_repeated(monkeypatch):
+    """Two requests take the index the warm-up renders for: that warm-up surfaces nothing, and
+    the next SEEDED_SKIPS requests of the step are not rendered before the lock; the one after is."""
+    server, builds, calls = _faker_server(monkeypatch, 2)
     gate = Gate()
     for _ in range(1 + warm_record.SEEDED_SKIPS + 1):
         reply, _loop = anyio.run(_through_gate, gate, server, _chat(server, "x"))
         assert reply.status == 200
-    # Request 1: built before the lock, not surfaced there (overtaken), built again under it;
-    # requests 2-4: under the lock only; request 5 tries again.
+    # Request 1: built before the lock, not surfaced there, built again under it; the next
+    # SEEDED_SKIPS: under the lock only; the one after tries again.
     assert builds == [False, True] + [True] * warm_record.SEEDED_SKIPS + [False, True]
     assert [held for _thread, held in calls] == [True] * (2 + warm_record.SEEDED_SKIPS)
+
+
+def test_a_faker_warm_up_overtaken_by_one_request_is_not_surfaced_but_tried_again(monkeypatch):
+    server, builds, calls = _faker_server(monkeypatch, 1)
+    gate = Gate()
+    for _ in range(2):
+        reply, _loop = anyio.run(_through_gate, gate, server, _chat(server, "x"))
+        assert reply.status == 200
+    assert builds == [False, True, False, True]
+    assert [held for _thread, held in calls] == [True, True]
+
+
+def test_a_faker_warm_up_that_keeps_its_index_is_used_under_the_lock(monkeypatch):
+    server, builds, calls = _faker_server(monkeypatch, 0)
+    gate = Gate()
+    for _ in range(2):
+        reply, _loop = anyio.run(_through_gate, gate, server, _chat(server, "x"))
+        assert reply.status == 200
+    assert builds == [False, False]  # the render under the lock found the warm-up's completion
+    assert [held for _thread, held in calls] == [False, True, False, True]
