@@ -57,22 +57,22 @@ lock then finds that :class:`~mockoss.harmony.Completion` in the template's cach
 rendered texts), its plans built. Its long message texts are tokenized in the prompt worker
 process (:func:`mockoss.server.prompt_client.encode_in_worker`, the same ids; started on first
 use: that first request takes ~1 s longer, nobody else waits for it), since openai-harmony's
-``encode`` holds the GIL to its end. Rules with ``match`` checks are predicted on the thread,
-once the request is validated (its resolved model; the checks read the request alone outside a
-session: :func:`~mockoss.server.warm_record._played`); a request of a session, or with automatic
-sessions, is answered on the thread only, its render under the lock as before. A Faker value is
-seeded by the request's index, taken under the lock: beside a busy client another request takes
-the predicted index while the warm-up runs, the render under the lock is then another text, and
-the warm-up was waste competing with it for the interpreter; so a warm-up overtaken that way
-stops, and when more than one request overtook it, the step's next few requests skip it
-(:meth:`Warmup.seeded_due`). Breaker's
-reproducer (``/tmp/brk11/repro_template_wait.sh``, 100,000 characters, ``--max-template-chars
-200000``, load ~2-3, old/new in one run): a ``rules:`` echo held another client's small chat
-~290 ms, now ~70-80 ms; the Faker-seeded request itself is back to its unwarmed time (was
-1.3-3x). What is left: a Faker-seeded long render beside a busy client is still built under the
-lock (another client waits as before, ~150-300 ms here); that needs the request's index known
-before the lock (reserved when its warm-up starts) or the build moved after the lock's pick,
-both in :mod:`mockoss.server.core`. Over
+``encode`` holds the GIL to its end. Rules with ``match`` checks are predicted on the thread, once
+the request is validated (its resolved model; the checks read the request alone outside a session:
+:func:`~mockoss.server.warm_record._played`); a request of a session, or with automatic sessions, is
+answered on the thread only, its render under the lock as before. A Faker value is seeded by the
+request's index, taken under the lock: beside a busy client another request takes the predicted
+index while the warm-up runs, the render under the lock is then another text, and the warm-up was
+waste competing with it for the interpreter; so a warm-up overtaken that way stops, and when more
+than one request overtook it, the step's next few requests skip it (:meth:`Warmup.seeded_due`).
+Breaker's reproducer (``/tmp/brk11/repro_template_wait.sh``, 100,000 characters,
+``--max-template-chars 200000``), c25797f / a452901 / this alternated in one run, twice, load ~4: a
+``rules:`` echo held another client's small chat at worst 474-482 / 286-394 ms, now 15-35 ms; a
+Faker-seeded static text's second and third requests took 0.24-0.52 / 0.61-0.81 s, now 0.16-0.38 s
+(a452901's waste of a warm-up rendered for another index). What is left: a Faker-seeded long render
+beside a busy client is still built under the lock (another client waits as before: 131-479 ms
+here, c25797f 370-459 ms); that needs the request's index known before the lock (reserved when its warm-up starts) or
+the build moved after the lock's pick, both in :mod:`mockoss.server.core`. Over
 HTTP (``/tmp/o/tmplblk.py``; old and new alternated in one run, 2 cores at load ~5): an echo of a
 200,000-character message (``--max-template-chars 400000``) held another client's ``/health`` and
 small chat 1.3-2.6 s, now 1-43 ms and 6-35 ms (30-174 ms and 24-199 ms tokenizing in process);
