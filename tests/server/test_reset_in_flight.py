@@ -70,6 +70,40 @@ def test_a_request_held_before_the_lock_across_a_reset_is_refused_and_leaves_the
     assert b"was reset while this request waited" in refused.body and b'"error"' in refused.body
 
 
+def test_a_warm_up_held_across_a_reset_is_refused(tmp_path, monkeypatch):
+    """The other wait before the lock: the first request on a long answer, warmed on a worker
+    thread (mockoss.server.warmup.warmed, here held until the reset is done)."""
+    import contextlib
+
+    from mockoss.server import core
+    from mockoss.server.warmup import WARM_BEFORE_LOCK
+
+    scenario = tmp_path / "two.yaml"
+    scenario.write_text(TWO_STEPS)
+    held = _HeldCount()
+
+    @contextlib.contextmanager
+    def warmed(server, endpoint, raw, body, headers, checked, view):
+        held(endpoint, raw)
+        yield view
+
+    monkeypatch.setattr(core, "warmed", warmed)
+    server, out = MockServer(scenario="clean-answer"), {}
+    context = contextvars.copy_context()
+    context.run(WARM_BEFORE_LOCK.set, True)
+    raw = httpx.Request("POST", "http://x", json=SMALL).content
+    thread = threading.Thread(target=lambda: out.setdefault("reply", context.run(server.respond, "chat", raw, {})[0]))
+    thread.start()
+    assert held.entered.wait(30)
+    server.reset()
+    server.use_scenario(str(scenario))
+    held.release()
+    thread.join(30)
+    assert list(server.requests) == []
+    assert b'"A"' in server.handle("chat", raw, {}).body
+    assert out["reply"].status == 503
+
+
 def test_an_engine_answer_ending_after_a_reset_is_not_logged_in_the_new_state():
     server = MockServer(scenario="clean-answer")
     reply, step, log = server.play("chat", httpx.Request("POST", "http://x", json=SMALL).content, {})
