@@ -8,38 +8,24 @@ compiled here, once).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import importlib.resources
 import os
 from collections.abc import Mapping, Sequence
-from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
-from mockoss.harmony import Completion
-from mockoss.harmony.encoding import VocabularyError
 from mockoss.scenario.cache import failed_scenarios, loaded_scenarios, scenario_cost
+from mockoss.scenario.compile_rules import compile_rule
 from mockoss.scenario.compiled import Rule, Scenario, ScenarioError, Step
-from mockoss.scenario.locate import key_line, validation_errors
-from mockoss.scenario.locate import loc_text as _loc_text
-from mockoss.scenario.locate import node_line as _node_line
-from mockoss.scenario.match_spec import MatchSpec
-from mockoss.scenario.matching import compile_match
-from mockoss.scenario.render import CompletionTemplate, compile_completion
-from mockoss.scenario.replay import compile_replay, replay_transport
+from mockoss.scenario.locate import validation_errors
 from mockoss.scenario.schema import (
     FORMAT_VERSION,
-    PickOption,
-    RuleSpec,
     ScenarioFile,
-    StepSpec,
 )
-from mockoss.scenario.template import parse_template
-from mockoss.scenario.transport import TransportSpec
 from mockoss.scenario.yamlsafe import YamlLimitError, check_expansion, construct, single_node
 
 __all__ = [
@@ -62,50 +48,6 @@ __all__ = [
 MAX_SCENARIO_BYTES = 64 * 1024 * 1024
 
 
-def _compile_step(index: int, spec: StepSpec | PickOption) -> Step:
-    """Compile one answer; a ``pick`` step's options are compiled by :func:`_compile_rule`."""
-    compiled = compile_completion(spec.completion) if spec.completion is not None else None
-    template = compiled if isinstance(compiled, CompletionTemplate) else None
-    completion = compiled if isinstance(compiled, Completion) else None
-    return Step(
-        index=index,
-        completion=completion,
-        error=spec.error,
-        note=spec.note,
-        transport=_transport(spec),
-        times=getattr(spec, "times", 1),
-        template=template,
-        replay=compile_replay(replay) if (replay := getattr(spec, "replay", None)) is not None else None,
-        optional=getattr(spec, "optional", False),
-        tool_calls=_tool_calls(spec),
-    )
-
-
-def _transport(spec: StepSpec | PickOption) -> TransportSpec | None:
-    """The step's ``transport:``; for a ``replay:`` step without one, the pacing of its recorded
-    ``frame_times_ms`` (:func:`mockoss.scenario.replay.replay_transport`)."""
-    replay = getattr(spec, "replay", None)
-    if spec.transport is not None or replay is None:
-        return spec.transport
-    return replay_transport(replay)
-
-
-def _tool_calls(spec: StepSpec | PickOption) -> tuple[tuple[str, str | None], ...]:
-    """The ``functions.NAME`` calls a step's messages make, for :mod:`mockoss.scenario.tool_check`."""
-    completion = spec.completion
-    if completion is None or completion.raw is not None or completion.fault is not None:
-        return ()
-    if getattr(spec, "tool_mismatch_intended", False):
-        return ()
-    calls = []
-    for message in completion.messages or ():
-        recipient = message.recipient or ""
-        if recipient.startswith("functions."):
-            templated = parse_template(message.content) is not None
-            calls.append((recipient.removeprefix("functions."), None if templated else message.content))
-    return tuple(calls)
-
-
 def scenario_from_data(
     data: Any, *, name: str, origin: str = "<inline>", root: yaml.Node | None = None, default_version: bool = False
 ) -> Scenario:
@@ -124,15 +66,18 @@ def scenario_from_data(
         raise ScenarioError("\n".join(validation_errors(origin, root, exc, data))) from None
     errors: list[str] = []
     if spec.rules is None:
-        rules = [_compile_rule(spec, 0, None, None, spec.steps or [], ["steps"], origin, root, name, errors)]
+        rules = [compile_rule(spec, 0, None, None, spec.steps or [], ["steps"], origin, root, name, errors)]
     else:
         rules = [
-            _compile_rule(spec, i, r, r.match, r.steps, ["rules", i, "steps"], origin, root, name, errors)
+            compile_rule(spec, i, r, r.match, r.steps, ["rules", i, "steps"], origin, root, name, errors)
             for i, r in enumerate(spec.rules)
         ]
     if errors:
         raise ScenarioError("\n".join(errors))
-    _check_switch_names(origin, root, spec.switches)
+    if spec.switches:  # most scenarios have none: the profiles are not imported (issue 9, start-up)
+        from mockoss.scenario.switch_check import check_switches
+
+        check_switches(origin, root, spec.switches)
     return Scenario(
         name=name,
         description=spec.description,
@@ -145,92 +90,6 @@ def scenario_from_data(
         seed=spec.seed,
         source=(spec.source,) if isinstance(spec.source, str) else tuple(spec.source or ()),
     )
-
-
-def _compile_rule(
-    spec: ScenarioFile,
-    index: int,
-    rule: RuleSpec | None,
-    match: MatchSpec | None,
-    step_specs: Sequence[StepSpec],
-    at: list[int | str],
-    origin: str,
-    root: yaml.Node | None,
-    name: str,
-    errors: list[str],
-) -> Rule:
-    """Compile one rule (``rule`` is ``None`` for a top-level ``steps`` list), adding any
-    problem to ``errors`` as ``FILE:LINE: FIELD: problem``."""
-
-    steps = []
-    for position, step_spec in enumerate(step_specs):
-        if step_spec.pick is not None:
-            options = []
-            for choice, option in enumerate(step_spec.pick):
-                compiled = _compile_answer(position, option, [*at, position, "pick", choice], origin, root, errors)
-                if compiled is not None:
-                    options.append((option.weight, compiled))
-            base = Step(index=position, completion=None, error=None, note=step_spec.note,
-                        transport=step_spec.transport, times=step_spec.times, optional=step_spec.optional)
-            steps.append(dataclasses.replace(base, options=tuple(options), pick_mode=step_spec.pick_mode))
-            continue
-        compiled = _compile_answer(position, step_spec, [*at, position], origin, root, errors)
-        if compiled is not None:
-            steps.append(compiled)
-    line = _node_line(root, at[:-1]) if rule is not None else key_line(root, "steps")
-    line = _node_line(root, at[:-1]) if rule is not None else key_line(root, "steps")
-    place = f"scenario {origin}" if origin != "<inline>" else f"scenario {name}"
-    label = f"rule {rule.name!r}" if rule is not None and rule.name else f"rule #{index + 1}"
-    return Rule(
-        index=index,
-        name=rule.name if rule is not None else None,
-        label=label,
-        where=f"{place}:{line}" if line and root is not None else place,
-        match=compile_match(match),
-        steps=tuple(steps),
-        ends=tuple(accumulate(step.times for step in steps)),
-        when_exhausted=(rule.when_exhausted if rule is not None else None) or spec.when_exhausted,
-        exhausted_error=(rule.exhausted_error if rule is not None else None) or spec.exhausted_error,
-    )
-
-
-def _compile_answer(
-    index: int,
-    spec: StepSpec | PickOption,
-    at: list[int | str],
-    origin: str,
-    root: yaml.Node | None,
-    errors: list[str],
-) -> Step | None:
-    """Compile a step or a pick option; on a problem, add ``FILE:LINE: FIELD: problem`` to
-    ``errors`` and return ``None``."""
-    loc: list[int | str] = [*at, "completion"]
-    try:
-        return _compile_step(index, spec)
-    except VocabularyError:  # the tokenizer cannot load at all: not a problem of this file
-        raise
-    except BaseException as exc:  # each kind becomes this file's error entry below
-        # pyo3's PanicException (openai-harmony's tokenizer panicking on a text, e.g. a word of a
-        # million characters overflows its pre-tokenizer's stack) is a BaseException: this file's
-        # problem too, not a traceback from `mockoss validate` nor a 500 from an upload.
-        if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
-            raise
-        # Imported here, not for every answer: a scenario without faults never needs the fault
-        # library (issue 9, start-up); a FaultError means it is loaded already.
-        from mockoss.harmony.faults import FaultError
-
-        if type(exc).__name__ == "PanicException":
-            problem = f"openai-harmony cannot tokenize this content (its tokenizer panicked: {str(exc)[:200]}); shorten its longest word"
-        elif not isinstance(exc, FaultError):  # the renderer or tokenizer refused the content
-            problem = str(exc)
-        elif exc.field != "fault":
-            loc = [*loc, "fault", exc.field]
-            problem = exc.problem
-        else:
-            loc, problem = [*loc, "fault"], exc.problem
-    line = _node_line(root, loc)
-    errors.append(f"{origin}:{line}: {_loc_text(loc)}: {problem}" if line else f"{origin}: {_loc_text(loc)}: {problem}")
-    return None
 
 
 @functools.cache
@@ -261,72 +120,12 @@ def _reject_duplicate_keys(origin: str, node: yaml.Node) -> None:
             _reject_duplicate_keys(origin, item)
 
 
-def _check_switch_names(origin: str, root: yaml.Node | None, switches: Mapping[str, Any]) -> None:
-    """Every switch must belong to at least one profile, and its value must suit at least one
-    profile that has it: a value no profile takes (``harmony_errors: maybe``) is this file's error,
-    with its line, for ``mockoss validate`` as for ``serve`` (breaker finding 6, eleventh session:
-    validate said ok, and serve's refusal was the one scenario error without a line). Whether the
-    value suits the profile actually served (with the server's own switches) is still checked
-    when the scenario is selected (:meth:`mockoss.server.core.MockServer.use_scenario`)."""
-    if not switches:  # most scenarios: no need to import every profile (issue 9, start-up)
-        return
-    from mockoss.profiles.registry import PROFILES, switch_names
-    from mockoss.suggest import did_you_mean  # difflib: imported by error paths only (issue 9, start-up)
-
-    profiles = {profile.name: profile for profile in PROFILES.values()}
-    known = {name for profile in profiles.values() for name in switch_names(profile)}
-    lines = _SWITCH_LINES[origin] = {"": key_line(root, "switches")}
-    if len(_SWITCH_LINES) > _SWITCH_LINES_KEPT:
-        del _SWITCH_LINES[next(iter(_SWITCH_LINES))]
-    for switch, value in switches.items():
-        line = lines[switch] = _node_line(root, ["switches", switch])
-        where = f"{origin}:{line}" if line else origin
-        if switch not in known:
-            raise ScenarioError(f"{where}: switches.{switch}: no profile has this switch; "
-                                + did_you_mean(switch, sorted(known), "`mockoss profiles`"))
-        problems = []
-        for profile in profiles.values():
-            if switch in switch_names(profile):
-                try:
-                    dataclasses.replace(profile, **{switch: value})  # type: ignore[type-var]
-                except (TypeError, ValueError) as exc:
-                    problems.append(f"profile {profile.name!r}: {exc}")
-                else:
-                    break
-        else:
-            raise ScenarioError(f"{where}: switches.{switch}: no profile takes this value ({problems[0]})")
-
-
-#: The lines of ``switches:`` and of each switch, by scenario origin, for :func:`switch_problem`
-#: (a compiled :class:`Scenario` keeps no YAML tree); the oldest go first past this many files.
-_SWITCH_LINES: dict[str, dict[str, int | None]] = {}
-_SWITCH_LINES_KEPT = 1024
-
-
 def switch_problem(scenario: Scenario, profile: str, switches: Mapping[str, Any]) -> str | None:
-    """Why ``scenario``'s ``switches:`` do not suit ``profile`` on a server with ``switches``
-    (``FILE:LINE: switches.NAME: problem``, like every other scenario error; breaker finding 6,
-    eleventh session: this one had no line), or ``None`` when they do. Used when a scenario is
-    selected (:meth:`mockoss.server.core.MockServer.use_scenario`) and by ``mockoss validate
-    --profile``."""
-    from mockoss.profiles.registry import ProfileError, get_profile
+    """:func:`mockoss.scenario.switch_check.switch_problem` (imported when a scenario with
+    ``switches:`` is selected, not with the loader)."""
+    from mockoss.scenario.switch_check import switch_problem as problem
 
-    try:
-        get_profile(profile, {**switches, **scenario.switches})
-        return None
-    except ProfileError as exc:
-        problem = str(exc)
-    lines = _SWITCH_LINES.get(scenario.origin, {})
-    field = ""
-    for switch, value in scenario.switches.items():  # which one: the first refused on its own
-        try:
-            get_profile(profile, {**switches, switch: value})
-        except ProfileError as exc:
-            field, problem = switch, str(exc)
-            break
-    line = lines.get(field)
-    where = f"{scenario.origin}:{line}" if line else scenario.origin
-    return f"{where}: switches{'.' + field if field else ''}: {problem}"
+    return problem(scenario, profile, switches)
 
 
 def _no_such_file(candidate: Path) -> str:
