@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Literal
 
 from openai_harmony import Message, Role
 
-from mockoss.harmony.encoding import load_encoding
-from mockoss.harmony.layout import render_assistant_message
+from mockoss.harmony.encoding import encode_text, load_encoding
+from mockoss.harmony.layout import CACHED_TEXT_CHARS, render_assistant_message
 from mockoss.harmony.lru import ENTRY_OVERHEAD, BytesLRU, approx_bytes
 
 if TYPE_CHECKING:
@@ -269,12 +269,18 @@ class Completion:
         """Tokenize raw Harmony text verbatim; any special token in it is read as that token.
 
         The same text gives the same (shared) completion while it stays in the content-keyed
-        cache (:data:`COMPLETION_CACHE_BYTES`), memoised traces and plans included.
+        cache (:data:`COMPLETION_CACHE_BYTES`), memoised traces and plans included. A text over
+        :data:`~mockoss.harmony.layout.CACHED_TEXT_CHARS` characters is encoded by
+        :func:`~mockoss.harmony.encoding.encode_text`, which the HTTP layer may send to its prompt
+        worker (``ENCODE_ELSEWHERE``; the same ids), as long message contents are: a ``raw``
+        templated completion, or one with a ``fault``, is built here (issue 9, eleventh-session
+        review TC, finding 8).
         """
         key = (cls, "text", text)
         cached = _interned.get(key)
         if cached is None:
-            cached = cls(text=text, tokens=tuple(load_encoding().encode(text, allowed_special="all")))
+            ids = encode_text(text) if len(text) > CACHED_TEXT_CHARS else load_encoding().encode(text, allowed_special="all")
+            cached = cls(text=text, tokens=tuple(ids))
             _interned.put(key, cached, _cost(cached, text))
         return cached
 

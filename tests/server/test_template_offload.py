@@ -162,16 +162,20 @@ def test_replies_are_the_same_bytes_with_the_render_warmed(monkeypatch, long_tem
         ("{{ request.missing | default(\"a long default text\") }}{{ request.model }}", {"messages": []}),
         ("{{ request.messages }}", {"messages": [{"role": "user", "content": [1, 2.5e15, True, None, {"a": "b"}]}] * 40}),
         ("{{ faker.address }} {{ faker.paragraph }} {{ faker.sentence }} {{ faker.text }}", {"messages": []}),
+        ("{{ faker.pyint(min_value=1" + "0" * 4200 + ", max_value=1" + "0" * 4200 + ") }}", {"messages": []}),
+        ("{{ faker.sentence(nb_words=300) | json }} {{ faker.pystr(max_chars=90, prefix=\"\u0130\") | json }}", {"messages": []}),
     ],
 )
 def test_the_bound_of_a_render_is_never_below_what_it_renders(text, body):
     """No false negative (mockoss.server.template_cost): every rendered text is within the bound
-    computed from the size of the raw body alone (compact and spaced JSON alike)."""
+    computed from the size of the raw body alone (compact and spaced JSON alike): the whole text
+    of the completion built, headers included, not only the template's own text (issue 9,
+    eleventh-session review TC, finding 1 (e); more cases in test_template_cost_bound.py)."""
     from mockoss.server import template_cost
 
     completion = compile_completion(CompletionSpec.model_validate({"messages": [{"channel": "final", "content": text}]}))
     cost = template_cost.TemplateCost(completion)
     for raw in (json.dumps(body, separators=(",", ":")), json.dumps(body, ensure_ascii=False, separators=(",", ":"))):
         for seed in range(5):
-            rendered = completion.messages[0][1].render(RenderContext(json.loads(raw), "openai/gpt-oss-20b", f"0//{seed}"))
-            assert len(rendered) <= cost.bound(len(raw.encode()), cap=10**9) - 32, (text, len(rendered))
+            rendered = completion.render(RenderContext(json.loads(raw), "openai/gpt-oss-20b", f"0//{seed}")).text
+            assert len(rendered) <= cost.bound(len(raw.encode()), cap=10**9), (text, len(rendered))
