@@ -10,7 +10,10 @@ build a plan for tens of seconds (the first streamed reply of a 40,000-token ans
 A pool here is a queue and at most ``limit`` daemon threads, each leaving after
 :data:`IDLE_S` seconds without work; a call beyond the limit waits in the queue, in order.
 
-Used by the off-loop gate (:class:`mockoss.server.offload.Gate`, :func:`run_off_loop`) and by the
+Used by the off-loop gate (:class:`mockoss.server.offload.Gate`, :func:`run_off_loop`; one pool per
+app, as anyio's default limiter is one per event loop), and through the gate's pool by the side
+routes' heavy bodies (:func:`mockoss.server.offload.probe_elsewhere`) and the proxy's off-loop work
+(:class:`mockoss.upstream.proxy.Proxy`, :func:`mockoss.upstream.raw.ask_upstream`), and by the
 recorder's scans of big bodies (:func:`mockoss.upstream.scrub.scan_first`, whose thread per body
 was unbounded).
 """
@@ -51,13 +54,23 @@ class DaemonPool:
 
     def submit(self, fn: Callable[..., _T], *args: Any) -> Future[_T]:
         """``fn(*args)`` on a worker thread; its future. A future cancelled before its call
-        starts is never called."""
+        starts is never called.
+
+        Raises:
+            RuntimeError: a thread was needed and could not be started (``can't start new
+                thread``); the call is then not queued and ``threads`` is as before (issue 9,
+                the eleventh session's review, finding 6: it stayed one higher for good)."""
         future: Future[_T] = Future()
         with self._lock:
             self._queue.append((future, fn, args))
             if len(self._queue) > self._idle and self.threads < self.limit:
                 self.threads += 1
-                threading.Thread(target=self._work, name=self.name, daemon=True).start()
+                try:
+                    threading.Thread(target=self._work, name=self.name, daemon=True).start()
+                except BaseException:  # "can't start new thread": the call is not queued, the count not kept
+                    self.threads -= 1
+                    self._queue.pop()
+                    raise
             else:
                 self._wake.notify()
         return future
@@ -88,9 +101,16 @@ async def run_off_loop(pool: DaemonPool, fn: Callable[..., _T], *args: Any, done
     """``fn(*args)`` on ``pool``, in a copy of the caller's context (as ``anyio.to_thread``
     runs it), awaited on the event loop. ``done`` is called on the loop once the call has ended
     (or was cancelled before it started), not when the awaiting task is cancelled: a cancelled
-    await returns at once and leaves the call to finish on its thread."""
+    await returns at once and leaves the call to finish on its thread. If the call cannot be
+    submitted (:meth:`DaemonPool.submit` raised), ``done`` is called before the error is raised,
+    so a count the caller raised for the call (``Gate.busy``) is not left raised for good."""
     loop = asyncio.get_running_loop()
-    future = pool.submit(contextvars.copy_context().run, fn, *args)
+    try:
+        future = pool.submit(contextvars.copy_context().run, fn, *args)
+    except BaseException:
+        if done is not None:
+            done()
+        raise
     if done is not None:
 
         def ended(_: Future[Any]) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-import anyio
 from starlette.applications import Starlette
 from starlette.middleware.errors import ServerErrorMiddleware
 from starlette.requests import ClientDisconnect, Request
@@ -25,6 +24,7 @@ from mockoss.server.fastpath import GenerationPath
 from mockoss.server.limits import DEFAULT_REQUEST_TIMEOUT_S, BodyBudget, RequestLimits
 from mockoss.server.offload import Gate, probe_elsewhere, side_route_heavy
 from mockoss.server.responses import to_response, to_scheduled_response
+from mockoss.workers import run_off_loop
 
 __all__ = ["STOPPING_MESSAGE", "STOPPING_STATUS", "create_app", "to_response", "to_scheduled_response"]
 
@@ -171,7 +171,7 @@ def create_app(
             return await proxy.models(request)
         target, body = plane.server_for(request.scope), await request.body()
         if body and side_route_heavy(body, gate.offload_bytes):  # a big body, a long word, many messages: see probe_elsewhere
-            return to_response(await anyio.to_thread.run_sync(probe_elsewhere, target, request.method, request.url.path, body))
+            return to_response(await run_off_loop(gate.threads, probe_elsewhere, target, request.method, request.url.path, body))
         return to_response(target.probe(request.method, request.url.path, body))
 
     for endpoint in ENDPOINTS.values():

@@ -25,8 +25,8 @@ before the lock (:mod:`mockoss.server.warmup`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockoss.collector import COLLECTOR
 from mockoss.endpoints import ENDPOINTS
@@ -38,6 +38,8 @@ from mockoss.server.warmup import WARM_BEFORE_LOCK
 from mockoss.server.warmup import wanted as warm_wanted
 from mockoss.workers import DaemonPool, run_off_loop
 
+_T = TypeVar("_T")
+
 if TYPE_CHECKING:
     from mockoss.profiles.base import Reply
     from mockoss.server.core import MockServer
@@ -48,10 +50,13 @@ __all__ = [
     "render_in_worker", "shutdown", "side_route_heavy",
 ]  # fmt: skip
 
-#: The worker threads requests are answered on off the event loop: daemon threads, so that a
-#: stopping server does not wait for a build nobody will read (:mod:`mockoss.workers`); 40, as
-#: many as ``anyio.to_thread``'s default limiter allowed before.
-THREADS = DaemonPool(40, "mockoss-offload")
+#: How many worker threads each app's :class:`Gate` answers requests on off the event loop: daemon
+#: threads, so that a stopping server does not wait for a build nobody will read
+#: (:mod:`mockoss.workers`); 40, as many as ``anyio.to_thread``'s default limiter allowed before.
+#: One pool per app, as that limiter is one per event loop: a process-wide pool let one server's
+#: 40 long builds queue another's (pytest runs several servers in one process; issue 9, the
+#: eleventh session's review, finding 7).
+THREADS = 40
 
 #: Bodies at least this big (bytes) are counted in the worker process and answered on a thread:
 #: rendering 256 KiB of prompt costs ~20 ms (one message) to ~0.5 s (thousands of short ones).
@@ -238,12 +243,15 @@ class Gate:
     """Decides, per request, where :meth:`MockServer.respond` runs (one per app; event-loop only).
 
     ``busy`` counts requests answered off the loop. While it is 0 no worker thread can hold the
-    server lock, so a small request on the loop never blocks on it.
+    server lock, so a small request on the loop never blocks on it. ``threads`` is the app's own
+    pool of :data:`THREADS` daemon threads (:meth:`off_loop`; the side routes' heavy bodies and
+    the proxy's off-loop work use it too).
     """
 
     def __init__(self, offload_bytes: int = OFFLOAD_BYTES) -> None:
         self.offload_bytes = offload_bytes
         self.busy = 0
+        self.threads = DaemonPool(THREADS, "mockoss-offload")
 
     async def respond(
         self, server: MockServer, endpoint: str, raw: bytes, headers: Mapping[str, str]
@@ -258,14 +266,21 @@ class Gate:
         big = is_heavy(endpoint, raw, self.offload_bytes)
         if not big and self.busy == 0 and not warm_wanted(server, endpoint, raw, headers):
             return server.respond(endpoint, raw, headers)
-        self.busy += 1
         token = WARM_BEFORE_LOCK.set(True)  # the thread runs in a copy of this context
         try:
             if big:
-                return await run_off_loop(THREADS, _respond_counting, server, endpoint, raw, headers, done=self._ended)
-            return await run_off_loop(THREADS, server.respond, endpoint, raw, headers, done=self._ended)
+                return await self.off_loop(_respond_counting, server, endpoint, raw, headers)
+            return await self.off_loop(server.respond, endpoint, raw, headers)
         finally:
             WARM_BEFORE_LOCK.reset(token)
+
+    async def off_loop(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """``fn(*args)`` on :attr:`threads`, counted in ``busy`` until its thread is done with it
+        (:func:`mockoss.workers.run_off_loop`'s ``done``: also when it could not be submitted, a
+        thread failing to start, so that ``busy`` is not left raised and the short path off for
+        good; issue 9, the eleventh session's review, finding 6)."""
+        self.busy += 1
+        return await run_off_loop(self.threads, fn, *args, done=self._ended)
 
     def _ended(self) -> None:
         """A request answered off the loop is done with the server lock (on the loop): counted

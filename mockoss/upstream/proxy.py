@@ -234,7 +234,7 @@ class Proxy:
                 # least as many bytes and the same unbroken runs (has_long_run reads escapes), so
                 # that one check stands for a second of the text, which the proxy made on the
                 # loop before (an encode and a scan of it: issue 9, task O).
-                step, heavy_answer = await ask_upstream(self.client(), self.upstream, outgoing, content)
+                step, heavy_answer = await ask_upstream(self.client(), self.upstream, outgoing, content, gate.threads)
             except BaseException as exc:
                 if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)):
                     raise
@@ -290,12 +290,11 @@ class Proxy:
             PRECOUNTED_PROMPT_TOKENS.reset(count)
 
     async def _off_loop(self, work: Callable[..., Any], *args: Any) -> Any:
-        """``work(*args)`` on a worker thread, counted in ``gate.busy`` meanwhile."""
-        self.gate.busy += 1
-        try:
-            return await anyio.to_thread.run_sync(work, *args)
-        finally:
-            self.gate.busy -= 1
+        """``work(*args)`` on the gate's worker threads, counted in ``gate.busy`` until its thread
+        is done (:meth:`Gate.off_loop <mockoss.server.offload.Gate.off_loop>`): daemon threads that
+        a stopping server does not wait for, as scripted replies' (``anyio.to_thread`` kept a
+        cancelled request waiting for its thread; issue 9, the eleventh session's review, finding 3)."""
+        return await self.gate.off_loop(work, *args)
 
     async def _scripted(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
         """The scenario picks the completion, the upstream engine emits it, its answer is relayed

@@ -29,7 +29,6 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
 import httpx2
 
 from mockoss.endpoints import ENDPOINTS
@@ -39,6 +38,7 @@ from mockoss.harmony.encoding import id_slices
 from mockoss.scenario.loader import Step
 from mockoss.scenario.schema import ScriptedError
 from mockoss.upstream.record import ROUNDTRIP_KEY
+from mockoss.workers import DaemonPool, run_off_loop
 
 if TYPE_CHECKING:
     from mockoss.upstream.config import Upstream
@@ -185,7 +185,9 @@ def completion_content(upstream: Upstream, endpoint: str, body: Mapping[str, Any
     return "".join((text[:hole], '"prompt": [', prompt_ids.replace(",", ", "), "]", text[hole + len('"prompt": []') :])).encode()
 
 
-async def ask_upstream(client: httpx2.AsyncClient, upstream: Upstream, headers: Mapping[str, str], content: bytes) -> tuple[Step, bool]:
+async def ask_upstream(
+    client: httpx2.AsyncClient, upstream: Upstream, headers: Mapping[str, str], content: bytes, threads: DaemonPool
+) -> tuple[Step, bool]:
     """Post ``content`` (:func:`completion_content`) to ``upstream``'s ``/v1/completions`` and
     return the step that answers it: the :class:`~mockoss.harmony.Completion`, or a 502
     :func:`failure` (never raises for the upstream's faults: unreachable, timed out, non-200 with
@@ -195,7 +197,9 @@ async def ask_upstream(client: httpx2.AsyncClient, upstream: Upstream, headers: 
 
     A heavy answer (:func:`mockoss.server.offload.is_heavy` of its bytes: 256 KiB or more, or a
     long unbroken run of text, which o200k's BPE tokenizes in quadratic time: a 50,000-character
-    word held the GIL ~0.9 s) is read on a worker thread and tokenized in the worker process
+    word held the GIL ~0.9 s) is read on a worker thread of ``threads`` (the app's
+    :class:`~mockoss.server.offload.Gate` pool: daemon threads, which a stopping server does not
+    wait for; issue 9, the eleventh session's review, finding 3) and tokenized in the worker process
     (:func:`mockoss.server.offload.encode_in_worker`, the same ids as ``Completion.from_text``),
     so that it does not hold the event loop. Found with the issue 9 review, eighth session, finding 2.
     """
@@ -207,7 +211,7 @@ async def ask_upstream(client: httpx2.AsyncClient, upstream: Upstream, headers: 
     except httpx2.HTTPError as exc:
         return failure(upstream, describe(exc)), False
     if answer.status_code == 200 and is_heavy("", answer.content):
-        return await anyio.to_thread.run_sync(_answer_step, upstream, answer, True), True
+        return await run_off_loop(threads, _answer_step, upstream, answer, True), True
     return _answer_step(upstream, answer, False), False
 
 
