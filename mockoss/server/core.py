@@ -146,7 +146,9 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         #: Validated requests of bodies sent again, by (endpoint, raw bytes): (base profile,
         #: profile, request); see :meth:`_validate`.
         self._valid_bodies: BytesLRU[tuple[Profile, Profile, Any]] = BytesLRU(VALID_BODY_BYTES)
-        self._warmup = Warmup()  # long completions warmed before the lock, per request shape (mockoss.server.warmup)
+        # Long completions warmed before the lock, per request shape (mockoss.server.warmup); a
+        # templated step's bound counts the longest served name for request.model.
+        self._warmup = Warmup(lambda: max(map(len, self.served_model_names)))
         # Without explicit names the server answers to its profile's usual model name, and
         # follows the profile when set_profile() changes it.
         self._models_explicit = bool(self.served_model_names)

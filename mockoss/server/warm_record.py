@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mockoss.scenario import template as template_module
@@ -24,7 +24,7 @@ from mockoss.scenario.conversation import RequestFacts
 from mockoss.scenario.loader import Scenario, Step
 from mockoss.scenario.player import SESSION_HEADER
 from mockoss.scenario.select import first_answer
-from mockoss.server.template_cost import TemplateCost, min_raw_bytes
+from mockoss.server.template_cost import MODEL_CHARS, TemplateCost, min_raw_bytes
 
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
@@ -68,16 +68,17 @@ class _Scenario:
         self.predictable = not any(rule.match.checks for rule in scenario.rules)
         self.shapes: OrderedDict[int, int] = OrderedDict()
         self.skips: dict[int, int] = {}  # id(step) -> requests left that skip its seeded warm-up
-        self._thresholds: tuple[int, dict[int, float], float] | None = None
+        self._thresholds: tuple[tuple[int, int], dict[int, float], float] | None = None
 
-    def thresholds(self) -> tuple[dict[int, float], float]:
+    def thresholds(self, model_chars: int = MODEL_CHARS) -> tuple[dict[int, float], float]:
         """``(id(step) -> smallest body that may render it long, the smallest of them)``
-        (:func:`~mockoss.server.template_cost.min_raw_bytes`), for the template cap in force."""
+        (:func:`~mockoss.server.template_cost.min_raw_bytes`), for the template cap in force and
+        the server's longest model name (``request.model`` without one in the body)."""
         cap = template_module.MAX_RENDERED_CHARS
         known = self._thresholds
-        if known is None or known[0] != cap:
-            each = {key: min_raw_bytes(cost, cap) for key, cost in self.templates.items()}
-            known = self._thresholds = (cap, each, min(each.values(), default=math.inf))
+        if known is None or known[0] != (cap, model_chars):
+            each = {key: min_raw_bytes(cost, cap, model_chars) for key, cost in self.templates.items()}
+            known = self._thresholds = ((cap, model_chars), each, min(each.values(), default=math.inf))
         return known[1], known[2]
 
 
@@ -97,7 +98,11 @@ def _long_completions(scenario: Scenario) -> tuple[Completion, ...]:
 class Warmup:
     """A server's record of what was warmed (:attr:`MockServer._warmup`); thread-safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, model_chars: Callable[[], int] | None = None) -> None:
+        # The length of the longest name request.model may resolve to (the server's served names,
+        # which may change: read per request), for the bound of a templated render (issue 9,
+        # eleventh-session review TC, finding 1 (d)).
+        self._model_chars = model_chars
         self._lock = threading.Lock()
         self._scenarios: OrderedDict[int, _Scenario] = OrderedDict()
         self._last: tuple[object, bool] = (None, False)  # (scenario, has_long) last asked about
@@ -165,10 +170,11 @@ class Warmup:
         state = self._state(scenario) if state is None else state
         if not state.templates:
             return False
+        key = (template_module.MAX_RENDERED_CHARS, MODEL_CHARS if self._model_chars is None else self._model_chars())
         known = state._thresholds
-        if known is not None and known[0] == template_module.MAX_RENDERED_CHARS:
+        if known is not None and known[0] == key:
             return raw_bytes >= known[2]
-        return raw_bytes >= state.thresholds()[1]
+        return raw_bytes >= state.thresholds(key[1])[1]
 
     def long_templates(
         self, scenario: Scenario, raw_bytes: int, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool,
@@ -186,7 +192,7 @@ class Warmup:
         state = self._state(scenario)
         if not state.templates:
             return ()
-        each, smallest = state.thresholds()
+        each, smallest = state.thresholds(MODEL_CHARS if self._model_chars is None else self._model_chars())
         if raw_bytes < smallest:
             return ()
         played = _played(state, body, headers, cursors, auto_session, matched)

@@ -152,3 +152,16 @@ def test_a_raw_or_faulted_template_encodes_its_long_text_elsewhere(spec):
     assert built.text in asked
     assert built.tokens == tuple(load_encoding().encode(built.text, allowed_special="all"))
     assert isinstance(built, Completion)
+
+
+def test_a_long_served_name_sends_a_model_echo_off_the_loop():
+    """Finding 1 (d), through the server: with no model in the body, ``{{ request.model }}`` is
+    the served name (6,000 characters here): the request is warmed before the lock (0f6de40: not)."""
+    scenario = scenario_from_data({"steps": [{"completion": {"messages": [{"channel": "final", "content": "model: {{ request.model }}"}]}}]}, name="tc-model", default_version=True)
+    server = MockServer(scenario=scenario, served_model_names=["m" * 6000])
+    raw = json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode()
+    assert warmup.wanted(server, "chat", raw, {})
+    reply, _ = server.respond("chat", raw, {})
+    assert len(json.loads(reply.body)["choices"][0]["message"]["content"]) > template_cost.LONG_CHARS
+    server.served_model_names = ("short",)  # names may change (the pytest plugin's cassettes)
+    assert not warmup.wanted(server, "chat", raw, {})
