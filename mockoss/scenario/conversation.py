@@ -295,8 +295,9 @@ def _read_only(self: Any, *args: Any, **kwargs: Any) -> Any:
 
 class SharedHeaders(LowerCaseHeaders):
     """:class:`LowerCaseHeaders` shared by the requests that sent the same header block
-    (:func:`mockoss.server.request_headers.header_map`), so read-only: every method that would change it
-    raises :class:`TypeError`. ``pairs``: ``tuple(self.items())`` as the request log keeps it
+    (:func:`mockoss.server.request_headers.header_map`; a copy when only ``content-length``
+    changed), so read-only: every method that would change it raises :class:`TypeError`.
+    ``pairs``: ``tuple(self.items())`` as the request log keeps it
     (:func:`mockoss.server.records.header_items`), made once for the block."""
 
     __slots__ = ("pairs",)
