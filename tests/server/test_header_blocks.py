@@ -110,6 +110,6 @@ def test_a_logged_request_with_a_new_length_logs_its_own_headers(blocks):
         raw = [*BLOCK, (b"content-length", length)]
         server.handle("chat", body, _map(raw))
         server.handle("chat", body, LowerCaseHeaders(_expected(raw)))  # as before the cache
-    shared, plain = server.requests[-2:]
+    shared, plain = list(server.requests)[-2:]
     assert shared.header_items == plain.header_items and shared.headers == plain.headers
     assert shared.headers["content-length"] == "152" and records._cost(shared) == records._cost(plain)
