@@ -318,6 +318,39 @@ def test_the_scan_re_walks_only_what_follows_the_last_marker(monkeypatch: pytest
     assert made[0] <= 4 * len(steps)
 
 
+class _CountingHits(harmony_scan._Hits):
+    __slots__ = ("looked",)
+
+    def __init__(self, needle: str) -> None:
+        super().__init__(needle)
+        self.looked = 0
+
+    def find(self, pos: int) -> int:
+        self.looked += 1
+        return super().find(pos)
+
+
+def test_unknown_opens_without_a_close_are_walked_once():
+    """An open tool call whose arguments hold many ``<|`` with no ``|>`` after them (F#/Elm's
+    ``<|``): each chunk walks only the ``<|`` it added, not every one again (issue 9,
+    eleventh-session review of the incremental parsers, finding 1: 2,003 chunks with 500 such
+    ``<|`` took 1.15 s). The spans stay the one-pass scan's."""
+    head = "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>"
+    pieces = [head] + [f"x <| y{i} " for i in range(400)] + ["|> z", " <|end|>", " tail"]
+    scan, text = harmony_scan.MarkScan(), ""
+    scan._open = opens = _CountingHits("<|")
+    per_chunk = []
+    for piece in pieces:
+        text += piece
+        before = opens.looked
+        tail = scan.extend(text)
+        per_chunk.append(opens.looked - before)
+        if len(text) < 2000 or piece in ("|> z", " <|end|>", " tail"):
+            assert scan.marks + tail == _old_scan(text)
+    assert max(per_chunk[:-3]) <= 4, per_chunk[:20]
+    assert sum(per_chunk) <= 6 * len(pieces), sum(per_chunk)
+
+
 class _CountingPattern:
     def __init__(self, pattern: re.Pattern[str]) -> None:
         self.pattern, self.searched = pattern, 0

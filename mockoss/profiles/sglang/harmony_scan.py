@@ -22,8 +22,21 @@ An unknown ``<|`` with no ``|>`` anywhere after it cannot precede a known marker
 ``|>``), so no checkpoint is ever taken past an unsettled decision. The ``<|`` and ``|>`` positions
 are found once per character (:class:`_Hits`) and looked up by bisection, so re-scanning the part
 after the checkpoint costs its number of spans, not its length: one or two, unless the text ends
-in many unknown ``<|`` with no ``|>`` after them (each is a span re-walked per chunk; SGLang would
-do the same work and more).
+in many unknown ``<|`` with no ``|>`` after them (F#/Elm ``<|`` in a tool call's arguments).
+
+Those are not re-walked either: a second resume point is kept. Let ``s`` be the first ``<|`` after
+the checkpoint whose ``|>`` search failed. While ``|>`` occurs nowhere after ``s + 2`` in the longer
+text, the walk from the checkpoint through every ``<|`` already walked is unchanged: (a) no ``<|``
+was added before the old end less one character, so the same ``<|`` are found; (b) none of them is
+a known marker (each holds ``|>``) and whether one is a partial marker was decided by its own
+characters, which a longer text extends without making it one (it was neither a marker's prefix nor
+prefixed by one); (c) each one's ``|>`` search still fails, since it starts after ``s + 2``. And no
+checkpoint can follow ``s``: it would need a ``|>`` after ``s + 2``. So the spans walked through the
+last such ``<|``, with position just after it and ``unknown`` set, are kept and the next scan starts
+there; the walk then costs the new ``<|`` only (and one list copy of the kept spans). When a ``|>``
+appears after ``s + 2`` the scan starts again at the checkpoint. :class:`MarkScan` alone, 1,001
+chunks adding one such ``<|`` each (old and new in the same run): 1.4-1.8 s before, 0.011-0.013 s
+now (the reviewer, through the parser: 2,003 chunks / 500 ``<|``, 1.15 s; 4,003 / 1,000, 4.83 s).
 """
 
 from __future__ import annotations
@@ -91,12 +104,16 @@ class MarkScan:
     it in place keeps the append cheap).
     """
 
-    __slots__ = ("_close", "_open", "marks", "pos", "unknown")
+    __slots__ = ("_close", "_open", "_resume", "_stuck", "_walked", "marks", "pos", "unknown")
 
     def __init__(self) -> None:
         self.marks: list[Marker] = []
         self.pos, self.unknown = 0, False
         self._open, self._close = _Hits("<|"), _Hits("|>")
+        # The second resume point (module docstring): the first ``<|`` after the checkpoint whose
+        # ``|>`` search failed (-1: none), the spans walked from the checkpoint through the last
+        # such ``<|``, and the position after it.
+        self._stuck, self._walked, self._resume = -1, [], 0
 
     def extend(self, text: str) -> list[Marker]:
         """Scan ``text`` (the text of the previous call plus what was appended) from the
@@ -106,6 +123,10 @@ class MarkScan:
         closes.grow(text)
         settled, pending = self.marks, []
         pos, unknown, length = self.pos, self.unknown, len(text)
+        stuck, walked, resume = -1, 0, 0
+        if self._stuck >= 0 and closes.find(self._stuck + 2) < 0:
+            stuck, pending = self._stuck, self._walked.copy()
+            pos, unknown, walked, resume = self._resume, True, len(pending), self._resume
         while pos < length:
             at = opens.find(pos)
             if at < 0:
@@ -129,6 +150,9 @@ class MarkScan:
             close = closes.find(at + 2)
             if close < 0:
                 pos = at + 2
+                if stuck < 0:
+                    stuck = at
+                walked, resume = len(pending), pos
                 continue
             following = opens.find(close + 2)
             stop = following if following >= 0 else length
@@ -139,6 +163,8 @@ class MarkScan:
             settled += pending
             pending = []
             self.pos, self.unknown = pos, unknown
+        self._stuck, self._resume = stuck, resume
+        self._walked = pending[:walked] if stuck >= 0 else []
         if pos < length:
             pending.append(Marker("TEXT", pos, length))
         elif unknown and text.endswith(GUARDS):
