@@ -29,9 +29,7 @@ class _Parsed(Protocol):
     thinks: bool
     calls: list
 
-    def message(self) -> ChatMsg: ...
-
-__all__ = ["HELD", "SAME", "Extend", "Open", "certificate", "grown"]
+__all__ = ["SAME", "Extend", "Open", "certificate", "grown"]
 
 _TOOL_OPEN, _TOOL_NAME, _TOOL_ARGS = "tool-open", "tool-name", "tool-args"
 _OPEN_FIELDS = ("content", "reasoning", _TOOL_ARGS)
@@ -58,11 +56,17 @@ class Open:
     escape the end cut, whose scan resumes with the next piece) or ``"stable"`` (no check saw
     the end); ``field`` the message field that grows (``""``: none); for ``"tool"``, ``index``
     of the call and ``spaces``, the open node's trailing whitespace, which the mapper strips
-    until a later character follows. For ``"until"``: ``msg`` is the message of the parse that
-    gave the certificate and ``since`` the pieces after it; ``probe`` what :func:`.held.probe`
-    needs (the parser that gave it first, which counts the probes) and ``modes`` its answers by
-    held suffix; ``pending`` the held suffix left out of the last result; ``synced``: the last
-    result is ``msg`` grown by ``since`` minus ``pending`` (false after a full parse).
+    until a later character follows. For ``"until"``: ``probe`` what :func:`.held.probe` needs
+    (the parser that gave it first, which counts the probes) and ``modes`` its answers by held
+    suffix; ``pending`` the held suffix left out of the last result.
+
+    A held suffix the probe cannot place answers ``None``: a full parse, which gives a new
+    certificate. (Until 2026-12 the certificate stayed and, once the run reached the end again,
+    gave the whole message grown by every piece since, which it kept for that: a list appended on
+    every token of an open answer, read only there. That branch never ran for the grammars
+    :func:`.gptoss.build_grammar` builds: every ``until("<|end|>")`` is followed by
+    ``literal("<|end|>")`` or the end, which answers ``NEED`` on every held prefix, so the probe
+    always places it: 6,700 probes, 0 ``None``, in issue 9's eleventh-session review, finding 2.)
     """
 
     __slots__ = (
@@ -71,27 +75,22 @@ class Open:
         "index",
         "kind",
         "modes",
-        "msg",
         "pending",
         "probe",
-        "since",
         "spaces",
-        "synced",
         "tail",
     )
 
-    def __init__(self, kind: str, delimiter: str, tail: str, msg: ChatMsg | _Parsed) -> None:
-        self.kind, self.delimiter, self.tail, self.msg = kind, delimiter, tail, msg
+    def __init__(self, kind: str, delimiter: str, tail: str) -> None:
+        self.kind, self.delimiter, self.tail = kind, delimiter, tail
         self.field, self.index, self.spaces = "", -1, ""
-        self.since: list[str] = []
         self.probe: tuple = ()
         self.modes: dict[str, str | None] = {}
-        self.pending, self.synced = "", True
+        self.pending = ""
 
-    def extend(self, piece: str) -> Extend | ChatMsg | None:
-        """The result after ``piece`` (non-empty): an :class:`Extend` of the previous one, a
-        whole message, or ``None`` when it needs a full parse (:data:`HELD`: a full parse, but
-        the certificate stays)."""
+    def extend(self, piece: str) -> Extend | None:
+        """The result after ``piece`` (non-empty): an :class:`Extend` of the previous one, or
+        ``None`` when it needs a full parse (which gives a new certificate)."""
         if self.kind == "stable":
             return SAME
         if self.kind == "until":
@@ -109,33 +108,23 @@ class Open:
         added, self.spaces = self.spaces + kept, piece[len(kept) :]
         return Extend("tool", added, self.index)
 
-    def _until(self, piece: str) -> Extend | ChatMsg | None:
+    def _until(self, piece: str) -> Extend | None:
         window = self.tail + piece
         if self.delimiter in window:
             return None
         keep = len(self.delimiter) - 1
         self.tail = window[-keep:] if keep else ""
-        self.since.append(piece)
         suffix = held.held_suffix(window, self.delimiter)
         if suffix:
             # U now stops before that prefix. No delimiter since the certificate's parse, so the
             # message follows from the certificate's (held.py), when the probe proves how.
             mode = self.modes[suffix] if suffix in self.modes else self.modes.setdefault(suffix, self._probe(suffix))
             if mode is None:
-                self.synced = False
-                return HELD
+                return None  # the probe cannot place it (class docstring): a full parse
             if mode == held.KEPT:
                 suffix = ""
         added = held.growth(self.pending, piece, suffix)
         self.pending = suffix
-        if not self.synced:
-            # the last result came from a full parse: give the whole message
-            self.synced = True
-            since = "".join(self.since)
-            base = self.msg if isinstance(self.msg, ChatMsg) else self.msg.message()
-            self.msg = grown(base, [Extend(self.field, since[: len(since) - len(suffix)])])
-            self.since, self.pending = [suffix] if suffix else [], suffix
-            return self.msg
         return Extend(self.field, added) if self.field and added else SAME
 
     def _probe(self, suffix: str) -> str | None:
@@ -147,25 +136,20 @@ class Open:
         return held.probe(owner.grammar, text, *rest, suffix)
 
 
-#: :meth:`Open.extend`'s answer for a piece that needs a full parse, after which the certificate
-#: still holds for the pieces that follow.
-HELD = ChatMsg("held")
-
-
 def certificate(
     owner: _Resumed, text: str, nodes: list[peg.Node], seen: list[peg.EndObservation], msg: _Parsed
 ) -> Open | None:
     """The shortcut's condition for the parse of ``text`` (module docstring), or ``None``."""
     if not seen:
-        return Open("stable", "", "", msg)  # no check saw the end: every longer text parses the same
+        return Open("stable", "", "")  # no check saw the end: every longer text parses the same
     what, pos, end, delimiter = seen[0]
     size = len(text)
     if end != size or pos >= size:
         return None
     if what == "until" and delimiter:
-        certificate = Open("until", delimiter, text[max(pos, size - len(delimiter) + 1) :], msg)
+        certificate = Open("until", delimiter, text[max(pos, size - len(delimiter) + 1) :])
     elif what == "string" or what == "escape":
-        certificate = Open("string", "", delimiter, msg)
+        certificate = Open("string", "", delimiter)
     else:
         return None
     opened = [i for i, (name, start, stop) in enumerate(nodes) if stop == size and start < size and name != _TOOL_OPEN]

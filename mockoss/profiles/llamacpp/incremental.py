@@ -62,9 +62,10 @@ held back so far plus ``s`` stripped, and whitespace-only pieces change nothing.
 first end observation on ``t'``, so the argument repeats token after token. Nothing in it needs
 ``t'`` to be the very next text: a piece that leaves a prefix of ``D`` at the end (``a <``,
 which ``until`` holds back) is handled by :mod:`.held` (one probe parse per held suffix, then
-extensions), and the next text whose run reaches the end again (no ``D`` in any window since)
-is the certificate's message with the field grown by everything since. Anything else (a tool
-name at the end, a literal cut by the end, a piece that closes the run) needs a parse.
+extensions; a suffix the probe cannot place takes a full parse and a new certificate), and the
+next text whose run reaches the end again (no ``D`` in any window since) is the certificate's
+message with the field grown by everything since. Anything else (a tool name at the end, a
+literal cut by the end, a piece that closes the run) needs a parse.
 
 A parse in which no check saw the end (``seen`` empty: a tool call whose arguments closed, after
 which the grammar ignores the rest, or a failure on a character) is the parse of every longer
@@ -113,7 +114,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from mockoss.profiles.llamacpp import peg
-from mockoss.profiles.llamacpp.certificate import HELD, SAME, Extend, Open, certificate, grown
+from mockoss.profiles.llamacpp.certificate import SAME, Extend, Open, certificate, grown
 from mockoss.profiles.llamacpp.gptoss import GENERATION_PROMPT, ChatMsg, Grammar, blank, fold_nodes
 
 __all__ = ["Extend", "grown", "materialize", "partial_parses"]
@@ -197,7 +198,7 @@ class _Resumed:
             kind, _end, nodes = self.grammar.root(text, 0)
         if kind == peg.FAIL:
             # a failed partial parse: an empty message (Grammar.parse); stable if nothing saw the end
-            return None, (None if seen else Open("stable", "", "", ChatMsg()))
+            return None, (None if seen else Open("stable", "", ""))
         parsed = _Parsed(self, text, nodes)
         return parsed, certificate(self, text, nodes, seen, parsed)
 
@@ -269,25 +270,17 @@ def partial_parses(
     added: dict[str, list[str]] = {"content": [], "reasoning": [], "tool": []}
     for piece in pieces:
         parse.add(piece)
-        held_back = False
         if certificate is not None:
             if not piece:
                 yield SAME
                 continue
             result = certificate.extend(piece)
-            if isinstance(result, Extend):
+            if result is not None:
                 if result.field:
                     added[result.field].append(result.piece)
                 yield result
                 continue
-            held_back = result is HELD  # a parse, but the certificate stays
-            if result is not None and not held_back:
-                last = None  # a whole message (after a held-back suffix)
-                yield result
-                continue
-        parsed, opened = parse()
-        if not held_back:
-            certificate = opened
+        parsed, certificate = parse()
         if parsed is None:
             last = None
             yield ChatMsg()

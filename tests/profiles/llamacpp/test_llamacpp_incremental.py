@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 from itertools import pairwise, product
+from typing import ClassVar
 
 import pytest
 from openai_harmony import Message, Role
@@ -172,10 +173,11 @@ def test_every_partial_parse_equals_the_full_reparse():
 
 @pytest.mark.parametrize("reasoning", [True, False])
 def test_a_long_answer_is_extended_not_reparsed(reasoning):
-    """A long final answer after a long analysis: a full parse near each message boundary, and
-    one for each piece that leaves a prefix of ``<|end|>`` at the end (llama-server holds it
-    back); every other token is an extension, or (after a held-back prefix) the message rebuilt
-    from the last certified parse without parsing."""
+    """A long final answer after a long analysis: a full parse near each message boundary and a
+    probe per held suffix (held.py) per certificate; every other token, those that leave a prefix
+    of ``<|end|>`` at the end (llama-server holds it back) included, is an extension. (c25797f
+    parsed once per held piece; the bound of ``held + 20`` parses, 1,220 here, let that come back
+    unseen: issue 9, eleventh-session review of the incremental parsers, finding 4.)"""
     words = " ".join(f"w{i} <b> a<c" for i in range(600))
     text = f"<|channel|>analysis<|message|>Think {words}<|end|><|start|>assistant<|channel|>final<|message|>{words}"
     pieces = _token_pieces(text)
@@ -189,8 +191,38 @@ def test_a_long_answer_is_extended_not_reparsed(reasoning):
         held += any("<|end|>".startswith(so_far[-k:]) for k in range(1, 7))
     assert len(pieces) > 3000
     assert 0 < held < len(pieces) // 2
-    assert parse.parses <= held + 20
+    assert parse.parses <= 20, (parse.parses, held)
     assert list(materialize(results)) == _old(grammar, "", pieces)
+
+
+class _Recorded(incremental.Open):
+    __slots__ = ()
+    made: ClassVar[list] = []
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        _Recorded.made.append(self)
+
+
+def test_a_certificate_keeps_nothing_per_piece(monkeypatch: pytest.MonkeyPatch):
+    """A certificate's state stays bounded while an open answer grows token by token: no list of
+    the pieces since its parse (issue 9, eleventh-session review of the incremental parsers,
+    finding 2: c25797f appended every piece to one, read only by a fallback that the probe never
+    takes for these grammars)."""
+    from mockoss.profiles.llamacpp import certificate as certificate_module
+
+    monkeypatch.setattr(certificate_module, "Open", _Recorded)
+    monkeypatch.setattr(_Recorded, "made", [])
+    words = " ".join(f"w{i} <b> a<c" for i in range(300))
+    pieces = _token_pieces(f"<|channel|>final<|message|>{words}")
+    grammar = build_grammar((), "auto", True)
+    results = list(partial_parses(grammar, "", pieces))
+    assert list(materialize(results)) == _old(grammar, "", pieces)
+    assert len(pieces) > 1000 and _Recorded.made
+    for made in _Recorded.made:
+        sizes = {slot: len(value) for slot in dir(made) if not slot.startswith("_")
+                 if isinstance(value := getattr(made, slot), (list, str, dict))}
+        assert max(sizes.values()) <= 16, sizes
 
 
 @pytest.mark.parametrize("reasoning", [True, False])
