@@ -373,6 +373,27 @@ def test_undecided_plain_text_is_searched_once(monkeypatch: pytest.MonkeyPatch):
     assert counting.searched <= 40 * len(pieces)
 
 
+@pytest.mark.parametrize("shape", ["plain", "open call"])
+def test_the_buffer_checks_search_only_what_each_step_added(monkeypatch: pytest.MonkeyPatch, shape: str):
+    """The detector's own buffer grows while nothing is passed on (plain text without passthrough,
+    as before 0.5.3; an open call): its marker and call-header checks read only what each step
+    added, with the overlap a straddling marker needs (issue 9, eleventh-session review of the
+    incremental parsers, finding 3: the test above counts only the inner parser, whose buffer
+    passthrough empties every step; searching the buffer whole passed it)."""
+    markers = _CountingPattern(detectors._ANY_MARKER)
+    header = _CountingPattern(detectors._CALL_HEADER_AT)
+    monkeypatch.setattr(detectors, "_ANY_MARKER", markers)
+    monkeypatch.setattr(detectors, "_CALL_HEADER_AT", header)
+    stream = ToolCallStream(TOOLS, plain_text_passthrough=shape != "plain")
+    pieces = [f"word{i % 7} " for i in range(4000)]
+    if shape == "open call":
+        pieces = ["<|channel|>commentary to=functions.bash <|constrain|>json<|message|>{\"cmd\": \""] + pieces
+    for piece in pieces:
+        assert stream.feed(piece) == ("", [])
+    assert len(stream._buffer) > 20_000
+    assert markers.searched + header.searched <= 60 * len(pieces), (markers.searched, header.searched)
+
+
 def test_ends_in_call_is_rstrip_endswith():
     """The call check reads a bounded tail, and the whole text only behind 64 or more trailing
     whitespace characters; it must agree with ``text.rstrip().endswith("<|call|>")``."""

@@ -34,6 +34,7 @@ _CALL = {
     False: re.compile(r"to=([a-zA-Z_][a-zA-Z0-9_.]*)\s*<\|constrain\|>json<\|message\|>(.*?)(?:<\|call\|>|$)", re.DOTALL),
 }
 _CALL_HEADER = "<|channel|>commentary to="
+_CALL_HEADER_AT = re.compile(re.escape(_CALL_HEADER))  # a pattern, so that tests count what it reads
 _MARKERS = ("<|start|>", "<|channel|>", "<|message|>", "<|constrain|>", "<|end|>", "<|call|>", "<|return|>", "assistantfinal")
 
 _ANY_MARKER = re.compile("|".join(map(re.escape, _MARKERS)))
@@ -148,7 +149,7 @@ class ToolCallStream:
         if not self._has_marker:
             self._has_marker = _ANY_MARKER.search(buffer, max(0, old - _LONGEST_MARKER + 1)) is not None
         if not self._has_call_header:
-            self._has_call_header = buffer.find(_CALL_HEADER, max(0, old - len(_CALL_HEADER) + 1)) >= 0
+            self._has_call_header = _CALL_HEADER_AT.search(buffer, max(0, old - len(_CALL_HEADER) + 1)) is not None
         del buffer
         events = self._parser.feed(text)
         if self.plain_text_passthrough and not events and not self._has_marker:
