@@ -272,13 +272,13 @@ class SglangHarmonyParser:
         self._parse = None
         self._after_call = False
         self._partial_word = ""
-        self._searched = 0  # while undecided: the held text's length at the last search
-        self._holding, self._held_length = False, 0  # text fallback: held whole (see _text)
+        self._holding = False  # text fallback: held whole (see _text)
         self._canonical = CanonicalFeed()
 
     def feed(self, chunk: str) -> list[Event]:
         """Add ``chunk`` and return the events it completes."""
         held, self._held = self._held, ""
+        before = len(held)  # the last search's (undecided) or the last rest's (text) length
         held += chunk  # in place: nothing else refers to the held text (CPython appends without copying)
         self._held = held
         if self._parse is None:
@@ -286,10 +286,9 @@ class SglangHarmonyParser:
             # added, so each search starts that far back: the longest marker, or a header word's
             # longest match without a whitespace run inside (1 + len("assistant") + 14 characters;
             # a match with such a run also starts at the run's last character).
-            searched, self._searched = self._searched, len(held)
-            if held.find("<|channel|>", max(0, searched - 10)) >= 0 or held.find("<|start|>", max(0, searched - 8)) >= 0:
+            if held.find("<|channel|>", max(0, before - 10)) >= 0 or held.find("<|start|>", max(0, before - 8)) >= 0:
                 self._parse = canonical_parse
-            elif _TEXT_FORMAT.search(held, max(0, searched - 24)):
+            elif _TEXT_FORMAT.search(held, max(0, before - 24)):
                 self._parse = text_parse
             else:
                 return []
@@ -297,14 +296,12 @@ class SglangHarmonyParser:
         del held
         if self._parse is canonical_parse:
             events, self._held = self._canonical.parse(self._held)
-        elif self._parse is text_parse:
-            events, self._held = self._text(self._held)
-        else:
-            events, self._held = self._parse(self._held)
+        else:  # text_parse, the only other strategy
+            events, self._held = self._text(self._held, before)
         return self._filtered(events, ends_in_call)
 
-    def _text(self, text: str) -> tuple[list[Event], str]:
-        """``text_parse(text)``, ``text`` being the last rest plus a chunk.
+    def _text(self, text: str, before: int) -> tuple[list[Event], str]:
+        """``text_parse(text)``, ``text`` being the last rest (``before`` characters) plus a chunk.
 
         Once it holds everything for want of ``assistantfinal``
         (:func:`.harmony_fallback.holds_all`), it does so until that word (matched as ``_BOTH``
@@ -315,12 +312,10 @@ class SglangHarmonyParser:
         no header can reach across), so ``_BOTH`` can only start to match with a new
         ``assistantfinal``; a lower-cased one is also one ``re.IGNORECASE`` finds.
         """
-        if self._holding and _FINAL_WORD.search(text, max(0, self._held_length - 13)) is None:
-            self._held_length = len(text)
+        if self._holding and _FINAL_WORD.search(text, max(0, before - 13)) is None:
             return [], text
         events, rest = text_parse(text)
         self._holding = not events and rest == text and holds_all(rest)
-        self._held_length = len(rest)
         return events, rest
 
     def _filtered(self, events: list[Event], ends_in_call: bool) -> list[Event]:
