@@ -144,22 +144,22 @@ class _Parsed:
 
 class _Resumed:
     """Full parses of one growing text, resumed after its last completed message (module
-    docstring, "Completed messages"). ``text`` is the text from the end of that message on (the
+    docstring, "Completed messages"). ``parts`` hold the text from the end of that message on (the
     parser never reads before its start position, so the rest is dropped); ``contents`` and
     ``reasoning`` what each message before it maps to, ``says`` and ``thinks`` the number of the
     first with content and with reasoning that is not whitespace only; :meth:`add` appends a
     piece. ``parses`` and ``parsed`` count the parses and the characters they started from
     (tests bound them)."""
 
-    __slots__ = ("contents", "grammar", "memo", "parsed", "parses", "parts", "reasonings", "says", "text", "thinks")
+    __slots__ = ("contents", "grammar", "memo", "parsed", "parses", "parts", "reasonings", "says", "thinks")
 
     def __init__(self, grammar: Grammar, text: str) -> None:
-        self.grammar, self.text, self.parts = grammar, text, [text]
+        self.grammar, self.parts = grammar, [text]
         self.contents: list[str] = []
         self.reasonings: list[str] = []
         self.says = self.thinks = _NEVER
         self.parses = self.parsed = 0
-        self.memo: dict = {}  # peg.remembering's table for self.text
+        self.memo: dict = {}  # peg.remembering's table for the text after the last completed message
 
     def add(self, piece: str) -> None:
         self.parts.append(piece)
@@ -191,7 +191,7 @@ class _Resumed:
         if mark:
             text = text[mark:]
             self.memo = {}  # its positions moved
-        self.text, self.parts = text, [text]
+        self.parts = [text]
         self.parses += 1
         self.parsed += len(text)
         with peg.first_end_observation() as seen, peg.remembering(self.memo):
