@@ -166,7 +166,7 @@ class RequestLimits:
         amount = f"{size:,} bytes" if exact else f"more than {limit:,} bytes"
         return (
             f"mockoss: the request body ({amount}) is above the limit of {limit:,} bytes "
-            "(mockoss's own limit: --max-body-bytes, MockServer(max_body_bytes=…))"
+            "(mockoss's own limit: --max-body-bytes, MockServer(max_body_bytes=…), the fixture's max_body_bytes option)"
         )
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
