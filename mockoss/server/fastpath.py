@@ -144,9 +144,8 @@ class GenerationPath:
             started = logged = True  # from here the stream answers errors and logs (_stream)
             await self._stream(scope, receive, send, reply, delivery, records, began, epoch)
         except Exception:
-            if not started:  # as Starlette's ServerErrorMiddleware answers an unexpected error
-                status = 500
-                await PlainTextResponse("Internal Server Error", status_code=500)(scope, receive, send)
+            if not started:
+                status = await _answer_unexpected(scope, receive, send)
             raise
         finally:
             REQUEST_RECORDS.reset(token)
@@ -209,9 +208,8 @@ class GenerationPath:
 
             await response(scope, receive, counted)
         except Exception:
-            if not started:  # as Starlette's ServerErrorMiddleware answers an unexpected error
-                status = 500
-                await PlainTextResponse("Internal Server Error", status_code=500)(scope, receive, send)
+            if not started:
+                status = await _answer_unexpected(scope, receive, send)
             raise
         finally:
             finish()  # a request that ended without its last body message (an error, a disconnect)
@@ -244,6 +242,14 @@ class GenerationPath:
             raise
         finally:
             timer.cancel()
+
+
+async def _answer_unexpected(scope: Scope, receive: Receive, send: Send) -> int:
+    """Answer an unexpected error before the response started as Starlette's
+    ``ServerErrorMiddleware`` does (its plain-text 500; the layered path's answer to the same
+    error); the status, for the request log."""
+    await PlainTextResponse("Internal Server Error", status_code=500)(scope, receive, send)
+    return 500
 
 
 def _count(schedule: Schedule, sent: int, separator: bytes) -> int:
