@@ -157,6 +157,10 @@ class Warmup:
         only templated steps."""
         return bool(self._state(scenario).longs)
 
+    def _model_length(self) -> int:
+        """The longest name ``request.model`` may resolve to without the body naming one."""
+        return MODEL_CHARS if self._model_chars is None else self._model_chars()
+
     def may_warm(self, scenario: Scenario, raw_bytes: int) -> bool:
         """:meth:`has_long_completions` or :meth:`may_render_long`, one state lookup: whether a
         request of ``raw_bytes`` bytes on ``scenario`` is worth reading for a warm-up."""
@@ -170,7 +174,7 @@ class Warmup:
         state = self._state(scenario) if state is None else state
         if not state.templates:
             return False
-        key = (template_module.MAX_RENDERED_CHARS, MODEL_CHARS if self._model_chars is None else self._model_chars())
+        key = (template_module.MAX_RENDERED_CHARS, self._model_length())
         known = state._thresholds
         if known is not None and known[0] == key:
             return raw_bytes >= known[2]
@@ -192,7 +196,7 @@ class Warmup:
         state = self._state(scenario)
         if not state.templates:
             return ()
-        each, smallest = state.thresholds(MODEL_CHARS if self._model_chars is None else self._model_chars())
+        each, smallest = state.thresholds(self._model_length())
         if raw_bytes < smallest:
             return ()
         played = _played(state, body, headers, cursors, auto_session, matched)
