@@ -6,16 +6,11 @@ serve and the fixture"; eleventh-session breaker, finding 9: the marker option w
 A pytester subprocess, as tests/test_plugin_options.py: openai-harmony cannot be initialised twice
 in one process."""
 
-import pytest
 
 RUN = ("-p", "no:cacheprovider")
 
 
-@pytest.fixture(autouse=True)
-def _ini(pytester, monkeypatch):
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-    for name in ("MOCKOSS_REAL_URL", "MOCKOSS_REAL_API_KEY", "MOCKOSS_REAL_MODEL"):
-        monkeypatch.delenv(name, raising=False)
+from plugin_support import plugin_pytester  # noqa: F401 (autouse: the pytester project and environment)
 
 
 def test_max_body_bytes_from_the_marker_and_mockoss_config(pytester):

@@ -10,11 +10,7 @@ import pytest
 RUN = ("-p", "no:cacheprovider")
 
 
-@pytest.fixture(autouse=True)
-def _ini(pytester, monkeypatch):
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-    for name in ("MOCKOSS_REAL_URL", "MOCKOSS_REAL_API_KEY", "MOCKOSS_REAL_MODEL"):
-        monkeypatch.delenv(name, raising=False)
+from plugin_support import plugin_pytester  # noqa: F401 (autouse: the pytester project and environment)
 
 
 def test_marker_beats_command_line_beats_mockoss_config_and_config_is_lazy(pytester):

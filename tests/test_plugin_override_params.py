@@ -8,16 +8,11 @@ ignored by the plugin before f582eaa and must stay so, not become "unknown profi
 Run through pytester (openai-harmony cannot be initialised twice in one process).
 """
 
-import pytest
 
 RUN = ("-p", "no:cacheprovider")
 
 
-@pytest.fixture(autouse=True)
-def _ini(pytester, monkeypatch):
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-    for name in ("MOCKOSS_REAL_URL", "MOCKOSS_REAL_API_KEY", "MOCKOSS_REAL_MODEL"):
-        monkeypatch.delenv(name, raising=False)
+from plugin_support import plugin_pytester  # noqa: F401 (autouse: the pytester project and environment)
 
 
 def test_a_parametrised_override_of_mockoss_keeps_its_params_as_its_own(pytester):

@@ -9,16 +9,10 @@ in one process."""
 import re
 from pathlib import Path
 
-import pytest
-
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-@pytest.fixture(autouse=True)
-def _ini(pytester, monkeypatch):
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-    for name in ("MOCKOSS_REAL_URL", "MOCKOSS_REAL_API_KEY", "MOCKOSS_REAL_MODEL"):
-        monkeypatch.delenv(name, raising=False)
+from plugin_support import plugin_pytester  # noqa: F401 (autouse: the pytester project and environment)
 
 
 def test_the_readme_monkeypatch_recipes_run_in_a_test_with_the_fixture(pytester):
