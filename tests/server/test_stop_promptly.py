@@ -12,14 +12,10 @@ that the old code fails instead of hanging.
 from __future__ import annotations
 
 import json
-import re
 import signal
-import socket
-import subprocess
-import sys
-import time
 
 import pytest
+from stop_support import line, serving  # tests/server is on sys.path
 
 # respond() blocks for ever on a big body, after saying so on stdout.
 _SERVER = r"""
@@ -36,55 +32,21 @@ from mockoss.cli import main
 sys.exit(main(["serve", "--port", "0", "--scenario", "clean-answer"]))
 """
 
-WAIT_S = 15.0
-
-
-def _line(process: subprocess.Popen[str], pattern: str) -> re.Match[str]:
-    assert process.stdout is not None
-    deadline = time.monotonic() + 60
-    seen = []
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        seen.append(line)
-        found = re.search(pattern, line)
-        if found:
-            return found
-    raise AssertionError(f"no {pattern!r} in the server's output: {''.join(seen)}")
-
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_stops_promptly_during_an_off_loop_build(sig: signal.Signals) -> None:
-    process = subprocess.Popen([sys.executable, "-c", _SERVER], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    client = None
-    try:
-        port = int(_line(process, r"base URL: http://127\.0\.0\.1:(\d+)").group(1))
+    with serving(_SERVER) as served:
         body = json.dumps({"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "word " * 70_000}]}).encode()
-        client = socket.create_connection(("127.0.0.1", port), timeout=WAIT_S + 10)
-        client.sendall(
+        served.send(
             b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             + f"Content-Length: {len(body)}\r\n\r\n".encode() + body
         )
         # The build runs on a worker thread, not on the event loop (which is what lets the
         # server hear the signal and stop while it runs).
-        assert _line(process, r"BUILDING (\S+)").group(1) != "MainThread"
-        process.send_signal(sig)
-        try:
-            process.wait(WAIT_S)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"still running {WAIT_S:g} s after {sig.name}, a build in flight")
+        assert line(served.process, r"BUILDING (\S+)").group(1) != "MainThread"
+        served.stop(sig, ", a build in flight")
         # The connection in flight was closed after mockoss's 503 for a request cancelled before
         # its response started (tests/server/test_stop_reply.py checks what it says).
-        got = b""
-        while chunk := client.recv(1 << 16):
-            got += chunk
+        got = served.received()
         assert got.startswith(b"HTTP/1.1 503 ")
-        assert process.returncode == (-signal.SIGTERM if sig == signal.SIGTERM else 0)
-    finally:
-        if client is not None:
-            client.close()
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        process.stdout.close()  # type: ignore[union-attr]
+        assert served.process.returncode == (-signal.SIGTERM if sig == signal.SIGTERM else 0)

@@ -12,14 +12,11 @@ for a big body (a stand-in for a build of tens of seconds on a worker thread).
 from __future__ import annotations
 
 import json
-import re
 import signal
-import socket
-import subprocess
-import sys
 import time
 
 import pytest
+from stop_support import line, serving  # tests/server is on sys.path
 
 from mockoss.server.app import STOPPING_MESSAGE
 
@@ -37,53 +34,18 @@ from mockoss.cli import main
 sys.exit(main(["serve", "--port", "0", "--scenario", "clean-answer"] + sys.argv[1:]))
 """
 
-WAIT_S = 15.0
-
-
-def _line(process: subprocess.Popen[str], pattern: str) -> re.Match[str]:
-    assert process.stdout is not None
-    deadline = time.monotonic() + 60
-    seen = []
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        seen.append(line)
-        found = re.search(pattern, line)
-        if found:
-            return found
-    raise AssertionError(f"no {pattern!r} in the server's output: {''.join(seen)}")
-
 
 def _stop_during(sig: signal.Signals, request: bytes, wait_for: str, *flags: str) -> tuple[bytes, str]:
     """Start serve, send ``request``, wait for ``wait_for`` in its output, send ``sig``: what the
     client received until the connection closed, and the server's remaining output."""
-    process = subprocess.Popen([sys.executable, "-c", _SERVER, *flags], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    client = None
-    try:
-        port = int(_line(process, r"base URL: http://127\.0\.0\.1:(\d+)").group(1))
-        client = socket.create_connection(("127.0.0.1", port), timeout=WAIT_S + 10)
-        client.sendall(request)
+    with serving(_SERVER, *flags) as served:
+        served.send(request)
         if wait_for:
-            _line(process, wait_for)
+            line(served.process, wait_for)
         else:
             time.sleep(0.5)  # the request reaches the app
-        process.send_signal(sig)
-        try:
-            output = process.communicate(timeout=WAIT_S)[0]
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"still running {WAIT_S:g} s after {sig.name}")
-        got = b""
-        while chunk := client.recv(1 << 16):
-            got += chunk
-        return got, output
-    finally:
-        if client is not None:
-            client.close()
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        process.stdout.close()  # type: ignore[union-attr]
+        output = served.stop(sig, read_output=True)
+        return served.received(), output
 
 
 def _post(body: bytes, length: int | None = None) -> bytes:

@@ -16,10 +16,16 @@ import threading
 
 import anyio
 import pytest
+from template_support import (  # tests/server is on sys.path
+    ECHO,
+    WORDS,
+    allow_long_templates,
+    chat,
+    through_gate,
+    watch_builds,
+)
 
 from mockoss.profiles.registry import PROFILES
-from mockoss.scenario import render as render_module
-from mockoss.scenario import template as template_module
 from mockoss.scenario.loader import scenario_from_data
 from mockoss.scenario.render import compile_completion
 from mockoss.scenario.schema import CompletionSpec
@@ -28,47 +34,22 @@ from mockoss.server import warmup
 from mockoss.server.core import MockServer
 from mockoss.server.offload import Gate
 
-ECHO = "echo: {{ request.messages[-1].content }}"
-WORDS = " ".join(f"w{i % 997}" for i in range(20_000))  # ~100 KB, no long unbroken run
-
 
 def _scenario(tag: str, content: str = ECHO, extra: tuple[dict, ...] = ()):
     messages = [*extra, {"channel": "final", "content": content}]
     return scenario_from_data({"steps": [{"completion": {"messages": messages}}]}, name=f"tmpl-{tag}", default_version=True)
 
 
-def _chat(server: MockServer, content: str, **fields) -> bytes:
-    model = server.info.served_model_names[0]
-    return json.dumps({"model": model, "messages": [{"role": "user", "content": content}], **fields}).encode()
-
-
-def _watch_builds(monkeypatch: pytest.MonkeyPatch, server: MockServer, builds: list) -> None:
-    """Note (thread id, server lock held, characters) for every rendered completion built."""
-    real = render_module._build
-
-    def build(messages, fault):
-        built = real(messages, fault)
-        builds.append((threading.get_ident(), server._lock.locked(), len(built.text)))
-        return built
-
-    monkeypatch.setattr(render_module, "_build", build)
-
-
-async def _through_gate(gate: Gate, server: MockServer, raw: bytes):
-    reply, _delivery = await gate.respond(server, "chat", raw, {})
-    return reply, threading.get_ident()
-
-
 @pytest.fixture
 def long_templates(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(template_module, "MAX_RENDERED_CHARS", 400_000)
+    allow_long_templates(monkeypatch)
 
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_long_echo_is_rendered_and_built_off_the_loop_before_the_lock(monkeypatch, long_templates, stream):
     server = MockServer(scenario=_scenario(f"off-{stream}"))
     builds: list = []
-    _watch_builds(monkeypatch, server, builds)
+    watch_builds(monkeypatch, server, builds)
     calls: list = []
     cls = type(server._base_profile)
     real_surface = cls.surface
@@ -86,7 +67,7 @@ def test_a_long_echo_is_rendered_and_built_off_the_loop_before_the_lock(monkeypa
         return real_encode(text, special)
 
     monkeypatch.setattr(warmup, "encode_in_worker", encode_in_worker)
-    reply, loop_thread = anyio.run(_through_gate, Gate(), server, _chat(server, WORDS, stream=stream))
+    reply, loop_thread = anyio.run(through_gate, Gate(), server, chat(server, WORDS, stream=stream))
     assert reply.status == 200
     # The long echoed text was tokenized in the worker process, asked from the worker thread.
     assert [(thread == loop_thread, chars >= len(WORDS)) for thread, chars in encoded] == [(False, True)]
@@ -99,10 +80,10 @@ def test_a_long_echo_is_rendered_and_built_off_the_loop_before_the_lock(monkeypa
 def test_a_short_echo_stays_on_the_loop(monkeypatch, long_templates):
     server = MockServer(scenario=_scenario("short"))
     builds: list = []
-    _watch_builds(monkeypatch, server, builds)
-    raw = _chat(server, "hi there")
+    watch_builds(monkeypatch, server, builds)
+    raw = chat(server, "hi there")
     assert not warmup.wanted(server, "chat", raw, {})
-    reply, loop_thread = anyio.run(_through_gate, Gate(), server, raw)
+    reply, loop_thread = anyio.run(through_gate, Gate(), server, raw)
     assert reply.status == 200
     assert [(thread == loop_thread, held) for thread, held, _chars in builds] == [(True, True)]
 
@@ -117,10 +98,10 @@ def test_a_long_echo_under_match_rules_is_answered_off_the_loop(monkeypatch, lon
     )
     server = MockServer(scenario=scenario)
     builds: list = []
-    _watch_builds(monkeypatch, server, builds)
-    raw = _chat(server, WORDS)
+    watch_builds(monkeypatch, server, builds)
+    raw = chat(server, WORDS)
     assert warmup.wanted(server, "chat", raw, {})
-    reply, loop_thread = anyio.run(_through_gate, Gate(), server, raw)
+    reply, loop_thread = anyio.run(through_gate, Gate(), server, raw)
     assert reply.status == 200
     assert [(thread == loop_thread, held) for thread, held, _chars in builds] == [(False, False)]
 
@@ -139,7 +120,7 @@ def test_replies_are_the_same_bytes_with_the_render_warmed(monkeypatch, long_tem
         if endpoint is None:
             pytest.skip(f"{profile} has no chat endpoint")
         for turn in range(2):
-            raw = _chat(plain, f"{turn} {WORDS[:5000]}", stream=stream)  # long enough to warm
+            raw = chat(plain, f"{turn} {WORDS[:5000]}", stream=stream)  # long enough to warm
             expected, _ = plain.respond(endpoint, raw, {})
             assert warmup.wanted(warmed, endpoint, raw, {})
             token = warmup.WARM_BEFORE_LOCK.set(True)

@@ -14,48 +14,29 @@ is built and surfaced, and that replies stay the same bytes.
 
 from __future__ import annotations
 
-import json
 import threading
 
 import anyio
 import pytest
+from template_support import (  # tests/server is on sys.path
+    ECHO,
+    WORDS,
+    allow_long_templates,
+    chat,
+    through_gate,
+    watch_builds,
+)
 
 from mockoss.scenario import render as render_module
-from mockoss.scenario import template as template_module
 from mockoss.scenario.loader import scenario_from_data
 from mockoss.server import warm_record, warmup
 from mockoss.server.core import MockServer
 from mockoss.server.offload import Gate
 
-ECHO = "echo: {{ request.messages[-1].content }}"
-WORDS = " ".join(f"w{i % 997}" for i in range(20_000))  # ~100 KB, no long unbroken run
-
-
-def _chat(server: MockServer, content: str) -> bytes:
-    model = server.info.served_model_names[0]
-    return json.dumps({"model": model, "messages": [{"role": "user", "content": content}]}).encode()
-
-
-def _watch_builds(monkeypatch: pytest.MonkeyPatch, server: MockServer, builds: list) -> None:
-    """Note (thread id, server lock held, characters) for every rendered completion built."""
-    real = render_module._build
-
-    def build(messages, fault):
-        built = real(messages, fault)
-        builds.append((threading.get_ident(), server._lock.locked(), len(built.text)))
-        return built
-
-    monkeypatch.setattr(render_module, "_build", build)
-
-
-async def _through_gate(gate: Gate, server: MockServer, raw: bytes):
-    reply, _delivery = await gate.respond(server, "chat", raw, {})
-    return reply, threading.get_ident()
-
 
 @pytest.fixture(autouse=True)
 def long_templates(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(template_module, "MAX_RENDERED_CHARS", 400_000)
+    allow_long_templates(monkeypatch)
 
 
 def _rules(tag: str, long_content: str = ECHO):
@@ -86,10 +67,10 @@ def _watch_surfaces(monkeypatch: pytest.MonkeyPatch, server: MockServer, calls: 
 def test_a_long_echo_under_match_rules_is_built_before_the_lock(monkeypatch):
     server = MockServer(scenario=_rules("echo"))
     builds: list = []
-    _watch_builds(monkeypatch, server, builds)
-    raw = _chat(server, WORDS)
+    watch_builds(monkeypatch, server, builds)
+    raw = chat(server, WORDS)
     assert warmup.wanted(server, "chat", raw, {})
-    reply, loop_thread = anyio.run(_through_gate, Gate(), server, raw)
+    reply, loop_thread = anyio.run(through_gate, Gate(), server, raw)
     assert reply.status == 200
     # Built once, on a worker thread, the lock free (was: under the lock).
     assert [(thread == loop_thread, held) for thread, held, _chars in builds] == [(False, False)]
@@ -120,7 +101,7 @@ def test_predicted_match_rules_keep_the_bytes(profile):
     plain, warmed = (MockServer(scenario=_rules(f"bytes-{profile}", content), profile=profile) for _ in range(2))
     endpoint = "chat" if profile == "vllm" else "ollama.chat"
     for text in (f"a {WORDS[:6000]}", f"hi {WORDS[:6000]}", f"b {WORDS[:6000]}"):
-        raw = _chat(plain, text)
+        raw = chat(plain, text)
         expected, _ = plain.respond(endpoint, raw, {})
         token = warmup.WARM_BEFORE_LOCK.set(True)
         try:
@@ -159,7 +140,7 @@ def test_a_faker_warm_up_overtaken_by_a_busy_client_is_not_surfaced_nor_repeated
     server, builds, calls = _faker_server(monkeypatch, 2)
     gate = Gate()
     for _ in range(1 + warm_record.SEEDED_SKIPS + 1):
-        reply, _loop = anyio.run(_through_gate, gate, server, _chat(server, "x"))
+        reply, _loop = anyio.run(through_gate, gate, server, chat(server, "x"))
         assert reply.status == 200
     # Request 1: built before the lock, not surfaced there, built again under it; the next
     # SEEDED_SKIPS: under the lock only; the one after tries again.
@@ -171,7 +152,7 @@ def test_a_faker_warm_up_overtaken_by_one_request_is_not_surfaced_but_tried_agai
     server, builds, calls = _faker_server(monkeypatch, 1)
     gate = Gate()
     for _ in range(2):
-        reply, _loop = anyio.run(_through_gate, gate, server, _chat(server, "x"))
+        reply, _loop = anyio.run(through_gate, gate, server, chat(server, "x"))
         assert reply.status == 200
     assert builds == [False, True, False, True]
     assert [held for _thread, held in calls] == [True, True]
@@ -181,7 +162,7 @@ def test_a_faker_warm_up_that_keeps_its_index_is_used_under_the_lock(monkeypatch
     server, builds, calls = _faker_server(monkeypatch, 0)
     gate = Gate()
     for _ in range(2):
-        reply, _loop = anyio.run(_through_gate, gate, server, _chat(server, "x"))
+        reply, _loop = anyio.run(through_gate, gate, server, chat(server, "x"))
         assert reply.status == 200
     assert builds == [False, False]  # the render under the lock found the warm-up's completion
     assert [held for _thread, held in calls] == [False, True, False, True]
