@@ -6,6 +6,11 @@ An entry is a tuple of scalars (:data:`LogEntry`); a session's log keeps at most
 (:func:`drop_oldest`), each with its path cut to :data:`LOG_PATH_CHARS` (:func:`cut_path`). The
 JSON of a long log is built a part at a time on a worker thread (:class:`LogWriter`) and sent as
 it is built (:func:`streamed`), readers taking turns.
+
+The worker threads are daemon threads of a :class:`mockoss.workers.DaemonPool` (the control app's
+own, of :data:`LOG_WRITES` threads: :func:`mockoss.server.control_routes.control_app`), not
+``anyio.to_thread``'s: a stopping ``mockoss serve`` does not wait for a log nobody will read
+(``tests/server/test_stop_control_routes.py``).
 """
 
 from __future__ import annotations
@@ -17,9 +22,8 @@ import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from mockoss.profiles.wire import rebuild
+from mockoss.workers import DaemonPool, run_off_loop
 
 if TYPE_CHECKING:
     from mockoss.server.records import RecordedRequest
@@ -145,15 +149,20 @@ LOG_BUFFER_BYTES = 4 * 1024 * 1024
 #: Log parts built at once, all readers together (each a worker thread): readers beyond it wait
 #: their turn a part at a time, so many readers neither hold a copy of the log each nor keep
 #: threads contending for the interpreter with the event loop (16 at once: another client's
-#: median wait 50 ms). One: a part is ~1 MiB, ~10 ms; turns interleave readers fairly (anyio's
-#: limiter serves waiters first come, first served), and a stalled reader, which holds no turn
-#: while its bytes wait to be sent, delays no one.
+#: median wait 50 ms). One: a part is ~1 MiB, ~10 ms; turns interleave readers fairly (the
+#: pool's queue, :class:`mockoss.workers.DaemonPool`, serves calls first come, first served, as
+#: anyio's limiter did), and a stalled reader, which holds no turn while its bytes wait to be
+#: sent, delays no one.
 LOG_WRITES = 1
 
 
-async def _log_json(entries: list[Any], records: dict[int, RecordedRequest]) -> list[bytes]:
-    """:func:`log_parts` on a worker thread (see there why)."""
-    return await anyio.to_thread.run_sync(log_parts, entries, records)
+async def _log_json(
+    entries: list[Any], records: dict[int, RecordedRequest], pool: DaemonPool | None = None
+) -> list[bytes]:
+    """:func:`log_parts` on a daemon thread of ``pool`` (see there why; a pool of one thread of
+    its own when none is given)."""
+    pool = pool if pool is not None else DaemonPool(LOG_WRITES, "mockoss-log")
+    return await run_off_loop(pool, log_parts, entries, records)
 
 
 def log_parts(entries: list[Any], records: dict[int, RecordedRequest]) -> list[bytes]:
@@ -234,9 +243,10 @@ def _item_json(item: dict[str, Any], ascii_only: bool) -> bytes:
     return json.dumps(item, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
 
 
-async def streamed(writer: LogWriter, first: list[bytes], limiter: anyio.CapacityLimiter) -> AsyncIterator[bytes]:
+async def streamed(writer: LogWriter, first: list[bytes], pool: DaemonPool) -> AsyncIterator[bytes]:
     """``[``, the items of ``first`` and of the writer's further :meth:`LogWriter.take` of
-    :data:`LOG_SLICE_BYTES` each (on a worker thread, under ``limiter``), ``,`` between, ``]``."""
+    :data:`LOG_SLICE_BYTES` each (on a daemon thread of ``pool``, in turn with the other readers'
+    takes), ``,`` between, ``]``."""
     parts, lead = first, b"["
     while parts:
         async for chunk in _pieces(parts, lead):
@@ -244,7 +254,7 @@ async def streamed(writer: LogWriter, first: list[bytes], limiter: anyio.Capacit
         lead = b","
         if writer.done:
             break
-        parts = await anyio.to_thread.run_sync(writer.take, LOG_SLICE_BYTES, limiter=limiter)
+        parts = await run_off_loop(pool, writer.take, LOG_SLICE_BYTES)
     yield b"]"
 
 

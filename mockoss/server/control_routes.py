@@ -1,7 +1,20 @@
 """The ``/mockoss`` routes of the control plane, as a FastAPI sub-application with its own OpenAPI
 description (``/mockoss/openapi.json``, ``/mockoss/docs``); what each route does is in
 :mod:`mockoss.server.control`. Built by :func:`control_app` on the first ``/mockoss`` request, so
-that serving the emulated API alone never imports FastAPI."""
+that serving the emulated API alone never imports FastAPI.
+
+Work too long for the event loop (an upload's compile, the request log's JSON, a metrics render)
+runs on the control app's own bounded pools of daemon threads (:class:`mockoss.workers.DaemonPool`:
+:data:`UPLOAD_COMPILES`, :data:`mockoss.server.control_log.LOG_WRITES` and one thread), one set per
+app, as anyio's limiters were. Not on ``anyio.to_thread``: its worker threads are not daemon
+threads and a cancelled await waits for its call, so such a job held a stopping ``mockoss serve``
+until it ended, however long, as scripted replies and side routes did before (issue 9, task O; the
+eleventh session's review, finding 3). Measured (``/tmp/t12/measure.py``, twelfth session, task T):
+``SIGINT`` 0.3 s into a job held 20 s, exit after 19.9-20.0 s before, 0.8-1.0 s now, for each of
+the three (``SIGTERM`` was not held: uvicorn re-raises it and its default action ends the process
+without joining threads). A stop now cuts the request (a 503, :mod:`mockoss.server.run`) and
+leaves the job to its thread, which the interpreter's exit does not wait for
+(``tests/server/test_stop_control_routes.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +22,6 @@ import weakref
 from collections import OrderedDict
 from typing import Any
 
-import anyio
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
@@ -18,6 +30,7 @@ from mockoss.scenario.player import session_key
 from mockoss.server import control_log
 from mockoss.server.control import _SCENARIO_NAME, TEST_ID_HEADER, ControlPlane, _Session
 from mockoss.server.control_guard import error
+from mockoss.workers import DaemonPool, run_off_loop
 
 __all__ = ["ENCODE_ELSEWHERE_CHARS", "MIN_UPLOAD_BYTES", "UPLOADS_KEPT", "UPLOAD_COMPILES", "control_app"]
 
@@ -26,7 +39,8 @@ __all__ = ["ENCODE_ELSEWHERE_CHARS", "MIN_UPLOAD_BYTES", "UPLOADS_KEPT", "UPLOAD
 UPLOADS_KEPT = 8
 #: Bytes an upload is counted for at least (a compiled 100-byte scenario holds ~2.3 KB).
 MIN_UPLOAD_BYTES = 4096
-#: Uploads compiled at once, each on a worker thread (their peak memory is ~30x their source).
+#: Uploads compiled at once, each on a daemon worker thread (their peak memory is ~30x their
+#: source); more wait their turn, oldest first.
 UPLOAD_COMPILES = 2
 
 
@@ -50,10 +64,10 @@ def control_app(plane: ControlPlane) -> FastAPI:
 
     limit = plane.options.max_scenario_bytes
     uploads = _Uploads(plane, UPLOADS_KEPT * limit)
-    compiles = anyio.CapacityLimiter(UPLOAD_COMPILES)
+    compiles = DaemonPool(UPLOAD_COMPILES, "mockoss-upload")
     # Readers of the log take turns a part at a time (control_log.LogWriter), metrics scrapes one at a time.
-    log_writes = anyio.CapacityLimiter(control_log.LOG_WRITES)
-    renders = anyio.CapacityLimiter(1)
+    log_writes = DaemonPool(control_log.LOG_WRITES, "mockoss-log")
+    renders = DaemonPool(1, "mockoss-metrics")
 
     @control.get("/ready", summary="Readiness: 200 once the server answers requests")
     async def ready() -> dict[str, Any]:
@@ -78,7 +92,7 @@ def control_app(plane: ControlPlane) -> FastAPI:
         try:
             # Parsed and compiled on a worker thread: on the event loop a 249 KB scenario held
             # every other client 222 ms, 2.9 MB 1.1 s (issue 9 review, finding 7).
-            scenario = await anyio.to_thread.run_sync(_load_text, raw, name, limiter=compiles)
+            scenario = await run_off_loop(compiles, _load_text, raw, name)
             key = chosen(request, test_id)
             target = plane.session(key)
             target.server.use_scenario(scenario)  # type: ignore[union-attr]
@@ -121,7 +135,7 @@ def control_app(plane: ControlPlane) -> FastAPI:
         wanted = None if session is None else session_key(session)  # as the log keeps it (a long key by its digest)
         entries = [e for e in list(target.log) if wanted is None or e[6] == wanted]  # 6: the session key
         writer = control_log.LogWriter(entries, records)
-        parts = await anyio.to_thread.run_sync(writer.take, control_log.LOG_BUFFER_BYTES, limiter=log_writes)
+        parts = await run_off_loop(log_writes, writer.take, control_log.LOG_BUFFER_BYTES)
         if writer.done:  # the whole log: sent with its length, as JSONResponse did
             length = 2 + sum(map(len, parts)) + max(len(parts) - 1, 0)  # "[", the parts, their commas, "]"
             return StreamingResponse(control_log.joined(parts), media_type="application/json", headers={"content-length": str(length)})
@@ -144,7 +158,7 @@ def control_app(plane: ControlPlane) -> FastAPI:
         # On a worker thread, one scrape at a time: 10,000 series took ~0.4 s to render, all of it
         # on the event loop (issue 9 review, eighth session, finding 7); bounded since, but the
         # loop still takes the interpreter back between any two steps of a long render.
-        body, content_type = await anyio.to_thread.run_sync(plane.metrics.render, limiter=renders)
+        body, content_type = await run_off_loop(renders, plane.metrics.render)
         return Response(body, media_type=content_type)
 
     return control

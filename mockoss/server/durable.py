@@ -6,6 +6,15 @@ reply's headers go out at once, its first body bytes only once the ticket is don
 flushed and fsynced). The step is complete when the reply is built, so the wait is the write's
 latency, usually over before a paced stream's first frame is due. Relayed pass-through streams
 hold their last chunk instead (:mod:`mockoss.upstream.proxy`).
+
+The recorder's close at shutdown (:func:`lifespan_for`) is the one job of a stopping server that
+stays on a non-daemon thread (``asyncio.to_thread``, which the event loop's close and the
+interpreter's exit wait for), on purpose: it writes what is queued, fsyncs and closes the file, and
+a recording cut there would lose exchanges its clients already received whole, the promise above.
+It is one thread per server, only with ``--record``, where :mod:`mockoss.server.run` already waits
+for the exchanges in flight without limit, and its wait is the queued writes' (the journal's
+writer thread, :mod:`mockoss.upstream.journal`); the other off-loop work runs on daemon threads
+(:mod:`mockoss.workers`).
 """
 
 from __future__ import annotations

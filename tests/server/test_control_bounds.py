@@ -19,6 +19,7 @@ from mockoss.server.control_log import LOG_PATH_CHARS, log_entry
 from mockoss.server.control_metrics import MAX_SCENARIO_LABELS, OTHER_SCENARIOS, Metrics
 from mockoss.server.core import MockServer
 from mockoss.server.run import ThreadedServer
+from mockoss.workers import DaemonPool
 
 LONG = "/v1/" + "a" * 60_000
 
@@ -127,7 +128,7 @@ def test_a_long_log_is_built_a_part_at_a_time_with_the_same_json(odd, monkeypatc
     assert not writer.done and len(first) < len(entries)
 
     async def run() -> bytes:
-        return b"".join([chunk async for chunk in control_log.streamed(writer, first, control_log.anyio.CapacityLimiter(1))])
+        return b"".join([chunk async for chunk in control_log.streamed(writer, first, DaemonPool(1, "mockoss-log"))])
 
     body = asyncio.run(run())
     assert json.loads(body) == expected and len(sizes) > 5
@@ -225,4 +226,5 @@ def test_reset_all_clears_the_metrics_and_they_are_rendered_off_the_event_loop(m
         threaded.stop()
     assert any('scenario="clean-answer"' in line for line in _series(before))
     assert not any('scenario="clean-answer"' in line for line in _series(after))
-    assert rendered_on and all("AnyIO worker" in name for name in rendered_on), rendered_on
+    # On the control app's daemon pool (mockoss.server.control_routes).
+    assert rendered_on and all(name == "mockoss-metrics" for name in rendered_on), rendered_on
