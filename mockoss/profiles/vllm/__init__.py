@@ -26,6 +26,7 @@ from mockoss.profiles.base import (
     check_choice_switches,
 )
 from mockoss.profiles.vllm.chat import cached_full_reply, surface_chat
+from mockoss.profiles.vllm.context_length import fit_context
 from mockoss.profiles.vllm.errors import ErrorBody, error_reply
 from mockoss.profiles.vllm.options import OptionError, ignore_eos_completion, interval_note, recovery_log
 from mockoss.profiles.vllm.switches import ATTRIBUTES, BOOLS, CHOICES
@@ -89,6 +90,7 @@ class VllmProfile:
     responses_prompt_cache_fields: bool = True
     responses_reuse_stream_ids: bool = True
     responses_unknown_channel: Literal["error", "drop"] = "error"
+    context_overflow: Literal["clamp", "reserve", "legacy"] = "clamp"
     version: str = "0.33.0"
 
     def __post_init__(self) -> None:
@@ -131,7 +133,14 @@ class VllmProfile:
         A non-streamed request without those options (nor, for Responses, echoed fields) is
         answered from a per-request-shape cache, the same bytes and log:
         :func:`~mockoss.profiles.vllm.chat.cached_full_reply`,
-        :func:`~mockoss.profiles.vllm.responses_cached.cached_reply`."""
+        :func:`~mockoss.profiles.vllm.responses_cached.cached_reply`.
+
+        First of all, a request that does not fit ``max_model_len`` gets vLLM's 400, or its token
+        limit clamped to the room left (:func:`~mockoss.profiles.vllm.context_length.fit_context`)."""
+        if (fitted := fit_context(self, endpoint, completion, request, ctx.prompt_tokens)) is not request:
+            if isinstance(fitted, Reply):
+                return fitted
+            request = fitted
         if endpoint == "chat" and (reply := cached_full_reply(self, completion, request, ctx)) is not None:
             return reply
         if endpoint == "responses":

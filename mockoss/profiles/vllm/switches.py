@@ -32,6 +32,7 @@ CHOICES: dict[str, tuple[object, ...]] = {
     "fingerprint_mode": ("full", "none"),
     "responses_stream_events": ("content_part", "reasoning_part"),
     "responses_unknown_channel": ("error", "drop"),
+    "context_overflow": ("clamp", "reserve", "legacy"),
 }
 BOOLS = (
     "strict",
@@ -72,8 +73,21 @@ Attributes:
         ``GenerationError``, so the connection drops after the events so far) or
         ``"error_event"`` (an OpenAI-style ``error`` event; unverified, for clients that
         expect one).
-    max_model_len: ``--max-model-len`` in tokens; ``/v1/models`` reports it and Responses
-        caps ``max_output_tokens`` at ``max_model_len - prompt_tokens``.
+    max_model_len: ``--max-model-len`` in tokens; ``/v1/models`` reports it, Responses
+        caps ``max_output_tokens`` at ``max_model_len - prompt_tokens``, and a request that
+        does not fit gets vLLM's 400 or a clamped limit (``context_overflow``).
+    context_overflow: vLLM's answer to a prompt (or prompt plus limit) over ``max_model_len``
+        (:mod:`mockoss.profiles.vllm.context_length`, read in each release's wheel).
+        ``"clamp"`` (0.32.0, 0.33.0): only the prompt is refused (chat ``Input length (P)
+        exceeds model's maximum context length (M).``; completions and Responses ``This model's
+        maximum context length is M tokens. However, your prompt contains P input tokens…``,
+        param ``input_tokens``), a limit too large for the room left is clamped, one above
+        ``max_model_len`` is refused (completions, Responses). ``"reserve"`` (0.18.0):
+        completions refuse prompt + ``max_tokens`` over ``max_model_len``; Responses refuse a
+        prompt of ``max_model_len`` tokens or more (``The engine prompt length…``). ``"legacy"``
+        (0.11.0): chat and Responses ``max_tokens must be at least 1, got M-P.``, completions
+        ``This model's maximum context length is M-L tokens. However, your request has P input
+        tokens.…``, ``param`` null.
     chat_parser: which chat-completions output path is emulated.
         ``"harmony_parser"`` (2026): the unified ``vllm/parser/harmony.py`` ``HarmonyParser``.
         ``"openai_tool_parser"`` (v0.10.2 to the unification, late 2025): ``OpenAIToolParser``
