@@ -95,6 +95,7 @@ def _serve_until_stopped(args: argparse.Namespace) -> int:
             seed=args.seed,
             request_log_limit=10_000,
             max_body_bytes=args.max_body_bytes,
+            body_budget_bytes=args.body_budget_bytes,
             scenario_dirs=tuple(args.scenario_dir),
             transport={k: v for k, v in (("ttft_ms", args.ttft_ms), ("tokens_per_s", args.tokens_per_s)) if v is not None}
             or None,

@@ -23,7 +23,7 @@ __all__ = ["build_parser"]
 
 
 def _positive_int(text: str) -> int:
-    """An integer of at least 1 (``--max-body-bytes``)."""
+    """An integer of at least 1 (``--max-body-bytes``, ``--body-budget-bytes``)."""
     try:
         value = int(text)
     except ValueError:
@@ -149,6 +149,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     limits.add_argument(
         "--max-body-bytes", type=_positive_int, default=DEFAULT_MAX_BODY_BYTES, metavar="N",
         help=f"largest request body; larger ones get 413 in the profile's error shape (default: {DEFAULT_MAX_BODY_BYTES:,})",
+    )
+    limits.add_argument(
+        "--body-budget-bytes", type=_positive_int, default=None, metavar="N",
+        help="bytes all request bodies still arriving may hold together; a body whose next part would pass it "
+        "gets 503 in the profile's error shape (default: 4 x --max-body-bytes)",
     )
     limits.add_argument(
         "--max-reply-bytes", type=_positive_int, default=None, metavar="N",

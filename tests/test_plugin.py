@@ -75,7 +75,7 @@ def test_marker_with_an_unknown_option_fails_the_test_clearly(pytester):
     message = (
         "TypeError: @pytest.mark.mockoss has no option 'scenaro' (did you mean 'scenario'?); options: scenario, "
         "profile, profiles, seed, switches, transport, assert_all_steps_used, assert_all_requests_were_expected, "
-        "assert_tool_calls_match_declared_tools, auto_session, cassette, scripted_only, max_body_bytes"
+        "assert_tool_calls_match_declared_tools, auto_session, cassette, scripted_only, max_body_bytes, body_budget_bytes"
     )
     result.stdout.re_match_lines([r"E\s+" + re.escape(message)])
 
@@ -87,7 +87,8 @@ def test_markers_are_registered_with_their_signature(pytester):
             (
                 "@pytest.mark.mockoss(*, scenario=None, profile=None, profiles=None, seed=None, switches=None, "
                 "transport=None, assert_all_steps_used=False, assert_all_requests_were_expected=True, "
-                "assert_tool_calls_match_declared_tools=False, auto_session=False, cassette=None, scripted_only=False, max_body_bytes=None): "
+                "assert_tool_calls_match_declared_tools=False, auto_session=False, cassette=None, scripted_only=False, max_body_bytes=None, "
+                "body_budget_bytes=None): "
                 "configure the "
                 "mockoss fixture for "
                 "this test; module, class and function markers merge, the closest wins; profiles=[...] runs the test "

@@ -43,7 +43,7 @@ _MARKERS = (
     (
         "mockoss(*, scenario=None, profile=None, profiles=None, seed=None, switches=None, transport=None, "
         "assert_all_steps_used=False, assert_all_requests_were_expected=True, "
-        "assert_tool_calls_match_declared_tools=False, auto_session=False, cassette=None, scripted_only=False, max_body_bytes=None): configure the mockoss fixture for this test; "
+        "assert_tool_calls_match_declared_tools=False, auto_session=False, cassette=None, scripted_only=False, max_body_bytes=None, body_budget_bytes=None): configure the mockoss fixture for this test; "
         "module, class and function markers merge, the closest wins; profiles=[...] runs the test once per "
         f"profile. See {DOCS}."
     ),

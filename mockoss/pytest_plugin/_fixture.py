@@ -101,6 +101,7 @@ class MockossFixture:
         server.transport = transport
         server.auto_session = bool(options.auto_session)
         server.max_body_bytes = DEFAULT_MAX_BODY_BYTES if options.max_body_bytes is None else options.max_body_bytes
+        server.body_budget_bytes = options.body_budget_bytes  # None: 4 x max_body_bytes (mockoss.server.limits)
         fixture = cls(
             server=server,
             url=running.url,
@@ -136,8 +137,9 @@ class MockossFixture:
         if explicit.transport is not None:
             TransportSpec.from_data(explicit.transport, where="mockoss transport=")
             fixture.unapplied.append(("transport", explicit.transport))
-        if explicit.max_body_bytes is not None:
-            fixture.unapplied.append(("max_body_bytes", explicit.max_body_bytes))
+        for name in ("max_body_bytes", "body_budget_bytes"):
+            if getattr(explicit, name) is not None:
+                fixture.unapplied.append((name, getattr(explicit, name)))
         if explicit.switches:
             fixture.switches(**explicit.switches)
         if explicit.scenario is not None:

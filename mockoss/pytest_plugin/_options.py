@@ -68,6 +68,10 @@ class MockossOptions:
             one gets 413 in the profile's error shape, as ``serve --max-body-bytes`` and
             ``MockServer(max_body_bytes=…)``; default 32 MiB (issue 9 item 3 asks for it on the
             fixture too: eleventh-session breaker, finding 9).
+        body_budget_bytes: the bytes all request bodies still arriving may hold together (bytes, at
+            least 1); a body whose next part would pass it gets 503 in the profile's error shape, as
+            ``serve --body-budget-bytes`` and ``MockServer(body_budget_bytes=…)``
+            (:mod:`mockoss.server.limits`); default 4 x ``max_body_bytes``.
 
     Raises:
         TypeError: an unknown option (the message names the valid ones) or a value of the wrong type.
@@ -86,6 +90,7 @@ class MockossOptions:
     cassette: str | bool | None = None
     scripted_only: bool | None = None
     max_body_bytes: int | None = None
+    body_budget_bytes: int | None = None
 
     def __post_init__(self) -> None:
         _check(self.profile is None or isinstance(self.profile, str), "profile", "a profile name, e.g. 'ollama'")
@@ -104,8 +109,10 @@ class MockossOptions:
         _check(self.switches is None or isinstance(self.switches, Mapping), "switches", "a dict of switch values")
         _check(self.transport is None or isinstance(self.transport, Mapping), "transport", "a dict of transport fields")
         _check(self.cassette in (None, True) or isinstance(self.cassette, str), "cassette", "True, a name or a .yaml path")
-        body_ok = isinstance(self.max_body_bytes, int) and not isinstance(self.max_body_bytes, bool) and self.max_body_bytes >= 1
-        _check(self.max_body_bytes is None or body_ok, "max_body_bytes", "a number of bytes, at least 1")
+        for name in ("max_body_bytes", "body_budget_bytes"):
+            value = getattr(self, name)
+            body_ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+            _check(value is None or body_ok, name, "a number of bytes, at least 1")
         for name in ("assert_all_steps_used", "assert_all_requests_were_expected",
                      "assert_tool_calls_match_declared_tools", "auto_session", "scripted_only"):
             _check(getattr(self, name) is None or isinstance(getattr(self, name), bool), name, "True or False")

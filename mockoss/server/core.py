@@ -89,6 +89,8 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         max_body_bytes: the HTTP layer answers larger request bodies with 413 in the profile's
             error shape (default 32 MiB; ``None``: no limit; read per request, so it can be
             changed on a running server).
+        body_budget_bytes: the bytes all request bodies still arriving may hold together; past it a
+            body gets 503 (:mod:`mockoss.server.limits`; default ``None``: 4 x ``max_body_bytes``).
         transport: default timing and faults for every scripted reply (a
             :class:`~mockoss.scenario.transport.TransportSpec` or a mapping such as
             ``{"ttft_ms": 300, "tokens_per_s": 50}``); a step's ``transport:`` and the
@@ -125,12 +127,15 @@ class MockServer(Selection, RequestChecks, SideRoutes):
     #: error shape. ``None``: no limit.
     max_body_bytes: int | None = DEFAULT_MAX_BODY_BYTES
     auto_session: bool = False
+    body_budget_bytes: int | None = None
     requests: RequestLog = field(init=False)
 
     def __post_init__(self) -> None:
         check_harmony_library()  # HarmonyLibraryError: openai-harmony owns the openai_harmony module
         if self.max_body_bytes is not None and self.max_body_bytes < 1:
             raise ValueError(f"max_body_bytes must be at least 1 (or None: no limit), got {self.max_body_bytes}")
+        if self.body_budget_bytes is not None and self.body_budget_bytes < 1:
+            raise ValueError(f"body_budget_bytes must be at least 1 (or None: the default), got {self.body_budget_bytes}")
         if any(not isinstance(name, str) or not name.strip() for name in self.served_model_names or ()):
             raise ValueError(f"served_model_names must be non-empty strings, got {list(self.served_model_names or ())!r}")
         self._lock = threading.Lock()

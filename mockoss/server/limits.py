@@ -8,7 +8,8 @@ Two pieces, both framework-level and both for every route (scripted, upstream an
   after its headers is answered 408. Both close the connection (``Connection: close``).
   The real servers set no body limit of their own (vLLM and SGLang run uvicorn, which has none);
   the limit is mockoss's, so that one request cannot take gigabytes, and the message says so.
-  The bodies still arriving share one budget too (:class:`BodyBudget`: by default
+  The bodies still arriving share one budget too (:class:`BodyBudget`: ``MockServer.body_budget_bytes``,
+  ``mockoss serve --body-budget-bytes``, the fixture's ``body_budget_bytes`` option; by default
   :data:`BODY_BUDGET_FACTOR` times the per-body limit, 128 MiB for the default 32 MiB): a body
   whose next part would take the bytes held by all incomplete bodies past it is answered 503 in
   the profile's error shape, its bytes let go and its connection closed. Without it, clients that
@@ -37,11 +38,27 @@ from mockoss.server.settings import DEFAULT_REQUEST_TIMEOUT_S
 if TYPE_CHECKING:
     from mockoss.server.core import MockServer
 
-__all__ = ["BODY_BUDGET_FACTOR", "BODY_DEADLINE", "DEFAULT_REQUEST_TIMEOUT_S", "BodyBudget", "RequestLimits", "timed_protocol"]
+__all__ = [
+    "BODY_BUDGET_FACTOR", "BODY_DEADLINE", "DEFAULT_REQUEST_TIMEOUT_S", "BodyBudget", "RequestLimits", "body_budget",
+    "timed_protocol",
+]  # fmt: skip
 
-#: The bytes that bodies still arriving may hold together, as a multiple of ``max_body_bytes``
-#: (read when a body starts; no per-body limit, no budget).
+#: The bytes that bodies still arriving may hold together when ``MockServer.body_budget_bytes`` is
+#: ``None`` (the default), as a multiple of ``max_body_bytes`` (no per-body limit: no budget).
 BODY_BUDGET_FACTOR = 4
+
+
+def body_budget(server: MockServer) -> int | None:
+    """The bytes the request bodies still arriving may hold together, all routes of the app:
+    ``server.body_budget_bytes`` when set, else :data:`BODY_BUDGET_FACTOR` x
+    ``server.max_body_bytes``; ``None`` (no budget) when neither is set. Read when a body starts,
+    as ``max_body_bytes`` is, so both can be changed on a running server (the pytest fixture does,
+    per test). A budget below ``max_body_bytes`` refuses, with 503, a body arriving in parts that
+    alone would pass it."""
+    if server.body_budget_bytes is not None:
+        return server.body_budget_bytes
+    limit = server.max_body_bytes
+    return None if limit is None else limit * BODY_BUDGET_FACTOR
 
 #: ``scope["state"]`` key: the event-loop time by which the body must have arrived, when a layer
 #: before :class:`RequestLimits` started the clock.
@@ -99,7 +116,7 @@ class RequestLimits:
         if deadline is not None and scope_state is not None and BODY_DEADLINE in scope_state:
             deadline = scope_state[BODY_DEADLINE]  # the short path already waited (mockoss.server.fastpath)
         state = {"received": 0, "complete": False, "held": 0}
-        budget, cap = self.budget, None if limit is None else limit * BODY_BUDGET_FACTOR
+        budget, cap = self.budget, body_budget(self.server)
 
         async def limited_receive() -> Message:
             if state["complete"]:
@@ -148,7 +165,9 @@ class RequestLimits:
             state["held"] = 0
             message = (
                 f"mockoss: the request bodies still arriving hold {cap:,} bytes in all, this one's next part would pass that "
-                f"(mockoss's own bound: {BODY_BUDGET_FACTOR} x --max-body-bytes); send it again when the others are in"
+                "(mockoss's own bound: --body-budget-bytes, MockServer(body_budget_bytes=…), "
+                f"the fixture's body_budget_bytes option; default {BODY_BUDGET_FACTOR} x --max-body-bytes); "
+                "send it again when the others are in"
             )
             await self._refuse_or_raise(exc, scope, receive, send, 503, message)
         finally:
