@@ -1,8 +1,9 @@
-"""tools/reply_digests.py (and its grid, tools/reply_digest_cases.py), the team's byte-compare check: its quick grid gives the same digests
-run after run (in this process and in another with another ``PYTHONHASHSEED``), on the short path
+"""tools/reply_digests.py (and its grid, tools/reply_digest_cases.py), the team's byte-compare
+check: its quick grid gives the same digests run after run (in this process, and in another with
+another ``PYTHONHASHSEED`` when the tree is clean), on the short path
 and the layered one (``mockoss/server/fastpath.py``: "the same, byte for byte"), and it sees a
 change: another seed (ids), another ``created``. ``--compare`` prints ``N replies compared, K
-differ`` and exits 1 when K > 0.
+differ`` and exits 1 when K > 0; ``--at REV`` runs on a ``git archive`` of that commit.
 """
 
 from __future__ import annotations
@@ -49,14 +50,26 @@ def test_a_second_run_gives_the_same_digests(base):
     assert digests_tool.compare(base, again) == (len(base["replies"]), [])
 
 
-def test_another_process_with_another_hash_seed_gives_the_same_digests(base, tmp_path):
-    out = tmp_path / "other.json"
+def test_at_runs_on_a_git_archive_of_the_commit_in_another_process_with_the_same_digests(base, tmp_path):
+    """``--at HEAD`` in a child process with another ``PYTHONHASHSEED``: it reports the commit and
+    imports mockoss from its archive; when the working tree's mockoss/ and scenarios/ are HEAD's,
+    its digests are this process's."""
+    repo = _PATH.parents[1]
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=False, capture_output=True, text=True)
+    if head.returncode != 0:
+        pytest.skip("not a git checkout")
+    out = tmp_path / "at.json"
     env = {**os.environ, "PYTHONHASHSEED": "4242"}
-    cmd = [sys.executable, str(_PATH), "--quick", "--profiles", "vllm", "-o", str(out)]
+    cmd = [sys.executable, str(_PATH), "--at", "HEAD", "--quick", "--profiles", "vllm", "-o", str(out)]
     subprocess.run(cmd, check=True, env=env, capture_output=True, timeout=120)
-    other = json.loads(out.read_text())
-    compared, differ = digests_tool.compare(base, other, common=True)
-    assert compared == len(other["replies"]) > 100 and differ == []
+    result = json.loads(out.read_text())
+    assert result["commit"] == head.stdout.strip()
+    assert result["mockoss"] == f"git archive {result['commit']}"  # checked against where mockoss was imported from
+    assert result["profiles"] == ["vllm"] and result["quick"] and result["counts"]["replies"] > 100
+    status = ["git", "-C", str(repo), "status", "--porcelain", "--", "mockoss", "scenarios"]
+    if not subprocess.run(status, check=True, capture_output=True).stdout:
+        compared, differ = digests_tool.compare(base, result, common=True)
+        assert compared == len(result["replies"]) and differ == []
 
 
 def test_the_layered_path_gives_the_same_digests_as_the_short_path(base):

@@ -11,10 +11,11 @@ a stream the emulated server drops adds what was raised, ``StreamAborted: ...``)
 The grid: every shipped scenario (:func:`mockoss.scenario.loader.builtin_names`) x every profile
 (:data:`mockoss.profiles.registry.PROFILES`) x every generation endpoint that profile serves
 (``Profile.endpoints``; :data:`mockoss.endpoints.ENDPOINTS` has the paths) x with and without
-two declared function tools (where the endpoint takes tools, ``reply_digest_cases.TOOL_ENDPOINTS``) x stream
-false/true x ``max_tokens`` none, 1, 7, 64 (``max_output_tokens`` on Responses,
-``options.num_predict`` on Ollama's native API) x each body sent twice (the second send hits
-the server's caches of validated bodies and prompt counts). Each case (all but the send) has its
+two declared function tools (where the endpoint takes them: ``TOOL_ENDPOINTS`` of
+``tools/reply_digest_cases.py``, which builds the grid) x stream false/true x ``max_tokens``
+none, 1, 7, 64 (``max_output_tokens`` on Responses, ``options.num_predict`` on Ollama's native
+API) x each body sent twice (the second send hits the server's caches of validated bodies and
+prompt counts). Each case (all but the send) has its
 own ``X-Mockoss-Session``, so it starts at its scenario's first step and its second send plays
 the next step, whatever ran before it. A scenario whose rule answers only requests matching
 scalar fields (``match: {tool_choice: none}``) gets them in those endpoints' bodies. A scenario
@@ -30,7 +31,8 @@ what this tool sees). No header or field is excluded.
 
 Usage (from the repository root)::
 
-    .venv/bin/python tools/reply_digests.py -o /tmp/after.json       # the full grid
+    .venv/bin/python tools/reply_digests.py -o /tmp/after.json       # the full grid, on the working tree
+    .venv/bin/python tools/reply_digests.py --at HEAD -o /tmp/after.json  # on a commit, without uncommitted edits
     .venv/bin/python tools/reply_digests.py --compare /tmp/team/digests_base.json /tmp/after.json
     .venv/bin/python tools/reply_digests.py --quick --profiles vllm,ollama -o /tmp/q.json
     .venv/bin/python tools/reply_digests.py --layered -o /tmp/layered.json  # the layered path (fastpath.py's fallback)
@@ -231,7 +233,9 @@ def run_at(rev: str, argv: Sequence[str], output: str) -> int:
         text=True,
     ).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="reply-digests-") as tree:
-        archive = subprocess.run(["git", "-C", str(repo), "archive", commit], check=True, capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(repo), "archive", commit, "mockoss", "scenarios"], check=True, capture_output=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
         Path(tree, "mockoss", "scenarios").symlink_to(Path(tree, "scenarios"), target_is_directory=True)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")]))}
@@ -244,6 +248,7 @@ def run_at(rev: str, argv: Sequence[str], output: str) -> int:
         raise RuntimeError(f"mockoss was imported from {result['mockoss']}, not from the export of {commit}")
     result["mockoss"] = f"git archive {commit}"
     Path(output).write_text(json.dumps({"commit": commit, **result}, indent=1) + "\n", encoding="utf-8")
+    print(f"commit {commit}: {result['counts']['replies']} replies -> {output}", file=sys.stderr)
     return 0
 
 
