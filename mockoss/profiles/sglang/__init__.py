@@ -75,6 +75,7 @@ from mockoss.profiles.base import (
     check_bool_switches,
     check_choice_switches,
 )
+from mockoss.profiles.sglang.context_length import fit_context
 from mockoss.profiles.wire import dumps
 
 __all__ = ["SglangProfile"]
@@ -167,9 +168,16 @@ class SglangProfile:
         """Dispatch to :mod:`.chat`, :mod:`.responses` (and :mod:`.responses_stream`) or
         :mod:`.completions`.
 
+        A chat or completions request that does not fit ``context_length`` gets SGLang's 400, or
+        its limit clamped (:func:`mockoss.profiles.sglang.context_length.fit_context`).
+
         Raises:
             ValueError: an endpoint this profile does not serve.
         """
+        if (fitted := fit_context(self, endpoint, completion, request, ctx.prompt_tokens)) is not request:
+            if isinstance(fitted, Reply):
+                return fitted
+            request = fitted
         if endpoint == "chat":
             return self.chat(completion, request, ctx)
         if endpoint == "responses":
