@@ -107,7 +107,9 @@ class SglangProfile:
             (default: dropped).
         skip_special_tokens: strip special tokens before parsing (0.5.23 forces ``false`` for
             gpt-oss; ``true`` shows the text fallback, e.g. ``analysis…assistantfinal…``).
-        context_length: ``max_model_len`` in ``/v1/models``.
+        context_length: ``--context-length``: ``max_model_len`` in ``/v1/models``; a chat or
+            completions request that does not fit gets SGLang's 400 or a clamped limit
+            (:mod:`mockoss.profiles.sglang.context_length`).
         stream_default_include_usage: ``--stream-response-default-include-usage``: every stream
             ends with the usage chunk, asked for or not.
         count_reasoning_tokens: report ``reasoning_tokens`` (up to the first ``<|end|>``); whether
