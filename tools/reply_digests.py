@@ -20,7 +20,7 @@ own ``X-Mockoss-Session``, so it starts at its scenario's first step and its sec
 the next step, whatever ran before it. A scenario whose rule answers only requests matching
 scalar fields (``match: {tool_choice: none}``) gets them in those endpoints' bodies. A scenario
 the profile refuses (switches it lacks) gives one ``scenario|profile|refused`` digest of the
-message. Plus long answers: a generated scenario whose final answer is 1,999 tokens, on every
+error's type (not its message, which lists the profile's switches). Plus long answers: a generated scenario whose final answer is 1,999 tokens, on every
 profile's ``chat`` (``responses`` for gptoss-reference), streamed and not, with ``max_tokens``
 none and 1,500. Full grid: ~35,000 replies, about a minute of one core.
 
@@ -133,8 +133,10 @@ async def _run_group(
 
     try:
         server = MockServer(scenario=scenario, profile=profile_name, seed=seed, created=DEFAULT_CREATED)
-    except (ScenarioError, ProfileError) as exc:  # a scenario whose switches this profile lacks: its message
-        out[f"{prefix}|refused"] = hashlib.sha256(f"{type(exc).__name__}: {exc}".encode()).hexdigest()
+    # A scenario setting switches this profile lacks: the refusal's type only, for its message lists
+    # the profile's switches and changes with every switch added (not a reply's bytes).
+    except (ScenarioError, ProfileError) as exc:
+        out[f"{prefix}|refused"] = hashlib.sha256(f"refused: {type(exc).__name__}".encode()).hexdigest()
         statuses["refused"] = statuses.get("refused", 0) + 1
         return
     app = create_app(server)
