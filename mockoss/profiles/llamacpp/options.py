@@ -151,12 +151,14 @@ def parser_for(
     extract = fmt != "none"
     schema = _response_format(body)
     if parser == "regex":
+        from mockoss.profiles.llamacpp.regex_incremental import regex_partials
         from mockoss.profiles.llamacpp.regex_parser import parse_regex
 
         calls = bool(tool_names) and tool_choice != "none"
         return ParserChoice(
             ("regex", extract, calls),
             lambda text, partial: parse_regex(text, extract_reasoning=extract, tool_calls=calls, partial=partial),
+            lambda pieces: regex_partials(pieces, extract_reasoning=extract, tool_calls=calls),
         )
     grammar = build_grammar(tool_names, tool_choice, extract, schema)
     prefill = continuation(body)
