@@ -2,7 +2,9 @@
 
 Source: ``ggml-org/llama.cpp:common/chat.cpp``, ``common_chat_parse_gpt_oss`` of the
 ``COMMON_CHAT_FORMAT_GPT_OSS`` era (ggml-org/llama.cpp#15181, b6100-era builds, before the PEG
-parser), with ``common_chat_parse``'s fallback and ``try_parse_reasoning``.
+parser), with ``common_chat_parse``'s fallback and ``try_parse_reasoning`` (the function's text
+read from a stored copy of ``common/chat.cpp``; its commit is not pinned: the repository is over
+the size the 2026-12 session could fetch).
 
 Loop over messages: read the header up to ``<|message|>``; a header that fully matches
 ``(?: to=functions\\.([^<\\s]+))<|channel|>(analysis|commentary)`` + optional constraint, or
@@ -17,8 +19,11 @@ content-only parse, appending the whole output to content and dropping tool call
 
 Simplification (documented, unverified): while streaming, a tool call appears only once its
 JSON arguments are complete; upstream streams "healed" partial arguments. Markers are found
-whole (``str.find``); upstream's ``try_find_literal`` also takes a prefix of the marker at the
-end of a partial text as found (``string_find_partial_stop``), which is not reproduced.
+whole (``str.find``); upstream's ``common_chat_msg_parser::try_find_literal``
+(``common/chat-parser.cpp``, read at ``05e5139a``) also takes a prefix of the marker at the end
+of a partial text as found (``string_find_partial_stop``), so a streamed ``<|en`` would not be
+sent as content first: not reproduced (unverified for the b6100 era; with real tokens the
+markers are single special tokens, so only a model writing a marker's prefix as text sees it).
 
 One loop iteration is a *round* (:func:`round_at`): what one message adds and where the next
 round starts. :mod:`.regex_incremental` resumes the per-token parses after the rounds that are
