@@ -20,8 +20,8 @@ from test_prompt_count import random_chat, random_responses
 from mockoss import endpoints
 from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.lru import ENTRY_OVERHEAD, BytesLRU, ClockCache
+from mockoss.harmony.prompt import bpe, render_chat_prompt, render_responses_prompt
 from mockoss.harmony.prompt import count as count_module
-from mockoss.harmony.prompt import pieces, render_chat_prompt, render_responses_prompt
 from mockoss.harmony.prompt.count import clear_caches, count_chat_prompt, count_responses_prompt
 from mockoss.harmony.prompt.prefix import MAX_TRIES, PrefixCache
 
@@ -332,7 +332,7 @@ def test_prompt_tokens_keeps_a_body_from_its_second_sighting_on() -> None:
 
 @pytest.mark.parametrize("text", ["", "hello world", "<|end|> and <|start|>", "é日本語 \n\n  x", "to=functions.x <|constrain|>json"])
 def test_the_direct_bpe_call_agrees_with_openai_harmony_encode(text: str) -> None:
-    assert pieces._encoder()(text, []) == load_encoding().encode(text, disallowed_special=())
+    assert bpe.encoder()(text, []) == load_encoding().encode(text, disallowed_special=())
 
 
 @pytest.mark.parametrize(

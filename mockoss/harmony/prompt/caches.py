@@ -18,6 +18,7 @@ import functools
 import sys
 
 from mockoss.harmony.lru import ClockCache
+from mockoss.harmony.prompt import bpe
 from mockoss.harmony.prompt.pieces import Counted, _heads, _preamble_parts
 from mockoss.harmony.prompt.prefix import PrefixCache, RecentKeys
 
@@ -81,7 +82,7 @@ def clear_caches() -> None:
     """Forget every cached count (``MockServer.reset`` calls this), and empty the caches of
     request data listed in :data:`_REQUEST_CACHES` (declared tools, transport headers, llama.cpp
     grammars, vLLM's Responses echo templates, the recorder's secret scans, Ollama's ``context``
-    prompt ids)."""
+    prompt ids) and the BPE piece counts (:mod:`mockoss.harmony.prompt.bpe`)."""
     _clear_request_caches()
     _messages.clear()
     _user_texts.clear()
@@ -93,6 +94,7 @@ def clear_caches() -> None:
     _valid_tools.clear()
     _heads.clear()
     _preamble_parts.clear()
+    bpe.clear()
 
 
 def cache_size() -> int:
@@ -107,6 +109,7 @@ def cache_size() -> int:
         + _valid_tools.size
         + _heads.size
         + _preamble_parts.size
+        + bpe.cache_bytes()
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import marshal
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 from typing import Any
 
@@ -25,6 +25,7 @@ from mockoss.harmony.prompt._common import (
     _tool_description,
     legacy_tool_call_headers,
 )
+from mockoss.harmony.prompt.bpe import text_tokens as _text_tokens  # a text piece's tokens (render_text_into)
 from mockoss.harmony.prompt.chat import _chat_message
 
 #: One rendered Harmony message: (its token count, written by the assistant, its channel).
@@ -65,35 +66,13 @@ def _tool_head(author: str) -> int:
     key = ("tool head", author)
     head = _heads.get(key)
     if head is None:
-        empty = Message.from_author_and_content(Author.new(Role.TOOL, author), "").with_channel("commentary").with_recipient("assistant")
+        empty = (
+            Message.from_author_and_content(Author.new(Role.TOOL, author), "")
+            .with_channel("commentary")
+            .with_recipient("assistant")
+        )
         head = _heads.put(key, _message_tokens(empty), sys.getsizeof(author) + 64)
     return head
-
-
-@functools.cache
-def _encoder() -> Callable[[str, list[str]], list[int]]:
-    """openai-harmony's BPE, called as ``encode(text, disallowed_special=())`` calls it.
-
-    ``HarmonyEncoding.encode`` (``python/openai_harmony/__init__.py`` as oss-harmony 0.0.11
-    installs it) checks the text for disallowed special tokens (none when ``disallowed_special``
-    is empty) and then calls its Rust core, ``self._inner.encode(text, list(allowed_special))``,
-    with an empty list. The core is called directly when it is there (0.3 us a call less, about
-    5% of a new short request's count), else the wrapper; ``tests/harmony/test_prompt_prefix.py``
-    checks both give the same tokens. (The wrapper's retry on a lone surrogate never happens here:
-    :func:`_text_tokens` raises on one first.)"""
-    encoding = load_encoding()
-    inner = getattr(encoding, "_inner", None)
-    if inner is not None and callable(getattr(inner, "encode", None)):
-        return inner.encode  # type: ignore[no-any-return]
-    return lambda text, allowed: encoding.encode(text, disallowed_special=())
-
-
-def _text_tokens(text: str) -> int:
-    """Tokens of ``text`` as the renderer encodes a text piece (``render_text_into``:
-    ``encode_ordinary``, special-token strings read as text)."""
-    if not text.isascii():
-        text.encode("utf-8")  # a lone surrogate: UnicodeEncodeError, a ValueError (repairing path)
-    return len(_encoder()(text, []))
 
 
 def _message_tokens(message: Message) -> int:
@@ -162,7 +141,9 @@ def _kept(turns: Iterable[Entry], vllm_drop: bool) -> int:
     if not any(t[2] == "analysis" for t in turns):  # nothing either rule could drop
         return sum(t[0] for t in turns)
     if vllm_drop:
-        last_final = max((i for i, (_, by_assistant, ch) in enumerate(turns) if by_assistant and ch == "final"), default=-1)
+        last_final = max(
+            (i for i, (_, by_assistant, ch) in enumerate(turns) if by_assistant and ch == "final"), default=-1
+        )
         turns = [t for i, t in enumerate(turns) if not (i < last_final and t[2] == "analysis")]
     last_assistant = next((t for t in reversed(turns) if t[1]), None)
     if last_assistant is not None and last_assistant[2] == "final":
@@ -218,10 +199,17 @@ def _count_message(msg: Mapping[str, Any], role: Any, author: str | None) -> Cou
         if role == "tool" and author is not None:
             tokens = _tool_head(author) + _text_tokens(content or "")
             return tokens, False, ((tokens, False, "commentary"),)
-        if role == "assistant" and msg.get("tool_calls") is None and msg.get("reasoning") is None and msg.get("reasoning_content") is None:
+        if (
+            role == "assistant"
+            and msg.get("tool_calls") is None
+            and msg.get("reasoning") is None
+            and msg.get("reasoning_content") is None
+        ):
             if not content:  # no reasoning, no calls, no text: nothing rendered
                 return 0, False, ()
             tokens = _final_head() + _text_tokens(content)
             return tokens, False, ((tokens, True, "final"),)
     call_names = {} if author is None else {_key(msg.get("tool_call_id")): author[len("functions.") :]}
-    return _counted((_message_tokens(m), m.author.role == Role.ASSISTANT, m.channel) for m in _chat_message(msg, call_names))
+    return _counted(
+        (_message_tokens(m), m.author.role == Role.ASSISTANT, m.channel) for m in _chat_message(msg, call_names)
+    )
