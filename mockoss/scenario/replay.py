@@ -22,6 +22,9 @@ or ``frames`` (a stream: each element one SSE event or NDJSON line, written in o
 the bytes on the wire are ``body`` or the frames joined. ``abort`` drops the connection after the
 frames (no terminating chunk), as the recorded server did. ``content_type`` is written as the
 ``Content-Type`` (Starlette adds ``; charset=utf-8`` to a ``text/*`` type without a charset).
+A status, content type or header that HTTP/1.1 cannot send as given (CR/LF, not Latin-1, not a
+token, ``Content-Length``, a 1xx status, a body on a 204) is refused when the scenario loads
+(:mod:`mockoss.scenario.replay_http`).
 
 Timing: ``frame_times_ms`` (written by recordings) holds when each frame arrived from the recorded
 server, in ms after the request was sent (one value for a ``body``). A replay step without a
@@ -39,11 +42,12 @@ import base64
 import binascii
 import itertools
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from mockoss.profiles.base import JSON_MEDIA_TYPE, Reply
+from mockoss.scenario.replay_http import BODYLESS_STATUSES, HeaderName, HeaderValue, check_header_value, check_headers
 from mockoss.scenario.transport import MAX_DELAY_MS, TransportSpec
 
 __all__ = ["ReplaySpec", "compile_replay", "frame_times", "replay_data", "replay_transport", "split_frames"]
@@ -57,13 +61,21 @@ _LINE = re.compile(rb".*?\n|.+", re.DOTALL)
 
 
 class ReplaySpec(BaseModel):
-    """A stored HTTP reply: ``status``, ``content_type``, extra ``headers`` and the body."""
+    """A stored HTTP reply: ``status``, ``content_type``, extra ``headers`` and the body.
+
+    Raises (as a pydantic ``ValidationError``, a ``FILE:LINE: FIELD:`` scenario error): a status
+    outside 200-599, a header or content type HTTP/1.1 cannot send, a body on a 204 or 304
+    (:mod:`mockoss.scenario.replay_http`), and the body and timing problems below.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
-    status: int = Field(ge=100, le=599)
+    status: int = Field(ge=200, le=599, description="the final HTTP status (a 1xx is not one)")
     content_type: str = Field(default=JSON_MEDIA_TYPE, min_length=1, description="the Content-Type header")
-    headers: dict[str, str] = Field(default_factory=dict, description="extra response headers, e.g. retry-after")
+    headers: Annotated[dict[HeaderName, HeaderValue], AfterValidator(check_headers)] = Field(
+        default_factory=dict,
+        description="extra response headers, e.g. retry-after (not Content-Length or Transfer-Encoding)",
+    )
     body: str | None = Field(default=None, description="the whole body, UTF-8 text")
     body_base64: str | None = Field(default=None, description="the whole body, base64 (bodies that are not UTF-8)")
     frames: list[str] | None = Field(default=None, description="a stream, one element per SSE event / NDJSON line")
@@ -73,6 +85,19 @@ class ReplaySpec(BaseModel):
         description="when each frame arrived, ms after the request was sent (one value for a body); "
         "replayed as transport ttft_ms + tokens_per_s unless the step has a transport",
     )
+
+    @field_validator("content_type")
+    @classmethod
+    def _sendable_content_type(cls, value: str) -> str:
+        return check_header_value(value, "the content type")
+
+    @field_validator("body", "body_base64", "frames")
+    @classmethod
+    def _no_body_on_204(cls, value: str | list[str] | None, info: ValidationInfo) -> str | list[str] | None:
+        status = info.data.get("status")
+        if status in BODYLESS_STATUSES and value and any(value if isinstance(value, list) else (value,)):
+            raise ValueError(f"a {status} reply has no body: give an empty 'body'")
+        return value
 
     @model_validator(mode="after")
     def _one_body(self) -> ReplaySpec:
@@ -131,7 +156,9 @@ def replay_transport(spec: ReplaySpec) -> TransportSpec | None:
     return TransportSpec.from_data(values, where="replay.frame_times_ms")
 
 
-def frame_times(chunks: list[bytes] | tuple[bytes, ...], chunk_times_ms: list[float], frames: list[bytes]) -> list[float]:
+def frame_times(
+    chunks: list[bytes] | tuple[bytes, ...], chunk_times_ms: list[float], frames: list[bytes]
+) -> list[float]:
     """When each of ``frames`` was complete: the arrival time of the network chunk holding its
     last byte. ``chunks`` (as received, ``chunk_times_ms`` their arrival, ms) and ``frames`` (the
     same bytes cut by :func:`split_frames`) join to the same bytes. Rounded to 0.1 ms and capped at

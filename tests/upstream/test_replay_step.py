@@ -20,7 +20,7 @@ TRICKY = "a\u2028b\u2029c\x85d\r\ne\rf\tg  \n  h\ufeffi \U0001f600 \"quoted\" 's
         ({"status": 200, "body": "{}", "frames": ["x"]}, "give exactly one of 'body', 'body_base64' or 'frames'"),
         ({"status": 200, "body_base64": "***"}, "'body_base64' is not valid base64"),
         ({"status": 200, "body": "{}", "headers": {"Content-Type": "text/plain"}}, "give the Content-Type as 'content_type', not in 'headers'"),
-        ({"status": 99, "body": "{}"}, "status: Input should be greater than or equal to 100"),
+        ({"status": 99, "body": "{}"}, "status: Input should be greater than or equal to 200"),
     ],
 )
 def test_bad_replay_steps_are_refused_with_the_reason(tmp_path, replay, problem):
