@@ -34,9 +34,10 @@ both retried by the OpenAI SDKs). ``tests/server/test_stop_reply.py`` checks it.
 ``ERROR`` line about the cancelled tasks is logged as a mockoss warning that says the same.
 
 Except with ``--record``: there the exchanges in flight are what the user asked to keep, so the
-server waits for them as before, without limit (a second Ctrl-C stops at once), and
-:mod:`mockoss.server.durable`'s promise stands: every stream a client received whole is in the
-recording (``tests/upstream/test_record_durable.py``).
+server says how many it waits for and waits, up to 600 s or a second SIGTERM/SIGINT, then cuts
+the rest as above (:mod:`mockoss.server.record_stop`), and :mod:`mockoss.server.durable`'s
+promise stands: every stream a client received whole is in the recording
+(``tests/upstream/test_record_durable.py``).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from mockoss.server.app import create_app
 from mockoss.server.control import ControlOptions
 from mockoss.server.core import MockServer
 from mockoss.server.limits import DEFAULT_REQUEST_TIMEOUT_S, timed_protocol
+from mockoss.server.record_stop import RecordingServer
 from mockoss.server.transport import StreamAborted
 
 __all__ = ["OPEN_FILES_WANTED", "SHUTDOWN_GRACE_S", "ThreadedServer", "bind", "raise_open_files_limit", "serve_forever"]
@@ -202,7 +204,8 @@ def serve_forever(
     its previous response) and, separately, its body; ``None``: no deadline.
     """
     config = _config(server, log_level, request_timeout_s, control)
-    # Then in-flight requests are cut (module docstring); a recording server waits for them.
+    # Then in-flight requests are cut (module docstring); a recording server waits for them, up to
+    # RECORD_GRACE_S or a second signal, saying so (mockoss.server.record_stop).
     config.timeout_graceful_shutdown = SHUTDOWN_GRACE_S if server.recorder is None else None
     raise_open_files_limit()
     # Everything loaded so far (encoding, scenarios, app) lives for the whole process: move it out
@@ -226,7 +229,7 @@ def serve_forever(
     # to one switch interval for the GIL at every await; 1 ms instead of 5 keeps another client's
     # small request (a dozen such waits) within its fair share. Only this process is affected.
     sys.setswitchinterval(0.001)
-    uvicorn.Server(config).run(sockets=[sock])
+    (uvicorn.Server(config) if server.recorder is None else RecordingServer(config)).run(sockets=[sock])
 
 
 #: The soft limit on open files ``mockoss serve`` asks for (at most the hard limit).
