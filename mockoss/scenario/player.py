@@ -10,7 +10,8 @@ for every valid request, under its lock. Which cursors a request moves, and its 
   message); the turn comes from the body (:mod:`mockoss.scenario.conversation`).
 * Responses ``previous_response_id`` naming a response this server gave (and stored: the request
   did not say ``store: false``): that response's cursors; turn = its turn + the turn counted in
-  the new ``input`` (one ``function_call_output`` → +1).
+  the new ``input`` (one ``function_call_output`` → +1). Whether the id was found is also told to
+  the profile (:mod:`mockoss.profiles.response_store`: a store's 404 for an unknown id).
 * otherwise: one shared set of cursors; the turn comes from the body.
 
 State is bounded: at most :data:`MAX_SESSIONS` session keys (header or automatic) are remembered,
@@ -26,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from mockoss.profiles.response_store import PREVIOUS_STORED
 from mockoss.scenario.conversation import RequestFacts, body_turn, conversation_key, header_of
 from mockoss.scenario.loader import Rule, Scenario, Step
 from mockoss.scenario.pick import choose, replaced
@@ -168,20 +170,21 @@ class Player:
         if session:
             session = session_key(session)
         session_turn = None  # the turn when the server counts it, else the body's (read below)
+        previous = body.get("previous_response_id")
+        stored = self._responses.get(previous) if isinstance(previous, str) else None
+        if previous is not None:  # for a profile emulating a server's store (mockoss.profiles.response_store)
+            PREVIOUS_STORED.set(previous if stored is not None else None)
         if session and session != "auto":
             count = self._sessions.get(session, 0)
             self._sessions[session] = count + 1
             _touch(self._sessions, session)
             session_turn = count + 1
             index = count
-        else:
-            previous = body.get("previous_response_id")
-            stored = self._responses.get(previous) if previous is not None and isinstance(previous, str) else None
-            if stored is not None:
-                session, session_turn = stored
-                session_turn += body_turn(body)
-            elif session or self.auto_session:  # session is "auto" or ""
-                session = conversation_key(endpoint, body)
+        elif stored is not None:
+            session, session_turn = stored
+            session_turn += body_turn(body)
+        elif session or self.auto_session:  # session is "auto" or ""
+            session = conversation_key(endpoint, body)
         by_session = self._cursors.get(scenario.name)
         if by_session is None:
             by_session = self._cursors[scenario.name] = OrderedDict()

@@ -20,6 +20,7 @@ import pytest
 
 import mockoss.profiles.vllm as vllm_package
 import mockoss.profiles.vllm.chat as chat_module
+import mockoss.profiles.vllm.request_checks as request_checks_module
 import mockoss.profiles.vllm.responses_cached as responses_cached_module
 from mockoss.golden.cases import all_cases
 from mockoss.harmony import Completion
@@ -171,6 +172,8 @@ class _Recording(dict):
 def test_responses_cache_key_covers_every_body_field_the_full_path_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     """A body field the full path reads and the cache does not bypass on would be served stale."""
     monkeypatch.setattr(responses_cached_module, "cached_reply", lambda *args: None)  # (loaded on first use)
+    # The request checks run before the cache (a refused body never reaches it): not the cache's concern.
+    monkeypatch.setattr(request_checks_module, "responses_request_error", lambda *args: None)
     body = _Recording(model="m", input="hi")
     body.read = set()
     for profile in (VllmProfile(), get_profile("vllm-2025", {})):

@@ -46,8 +46,12 @@ def _responses(server, body, headers=None):
     return data["id"], text[0] if text else None
 
 
+#: vLLM's store is off by default (404 for any previous_response_id): the chaining tests turn it on.
+STORE = {"responses_store": True}
+
+
 def test_previous_response_id_continues_the_stored_conversation():
-    server = MockServer(scenario=TURNS)
+    server = MockServer(scenario=TURNS, switches=STORE)
     first, text = _responses(server, {"input": "What time is it?"})
     assert text == "turn 1"
     second, text = _responses(server, {"input": [OUTPUT], "previous_response_id": first})
@@ -58,7 +62,8 @@ def test_previous_response_id_continues_the_stored_conversation():
 
 
 def test_store_false_is_not_remembered():
-    server = MockServer(scenario=TURNS)
+    # The openai profile chains without a store's 404 (vllm with its store on would 404 the id).
+    server = MockServer(scenario=TURNS, profile="openai")
     first, _ = _responses(server, {"input": "hi", "store": False})
     _, text = _responses(server, {"input": [OUTPUT], "previous_response_id": first})
     assert text == "turn 1"  # unknown to the server: the turn comes from the input alone

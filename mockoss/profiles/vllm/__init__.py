@@ -91,6 +91,7 @@ class VllmProfile:
     responses_reuse_stream_ids: bool = True
     responses_unknown_channel: Literal["error", "drop"] = "error"
     context_overflow: Literal["clamp", "reserve", "legacy"] = "clamp"
+    responses_store: bool = False
     version: str = "0.33.0"
 
     def __post_init__(self) -> None:
@@ -128,7 +129,10 @@ class VllmProfile:
         :mod:`mockoss.profiles.vllm.options` (``ignore_eos``: a 400 for a bad value) and, for
         Responses, vLLM's checks of ``previous_input_messages`` (set together with
         ``previous_response_id``: 400 ``invalid_request_error``; an entry without ``role``: 400,
-        :func:`mockoss.harmony.prompt.responses.missing_role_error`).
+        :func:`mockoss.harmony.prompt.responses.missing_role_error`) and of its conversation
+        (``previous_response_id`` without the store: 404; an orphaned ``function_call_output`` or
+        an input item vLLM cannot render: 400; :mod:`mockoss.profiles.vllm.responses_input`),
+        before the context length, as vLLM renders the prompt before it counts it.
 
         A non-streamed request without those options (nor, for Responses, echoed fields) is
         answered from a per-request-shape cache, the same bytes and log:
@@ -137,6 +141,14 @@ class VllmProfile:
 
         First of all, a request that does not fit ``max_model_len`` gets vLLM's 400, or its token
         limit clamped to the room left (:func:`~mockoss.profiles.vllm.context_length.fit_context`)."""
+        if endpoint == "responses":
+            # The Responses route's modules (~3 ms of imports and classes) load with its first
+            # request: a server asked only for chat never needs them (issue 9, start-up).
+            from mockoss.profiles.vllm.request_checks import responses_request_error
+
+            # vLLM refuses these before it renders the prompt, so before the context length.
+            if (refused := responses_request_error(self, request.body)) is not None:
+                return refused
         if (fitted := fit_context(self, endpoint, completion, request, ctx.prompt_tokens)) is not request:
             if isinstance(fitted, Reply):
                 return fitted
@@ -144,9 +156,6 @@ class VllmProfile:
         if endpoint == "chat" and (reply := cached_full_reply(self, completion, request, ctx)) is not None:
             return reply
         if endpoint == "responses":
-            # The Responses route's modules (~3 ms of imports and classes) load with its first
-            # request: a server asked only for chat never needs them (issue 9, start-up).
-            from mockoss.profiles.vllm.request_checks import responses_request_error
             from mockoss.profiles.vllm.responses_cached import cached_reply
 
             if (reply := cached_reply(self, completion, request, ctx)) is not None:
@@ -158,11 +167,8 @@ class VllmProfile:
                 note = interval_note(self, endpoint, request)
             except OptionError as exc:
                 return self.error(400, str(exc), param=exc.param)
-        elif endpoint == "responses":
-            if (refused := responses_request_error(self, request.body)) is not None:
-                return refused
-            if request.stream:
-                note = interval_note(self, endpoint, request)
+        elif endpoint == "responses" and request.stream:
+            note = interval_note(self, endpoint, request)
         reply = self._surface(endpoint, completion, request, ctx)
         log = tuple(line for line in (note, recovery_log(self, endpoint, completion, request)) if line)
         return dataclasses.replace(reply, log=reply.log + log) if log else reply

@@ -27,8 +27,11 @@ def responses_request_error(profile: VllmProfile, body: Mapping[str, Any]) -> Re
     ``previous_response_id``); a ``previous_input_messages`` entry without a role
     (``VLLMValidationError``, param ``input``:
     :func:`mockoss.harmony.prompt.responses.missing_role_error`); ``metadata`` values that are not
-    all strings (:func:`metadata_error`)."""
+    all strings (:func:`metadata_error`); then the conversation's refusals of
+    :func:`mockoss.profiles.vllm.responses_input.responses_input_error` (``previous_response_id``
+    without the store: 404; ``input`` items vLLM cannot render: 400)."""
     from mockoss.harmony.prompt.responses import missing_role_error
+    from mockoss.profiles.vllm.responses_input import responses_input_error
 
     if body.get("previous_input_messages") and body.get("previous_response_id"):
         message = "Only one of `previous_input_messages` and `previous_response_id` can be set."
@@ -37,7 +40,7 @@ def responses_request_error(profile: VllmProfile, body: Mapping[str, Any]) -> Re
         return profile.error(400, message, param="input")
     if (rejected := metadata_error(body.get("metadata"))) is not None:
         return profile.error(400, rejected[0], param=rejected[1])
-    return None
+    return responses_input_error(profile, body)
 
 
 @functools.cache

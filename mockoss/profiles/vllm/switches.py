@@ -51,6 +51,7 @@ BOOLS = (
     "responses_prompt_cache_fields",
     "responses_reuse_stream_ids",
     "stream_finish_keeps_length",
+    "responses_store",
 )
 
 #: The ``Attributes:`` section of :class:`~mockoss.profiles.vllm.VllmProfile`'s docstring, one
@@ -239,4 +240,17 @@ Attributes:
         (vLLM main after 0.33.0: the message gives no output item and its neighbours are kept,
         as vLLM's own test pins at
         vllm-project/vllm@0f9357a923067e0675da5a0fff8ec633d83316e2:tests/entrypoints/openai/responses/test_harmony_utils.py::test_unknown_channel_with_no_recipient_is_dropped;
-        no release on the package index ships it yet, so it is a switch, not a timeline change)."""
+        no release on the package index ships it yet, so it is a switch, not a timeline change).
+    responses_store: the server's Responses store, ``VLLM_ENABLE_RESPONSES_API_STORE=1``. False
+        (vLLM's default in every release from 0.11.0 to 0.33.0, ``vllm/envs.py``): every
+        ``previous_response_id`` is unknown, HTTP 404 ``Response with id '<id>' not found.``
+        (``invalid_request_error``, param ``response_id``;
+        vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/responses/serving.py
+        ``_make_not_found_error``). True: the store is on; a ``previous_response_id`` naming a
+        response this server gave continues its conversation (turns: see the README), any other
+        id (unknown, given to a ``store: false`` request, or before a reset) is the same 404. The
+        ``function_call_output`` items of a continued request are not checked against the
+        stored response's calls (mockoss does not keep its output). Turn it on for tests that chain responses:
+        ``switches={"responses_store": True}`` (pytest marker, ``mockoss.switches``),
+        ``mockoss serve --switch responses_store=true`` or ``X-Mockoss-Switch: responses_store=true``.
+        See :mod:`mockoss.profiles.vllm.responses_input`."""
