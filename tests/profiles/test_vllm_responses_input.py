@@ -133,3 +133,45 @@ def test_conversation_refusal_comes_before_the_context_length() -> None:
     assert body == _error(400, "No call message found for call_1 (parameter=input)", "input")
     status, body = _post(server, input="hi", previous_response_id="resp_x")
     assert status == 404
+
+
+NO_STORE = (
+    "This vLLM engine does not support `store=True` and therefore does not support the background mode. To enable "
+    "these features, set the environment variable `VLLM_ENABLE_RESPONSES_API_STORE=1` when launching the vLLM server."
+)
+
+
+def test_background_and_logprobs_are_refused_first() -> None:
+    # _validate_create_responses_input: logprobs, then background without the store; both before
+    # previous_response_id's 404. ResponsesRequest.validate_background: background needs store.
+    server = MockServer(scenario=TURNS)
+    status, body = _post(server, input="hi", background=True, previous_response_id="resp_x")
+    assert (status, body) == (400, _error(400, NO_STORE, "background"))
+    status, body = _post(server, input="hi", include=["message.output_text.logprobs"], background=True)
+    assert (status, body) == (400, _error(400, "logprobs are not supported with gpt-oss models", "logprobs"))
+    status, body = _post(server, input="hi", background=True, store=False)
+    assert status == 400 and body["error"]["param"] == "background" and "`store` is true" in body["error"]["message"]
+    stored = MockServer(scenario=TURNS, switches={"responses_store": True})
+    assert _post(stored, input="hi", background=True)[0] == 200  # answered at once, not queued
+
+
+def test_store_switch_chains_over_http() -> None:
+    # The player tells the profile what it found on the server's real path (threads, fast path).
+    import httpx
+
+    from mockoss.server.run import ThreadedServer
+
+    server = MockServer(scenario=TURNS, switches={"responses_store": True})
+    running = ThreadedServer(server).start()
+    try:
+        url = running.url + "/v1/responses"
+        big = "x " * 20_000  # a body large enough to be counted off the event loop
+        first = httpx.post(url, json={"model": MODEL, "input": big}).json()
+        second = httpx.post(url, json={"model": MODEL, "input": [OUTPUT], "previous_response_id": first["id"]})
+        assert second.status_code == 200 and second.json()["output"][-1]["content"][0]["text"] == "turn 2"
+        third = httpx.post(
+            url, json={"model": MODEL, "input": big, "previous_response_id": "resp_nope", "stream": True}
+        )
+        assert third.status_code == 404
+    finally:
+        running.stop()

