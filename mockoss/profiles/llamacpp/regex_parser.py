@@ -4,13 +4,16 @@ Source: ``ggml-org/llama.cpp:common/chat.cpp``, ``common_chat_parse_gpt_oss`` of
 ``COMMON_CHAT_FORMAT_GPT_OSS`` era (ggml-org/llama.cpp#15181, b6100-era builds, before the PEG
 parser), with ``common_chat_parse``'s fallback and ``try_parse_reasoning`` (the function's text
 read from a stored copy of ``common/chat.cpp``; its commit is not pinned: the repository is over
-the size the 2026-12 session could fetch).
+the size the 2026-12 session could fetch, and the search index gives no commit for that copy;
+``try_consume_json`` and ``try_consume_json_with_dumped_args`` were read at
+``ggml-org/llama.cpp@1d232c2c38b4e3167369bf3233615b7770b9d610:common/chat-parser.cpp``).
 
 Loop over messages: read the header up to ``<|message|>``; a header that fully matches
 ``(?: to=functions\\.([^<\\s]+))<|channel|>(analysis|commentary)`` + optional constraint, or
 ``<|channel|>(analysis|commentary)(?: to=functions\\.([^<\\s]+))`` + optional constraint, is a
 tool call (JSON arguments, kept only when the request enables tool calls; non-JSON arguments are
-skipped); ``<|channel|>analysis`` is reasoning (stripped; with ``reasoning_format: none`` the
+skipped; a raw control character inside a JSON string makes the message incomplete, see
+:func:`_strict`); ``<|channel|>analysis`` is reasoning (stripped; with ``reasoning_format: none`` the
 message with its markup and ``<|end|>`` goes to content); ``<|channel|>final`` (optionally
 constrained) and ``<|channel|>commentary`` are content. Any other header is skipped (the message is
 dropped) and parsing resumes at the next ``<|start|>assistant``; text after the last message is
@@ -128,10 +131,43 @@ def _tool_call(text: str, pos: int, name: str, tool_calls: bool, memo: dict | No
         return Round(incomplete=True, stable=False, watch=watch)
     call = None
     if kind == peg.OK:
-        pos = used
-        if tool_calls:
-            call = (name, _dump(json.loads(text[start:used])))
+        value = _strict(text[start:used])
+        if value is _HEALED:
+            return Round(incomplete=True, stable=False)
+        if value is not _SKIPPED:
+            pos = used
+            if tool_calls:
+                call = (name, _dump(value))
     return _ending(text, pos, {"call": call}, not seen)
+
+
+_HEALED = object()
+_SKIPPED = object()
+_CONTROL = re.compile("[\x00-\x1f]")
+
+
+def _strict(raw: str) -> object:
+    """The JSON value ``raw`` (a whole :data:`.peg.json_value` match) as nlohmann's strict lexer
+    reads it: the value, or for a raw control character (U+0000-U+001F) inside a string, which
+    ``peg.json_value`` accepts but nlohmann rejects ("invalid string: control character ... must
+    be escaped"), what ``common_json_parse`` makes of that error: inside an object or array it
+    "heals" the text cut at that character (``_HEALED``: ``try_consume_json`` then raises
+    ``common_chat_msg_partial_exception`` on a final parse, and ``handle_tool_call`` does on a
+    partial one, since the healed arguments are partial), a top-level string is not healed
+    (``_SKIPPED``: no JSON, the arguments are skipped). Sources:
+    ``ggml-org/llama.cpp@1d232c2c38b4e3167369bf3233615b7770b9d610:common/chat-parser.cpp``
+    (``try_consume_json``, ``try_consume_json_with_dumped_args``), ``common_chat_parse_gpt_oss``'s
+    ``handle_tool_call`` (the stored copy above) and ``common/json-partial.cpp``'s
+    ``common_json_parse`` as stored in the search index (no commit given; it heals at the lexer's
+    error position, not only at the end, and leaves "unclosed top-level primitive" a TODO).
+    Unverified for the b6100 era: ``json-partial.cpp`` at
+    ``5af9d618d3c6a23829c39eee1d00be8faa5c3f6f`` also heals a top-level string."""
+    if _CONTROL.search(raw) is None:
+        return json.loads(raw)
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:  # the only strict-mode error on a peg.json_value match
+        return _SKIPPED if raw[0] == '"' else _HEALED
 
 
 def round_at(text: str, pos: int, *, extract_reasoning: bool, tool_calls: bool, memo: dict | None = None) -> Round:

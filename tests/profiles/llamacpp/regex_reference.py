@@ -1,5 +1,6 @@
 """The regex parser as it was before the per-token parses were made incremental (mockoss@a5171e4:
-mockoss/profiles/llamacpp/regex_parser.py, verbatim below the imports): the reference the differential tests
+mockoss/profiles/llamacpp/regex_parser.py, verbatim below the imports, but for the session 12 fix
+for a raw control character inside a JSON string, marked where it is): the reference the differential tests
 compare :mod:`mockoss.profiles.llamacpp.regex_parser` and :mod:`.regex_incremental` against (a full parse per call).
 """
 
@@ -50,9 +51,15 @@ def _parse(text: str, extract_reasoning: bool, tool_calls: bool, out: dict[str, 
             if kind == peg.NEED:
                 raise _Incomplete("incomplete tool call")
             if kind == peg.OK:
-                pos += len(body) - len(stripped) + used
-                if tool_calls:
-                    out["calls"].append((name, _dump(json.loads(stripped[:used]))))
+                try:  # session 12 fix (not in a5171e4): a raw control character in a string, see regex_parser._strict
+                    value = json.loads(stripped[:used])
+                except json.JSONDecodeError:
+                    if stripped[0] != '"':  # a top-level string is skipped, pos stays
+                        raise _Incomplete("healed tool call") from None
+                else:
+                    pos += len(body) - len(stripped) + used
+                    if tool_calls:
+                        out["calls"].append((name, _dump(value)))
         elif _ANALYSIS.fullmatch(header):
             pos = header_start
             end = text.find(_END, pos)
