@@ -201,7 +201,9 @@ class MockServer(Selection, RequestChecks, SideRoutes):
             body = None
         base, names = self._base_profile, self.served_model_names
         try:
-            checked: Reply | tuple[Profile, Any, str] | BaseException | None = self._validate(endpoint, body, raw, base)
+            checked: Reply | tuple[Profile, Any, str] | BaseException | None = (
+                step is None and self._content_type_check(endpoint, headers, base, body is not None)
+            ) or self._validate(endpoint, body, raw, base)
         except BaseException as exc:
             if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                 raise

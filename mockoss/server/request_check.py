@@ -11,6 +11,9 @@ sets (``_base_profile``, ``_valid_bodies``, ``served_model_names``).
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -20,6 +23,7 @@ from mockoss.endpoints import ENDPOINTS
 from mockoss.harmony.lru import approx_bytes
 from mockoss.jsonbody import parse_json
 from mockoss.profiles.base import Profile, Reply
+from mockoss.server.content_type import content_type_reply
 from mockoss.server.inputs import lone_surrogate_field, out_of_vocabulary
 from mockoss.server.nonfinite import go_decode_error
 from mockoss.server.records import Endpoint
@@ -35,15 +39,24 @@ VALID_BODY_MAX = 8 * 1024
 def _not_an_object(body: Any, raw: bytes | None) -> str:
     """Why a body that is not a dict is refused: not a JSON object, unless it is JSON nested deeper
     than the parser recurses (:func:`mockoss.jsonbody.parse_json` raised ``RecursionError``), which
-    is said as such. FastAPI (vLLM, SGLang, the reference server) answers that one 400 "There was
-    an error parsing the body" (fastapi 0.165.0 ``fastapi/routing.py``)."""
+    is said as such, or unless it holds an integer literal longer than Python converts
+    (``sys.get_int_max_str_digits()``, 4300 digits by default: :func:`json.loads` raises
+    ``ValueError("Exceeds the limit (4300 digits) for integer string conversion…")``), which is
+    said as such too. FastAPI (vLLM, SGLang, the reference server) answers both 400 "There was
+    an error parsing the body": Starlette's ``Request.json()`` raises something other than a
+    ``JSONDecodeError``, which ``get_request_handler`` turns into that ``HTTPException``
+    (fastapi 0.165.0 ``fastapi/routing.py``)."""
     if body is None and raw:
         try:
             parse_json(raw)
         except RecursionError:
             return "the body is nested deeper than the JSON parser allows (Python's recursion limit)"
-        except ValueError:
-            pass
+        except ValueError as exc:
+            if not isinstance(exc, json.JSONDecodeError) and "integer string conversion" in str(exc):
+                return (
+                    f"the body holds an integer of more than {sys.get_int_max_str_digits()} digits, "
+                    "which Python's JSON parser refuses (sys.get_int_max_str_digits())"
+                )
     return "the body is not a JSON object"
 
 
@@ -112,6 +125,13 @@ class RequestChecks:
             kept = self._valid_bodies
             kept.offer(key, (base, profile, request), partial(approx_bytes, request, kept.limit))
         return self._with_model(profile, request)
+
+    def _content_type_check(self, endpoint: Endpoint, headers: Mapping[str, str], base: Profile, parsed: bool) -> Reply | None:
+        """The 400 of a server that refuses a body not sent as ``application/json`` (vLLM, SGLang:
+        :mod:`mockoss.server.content_type`), else ``None``. ``headers``: lower-case names; a map
+        without ``Content-Type``/``Content-Length``/``Transfer-Encoding`` (an in-process call) is
+        not checked. ``parsed``: the body parses as JSON."""
+        return content_type_reply(_for_endpoint(base, endpoint), endpoint, headers, parsed)
 
     def _with_model(self, profile: Profile, request: Any) -> Reply | tuple[Profile, Any, str]:
         """``(profile, request, model)`` with the model resolved, or the unknown-model reply."""

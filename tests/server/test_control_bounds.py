@@ -21,6 +21,9 @@ from mockoss.server.core import MockServer
 from mockoss.server.run import ThreadedServer
 from mockoss.workers import DaemonPool
 
+#: vLLM and SGLang refuse a body not sent as application/json (mockoss.server.content_type).
+JSON_TYPE = {"content-type": "application/json"}
+
 LONG = "/v1/" + "a" * 60_000
 
 
@@ -164,7 +167,7 @@ def test_concurrent_readers_take_turns_and_each_gets_the_whole_log(monkeypatch):
     try:
         with httpx.Client(timeout=60) as client:
             for i in range(30):
-                client.post(threaded.url + "/v1/chat/completions", content=_chat(f"hello {i} " * 50))
+                client.post(threaded.url + "/v1/chat/completions", headers=JSON_TYPE, content=_chat(f"hello {i} " * 50))
         results: list[httpx.Response] = []
 
         def read() -> None:
@@ -218,7 +221,7 @@ def test_reset_all_clears_the_metrics_and_they_are_rendered_off_the_event_loop(m
     threaded = ThreadedServer(MockServer("clean-answer")).start()
     try:
         with httpx.Client(timeout=30) as client:
-            client.post(threaded.url + "/v1/chat/completions", content=_chat("hi"))
+            client.post(threaded.url + "/v1/chat/completions", headers=JSON_TYPE, content=_chat("hi"))
             before = client.get(threaded.url + "/mockoss/metrics").text
             assert client.post(threaded.url + "/mockoss/reset", params={"all": "true"}).status_code == 204
             after = client.get(threaded.url + "/mockoss/metrics").text

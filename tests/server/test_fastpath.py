@@ -25,6 +25,9 @@ from mockoss.server.responses import to_response
 from mockoss.server.run import ThreadedServer
 from mockoss.server.transport import StreamAborted
 
+#: vLLM and SGLang refuse a body not sent as application/json (mockoss.server.content_type).
+JSON_TYPE = {"content-type": "application/json"}
+
 MODEL = "openai/gpt-oss-20b"
 CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "What is the weather in Paris?"}]}
 RETRY = scenario_from_data(
@@ -139,7 +142,7 @@ def test_what_the_short_path_hands_over_is_answered_by_the_layered_path():
     assert client.post("/s/t-2/v1/chat/completions", json=CHAT).status_code == 200  # test-id prefix
     assert client.post("/v1/chat/completions", json=CHAT, headers={"X-Mockoss-Test-Id": "bad id!"}).status_code == 400
     assert client.post("/v1/chat/completions", content=b"x" * 2000).status_code == 413
-    assert client.post("/v1/chat/completions", content=iter([json.dumps(CHAT).encode()])).status_code == 200  # chunked
+    assert client.post("/v1/chat/completions", headers=JSON_TYPE, content=iter([json.dumps(CHAT).encode()])).status_code == 200  # chunked
     assert len(seen) == 4
 
 

@@ -30,6 +30,9 @@ from mockoss.server import offload
 from mockoss.server.core import MockServer
 from mockoss.server.run import ThreadedServer
 
+#: vLLM and SGLang refuse a body not sent as application/json (mockoss.server.content_type).
+JSON_TYPE = {"content-type": "application/json"}
+
 MODEL = "openai/gpt-oss-20b"
 GOLDEN = Path(__file__).with_name("completions_batch_sha256.json")
 
@@ -81,9 +84,9 @@ def test_a_batch_goes_off_the_loop_and_is_answered_the_same(served):
     prompts = [f"prompt {i % 7}" for i in range(offload.BATCH_ITEMS + 10)]
     body = _completions(prompts, max_tokens=3)
     with httpx.Client(timeout=60) as client:
-        small = client.post(url + "/v1/completions", content=_completions(prompts[:3], max_tokens=3))
+        small = client.post(url + "/v1/completions", headers=JSON_TYPE, content=_completions(prompts[:3], max_tokens=3))
         assert small.status_code == 200 and counted == []  # a short batch: on the loop
-        reply = client.post(url + "/v1/completions", content=body)
+        reply = client.post(url + "/v1/completions", headers=JSON_TYPE, content=body)
     assert counted == [("completions", len(body))]  # counted in the worker process: off the loop
     assert reply.status_code == 200
     # The same answer as in process (ids aside: they come from the request's index).
@@ -225,7 +228,7 @@ def _log_server(bodies: list[bytes]) -> tuple[ThreadedServer, str]:
     threaded = ThreadedServer(MockServer("clean-answer")).start()
     with httpx.Client(timeout=30) as client:
         for body in bodies:
-            client.post(threaded.url + "/v1/chat/completions", content=body)
+            client.post(threaded.url + "/v1/chat/completions", headers=JSON_TYPE, content=body)
     return threaded, threaded.url
 
 

@@ -37,6 +37,9 @@ from mockoss.server.longpieces import PIECE_BUDGET, may_hold_long_pieces
 from mockoss.server.offload import has_long_run, is_heavy
 from mockoss.server.run import ThreadedServer
 
+#: vLLM and SGLang refuse a body not sent as application/json (mockoss.server.content_type).
+JSON_TYPE = {"content-type": "application/json"}
+
 MODEL = "openai/gpt-oss-20b"
 WHITE_SPACE = [
     *range(0x09, 0x0E),
@@ -369,18 +372,18 @@ def test_a_mixed_whitespace_run_does_not_hold_up_another_client(url):
     done: list[str] = []
     answers: dict[str, int] = {}
     with httpx.Client(timeout=120) as first, httpx.Client(timeout=120) as second:
-        assert first.post(url + "/v1/chat/completions", content=_chat("hello")).status_code == 200
-        assert second.post(url + "/v1/chat/completions", content=_chat("hello")).status_code == 200
+        assert first.post(url + "/v1/chat/completions", headers=JSON_TYPE, content=_chat("hello")).status_code == 200
+        assert second.post(url + "/v1/chat/completions", headers=JSON_TYPE, content=_chat("hello")).status_code == 200
 
         def send_big() -> None:
-            reply = first.post(url + "/v1/chat/completions", content=big)
+            reply = first.post(url + "/v1/chat/completions", headers=JSON_TYPE, content=big)
             answers["big"] = reply.json()["usage"]["prompt_tokens"]
             done.append("big")
 
         thread = threading.Thread(target=send_big)
         thread.start()
         time.sleep(0.3)
-        small = second.post(url + "/v1/chat/completions", content=_chat("hi"))
+        small = second.post(url + "/v1/chat/completions", headers=JSON_TYPE, content=_chat("hi"))
         assert small.status_code == 200
         done.append("small")
         thread.join()

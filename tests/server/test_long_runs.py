@@ -16,6 +16,9 @@ from mockoss.server.core import MockServer
 from mockoss.server.offload import LONG_RUN_WINDOW, has_long_run
 from mockoss.server.run import ThreadedServer
 
+#: vLLM and SGLang refuse a body not sent as application/json (mockoss.server.content_type).
+JSON_TYPE = {"content-type": "application/json"}
+
 MODEL = "openai/gpt-oss-20b"
 
 
@@ -77,18 +80,18 @@ def test_a_small_body_of_one_long_word_does_not_hold_up_another_client(url):
     done: list[str] = []
     answers: dict[str, int] = {}
     with httpx.Client(timeout=120) as first, httpx.Client(timeout=120) as second:
-        assert first.post(url + "/v1/chat/completions", content=_chat("hello")).status_code == 200  # warm
-        assert second.post(url + "/v1/chat/completions", content=_chat("hello")).status_code == 200
+        assert first.post(url + "/v1/chat/completions", headers=JSON_TYPE, content=_chat("hello")).status_code == 200  # warm
+        assert second.post(url + "/v1/chat/completions", headers=JSON_TYPE, content=_chat("hello")).status_code == 200
 
         def send_big() -> None:
-            reply = first.post(url + "/v1/chat/completions", content=big)
+            reply = first.post(url + "/v1/chat/completions", headers=JSON_TYPE, content=big)
             answers["big"] = reply.json()["usage"]["prompt_tokens"]
             done.append("big")
 
         thread = threading.Thread(target=send_big)
         thread.start()
         time.sleep(0.3)  # the big request is being counted (~1 s on the loop before)
-        small = second.post(url + "/v1/chat/completions", content=_chat("hi"))
+        small = second.post(url + "/v1/chat/completions", headers=JSON_TYPE, content=_chat("hi"))
         assert small.status_code == 200
         done.append("small")
         thread.join()
@@ -129,7 +132,7 @@ def test_long_session_keys_are_kept_by_digest_and_still_tell_sessions_apart():
 
 def test_the_control_log_keeps_long_session_keys_bounded(url):
     long_key = "k" * 50_000
-    assert httpx.post(url + "/v1/chat/completions", content=_chat("hi"), headers={"X-Mockoss-Session": long_key}).status_code == 200
+    assert httpx.post(url + "/v1/chat/completions", content=_chat("hi"), headers={**JSON_TYPE, "X-Mockoss-Session": long_key}).status_code == 200
     entries = httpx.get(url + "/mockoss/requests").json()
     sessions = [entry.get("session") for entry in (entries["requests"] if isinstance(entries, dict) else entries)]
     assert sessions and all(s is None or len(s) <= 100 for s in sessions)

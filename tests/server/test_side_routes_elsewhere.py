@@ -28,6 +28,9 @@ from mockoss.server.core import MockServer
 from mockoss.server.prompt_worker import PanicException
 from mockoss.server.run import ThreadedServer
 
+#: vLLM and SGLang refuse a body not sent as application/json (mockoss.server.content_type).
+JSON_TYPE = {"content-type": "application/json"}
+
 MODEL = "openai/gpt-oss-20b"
 PANIC_WORD = "a" * 1_000_000  # openai-harmony's pre-tokenizer overflows its stack: a PanicException
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
@@ -139,7 +142,7 @@ def test_many_messages_over_http_are_rendered_in_the_worker_off_the_loop(profile
     monkeypatch.setattr(mockoss.harmony.prompt, "render_chat_prompt", in_process)
     threaded = ThreadedServer(MockServer("clean-answer", profile=profile)).start()
     try:
-        got = httpx.post(threaded.url + path, content=raw, timeout=100)
+        got = httpx.post(threaded.url + path, headers=JSON_TYPE, content=raw, timeout=100)
     finally:
         threaded.stop()
     assert (got.status_code, got.content) == (200, direct.body)
@@ -226,8 +229,8 @@ def test_a_panic_in_a_side_route_render_over_http_is_the_same_400(name):
     direct = MockServer("clean-answer", profile=profile).probe("POST", path, raw)
     threaded = ThreadedServer(MockServer("clean-answer", profile=profile)).start()
     try:
-        got = httpx.post(threaded.url + path, content=raw, timeout=100)
-        after = httpx.post(threaded.url + path, content=_side(profile, CHATS["tools"])[1], timeout=100)
+        got = httpx.post(threaded.url + path, headers=JSON_TYPE, content=raw, timeout=100)
+        after = httpx.post(threaded.url + path, headers=JSON_TYPE, content=_side(profile, CHATS["tools"])[1], timeout=100)
     finally:
         threaded.stop()
     assert (got.status_code, got.content) == (400, direct.body)
