@@ -67,8 +67,14 @@ def test_prose_and_code_count_as_the_library_counts() -> None:
 
 
 @pytest.mark.parametrize("text", ["é日本語 \n\n  x", "naïve café", "emoji 🙂 here", "Ǆungla ǅ"])
-def test_other_text_is_counted_by_the_library(text: str) -> None:
+def test_other_text_is_counted_by_the_library(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Non-ASCII text takes the library path: one encode of the whole text, no piece cached."""
+    clear_caches()
+    library = bpe.encoder()
+    calls: list[str] = []
+    monkeypatch.setattr(bpe, "encoder", lambda: lambda t, allowed: calls.append(t) or library(t, allowed))
     assert bpe.text_tokens(text) == library_count(text)
+    assert calls == [text] and len(bpe._pieces) == 0
 
 
 def test_a_lone_surrogate_is_a_value_error() -> None:

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from mockoss.profiles import sglang as sglang_profile
 from mockoss.server.app import create_app
 from mockoss.server.core import MockServer
 
@@ -83,9 +84,20 @@ def test_prompt_just_under_is_answered_with_the_schedulers_bound():
     assert body["usage"]["completion_tokens"] == 5 and body["choices"][0]["finish_reason"] == "length"
 
 
-def test_chat_that_fits_is_answered_as_before():
+@pytest.mark.parametrize("extra", [0, 1, 1000])
+def test_chat_that_fits_is_answered_as_before(monkeypatch, extra):
+    """A chat whose whole output fits the room left (``context_length`` = P + the output's tokens + 2 + ``extra``,
+    the stop token counted: the scheduler's bound ``M - P - 2`` then never cuts) gets the reply of the same server with
+    the context check switched off (``fit_context`` the identity): the same status and body."""
     p = chat_p()
-    assert post("/v1/chat/completions", CHAT, context_length=p + 1000) == post("/v1/chat/completions", CHAT)
+    status, unlimited = post("/v1/chat/completions", CHAT)
+    assert status == 200 and unlimited["choices"][0]["finish_reason"] == "stop"
+    switches = {"context_length": p + unlimited["usage"]["completion_tokens"] + 2 + extra}  # bound M - P - 2
+    checked = post("/v1/chat/completions", CHAT, **switches)
+    monkeypatch.setattr(
+        sglang_profile, "fit_context", lambda profile, endpoint, completion, request, prompt_tokens: request
+    )
+    assert checked == post("/v1/chat/completions", CHAT, **switches)
 
 
 def test_completions_prompt_plus_max_tokens_over_context_length():

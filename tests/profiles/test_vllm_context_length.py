@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from mockoss.profiles import vllm as vllm_profile
 from mockoss.server.app import create_app
 from mockoss.server.core import MockServer
 
@@ -83,12 +84,20 @@ def test_chat_prompt_just_under_the_limit_is_answered_with_the_room_left():
     assert body["choices"][0]["finish_reason"] == "length"
 
 
-def test_chat_that_fits_is_answered_as_before():
+@pytest.mark.parametrize("extra", [0, 1, 1000])
+def test_chat_that_fits_is_answered_as_before(monkeypatch, extra):
+    """A chat whose whole output fits the room left (``max_model_len`` = P + the output's tokens + ``extra``,
+    the stop token counted: the clamped limit then never cuts) gets the reply of the same server with
+    the context check switched off (``fit_context`` the identity): the same status and body."""
     p = chat_p()
-    _, roomy = post("/v1/chat/completions", CHAT, max_model_len=p + 1000)
-    _, default = post("/v1/chat/completions", CHAT)
-    roomy.pop("system_fingerprint"), default.pop("system_fingerprint")  # hashes max_model_len
-    assert roomy == default and default["choices"][0]["finish_reason"] == "stop"
+    status, unlimited = post("/v1/chat/completions", CHAT)
+    assert status == 200 and unlimited["choices"][0]["finish_reason"] == "stop"
+    switches = {"max_model_len": p + unlimited["usage"]["completion_tokens"] + extra}
+    checked = post("/v1/chat/completions", CHAT, **switches)
+    monkeypatch.setattr(
+        vllm_profile, "fit_context", lambda profile, endpoint, completion, request, prompt_tokens: request
+    )
+    assert checked == post("/v1/chat/completions", CHAT, **switches)
 
 
 # --- 0.33.0: completions --------------------------------------------------------------------

@@ -34,6 +34,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from mockoss.profiles.context_room import holds_output
+
 if TYPE_CHECKING:
     from mockoss.profiles.base import Reply
     from mockoss.profiles.sglang import SglangProfile
@@ -49,7 +51,7 @@ def fit_context(profile: SglangProfile, endpoint: str, completion: Any, request:
         return request
     total, limit = profile.context_length, request.max_tokens
     bound = total - prompt_tokens - 2  # the scheduler's max_req_len - P - 1
-    if prompt_tokens < total - 6 and (limit <= bound if limit is not None else bound >= _emitted(completion)):
+    if prompt_tokens < total - 6 and (limit <= bound if limit is not None else holds_output(completion, bound)):
         return request  # the common case: it fits and nothing is clamped
     if endpoint == "completions" and len(request.prompts) != 1:
         return request
@@ -71,14 +73,9 @@ def fit_context(profile: SglangProfile, endpoint: str, completion: Any, request:
             "Use a shorter input or enable --allow-auto-truncate."
         )
         return _error(message)
-    if (limit is not None and limit <= bound) or (limit is None and bound >= _emitted(completion)):
+    if (limit is not None and limit <= bound) or (limit is None and holds_output(completion, bound)):
         return request
     return dataclasses.replace(request, max_tokens=max(0, bound))
-
-
-def _emitted(completion: Any) -> int:
-    """Tokens of the scripted output without a limit, its stop token included."""
-    return len(completion.emit(None).tokens)
 
 
 def _error(message: str) -> Reply:

@@ -58,6 +58,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import Reply
+from mockoss.profiles.context_room import holds_output
 from mockoss.profiles.vllm.errors import error_reply
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def fit_context(profile: VllmProfile, endpoint: str, completion: Completion, req
     room = profile.max_model_len - prompt_tokens
     # The common case: it fits and nothing is clamped. (A text prompt of more than
     # max_model_len * MAX_CHARS_PER_TOKEN characters has more than max_model_len tokens.)
-    if room > 0 and (limit <= room if limit is not None else _uncut(completion, room)):
+    if room > 0 and (limit <= room if limit is not None else holds_output(completion, room)):
         return request
     era = profile.context_overflow
     if endpoint == "chat":
@@ -100,16 +101,9 @@ def fit_context(profile: VllmProfile, endpoint: str, completion: Completion, req
         return refused
     if room <= 0 or (endpoint == "completions" and len(request.prompts) != 1):
         return request  # Responses with truncation, or several prompts (each has its own room)
-    if (limit is not None and limit <= room) or (limit is None and _uncut(completion, room)):
+    if (limit is not None and limit <= room) or (limit is None and holds_output(completion, room)):
         return request  # the room does not cut the scripted output: the same reply
     return dataclasses.replace(request, **{limit_name: room})
-
-
-def _uncut(completion: Completion, room: int) -> bool:
-    """Whether ``room`` tokens hold the whole scripted output (its stop token included), so that a
-    limit of ``room`` gives the reply of no limit (:meth:`~mockoss.harmony.Completion.cap`'s rule,
-    read from the emission itself: memo keys, not this decision, are ``cap``'s job)."""
-    return room >= len(completion.emit(None).tokens)
 
 
 def _validation_error(profile: VllmProfile, message: str, parameter: str, value: int) -> Reply:
