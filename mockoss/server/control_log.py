@@ -156,13 +156,18 @@ LOG_BUFFER_BYTES = 4 * 1024 * 1024
 LOG_WRITES = 1
 
 
+#: the pool :func:`_log_json` uses when given none: one for the process, so calls without a pool
+#: share :data:`LOG_WRITES` threads (a new pool per call left one more idle thread each, for 10 s:
+#: review 12, finding 4). Its threads start on first use.
+DEFAULT_LOG_POOL = DaemonPool(LOG_WRITES, "mockoss-log")
+
+
 async def _log_json(
     entries: list[Any], records: dict[int, RecordedRequest], pool: DaemonPool | None = None
 ) -> list[bytes]:
-    """:func:`log_parts` on a daemon thread of ``pool`` (see there why; a pool of one thread of
-    its own when none is given)."""
-    pool = pool if pool is not None else DaemonPool(LOG_WRITES, "mockoss-log")
-    return await run_off_loop(pool, log_parts, entries, records)
+    """:func:`log_parts` on a daemon thread of ``pool`` (see there why; :data:`DEFAULT_LOG_POOL`
+    when none is given)."""
+    return await run_off_loop(pool if pool is not None else DEFAULT_LOG_POOL, log_parts, entries, records)
 
 
 def log_parts(entries: list[Any], records: dict[int, RecordedRequest]) -> list[bytes]:
