@@ -14,6 +14,7 @@ dropped stream: status 200 and the frames handed to ``send`` before the stream w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
@@ -91,9 +92,10 @@ def _frames_sent(client: httpx.Client) -> float:
 
 
 def test_a_served_paced_stream_whose_client_reset_stops_writing(tmp_path, caplog):
-    """Over HTTP: a client takes 2 events of a 1,000 tokens/s stream and resets the connection
-    while the server's loop is held for 150 ms; the server then sends a few frames, not the ~150
-    due (before: 153), logs the request (200) and warns of no dead socket."""
+    """Over HTTP: a client takes the first events of a 1,000 tokens/s stream and resets the
+    connection while the server's loop is held for 150 ms; the server then sends at most 3
+    frames more than the client received (1-2 measured), not the ~150 due (before: 153), logs
+    the request (200) and warns of no dead socket."""
     path = tmp_path / "long.yaml"
     words = " ".join(f"w{i}" for i in range(300))
     path.write_text(
@@ -125,6 +127,10 @@ def test_a_served_paced_stream_whose_client_reset_stops_writing(tmp_path, caplog
 
             loop.call_soon_threadsafe(hold)
             assert holding.wait(5)
+            sock.settimeout(0.05)  # the frames written before the hold, all in this socket's buffer
+            with contextlib.suppress(TimeoutError):
+                while chunk := sock.recv(65536):
+                    got += chunk
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             sock.close()  # a reset: the server's next send fails
             time.sleep(0.15)  # ~150 frames fall due while the loop is held
@@ -134,6 +140,6 @@ def test_a_served_paced_stream_whose_client_reset_stops_writing(tmp_path, caplog
             entries = client.get("/mockoss/requests").json()
     finally:
         threaded.stop()
-    assert sent < got.count(b"data:") + 10, sent
+    assert sent <= got.count(b"data:") + 3, (sent, got.count(b"data:"))
     assert [entry["status"] for entry in entries] == [200, 200]
     assert not [record for record in caplog.records if "socket.send" in record.getMessage()]
