@@ -1,4 +1,4 @@
-"""The 400 a server gives a generation ``POST`` whose ``Content-Type`` is not ``application/json``
+"""The refusal a server gives a generation ``POST`` whose ``Content-Type`` is not ``application/json``
 (``curl -d`` sends ``application/x-www-form-urlencoded``; ``text/plain``; no header at all).
 
 vLLM and SGLang put a FastAPI dependency ``validate_json_request`` on their generation routes. It
@@ -30,10 +30,21 @@ body is read and parsed as JSON only under ``application/json`` or ``application
 the dependency. So a non-JSON body under ``text/plain`` gets the media-type 400, and an
 ``application/vnd.x+json`` body gets it only when it parses.
 
-The other profiles are left as they were (every body parsed whatever its type): TensorRT-LLM,
-vllm-mlx and the gpt-oss reference server are FastAPI apps without this dependency, whose answer
-to a body FastAPI does not parse was not checked; llama.cpp, Ollama, LM Studio and mlx-lm were not
-checked.
+TensorRT-LLM, vllm-mlx and the gpt-oss reference server have no such dependency: FastAPI hands
+the route's pydantic model the body's bytes when it does not parse them (any type but JSON; since
+fastapi 0.65.2), and pydantic refuses them, ``model_attributes_type`` at ``["body"]`` ("Input should
+be a valid dictionary or object to extract fields from", the text as ``input``), whatever the
+bytes hold (run here with fastapi 0.165.0). The servers' handlers answer it: the reference server
+(openai/gpt-oss@7b58334:gpt_oss/responses_api/api_server.py ``log_validation_error``) and vllm-mlx
+(waybarrios/vllm-mlx@4b654c0:vllm_mlx/server.py, no handler) with FastAPI's default 422
+``{"detail":[…]}``, or Starlette's 500 when the bytes are not UTF-8 (``jsonable_encoder`` decodes
+them); TensorRT-LLM (NVIDIA/TensorRT-LLM@00057725:tensorrt_llm/serve/openai_server.py
+``validation_exception_handler``) with a 400 carrying ``str(exc)``, in the shape and mockoss
+wording its profile gives every validation error. A request with no ``Content-Type`` is parsed as
+JSON up to fastapi 0.131 and refused as text from 0.132.0 (``strict_content_type``, PR #14978):
+these servers do not pin FastAPI, so which one a deployment runs is unknown, and mockoss keeps
+parsing it (as before). An empty body is left to the usual check (FastAPI: ``missing``).
+llama.cpp, Ollama, LM Studio and mlx-lm were not checked: every body is parsed whatever its type.
 
 A header map with no ``Content-Type``, ``Content-Length`` nor ``Transfer-Encoding`` is an
 in-process call (``MockServer.handle(endpoint, raw, {})``), not HTTP: no check.
@@ -75,9 +86,12 @@ def fastapi_parses(content_type: str | None) -> bool:
     return subtype == "json" or subtype.endswith("+json")
 
 
-def content_type_reply(profile: Profile, endpoint: str, headers: Mapping[str, str], parsed: bool) -> Reply | None:
-    """The 400 ``profile``'s server gives a request to ``endpoint`` whose ``Content-Type`` is not
-    ``application/json``, else ``None`` (see the module docstring).
+def content_type_reply(
+    profile: Profile, endpoint: str, headers: Mapping[str, str], parsed: bool, raw: bytes = b""
+) -> Reply | None:
+    """The refusal ``profile``'s server gives a request to ``endpoint`` whose ``Content-Type`` is
+    not ``application/json`` (vLLM, SGLang, TensorRT-LLM: 400; vllm-mlx and the reference server:
+    FastAPI's 422, or 500 for bytes that are not UTF-8), else ``None`` (see the module docstring).
 
     Args:
         profile: the profile answering ``endpoint`` (``for_endpoint`` applied: SGLang's
@@ -86,6 +100,7 @@ def content_type_reply(profile: Profile, endpoint: str, headers: Mapping[str, st
         headers: the request headers, lower-case names (:func:`mockoss.server.request_headers.header_map`).
         parsed: whether the body parses as JSON (a body FastAPI parses and fails to parse is
             answered by the parse error, before the dependency runs).
+        raw: the body (TensorRT-LLM, vllm-mlx and the reference server echo it).
     """
     content_type = headers.get("content-type")
     if content_type == "application/json" or (content_type is None and not _is_http(headers)):
@@ -97,7 +112,7 @@ def content_type_reply(profile: Profile, endpoint: str, headers: Mapping[str, st
 
     is_vllm = isinstance(profile, VllmProfile)  # vllm-mlx and openai are other classes
     if not is_vllm and not profile.name.startswith("sglang"):
-        return None
+        return None if content_type is None or fastapi_parses(content_type) or not raw else _text_body(profile, raw)
     if not parsed and fastapi_parses(content_type):
         return None  # FastAPI's JSON parse error comes first
     if is_vllm:
@@ -108,3 +123,27 @@ def content_type_reply(profile: Profile, endpoint: str, headers: Mapping[str, st
         body = {"object": "error", "message": SGLANG_MESSAGE, "type": "Bad Request", "param": None, "code": 400}
         return Reply(status=400, body=dumps(body).encode())
     return profile.error(400, SGLANG_MESSAGE)  # SGLang's /v1/responses: the nested shape, type "Bad Request"
+
+
+_NOT_AN_OBJECT = "Input should be a valid dictionary or object to extract fields from"
+
+
+def _text_body(profile: Profile, raw: bytes) -> Reply | None:
+    """FastAPI's answer, through the server's handler, to a body it did not parse (see the module
+    docstring): TensorRT-LLM, vllm-mlx, the reference server; ``None`` for any other profile."""
+    from mockoss.profiles.gptoss_ref import GptossReferenceProfile
+    from mockoss.profiles.trtllm import TrtllmProfile
+    from mockoss.profiles.vllm_mlx import VllmMlxProfile
+
+    if isinstance(profile, TrtllmProfile):
+        return profile.error(400, f"Invalid request: body: {_NOT_AN_OBJECT}")
+    if not isinstance(profile, (GptossReferenceProfile, VllmMlxProfile)):
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:  # jsonable_encoder's bytes.decode() raises: ServerErrorMiddleware
+        return Reply(
+            status=500, body=b"Internal Server Error", headers=(("content-type", "text/plain; charset=utf-8"),)
+        )
+    entry = {"type": "model_attributes_type", "loc": ["body"], "msg": _NOT_AN_OBJECT, "input": text}
+    return Reply(status=422, body=dumps({"detail": [entry]}).encode())

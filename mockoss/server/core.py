@@ -202,7 +202,7 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         base, names = self._base_profile, self.served_model_names
         try:
             checked: Reply | tuple[Profile, Any, str] | BaseException | None = (
-                step is None and self._content_type_check(endpoint, headers, base, body is not None)
+                step is None and self._content_type_check(endpoint, headers, base, body is not None, raw)
             ) or self._validate(endpoint, body, raw, base)
         except BaseException as exc:
             if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):

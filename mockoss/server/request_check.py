@@ -126,12 +126,14 @@ class RequestChecks:
             kept.offer(key, (base, profile, request), partial(approx_bytes, request, kept.limit))
         return self._with_model(profile, request)
 
-    def _content_type_check(self, endpoint: Endpoint, headers: Mapping[str, str], base: Profile, parsed: bool) -> Reply | None:
+    def _content_type_check(
+        self, endpoint: Endpoint, headers: Mapping[str, str], base: Profile, parsed: bool, raw: bytes = b""
+    ) -> Reply | None:
         """The 400 of a server that refuses a body not sent as ``application/json`` (vLLM, SGLang:
         :mod:`mockoss.server.content_type`), else ``None``. ``headers``: lower-case names; a map
         without ``Content-Type``/``Content-Length``/``Transfer-Encoding`` (an in-process call) is
-        not checked. ``parsed``: the body parses as JSON."""
-        return content_type_reply(_for_endpoint(base, endpoint), endpoint, headers, parsed)
+        not checked. ``parsed``: the body parses as JSON; ``raw``: the body."""
+        return content_type_reply(_for_endpoint(base, endpoint), endpoint, headers, parsed, raw)
 
     def _with_model(self, profile: Profile, request: Any) -> Reply | tuple[Profile, Any, str]:
         """``(profile, request, model)`` with the model resolved, or the unknown-model reply."""

@@ -6,7 +6,11 @@ Sources: vllm-project/vllm@v0.33.0:vllm/entrypoints/serve/utils/api_utils.py
 wheel); sgl-project/sglang@v0.5.23:python/sglang/srt/entrypoints/http_server.py
 ``validate_json_request`` and ``validation_exception_handler`` (0.5.23 wheel); fastapi 0.165.0
 ``fastapi/routing.py`` (the body is parsed before the dependency runs) and ``fastapi/exceptions.py``
-(``ValidationException.__str__``). See :mod:`mockoss.server.content_type`.
+(``ValidationException.__str__``); the FastAPI-default answer to an unparsed body (422
+``model_attributes_type``) run here with fastapi 0.165.0, as vllm-mlx (waybarrios/vllm-mlx@4b654c0:
+vllm_mlx/server.py, no handler) and the reference server (openai/gpt-oss@7b58334:
+gpt_oss/responses_api/api_server.py) answer it; TensorRT-LLM's 400 (NVIDIA/TensorRT-LLM@00057725:
+tensorrt_llm/serve/openai_server.py ``validation_exception_handler``). See :mod:`mockoss.server.content_type`.
 """
 
 from __future__ import annotations
@@ -108,17 +112,43 @@ def test_a_json_parse_error_comes_first_under_a_json_media_type() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    "profile", ["trtllm", "vllm-mlx", "gptoss-reference", "llamacpp", "ollama", "lmstudio", "mlx-lm"]
-)
-def test_other_profiles_are_left_as_they_were(profile: str) -> None:
+def _body_for(server: MockServer, profile: str) -> tuple[str, bytes]:
+    if profile == "gptoss-reference":
+        return "/v1/responses", RESPONSES
+    return "/v1/chat/completions", CHAT.replace(b"openai/gpt-oss-20b", server._base_profile.default_model.encode())
+
+
+@pytest.mark.parametrize("profile", ["vllm-mlx", "gptoss-reference"])
+def test_fastapis_default_handler_refuses_a_text_body(profile: str) -> None:
+    """No dependency, no handler of their own for this: FastAPI validates the unparsed bytes (422
+    ``model_attributes_type``, the text echoed); not UTF-8: Starlette's 500 (``jsonable_encoder``).
+    No header: parsed as JSON (fastapi < 0.132; unpinned, so kept as before)."""
     server = MockServer(scenario="clean-answer", profile=profile)
-    path = "/v1/responses" if profile == "gptoss-reference" else "/v1/chat/completions"
-    body = (
-        RESPONSES
-        if profile == "gptoss-reference"
-        else CHAT.replace(b"openai/gpt-oss-20b", server._base_profile.default_model.encode())
-    )
+    path, body = _body_for(server, profile)
+    reply = _post(server, path, body, "application/x-www-form-urlencoded")
+    assert reply.status_code == 422
+    msg = "Input should be a valid dictionary or object to extract fields from"
+    assert reply.json() == {
+        "detail": [{"type": "model_attributes_type", "loc": ["body"], "msg": msg, "input": body.decode()}]
+    }
+    broken = _post(server, path, b"\xff\xfe", "text/plain")
+    assert (broken.status_code, broken.text) == (500, "Internal Server Error")
+    assert _post(server, path, body, None).status_code == 200
+
+
+def test_trtllm_refuses_a_text_body_with_its_validation_400() -> None:
+    server = MockServer(scenario="clean-answer", profile="trtllm")
+    path, body = _body_for(server, "trtllm")
+    reply = _post(server, path, body, "text/plain")
+    assert reply.status_code == 400 and reply.json()["type"] == "BadRequestError"
+    assert "Input should be a valid dictionary" in reply.json()["message"]
+    assert _post(server, path, body, None).status_code == 200
+
+
+@pytest.mark.parametrize("profile", ["llamacpp", "ollama", "lmstudio", "mlx-lm"])
+def test_unchecked_profiles_are_left_as_they_were(profile: str) -> None:
+    server = MockServer(scenario="clean-answer", profile=profile)
+    path, body = _body_for(server, profile)
     assert _post(server, path, body, "text/plain").status_code == 200
 
 
