@@ -44,7 +44,9 @@ wording its profile gives every validation error. A request with no ``Content-Ty
 JSON up to fastapi 0.131 and refused as text from 0.132.0 (``strict_content_type``, PR #14978):
 these servers do not pin FastAPI, so which one a deployment runs is unknown, and mockoss keeps
 parsing it (as before). An empty body is left to the usual check (FastAPI: ``missing``).
-llama.cpp, Ollama, LM Studio and mlx-lm were not checked: every body is parsed whatever its type.
+Ollama binds every body as JSON whatever its type (ollama/ollama server/routes.go ``ChatHandler``:
+gin's ``ShouldBindJSON``, read in an indexed copy); llama.cpp, LM Studio and mlx-lm were not
+checked: every body is parsed whatever its type, as before.
 
 A header map with no ``Content-Type``, ``Content-Length`` nor ``Transfer-Encoding`` is an
 in-process call (``MockServer.handle(endpoint, raw, {})``), not HTTP: no check.
