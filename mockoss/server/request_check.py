@@ -133,6 +133,8 @@ class RequestChecks:
         :mod:`mockoss.server.content_type`), else ``None``. ``headers``: lower-case names; a map
         without ``Content-Type``/``Content-Length``/``Transfer-Encoding`` (an in-process call) is
         not checked. ``parsed``: the body parses as JSON; ``raw``: the body."""
+        if headers.get("content-type") == "application/json":
+            return None  # the usual header: no profile look-up on the request path
         return content_type_reply(_for_endpoint(base, endpoint), endpoint, headers, parsed, raw)
 
     def _with_model(self, profile: Profile, request: Any) -> Reply | tuple[Profile, Any, str]:
