@@ -62,8 +62,9 @@ def test_previous_response_id_continues_the_stored_conversation():
 
 
 def test_store_false_is_not_remembered():
-    # The openai profile chains without a store's 404 (vllm with its store on would 404 the id).
-    server = MockServer(scenario=TURNS, profile="openai")
+    # Ollama ignores previous_response_id (ollama/ollama openai/responses.go): no store's refusal of
+    # the id (vllm with its store on, openai, lmstudio would refuse it).
+    server = MockServer(scenario=TURNS, profile="ollama", served_model_names=[MODEL])
     first, _ = _responses(server, {"input": "hi", "store": False})
     _, text = _responses(server, {"input": [OUTPUT], "previous_response_id": first})
     assert text == "turn 1"  # unknown to the server: the turn comes from the input alone

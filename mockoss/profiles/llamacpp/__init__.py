@@ -155,12 +155,17 @@ class LlamacppProfile:
         """``POST /v1/responses``; see :func:`mockoss.profiles.llamacpp.responses.surface_responses`.
 
         ``previous_response_id`` is rejected (400 ``llama.cpp does not support
-        'previous_response_id'.``, ``convert_responses_to_chatcmpl``).
+        'previous_response_id'.``, ``convert_responses_to_chatcmpl``); a ``function_call_output``
+        with no tool call before it is the chat template's 500
+        (:mod:`mockoss.profiles.llamacpp.responses_input`).
         """
         from mockoss.profiles.llamacpp.responses import surface_responses
+        from mockoss.profiles.llamacpp.responses_input import orphan_output_error
 
         if request.body.get("previous_response_id"):
             return error_reply(400, "llama.cpp does not support 'previous_response_id'.")
+        if (refused := orphan_output_error(request.body)) is not None:
+            return error_reply(500, refused)
         tools = tuple(sorted(request.function_tool_names, key=_tool_order(request.body)))
         try:
             plan = self.plan(completion, request.body, tools, request.max_output_tokens, stream=request.stream)

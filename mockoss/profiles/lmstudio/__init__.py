@@ -124,9 +124,14 @@ class LmstudioProfile:
         return self._with_log(reply, completion, request.max_tokens, tools, request.model)
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
-        """``POST /v1/responses``; see :func:`mockoss.profiles.lmstudio.responses.surface_responses`."""
+        """``POST /v1/responses``; see :func:`mockoss.profiles.lmstudio.responses.surface_responses`.
+        A ``previous_response_id`` this server did not store is LM Studio's 400
+        (:mod:`mockoss.profiles.lmstudio.responses_input`)."""
         from mockoss.profiles.lmstudio.responses import surface_responses
+        from mockoss.profiles.lmstudio.responses_input import previous_response_error
 
+        if (refused := previous_response_error(self, request.body)) is not None:
+            return refused
         tools = request.function_tool_names if request.tool_choice != "none" else frozenset()
         output, deltas, tokens, length = self.classify(completion, request.max_output_tokens, tools)
         reply = surface_responses(self, output, deltas, tokens, length, request, ctx, template_memo(completion))

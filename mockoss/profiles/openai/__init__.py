@@ -24,6 +24,7 @@ from mockoss.profiles.base import (
 )
 from mockoss.profiles.openai import stream_memo, wire
 from mockoss.profiles.openai.normalize import normalised
+from mockoss.profiles.openai.responses_input import responses_input_error
 from mockoss.profiles.replay import AsciiIdRecorder
 from mockoss.profiles.vllm import VllmProfile
 from mockoss.profiles.vllm.request_checks import metadata_error
@@ -82,9 +83,13 @@ class OpenAIProfile:
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/responses``: vLLM's Responses surfacing of the normalised completion, with
         vLLM-only fields removed. ``metadata`` values must be strings, as vLLM's (the openai
-        package's own ``Metadata`` type, ``Dict[str, str]``): otherwise a 400."""
+        package's own ``Metadata`` type, ``Dict[str, str]``): otherwise a 400. A
+        ``previous_response_id`` this server did not store, or a ``function_call_output`` without
+        its call, is the API's 400 (:mod:`mockoss.profiles.openai.responses_input`)."""
         if (rejected := metadata_error(request.body.get("metadata"))) is not None:
             return self.error(400, rejected[0], param=rejected[1])
+        if (refused := responses_input_error(request.body)) is not None:
+            return refused
         view = normalised(completion, request.max_output_tokens, tools_declared=bool(request.tools))
         if request.stream and stream_memo.slot_free(view, request):
             # vLLM's frames made with slot ids are the same for every request of a shape: their
