@@ -310,6 +310,25 @@ class Profile(Protocol):
         """This server's reply to an unknown route (404) or a wrong method (405)."""
         ...
 
+    def content_type_refusal(self, endpoint: str, content_type: str | None, parsed: bool, raw: bytes) -> Reply | None:
+        """This server's reply to a generation ``POST`` not sent as ``application/json``, else
+        ``None`` (the request goes on to the usual checks). Default: no refusal.
+
+        Called by :func:`mockoss.server.content_type.content_type_reply` before any other check of
+        an HTTP request whose ``Content-Type`` is not ``application/json`` (any case, any
+        parameters: those never reach it), on the profile answering ``endpoint``
+        (``for_endpoint`` applied). Optional: the profile classes do not subclass this protocol,
+        so the caller looks the method up (``getattr``) and a class without it refuses nothing.
+
+        Args:
+            endpoint: the generation endpoint (``chat``, ``completions``, ``responses``, ...).
+            content_type: the header as sent (``text/plain``, ``application/vnd.x+json``), or
+                ``None`` for no header or an empty one (FastAPI reads both as none).
+            parsed: whether the body parses as JSON.
+            raw: the body's bytes (``b""`` when empty).
+        """
+        return None
+
 
 def check_bool_switches(profile: object, names: Iterable[str]) -> None:
     """Raise ``ValueError("<switch> must be true or false, got <value>")`` for the first of

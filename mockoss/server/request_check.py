@@ -27,7 +27,7 @@ from mockoss.server.content_type import content_type_reply
 from mockoss.server.inputs import lone_surrogate_field, out_of_vocabulary
 from mockoss.server.nonfinite import go_decode_error
 from mockoss.server.records import Endpoint
-from mockoss.server.replies import _for_endpoint, _model_hint, _pydantic_message
+from mockoss.server.replies import SCENARIO_HEADER, SWITCH_HEADER, _for_endpoint, _model_hint, _pydantic_message
 from mockoss.server.validation import validate_request
 
 #: Bytes :meth:`MockServer._validate` may keep of validated bodies sent again (parsed data included).
@@ -129,12 +129,18 @@ class RequestChecks:
     def _content_type_check(
         self, endpoint: Endpoint, headers: Mapping[str, str], base: Profile, parsed: bool, raw: bytes = b""
     ) -> Reply | None:
-        """The 400 of a server that refuses a body not sent as ``application/json`` (vLLM, SGLang:
-        :mod:`mockoss.server.content_type`), else ``None``. ``headers``: lower-case names; a map
-        without ``Content-Type``/``Content-Length``/``Transfer-Encoding`` (an in-process call) is
-        not checked. ``parsed``: the body parses as JSON; ``raw``: the body."""
+        """The refusal of a server to a body not sent as ``application/json`` (vLLM, SGLang,
+        TensorRT-LLM, vllm-mlx, the reference server: :mod:`mockoss.server.content_type`), else
+        ``None``. ``headers``: lower-case names; a map without
+        ``Content-Type``/``Content-Length``/``Transfer-Encoding`` (an in-process call) is not
+        checked. ``parsed``: the body parses as JSON; ``raw``: the body. The request's own switches
+        (``X-Mockoss-Switch``, its scenario's ``switches:``: ``strict_content_type``) apply, as to
+        its reply: the profile is the one :meth:`warm_target` makes (only off the usual header)."""
         if headers.get("content-type") == "application/json":
             return None  # the usual header: no profile look-up on the request path
+        if SWITCH_HEADER in headers or SCENARIO_HEADER in headers or getattr(self.scenario, "switches", None):  # type: ignore[attr-defined]
+            own = self.warm_target(headers, make_profile=True)[1]  # type: ignore[attr-defined]
+            base = base if own is None else own
         return content_type_reply(_for_endpoint(base, endpoint), endpoint, headers, parsed, raw)
 
     def _with_model(self, profile: Profile, request: Any) -> Reply | tuple[Profile, Any, str]:

@@ -65,6 +65,7 @@ from mockoss.profiles.base import (
     check_bool_switches,
     check_choice_switches,
 )
+from mockoss.profiles.fastapi_body import fastapi_text_reply, unparsed_body
 from mockoss.profiles.gptoss_ref.loop import CALL, RETURN, Rules
 from mockoss.profiles.gptoss_ref.objects import response_object
 from mockoss.profiles.gptoss_ref.plan import FIRST_EVENT, Run, planned_run
@@ -138,6 +139,11 @@ class GptossReferenceProfile:
             (unless it became a function call); v0.0.9 skips it.
         stream_browser_calls: v0.0.9 streams a ``browser.*`` recipient (no browser tool declared)
             as a function call; before, it got no event.
+        strict_content_type: the FastAPI the deployment runs (gpt-oss requires
+            ``fastapi>=0.116.1``, every tag v0.0.5 to v0.0.9; no lock file): ``false``,
+            fastapi <= 0.131, a request with no ``Content-Type`` is parsed as JSON; ``true``,
+            fastapi >= 0.132.0 (what ``pip install gpt-oss`` resolves today), it is refused as
+            text like ``text/plain`` (422, :meth:`content_type_refusal`).
     """
 
     default_model: ClassVar[str] = "gpt-oss-120b"
@@ -152,6 +158,7 @@ class GptossReferenceProfile:
     event_item_ids: bool = True
     analysis_recipient_reasoning: bool = False
     stream_browser_calls: bool = True
+    strict_content_type: bool = False
 
     def __post_init__(self) -> None:
         """Check the switches (``ValueError`` naming the allowed values; the registry makes it a
@@ -159,7 +166,7 @@ class GptossReferenceProfile:
         ``conversation_start_date`` may be given as a date (YAML reads ``2025-08-05`` as one) and
         is kept as ``YYYY-MM-DD`` text, the ``strftime("%Y-%m-%d")`` the server writes."""
         check_choice_switches(self, _CHOICES)
-        check_bool_switches(self, ("event_item_ids", "analysis_recipient_reasoning", "stream_browser_calls"))
+        check_bool_switches(self, ("event_item_ids", "analysis_recipient_reasoning", "stream_browser_calls", "strict_content_type"))
         tokens = self.default_max_output_tokens
         if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
             raise ValueError(f"default_max_output_tokens must be a positive integer, got {tokens!r}")
@@ -278,6 +285,15 @@ class GptossReferenceProfile:
         checked, errors = validation_errors(body)
         _VALIDATED.set((body, checked) if checked is not None else None)
         return _rejected(422, {"detail": errors}) if errors else None
+
+    def content_type_refusal(self, endpoint: str, content_type: str | None, parsed: bool, raw: bytes) -> Reply | None:
+        """FastAPI's default 422 to a non-empty body it does not parse (``text/plain``,
+        form-urlencoded; no header when ``strict_content_type`` is on), 500 for bytes that are not
+        UTF-8 (:func:`mockoss.profiles.fastapi_body.fastapi_text_reply`), else ``None``. The
+        server has no media-type check; its ``RequestValidationError`` handler only logs and
+        returns FastAPI's answer (openai/gpt-oss@7b58334:gpt_oss/responses_api/api_server.py
+        ``log_validation_error``; ``FastAPI()`` sets no ``strict_content_type``)."""
+        return fastapi_text_reply(raw) if unparsed_body(content_type, raw, self.strict_content_type) else None
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
         """FastAPI's error bodies: a rejected request (mockoss's 400) is a 422 ``{"detail":[{…}]}``

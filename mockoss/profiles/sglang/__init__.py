@@ -75,6 +75,7 @@ from mockoss.profiles.base import (
     check_bool_switches,
     check_choice_switches,
 )
+from mockoss.profiles.fastapi_body import SGLANG_MESSAGE, parse_error_first
 from mockoss.profiles.sglang.context_length import fit_context
 from mockoss.profiles.wire import dumps
 
@@ -131,6 +132,11 @@ class SglangProfile:
             the erroring tokens are skipped until the next ``<|start|>``, the malformed message
             is dropped). The guard's code was not found, so ``"skip"`` follows that test's
             description (the way vLLM's ``process_chunk`` skips; unverified beyond it).
+        strict_content_type: the FastAPI the deployment runs (SGLang requires ``fastapi``
+            unpinned: the 0.5.2 and 0.5.23 wheels): ``true``, fastapi >= 0.132.0 (what ``pip install`` resolves
+            today); ``false``, <= 0.131. Only a request with no ``Content-Type`` whose non-empty
+            body is not JSON differs: ``true``, the media-type 400 (:meth:`content_type_refusal`);
+            ``false``, FastAPI's JSON error first.
     """
 
     #: The served model name: SGLang serves the model path unless ``--served-model-name`` is set.
@@ -152,12 +158,13 @@ class SglangProfile:
     stream_plain_text_passthrough: bool = True
     harmony_library: str = "openai-harmony-0.0.8"
     harmony_errors: str = "raise"
+    strict_content_type: bool = True
 
     def __post_init__(self) -> None:
         for switch in ("reasoning_parser", "tool_call_parser"):
             if getattr(self, switch) not in _PARSERS:
                 raise ValueError(f"{switch} must be 'gpt-oss' or null, got {getattr(self, switch)!r}")
-        check_bool_switches(self, ("separate_reasoning", "forward_unknown_tools", "skip_special_tokens", "stream_default_include_usage", "count_reasoning_tokens", "hyphenated_tool_names", "stream_plain_text_passthrough"))
+        check_bool_switches(self, ("separate_reasoning", "forward_unknown_tools", "skip_special_tokens", "stream_default_include_usage", "count_reasoning_tokens", "hyphenated_tool_names", "stream_plain_text_passthrough", "strict_content_type"))
         check_choice_switches(self, {"harmony_library": ("openai-harmony-0.0.8", "oss-harmony"), "harmony_errors": ("raise", "skip")})
         if isinstance(self.context_length, bool) or not isinstance(self.context_length, int) or self.context_length < 1:
             raise ValueError(f"context_length must be a positive integer, got {self.context_length!r}")
@@ -259,6 +266,24 @@ class SglangProfile:
         """protocol.py ``ModelCard``: ``owned_by`` ``sglang``, ``root`` the name, ``max_model_len``."""
         return {"id": name, "object": "model", "created": info.created, "owned_by": "sglang", "root": name, "parent": None, "max_model_len": self.context_length}
 
+    def content_type_refusal(self, endpoint: str, content_type: str | None, parsed: bool, raw: bytes) -> Reply | None:
+        """SGLang's 400 to a generation ``POST`` not sent as ``application/json`` (no header
+        included), in the flat ``ErrorResponse``; ``None`` when FastAPI's JSON parse error comes
+        first (:func:`mockoss.profiles.fastapi_body.parse_error_first`). ``/v1/responses``:
+        :meth:`_ResponsesScope.content_type_refusal`, the nested shape.
+
+        sgl-project/sglang@v0.5.23:python/sglang/srt/entrypoints/http_server.py
+        ``validate_json_request`` (lower-cases the header, cuts it at the first ``;``, refuses
+        anything but ``application/json`` with a dict error, ``loc`` ``["header",
+        "content-type"]``), answered by its ``validation_exception_handler``: ``f"{str(exc)}
+        {str(exc.errors())}"`` (FastAPI's ``ValidationException.__str__``, fastapi 0.165.0
+        ``fastapi/exceptions.py``), ``type`` ``Bad Request``, ``param`` null. Read in the 0.5.23
+        wheel; the app sets no ``strict_content_type``."""
+        if parse_error_first(content_type, parsed, raw, self.strict_content_type):
+            return None
+        body = {"object": "error", "message": SGLANG_MESSAGE, "type": "Bad Request", "param": None, "code": 400}
+        return Reply(status=400, body=dumps(body).encode())
+
     def route_error(self, status: int, method: str, path: str) -> Reply:
         """FastAPI's own ``{"detail":"Not Found"}`` (404) or ``{"detail":"Method Not Allowed"}``
         (405): Starlette's routing errors do not reach SGLang's ``fastapi.HTTPException`` handler."""
@@ -305,6 +330,13 @@ class _ResponsesScope:
 
     def route_error(self, status: int, method: str, path: str) -> Reply:
         return self._profile.route_error(status, method, path)
+
+    def content_type_refusal(self, endpoint: str, content_type: str | None, parsed: bool, raw: bytes) -> Reply | None:
+        """:meth:`SglangProfile.content_type_refusal` on ``/v1/responses``: the same 400 in the
+        nested shape (``{"error":{"message","type":"Bad Request","param":null,"code":400}}``)."""
+        if parse_error_first(content_type, parsed, raw, self._profile.strict_content_type):
+            return None
+        return self.error(400, SGLANG_MESSAGE)
 
 
 @functools.lru_cache(maxsize=64)

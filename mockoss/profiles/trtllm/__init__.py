@@ -69,6 +69,7 @@ from typing import Any, ClassVar, Literal
 
 from mockoss.harmony.library import HARMONY_LIBRARIES
 from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo, check_bool_switches
+from mockoss.profiles.fastapi_body import NOT_AN_OBJECT, unparsed_body
 from mockoss.profiles.wire import dumps
 
 __all__ = ["TrtllmProfile"]
@@ -192,6 +193,25 @@ class TrtllmProfile:
         ``previous_response_id``). ``param`` is always null: ``create_error_response`` takes none."""
         kind = kind or ("BadRequestError" if status < 500 else "InternalServerError")
         return Reply(status=status, body=dumps({"object": "error", "message": message, "type": kind, "param": None, "code": status}).encode())
+
+    def content_type_refusal(self, endpoint: str, content_type: str | None, parsed: bool, raw: bytes) -> Reply | None:
+        """TensorRT-LLM's 400 to a non-empty body FastAPI does not parse (``text/plain``,
+        form-urlencoded, ...), else ``None``. The server has no media-type check: FastAPI hands
+        the route's model the bytes and pydantic refuses them (``model_attributes_type``,
+        :mod:`mockoss.profiles.fastapi_body`), which its handler answers
+        (NVIDIA/TensorRT-LLM@00057725:tensorrt_llm/serve/openai_server.py
+        ``validation_exception_handler``: 400 with ``str(exc)``; the wording is mockoss's, as for
+        every validation error of this profile).
+
+        No ``Content-Type`` is parsed as JSON, as fastapi <= 0.131 does: TensorRT-LLM pins
+        fastapi below 0.132 over the whole timeline (2025.08.27 to 2026.05.28):
+        ``fastapi==0.115.4`` (NVIDIA/TensorRT-LLM@10bfbb57:requirements.txt), then
+        ``fastapi>=0.120.1,<=0.121.3`` (NVIDIA/TensorRT-LLM@000867d9:requirements.txt, still so
+        in the review of NVIDIA/TensorRT-LLM#18045, 2026-08-21), until NVIDIA/TensorRT-LLM#17650
+        (opened 2026-08-13) raised it to ``>=0.136.3,<0.137``: a later release would refuse it."""
+        if not unparsed_body(content_type, raw, strict=False):
+            return None
+        return self.error(400, f"Invalid request: body: {NOT_AN_OBJECT}")
 
     def model_not_found(self, model: str) -> Reply:
         """Never used (``model_check`` is false); a 404 in the error shape."""

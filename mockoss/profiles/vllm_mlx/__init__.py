@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo, check_bool_switches
+from mockoss.profiles.fastapi_body import fastapi_text_reply, unparsed_body
 from mockoss.profiles.wire import dumps
 
 __all__ = ["VllmMlxProfile"]
@@ -175,6 +176,20 @@ class VllmMlxProfile:
             loc = ["body", *(param.split(".") if param else ())]
             return _json(422, {"detail": [{"type": "value_error", "loc": loc, "msg": message, "input": None}]})
         return _json(status, {"detail": message})
+
+    def content_type_refusal(self, endpoint: str, content_type: str | None, parsed: bool, raw: bytes) -> Reply | None:
+        """FastAPI's default 422 to a non-empty body it does not parse, no ``Content-Type``
+        included (500 for bytes that are not UTF-8: :func:`mockoss.profiles.fastapi_body.fastapi_text_reply`),
+        else ``None``. vllm-mlx has no media-type check and no validation handler of its own
+        (waybarrios/vllm-mlx@4b654c0:vllm_mlx/server.py; the 0.5.0 and 0.6.0 wheels' ``FastAPI(``
+        sets no ``strict_content_type``).
+
+        No header is refused as text, fastapi >= 0.132.0's ``strict_content_type``, on every
+        release of the timeline: 0.4.0 to 0.6.0 require ``starlette>=1.0.1``
+        (waybarrios/vllm-mlx@c6b5557:pyproject.toml, "require patched Starlette (#587)"; the 0.5.0
+        and 0.6.0 wheels' metadata), and every fastapi before 0.133.0 caps starlette below 1.0
+        (0.131.0 and 0.132.0: ``starlette<1.0.0``; 0.133.0: ``starlette>=0.40.0``)."""
+        return fastapi_text_reply(raw) if unparsed_body(content_type, raw, strict=True) else None
 
     def model_not_found(self, model: str) -> Reply:
         """``_validate_model_name``: 404 naming the served model (the default name here)."""
