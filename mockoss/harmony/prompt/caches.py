@@ -56,6 +56,7 @@ _REQUEST_CACHES = (
     ("mockoss.profiles.vllm.responses_echo", "_ECHO_TEMPLATES.clear"),  # vLLM Responses echo templates (by body)
     ("mockoss.upstream.scrub", "_scans.clear"),  # secret scans of recorded texts
     ("mockoss.profiles.ollama.native", "clear_context_cache"),  # Ollama /api/generate context prompt ids
+    ("mockoss.jsonbody", "SPLICE.clear"),  # recent request bodies, parsed (mockoss.jsonsplice)
 )
 
 

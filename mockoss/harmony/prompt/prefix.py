@@ -25,6 +25,15 @@ the run of leading messages a request found already counted, so an agent's turn 
 conversation as the turn before last sent it (the previous turn's new messages are then
 per-message lookups), and clients that resend a fixed history with a new tail find that history.
 
+The very objects first: a body parsed from a kept body (:mod:`mockoss.jsonsplice`, bodies of
+8 KiB or more) holds the same message objects as the earlier request whose elements it repeats,
+so an entry also keeps its messages' objects, and a lookup whose first messages are those
+objects, one by one (``is``), takes it without writing any bytes: the same objects hold the same
+data, since no reader changes a parsed body. On the agent turn of ``benchmarks/bench_prompt.py``
+(with the tools, found the same way: :meth:`RecentKeys.find_object`) the whole app's instructions
+in process went from 1.40 M to 0.75 M a request with the splice (the short request's: 0.36 M).
+An entry's bytes count those objects at :data:`OBJECT_BYTES_PER_BYTE` a marshal byte.
+
 marshal writes a back-reference for an object held more than once, so the bytes depend on what
 else references the request's objects when it runs: the caller stores and looks up while nothing
 but the body (and the request path's own objects, the same every request) does; in particular no
@@ -39,7 +48,7 @@ from __future__ import annotations
 import marshal
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from operator import itemgetter
+from operator import is_, itemgetter
 from typing import Any, NamedTuple
 
 from mockoss.harmony.prompt._common import _key, _text
@@ -57,6 +66,11 @@ MAX_TRIES = 2
 
 #: At most this many segments to a key; a prefix that would need more is keyed by one again.
 MAX_SEGMENTS = 8
+
+#: Bytes counted per byte of a stored prefix's marshal bytes for its messages' objects, which an
+#: entry keeps (for the identity check of :meth:`PrefixCache.find`): parsed JSON takes ~2.5 bytes
+#: per byte of text (measured on ``benchmarks/bench_prompt.py``'s agent turn).
+OBJECT_BYTES_PER_BYTE = 3
 
 
 class Prefix(NamedTuple):
@@ -99,6 +113,9 @@ class Seen(NamedTuple):
     #: What is derived from the tools (their view's declarations), kept with their validated
     #: bytes (:class:`RecentKeys`), else ``None``.
     tools_memo: dict[str, Any] | None = None
+    #: The tools list itself, while not validated (:func:`mockoss.harmony.prompt.seen.accept_seen`
+    #: records it with its bytes), else ``None``.
+    tools: Any = None
 
 
 class PrefixCache:
@@ -118,9 +135,9 @@ class PrefixCache:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        #: ``(ends, segments, last message, prefix, bytes)`` newest first; replaced whole, so
-        #: reads need no lock.
-        self._entries: tuple[tuple[tuple[int, ...], tuple[bytes, ...], Any, Prefix, int], ...] = ()
+        #: ``(ends, segments, last message, prefix, bytes, messages)`` newest first; replaced
+        #: whole, so reads need no lock.
+        self._entries: tuple[tuple[tuple[int, ...], tuple[bytes, ...], Any, Prefix, int, tuple[Any, ...]], ...] = ()
         self._lock = threading.Lock()
 
     @property
@@ -140,9 +157,15 @@ class PrefixCache:
         n, tries = len(messages), MAX_TRIES
         entries = self._entries  # one snapshot: another thread may replace it meanwhile
         for entry in entries:
-            ends, segments, last, prefix, _ = entry
+            ends, segments, last, prefix, _, objects = entry
             length = prefix.length
-            if length <= n and messages[length - 1] == last:  # a cheap filter; the bytes decide
+            if length > n:
+                continue
+            if not (messages[length - 1] is last and all(map(is_, messages, objects))):
+                # Not the very objects stored (those of a body parsed from a kept one:
+                # mockoss.jsonsplice); the last message with ==, a cheap filter; the bytes decide.
+                if messages[length - 1] != last:
+                    continue
                 try:
                     same = all(marshal.dumps(messages[a:b]) == seg for a, b, seg in zip((0, *ends), ends, segments))
                 except ValueError:  # not plain data (a Mapping that is not a dict)
@@ -152,9 +175,9 @@ class PrefixCache:
                     if tries == 0:
                         return None
                     continue
-                if entry is not entries[0]:
-                    self._push(entry)
-                return prefix
+            if entry is not entries[0]:
+                self._push(entry)
+            return prefix
         return None
 
     def store(
@@ -171,6 +194,7 @@ class PrefixCache:
                 ends, segments = (length,), (marshal.dumps(messages[:length]),)
             last = messages[length - 1]
             nbytes = sum(map(len, segments)) + len(marshal.dumps(last))
+            nbytes += OBJECT_BYTES_PER_BYTE * nbytes  # the messages' objects, kept alive
         except ValueError:
             return
         if nbytes > self.limit:
@@ -180,15 +204,15 @@ class PrefixCache:
         except ValueError:  # data the names cannot be read from: the caller's count stands, unstored
             return
         if prefix is not None:
-            self._push((ends, segments, last, prefix, nbytes + 64 * (len(prefix.turns) + len(prefix.names))))
+            self._push((ends, segments, last, prefix, nbytes + 64 * (len(prefix.turns) + len(prefix.names)), tuple(messages[:length])))
 
     def validate(self, prefix: Prefix) -> None:
         """Mark the stored ``prefix`` as validated (``Prefix.validated``): a request holding its
         messages was accepted."""
         with self._lock:
-            self._entries = tuple(e if e[3] is not prefix else (*e[:3], prefix._replace(validated=True), e[4]) for e in self._entries)
+            self._entries = tuple(e if e[3] is not prefix else (*e[:3], prefix._replace(validated=True), *e[4:]) for e in self._entries)
 
-    def _push(self, entry: tuple[tuple[int, ...], tuple[bytes, ...], Any, Prefix, int]) -> None:
+    def _push(self, entry: tuple[tuple[int, ...], tuple[bytes, ...], Any, Prefix, int, tuple[Any, ...]]) -> None:
         """Put ``entry`` first, dropping any other entry with the same key and the oldest ones
         beyond :data:`RECENT` entries or ``limit`` bytes. An entry with the same key holds the
         same messages: if it was validated, so is ``entry``."""
@@ -201,54 +225,72 @@ class PrefixCache:
                     kept.append(other)
                     total += other[4]
                 elif other[3].validated and not entry[3].validated:
-                    kept[0] = entry = (*entry[:3], entry[3]._replace(validated=True), entry[4])
+                    kept[0] = entry = (*entry[:3], entry[3]._replace(validated=True), *entry[4:])
             self._entries = tuple(kept)
 
 
 class RecentKeys:
     """The newest byte strings added (at most :data:`RECENT`, at most ``limit`` bytes in all),
-    each with a memo ``dict`` for what is derived from the data they are the marshal bytes of.
-    Looked up by ``==`` (a length check and a ``memcmp`` each) rather than a hash: hashing the
-    4 KB of an agent's tools costs more than comparing them with the one or two keys a server
-    sees. A key found is returned as stored, so its hash, once taken, is kept for every later
+    each with a memo ``dict`` for what is derived from the data they are the marshal bytes of,
+    and the object they were taken from. Looked up by ``==`` (a length check and a ``memcmp``
+    each) rather than a hash: hashing the 4 KB of an agent's tools costs more than comparing them
+    with the one or two keys a server sees; or by that object itself (:meth:`find_object`: a body
+    parsed from a kept one shares it, :mod:`mockoss.jsonsplice`, and no reader changes a parsed
+    body). A key found is returned as stored, so its hash, once taken, is kept for every later
     request (a dict key holding it costs no new hash of its bytes). Thread-safe: the tuple is
     replaced whole; a memo is filled by whoever finds it empty (same data, same values)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self._entries: tuple[tuple[bytes, dict[str, Any]], ...] = ()
+        self._entries: tuple[tuple[bytes, dict[str, Any], Any], ...] = ()
         self._lock = threading.Lock()
+
+    @staticmethod
+    def _bytes(key: bytes) -> int:
+        """Bytes counted for a key: itself, its memo (256), the object it was taken from."""
+        return len(key) * (1 + OBJECT_BYTES_PER_BYTE) + 256
 
     @property
     def size(self) -> int:
-        """Bytes held (the keys; a memo is counted at 256 bytes)."""
-        return sum(len(key) + 256 for key, _ in self._entries)
+        """Bytes held (the keys; a memo is counted at 256 bytes; the objects as :data:`OBJECT_BYTES_PER_BYTE` a key byte)."""
+        return sum(self._bytes(entry[0]) for entry in self._entries)
 
     def __contains__(self, key: bytes) -> bool:
         return self.find(key) is not None
 
-    def find(self, key: bytes) -> tuple[bytes, dict[str, Any]] | None:
-        """The stored key equal to ``key`` and its memo, else ``None``."""
+    def find(self, key: bytes) -> tuple[bytes, dict[str, Any], Any] | None:
+        """The stored key equal to ``key``, its memo and its object, else ``None``."""
         for entry in self._entries:
             if entry[0] == key:
                 return entry
         return None
 
-    def add(self, key: bytes) -> dict[str, Any]:
-        """Put ``key`` first (dropping the oldest keys beyond the bounds); its memo (a new one
-        if it was not stored, or it is larger than the whole budget and not kept)."""
+    def find_object(self, data: Any) -> tuple[bytes, dict[str, Any], Any] | None:
+        """The entry whose key was taken from ``data`` itself (the same object), else ``None``."""
+        for entry in self._entries:
+            if entry[2] is data:
+                return entry
+        return None
+
+    def add(self, key: bytes, data: Any = None) -> dict[str, Any]:
+        """Put ``key`` (the marshal bytes of ``data``) first, dropping the oldest keys beyond
+        the bounds; its memo (a new one if it was not stored, or it is larger than the whole
+        budget and not kept)."""
         found = self.find(key)
-        entry = found if found is not None else (key, {})
-        if len(key) + 256 > self.limit:
+        if found is None:
+            entry = (key, {}, data)
+        else:  # the stored key and memo, with the newest object they come from
+            entry = found if data is None or found[2] is data else (found[0], found[1], data)
+        if self._bytes(key) > self.limit:
             return entry[1]
         with self._lock:
-            kept, total = [entry], len(key) + 256
+            kept, total = [entry], self._bytes(key)
             for other in self._entries:
-                if len(kept) == RECENT or total + len(other[0]) + 256 > self.limit:
+                if len(kept) == RECENT or total + self._bytes(other[0]) > self.limit:
                     break
                 if other[0] != key:
                     kept.append(other)
-                    total += len(other[0]) + 256
+                    total += self._bytes(other[0])
             self._entries = tuple(kept)
         return entry[1]
 

@@ -12,6 +12,12 @@ same prefix and the same tools bytes instead of looking again. On the agent turn
 ``benchmarks/bench_prompt.py`` (50 messages, 48 seen, 20 tools), in process, same run:
 validation + count 71 -> 44 us, ``MockServer.respond`` ~133 -> ~115 us.
 
+A body parsed from a kept one (:mod:`mockoss.jsonsplice`) holds the very objects of the
+earlier body it repeats: its prefix and its tools are then found by identity
+(:meth:`~mockoss.harmony.prompt.prefix.PrefixCache.find`, :meth:`~mockoss.harmony.prompt.prefix.RecentKeys.find_object`),
+without marshal; a tools list found by its bytes is recorded with its object, so that the next
+turn finds it so.
+
 Why skipping them is exact: equal marshal bytes mean equal JSON data (types and key order
 included, see the prefix module), and whether a message or a tool is valid depends on its data
 alone (no validator of the quick model reads two items or their positions). So a message equal
@@ -45,12 +51,16 @@ def find_seen(messages: Any, tools: Any) -> Seen:
     prefix = count._prefixes.find(messages) if isinstance(messages, list) and len(messages) >= count.PREFIX_MIN else None
     if not tools or not isinstance(tools, list):
         return Seen(prefix, None, False)
+    found = count._valid_tools.find_object(tools)  # the very list an accepted body held (mockoss.jsonsplice)
+    if found is not None:
+        return Seen(prefix, found[0], True, False, found[1])
     key = _data_key(tools)
     if type(key) is not bytes:  # not plain data (a Mapping that is not a dict): the count keys it itself
         return Seen(prefix, None, False)
     found = count._valid_tools.find(key)
     if found is None:
-        return Seen(prefix, key, False)
+        return Seen(prefix, key, False, tools=tools)
+    count._valid_tools.add(found[0], tools)  # found again by this very list next time
     return Seen(prefix, found[0], True, False, found[1])  # the stored bytes: their hash is kept
 
 
@@ -61,5 +71,5 @@ def accept_seen(seen: Seen) -> Seen:
         count._prefixes.validate(seen.prefix)
     memo = seen.tools_memo
     if seen.tools_key is not None and not seen.tools_validated:
-        memo = count._valid_tools.add(seen.tools_key)
-    return Seen(seen.prefix, seen.tools_key, seen.tools_validated, True, memo)  # (a third of _replace's cost)
+        memo = count._valid_tools.add(seen.tools_key, seen.tools)
+    return Seen(seen.prefix, seen.tools_key, seen.tools_validated, True, memo)  # (a third of _replace's cost; tools no longer needed)

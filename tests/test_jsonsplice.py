@@ -1,0 +1,246 @@
+"""A body parsed from a kept body's elements (mockoss.jsonsplice) is exactly json.loads' value.
+
+vLLM and the other servers parse a request body with ``json.loads`` (FastAPI's ``Request.json()``),
+so mockoss must see the same value, types and key order included, or the same error, for every
+body: here the value of :meth:`SpliceCache.parse` is compared with ``json.loads`` on bodies edited
+at every point of a kept body (insertions, deletions, replacements), on agent conversations that
+grow turn by turn, and on the cases the module docstring names (numbers at a cut, duplicate keys,
+whitespace, escapes, truncation, deep nesting).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import sys
+
+import pytest
+
+from mockoss import jsonbody
+from mockoss.harmony.prompt.caches import clear_caches
+from mockoss.jsonsplice import RECENT, SpliceCache
+
+
+def same(a: object, b: object) -> bool:
+    """Equal JSON values with equal types and key order (``1``, ``1.0`` and ``True`` differ)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)  # type: ignore[index]
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(same, a, b))  # type: ignore[arg-type]
+    if isinstance(a, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))  # type: ignore[arg-type]
+    return a == b
+
+
+def outcome(parse, text: str) -> tuple[str, object]:
+    try:
+        return ("value", parse())
+    except (ValueError, RecursionError) as exc:
+        return ("error", (type(exc), str(exc)))
+
+
+def check(cache: SpliceCache, text: str) -> None:
+    """``cache.parse(text)`` gives ``json.loads(text)``'s value or error; the cache's state is
+    left as it was (each edit is checked against the same kept bodies)."""
+    before = cache._bodies
+    try:
+        got = outcome(lambda: cache.parse(text, lambda: json.loads(text)), text)
+    finally:
+        cache._bodies = before
+    want = outcome(lambda: json.loads(text), text)
+    assert got[0] == want[0], (text, got, want)
+    if got[0] == "value":
+        assert same(got[1], want[1]), (text, got[1], want[1])
+    else:
+        assert got[1] == want[1], text
+
+
+def kept(*texts: str) -> SpliceCache:
+    """A cache holding ``texts`` read element by element (each parsed twice: kept, then read)."""
+    cache = SpliceCache(1 << 24, 1 << 20)
+    for text in texts:
+        cache.parse(text, lambda text=text: json.loads(text))
+        cache.parse(text, lambda text=text: json.loads(text))
+    return cache
+
+
+def agent_body(turns: int, tools: bool = True, sep: tuple[str, str] = (",", ":")) -> str:
+    messages: list[dict] = [{"role": "system", "content": "You are a careful coding agent."}]
+    for k in range(turns):
+        messages.append({"role": "user", "content": f"Step {k}: fix src/m{k}.py — naïve “quotes” \u00e9 \U0001f600"})
+        call = {
+            "id": f"call_{k}",
+            "type": "function",
+            "function": {"name": "read", "arguments": json.dumps({"path": f"m{k}"})},
+        }
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"call_{k}", "content": f"line {k}\n\tindented \\ back"})
+    body: dict = {"model": "openai/gpt-oss-20b", "messages": messages}
+    if tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": "read",
+                    "parameters": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0.5}}},
+                },
+            }
+        ]
+        body["temperature"] = 0.7
+        body["stream"] = False
+    return json.dumps(body, separators=sep, ensure_ascii=False)
+
+
+EDITS = [
+    "",
+    " ",
+    "\n",
+    "1",
+    "0",
+    "-",
+    ".",
+    "e",
+    ",",
+    ":",
+    "]",
+    "}",
+    "[",
+    "{",
+    '"',
+    "\\",
+    "\\u00e9",
+    "\ud800",
+    "\x00",
+    "null",
+    ',"x":1',
+    '{"role":"user","content":"new"},',
+    "é",
+]
+
+
+def test_every_edit_of_a_kept_body_parses_as_json_loads() -> None:
+    base = agent_body(3)
+    cache = kept(base)
+    assert len(cache) == 1 and len(cache._bodies[0].ends) == 10  # read: every message's end
+    for p in range(1, len(base) + 1):
+        for edit in EDITS:
+            check(cache, base[:p] + edit + base[p:])  # an insertion
+        check(cache, base[: p - 1] + base[p:])  # a deletion
+        check(cache, base[:p])  # a truncation
+        check(cache, base[: p - 1] + "x" + base[p:])  # a replacement
+
+
+def test_agent_turns_are_spliced_and_equal_json_loads() -> None:
+    """Each turn repeats the previous one's messages and adds three: it is parsed from the kept
+    body and equals json.loads. A body is read element by element when a later one shares half
+    of it (the third turn reads the second), so from the fourth turn on the kept elements are the
+    very objects of the previous turn's value."""
+    cache = SpliceCache(1 << 24, 1 << 20)
+    previous = None
+    for turns in range(1, 40):
+        text = agent_body(turns)
+        value = cache.parse(text, lambda text=text: json.loads(text))
+        assert same(value, json.loads(text))
+        if turns >= 4:
+            assert all(a is b for a, b in zip(value["messages"], previous["messages"]))
+            assert value["tools"] is previous["tools"]
+        previous = value
+
+
+@pytest.mark.parametrize(
+    "kept_text, text",
+    [
+        # Numbers at a cut: an element ending in a digit is never a cut (1 then 12).
+        ('{"messages":[{"a":1},1,{"b":2}],"x":1}', '{"messages":[{"a":1},12,{"b":2}],"x":1}'),
+        ('{"messages":[1,2,3,4,5,6,7,8]}', '{"messages":[1,2,3,4,5,6,7,89]}'),
+        ('{"messages":[{"a":1},{"b":2}],"n":1}', '{"messages":[{"a":1},{"b":2}],"n":12}'),
+        # Duplicate keys: the later value, in the first one's place.
+        ('{"messages":[{"a":1},{"b":2}],"tools":[1]}', '{"messages":[{"a":1},{"b":2}],"tools":[1],"messages":[]}'),
+        ('{"model":"m","messages":[{"a":1},{"b":2}]}', '{"model":"m","messages":[{"a":1},{"b":2}],"model":"n"}'),
+        ('{"messages":"x","messages":[{"a":1},{"b":2}]}', '{"messages":"x","messages":[{"a":1},{"b":3}]}'),
+        (
+            '{"input":[{"a":1},{"b":2}],"messages":[{"c":3}]}',
+            '{"input":[{"a":1},{"b":2},{"d":4}],"messages":[{"c":3}]}',
+        ),
+        # Whitespace between values, before and after.
+        ('{"messages":[{"a":1} , {"b":2}\n]\t}', '{"messages":[{"a":1} , {"b":2} ,{"c":3}\r\n]\t}  '),
+        ('{"messages":[{"a":1},{"b":2}]}', '{"messages":[{"a":1},{"b":2}]} x'),
+        ('{"messages":[{"a":1},{"b":2}]}', '{"messages":[{"a":1},{"b":2},]}'),
+        ('{"messages":[{"a":1},{"b":2}]}', '{"messages":[{"a":1},{"b":2}],}'),
+        ('{"messages":[{"a":1},{"b":2}]}', '{"messages":[{"a":1},{"b":2}]'),
+        ('{"messages":[{"a":1},{"b":2}]}', '{"messages":[{"a":1},{"b":2}] , "k" : NaN , "l":-Infinity}'),
+        # Literals at the cut.
+        ('{"messages":[{"a":1},null,true]}', '{"messages":[{"a":1},null,true,false]}'),
+        ('{"messages":[{"a":1},"s"]}', '{"messages":[{"a":1},"s","\\ud800\\udc00\\ud800"]}'),
+        ('{"messages":[{"a":1},{"b":"\\u00e9"}]}', '{"messages":[{"a":1},{"b":"\\u00e9"},{"c":"\x01"}]}'),
+    ],
+)
+def test_named_cases(kept_text: str, text: str) -> None:
+    cache = kept(kept_text)
+    # Read up to the first element ending in a digit (none kept when that is the first).
+    assert not cache._bodies or cache._bodies[0].ends
+    check(cache, text)
+
+
+def test_random_edits_of_random_bodies() -> None:
+    rng = random.Random(20261202)
+    pieces = ['"a"', "1", "-0.5e3", "true", "null", "[]", "{}", '"\\n\\u00e9"', '{"k":[1,"x"]}']
+
+    def element() -> str:
+        return "{" + ",".join(f'"{rng.choice("abc")}":{rng.choice(pieces)}' for _ in range(rng.randint(0, 3))) + "}"
+
+    for _ in range(300):
+        key = rng.choice(["messages", "input"])
+        head = rng.choice(["", '"model":"m",', '"model":"m","stream":true,'])
+        elements = [element() for _ in range(rng.randint(1, 6))]
+        tail = rng.choice(["", ',"tools":[{"a":1}]', ',"n":1,"tools":[]'])
+        base = "{" + head + f'"{key}":[' + ",".join(elements) + "]" + tail + "}"
+        cache = kept(base)
+        for _ in range(20):
+            p = rng.randint(1, len(base))
+            q = min(len(base), p + rng.randint(0, 4))
+            check(cache, base[:p] + rng.choice(EDITS + [element() + ","]) + base[q:])
+        grown = "{" + head + f'"{key}":[' + ",".join(elements + [element()]) + "]" + tail + "}"
+        check(cache, grown)
+
+
+def test_deep_nesting_gives_json_loads_error() -> None:
+    base = '{"messages":[{"a":1},{"b":2}]}'
+    deep = '{"messages":[{"a":1},' + "[" * (sys.getrecursionlimit() + 10) + "]" * (sys.getrecursionlimit() + 10) + "]}"
+    check(kept(base), deep)
+
+
+def test_parse_json_splices_big_bodies_and_equals_json_loads() -> None:
+    """Through :func:`mockoss.jsonbody.parse_json`, bytes: UTF-8 with lone surrogates (which
+    ``json.loads`` decodes with ``surrogatepass``), a UTF-16 body, a byte-order mark."""
+    clear_caches()
+    try:
+        for turns in range(30, 50):
+            raw = agent_body(turns).encode()
+            assert len(raw) >= jsonbody.SPLICE_MIN
+            assert same(jsonbody.parse_json(raw), json.loads(raw))
+        assert jsonbody.SPLICE._bodies and jsonbody.SPLICE._bodies[0].ends  # kept, read
+        raw = agent_body(50).encode()[:-1] + b',"x":"\xed\xa0\x80"}'
+        assert same(jsonbody.parse_json(raw), json.loads(raw))
+        for other in (agent_body(50).encode("utf-16-le"), b"\xef\xbb\xbf" + agent_body(50).encode()):
+            assert same(jsonbody.parse_json(other), json.loads(other))
+        with pytest.raises(json.JSONDecodeError):
+            jsonbody.parse_json(agent_body(51).encode()[:-1])
+    finally:
+        clear_caches()
+    assert len(jsonbody.SPLICE) == 0  # reset empties it
+
+
+def test_bounded_in_bytes_and_count() -> None:
+    cache = SpliceCache(200_000, 50_000)
+    for turns in range(1, 60):
+        text = agent_body(turns)
+        cache.parse(text, lambda text=text: json.loads(text))
+        assert cache.size <= 200_000
+        assert len(cache) <= RECENT
+    assert all(len(body.text) <= 50_000 for body in cache._bodies)
+    cache.clear()
+    assert len(cache) == 0 and cache.size == 0
