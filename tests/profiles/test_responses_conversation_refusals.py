@@ -16,10 +16,10 @@ Sources, per profile (details in each module's docstring):
 * ollama: ollama/ollama@fb30760 (v0.33.0-rc2) openai/responses.go: ``ResponsesRequest`` has no
   ``previous_response_id`` (ignored; the response echoes ``null``), ``FromResponsesRequest`` turns
   any ``function_call_output`` into a tool message: nothing refused, as mockoss already answered.
-* trtllm (mockoss.profiles.trtllm.responses_input, not yet hooked): NVIDIA/TensorRT-LLM
+* trtllm (mockoss.profiles.trtllm.responses_input): NVIDIA/TensorRT-LLM
   tensorrt_llm/serve/openai_server.py ``_create_response_id_not_found_error`` and
   responses_utils.py@83ab45a5 ``parse_response_input``.
-* vllm-mlx (mockoss.profiles.vllm_mlx.responses_input, not yet hooked):
+* vllm-mlx (mockoss.profiles.vllm_mlx.responses_input):
   waybarrios/vllm-mlx@v0.6.0:vllm_mlx/server.py ``_responses_input_to_chat_messages``.
 """
 
@@ -48,6 +48,8 @@ MODELS = {
     "lmstudio": "openai/gpt-oss-20b",
     "llamacpp": "ggml-org/gpt-oss-20b-GGUF",
     "ollama": "gpt-oss:20b",
+    "trtllm": "openai/gpt-oss-20b",
+    "vllm-mlx": "mlx-community/gpt-oss-20b-MXFP4-Q8",
 }
 
 
@@ -189,7 +191,7 @@ def test_ollama_ignores_previous_response_id_and_accepts_any_function_call_outpu
         assert status == 200 and reply["previous_response_id"] is None, reply
 
 
-# ------------------------------------------------------------------ trtllm and vllm-mlx (modules for the lead to hook)
+# ------------------------------------------------------------------ trtllm and vllm-mlx
 
 
 def test_trtllm_unknown_previous_response_id_is_404_and_orphaned_output_400() -> None:
@@ -230,3 +232,20 @@ def test_vllm_mlx_unknown_previous_response_id_is_fastapis_404() -> None:
         assert vllm_mlx_previous_error(profile, {"input": "hi", "previous_response_id": "resp_kept"}) is None
     finally:
         PREVIOUS_STORED.reset(token)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_trtllm_and_vllm_mlx_answer_their_refusals_and_continue_stored_responses(stream: bool) -> None:
+    """Through the server: an id never given is refused, one given continues the conversation
+    (turn 2), and on trtllm an output whose call is not in the input is its 400."""
+    for profile, status in (("trtllm", 404), ("vllm-mlx", 404)):
+        server = MockServer(scenario=TURNS, profile=profile)
+        assert _post(server, profile, input="hi", previous_response_id="resp_nope", stream=stream)[0] == status
+        code, first = _post(server, profile, input="weather?")
+        assert code == 200
+        code, second = _post(server, profile, input=[OUTPUT], previous_response_id=first["id"])
+        assert code == 200 and second["output"][-1]["content"][0]["text"] == "turn 2", second
+    server = MockServer(scenario=TURNS, profile="trtllm")
+    code, body = _post(server, "trtllm", input=[USER, OUTPUT], stream=stream)
+    assert (code, body["message"], body["type"]) == (400, "No call message found for call_1", "BadRequestError")
+    assert _post(server, "trtllm", input=[USER, CALL, OUTPUT], stream=stream)[0] == 200

@@ -32,8 +32,9 @@ Checked by running that ``responses_utils.py`` (with the adapter, openai-harmony
 openai 2.6.1; runtime and protocol stubbed): ``tools/trtllm_responses_diff.py``, 4,212 replies
 (2,808 streamed) from the scenario and seeded completions, 0 differ byte for byte (ids and times
 normalised). Not checked: the route's ``except`` clause (read up to its cut: assumed
-``create_error_response(str(e))``, a 400), which the error status and type rest on. The mock keeps no response store: any ``resp_`` ``previous_response_id`` is
-  accepted (the server answers 404 for unknown ones); another prefix is the server's 400.
+``create_error_response(str(e))``, a 400), which the error status and type rest on. A ``previous_response_id`` not starting ``resp_`` is the server's 400; one it
+  did not store its 404, and a ``function_call_output`` without its call its 400
+  (:mod:`mockoss.profiles.trtllm.responses_input`; the store on, as by default).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from mockoss.harmony.library import parse_with
 from mockoss.profiles.base import SSE_MEDIA_TYPE, IdSource, Reply, RequestContext, ResponsesRequestView
 from mockoss.profiles.replay import IdRecorder, Template, templatable
 from mockoss.profiles.trtllm.chat import engine_batches, fed_batches, output_tokens
+from mockoss.profiles.trtllm.responses_input import responses_input_error
 from mockoss.profiles.web_search import web_search_item
 from mockoss.profiles.wire import dumps
 
@@ -191,6 +193,8 @@ def surface_responses(profile: TrtllmProfile, completion: Completion, request: R
     previous = request.body.get("previous_response_id") if isinstance(request.body, Mapping) else None
     if isinstance(previous, str) and not previous.startswith("resp_"):
         return profile.error(400, f"Invalid 'response_id': '{previous}'. Expected an ID that begins with 'resp'.", kind="InvalidRequestError")
+    if isinstance(request.body, Mapping) and (refused := responses_input_error(profile, request.body)) is not None:
+        return refused
     limit = DEFAULT_MAX_TOKENS if request.max_output_tokens is None else min(request.max_output_tokens, DEFAULT_MAX_TOKENS)
     rid = ctx.ids.next("resp_")
     if templatable(completion.text):

@@ -144,7 +144,10 @@ class VllmMlxProfile:
             return self.chat(completion, request, ctx)
         if endpoint == "responses":
             from mockoss.profiles.vllm_mlx.responses import surface_responses
+            from mockoss.profiles.vllm_mlx.responses_input import previous_response_error
 
+            if (refused := previous_response_error(self, request.body)) is not None:
+                return refused
             return surface_responses(self, completion, request, ctx, request.model)
         if endpoint != "completions":
             raise ValueError(f"profile vllm-mlx does not serve endpoint {endpoint!r}")

@@ -1,6 +1,7 @@
 """vllm-mlx's refusal of a ``previous_response_id`` its response store does not hold.
 
-Source: waybarrios/vllm-mlx@v0.6.0:vllm_mlx/server.py (the wheel; 0.5.0 has the same lines).
+Source: waybarrios/vllm-mlx@v0.6.0:vllm_mlx/server.py (the wheel; 0.4.0, 0.4.1 and 0.5.0, every
+release on the profile's timeline, have the same lines).
 ``_responses_store`` is a module-level ``OrderedDict`` (at most ``_RESPONSES_STORE_MAX_SIZE``
 entries) that every Responses reply is put into when ``request.store`` (the default, true);
 ``_responses_input_to_chat_messages``, run by ``_responses_request_to_chat_request`` after its
