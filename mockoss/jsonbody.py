@@ -14,7 +14,7 @@ result or error is the answer; a body jiter accepts parses to the same value (ch
 ``tests/test_jsonbody.py`` on numbers at the edges of float and integer range, random strings
 in both escapings, duplicate keys, ``NaN``/``Infinity``, and the refusals above).
 
-A body of :data:`SPLICE_MIN` bytes or more with a ``messages`` or ``input`` array is parsed by
+A body of :data:`SPLICE_MIN` bytes up to 1 MiB with a ``messages`` or ``input`` array is parsed by
 :data:`SPLICE` (:mod:`mockoss.jsonsplice`): the leading messages an earlier body held, byte for
 byte, are taken from that body's parse, and only the rest is parsed (with :mod:`json`'s own
 scanner, so again ``json.loads``' value). The agent turn of ``benchmarks/bench_prompt.py``
@@ -54,7 +54,7 @@ def parse_json(raw: bytes) -> Any:
         _handed = None
         return handed[1]
     if (
-        len(raw) >= SPLICE_MIN
+        SPLICE_MIN <= len(raw) <= SPLICE.max_body  # larger bodies are never kept: no decode, no lookup
         and raw[:1] == b"{"
         and raw[1:2] != b"\x00"
         and (b'"messages"' in raw or b'"input"' in raw)
