@@ -123,9 +123,9 @@ class SpliceCache:
         """``json.loads(text)``: from a kept body that shares its leading elements and at least
         half of ``text`` (:meth:`_find`), else ``whole()``, the caller's parse of the body,
         whose value or error is the answer. ``text`` is kept for later lookups when its value
-        is an object with an array of :data:`SPLICE_KEYS` starting with an object; it is read element by element only
-        when a later body shares half of its own text with it (~2.5x a whole parse: bodies
-        that never come back never pay it).
+        is an object with an array of :data:`SPLICE_KEYS` starting with an object; it is read
+        element by element only when a later body shares half of its own text with it (~2.5x a
+        whole parse: bodies that never come back never pay it).
 
         Raises:
             What ``whole()`` raises (the body is malformed: it is also called when the text
@@ -158,12 +158,8 @@ class SpliceCache:
         tries = MAX_TRIES
         for body in self._bodies:
             if not body.ends:  # not read yet; a filter first: the 32 characters up to the half
-                kept = body.text
-                if (
-                    len(kept) < cover
-                    or text[cover - 32 : cover] != kept[cover - 32 : cover]
-                    or not text.startswith(kept[:cover])
-                ):
+                kept, since = body.text, max(cover - 32, 0)
+                if len(kept) < cover or text[since:cover] != kept[since:cover] or not text.startswith(kept[:cover]):
                     continue
                 read = self._read(body)
                 if read is None:
