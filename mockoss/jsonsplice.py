@@ -40,8 +40,8 @@ every body that repeats them, so no reader may change a parsed body (none does: 
 reads it, and copies what it changes). Readers may use that sharing: an element that is the
 same object as one of an earlier body is equal to it (:meth:`mockoss.harmony.prompt.prefix.PrefixCache.find`).
 
-Bounded in bytes (each body counted at its text, the text after its array and three bytes of
-parsed objects per byte of text, measured ~2.5), at most :data:`RECENT` bodies, none over
+Bounded in bytes (each body counted at its text, the text after its array and an upper bound
+of its parsed objects' bytes, :func:`_object_bytes`), at most :data:`RECENT` bodies, none over
 ``max_body`` bytes; emptied by :meth:`SpliceCache.clear` (``MockServer.reset``, through
 :func:`mockoss.harmony.prompt.caches.clear_caches`).
 """
@@ -61,10 +61,13 @@ __all__ = ["RECENT", "SPLICE_KEYS", "Miss", "SpliceCache"]
 RECENT = 8
 #: How many kept bodies whose first element matches a lookup compares further.
 MAX_TRIES = 3
+#: After reading a kept body that did not pay, this many later bodies like it are passed over unread.
+SKIP_AFTER_WASTED_READ = 4
 #: Top-level keys whose array is read element by element: chat ``messages``, Responses ``input``.
 SPLICE_KEYS = frozenset(("messages", "input"))
-#: Bytes of parsed objects counted per byte of a kept body's text (measured: ~2.5 for an agent turn).
-OBJECT_BYTES_PER_BYTE = 3
+#: Bytes of parsed objects counted per character of a kept body's text, besides its objects,
+#: lists and strings (:func:`_object_bytes`; an agent turn takes ~2.5, a list of floats ~8.3).
+OBJECT_BYTES_PER_BYTE = 10
 
 _scan = make_scanner(JSONDecoder())  # CPython's C scanner when _json is there, as json.loads uses
 _ws = WHITESPACE.match
@@ -94,6 +97,8 @@ class _Body(NamedTuple):
     after: tuple[tuple[str, Any], ...]
     #: Bytes counted against the cache's limit.
     size: int
+    #: For a body not read yet: how many more lookups pass it over unread (:meth:`SpliceCache._find`).
+    skip: int = 0
 
 
 class SpliceCache:
@@ -131,49 +136,73 @@ class SpliceCache:
             What ``whole()`` raises (the body is malformed: it is also called when the text
             after the shared elements departs from what this module reads).
         """
-        found = self._find(text)
+        found, skip = self._find(text)
         if found is not None:
             try:
                 value, body = _parse_after(text, *found)
             except _DEPARTURES:
-                return whole()
-            if body is not None:
-                self._keep(body)
-            return value
+                body = None  # parsed whole below, kept unread
+            else:
+                if body is not None:
+                    self._keep(body)
+                return value
         value = whole()
         if type(value) is dict and any(
             type(items := value.get(key)) is list and items and type(items[0]) is dict for key in SPLICE_KEYS
         ):
-            self._keep(_Body(text, (), "", (), (), "", (), sys.getsizeof(text)))
+            self._keep(_Body(text, (), "", (), (), "", (), sys.getsizeof(text), skip))
         return value
 
-    def _find(self, text: str) -> tuple[_Body, int] | None:
+    def _find(self, text: str) -> tuple[tuple[_Body, int] | None, int]:
         """The newest kept body (of the first :data:`MAX_TRIES` that share the start of
         ``text``) whose leading elements ``text`` repeats up to half of its length or more, and
-        how many; ``None`` if none does. An agent's previous turn is the newest body of its
-        conversation; another conversation may share its first message (the system prompt), and
-        is passed over. A body not read yet is read now (and kept read) if ``text`` starts with
-        half of it."""
+        how many (else ``None``); and how many lookups should pass ``text`` over, kept unread.
+
+        An agent's previous turn is the newest body of its conversation; another conversation
+        may share its first message (the system prompt), and is passed over. A body not read yet
+        is read now (and kept read) if ``text`` starts with half of it; when its elements then
+        do not cover half of ``text`` (one long last element edited near its end, every turn:
+        the issue 9 breaker's finding 4, 13-23x a whole parse each time), the next
+        :data:`SKIP_AFTER_WASTED_READ` bodies like it (each passing over the one before) are
+        kept unread and passed over: one read in five for such a conversation, and one that
+        goes on is read again within five turns."""
         cover = (len(text) + 1) // 2
-        tries = MAX_TRIES
+        tries, skip, unread = MAX_TRIES, 0, True
         for body in self._bodies:
             if not body.ends:  # not read yet; a filter first: the 32 characters up to the half
                 kept, since = body.text, max(cover - 32, 0)
-                if len(kept) < cover or text[since:cover] != kept[since:cover] or not text.startswith(kept[:cover]):
+                if (
+                    not unread
+                    or len(kept) < cover
+                    or text[since:cover] != kept[since:cover]
+                    or not text.startswith(kept[:cover])
+                ):
+                    continue
+                unread = False  # the newest such body only (the conversation's previous turn)
+                if body.skip:
+                    skip = max(skip, body.skip - 1)
                     continue
                 read = self._read(body)
                 if read is None:
                     continue
                 body = read
-            elif not text.startswith(body.text[: body.ends[0]]):
+                just_read = True
+            else:
+                just_read = False
+            # The start (the fields before the array and the first element) is checked here for
+            # a body just read too: half of text may end inside its first element (the breaker's
+            # finding 1: long instructions ending in a timestamp took the kept body's).
+            if not text.startswith(body.text[: body.ends[0]]):
+                skip = SKIP_AFTER_WASTED_READ if just_read else skip
                 continue
             shared = _shared(text, body)
             if body.ends[shared - 1] >= cover:
-                return body, shared
+                return (body, shared), skip
+            skip = SKIP_AFTER_WASTED_READ if just_read else skip
             tries -= 1
             if tries == 0:
                 break
-        return None
+        return None, skip
 
     def _read(self, lazy: _Body) -> _Body | None:
         """``lazy``'s text read element by element, in its place (``None``, and dropped, if it
@@ -274,7 +303,7 @@ def _read_array(
 ) -> tuple[dict[str, Any], _Body | None]:
     """Read the array of ``key`` on from ``i`` (just past its ``[`` when ``items`` is empty, else
     just past its last element read), then the rest of the object; the value and the body to keep."""
-    start = len(items)
+    start, cut = len(items), i
     if not items:
         i = _ws(text, i).end()
         if text[i] == "]":
@@ -294,12 +323,16 @@ def _read_array(
         items.append(value)
         ends.append(i)
     close = i + 1
+    if kept is not None and _deep(text, cut, close):
+        raise Miss
     if kept is not None and len(text) - close == len(kept.tail) and text.endswith(kept.tail):
         if len(items) == len(kept.items) and len(text) == len(kept.text):
             return _value(before, key, items, kept.after), kept  # the kept body again, whole
         after = kept.after
         tail = kept.tail
     else:
+        if kept is not None and _deep(text, close, len(text)):
+            raise Miss
         after = _read_fields(text, close)
         tail = text[close:]
     value = _value(before, key, items, after)
@@ -308,9 +341,31 @@ def _read_array(
     keep = next((k for k in range(start, len(ends)) if text[ends[k] - 1] in _DIGITS), len(ends))
     if keep == 0:
         return value, None
-    size = sys.getsizeof(text) + sys.getsizeof(tail) + OBJECT_BYTES_PER_BYTE * len(text)
+    size = sys.getsizeof(text) + sys.getsizeof(tail) + _object_bytes(text)
     body = _Body(text, tuple(before), key, tuple(ends[:keep]), tuple(items[:keep]), tail, after, size)
     return value, body
+
+
+def _object_bytes(text: str) -> int:
+    """An upper bound of the bytes of the objects ``json.loads(text)`` makes (their values, the
+    kept elements included): :data:`OBJECT_BYTES_PER_BYTE` per character, plus 64 per ``{``,
+    56 per ``[`` (an empty ``dict`` or ``list``: a body of ``[{},{},…]`` was counted at a third
+    of its memory, the breaker's finding 3) and 26 per ``"`` (a string object's head, two quotes
+    each). An agent turn's objects take about a quarter of it. Checked with ``tracemalloc`` on agent turns,
+    empty objects and lists, floats, integers and non-ASCII text in ``tests/test_jsonsplice.py``."""
+    return OBJECT_BYTES_PER_BYTE * len(text) + 64 * text.count("{") + 56 * text.count("[") + 26 * text.count('"')
+
+
+def _deep(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` may nest as deep as ``json.loads`` can recurse, from the
+    caller's stack: half the recursion limit of ``{`` and ``[`` (a depth needs as many).
+
+    Why: read here, a value is scanned a few calls shallower than ``json.loads`` scans it, so a
+    value nested within those few levels of the limit was accepted where a fresh server refused
+    it with ``RecursionError`` (the breaker's finding 2, issue 9: 987-992 levels). Such text
+    departs (the caller parses it whole, as before); a brace inside a string only costs that."""
+    limit = sys.getrecursionlimit() // 2
+    return text.count("{", start, end) + text.count("[", start, end) >= limit
 
 
 def _value(

@@ -19,7 +19,7 @@ import pytest
 
 from mockoss import jsonbody
 from mockoss.harmony.prompt.caches import clear_caches
-from mockoss.jsonsplice import RECENT, SpliceCache
+from mockoss.jsonsplice import RECENT, SKIP_AFTER_WASTED_READ, SpliceCache
 
 
 def same(a: object, b: object) -> bool:
@@ -244,3 +244,105 @@ def test_bounded_in_bytes_and_count() -> None:
     assert all(len(body.text) <= 50_000 for body in cache._bodies)
     cache.clear()
     assert len(cache) == 0 and cache.size == 0
+
+
+# ---------------------------------------------------------------- the issue 9 breaker's findings (13th session)
+
+
+def test_a_body_read_late_is_checked_from_its_start() -> None:
+    """Finding 1: a body kept unread is compared up to half of the new text only; long
+    instructions ending in a timestamp put that half inside them, and the first reuse returned
+    the kept body's instructions."""
+    cache = SpliceCache(1 << 24, 1 << 20)
+
+    def body(now: str) -> str:
+        return json.dumps(
+            {"model": "m", "instructions": "Be terse. " * 1000 + now, "input": [{"role": "user", "content": "hi"}]}
+        )
+
+    for text in (body("Now: 23:00:01Z"), body("Now: 23:59:59Z"), body("Now: 23:59:59Z"), body("Now: 00:00:00Z")):
+        assert same(cache.parse(text, lambda text=text: json.loads(text)), json.loads(text))
+
+
+def test_a_value_near_the_recursion_limit_gets_a_fresh_servers_answer_after_a_kept_body() -> None:
+    """Finding 2: read after a kept body, an element was scanned a few calls shallower than
+    json.loads scans it on a fresh server, and a value within those levels of the limit was
+    accepted where the fresh server refused it (987-992 levels through the server). Every depth
+    near the limit through :func:`mockoss.jsonbody.parse_json`, after an empty cache and after
+    one holding a body that shares the head (the breaker's reproducer)."""
+    pad = '{"role":"system","content":"' + "s" * 9000 + '"}'
+
+    def body(extra: str) -> bytes:
+        return ('{"messages":[' + pad + ',{"role":"user","content":"hi"}' + extra + '],"model":"m"}').encode()
+
+    def answer(raw: bytes, warm: bool) -> str:
+        clear_caches()
+        if warm:
+            jsonbody.parse_json(body(""))
+        try:
+            jsonbody.parse_json(raw)
+            return "value"
+        except RecursionError:
+            return "RecursionError"
+        except ValueError:
+            return "ValueError"
+
+    try:
+        limit = sys.getrecursionlimit()
+        for depth in range(limit - 120, limit):
+            raw = body("," + "[" * depth + "]" * depth)
+            assert answer(raw, True) == answer(raw, False), depth
+    finally:
+        clear_caches()
+
+
+def test_an_edited_long_last_element_is_not_read_every_time() -> None:
+    """Finding 4: a big last message edited near its end every turn: the previous body, kept
+    unread, was read element by element each time (13-23x a whole parse) and then not used."""
+    cache = SpliceCache(1 << 24, 1 << 20)
+    reads = []
+    original = cache._read
+    cache._read = lambda body: reads.append(1) or original(body)  # type: ignore[method-assign]
+    for n in range(20):
+        text = json.dumps(
+            {"model": "m", "messages": [{"role": "user", "content": "context " * 2000 + f"question {n}"}]}
+        )
+        assert same(cache.parse(text, lambda text=text: json.loads(text)), json.loads(text))
+    assert len(reads) <= 20 // (SKIP_AFTER_WASTED_READ + 1)  # was 19
+    # A conversation that goes on (new messages after it) is spliced again within five turns.
+    messages = [{"role": "user", "content": "context " * 2000 + "question 19"}]
+    for n in range(SKIP_AFTER_WASTED_READ + 2):
+        messages.append({"role": "assistant", "content": f"answer {n}"})
+        text = json.dumps({"model": "m", "messages": messages})
+        assert same(cache.parse(text, lambda text=text: json.loads(text)), json.loads(text))
+    assert cache._bodies[0].ends  # kept read: spliced
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "agent",
+        '{"messages":[' + ",".join(["{}"] * 30000) + "]}",
+        '{"messages":[{"a":[' + ",".join(["[]"] * 30000) + "]}]}",
+        '{"messages":[{"a":[' + ",".join(["1.5"] * 30000) + "]}]}",
+        '{"messages":[{"a":[' + ",".join(str(10**6 + k) for k in range(30000)) + "]}]}",
+        '{"messages":[{"a":"' + "é\U0001f600" * 30000 + '"}]}',
+        '{"messages":[{"a":[' + ",".join(['"x"'] * 30000) + "]}]}",
+        '{"messages":[{"a":[' + ",".join(f'"{k:x}"' for k in range(30000)) + "]}]}",
+        '{"messages":[' + ",".join(f'{{"role":"user","content":"{k}","name":"n{k}"}}' for k in range(5000)) + "]}",
+    ],
+)
+def test_a_kept_body_is_counted_at_no_less_than_its_memory(shape: str) -> None:
+    """Finding 3: bytes counted for a kept body bound the memory its objects take."""
+    import tracemalloc
+
+    from mockoss.jsonsplice import _object_bytes
+
+    text = agent_body(40) if shape == "agent" else shape
+    tracemalloc.start()
+    try:
+        value = json.loads(text)
+        used = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert value and _object_bytes(text) >= used, (_object_bytes(text), used)
