@@ -4,9 +4,11 @@ The scenario player (:meth:`mockoss.scenario.player.Player.play`) knows which re
 server gave and stored (a reply to a request that did not say ``store: false``); a profile that
 emulates a server's store (the ``vllm`` profile's ``responses_store`` switch) needs to know
 whether the request's ``previous_response_id`` is one of them, to answer an unknown id with the
-server's 404. The player sets :data:`PREVIOUS_STORED` while it plays the request, and the profile
+server's 404. The player sets :data:`PREVIOUS_STORED` for every request it plays, and the profile
 reads it while it surfaces the same request, in the same call (``MockServer._answer``), hence a
-context variable rather than a new field on every request's context.
+context variable rather than a new field on every request's context. A request answered from an
+upstream's step (``MockServer.respond(..., step=...)``, :mod:`mockoss.upstream`) is not played:
+its id is set as stored (the upstream holds the store), never left from an earlier request.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ PREVIOUS_STORED: ContextVar[str | None] = ContextVar("mockoss_previous_stored", 
 
 def previous_stored(previous: object) -> bool:
     """Whether ``previous`` (a request's ``previous_response_id``) names a response the server
-    stored, as the player found when it played the request. ``False`` for a request the player
-    did not play (no scenario step behind it) unless an earlier request of the same context
-    found the same id."""
+    stored, as the player found when it played the request (``True`` for a request answered
+    from an upstream's step: see the module docstring)."""
     return previous is not None and PREVIOUS_STORED.get() == previous

@@ -172,8 +172,9 @@ class Player:
         session_turn = None  # the turn when the server counts it, else the body's (read below)
         previous = body.get("previous_response_id")
         stored = self._responses.get(previous) if isinstance(previous, str) else None
-        if previous is not None:  # for a profile emulating a server's store (mockoss.profiles.response_store)
-            PREVIOUS_STORED.set(previous if stored is not None else None)
+        # For a profile emulating a server's store (mockoss.profiles.response_store): set for every
+        # request, so that none reads an earlier request's (issue 9, the breaker's finding 5).
+        PREVIOUS_STORED.set(previous if stored is not None else None)
         if session and session != "auto":
             count = self._sessions.get(session, 0)
             self._sessions[session] = count + 1

@@ -29,6 +29,7 @@ from mockoss.harmony.lru import BytesLRU
 from mockoss.jsonbody import parse_json
 from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext
 from mockoss.profiles.registry import ProfileError, get_profile
+from mockoss.profiles.response_store import PREVIOUS_STORED
 from mockoss.scenario.loader import Scenario, ScenarioError, Step
 from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
@@ -350,6 +351,9 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         profile, request, model = checked
         seen = request_seen(request)  # what the validation looked up of the body: for the player and the count
         if given is not None:  # an upstream's answer (mockoss.upstream), not the scenario's
+            # The upstream holds the responses store: its id is taken as stored (never an earlier
+            # request's answer: issue 9, the breaker's finding 5; mockoss.profiles.response_store).
+            PREVIOUS_STORED.set(body.get("previous_response_id") if isinstance(body, dict) else None)
             return self._reply(profile, endpoint, given, request, model, body, raw, index, seen, view), None, given, None
         try:
             scenario = self._scenario_for(headers)

@@ -249,3 +249,30 @@ def test_trtllm_and_vllm_mlx_answer_their_refusals_and_continue_stored_responses
     code, body = _post(server, "trtllm", input=[USER, OUTPUT], stream=stream)
     assert (code, body["message"], body["type"]) == (400, "No call message found for call_1", "BadRequestError")
     assert _post(server, "trtllm", input=[USER, CALL, OUTPUT], stream=stream)[0] == 200
+
+
+def test_a_request_answered_from_an_upstream_step_never_reads_an_earlier_requests_store_answer() -> None:
+    """Issue 9, the breaker's finding 5: the "was this id stored" flag is a context variable the
+    player sets; a request answered from an upstream's step (``respond(..., step=...)``, the raw
+    upstream mode) is not played, and read the value an earlier request of the same thread left:
+    200 after a stored id was continued, 400 on a fresh thread. Now the upstream's answer stands
+    (the upstream holds the store) on every thread, and a played request after it is judged alone."""
+    import threading
+
+    from mockoss._steps_script import compile_script
+
+    step = compile_script([final("from upstream")]).steps[0]  # a compiled step, as an upstream's
+    statuses: list[int] = []
+
+    server = MockServer(scenario=TURNS, profile="openai")
+    first = _post(server, "openai", input="weather?")[1]
+    assert _post(server, "openai", input=[OUTPUT], previous_response_id=first["id"])[0] == 200
+    server.reset()  # the id is forgotten by the player; the context variable still held it
+    body = {"model": MODELS["openai"], "input": "3", "previous_response_id": first["id"]}
+    statuses.append(server.respond("responses", json.dumps(body).encode(), {}, step=step)[0].status)
+    thread = threading.Thread(target=lambda: statuses.append(MockServer(scenario=TURNS, profile="openai").respond("responses", json.dumps(body).encode(), {}, step=step)[0].status))
+    thread.start()
+    thread.join()
+    assert statuses == [200, 200]
+    # A played request after it: its own id is judged (never stored here): the API's 400.
+    assert _post(server, "openai", input="again", previous_response_id=body["previous_response_id"])[0] == 400
