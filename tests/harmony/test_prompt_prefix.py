@@ -243,11 +243,11 @@ def test_the_random_responses_growth_does_use_prefixes(item_hits: list[int], mon
 
 
 def test_the_prefix_cache_is_bounded_in_entries_and_bytes() -> None:
-    cache = PrefixCache(limit=4000)
+    cache = PrefixCache(limit=20000)  # an entry: ~940 marshal bytes, and eight a byte for its objects
     for n in range(40):
         messages = _fresh([{"role": "user", "content": f"{n} " + "x" * 900}, {"role": "user", "content": "y"}])
         cache.store(messages, 2, lambda n=n: count_module.Prefix(2, n, False, ((n, False, None),), {}, frozenset()))
-    assert 0 < len(cache) <= 4 and 0 < cache.size <= 4000
+    assert 0 < len(cache) <= 4 and 0 < cache.size <= 20000
     found = cache.find(_fresh([{"role": "user", "content": "39 " + "x" * 900}, {"role": "user", "content": "y"}, {"role": "user"}]))
     assert found is not None and found.tokens == 39
     assert cache.find(_fresh([{"role": "user", "content": "0 " + "x" * 900}, {"role": "user", "content": "y"}])) is None
@@ -353,3 +353,36 @@ def test_the_message_fast_paths_count_as_the_renderer(message: dict[str, Any]) -
     body = {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": None, "tool_calls": [call]}, message]}
     clear_caches()
     assert count_chat_prompt(body) == len(render_chat_prompt(body))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [{"role": "user", "content": f"hi {k}"} for k in range(1000)],
+        [{"role": "user", "content": "x" * 200} for _ in range(200)],
+        [
+            {"role": "assistant", "content": None, "tool_calls": [{"id": f"c{k}", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+            for k in range(300)
+        ],
+        [{"role": "user", "content": [{"type": "text", "text": "a"} for _ in range(100)]} for _ in range(20)],
+        [{"type": "function", "function": {"name": f"t{k}", "parameters": {"type": "object", "properties": {"p": {"type": "string"}, "n": {"type": "integer"}}, "required": ["p"]}}} for k in range(20)],
+    ],
+)
+def test_kept_objects_are_counted_at_no_less_than_their_memory(values: list) -> None:
+    """Entries keep their messages' (or tools') objects for the identity checks; the bytes
+    counted for them bound what they take (issue 9, the breaker's finding 3 on the splice
+    cache: marshal writes a repeated key once, so its bytes alone undercount)."""
+    import json
+    import marshal
+    import tracemalloc
+
+    from mockoss.harmony.prompt.prefix import objects_bytes
+
+    text = json.dumps(values)
+    tracemalloc.start()
+    try:
+        parsed = json.loads(text)
+        used = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert objects_bytes(len(marshal.dumps(parsed)), len(parsed)) >= used

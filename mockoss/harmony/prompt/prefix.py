@@ -32,7 +32,7 @@ objects, one by one (``is``), takes it without writing any bytes: the same objec
 data, since no reader changes a parsed body. On the agent turn of ``benchmarks/bench_prompt.py``
 (with the tools, found the same way: :meth:`RecentKeys.find_object`) the whole app's instructions
 in process went from 1.40 M to 0.75 M a request with the splice (the short request's: 0.36 M).
-An entry's bytes count those objects at :data:`OBJECT_BYTES_PER_BYTE` a marshal byte.
+An entry's bytes count those objects at an upper bound (:func:`objects_bytes`).
 
 marshal writes a back-reference for an object held more than once, so the bytes depend on what
 else references the request's objects when it runs: the caller stores and looks up while nothing
@@ -55,7 +55,9 @@ from mockoss.harmony.prompt._common import _key, _text
 from mockoss.harmony.prompt.chat import _call_names, _lead
 from mockoss.harmony.prompt.pieces import Entry
 
-__all__ = ["MAX_SEGMENTS", "MAX_TRIES", "RECENT", "Prefix", "PrefixCache", "RecentKeys", "Seen", "chat_prefix", "item_prefix"]
+__all__ = [
+    "MAX_SEGMENTS", "MAX_TRIES", "RECENT", "Prefix", "PrefixCache", "RecentKeys", "Seen", "chat_prefix", "item_prefix", "objects_bytes",
+]
 
 #: How many prefixes are kept (the newest; a lookup tries them newest first).
 RECENT = 16
@@ -67,10 +69,18 @@ MAX_TRIES = 2
 #: At most this many segments to a key; a prefix that would need more is keyed by one again.
 MAX_SEGMENTS = 8
 
-#: Bytes counted per byte of a stored prefix's marshal bytes for its messages' objects, which an
-#: entry keeps (for the identity check of :meth:`PrefixCache.find`): parsed JSON takes ~2.5 bytes
-#: per byte of text (measured on ``benchmarks/bench_prompt.py``'s agent turn).
-OBJECT_BYTES_PER_BYTE = 3
+
+
+def objects_bytes(marshal_bytes: int, items: int) -> int:
+    """An upper bound of the bytes of the objects of ``items`` JSON values (messages, tools)
+    whose marshal bytes number ``marshal_bytes``, which an entry keeps for the identity checks
+    (:meth:`PrefixCache.find`, :meth:`RecentKeys.find_object`): 16 a marshal byte and 1,024 an
+    item. marshal writes a repeated key once and a small ``dict`` in ~20 bytes against its ~200,
+    so bytes alone do not bound them (1,000 short messages: 26 KB of marshal, 300 KB of objects;
+    2,000 one-letter content parts: 46 KB, 497 KB). An agent turn's take about a fifth. Checked with
+    ``tracemalloc`` on short messages, tool calls, content parts, agent turns and tool lists in
+    ``tests/harmony/test_prompt_prefix.py``."""
+    return 16 * marshal_bytes + 1024 * items
 
 
 class Prefix(NamedTuple):
@@ -194,7 +204,7 @@ class PrefixCache:
                 ends, segments = (length,), (marshal.dumps(messages[:length]),)
             last = messages[length - 1]
             nbytes = sum(map(len, segments)) + len(marshal.dumps(last))
-            nbytes += OBJECT_BYTES_PER_BYTE * nbytes  # the messages' objects, kept alive
+            nbytes += objects_bytes(nbytes, length)  # the messages' objects, kept alive
         except ValueError:
             return
         if nbytes > self.limit:
@@ -246,14 +256,15 @@ class RecentKeys:
         self._lock = threading.Lock()
 
     @staticmethod
-    def _bytes(key: bytes) -> int:
-        """Bytes counted for a key: itself, its memo (256), the object it was taken from."""
-        return len(key) * (1 + OBJECT_BYTES_PER_BYTE) + 256
+    def _bytes(key: bytes, data: Any) -> int:
+        """Bytes counted for an entry: its key, its memo (256), the objects it was taken from."""
+        items = len(data) if type(data) is list else 0
+        return len(key) + 256 + (0 if data is None else objects_bytes(len(key), items))
 
     @property
     def size(self) -> int:
-        """Bytes held (the keys; a memo is counted at 256 bytes; the objects as :data:`OBJECT_BYTES_PER_BYTE` a key byte)."""
-        return sum(self._bytes(entry[0]) for entry in self._entries)
+        """Bytes held (the keys; a memo is counted at 256 bytes; the objects at :func:`objects_bytes`)."""
+        return sum(self._bytes(entry[0], entry[2]) for entry in self._entries)
 
     def __contains__(self, key: bytes) -> bool:
         return self.find(key) is not None
@@ -281,16 +292,17 @@ class RecentKeys:
             entry = (key, {}, data)
         else:  # the stored key and memo, with the newest object they come from
             entry = found if data is None or found[2] is data else (found[0], found[1], data)
-        if self._bytes(key) > self.limit:
+        size = self._bytes(key, entry[2])
+        if size > self.limit:
             return entry[1]
         with self._lock:
-            kept, total = [entry], self._bytes(key)
+            kept, total = [entry], size
             for other in self._entries:
-                if len(kept) == RECENT or total + self._bytes(other[0]) > self.limit:
+                if len(kept) == RECENT or total + self._bytes(other[0], other[2]) > self.limit:
                     break
                 if other[0] != key:
                     kept.append(other)
-                    total += self._bytes(other[0])
+                    total += self._bytes(other[0], other[2])
             self._entries = tuple(kept)
         return entry[1]
 
