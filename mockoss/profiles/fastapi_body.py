@@ -15,6 +15,16 @@ wheels (``fastapi/routing.py`` ``get_request_handler``); the 422 run here with f
 
 Which FastAPI a server runs is its own: see each profile's ``content_type_refusal`` and its
 ``strict_content_type`` switch where the server's pins allow both sides of 0.132.
+
+A body FastAPI parses and that is not a JSON object (:func:`body_errors`, answered by
+:func:`default_reply` or a server's own handler): empty: ``missing`` at ``["body"]``; not JSON:
+``json_invalid`` at ``["body", <position>]``; not UTF-8, or nested past the parser's recursion,
+or an integer over ``sys.get_int_max_str_digits()``: ``HTTPException(400, "There was an error
+parsing the body")``; other JSON: ``model_attributes_type`` with the value as ``input``, except
+``null``, which is ``missing`` up to fastapi 0.150.0 (0.151.0 on: ``model_attributes_type``).
+Run here: a FastAPI app with one pydantic body route (``/tmp/t13/ref_app.py`` of session 13) under
+fastapi 0.121.3 (starlette 0.49.3), 0.136.0, 0.140.0 and 0.165.0, 15 bodies each; the ``null``
+boundary bisected over the released wheels (0.150.0 ``missing``, 0.151.0 not).
 Profiles layer: no server import (the server core imports this module through
 :mod:`mockoss.server.content_type`).
 """
@@ -22,6 +32,8 @@ Profiles layer: no server import (the server core imports this module through
 from __future__ import annotations
 
 import email.message
+import json
+from typing import Any
 
 from mockoss.profiles.base import Reply
 from mockoss.profiles.wire import dumps
@@ -29,8 +41,11 @@ from mockoss.profiles.wire import dumps
 __all__ = [
     "MEDIA_TYPE_REFUSAL",
     "NOT_AN_OBJECT",
+    "PARSE_ERROR",
     "SGLANG_MESSAGE",
     "VLLM_MESSAGE",
+    "body_errors",
+    "default_reply",
     "fastapi_parses",
     "fastapi_text_reply",
     "parse_error_first",
@@ -48,6 +63,10 @@ _SGLANG_ERROR = repr({"loc": ["header", "content-type"], "msg": MEDIA_TYPE_REFUS
 SGLANG_MESSAGE = f"1 validation error:\n  {_SGLANG_ERROR} [{_SGLANG_ERROR}]"
 #: pydantic's ``model_attributes_type`` message (a model given bytes).
 NOT_AN_OBJECT = "Input should be a valid dictionary or object to extract fields from"
+#: The detail of FastAPI's ``HTTPException(400)`` for a body ``Request.json()`` fails on with
+#: anything but a ``JSONDecodeError`` (``get_request_handler``'s ``except Exception``).
+PARSE_ERROR = "There was an error parsing the body"
+_PLAIN = (("content-type", "text/plain; charset=utf-8"),)
 
 
 def fastapi_parses(content_type: str | None, strict: bool = True) -> bool:
@@ -90,3 +109,67 @@ def fastapi_text_reply(raw: bytes) -> Reply:
         )
     entry = {"type": "model_attributes_type", "loc": ["body"], "msg": NOT_AN_OBJECT, "input": text}
     return Reply(status=422, body=dumps({"detail": [entry]}).encode())
+
+
+def _missing() -> dict[str, Any]:
+    return {"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}
+
+
+def body_errors(body: Any, raw: bytes | None, *, null_missing: bool = False) -> list[dict[str, Any]] | str | None:
+    """FastAPI's refusal of a body it parsed as JSON (or found empty) that is not a JSON object,
+    before the route runs, for a route whose one body parameter is a pydantic model.
+
+    Args:
+        body: the parsed body (``None`` when ``raw`` did not parse); read only when ``raw`` is
+            ``None`` (an in-process call).
+        raw: the body's bytes, parsed again here with :func:`json.loads` (what Starlette's
+            ``Request.json()`` runs), so the error position and message are ``json``'s.
+        null_missing: a JSON ``null`` is ``missing`` (fastapi <= 0.150.0; see the module).
+
+    Returns:
+        ``RequestValidationError.errors()``: a list of one entry ``{type, loc, msg, input[,
+        ctx]}``, ``loc`` a tuple as FastAPI builds it: ``missing`` (``raw`` empty), ``json_invalid``
+        (``loc ("body", pos)``, ``input {}``, ``ctx {"error": msg}``) or ``model_attributes_type``
+        (``input`` the parsed value); or the string :data:`PARSE_ERROR` (a 400 ``HTTPException``:
+        not UTF-8, too deep, a too long integer); or ``None`` when ``raw`` is ``None`` and
+        ``body`` is ``None`` (nothing known: the caller answers).
+
+    Source: fastapi 0.115.4-0.165.0 ``fastapi/routing.py`` ``get_request_handler`` and
+    ``fastapi/dependencies/utils.py`` ``request_body_to_args``, run (see the module).
+    """
+    if raw is not None:
+        if not raw:
+            return [_missing()]
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return [
+                {
+                    "type": "json_invalid",
+                    "loc": ("body", exc.pos),
+                    "msg": "JSON decode error",
+                    "input": {},
+                    "ctx": {"error": exc.msg},
+                }
+            ]
+        except (ValueError, RecursionError):
+            return PARSE_ERROR
+    elif body is None:
+        return None
+    if body is None and null_missing:
+        return [_missing()]
+    return [{"type": "model_attributes_type", "loc": ("body",), "msg": NOT_AN_OBJECT, "input": body}]
+
+
+def default_reply(errors: list[dict[str, Any]] | str) -> Reply:
+    """FastAPI's default handlers' answer to :func:`body_errors` (a server with no handler of its
+    own): 422 ``{"detail":[<entries, loc as lists>]}`` or 400 ``{"detail":"There was an error
+    parsing the body"}``; Starlette's 500 ``Internal Server Error`` (``text/plain``) when the 422
+    cannot be written (a lone surrogate echoed as ``input``: ``UnicodeEncodeError``)."""
+    if isinstance(errors, str):
+        return Reply(status=400, body=dumps({"detail": errors}).encode())
+    detail = [{**entry, "loc": list(entry["loc"])} for entry in errors]
+    try:
+        return Reply(status=422, body=dumps({"detail": detail}).encode())
+    except UnicodeEncodeError:
+        return Reply(status=500, body=b"Internal Server Error", headers=_PLAIN)

@@ -102,6 +102,9 @@ class RequestChecks:
         if own_check is not None and (rejected := own_check(endpoint, body, raw)) is not None:
             return rejected  # type: ignore[no-any-return]
         if not isinstance(body, dict):
+            own_refusal = getattr(profile, "body_refusal", None)  # FastAPI's answer (vllm-mlx, trtllm)
+            if own_refusal is not None and (refused := own_refusal(body, raw)) is not None:
+                return refused  # type: ignore[no-any-return]
             return profile.error(400, f"Invalid request: {_not_an_object(body, raw)}")
         try:
             checked_body = body if own_check is None else {key: body[key] for key in ("input", "model", "stream") if key in body}

@@ -19,12 +19,12 @@ this module's (e.g. ``tools: null`` with ``instructions``: ``for tool in body.to
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
+from mockoss.profiles.fastapi_body import body_errors
 from mockoss.profiles.wire import rebuild
 
 __all__ = ["ResponsesRequest", "body_error", "validation_errors"]
@@ -239,27 +239,14 @@ def validation_errors(body: Mapping[str, Any]) -> tuple[ResponsesRequest | None,
 
 
 def body_error(body: Any, raw: bytes | None) -> tuple[int, dict[str, Any]] | None:
-    """FastAPI's answer, ``(status, JSON body)``, to a body that is not a JSON object (each seen
-    from the real server; FastAPI parses a non-empty body with ``json.loads``).
-
-    ``raw`` empty: 422 ``missing`` at ``["body"]``; not JSON: 422 ``json_invalid`` at ``["body",
-    position]`` with ``input: {}`` and ``json``'s message as ``ctx.error``; not UTF-8, or nested too
-    deep for Python's parser: 400 ``{"detail":"There was an error parsing the body"}``; JSON that
-    is not an object (``[1]``, ``"hi"``, ``null``): 422 ``model_attributes_type`` with the value as
-    ``input``. ``None`` when ``raw`` is unknown and ``body`` is ``None`` (the caller answers).
+    """FastAPI's answer, ``(status, JSON body)``, to a body that is not a JSON object: 422
+    ``{"detail": [...]}`` of :func:`mockoss.profiles.fastapi_body.body_errors` (``missing``,
+    ``json_invalid``, ``model_attributes_type``; JSON ``null`` as fastapi >= 0.151.0 has it, the
+    reference's pin being ``fastapi>=0.116.1``), or 400 ``{"detail":"There was an error parsing the
+    body"}``; ``None`` when ``raw`` is unknown and ``body`` is ``None`` (the caller answers).
     Not reproduced: a ``content-type`` that is not JSON (FastAPI then validates the text itself)."""
-    if raw is not None:
-        if not raw:
-            return 422, {"detail": [{"type": "missing", "loc": ["body"], "msg": "Field required", "input": None}]}
-        try:
-            body = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            entry = {"type": "json_invalid", "loc": ["body", exc.pos], "msg": "JSON decode error", "input": {}, "ctx": {"error": exc.msg}}
-            return 422, {"detail": [entry]}
-        except (ValueError, RecursionError):
-            return 400, {"detail": "There was an error parsing the body"}
-    elif body is None:
-        return None
-    entry = {"type": "model_attributes_type", "loc": ["body"], "msg": "Input should be a valid dictionary or object to extract fields from",
-             "input": _jsonable(body)}
-    return 422, {"detail": [entry]}
+    errors = body_errors(body, raw)
+    if errors is None or isinstance(errors, str):
+        return None if errors is None else (400, {"detail": errors})
+    detail = [{**entry, "loc": list(entry["loc"]), "input": _jsonable(entry["input"])} for entry in errors]
+    return 422, {"detail": detail}

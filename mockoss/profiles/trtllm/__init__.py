@@ -69,7 +69,7 @@ from typing import Any, ClassVar, Literal
 
 from mockoss.harmony.library import HARMONY_LIBRARIES
 from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo, check_bool_switches
-from mockoss.profiles.fastapi_body import NOT_AN_OBJECT, unparsed_body
+from mockoss.profiles.fastapi_body import NOT_AN_OBJECT, body_errors, unparsed_body
 from mockoss.profiles.wire import dumps
 
 __all__ = ["TrtllmProfile"]
@@ -193,6 +193,32 @@ class TrtllmProfile:
         ``previous_response_id``). ``param`` is always null: ``create_error_response`` takes none."""
         kind = kind or ("BadRequestError" if status < 500 else "InternalServerError")
         return Reply(status=status, body=dumps({"object": "error", "message": message, "type": kind, "param": None, "code": status}).encode())
+
+    def body_refusal(self, body: Any, raw: bytes | None) -> Reply | None:
+        """TensorRT-LLM's answer to a body FastAPI parsed (or found empty) that is not a JSON object
+        (:func:`mockoss.profiles.fastapi_body.body_errors`), on chat, completions and responses
+        (each route takes one pydantic body model). Its ``validation_exception_handler`` answers the
+        ``RequestValidationError`` with ``create_error_response(message=str(exc))``: 400
+        ``BadRequestError`` whose message is ``str(exc)``, which under the fastapi it pins
+        (0.115.4 to 0.121.3, see :meth:`content_type_refusal`) is ``str()`` of the error list
+        (``ValidationException`` has no ``__str__``): ``"[{'type': 'json_invalid', 'loc': ('body',
+        1), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': 'Expecting value'}}]"``;
+        empty or ``null``: ``missing`` at ``('body',)``; other JSON: ``model_attributes_type``.
+        Not UTF-8, too deep, a too long integer: FastAPI's ``HTTPException``, which the server
+        does not handle: 400 ``{"detail":"There was an error parsing the body"}``. Run: a FastAPI
+        0.121.3 app with that handler (fastapi_body's module docstring). Not reproduced: the
+        ``{"error": str(exc)}`` body of a later handler (NVIDIA/TensorRT-LLM@00057725), as for every
+        validation error of this profile. ``None`` for an in-process call with neither body nor bytes."""
+        errors = body_errors(body, raw, null_missing=True)
+        if errors is None or isinstance(errors, str):
+            return None if errors is None else Reply(status=400, body=dumps({"detail": errors}).encode())
+        try:
+            message = str(errors)
+        except RecursionError:  # the handler raises: Starlette's ServerErrorMiddleware
+            return Reply(
+                status=500, body=b"Internal Server Error", headers=(("content-type", "text/plain; charset=utf-8"),)
+            )
+        return self.error(400, message)
 
     def content_type_refusal(self, endpoint: str, content_type: str | None, parsed: bool, raw: bytes) -> Reply | None:
         """TensorRT-LLM's 400 to a non-empty body FastAPI does not parse (``text/plain``,

@@ -48,7 +48,9 @@ model families' markup is left alone, and the generic *streaming* parser used wi
 ``--tool-call-parser`` is not emulated: such a stream is parsed as if no tools were declared); the
 continuous-batching engine,
 ``response_format``, ``enable_thinking`` and ``stop``; the exact pydantic entries of FastAPI's 422
-(mockoss's own validation answers a 422 with one ``value_error`` entry in its own words).
+for a JSON object the models refuse (mockoss's own validation answers a 422 with one ``value_error``
+entry in its own words; a body that is not a JSON object, empty or malformed gets FastAPI's own
+entries: :meth:`VllmMlxProfile.body_refusal`).
 Timeline: :mod:`.releases`.
 """
 
@@ -60,7 +62,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo, check_bool_switches
-from mockoss.profiles.fastapi_body import fastapi_text_reply, unparsed_body
+from mockoss.profiles.fastapi_body import body_errors, default_reply, fastapi_text_reply, unparsed_body
 from mockoss.profiles.wire import dumps
 
 __all__ = ["VllmMlxProfile"]
@@ -170,7 +172,7 @@ class VllmMlxProfile:
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
         """vllm-mlx's error bodies (it registers no exception handler, so they are FastAPI's): a
         request mockoss's validation rejects (a 400 naming a ``param``, or a body that is not a
-        JSON object) is FastAPI's request-validation 422 ``{"detail":[{…}]}`` (entry ``type:
+        JSON object known only parsed: :meth:`body_refusal` answers those with bytes) is FastAPI's request-validation 422 ``{"detail":[{…}]}`` (entry ``type:
         "value_error"``, ``loc`` from ``param``, mockoss's wording: the exact pydantic entries, e.g.
         ``missing`` / ``greater_than``, are not reproduced); anything else, a scripted
         ``error(400, …)`` included, is an ``HTTPException`` body ``{"detail": "<message>"}`` with its
@@ -179,6 +181,20 @@ class VllmMlxProfile:
             loc = ["body", *(param.split(".") if param else ())]
             return _json(422, {"detail": [{"type": "value_error", "loc": loc, "msg": message, "input": None}]})
         return _json(status, {"detail": message})
+
+    def body_refusal(self, body: Any, raw: bytes | None) -> Reply | None:
+        """FastAPI's default answer to a body it parsed (or found empty) that is not a JSON object,
+        on every route (``create_completion``, ``create_chat_completion``, ``create_response`` take
+        one pydantic body model; no exception handler: waybarrios/vllm-mlx@v0.6.0:vllm_mlx/server.py,
+        the same in the 0.4.0, 0.4.1 and 0.5.0 wheels): empty, 422 ``missing`` at ``["body"]`` (was
+        mockoss's ``value_error``); not JSON, 422 ``json_invalid`` at ``["body", <position>]`` with
+        ``json``'s message as ``ctx.error``; not UTF-8 or too deep, 400 ``{"detail":"There was an
+        error parsing the body"}``; other JSON (``[1]``, ``null``), 422 ``model_attributes_type``
+        (:func:`mockoss.profiles.fastapi_body.body_errors`, :func:`~mockoss.profiles.fastapi_body.default_reply`).
+        ``null`` as fastapi >= 0.151.0 answers it (vllm-mlx sets no upper bound; 0.133-0.150 said
+        ``missing``). ``None`` for an in-process call with neither body nor bytes."""
+        errors = body_errors(body, raw)
+        return None if errors is None else default_reply(errors)
 
     def content_type_refusal(self, endpoint: str, content_type: str | None, parsed: bool, raw: bytes) -> Reply | None:
         """FastAPI's default 422 to a non-empty body it does not parse, no ``Content-Type``
