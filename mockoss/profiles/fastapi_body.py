@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import email.message
 import json
+import math
 from typing import Any
 
 from mockoss.profiles.base import Reply
-from mockoss.profiles.wire import dumps
+from mockoss.profiles.wire import any_leaf, dumps
 
 __all__ = [
     "MEDIA_TYPE_REFUSAL",
@@ -165,11 +166,19 @@ def default_reply(errors: list[dict[str, Any]] | str) -> Reply:
     """FastAPI's default handlers' answer to :func:`body_errors` (a server with no handler of its
     own): 422 ``{"detail":[<entries, loc as lists>]}`` or 400 ``{"detail":"There was an error
     parsing the body"}``; Starlette's 500 ``Internal Server Error`` (``text/plain``) when the 422
-    cannot be written (a lone surrogate echoed as ``input``: ``UnicodeEncodeError``)."""
+    cannot be written: a lone surrogate echoed as ``input`` (``UnicodeEncodeError``) or a
+    non-finite number (``NaN``, ``1e400``: ``JSONResponse`` dumps with ``allow_nan=False``), both
+    compared with fastapi 0.165.0 run here."""
     if isinstance(errors, str):
         return Reply(status=400, body=dumps({"detail": errors}).encode())
+    if any(any_leaf(entry["input"], _nonfinite) for entry in errors):
+        return Reply(status=500, body=b"Internal Server Error", headers=_PLAIN)
     detail = [{**entry, "loc": list(entry["loc"])} for entry in errors]
     try:
         return Reply(status=422, body=dumps({"detail": detail}).encode())
     except UnicodeEncodeError:
         return Reply(status=500, body=b"Internal Server Error", headers=_PLAIN)
+
+
+def _nonfinite(item: Any) -> bool:
+    return isinstance(item, float) and not math.isfinite(item)

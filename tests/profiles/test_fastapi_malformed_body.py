@@ -80,6 +80,12 @@ _REFERENCE_BODIES = [
     b"null",
     b"\xff",
     b'{"a": "\xc3\xa9" x}',
+    b'["\\ud800"]',  # the 422 cannot be written: 500
+    b"[NaN]",  # idem (allow_nan=False)
+    b"[1e400]",
+    b"\xef\xbb\xbf[1]",
+    "[1]".encode("utf-16"),
+    b"[" * 900 + b"]" * 900,
 ]
 
 
