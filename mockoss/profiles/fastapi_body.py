@@ -22,9 +22,9 @@ A body FastAPI parses and that is not a JSON object (:func:`body_errors`, answer
 or an integer over ``sys.get_int_max_str_digits()``: ``HTTPException(400, "There was an error
 parsing the body")``; other JSON: ``model_attributes_type`` with the value as ``input``, except
 ``null``, which is ``missing`` up to fastapi 0.150.0 (0.151.0 on: ``model_attributes_type``).
-Run here: a FastAPI app with one pydantic body route (``/tmp/t13/ref_app.py`` of session 13) under
-fastapi 0.121.3 (starlette 0.49.3), 0.136.0, 0.140.0 and 0.165.0, 15 bodies each; the ``null``
-boundary bisected over the released wheels (0.150.0 ``missing``, 0.151.0 not).
+Run here: a FastAPI app with one pydantic body route (``tools/fastapi_body_diff.py``) under
+fastapi 0.121.3 (starlette 0.49.3), 0.136.0, 0.140.0, 0.151.0 and 0.165.0; the ``null`` boundary
+bisected over the released wheels (0.150.0 ``missing``, 0.151.0 not).
 Profiles layer: no server import (the server core imports this module through
 :mod:`mockoss.server.content_type`).
 """

@@ -4,8 +4,8 @@ not a JSON object", a 422 ``value_error`` on vllm-mlx and a 400 on trtllm).
 
 Sources: fastapi ``fastapi/routing.py`` ``get_request_handler`` (0.115.4, 0.121.3, 0.136.0 read
 in the fastapi/fastapi mirror); the answers were recorded by running a FastAPI app with one
-pydantic body route under fastapi 0.121.3 (starlette 0.49.3) and 0.136.0 (see
-:mod:`mockoss.profiles.fastapi_body`). vllm-mlx: no exception handler
+pydantic body route under fastapi 0.121.3 (starlette 0.49.3) and 0.136.0
+(``tools/fastapi_body_diff.py``; see :mod:`mockoss.profiles.fastapi_body`). vllm-mlx: no exception handler
 (waybarrios/vllm-mlx@v0.6.0:vllm_mlx/server.py, and the 0.4.0/0.4.1/0.5.0 wheels), so FastAPI's
 default 422; its answers are compared here with the installed FastAPI itself. TensorRT-LLM:
 ``validation_exception_handler`` -> ``create_error_response(message=str(exc))``, 400, under the
@@ -129,14 +129,28 @@ def test_vllm_mlx_empty_body_is_missing_not_value_error() -> None:
 
 @pytest.mark.parametrize("profile", ["trtllm", "vllm-mlx"])
 def test_over_http_status_body_and_content_type(profile: str) -> None:
+    """Through uvicorn, on every route: the same status and bytes as the core, JSON, and Starlette's
+    plain-text 500 where FastAPI cannot write its 422 (vllm-mlx, a non-finite number)."""
     running = ThreadedServer(MockServer(scenario="clean-answer", profile=profile)).start()
     try:
-        reply = httpx.post(f"{running.url}/v1/chat/completions", content=b'{"a":}', headers=_JSON)
+        for path, endpoint in (
+            ("/v1/chat/completions", "chat"),
+            ("/v1/completions", "completions"),
+            ("/v1/responses", "responses"),
+        ):
+            for raw in (b'{"a":}', b""):
+                reply = httpx.post(f"{running.url}{path}", content=raw, headers=_JSON)
+                assert reply.headers["content-type"].startswith("application/json")
+                assert (reply.status_code, reply.content) == _send(profile, endpoint, raw)
+                assert (b"json_invalid" if raw else b"missing") in reply.content
+        reply = httpx.post(f"{running.url}/v1/chat/completions", content=b"[NaN]", headers=_JSON)
     finally:
         running.stop()
-    assert reply.headers["content-type"].startswith("application/json")
-    assert (reply.status_code, reply.content) == _send(profile, "chat", b'{"a":}')
-    assert b"json_invalid" in reply.content
+    if profile == "vllm-mlx":
+        assert (reply.status_code, reply.content) == (500, b"Internal Server Error")
+        assert reply.headers["content-type"].startswith("text/plain")
+    else:
+        assert reply.status_code == 400 and "'input': [nan]" in reply.json()["message"]
 
 
 @pytest.mark.parametrize("profile", ["vllm", "sglang", "openai", "ollama"])

@@ -205,10 +205,13 @@ class TrtllmProfile:
         1), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': 'Expecting value'}}]"``;
         empty or ``null``: ``missing`` at ``('body',)``; other JSON: ``model_attributes_type``.
         Not UTF-8, too deep, a too long integer: FastAPI's ``HTTPException``, which the server
-        does not handle: 400 ``{"detail":"There was an error parsing the body"}``. Run: a FastAPI
-        0.121.3 app with that handler (fastapi_body's module docstring). Not reproduced: the
-        ``{"error": str(exc)}`` body of a later handler (NVIDIA/TensorRT-LLM@00057725), as for every
-        validation error of this profile. ``None`` for an in-process call with neither body nor bytes."""
+        does not handle: 400 ``{"detail":"There was an error parsing the body"}``. The handler
+        read in the Harmony period's stored ``openai_server.py`` (``self.llm``, ``chat_harmony``,
+        ``DisaggClusterWorker``; the index names no commit); run: a fastapi 0.121.3 app with that
+        handler, 16 bodies byte for byte (``tools/fastapi_body_diff.py trtllm``). Not reproduced: the
+        ``{"error": str(exc)}`` body of the later handler (NVIDIA/TensorRT-LLM@00057725, after the
+        ``generator`` rename; date unknown), as for every validation error of this profile.
+        ``None`` for an in-process call with neither body nor bytes."""
         errors = body_errors(body, raw, null_missing=True)
         if errors is None or isinstance(errors, str):
             return None if errors is None else Reply(status=400, body=dumps({"detail": errors}).encode())
