@@ -27,22 +27,30 @@ FastAPI's ``Request.json()``):
   the first one's place: ``dict(pairs)``).
 * The same text after the array's ``]`` is parsed by the same decoder from the same state, so
   its fields are the kept ones.
-* Any departure (a character the loop does not expect, an error from the scanner, a value
-  nested deep enough to reach the recursion limit) is not decided here: the caller parses the
-  body whole (:func:`mockoss.jsonbody.parse_json`), and its value or error is the answer.
+* Any departure (a character the loop does not expect, an error from the scanner, new text
+  with enough ``{`` and ``[`` to nest near the recursion limit) is not decided here: the caller
+  parses the body whole (:func:`mockoss.jsonbody.parse_json`), and its value or error is the
+  answer.
+
+The reading is :mod:`mockoss.jsonsplice_read`; here, which kept body to read from. A body is
+kept unread (its text only) and read element by element when a later body shares the first or
+the last half of its text (~2.5x a whole parse, paid once; after a read that did not pay, the
+next few bodies like it are passed over). A kept body is used when the elements ``text`` shares
+with it, and the text after its array if the same, cover half of ``text``.
 
 ``tests/test_jsonsplice.py`` compares the value with ``json.loads`` (types and key order
-included) on edited bodies: every cut point, whitespace, duplicate keys, numbers at the cut,
-non-ASCII and surrogate escapes, trailing commas and truncations.
+included) on edited bodies, kept read and unread: every cut point, whitespace, duplicate keys,
+numbers at the cut, non-ASCII and surrogate escapes, trailing commas and truncations, depths at
+the recursion limit, and the breaker's and reviewer's reproducers (issue 9, 13th session).
 
 Kept values are shared: the elements and the fields after the array are the same objects in
 every body that repeats them, so no reader may change a parsed body (none does: the request path
 reads it, and copies what it changes). Readers may use that sharing: an element that is the
 same object as one of an earlier body is equal to it (:meth:`mockoss.harmony.prompt.prefix.PrefixCache.find`).
 
-Bounded in bytes (each body counted at its text, the text after its array and an upper bound
-of its parsed objects' bytes, :func:`_object_bytes`), at most :data:`RECENT` bodies, none over
-``max_body`` bytes; emptied by :meth:`SpliceCache.clear` (``MockServer.reset``, through
+Bounded in bytes (each body counted at its text, the text after its array and an upper bound of
+its parsed objects' bytes, :func:`mockoss.jsonsplice_read.object_bytes`), at most :data:`RECENT`
+bodies, none over ``max_body`` bytes; emptied by :meth:`SpliceCache.clear` (``MockServer.reset``, through
 :func:`mockoss.harmony.prompt.caches.clear_caches`).
 """
 
@@ -50,12 +58,12 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Sequence
-from json.decoder import WHITESPACE, JSONDecoder, scanstring
-from json.scanner import make_scanner
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["RECENT", "SPLICE_KEYS", "Miss", "SpliceCache"]
+from mockoss.jsonsplice_read import DEPARTURES, SPLICE_KEYS, Body, Miss, parse_after, parse_whole
+
+__all__ = ["MAX_TRIES", "RECENT", "SKIP_AFTER_WASTED_READ", "SPLICE_KEYS", "Miss", "SpliceCache"]
 
 #: Bodies kept (the newest; a lookup tries them newest first).
 RECENT = 8
@@ -63,42 +71,6 @@ RECENT = 8
 MAX_TRIES = 3
 #: After reading a kept body that did not pay, this many later bodies like it are passed over unread.
 SKIP_AFTER_WASTED_READ = 4
-#: Top-level keys whose array is read element by element: chat ``messages``, Responses ``input``.
-SPLICE_KEYS = frozenset(("messages", "input"))
-#: Bytes of parsed objects counted per character of a kept body's text, besides its objects,
-#: lists and strings (:func:`_object_bytes`; an agent turn takes ~2.5, a list of floats ~8.3).
-OBJECT_BYTES_PER_BYTE = 10
-
-_scan = make_scanner(JSONDecoder())  # CPython's C scanner when _json is there, as json.loads uses
-_ws = WHITESPACE.match
-_DIGITS = frozenset("0123456789")
-#: What reading departs with: the scanner's errors, text this module does not read (:class:`Miss`, a ``ValueError``).
-_DEPARTURES = (ValueError, StopIteration, IndexError, RecursionError)
-
-
-class Miss(ValueError):
-    """The text departs from what this module reads (the caller parses the body whole)."""
-
-
-class _Body(NamedTuple):
-    """A kept body: its text and what its parse left at each element's end."""
-
-    text: str
-    #: The fields before the array, as parsed.
-    before: tuple[tuple[str, Any], ...]
-    #: The array's key (one of :data:`SPLICE_KEYS`).
-    key: str
-    #: Index just past each element (only up to the first element ending in a digit).
-    ends: tuple[int, ...]
-    #: The parsed elements (as many as ``ends``).
-    items: tuple[Any, ...]
-    #: The text after the array's ``]``, and the fields parsed from it.
-    tail: str
-    after: tuple[tuple[str, Any], ...]
-    #: Bytes counted against the cache's limit.
-    size: int
-    #: For a body not read yet: how many more lookups pass it over unread (:meth:`SpliceCache._find`).
-    skip: int = 0
 
 
 class SpliceCache:
@@ -109,8 +81,11 @@ class SpliceCache:
     def __init__(self, limit: int, max_body: int) -> None:
         self.limit = limit
         self.max_body = max_body
-        self._bodies: tuple[_Body, ...] = ()
+        self._bodies: tuple[Body, ...] = ()
         self._lock = threading.Lock()
+        #: How many times the cache was cleared: a parse under way keeps nothing after a clear
+        #: (a reset while another thread parses: the review of issue 9, 13th session, finding 9).
+        self._clears = 0
 
     @property
     def size(self) -> int:
@@ -123,6 +98,7 @@ class SpliceCache:
     def clear(self) -> None:
         with self._lock:
             self._bodies = ()
+            self._clears += 1
 
     def parse(self, text: str, whole: Callable[[], Any]) -> Any:
         """``json.loads(text)``: from a kept body that shares its leading elements and at least
@@ -136,24 +112,25 @@ class SpliceCache:
             What ``whole()`` raises (the body is malformed: it is also called when the text
             after the shared elements departs from what this module reads).
         """
-        found, skip = self._find(text)
+        clears = self._clears
+        found, skip = self._find(text, clears)
         if found is not None:
             try:
-                value, body = _parse_after(text, *found)
-            except _DEPARTURES:
+                value, body = parse_after(text, *found)
+            except DEPARTURES:
                 body = None  # parsed whole below, kept unread
             else:
                 if body is not None:
-                    self._keep(body)
+                    self._keep(body, clears)
                 return value
         value = whole()
         if type(value) is dict and any(
             type(items := value.get(key)) is list and items and type(items[0]) is dict for key in SPLICE_KEYS
         ):
-            self._keep(_Body(text, (), "", (), (), "", (), sys.getsizeof(text), skip))
+            self._keep(Body(text, (), "", (), (), "", (), sys.getsizeof(text), skip), clears)
         return value
 
-    def _find(self, text: str) -> tuple[tuple[_Body, int] | None, int]:
+    def _find(self, text: str, clears: int) -> tuple[tuple[Body, int] | None, int]:
         """The newest kept body (of the first :data:`MAX_TRIES` that share the start of
         ``text``) whose leading elements ``text`` repeats up to half of its length or more, and
         how many (else ``None``); and how many lookups should pass ``text`` over, kept unread.
@@ -169,20 +146,14 @@ class SpliceCache:
         cover = (len(text) + 1) // 2
         tries, skip, unread = MAX_TRIES, 0, True
         for body in self._bodies:
-            if not body.ends:  # not read yet; a filter first: the 32 characters up to the half
-                kept, since = body.text, max(cover - 32, 0)
-                if (
-                    not unread
-                    or len(kept) < cover
-                    or text[since:cover] != kept[since:cover]
-                    or not text.startswith(kept[:cover])
-                ):
+            if not body.ends:  # not read yet: it must share the first half of text, or the last
+                if not unread or not _shares_half(text, body.text, cover):
                     continue
                 unread = False  # the newest such body only (the conversation's previous turn)
                 if body.skip:
                     skip = max(skip, body.skip - 1)
                     continue
-                read = self._read(body)
+                read = self._read(body, clears)
                 if read is None:
                     continue
                 body = read
@@ -196,7 +167,9 @@ class SpliceCache:
                 skip = SKIP_AFTER_WASTED_READ if just_read else skip
                 continue
             shared = _shared(text, body)
-            if body.ends[shared - 1] >= cover:
+            # What is taken as kept: the shared elements, and the text after the array when it is
+            # the same (an agent's tools: the review of issue 9, 13th session, finding 3).
+            if body.ends[shared - 1] + (len(body.tail) if text.endswith(body.tail) else 0) >= cover:
                 return (body, shared), skip
             skip = SKIP_AFTER_WASTED_READ if just_read else skip
             tries -= 1
@@ -204,27 +177,31 @@ class SpliceCache:
                 break
         return None, skip
 
-    def _read(self, lazy: _Body) -> _Body | None:
+    def _read(self, lazy: Body, clears: int) -> Body | None:
         """``lazy``'s text read element by element, in its place (``None``, and dropped, if it
         cannot be: an array of numbers, or text this module does not read)."""
         try:
-            _, body = _parse_whole(lazy.text)
-        except _DEPARTURES:
+            _, body = parse_whole(lazy.text)
+        except DEPARTURES:
             body = None
         with self._lock:
-            self._bodies = self._bounded([body if kept is lazy else kept for kept in self._bodies])
+            if self._clears == clears:
+                self._bodies = self._bounded([body if kept is lazy else kept for kept in self._bodies])
         return body
 
-    def _keep(self, body: _Body) -> None:
-        """Put ``body`` first (it may be a kept one, found again whole)."""
+    def _keep(self, body: Body, clears: int) -> None:
+        """Put ``body`` first (it may be a kept one, found again whole), unless the cache was
+        cleared since the parse that made it began (``clears``: :attr:`_clears` then)."""
         if body.size > self.limit or len(body.text) > self.max_body:
             return
         with self._lock:
+            if self._clears != clears:
+                return
             self._bodies = self._bounded([body, *(other for other in self._bodies if other is not body)])
 
-    def _bounded(self, bodies: list[_Body | None]) -> tuple[_Body, ...]:
+    def _bounded(self, bodies: list[Body | None]) -> tuple[Body, ...]:
         """``bodies`` without the ``None`` entries, cut before the first beyond :data:`RECENT` bodies or ``limit`` bytes."""
-        kept: list[_Body] = []
+        kept: list[Body] = []
         total = 0
         for body in bodies:
             if body is None:
@@ -236,7 +213,20 @@ class SpliceCache:
         return tuple(kept)
 
 
-def _shared(text: str, body: _Body) -> int:
+def _shares_half(text: str, kept: str, cover: int) -> bool:
+    """Whether ``text`` starts with ``cover`` characters of ``kept``, or ends with them (one
+    short message and the same 100 tools after it: the review of issue 9, 13th session, finding
+    3); 32 characters compared first, where the halves meet."""
+    if len(kept) < cover:
+        return False
+    since = max(cover - 32, 0)
+    if text[since:cover] == kept[since:cover] and text.startswith(kept[:cover]):
+        return True
+    a, b = len(text) - cover, len(kept) - cover
+    return text[a : a + 32] == kept[b : b + 32] and text.endswith(kept[b:])
+
+
+def _shared(text: str, body: Body) -> int:
     """How many of ``body``'s leading elements ``text`` repeats (at least the first, checked by
     the caller): the largest ``j`` with ``text[:ends[j - 1]] == body.text[:ends[j - 1]]``, by
     halving, comparing only the text between the ends known to match and the end tried (the
@@ -255,152 +245,3 @@ def _shared(text: str, body: _Body) -> int:
         else:
             high = mid - 1
     return low
-
-
-def _parse_whole(text: str) -> tuple[dict[str, Any], _Body | None]:
-    """Parse ``text`` (a ``{``) field by field, the first array of :data:`SPLICE_KEYS` element
-    by element. Raises :class:`Miss` (and the scanner's errors) as :meth:`SpliceCache.parse` says."""
-    pairs: list[tuple[str, Any]] = []
-    i = _ws(text, 1).end()
-    if text[i] == "}":
-        raise Miss  # {}: nothing to keep
-    while True:
-        if text[i] != '"':
-            raise Miss
-        key, i = scanstring(text, i + 1, True)
-        i = _ws(text, i).end()
-        if text[i] != ":":
-            raise Miss
-        i = _ws(text, i + 1).end()
-        if key in SPLICE_KEYS and text[i] == "[":
-            return _read_array(text, i + 1, pairs, key, [], [])
-        value, i = _scan(text, i)
-        pairs.append((key, value))
-        i = _ws(text, i).end()
-        if text[i] == "}":
-            raise Miss  # no array to read element by element
-        if text[i] != ",":
-            raise Miss
-        i = _ws(text, i + 1).end()
-
-
-def _parse_after(text: str, body: _Body, shared: int) -> tuple[dict[str, Any], _Body | None]:
-    """Parse ``text``, which repeats ``body``'s text up to the end of its first ``shared``
-    elements: from there on only."""
-    items = list(body.items[:shared])
-    ends = list(body.ends[:shared])
-    return _read_array(text, ends[-1], list(body.before), body.key, items, ends, body)
-
-
-def _read_array(
-    text: str,
-    i: int,
-    before: list[tuple[str, Any]],
-    key: str,
-    items: list[Any],
-    ends: list[int],
-    kept: _Body | None = None,
-) -> tuple[dict[str, Any], _Body | None]:
-    """Read the array of ``key`` on from ``i`` (just past its ``[`` when ``items`` is empty, else
-    just past its last element read), then the rest of the object; the value and the body to keep."""
-    start, cut = len(items), i
-    if not items:
-        i = _ws(text, i).end()
-        if text[i] == "]":
-            raise Miss  # an empty array: nothing to share
-        value, i = _scan(text, i)
-        items.append(value)
-        ends.append(i)
-    while True:
-        i = _ws(text, i).end()
-        c = text[i]
-        if c == "]":
-            break
-        if c != ",":
-            raise Miss
-        i = _ws(text, i + 1).end()
-        value, i = _scan(text, i)
-        items.append(value)
-        ends.append(i)
-    close = i + 1
-    if kept is not None and _deep(text, cut, close):
-        raise Miss
-    if kept is not None and len(text) - close == len(kept.tail) and text.endswith(kept.tail):
-        if len(items) == len(kept.items) and len(text) == len(kept.text):
-            return _value(before, key, items, kept.after), kept  # the kept body again, whole
-        after = kept.after
-        tail = kept.tail
-    else:
-        if kept is not None and _deep(text, close, len(text)):
-            raise Miss
-        after = _read_fields(text, close)
-        tail = text[close:]
-    value = _value(before, key, items, after)
-    # An end is kept while the elements end in a character no longer number could follow (the
-    # kept body's ends do: only the new ones are read).
-    keep = next((k for k in range(start, len(ends)) if text[ends[k] - 1] in _DIGITS), len(ends))
-    if keep == 0:
-        return value, None
-    size = sys.getsizeof(text) + sys.getsizeof(tail) + _object_bytes(text)
-    body = _Body(text, tuple(before), key, tuple(ends[:keep]), tuple(items[:keep]), tail, after, size)
-    return value, body
-
-
-def _object_bytes(text: str) -> int:
-    """An upper bound of the bytes of the objects ``json.loads(text)`` makes (their values, the
-    kept elements included): :data:`OBJECT_BYTES_PER_BYTE` per character, plus 64 per ``{``,
-    56 per ``[`` (an empty ``dict`` or ``list``: a body of ``[{},{},…]`` was counted at a third
-    of its memory, the breaker's finding 3) and 26 per ``"`` (a string object's head, two quotes
-    each). An agent turn's objects take about a quarter of it. Checked with ``tracemalloc`` on agent turns,
-    empty objects and lists, floats, integers and non-ASCII text in ``tests/test_jsonsplice.py``."""
-    return OBJECT_BYTES_PER_BYTE * len(text) + 64 * text.count("{") + 56 * text.count("[") + 26 * text.count('"')
-
-
-def _deep(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` may nest as deep as ``json.loads`` can recurse, from the
-    caller's stack: half the recursion limit of ``{`` and ``[`` (a depth needs as many).
-
-    Why: read here, a value is scanned a few calls shallower than ``json.loads`` scans it, so a
-    value nested within those few levels of the limit was accepted where a fresh server refused
-    it with ``RecursionError`` (the breaker's finding 2, issue 9: 987-992 levels). Such text
-    departs (the caller parses it whole, as before); a brace inside a string only costs that."""
-    limit = sys.getrecursionlimit() // 2
-    return text.count("{", start, end) + text.count("[", start, end) >= limit
-
-
-def _value(
-    before: Sequence[tuple[str, Any]], key: str, items: list[Any], after: tuple[tuple[str, Any], ...]
-) -> dict[str, Any]:
-    """The object as ``json`` builds it from its fields in order (a later duplicate key replaces
-    the value in the first one's place)."""
-    value = dict(before)
-    value[key] = items
-    if after:
-        value.update(after)
-    return value
-
-
-def _read_fields(text: str, i: int) -> tuple[tuple[str, Any], ...]:
-    """The fields from ``i`` (just past a value of the top-level object) to its ``}``, which only
-    whitespace may follow."""
-    pairs: list[tuple[str, Any]] = []
-    while True:
-        i = _ws(text, i).end()
-        c = text[i]
-        if c == "}":
-            break
-        if c != ",":
-            raise Miss
-        i = _ws(text, i + 1).end()
-        if text[i] != '"':
-            raise Miss
-        key, i = scanstring(text, i + 1, True)
-        i = _ws(text, i).end()
-        if text[i] != ":":
-            raise Miss
-        i = _ws(text, i + 1).end()
-        value, i = _scan(text, i)
-        pairs.append((key, value))
-    if _ws(text, i + 1).end() != len(text):
-        raise Miss  # extra data
-    return tuple(pairs)

@@ -58,6 +58,15 @@ def check(cache: SpliceCache, text: str) -> None:
         assert got[1] == want[1], text
 
 
+def kept_unread(*texts: str) -> SpliceCache:
+    """A cache holding ``texts`` kept but not read (each parsed once): the next body that shares
+    half of one reads it (the path of the breaker's finding 1)."""
+    cache = SpliceCache(1 << 24, 1 << 20)
+    for text in texts:
+        cache.parse(text, lambda text=text: json.loads(text))
+    return cache
+
+
 def kept(*texts: str) -> SpliceCache:
     """A cache holding ``texts`` read element by element (each parsed twice: kept, then read)."""
     cache = SpliceCache(1 << 24, 1 << 20)
@@ -121,10 +130,11 @@ EDITS = [
 ]
 
 
-def test_every_edit_of_a_kept_body_parses_as_json_loads() -> None:
+@pytest.mark.parametrize("read", [True, False])
+def test_every_edit_of_a_kept_body_parses_as_json_loads(read: bool) -> None:
     base = agent_body(3)
-    cache = kept(base)
-    assert len(cache) == 1 and len(cache._bodies[0].ends) == 10  # read: every message's end
+    cache = kept(base) if read else kept_unread(base)
+    assert len(cache) == 1 and len(cache._bodies[0].ends) == (10 if read else 0)  # read: every message's end
     for p in range(1, len(base) + 1):
         for edit in EDITS:
             check(cache, base[:p] + edit + base[p:])  # an insertion
@@ -198,7 +208,7 @@ def test_random_edits_of_random_bodies() -> None:
         elements = [element() for _ in range(rng.randint(1, 6))]
         tail = rng.choice(["", ',"tools":[{"a":1}]', ',"n":1,"tools":[]'])
         base = "{" + head + f'"{key}":[' + ",".join(elements) + "]" + tail + "}"
-        cache = kept(base)
+        cache = kept(base) if rng.random() < 0.5 else kept_unread(base)
         for _ in range(20):
             p = rng.randint(1, len(base))
             q = min(len(base), p + rng.randint(0, 4))
@@ -302,7 +312,7 @@ def test_an_edited_long_last_element_is_not_read_every_time() -> None:
     cache = SpliceCache(1 << 24, 1 << 20)
     reads = []
     original = cache._read
-    cache._read = lambda body: reads.append(1) or original(body)  # type: ignore[method-assign]
+    cache._read = lambda body, clears: reads.append(1) or original(body, clears)  # type: ignore[method-assign]
     for n in range(20):
         text = json.dumps(
             {"model": "m", "messages": [{"role": "user", "content": "context " * 2000 + f"question {n}"}]}
@@ -336,7 +346,7 @@ def test_a_kept_body_is_counted_at_no_less_than_its_memory(shape: str) -> None:
     """Finding 3: bytes counted for a kept body bound the memory its objects take."""
     import tracemalloc
 
-    from mockoss.jsonsplice import _object_bytes
+    from mockoss.jsonsplice_read import object_bytes as _object_bytes
 
     text = agent_body(40) if shape == "agent" else shape
     tracemalloc.start()
@@ -346,3 +356,37 @@ def test_a_kept_body_is_counted_at_no_less_than_its_memory(shape: str) -> None:
     finally:
         tracemalloc.stop()
     assert value and _object_bytes(text) >= used, (_object_bytes(text), used)
+
+
+def test_a_body_mostly_tools_is_spliced_with_its_tools() -> None:
+    """The review's finding 3: the text after the array, taken as kept when it is the same, counts
+    toward the half a body must share: one short message and 100 tools, resent, is spliced
+    (its tools the kept object), not read again every fifth request."""
+    tools = [{"type": "function", "function": {"name": f"t{k}", "parameters": {"type": "object"}}} for k in range(100)]
+    cache = SpliceCache(1 << 24, 1 << 20)
+    values = []
+    for n in range(8):
+        text = json.dumps(
+            {
+                "model": "m",
+                "messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": f"q {n}"}],
+                "tools": tools,
+            }
+        )
+        values.append(cache.parse(text, lambda text=text: json.loads(text)))
+        assert same(values[-1], json.loads(text))
+    assert all(v["tools"] is values[-1]["tools"] for v in values[2:])
+
+
+def test_a_parse_under_way_keeps_nothing_after_a_clear() -> None:
+    """The review's finding 9: ``reset`` while another thread parses; the body that parse made
+    is not put back into the emptied cache."""
+    cache = SpliceCache(1 << 24, 1 << 20)
+    text = agent_body(5)
+
+    def whole() -> object:
+        cache.clear()  # a reset, while this parse is under way
+        return json.loads(text)
+
+    cache.parse(text, whole)
+    assert len(cache) == 0

@@ -243,11 +243,11 @@ def test_the_random_responses_growth_does_use_prefixes(item_hits: list[int], mon
 
 
 def test_the_prefix_cache_is_bounded_in_entries_and_bytes() -> None:
-    cache = PrefixCache(limit=20000)  # an entry: ~940 marshal bytes, and eight a byte for its objects
+    cache = PrefixCache(limit=4000)  # an entry: ~940 bytes (its objects, ~16 KB counted, are not kept)
     for n in range(40):
         messages = _fresh([{"role": "user", "content": f"{n} " + "x" * 900}, {"role": "user", "content": "y"}])
         cache.store(messages, 2, lambda n=n: count_module.Prefix(2, n, False, ((n, False, None),), {}, frozenset()))
-    assert 0 < len(cache) <= 4 and 0 < cache.size <= 20000
+    assert 0 < len(cache) <= 4 and 0 < cache.size <= 4000
     found = cache.find(_fresh([{"role": "user", "content": "39 " + "x" * 900}, {"role": "user", "content": "y"}, {"role": "user"}]))
     assert found is not None and found.tokens == 39
     assert cache.find(_fresh([{"role": "user", "content": "0 " + "x" * 900}, {"role": "user", "content": "y"}])) is None

@@ -411,3 +411,26 @@ def test_the_lookup_threshold_is_the_counts() -> None:
     from mockoss.schemas import chat
 
     assert chat._LOOKUP_MESSAGES == count_module.PREFIX_MIN
+
+
+def test_a_long_tools_list_is_still_kept_by_its_bytes() -> None:
+    """The review of issue 9 (13th session), finding 2: counted with its objects, a list of 100
+    tools (66 KB of marshal) was over the whole budget and not kept at all, so every request
+    validated its tools again (545 -> 920 us). It is kept by its bytes, without its objects."""
+    import marshal
+
+    from mockoss.harmony.prompt.caches import MESSAGE_CACHE_BYTES
+
+    keys = RecentKeys(limit=MESSAGE_CACHE_BYTES // 32)
+    tools = [{"type": "function", "function": {"name": f"tool_{k}", "description": f"{k} " + "d" * 500, "parameters": {"type": "object"}}} for k in range(100)]
+    key = marshal.dumps(tools)
+    assert len(key) > 50_000
+    keys.add(key, tools)
+    assert keys.find(key) is not None and keys.find_object(tools) is None  # by its bytes only
+    small = tools[:5]
+    keys.add(marshal.dumps(small), small)
+    assert keys.find_object(small) is not None  # a short list: by identity too
+    cache = PrefixCache(limit=10**6)
+    messages = _fresh([{"role": "user", "content": f"{k} " + "x" * 2000} for k in range(100)])
+    cache.store(messages, 100, lambda: Prefix(100, 1, False, ((1, False, None),), {}, frozenset()))
+    assert len(cache) == 1 and cache.find(_fresh(messages)) is not None  # stored by its bytes

@@ -171,7 +171,7 @@ class PrefixCache:
             length = prefix.length
             if length > n:
                 continue
-            if not (messages[length - 1] is last and all(map(is_, messages, objects))):
+            if not (objects and messages[length - 1] is last and all(map(is_, messages, objects))):
                 # Not the very objects stored (those of a body parsed from a kept one:
                 # mockoss.jsonsplice); the last message with ==, a cheap filter; the bytes decide.
                 if messages[length - 1] != last:
@@ -204,7 +204,14 @@ class PrefixCache:
                 ends, segments = (length,), (marshal.dumps(messages[:length]),)
             last = messages[length - 1]
             nbytes = sum(map(len, segments)) + len(marshal.dumps(last))
-            nbytes += objects_bytes(nbytes, length)  # the messages' objects, kept alive
+            # The messages' objects are kept (and counted) when they fit half the budget; a
+            # longer prefix is stored by its bytes only, as before the identity check.
+            objects: tuple[Any, ...] = tuple(messages[:length])
+            with_objects = nbytes + objects_bytes(nbytes, length)
+            if with_objects <= self.limit // 2:
+                nbytes = with_objects
+            else:
+                objects = ()
         except ValueError:
             return
         if nbytes > self.limit:
@@ -214,7 +221,7 @@ class PrefixCache:
         except ValueError:  # data the names cannot be read from: the caller's count stands, unstored
             return
         if prefix is not None:
-            self._push((ends, segments, last, prefix, nbytes + 64 * (len(prefix.turns) + len(prefix.names)), tuple(messages[:length])))
+            self._push((ends, segments, last, prefix, nbytes + 64 * (len(prefix.turns) + len(prefix.names)), objects))
 
     def validate(self, prefix: Prefix) -> None:
         """Mark the stored ``prefix`` as validated (``Prefix.validated``): a request holding its
@@ -248,11 +255,13 @@ class RecentKeys:
     parsed from a kept one shares it, :mod:`mockoss.jsonsplice`, and no reader changes a parsed
     body). A key found is returned as stored, so its hash, once taken, is kept for every later
     request (a dict key holding it costs no new hash of its bytes). Thread-safe: the tuple is
-    replaced whole; a memo is filled by whoever finds it empty (same data, same values)."""
+    replaced whole; a memo is filled by whoever finds it empty (same data, same values); an
+    entry's object is one reference, replaced by an equal one (:meth:`carry`)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self._entries: tuple[tuple[bytes, dict[str, Any], Any], ...] = ()
+        #: ``[key, memo, object or None]`` each, newest first; the tuple is replaced whole.
+        self._entries: tuple[list[Any], ...] = ()
         self._lock = threading.Lock()
 
     @staticmethod
@@ -260,6 +269,12 @@ class RecentKeys:
         """Bytes counted for an entry: its key, its memo (256), the objects it was taken from."""
         items = len(data) if type(data) is list else 0
         return len(key) + 256 + (0 if data is None else objects_bytes(len(key), items))
+
+    def _carries(self, key: bytes, data: Any) -> bool:
+        """Whether an entry keeps ``data`` (its objects counted at most half the budget: a list
+        of 100 tools is not kept, only its bytes, as before the identity checks; the review of
+        issue 9, 13th session, found it no longer stored at all)."""
+        return data is not None and self._bytes(key, data) <= self.limit // 2
 
     @property
     def size(self) -> int:
@@ -269,29 +284,42 @@ class RecentKeys:
     def __contains__(self, key: bytes) -> bool:
         return self.find(key) is not None
 
-    def find(self, key: bytes) -> tuple[bytes, dict[str, Any], Any] | None:
-        """The stored key equal to ``key``, its memo and its object, else ``None``."""
+    def find(self, key: bytes) -> list[Any] | None:
+        """The entry of the stored key equal to ``key``: ``[key, memo, object or None]``, else ``None``."""
         for entry in self._entries:
             if entry[0] == key:
                 return entry
         return None
 
-    def find_object(self, data: Any) -> tuple[bytes, dict[str, Any], Any] | None:
+    def find_object(self, data: Any) -> list[Any] | None:
         """The entry whose key was taken from ``data`` itself (the same object), else ``None``."""
         for entry in self._entries:
             if entry[2] is data:
                 return entry
         return None
 
+    def carry(self, entry: list[Any], data: Any) -> None:
+        """Keep ``data``, equal to the data ``entry`` (a stored entry) was taken from, as its
+        object: so that a body parsed from ``data``'s body finds it by identity. An entry that
+        keeps one has it replaced in place (same data, same bytes counted); one that keeps none
+        takes it if small enough (:meth:`_carries`)."""
+        if entry[2] is not None:
+            entry[2] = data
+        elif self._carries(entry[0], data):
+            self.add(entry[0], data)
+
     def add(self, key: bytes, data: Any = None) -> dict[str, Any]:
         """Put ``key`` (the marshal bytes of ``data``) first, dropping the oldest keys beyond
         the bounds; its memo (a new one if it was not stored, or it is larger than the whole
-        budget and not kept)."""
+        budget and not kept). ``data`` is kept with it when small enough (:meth:`_carries`)."""
+        kept_data = data if self._carries(key, data) else None
         found = self.find(key)
         if found is None:
-            entry = (key, {}, data)
+            entry = [key, {}, kept_data]
         else:  # the stored key and memo, with the newest object they come from
-            entry = found if data is None or found[2] is data else (found[0], found[1], data)
+            entry = found
+            if kept_data is not None:
+                entry[2] = kept_data
         size = self._bytes(key, entry[2])
         if size > self.limit:
             return entry[1]
@@ -300,7 +328,7 @@ class RecentKeys:
             for other in self._entries:
                 if len(kept) == RECENT or total + self._bytes(other[0], other[2]) > self.limit:
                     break
-                if other[0] != key:
+                if other is not entry and other[0] != key:
                     kept.append(other)
                     total += self._bytes(other[0], other[2])
             self._entries = tuple(kept)

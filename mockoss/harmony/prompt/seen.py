@@ -60,7 +60,8 @@ def find_seen(messages: Any, tools: Any) -> Seen:
     found = count._valid_tools.find(key)
     if found is None:
         return Seen(prefix, key, False, tools=tools)
-    count._valid_tools.add(found[0], tools)  # found again by this very list next time
+    if found[2] is not tools:
+        count._valid_tools.carry(found, tools)  # found again by this very list next time
     return Seen(prefix, found[0], True, False, found[1])  # the stored bytes: their hash is kept
 
 
