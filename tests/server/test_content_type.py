@@ -122,9 +122,9 @@ def _body_for(server: MockServer, profile: str) -> tuple[str, bytes]:
 def test_fastapis_default_handler_refuses_a_text_body(profile: str) -> None:
     """No dependency, no handler of their own for this: FastAPI validates the unparsed bytes (422
     ``model_attributes_type``, the text echoed); not UTF-8: Starlette's 500 (``jsonable_encoder``).
-    No header: vllm-mlx refuses it the same (its releases require starlette>=1.0.1, so fastapi >=
-    0.133: ``strict_content_type``); the reference server parses it as JSON (switch
-    ``strict_content_type``, off by default: see tests/server/test_content_type_fastapi.py)."""
+    No header: refused the same (vllm-mlx's releases require starlette>=1.0.1, so fastapi >=
+    0.133: ``strict_content_type``; the reference server's switch ``strict_content_type``, on by
+    default, what ``pip install gpt-oss`` resolves today: see tests/server/test_content_type_fastapi.py)."""
     server = MockServer(scenario="clean-answer", profile=profile)
     path, body = _body_for(server, profile)
     reply = _post(server, path, body, "application/x-www-form-urlencoded")
@@ -136,10 +136,7 @@ def test_fastapis_default_handler_refuses_a_text_body(profile: str) -> None:
     broken = _post(server, path, b"\xff\xfe", "text/plain")
     assert (broken.status_code, broken.text) == (500, "Internal Server Error")
     no_header = _post(server, path, body, None)
-    if profile == "vllm-mlx":
-        assert (no_header.status_code, no_header.json()) == (422, reply.json())
-    else:
-        assert no_header.status_code == 200
+    assert (no_header.status_code, no_header.json()) == (422, reply.json())
 
 
 def test_trtllm_refuses_a_text_body_with_its_validation_400() -> None:

@@ -60,7 +60,7 @@ def _text_422(text: str) -> dict[str, object]:
 
 
 #: The profiles with the switch and their default; the others have none (fixed by their pins).
-SWITCHED = {"vllm": True, "vllm-2025": True, "vllm-0.10.1": True, "sglang": True, "gptoss-reference": False}
+SWITCHED = {"vllm": True, "vllm-2025": True, "vllm-0.10.1": True, "sglang": True, "gptoss-reference": True}
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))

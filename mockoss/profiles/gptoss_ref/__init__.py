@@ -143,7 +143,9 @@ class GptossReferenceProfile:
             ``fastapi>=0.116.1``, every tag v0.0.5 to v0.0.9; no lock file): ``false``,
             fastapi <= 0.131, a request with no ``Content-Type`` is parsed as JSON; ``true``,
             fastapi >= 0.132.0 (what ``pip install gpt-oss`` resolves today), it is refused as
-            text like ``text/plain`` (422, :meth:`content_type_refusal`).
+            text like ``text/plain`` (422, :meth:`content_type_refusal`). Default ``true``, as
+            on ``sglang`` (fastapi unpinned too): what a deployment installed today runs (the
+            review of issue 9, 13th session; was ``false``, the reply bytes before the switch).
     """
 
     default_model: ClassVar[str] = "gpt-oss-120b"
@@ -158,7 +160,7 @@ class GptossReferenceProfile:
     event_item_ids: bool = True
     analysis_recipient_reasoning: bool = False
     stream_browser_calls: bool = True
-    strict_content_type: bool = False
+    strict_content_type: bool = True
 
     def __post_init__(self) -> None:
         """Check the switches (``ValueError`` naming the allowed values; the registry makes it a
