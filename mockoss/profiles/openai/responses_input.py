@@ -31,6 +31,7 @@ from typing import Any
 
 from mockoss.profiles.base import Reply
 from mockoss.profiles.openai.wire import error_reply
+from mockoss.profiles.orphan_output import first_orphan_output
 from mockoss.profiles.response_store import previous_stored
 
 __all__ = ["responses_input_error"]
@@ -56,18 +57,7 @@ def responses_input_error(body: Mapping[str, Any]) -> Reply | None:
             param="previous_response_id",
             code="previous_response_not_found",
         )
-    items = body.get("input")
-    if type(items) is not list:
-        return None
-    calls: set[str] = set()
-    for item in items:
-        if type(item) is not dict:
-            continue
-        kind, call_id = item.get("type"), item.get("call_id")
-        if kind == "function_call" and type(call_id) is str:
-            calls.add(call_id)
-        elif kind == "function_call_output" and type(call_id) is str and call_id not in calls:
-            return error_reply(
-                400, f"No tool call found for function call output with call_id {call_id}.", param="input"
-            )
+    call_id = first_orphan_output(body.get("input"))
+    if call_id is not None:
+        return error_reply(400, f"No tool call found for function call output with call_id {call_id}.", param="input")
     return None

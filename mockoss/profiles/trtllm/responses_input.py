@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import Reply
+from mockoss.profiles.orphan_output import first_orphan_output
 from mockoss.profiles.response_store import previous_stored
 
 if TYPE_CHECKING:
@@ -60,16 +61,7 @@ def responses_input_error(profile: TrtllmProfile, body: Mapping[str, Any], *, st
         if previous_stored(previous):
             return None
         return profile.error(404, f"Response with id '{previous}' not found.", kind="InvalidRequestError")
-    items = body.get("input")
-    if type(items) is not list:
-        return None
-    calls: set[str] = set()
-    for item in items:
-        if type(item) is not dict:
-            continue
-        kind, call_id = item.get("type"), item.get("call_id")
-        if kind == "function_call" and type(call_id) is str:
-            calls.add(call_id)
-        elif kind == "function_call_output" and type(call_id) is str and call_id not in calls:
-            return profile.error(400, f"No call message found for {call_id}")
+    call_id = first_orphan_output(body.get("input"))
+    if call_id is not None:
+        return profile.error(400, f"No call message found for {call_id}")
     return None
