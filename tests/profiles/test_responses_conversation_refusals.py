@@ -276,3 +276,12 @@ def test_a_request_answered_from_an_upstream_step_never_reads_an_earlier_request
     assert statuses == [200, 200]
     # A played request after it: its own id is judged (never stored here): the API's 400.
     assert _post(server, "openai", input="again", previous_response_id=body["previous_response_id"])[0] == 400
+
+
+def test_trtllm_without_its_store_does_not_look_at_the_id() -> None:
+    """``TRTLLM_RESPONSES_API_DISABLE_STORE`` (switch ``responses_store`` off): the id is not
+    looked at; an output without its call is still its 400 (the reviewer's finding 7: the module
+    took the store as an argument no profile passed)."""
+    server = MockServer(scenario=TURNS, profile="trtllm", switches={"responses_store": False})
+    assert _post(server, "trtllm", input="hi", previous_response_id="resp_nope")[0] == 200
+    assert _post(server, "trtllm", input=[USER, OUTPUT])[0] == 400

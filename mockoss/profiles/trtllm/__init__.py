@@ -81,7 +81,7 @@ _CHOICES = {
     "completion_usage_chunk": ("chat_chunk", "text_completion"),
 }
 _BOOLS = ("channel_validation", "tool_calls_on_analysis", "reasoning_content_alias", "flush_final_batch", "merge_deltas", "cached_tokens_in_usage", "stable_stream_ids",
-          "generation_config_stops", "completion_cached_tokens")
+          "generation_config_stops", "completion_cached_tokens", "responses_store")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +124,10 @@ class TrtllmProfile:
             {"cached_tokens": 0}`` (the stored Harmony-period and newest post-processors; an older
             stored one, and TensorRT-LLM's completion test at 019a200a, have none: ``null``).
         version: what ``GET /version`` reports.
+        responses_store: trtllm-serve's Responses store, on unless the server runs with
+            ``TRTLLM_RESPONSES_API_DISABLE_STORE`` set (``openai_server.py``): a
+            ``previous_response_id`` it did not store is its 404; off, the id is not looked at
+            (:mod:`mockoss.profiles.trtllm.responses_input`). A deployment setting, not a release.
     """
 
     #: The served model name: the model argument of ``trtllm-serve`` (a directory's basename).
@@ -148,6 +152,7 @@ class TrtllmProfile:
     completion_usage_chunk: Literal["chat_chunk", "text_completion"] = "text_completion"
     completion_cached_tokens: bool = True
     version: str = "1.2.1"
+    responses_store: bool = True
 
     def __post_init__(self) -> None:
         for switch, choices in _CHOICES.items():

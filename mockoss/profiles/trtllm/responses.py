@@ -193,7 +193,7 @@ def surface_responses(profile: TrtllmProfile, completion: Completion, request: R
     previous = request.body.get("previous_response_id") if isinstance(request.body, Mapping) else None
     if isinstance(previous, str) and not previous.startswith("resp_"):
         return profile.error(400, f"Invalid 'response_id': '{previous}'. Expected an ID that begins with 'resp'.", kind="InvalidRequestError")
-    if isinstance(request.body, Mapping) and (refused := responses_input_error(profile, request.body)) is not None:
+    if isinstance(request.body, Mapping) and (refused := responses_input_error(profile, request.body, store=profile.responses_store)) is not None:
         return refused
     limit = DEFAULT_MAX_TOKENS if request.max_output_tokens is None else min(request.max_output_tokens, DEFAULT_MAX_TOKENS)
     rid = ctx.ids.next("resp_")
