@@ -174,7 +174,9 @@ class Player:
         stored = self._responses.get(previous) if isinstance(previous, str) else None
         # For a profile emulating a server's store (mockoss.profiles.response_store): set for every
         # request, so that none reads an earlier request's (issue 9, the breaker's finding 5).
-        PREVIOUS_STORED.set(previous if stored is not None else None)
+        found = previous if stored is not None else None
+        if PREVIOUS_STORED.get() != found:  # (a set copies the context's variables: only when it changes)
+            PREVIOUS_STORED.set(found)
         if session and session != "auto":
             count = self._sessions.get(session, 0)
             self._sessions[session] = count + 1
