@@ -356,7 +356,9 @@ def test_llamacpp_analysis_only_with_reasoning_format_none_is_raw_markup_in_cont
 
 def test_llamacpp_rejects_channel_markup_echoed_back():
     """Reference §4.1 / §5 row 18 (llama.cpp PR #15091 thread): the gpt-oss chat template refuses
-    leaked markup sent back in an assistant message, and llama-server answers HTTP 500."""
+    leaked markup sent back in an assistant message, and llama-server answers HTTP 500. A launch
+    build: minja, before llama.cpp patched the check out of the template at load (the default build
+    answers 200; mockoss.profiles.llamacpp.template_checks)."""
     mock_body = {
         "messages": [
             {"role": "user", "content": "Hi"},
@@ -364,7 +366,7 @@ def test_llamacpp_rejects_channel_markup_echoed_back():
             {"role": "user", "content": "Again"},
         ]
     }
-    answer = reply("llamacpp", "<|channel|>final<|message|>Hi<|return|>", **mock_body)
+    answer = reply("llamacpp template_channel_check=true template_engine=minja", "<|channel|>final<|message|>Hi<|return|>", **mock_body)
     assert answer.status == 500
     assert json.loads(answer.body)["error"]["message"].startswith(
         "You have passed a message containing <|channel|> tags in the content field."

@@ -46,7 +46,14 @@ def test_llamacpp_output_without_a_call_is_a_500_the_sdk_raises(client):
     with pytest.raises(openai.InternalServerError) as caught:
         client.responses.create(model="ggml-org/gpt-oss-20b-GGUF", input=[USER, OUTPUT])
     assert caught.value.status_code == 500
-    message = "Message has tool role, but there was no previous assistant message with a tool call!"
+    # llama.cpp's Jinja engine (b7756 on) decorates the template's message with its source position
+    # (mockoss.profiles.llamacpp.template_checks; the bare message is llamacpp@b7755's).
+    message = (
+        "\n------------\nWhile executing CallExpression at line 319, column 32 in source:\n"
+        '... none %}↵            {{- raise_exception("Message has tool role, but there was n...\n'
+        + " " * 43
+        + "^\nError: Jinja Exception: Message has tool role, but there was no previous assistant message with a tool call!"
+    )
     assert caught.value.body == {"code": 500, "message": message, "type": "server_error"}
 
 

@@ -156,7 +156,14 @@ def test_lmstudio_stored_response_continues_and_unstored_ones_are_refused() -> N
 def test_llamacpp_function_call_output_with_no_call_before_is_the_template_500(stream: bool) -> None:
     server = MockServer(scenario=TURNS, profile="llamacpp")
     status, body = _post(server, "llamacpp", input=[USER, OUTPUT], stream=stream)
-    message = "Message has tool role, but there was no previous assistant message with a tool call!"
+    # llama.cpp's Jinja engine (b7756 on) decorates the template's message with its source position
+    # (mockoss.profiles.llamacpp.template_checks; the bare message is llamacpp@b7755's).
+    message = (
+        "\n------------\nWhile executing CallExpression at line 319, column 32 in source:\n"
+        '... none %}↵            {{- raise_exception("Message has tool role, but there was n...\n'
+        + " " * 43
+        + "^\nError: Jinja Exception: Message has tool role, but there was no previous assistant message with a tool call!"
+    )
     assert (status, body) == (500, {"error": {"code": 500, "message": message, "type": "server_error"}})
     # An assistant message between the call and its output makes the template forget the call ...
     answer = {"role": "assistant", "type": "message", "content": [{"type": "output_text", "text": "ok"}]}

@@ -19,6 +19,8 @@ from mockoss.profiles.base import (
     RequestContext,
     ResponsesRequestView,
     ServerInfo,
+    check_bool_switches,
+    check_choice_switches,
 )
 from mockoss.profiles.llamacpp.options import (
     REASONING_FORMATS,
@@ -31,28 +33,6 @@ from mockoss.profiles.llamacpp.wire import error_reply
 from mockoss.profiles.memos import template_memo
 
 __all__ = ["LlamacppProfile"]
-
-
-#: What the gpt-oss chat template raises when a client sends Harmony markup back in an assistant
-#: message (the gpt-oss ``chat_template.jinja``; llama.cpp PR #15091 thread, #17040): llama-server
-#: answers it as a 500 before generating.
-CHANNEL_IN_CONTENT = (
-    "You have passed a message containing <|channel|> tags in the content field. Instead of doing this, "
-    "you should pass analysis messages (the string between '<|message|>' and '<|end|>') in the 'thinking' "
-    "field, and final messages (the string between '<|message|>' and '<|end|>') in the 'content' field."
-)
-_TEMPLATE_MARKERS = ("<|channel|>analysis<|message|>", "<|channel|>final<|message|>")
-
-
-def _template_refusal(body: Any) -> str | None:
-    """The template's exception text if an assistant message's string ``content`` carries
-    ``<|channel|>analysis<|message|>`` or ``<|channel|>final<|message|>``, else ``None``."""
-    for message in body.get("messages") or () if isinstance(body, dict) else ():
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            content = message.get("content")
-            if isinstance(content, str) and any(marker in content for marker in _TEMPLATE_MARKERS):
-                return CHANNEL_IN_CONTENT
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +53,20 @@ class LlamacppProfile:
         model_path: ``/props`` ``model_path``.
         prompt_tokens_per_second, predicted_tokens_per_second: fixed rates (tokens/s) from which
             ``timings`` are computed, so output is deterministic.
+        template_engine: the Jinja engine whose words a chat-template refusal (HTTP 500) carries:
+            ``"jinja"`` (from b7756, PR #18462: ``\n------------\nWhile executing CallExpression at
+            line L, column C in source:…Error: Jinja Exception: <message>``) or ``"minja"`` (before:
+            the message; minja's location suffixes are not reproduced). See
+            :mod:`mockoss.profiles.llamacpp.template_checks`.
+        template_channel_check: whether the template's check for Harmony markup in an assistant
+            ``content`` is in force (``False``: llama.cpp patches it out at load since PR #15243,
+            2025-08-11; ``True``: launch builds, HTTP 500 ``You have passed a message containing
+            <|channel|> tags in the content field…``). Not on the timeline (its first releases predate it).
+        thinking_field: which assistant messages get ``reasoning_content`` as the template's
+            ``thinking``: ``"always"`` (content dropped beside tool calls; PR #19704, 2026-02-18,
+            and common/parsers/gpt-oss.cpp) or ``"with_tool_calls"`` (content kept: content,
+            reasoning and tool calls together are a 500 ``Cannot pass both content and thinking…``,
+            ggml-org/llama.cpp#17040, anomalyco/opencode#10805).
     """
 
     #: Model name served when none is configured (the id llama-server reports for ``-hf ggml-org/gpt-oss-20b-GGUF``; a single-model llama-server ignores the request's ``model``).
@@ -89,10 +83,16 @@ class LlamacppProfile:
     model_path: str = "/models/gpt-oss-20b-mxfp4.gguf"
     prompt_tokens_per_second: float = 1000.0
     predicted_tokens_per_second: float = 50.0
+    template_engine: Literal["jinja", "minja"] = "jinja"
+    template_channel_check: bool = False
+    thinking_field: Literal["always", "with_tool_calls"] = "always"
 
     def __post_init__(self) -> None:
         if self.parser not in ("peg", "regex"):
             raise ValueError(f"parser must be 'peg' or 'regex', got {self.parser!r}")
+        choices = {"template_engine": ("jinja", "minja"), "thinking_field": ("always", "with_tool_calls")}
+        check_choice_switches(self, choices)
+        check_bool_switches(self, ("template_channel_check",))
         if self.reasoning_format not in REASONING_FORMATS:
             raise ValueError(f"reasoning_format must be one of {', '.join(REASONING_FORMATS)}, got {self.reasoning_format!r}")
         for rate in ("prompt_tokens_per_second", "predicted_tokens_per_second"):
@@ -141,8 +141,7 @@ class LlamacppProfile:
             check_messages(request.body)  # before the template, as oaicompat_chat_params_parse does
         except RequestError as exc:
             return error_reply(exc.status, exc.message)
-        refused = _template_refusal(request.body)
-        if refused is not None:
+        if (refused := self.template_refusal(request.body.get("messages"))) is not None:
             return error_reply(500, refused)
         tools = tuple(t.name for t in request.tools if t.type == "function" and t.name)
         try:
@@ -164,7 +163,7 @@ class LlamacppProfile:
 
         if request.body.get("previous_response_id"):
             return error_reply(400, "llama.cpp does not support 'previous_response_id'.")
-        if (refused := orphan_output_error(request.body)) is not None:
+        if (refused := orphan_output_error(request.body, self.template_engine)) is not None:
             return error_reply(500, refused)
         tools = tuple(sorted(request.function_tool_names, key=_tool_order(request.body)))
         try:
@@ -172,6 +171,16 @@ class LlamacppProfile:
         except RequestError as exc:
             return error_reply(exc.status, exc.message)
         return surface_responses(self, plan, request, ctx, template_memo(completion))
+
+    def template_refusal(self, messages: Any) -> str | None:
+        """The error message of the gpt-oss template's ``raise_exception`` on chat ``messages`` in
+        this build's words (answered as HTTP 500 ``server_error`` before generating), else ``None``;
+        see :mod:`mockoss.profiles.llamacpp.template_checks`."""
+        from mockoss.profiles.llamacpp.template_checks import error_text, messages_refusal
+
+        check, field = self.template_channel_check, self.thinking_field
+        raised = messages_refusal(messages, channel_check=check, thinking_field=field)
+        return None if raised is None else error_text(raised, self.template_engine)
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:
         """llama-server's error body: ``{"error":{"code":N,"message":…,"type":…}}``, status ``N``."""

@@ -20,6 +20,66 @@ LLAMACPP_TIMELINE = Timeline(
     ),
     changes=(
         Change(
+            release="b7756",
+            date="2026-01",
+            switch="template_engine",
+            before="minja",
+            after="jinja",
+            summary="chat templates rendered by llama.cpp's own Jinja engine instead of minja: a template's "
+            "raise_exception reaches the client decorated with its source position",
+            behaviour_before=(
+                "HTTP 500 server_error whose message starts with the template's text, followed by minja's "
+                "location suffixes (' at row R, column C:' and source lines; ggml-org/llama.cpp#15091, #17040); "
+                "mockoss sends the template's text alone"
+            ),
+            behaviour_after=(
+                "HTTP 500 server_error, message '\\n------------\\nWhile executing CallExpression at line L, column "
+                "C in source:\\n...<80 bytes around the call>...\\n<caret>\\nError: Jinja Exception: <text>' "
+                "(common/jinja/runtime.cpp statement::execute, utils.h peak_source)"
+            ),
+            sources=(
+                "ggml-org/llama.cpp#18462",
+                "ggml-org/llama.cpp#19476",
+                "ggml-org/llama.cpp@07129346:common/jinja/runtime.cpp",
+                "ggml-org/llama.cpp@5c5f166e:common/jinja/utils.h",
+                "ggml-org/llama.cpp#20733",
+            ),
+            verified=False,
+            note=(
+                "b7756 is the first engine build per #19476 (a user's bisection, 'b7755 and below'), not checked "
+                "against tags; the decoration was read at runtime.cpp@07129346 only; minja's suffixes not reproduced"
+            ),
+        ),
+        Change(
+            release="b8651",
+            date="2026-02-18",
+            switch="thinking_field",
+            before="with_tool_calls",
+            after="always",
+            summary="gpt-oss: content dropped from an assistant message whose reasoning_content becomes the "
+            "template's thinking beside tool calls",
+            behaviour_before=(
+                "an assistant message with content, reasoning_content and tool_calls is HTTP 500 'Cannot pass "
+                "both content and thinking in an assistant message with tool calls! …' (the template's raise)"
+            ),
+            behaviour_after=(
+                "accepted (the content is not rendered); every message's reasoning_content is checked for Harmony markup"
+            ),
+            sources=(
+                "ggml-org/llama.cpp#19704",
+                "ggml-org/llama.cpp#19703",
+                "ggml-org/llama.cpp#16937",
+                "ggml-org/llama.cpp#17040",
+                "anomalyco/opencode#10805",
+            ),
+            verified=False,
+            note=(
+                "#19704 merged 2026-02-18; b8651 is a build known to postdate it, not the first. The copy for "
+                "every message (not only with tool calls) came later, in common/parsers/gpt-oss.cpp (PR not found); "
+                "before #16937 (2025-11-02) the copy was made elsewhere, not reproduced (b6100 gets 'with_tool_calls')"
+            ),
+        ),
+        Change(
             release="b8651",
             date="2026-03-11",
             switch="parser",

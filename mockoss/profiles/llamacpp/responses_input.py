@@ -16,10 +16,12 @@ there was no previous assistant message with a tool call!``. The template's exce
 
 So a ``function_call_output`` is refused when no ``function_call`` precedes it, or when an assistant
 message (not merged into the call's) comes between; a call with *another* ``call_id`` answers it
-(the template uses the last call's name). The message is the template's text, as the profile's
-other template refusal (:data:`mockoss.profiles.llamacpp.CHANNEL_IN_CONTENT`); llama.cpp's current
-Jinja engine (``common/jinja/runtime.cpp``: ``raise_exception`` throws ``"Jinja Exception: " + msg``,
-re-thrown with the template's source position) decorates it, which mockoss does not reproduce.
+(the template uses the last call's name). The message is the template engine's text for
+:data:`~mockoss.profiles.llamacpp.template_checks.TOOL_WITHOUT_CALL`
+(:func:`~mockoss.profiles.llamacpp.template_checks.error_text`: decorated with the source position
+from b7756, the bare message before). Only the tool check is made on converted items (a
+``reasoning`` item's text carrying Harmony markup, which the template would refuse as ``thinking``,
+is not looked at).
 """
 
 from __future__ import annotations
@@ -27,10 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["TOOL_WITHOUT_CALL", "orphan_output_error"]
-
-#: What the gpt-oss chat template raises for a ``tool`` message with no assistant tool call before it.
-TOOL_WITHOUT_CALL = "Message has tool role, but there was no previous assistant message with a tool call!"
+__all__ = ["orphan_output_error"]
 
 
 def _converted_roles(items: list[Any]) -> list[tuple[str, bool]]:
@@ -57,17 +56,16 @@ def _converted_roles(items: list[Any]) -> list[tuple[str, bool]]:
     return messages
 
 
-def orphan_output_error(body: Mapping[str, Any]) -> str | None:
-    """:data:`TOOL_WITHOUT_CALL` if the gpt-oss template would raise on the chat messages made from
-    ``body["input"]`` (a ``tool`` message while no assistant tool call is remembered), else ``None``.
-    The caller answers it as llama-server does: HTTP 500, ``server_error``."""
+def orphan_output_error(body: Mapping[str, Any], engine: str = "jinja") -> str | None:
+    """The error message llama-server answers (HTTP 500, ``server_error``) if the gpt-oss template
+    raises :data:`~mockoss.profiles.llamacpp.template_checks.TOOL_WITHOUT_CALL` on the chat messages
+    made from ``body["input"]`` (a ``tool`` message while no assistant tool call is remembered),
+    in ``engine``'s words (``"jinja"`` or ``"minja"``), else ``None``."""
+    from mockoss.profiles.llamacpp.template_checks import error_text, messages_refusal
+
     items = body.get("input")
     if not isinstance(items, list):
         return None
-    called = False  # system, developer and user messages leave it as it is
-    for role, has_calls in _converted_roles(items):
-        if role == "assistant":
-            called = has_calls
-        elif role == "tool" and not called:
-            return TOOL_WITHOUT_CALL
-    return None
+    messages = [{"role": role, "tool_calls": [{}] if calls else []} for role, calls in _converted_roles(items)]
+    refused = messages_refusal(messages)
+    return None if refused is None else error_text(refused, engine)

@@ -15,6 +15,9 @@ any other exception 500 (``ex_wrapper``). That ``server.cpp`` registers no ``/v1
 * ``/apply-template`` ``{"messages", …}`` → ``{"prompt": text}``: the prompt as mockoss renders it
   (openai-harmony, the Harmony layout the gpt-oss template writes); llama-server renders its Jinja
   template, so the text may differ in details such as the date line (unverified byte for byte).
+  Messages the template refuses are its HTTP 500, as on the chat route
+  (:meth:`~mockoss.profiles.llamacpp.LlamacppProfile.template_refusal`; the route renders the
+  template through ``common_chat_templates_apply``, ``handle_apply_template``).
 * ``/slots`` → one idle slot (``total_slots`` 1 in ``/props``); field set unverified.
 * ``/metrics`` → 501 ``This server does not support metrics endpoint. Start it with `--metrics``
   (``endpoint_metrics`` is false in ``/props``: the default server).
@@ -92,7 +95,7 @@ def _detokenize(body: dict[str, Any]) -> Reply:
     return _json({"content": load_encoding().decode(tokens) if tokens else ""})
 
 
-def _apply_template(body: dict[str, Any], raw: bytes) -> Reply:
+def _apply_template(profile: LlamacppProfile, body: dict[str, Any], raw: bytes) -> Reply:
     from mockoss.harmony.encoding import ids_from_text, load_encoding, render_elsewhere
     from mockoss.harmony.prompt import render_chat_prompt
     from mockoss.profiles.llamacpp.options import RequestError, check_messages
@@ -101,6 +104,8 @@ def _apply_template(body: dict[str, Any], raw: bytes) -> Reply:
         check_messages(body)
     except RequestError as exc:
         return error_reply(exc.status, exc.message)
+    if (refused := profile.template_refusal(body.get("messages"))) is not None:
+        return error_reply(500, refused)
     # In the worker process for a big or many-message body (mockoss.server.offload), which
     # answers "id,id,…": the chat endpoint's render_prompt is this render_chat_prompt(body).
     joined = render_elsewhere("chat", raw) if raw else None
@@ -137,4 +142,4 @@ def side_route(profile: LlamacppProfile, method: str, path: str, raw: bytes, inf
         return _tokenize(body)
     if path == "/detokenize":
         return _detokenize(body)
-    return _apply_template(body, raw)
+    return _apply_template(profile, body, raw)
