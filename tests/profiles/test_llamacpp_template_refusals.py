@@ -184,3 +184,41 @@ def test_every_raise_window_is_40_bytes_each_side() -> None:
         assert len(raised.before.encode()) == len(raised.after.encode()) == 40
         assert raised.before.endswith("{{- raise_exception") and raised.after.startswith("(")
         assert raised.after[2:].startswith(raised.message[:38])
+
+
+# ------------------------------------------------------------------ Responses items
+
+
+def responses(items: list[dict[str, Any]], profile: str = "llamacpp") -> tuple[int, Any]:
+    tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]
+    status, _, body = post("/v1/responses", {"model": MODEL, "input": items, "tools": tools}, profile)
+    return status, body
+
+
+R_USER = {"role": "user", "content": "weather?"}
+R_CALL = {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"}
+R_OUTPUT = {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}
+R_PREAMBLE = {"role": "assistant", "type": "message", "content": [{"type": "output_text", "text": "Checking."}]}
+
+
+def r_reasoning(text: str) -> dict[str, Any]:
+    return {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": text}]}
+
+
+def test_responses_items_merge_into_the_message_the_template_checks() -> None:
+    """``server_chat_convert_responses_to_chatcmpl`` (ggml-org/llama.cpp@03eb25f3:tools/server/server-chat.cpp)
+    merges reasoning, an assistant message and a call into one assistant message: reasoning_content,
+    content and tool_calls together, which the 2025 handler refused."""
+    replayed = [R_USER, r_reasoning("Need weather."), R_PREAMBLE, R_CALL, R_OUTPUT]
+    assert responses(replayed)[0] == 200
+    assert responses(replayed, "llamacpp@b7756") == (500, refusal(BOTH_JINJA))
+    assert responses(replayed, "llamacpp@b7755") == (500, refusal(CONTENT_AND_THINKING.message))
+    # without the preamble there is no content: accepted in every era
+    assert responses([R_USER, r_reasoning("Need weather."), R_CALL, R_OUTPUT], "llamacpp@b7756")[0] == 200
+
+
+def test_responses_reasoning_item_with_markup_is_the_thinking_refusal() -> None:
+    assert responses([R_USER, r_reasoning(MARKUP), R_PREAMBLE, R_USER]) == (
+        500,
+        refusal(error_text(CHANNEL_IN_THINKING, "jinja")),
+    )

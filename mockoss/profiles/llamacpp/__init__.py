@@ -159,11 +159,11 @@ class LlamacppProfile:
         (:mod:`mockoss.profiles.llamacpp.responses_input`).
         """
         from mockoss.profiles.llamacpp.responses import surface_responses
-        from mockoss.profiles.llamacpp.responses_input import orphan_output_error
+        from mockoss.profiles.llamacpp.responses_input import converted_messages
 
         if request.body.get("previous_response_id"):
             return error_reply(400, "llama.cpp does not support 'previous_response_id'.")
-        if (refused := orphan_output_error(request.body, self.template_engine)) is not None:
+        if (refused := self.template_refusal(converted_messages(request.body))) is not None:
             return error_reply(500, refused)
         tools = tuple(sorted(request.function_tool_names, key=_tool_order(request.body)))
         try:

@@ -29,43 +29,67 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["orphan_output_error"]
+__all__ = ["converted_messages"]
 
 
-def _converted_roles(items: list[Any]) -> list[tuple[str, bool]]:
-    """``(role, has tool_calls)`` of the chat messages ``server_chat_convert_responses_to_chatcmpl``
-    makes from ``items`` (items it would refuse are skipped: their own errors are not emulated here)."""
-    messages: list[tuple[str, bool]] = []
-    for item in items:
-        if not isinstance(item, Mapping):
-            continue
-        merge = bool(messages) and messages[-1][0] == "assistant"
-        role, kind = item.get("role"), item.get("type")
-        if role in ("user", "system", "developer") and isinstance(item.get("content"), (str, list)):
-            messages.append((role, False))
-        elif (role == "assistant" and kind == "message") or kind == "reasoning":
-            if not merge:
-                messages.append(("assistant", False))
-        elif kind == "function_call":
-            if merge:
-                messages[-1] = ("assistant", True)
-            else:
-                messages.append(("assistant", True))
-        elif kind == "function_call_output":
-            messages.append(("tool", False))
-    return messages
+def _text(content: Any) -> list[dict[str, Any]]:
+    """An assistant ``message`` item's content as chat text parts (``output_text``/``input_text``
+    parts' text; a string is one part)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return []
+    return [
+        {"type": "text", "text": part["text"]}
+        for part in content
+        if isinstance(part, Mapping)
+        and part.get("type") in ("output_text", "input_text")
+        and isinstance(part.get("text"), str)
+    ]
 
 
-def orphan_output_error(body: Mapping[str, Any], engine: str = "jinja") -> str | None:
-    """The error message llama-server answers (HTTP 500, ``server_error``) if the gpt-oss template
-    raises :data:`~mockoss.profiles.llamacpp.template_checks.TOOL_WITHOUT_CALL` on the chat messages
-    made from ``body["input"]`` (a ``tool`` message while no assistant tool call is remembered),
-    in ``engine``'s words (``"jinja"`` or ``"minja"``), else ``None``."""
-    from mockoss.profiles.llamacpp.template_checks import error_text, messages_refusal
-
+def converted_messages(body: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The chat messages ``server_chat_convert_responses_to_chatcmpl`` makes from ``body["input"]``
+    (``None`` when it is not a list), as far as the chat template's checks read them: ``role``,
+    ``content`` (text parts), ``tool_calls`` and ``reasoning_content``. A ``function_call``, an
+    assistant ``message`` and a ``reasoning`` item merge into the assistant message before them
+    (a reasoning item sets its ``reasoning_content`` to its first content part's text); items the
+    converter refuses are skipped (their own 400s are not emulated here)."""
     items = body.get("input")
     if not isinstance(items, list):
         return None
-    messages = [{"role": role, "tool_calls": [{}] if calls else []} for role, calls in _converted_roles(items)]
-    refused = messages_refusal(messages)
-    return None if refused is None else error_text(refused, engine)
+    messages: list[dict[str, Any]] = []
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        last = messages[-1] if messages and messages[-1]["role"] == "assistant" else None
+        role, kind = item.get("role"), item.get("type")
+        if role in ("user", "system", "developer") and isinstance(item.get("content"), (str, list)):
+            messages.append({"role": role, "content": item["content"]})
+        elif role == "assistant" and kind == "message":
+            if last is None:
+                messages.append({"role": "assistant", "content": _text(item.get("content"))})
+            else:
+                last["content"] = [*(last.get("content") or []), *_text(item.get("content"))]
+        elif kind == "function_call":
+            call = {
+                "type": "function",
+                "id": item.get("call_id"),
+                "function": {"name": item.get("name"), "arguments": item.get("arguments")},
+            }
+            if last is None:
+                messages.append({"role": "assistant", "tool_calls": [call]})
+            else:
+                last["tool_calls"] = [*(last.get("tool_calls") or []), call]
+        elif kind == "function_call_output":
+            messages.append({"role": "tool", "content": item.get("output")})
+        elif kind == "reasoning":
+            parts = item.get("content")
+            text = parts[0].get("text") if isinstance(parts, list) and parts and isinstance(parts[0], Mapping) else None
+            if not isinstance(text, str):
+                continue  # the converter's 400 (not emulated)
+            if last is None:
+                messages.append({"role": "assistant", "content": [], "reasoning_content": text})
+            else:
+                last["reasoning_content"] = text
+    return messages

@@ -125,6 +125,17 @@ def _marked(text: Any) -> bool:
     return isinstance(text, str) and any(marker in text for marker in _MARKERS)
 
 
+def _content_text(content: Any) -> str:
+    """A message's ``content`` as the template reads it: a string, or its text parts joined
+    (llama.cpp concatenates them for a template without typed content); anything else ``""``."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = (p.get("text") for p in content if isinstance(p, Mapping) and p.get("type") == "text")
+        return "\n".join(t for t in texts if isinstance(t, str) and t)
+    return ""
+
+
 def _assistant_refusal(message: Mapping[str, Any], *, channel_check: bool, thinking_field: str) -> TemplateRaise | None:
     calls = message.get("tool_calls")
     has_calls = isinstance(calls, list) and bool(calls)
@@ -132,9 +143,9 @@ def _assistant_refusal(message: Mapping[str, Any], *, channel_check: bool, think
     thinking = (
         reasoning if isinstance(reasoning, str) and reasoning and (has_calls or thinking_field == "always") else None
     )
-    content = message.get("content")
+    content = _content_text(message.get("content"))
     if thinking is not None and has_calls and thinking_field == "always":
-        content = None  # msg.erase("content") (common/parsers/gpt-oss.cpp)
+        content = ""  # msg.erase("content") (common/parsers/gpt-oss.cpp)
     if channel_check and _marked(content):
         return CHANNEL_IN_CONTENT
     if _marked(thinking):
