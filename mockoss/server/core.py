@@ -29,7 +29,7 @@ from mockoss.harmony.lru import BytesLRU
 from mockoss.jsonbody import parse_json
 from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext
 from mockoss.profiles.registry import ProfileError, get_profile
-from mockoss.profiles.response_store import PREVIOUS_STORED
+from mockoss.profiles.response_store import KEPT, PREVIOUS_STORED
 from mockoss.scenario.loader import Scenario, ScenarioError, Step
 from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
@@ -354,6 +354,7 @@ class MockServer(Selection, RequestChecks, SideRoutes):
             # The upstream holds the responses store: its id is taken as stored (never an earlier
             # request's answer: issue 9, the breaker's finding 5; mockoss.profiles.response_store).
             PREVIOUS_STORED.set(body.get("previous_response_id") if isinstance(body, dict) else None)
+            KEPT.set(None)  # nor its kept turns (mockoss.profiles.response_store.KEPT)
             return self._reply(profile, endpoint, given, request, model, body, raw, index, seen, view), None, given, None
         try:
             scenario = self._scenario_for(headers)

@@ -260,3 +260,21 @@ def test_reasoning_item_with_null_content_before_a_call_output_is_a_plain_500():
              {"type": "function_call_output", "output": "r"}]
     assert _triple(_respond(json.dumps({"input": items}))) == _PLAIN_500  # for content_item in item.content
     assert _respond(json.dumps({"input": [items[0], {"role": "user", "content": "x"}]})).status == 200  # not read: no call output last
+
+
+def test_debug_prompt_puts_recipients_where_the_harmony_library_does():
+    """openai-harmony 0.0.8 (the default) writes `` to=R`` after the role, oss-harmony 0.0.11
+    after the channel: the same tokens (usage), another ``__debug_input``. Seen from the real server
+    (tests/golden/chains-gptoss-reference/agent-loop.json, step 1) and by rendering one conversation
+    with each library."""
+    items = [{"role": "user", "content": "Weather?"},
+             {"type": "function_call", "name": "get_weather", "arguments": "{}", "call_id": "call_1"},
+             {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}]
+    default = json.loads(_ask(get_profile("gptoss-reference"), ANSWER, stream=False, input=items, metadata={"__debug": True}).body)
+    fork = json.loads(_ask(get_profile("gptoss-reference", {"harmony_library": "oss-harmony"}), ANSWER, stream=False, input=items,
+                           metadata={"__debug": True}).body)
+    assert ("<|start|>assistant to=functions.get_weather<|channel|>commentary<|message|>{}<|call|>"
+            "<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>sunny<|end|>") in default["metadata"]["__debug_input"]
+    assert ("<|start|>assistant<|channel|>commentary to=functions.get_weather<|message|>{}<|call|>"
+            "<|start|>functions.get_weather<|channel|>commentary to=assistant<|message|>sunny<|end|>") in fork["metadata"]["__debug_input"]
+    assert default["usage"] == fork["usage"]

@@ -25,10 +25,14 @@ Checked against the real code: goldens recorded from the server itself (uvicorn,
 ``infer_next_token``; ``tools/goldens/gptoss_reference.py``) for every golden case, compared byte
 for byte after normalisation by ``tests/golden/test_gptoss_reference_goldens.py``; its own tests
 (``tests/test_api_endpoints.py``, ``tests/test_responses_api.py``) ran against it and are
-converted in ``tests/conformance/upstream/test_gptoss_reference_upstream.py``. Not checked: the
-browser and code-interpreter tools (they need network backends or Docker; a request declaring
-them is answered as if it declared none), ``previous_response_id`` with ``store`` (the profile
-keeps no responses: the id is echoed, the earlier turn is not prepended). The goldens cover 66
+converted in ``tests/conformance/upstream/test_gptoss_reference_upstream.py``. The response store
+(``store: true``, ``previous_response_id``: the earlier turns prepended, ``instructions``
+inherited; :mod:`.store`) is checked the same way on chains of requests
+(``tools/goldens/gptoss_reference_store.py``, tests/profiles/test_gptoss_reference_store.py: 9
+chains, 31 requests, each byte-identical, their ``metadata.__debug`` showing the merged prompt; the
+same code in every tag v0.0.5 to v0.0.9).
+Not checked: the browser and code-interpreter tools (they need network backends or Docker; a
+request declaring them is answered as if it declared none). The goldens cover 66
 completions × 11 exchanges (streamed or not, tools or not, ``tool_choice``, ``reasoning.effort``,
 ``instructions``, token limits, ``metadata.__debug``) and 13 request variants (input item lists,
 an unknown ``call_id``, ``reasoning: null``, ``max_output_tokens: null``, invalid literals, a
@@ -50,6 +54,7 @@ before receiving its output item`` on a reasoning-then-answer completion (the sh
 from __future__ import annotations
 
 import datetime
+import json
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -71,6 +76,7 @@ from mockoss.profiles.gptoss_ref.objects import response_object
 from mockoss.profiles.gptoss_ref.plan import FIRST_EVENT, Run, planned_run
 from mockoss.profiles.gptoss_ref.prompt import PromptError, prompt_tokens
 from mockoss.profiles.gptoss_ref.request import body_error, validation_errors
+from mockoss.profiles.gptoss_ref.store import continued, keep
 from mockoss.profiles.replay import IdRecorder
 from mockoss.profiles.wire import dumps
 
@@ -210,7 +216,9 @@ class GptossReferenceProfile:
         and the response object of ``generate_response``; streamed as ``event: TYPE`` /
         ``data: {…}`` frames numbered by ``sequence_number`` from 0, with no ``[DONE]``. A lone
         surrogate in ``previous_response_id`` (echoed) is a 500, or a stream cut before its first
-        event."""
+        event. A ``previous_response_id`` naming a response this server kept (``store: true``)
+        answers the request with the kept turns before its ``input`` (:mod:`.store`); a finished
+        ``store: true`` response is kept."""
         validated = _VALIDATED.get()
         if validated is not None and validated[0] is request.body:  # check_request just did it
             checked, errors = validated[1], []
@@ -221,8 +229,13 @@ class GptossReferenceProfile:
             return _rejected(422, {"detail": errors})
         if "max_output_tokens" in body:  # pydantic's lax int: "7" and 7.0 are 7
             body["max_output_tokens"] = checked.max_output_tokens
+        previous = checked.previous_response_id
+        if previous:  # the earlier turns of a kept response (.store)
+            found = continued(previous, body["input"], checked.instructions)
+            if found is not None:
+                body["input"], body["instructions"] = found
         try:
-            prompt = prompt_tokens(body, self.conversation_start_date)
+            prompt = prompt_tokens(body, self.conversation_start_date, self.harmony_library)
         except PromptError:
             return internal_error()
         if body.get("metadata", {}) is None:  # StreamResponsesEvents: request_body.metadata.get(...)
@@ -239,6 +252,8 @@ class GptossReferenceProfile:
             return internal_error() if not request.stream else Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=(),
                                                                       abort="PydanticSerializationError: surrogates not allowed")
         final = None if run.output is None else self._final(run, ids, prompt, body, response_id, ctx, debug, max_tokens)
+        if final is not None and checked.store:  # store_callback, once generate_response returned
+            keep(response_id, body["input"], json.loads(final)["output"], body.get("instructions"))
         if not request.stream:
             return internal_error() if final is None else Reply(status=200, body=final)
         initial = dumps(response_object(response_id=response_id, created=ctx.created, body=body, status="in_progress", output=[],

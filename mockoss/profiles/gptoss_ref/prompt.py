@@ -12,6 +12,13 @@ an assistant message on channel ``final``, ``function_call`` as a ``commentary``
 ``functions.NAME``, ``function_call_output`` as a ``tool`` message from ``functions.NAME``, a
 ``reasoning`` item only after the last assistant message when the last item is a
 ``function_call_output``). Rendered with ``render_conversation_for_completion(…, Role.ASSISTANT)``.
+
+mockoss runs oss-harmony 0.0.11, which writes a recipient after the channel (``<|start|>assistant
+<|channel|>commentary to=functions.f<|message|>``); openai-harmony 0.0.8, what the server runs by
+default, writes it after the role (``<|start|>assistant to=functions.f<|channel|>commentary
+<|message|>``): the same tokens in another order (seen rendering one conversation with each;
+``metadata.__debug_input`` shows it, ``usage`` does not), so the prompt's headers are reordered
+for that library (:func:`_recipients_after_role`).
 """
 
 from __future__ import annotations
@@ -109,8 +116,35 @@ def _input_messages(items: list[Any], out: list[Message]) -> None:
                        .with_recipient("assistant").with_channel("commentary"))
 
 
-def prompt_tokens(body: Mapping[str, Any], date: str) -> list[int]:
-    """The prompt tokens the reference server renders for ``body`` on day ``date`` (``YYYY-MM-DD``).
+def _recipients_after_role(tokens: list[int], messages: list[Message]) -> list[int]:
+    """``tokens`` with each header's `` to=RECIPIENT`` tokens moved from after the channel name to
+    before ``<|channel|>``, openai-harmony 0.0.8's order (module docstring); a header whose channel
+    segment does not end with a recipient of ``messages`` is left as it is."""
+    encoding = load_encoding()
+    suffixes = {tuple(encoding.encode(f" to={m.recipient}")) for m in messages if m.recipient and m.channel}
+    if not suffixes:
+        return tokens
+    start, channel, message = (encoding.encode(t, allowed_special="all")[0] for t in ("<|start|>", "<|channel|>", "<|message|>"))
+    out = list(tokens)
+    at = -1
+    for index, token in enumerate(out):
+        if token == start:
+            at = index
+        elif token == message and at >= 0:
+            header = out[at:index]
+            if channel in header:
+                cut = header.index(channel)
+                found = next((x for x in suffixes if len(x) < len(header) - cut and tuple(header[-len(x):]) == x), None)
+                if found is not None:
+                    out[at:index] = [*header[:cut], *found, *header[cut:-len(found)]]
+            at = -1
+    return out
+
+
+def prompt_tokens(body: Mapping[str, Any], date: str, library: str = "openai-harmony-0.0.8") -> list[int]:
+    """The prompt tokens the reference server renders for ``body`` on day ``date`` (``YYYY-MM-DD``)
+    with Harmony library ``library`` (the profile's ``harmony_library``: ``openai-harmony-0.0.8``
+    puts a recipient before the channel, ``oss-harmony`` after it; module docstring).
 
     ``body`` must have passed :func:`~mockoss.profiles.gptoss_ref.request.validation_errors`
     (its item shapes are taken for granted).
@@ -138,7 +172,8 @@ def prompt_tokens(body: Mapping[str, Any], date: str) -> list[int]:
             messages.append(Message.from_role_and_content(Role.USER, given))
         elif isinstance(given, list):
             _input_messages(given, messages)
-        return list(load_encoding().render_conversation_for_completion(Conversation.from_messages(messages), Role.ASSISTANT))
+        tokens = list(load_encoding().render_conversation_for_completion(Conversation.from_messages(messages), Role.ASSISTANT))
+        return _recipients_after_role(tokens, messages) if library == "openai-harmony-0.0.8" else tokens
     except PromptError:
         raise
     except (ValueError, RecursionError) as exc:  # pydantic's ValidationError is a ValueError too
