@@ -222,3 +222,24 @@ def test_responses_reasoning_item_with_markup_is_the_thinking_refusal() -> None:
         500,
         refusal(error_text(CHANNEL_IN_THINKING, "jinja")),
     )
+
+
+def test_request_field_errors_come_before_the_template() -> None:
+    """``oaicompat_chat_params_parse`` (tools/server/server-common.cpp@006639c3) reads
+    ``response_format`` and ``reasoning_format`` before it applies the template."""
+    body = {"model": MODEL, "messages": [USER, RESULT], "response_format": {"type": "xml"}}
+    status, _, reply = post("/v1/chat/completions", body)
+    assert status == 400 and reply["error"]["message"].startswith("response_format type must be one of")
+    body = {"model": MODEL, "messages": [USER, RESULT], "reasoning_format": "loud"}
+    assert post("/v1/chat/completions", body)[0::2] == (500, refusal("Unknown reasoning format: loud"))
+
+
+def test_a_trailing_assistant_message_is_prefilled_not_templated() -> None:
+    """``oaicompat_chat_params_parse`` pops a trailing assistant message before the template runs
+    (``--prefill-assistant``, ggml-org/llama.cpp@006639c3:tools/server/server-common.cpp)."""
+    both = {**CALL, "content": "Let me check.", "reasoning_content": "Need weather."}
+    assert chat([USER, both], "llamacpp@b7756")[0] == 200
+    marked = {"role": "assistant", "content": "Hi", "reasoning_content": MARKUP}
+    assert chat([USER, marked], parser="regex")[0] == 200  # (the PEG parser continues the prefill: its own 500)
+    assert chat([USER, marked, USER], parser="regex")[0] == 500
+    assert chat([USER, both, RESULT], "llamacpp@b7756")[0] == 500  # not trailing: templated

@@ -134,42 +134,46 @@ class LlamacppProfile:
         raise ValueError(f"profile llamacpp does not serve endpoint {endpoint!r}")
 
     def chat(self, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
-        """``POST /v1/chat/completions``; see :func:`mockoss.profiles.llamacpp.chat.surface_chat`."""
+        """``POST /v1/chat/completions``; see :func:`mockoss.profiles.llamacpp.chat.surface_chat`.
+
+        Messages the gpt-oss chat template refuses (:meth:`template_refusal`) are HTTP 500 before
+        generating, after the message checks' 400s."""
         from mockoss.profiles.llamacpp.chat import surface_chat
 
         try:
             check_messages(request.body)  # before the template, as oaicompat_chat_params_parse does
         except RequestError as exc:
             return error_reply(exc.status, exc.message)
-        if (refused := self.template_refusal(request.body.get("messages"))) is not None:
-            return error_reply(500, refused)
         tools = tuple(t.name for t in request.tools if t.type == "function" and t.name)
         try:
             plan = self.plan(completion, request.body, tools, request.max_tokens, stream=request.stream)
-        except RequestError as exc:
+        except RequestError as exc:  # response_format and reasoning_format are read before the template runs
             return error_reply(exc.status, exc.message)
+        if (refused := self.template_refusal(request.body.get("messages"))) is not None:
+            return error_reply(500, refused)
         return surface_chat(self, plan, request, ctx, template_memo(completion))
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/responses``; see :func:`mockoss.profiles.llamacpp.responses.surface_responses`.
 
         ``previous_response_id`` is rejected (400 ``llama.cpp does not support
-        'previous_response_id'.``, ``convert_responses_to_chatcmpl``); a ``function_call_output``
-        with no tool call before it is the chat template's 500
-        (:mod:`mockoss.profiles.llamacpp.responses_input`).
+        'previous_response_id'.``, ``convert_responses_to_chatcmpl``); the input converted to chat
+        messages (:func:`mockoss.profiles.llamacpp.responses_input.converted_messages`) meets the
+        chat template's refusals, e.g. a ``function_call_output`` with no tool call before it
+        (:meth:`template_refusal`: HTTP 500).
         """
         from mockoss.profiles.llamacpp.responses import surface_responses
         from mockoss.profiles.llamacpp.responses_input import converted_messages
 
         if request.body.get("previous_response_id"):
             return error_reply(400, "llama.cpp does not support 'previous_response_id'.")
-        if (refused := self.template_refusal(converted_messages(request.body))) is not None:
-            return error_reply(500, refused)
         tools = tuple(sorted(request.function_tool_names, key=_tool_order(request.body)))
         try:
             plan = self.plan(completion, request.body, tools, request.max_output_tokens, stream=request.stream)
         except RequestError as exc:
             return error_reply(exc.status, exc.message)
+        if (refused := self.template_refusal(converted_messages(request.body))) is not None:
+            return error_reply(500, refused)
         return surface_responses(self, plan, request, ctx, template_memo(completion))
 
     def template_refusal(self, messages: Any) -> str | None:

@@ -24,6 +24,12 @@ EchoCog/gpt-oss-20b@cbf31f62; lines 265-319), checked in message order, the firs
   ``tool_calls`` (a trailing prefilled one excepted), and ignores ``system``/``developer``/``user``
   messages. A leading ``system``/``developer`` message is not in the loop.
 
+A trailing assistant message never reaches the template: llama-server prefills it
+(``--prefill-assistant``, on by default), popping it before ``common_chat_templates_apply`` and
+appending its text to the prompt (``oaicompat_chat_params_parse``,
+ggml-org/llama.cpp@006639c3:tools/server/server-common.cpp, which also reads ``response_format``
+and ``reasoning_format`` before the template: their errors come first).
+
 llama-server re-serialises messages before templating (``common_chat_msg::to_json_oaicompat``):
 ``tool_calls`` and ``reasoning_content`` reach the template only when non-empty.
 
@@ -168,6 +174,8 @@ def messages_refusal(
     if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
         return None
     loop = list(messages)
+    if loop and isinstance(loop[-1], Mapping) and loop[-1].get("role") == "assistant":
+        loop.pop()  # the prefilled message, appended to the prompt after the template (--prefill-assistant)
     if loop and isinstance(loop[0], Mapping) and loop[0].get("role") in ("system", "developer"):
         loop = loop[1:]
     called = False
@@ -180,7 +188,7 @@ def messages_refusal(
             if refused is not None:
                 return refused
             calls = message.get("tool_calls")
-            called = isinstance(calls, list) and bool(calls)  # (a trailing prefilled one keeps it: nothing follows)
+            called = isinstance(calls, list) and bool(calls)
         elif role == "tool" and not called:
             return TOOL_WITHOUT_CALL
     return None
