@@ -8,8 +8,9 @@ EchoCog/gpt-oss-20b@cbf31f62; lines 265-319), checked in message order, the firs
 
 * an assistant message whose ``content`` holds ``<|channel|>analysis<|message|>`` or
   ``<|channel|>final<|message|>`` (:data:`CHANNEL_IN_CONTENT`). llama.cpp patches this check out
-  of the template at load (``{%- if false %}``; PR #15243, 2025-08-11, ``common_chat_templates_init``
-  in common/chat.cpp, still there in 2026): only launch builds raise it (``template_channel_check``);
+  of the template at load (``{%- if false %}``; PR #15243, commit fba5c0d6, 2025-08-11,
+  ``common_chat_templates_init`` in common/chat.cpp, still there in 2026): only launch builds
+  raise it (``template_channel_check``);
 * the same markup in the assistant's ``thinking`` (:data:`CHANNEL_IN_THINKING`). The gpt-oss handler
   copies ``reasoning_content`` to ``thinking`` (``common_chat_params_init_gpt_oss``, where PR #16937
   moved it on 2025-11-02): only for a message with tool calls, its ``content`` kept
@@ -21,8 +22,8 @@ EchoCog/gpt-oss-20b@cbf31f62; lines 265-319), checked in message order, the firs
   under minja; anomalyco/opencode#10805 under the new engine, gpt-oss-120b, 2026-01-27);
 * a ``tool`` message while no assistant tool call is remembered (:data:`TOOL_WITHOUT_CALL`): the
   template remembers the last call's name, forgets it at an assistant message without
-  ``tool_calls`` (a trailing prefilled one excepted), and ignores ``system``/``developer``/``user``
-  messages. A leading ``system``/``developer`` message is not in the loop.
+  ``tool_calls``, and ignores ``system``/``developer``/``user`` messages. A leading
+  ``system``/``developer`` message is not in the loop.
 
 A trailing assistant message never reaches the template: llama-server prefills it
 (``--prefill-assistant``, on by default), popping it before ``common_chat_templates_apply`` and
@@ -34,9 +35,10 @@ llama-server re-serialises messages before templating (``common_chat_msg::to_jso
 ``tool_calls`` and ``reasoning_content`` reach the template only when non-empty.
 
 The exception is not an ``std::invalid_argument``: ``ex_wrapper`` (tools/server/server.cpp) answers
-HTTP 500 ``server_error`` with ``e.what()`` as the message (the gpt-oss handler runs outside the
-autoparser's ``try``, which would make it a 400). ``e.what()`` depends on the engine
-(:func:`error_text`):
+HTTP 500 ``server_error`` with ``e.what()`` as the message (the gpt-oss handler,
+``common_chat_try_specialized_template`` in ``common_chat_templates_apply_jinja``, runs before the
+autoparser's ``try``, whose ``std::invalid_argument`` makes other templates' raises a 400).
+``e.what()`` depends on the engine (:func:`error_text`):
 
 * ``"jinja"`` (llama.cpp's own engine, PR #18462, from b7756 per ggml-org/llama.cpp#19476):
   ``raise_exception`` throws ``"Jinja Exception: " + msg`` (common/jinja/value.cpp) and the
@@ -49,13 +51,16 @@ autoparser's ``try``, which would make it a 400). ``e.what()`` depends on the en
   anomalyco/opencode#10805 shows this text for :data:`CONTENT_AND_THINKING` byte for byte but at
   ``line 296`` (unsloth's GGUF template); #20733 (``line 85, column 32``) shows the column is the
   ``(``'s; anomalyco/opencode#47367 shows the JSON body (500, ``server_error``, the leading
-  ``"\n------------\n"``). Which template revision a given GGUF embeds is not checked (the launch
+  ``"\\n------------\\n"``). Which template revision a given GGUF embeds is not checked (the launch
   one, openai/gpt-oss-20b@ec854da, has the raises 75 lines lower: #15091's ``row 340``).
 * ``"minja"`` (b7755 and before): minja throws the message and each enclosing node appends a
   location (``" at row R, column C:\\n"`` and the source lines around, several times: #15091's
   report, ``… at row 340, column 36:\\n …``; #17040's, ``… at row 290, column 178:\\n …``). Those
-  suffixes are NOT reproduced (minja's source was not read here): mockoss answers the template's
-  message alone, the start of the real text.
+  suffixes are NOT reproduced: minja's ``error_location_suffix`` is known (google/minja
+  ``minja.hpp``), but which nodes append it, and where a call's position lies, changed between the
+  minja versions llama.cpp vendored (column 36 in #15091, 178 in #17040 for the same kind of call),
+  and the vendored versions were not read. mockoss answers the template's message alone, the
+  start of the real text.
 """
 
 from __future__ import annotations
