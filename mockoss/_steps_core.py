@@ -1,4 +1,5 @@
-"""Harmony messages and scripted steps, the building blocks of :mod:`mockoss.steps` (see there)."""
+"""Harmony messages and scripted steps, the building blocks of :mod:`mockoss.steps` (see there);
+the other step builders are in :mod:`mockoss._steps_builders`."""
 
 from __future__ import annotations
 
@@ -8,25 +9,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FORMAT_VERSION", "LEAK_FORMS", "Message", "Step", "error", "fault", "final", "leak", "preamble", "raw", "reasoning", "step_of", "tool_call"]
+__all__ = [
+    "FORMAT_VERSION", "RECIPIENT_POSITIONS", "Message", "Step",
+    "final", "preamble", "reasoning", "step_of", "tool_call",
+]  # fmt: skip
 
 FORMAT_VERSION = 1
-
-#: Text forms of a tool call leaked into the answer, as real models emit them (:func:`leak`), and
-#: the fault spec each one applies (:mod:`mockoss.harmony.faults`).
-LEAK_FORMS: Mapping[str, Mapping[str, str]] = {
-    # hermes-agent#84158: `to=functions.terminal {"command":"ls"}` as the final answer.
-    "bare": {"kind": "tool_call_as_text", "form": "bare"},
-    # hermes-agent PR #84231: the role word kept in front of the recipient.
-    "role": {"kind": "tool_call_as_text", "form": "role"},
-    # hermes-agent PR #84231: a decoded `<|channel|>commentary to=…` inside the answer.
-    "channel": {"kind": "tool_call_as_text", "form": "channel"},
-    # hermes-agent#84158 (the reporter's paraphrase) and cloudflare/ai#574: a JSON envelope.
-    "json": {"kind": "tool_call_as_text", "form": "json"},
-    # oobabooga/textgen#7374: every special token stripped (`assistantcommentary to=functions.x json{…}`).
-    "stripped": {"kind": "special_tokens_stripped"},
-}
-
+#: Values of ``recipient_position`` (:data:`mockoss.harmony.layout.RECIPIENT_POSITIONS`, not
+#: imported here: the builders load without openai-harmony).
+RECIPIENT_POSITIONS = ("role", "channel")
 
 def _compact(arguments: Mapping[str, Any]) -> str:
     return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
@@ -44,20 +35,38 @@ class Message:
         recipient: e.g. ``functions.get_weather`` (``None``: nobody, the user reads it).
         content_type: e.g. ``<|constrain|>json``.
         content: the text (may hold ``{{ … }}`` templates, :mod:`mockoss.scenario.template`).
+        recipient_position: ``"role"`` (default) or ``"channel"``: where `` to={recipient}`` goes
+            in the header (:func:`tool_call`, :mod:`mockoss.harmony.layout`).
+
+    Raises:
+        ValueError: ``recipient_position`` is neither ``"role"`` nor ``"channel"``.
     """
 
     channel: str | None = None
     recipient: str | None = None
     content_type: str | None = None
     content: str = ""
+    recipient_position: str = "role"
+
+    def __post_init__(self) -> None:
+        if self.recipient_position not in RECIPIENT_POSITIONS:
+            raise ValueError(f"recipient_position: expected 'role' or 'channel', got {self.recipient_position!r}")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Message:
-        """Read a YAML ``messages`` item. Raises ``TypeError`` for an unknown field."""
-        unknown = set(data) - {"channel", "recipient", "content_type", "content"}
+        """Read a YAML ``messages`` item (``recipient_position: null`` is ``role``).
+
+        Raises:
+            TypeError: an unknown field.
+            ValueError: a bad ``recipient_position``.
+        """
+        unknown = set(data) - {"channel", "recipient", "content_type", "content", "recipient_position"}
         if unknown:
             raise TypeError(f"Message: unknown field(s) {', '.join(sorted(unknown))}")
-        return cls(**dict(data))
+        fields = dict(data)
+        if fields.get("recipient_position", "role") is None:
+            del fields["recipient_position"]
+        return cls(**fields)
 
     def with_channel(self, channel: str | None) -> Message:
         """A copy on ``channel``."""
@@ -75,11 +84,18 @@ class Message:
         """A copy whose content is ``content``."""
         return dataclasses.replace(self, content=content)
 
+    def with_recipient_position(self, recipient_position: str) -> Message:
+        """A copy whose recipient goes after the role (``"role"``) or the channel (``"channel"``)."""
+        return dataclasses.replace(self, recipient_position=recipient_position)
+
     def to_dict(self) -> dict[str, Any]:
-        """The YAML ``messages`` item: only the fields that are set, in Harmony header order."""
+        """The YAML ``messages`` item: only the fields that are set, in Harmony header order
+        (``recipient_position`` only when ``channel``)."""
         data = {k: v for k, v in (("channel", self.channel), ("recipient", self.recipient),
                                   ("content_type", self.content_type)) if v is not None}
         data["content"] = self.content
+        if self.recipient_position != "role":
+            data["recipient_position"] = self.recipient_position
         return data
 
     def __add__(self, other: Message | Step) -> Step:
@@ -118,7 +134,9 @@ class Message:
                 return f"{helper}({self.content!r})"
         if (self.channel == "commentary" and self.content_type == "<|constrain|>json"
                 and (self.recipient or "").startswith("functions.")):
-            return f"tool_call({self.recipient.removeprefix('functions.')!r}, {_arguments_python(self.content)})"  # type: ignore[union-attr]
+            name = self.recipient.removeprefix("functions.")  # type: ignore[union-attr]
+            position = "" if self.recipient_position == "role" else f", recipient_position={self.recipient_position!r}"
+            return f"tool_call({name!r}, {_arguments_python(self.content)}{position})"
         return f"Message.from_dict({self.to_dict()!r})"
 
 
@@ -152,6 +170,7 @@ def tool_call(
     *,
     namespace: str = "functions",
     content_type: str | None = "<|constrain|>json",
+    recipient_position: str = "role",
 ) -> Message:
     """A function tool call: ``commentary`` channel, recipient ``functions.{name}``, JSON content.
 
@@ -162,12 +181,38 @@ def tool_call(
             broken JSON); ``None`` is ``{}``.
         namespace: recipient prefix for undotted names.
         content_type: ``<|constrain|>json`` as gpt-oss writes it; ``None`` for none.
+        recipient_position: where the recipient goes in the header (YAML ``recipient_position``):
+
+            * ``"role"`` (default): ``<|start|>assistant to=functions.x<|channel|>commentary
+              <|constrain|>json<|message|>…``, openai-harmony 0.0.8's renderer layout, kept so
+              that replies (and goldens recorded from real servers) do not change;
+            * ``"channel"``: ``<|start|>assistant<|channel|>commentary to=functions.x
+              <|constrain|>json<|message|>…``, as gpt-oss usually writes it
+              (openai/harmony@ec7606d:docs/format.md, function calling).
+
+            ``vllm``, ``vllm-2025``, ``ollama``, ``llamacpp``, ``lmstudio``, ``trtllm``, ``openai``,
+            ``gptoss-reference`` and ``sglang``'s Responses return the call either way. ``sglang``'s
+            chat tool parser finds only the ``channel`` form
+            (sgl-project/sglang@v0.5.23:python/sglang/srt/function_call/gpt_oss_detector.py,
+            :mod:`mockoss.profiles.sglang.detectors`; non-streamed, only after another message,
+            e.g. ``reasoning(…) + tool_call(…)``), and so does ``vllm-mlx``'s, which sees the call
+            only when streamed (Responses, or chat with ``reasoning_parser: null``;
+            waybarrios/vllm-mlx@v0.6.0:vllm_mlx/tool_parsers/harmony_tool_parser.py,
+            :mod:`mockoss.profiles.vllm_mlx.parsers`): pick ``"channel"`` to get the call there.
+            ``mlx-lm`` parses neither (the call is raw text in ``content``). Text completions
+            (``/v1/completions``, Ollama's ``/api/generate``) show the header as written. In a
+            step with a fault, the fault's ``recipient_position``
+            renders every header (default ``channel``).
+
+    Raises:
+        ValueError: ``recipient_position`` is neither ``"role"`` nor ``"channel"``.
     """
     recipient = name if "." in name else f"{namespace}.{name}"
     if arguments is None:
         arguments = {}
     content = arguments if isinstance(arguments, str) else _compact(arguments)
-    return Message(channel="commentary", recipient=recipient, content_type=content_type, content=content)
+    return Message(channel="commentary", recipient=recipient, content_type=content_type, content=content,
+                   recipient_position=recipient_position)
 
 
 # --------------------------------------------------------------------------- steps
@@ -231,15 +276,24 @@ class Step:
     def with_fault(self, kind: str, **params: Any) -> Step:
         """A copy whose messages go through fault ``kind`` (:data:`mockoss.harmony.faults.FAULTS`).
 
+        The fault renders every header with its own ``recipient_position`` (default ``channel``).
+
         Raises:
             mockoss.harmony.faults.FaultError: unknown kind or parameter.
+            ValueError: a message asks for ``recipient_position="channel"`` and the fault for ``role``.
         """
         from mockoss.harmony.faults import validate_fault
 
         spec = {"kind": kind, **params}
-        validate_fault(spec)
+        wanted = validate_fault(spec)["recipient_position"]
         if not self.messages:
             raise TypeError("a fault applies to a step made of messages")
+        for index, message in enumerate(self.messages):
+            if message.recipient_position != "role" and message.recipient_position != wanted:
+                raise ValueError(
+                    f"messages[{index}].recipient_position: {message.recipient_position!r}, but the fault "
+                    f"renders every header with recipient_position {wanted!r}; pass it to the fault instead"
+                )
         return dataclasses.replace(self, fault=spec)
 
     def with_transport(self, **fields: Any) -> Step:
@@ -334,57 +388,3 @@ def step_of(item: Message | Step) -> Step:
     if isinstance(item, Step):
         return item
     raise TypeError(f"expected a Message or a Step, got {type(item).__name__}: {item!r}")
-
-
-def leak(
-    name: str,
-    arguments: Mapping[str, Any] | str | None = None,
-    *,
-    form: str = "bare",
-    thinking: str | None = None,
-) -> Step:
-    """A tool call leaked into the answer as text, in one of the forms real models emit
-    (:data:`LEAK_FORMS`): ``bare`` (``to=functions.terminal {"command":"ls"}``, hermes-agent#84158),
-    ``role`` (``assistant to=functions.…``), ``channel`` (``<|channel|>commentary to=functions.…``),
-    ``json`` (``{"name": "terminal", …}``), ``stripped`` (every special token removed,
-    ``…assistantcommentary to=functions.terminal json{…}``, oobabooga/textgen#7374).
-
-    ``thinking`` adds an analysis message first. Built from :func:`tool_call` and the
-    ``tool_call_as_text`` / ``special_tokens_stripped`` faults, so the YAML equivalent is a
-    ``messages`` completion with that ``fault`` (steps with a fault are not tool-checked).
-
-    Raises:
-        ValueError: an unknown ``form`` (the message lists the forms).
-    """
-    if form not in LEAK_FORMS:
-        raise ValueError(f"unknown leak form {form!r}; forms: {', '.join(LEAK_FORMS)}")
-    messages = ((reasoning(thinking),) if thinking is not None else ()) + (tool_call(name, arguments),)
-    return Step(messages=messages, fault=dict(LEAK_FORMS[form]))
-
-
-def raw(text: str) -> Step:
-    """A completion given as raw Harmony text, used verbatim (malformed output is possible), e.g.
-    ``raw('<|channel|>final<|message|>Hi<|return|>')``."""
-    return Step(raw=text)
-
-
-def fault(kind: str, *messages: Message, **params: Any) -> Step:
-    """``messages`` through fault ``kind`` (:data:`mockoss.harmony.faults.FAULTS`, ``mockoss faults``),
-    e.g. ``fault("duplicate_recipient", tool_call("bash", {"command": "ls"}))``. Steps with a
-    fault are not tool-checked (the mismatch is the point).
-
-    Raises:
-        mockoss.harmony.faults.FaultError: unknown kind or parameter.
-        TypeError: no messages.
-    """
-    if not messages:
-        raise TypeError("fault() takes the messages it applies to, e.g. fault('truncated', final('Hello'))")
-    return Step(messages=tuple(messages)).with_fault(kind, **params)
-
-
-def error(status: int, message: str = "Scripted error", *, retry_after: int | None = None) -> Step:
-    """An HTTP error in the profile's error shape instead of a completion, e.g. ``error(429, retry_after=2)``."""
-    data: dict[str, Any] = {"status": status, "message": message}
-    if retry_after is not None:
-        data["retry_after"] = retry_after
-    return Step(error=data)

@@ -19,26 +19,17 @@ Each positional item of ``mockoss.use``, ``@pytest.mark.mockoss(scenario=[…])`
 ``a + b`` joins messages into one completion. :func:`rule` adds a ``match`` block, so answers can
 depend on the request (``rule(final("Done."), role="tool")``).
 
-Messages render through openai-harmony exactly like the YAML ``messages`` form: ``<|start|>assistant
-[ to={recipient}]<|channel|>{channel}[ {content_type}]<|message|>{content}`` closed by ``<|call|>``
-(with a recipient), ``<|return|>`` (final) or ``<|end|>``.
+Messages render exactly like the YAML ``messages`` form: ``<|start|>assistant[ to={recipient}]
+<|channel|>{channel}[ {content_type}]<|message|>{content}`` closed by ``<|call|>`` (with a
+recipient), ``<|return|>`` (final) or ``<|end|>``; ``tool_call(…, recipient_position="channel")``
+writes ``<|channel|>{channel} to={recipient}`` instead, as gpt-oss usually does, the only form
+SGLang's and vllm-mlx's chat tool parsers read (see :func:`tool_call`).
 """
 
 from __future__ import annotations
 
-from mockoss._steps_core import (
-    LEAK_FORMS,
-    Message,
-    Step,
-    error,
-    fault,
-    final,
-    leak,
-    preamble,
-    raw,
-    reasoning,
-    tool_call,
-)
+from mockoss._steps_builders import LEAK_FORMS, error, fault, leak, raw
+from mockoss._steps_core import Message, Step, final, preamble, reasoning, tool_call
 from mockoss._steps_script import Rule, Script, as_scenario_data, compile_script, is_builder, rule, script
 
 __all__ = [

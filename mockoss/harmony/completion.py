@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from openai_harmony import Message, Role
 
 from mockoss.harmony.encoding import encode_text, load_encoding
-from mockoss.harmony.layout import CACHED_TEXT_CHARS, render_assistant_message
+from mockoss.harmony.layout import CACHED_TEXT_CHARS, RecipientPosition, render_assistant_message
 from mockoss.harmony.lru import ENTRY_OVERHEAD, BytesLRU, approx_bytes
 
 if TYPE_CHECKING:
@@ -285,7 +285,7 @@ class Completion:
         return cached
 
     @classmethod
-    def from_messages(cls, messages: Sequence[Message]) -> Completion:
+    def from_messages(cls, messages: Sequence[Message], recipient_positions: Sequence[RecipientPosition] | None = None) -> Completion:
         """Render assistant messages into one completion, in a layout fixed across Harmony libraries.
 
         Each message is rendered by :func:`mockoss.harmony.layout.render_assistant_message`, the
@@ -295,23 +295,32 @@ class Completion:
         with it), and a final-channel message without a recipient ends with ``<|return|>``, the
         stop token a model emits for its answer.
 
+        ``recipient_positions``: one ``"role"`` (the default for every message) or ``"channel"``
+        per message: where `` to=R`` goes (see :mod:`mockoss.harmony.layout`).
+
         Like :meth:`from_text`, the same messages give the same (shared) completion while it is
         cached.
 
         Raises:
-            ValueError: no messages, or a message whose author is not the assistant.
+            ValueError: no messages, a message whose author is not the assistant, or
+                ``recipient_positions`` not one valid position per message.
         """
         if not messages:
             raise ValueError("a completion needs at least one message")
-        key = (cls, "messages", tuple(message.to_json() for message in messages))
+        positions: tuple[RecipientPosition, ...] | None = None
+        if recipient_positions is not None and any(p != "role" for p in recipient_positions):
+            positions = tuple(recipient_positions)
+            if len(positions) != len(messages):
+                raise ValueError(f"recipient_positions: {len(positions)} for {len(messages)} message(s)")
+        key = (cls, "messages", tuple(message.to_json() for message in messages)) + ((positions,) if positions else ())
         cached = _interned.get(key)
         if cached is None:
-            cached = cls._render_messages(messages)
+            cached = cls._render_messages(messages, positions)
             _interned.put(key, cached, _cost(cached, *key[2]))
         return cached
 
     @classmethod
-    def _render_messages(cls, messages: Sequence[Message]) -> Completion:
+    def _render_messages(cls, messages: Sequence[Message], positions: Sequence[RecipientPosition] | None) -> Completion:
         encoding = load_encoding()
         tokens: list[int] = []
         for position, message in enumerate(messages):
@@ -320,7 +329,7 @@ class Completion:
                     f"message {position}: a completion holds assistant messages only, "
                     f"got role {message.author.role.value!r}"
                 )
-            rendered = render_assistant_message(message)
+            rendered = render_assistant_message(message, positions[position] if positions else "role")
             if position == 0 and tuple(rendered[:2]) == START_ASSISTANT:
                 rendered = rendered[2:]
             if message.channel == "final" and rendered and rendered[-1] == END:

@@ -14,19 +14,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from openai_harmony import Message, Role, TextContent
 
 from mockoss.harmony.completion import END, RETURN, START_ASSISTANT
 from mockoss.harmony.encoding import load_encoding
-from mockoss.harmony.layout import render_assistant_message
+from mockoss.harmony.layout import RecipientPosition, render_assistant_message
 
 __all__ = ["FaultError", "FaultKind", "Job", "Param", "Segment", "fault_kind", "render_segments"]
 
 MESSAGE = 200008
 CALL_TEXT, END_TEXT, RETURN_TEXT = "<|call|>", "<|end|>", "<|return|>"
-RecipientPosition = Literal["channel", "role"]
 
 
 class FaultError(ValueError):
@@ -191,11 +190,11 @@ def render_segment(message: Message, *, first: bool, recipient_position: Recipie
     """Render ``message`` (:func:`~mockoss.harmony.layout.render_assistant_message`) and split it into a :class:`Segment`.
 
     Like ``Completion.from_messages``: a final message without recipient ends with ``<|return|>``.
-    With ``recipient_position="channel"``, ` to={recipient}` moves from after the role to after
-    ``<|channel|>{channel}`` (only when the message has both).
+    With ``recipient_position="channel"``, ` to={recipient}` goes after ``<|channel|>{channel}``
+    instead of after the role (only when the message has both; the layout module renders it).
     """
     encoding = load_encoding()
-    tokens = render_assistant_message(message)  # one layout whichever Harmony library is installed
+    tokens = render_assistant_message(message, recipient_position)  # one layout whichever Harmony library is installed
     if tuple(tokens[:2]) != START_ASSISTANT:
         raise FaultError("message", f"renders as {encoding.decode_utf8(tokens[:4])!r}…, not <|start|>assistant")
     split = tokens.index(MESSAGE)
@@ -203,11 +202,6 @@ def render_segment(message: Message, *, first: bool, recipient_position: Recipie
     stop = tokens[-1]
     if message.channel == "final" and stop == END:
         stop = RETURN
-    if recipient_position == "channel" and message.recipient and message.channel:
-        lead, marker = f" to={message.recipient}", f"<|channel|>{message.channel}"
-        if header.startswith(lead) and header[len(lead) :].startswith(marker):
-            rest = header[len(lead) + len(marker) :]
-            header = marker + lead + rest
     return Segment(
         start="" if first else "<|start|>assistant",
         header=header,

@@ -11,22 +11,54 @@ ships) render the same :class:`openai_harmony.Message` differently:
   reachable here): ``<|start|>assistant<|channel|>C to=R <|constrain|>CT<|message|>…``, the recipient
   after the channel and ``<|constrain|>`` put before a content type that lacks it.
 
-Both are valid Harmony for both parsers. mockoss keeps the first layout for scripted completions, so
-the scenario and fault libraries emit the same tokens whichever library is installed (and the
-recipient-in-channel layout stays available through the fault library's ``recipient_position``).
+Both are valid Harmony for both Harmony libraries' parsers (openai/harmony@ec7606d:docs/format.md,
+"Receiving tool calls": "The recipient might be defined in the role or channel section of the
+header"). mockoss keeps the first layout by default for scripted completions, so the scenario and
+fault libraries emit the same tokens whichever library is installed, and replies recorded from real
+servers stay as recorded.
+
+Where the recipient goes (``recipient_position``): ``"role"`` (the default, above) or ``"channel"``
+(``<|start|>assistant<|channel|>commentary to=functions.x <|constrain|>json<|message|>…``), which is
+how gpt-oss itself usually writes a call (the function-calling example of
+openai/harmony@ec7606d:docs/format.md) and what oss-harmony 0.0.11's renderer gives (same token
+ids: ``tests/harmony/test_layout_recipient_position.py``). Servers that parse with a Harmony library
+read both; servers with their own string parser read only the channel form in chat:
+
+* both positions give the call: ``vllm`` and ``vllm-2025`` (the openai-harmony parser; vLLM 0.10.1's
+  chat path returns no calls at all), ``ollama``, ``llamacpp``, ``lmstudio``, ``trtllm``, ``openai``,
+  ``gptoss-reference``, and ``sglang``'s Responses API;
+* only ``channel`` gives it: ``sglang``'s chat path (``GptOssDetector``: the pattern
+  ``to=NAME\\s*<|constrain|>json<|message|>`` and, non-streamed, the
+  ``<|start|>assistant<|channel|>commentary`` check, so a call that is the completion's first message
+  stays text there: sgl-project/sglang@v0.5.23:python/sglang/srt/function_call/gpt_oss_detector.py,
+  :mod:`mockoss.profiles.sglang.detectors`), and ``vllm-mlx`` when streamed (Responses; chat only with
+  ``reasoning_parser: null``): its Harmony tool parser reads ``<|channel|>commentary to=functions.NAME``
+  (waybarrios/vllm-mlx@v0.6.0:vllm_mlx/tool_parsers/harmony_tool_parser.py,
+  :mod:`mockoss.profiles.vllm_mlx.parsers`); non-streamed, vllm-mlx cleans the text before parsing
+  and returns no call in either position (waybarrios/vllm-mlx#562);
+* neither: ``mlx-lm`` (no Harmony handling: the call is raw markup in ``content``,
+  :mod:`mockoss.profiles.mlxlm`).
+
 The pieces are tokenized the way the 0.0.8 renderer does: each text piece on its own, as ordinary
-text (special-token strings inside a piece are not special), special tokens by id.
+text (special-token strings inside a piece are not special), special tokens by id; in the channel
+form ``<|channel|>`` C, `` to=R``, then the content type as in the role form.
 """
 
 from __future__ import annotations
 
 import functools
+from typing import Literal
 
 from openai_harmony import Message, Role
 
 from mockoss.harmony.encoding import encode_text, load_encoding
 
-__all__ = ["render_assistant_message"]
+__all__ = ["RECIPIENT_POSITIONS", "RecipientPosition", "render_assistant_message"]
+
+#: Where `` to={recipient}`` goes in a message header: after the role (openai-harmony 0.0.8's
+#: renderer, mockoss's default) or after ``<|channel|>{channel}`` (as gpt-oss usually writes it).
+RecipientPosition = Literal["role", "channel"]
+RECIPIENT_POSITIONS: tuple[RecipientPosition, ...] = ("role", "channel")
 
 START, CHANNEL, MESSAGE, CONSTRAIN, END, CALL = 200006, 200005, 200008, 200003, 200007, 200012
 _CONSTRAIN_TEXT = "<|constrain|>"
@@ -57,7 +89,7 @@ def _encode_ordinary(text: str) -> tuple[int, ...]:
 _ordinary_cached = functools.lru_cache(maxsize=4096)(_encode_ordinary)
 
 
-def render_assistant_message(message: Message) -> list[int]:
+def render_assistant_message(message: Message, recipient_position: RecipientPosition = "role") -> list[int]:
     """Tokens of ``message`` in openai-harmony 0.0.8's render layout, whichever library is installed.
 
     Shape: ``<|start|>`` ``assistant`` [``:NAME``] [`` to=R``] [``<|channel|>`` C] [`` CT`` |
@@ -65,19 +97,39 @@ def render_assistant_message(message: Message) -> list[int]:
     else ``<|end|>`` (openai/harmony@ec7606d:src/encoding.rs, ``impl Render<Message>``). A recipient
     ``all`` is not rendered. Text contents are joined in order.
 
+    ``recipient_position="channel"`` moves `` to=R`` after ``<|channel|>`` C when the message has
+    both (``<|start|>assistant<|channel|>commentary to=functions.x <|constrain|>json<|message|>…``,
+    openai/harmony@ec7606d:docs/format.md's function-calling example, oss-harmony 0.0.11's render);
+    a message without a (non-empty) channel or recipient, or with an author name, keeps the role
+    form, as the fault library always did. See the module docstring for which
+    servers parse which position.
+
     Raises:
-        ValueError: the message is not an assistant message, or holds non-text content.
+        ValueError: the message is not an assistant message, or holds non-text content, or
+            ``recipient_position`` is neither ``"role"`` nor ``"channel"``.
     """
     if message.author.role != Role.ASSISTANT:
         raise ValueError(f"a scripted message is an assistant message, got role {message.author.role.value!r}")
+    if recipient_position not in RECIPIENT_POSITIONS:
+        raise ValueError(f"recipient_position: expected 'role' or 'channel', got {recipient_position!r}")
     tokens = [START, *_ordinary("assistant")]
     if message.author.name is not None:
         tokens += _ordinary(f":{message.author.name}")
-    if message.recipient is not None and message.recipient != "all":
-        tokens += _ordinary(f" to={message.recipient}")
+    recipient = f" to={message.recipient}" if message.recipient is not None and message.recipient != "all" else None
+    in_channel = (
+        recipient_position == "channel"
+        and bool(message.recipient)
+        and bool(message.channel)
+        and recipient is not None
+        and message.author.name is None
+    )
+    if recipient is not None and not in_channel:
+        tokens += _ordinary(recipient)
     if message.channel is not None:
         tokens.append(CHANNEL)
         tokens += _ordinary(message.channel)
+        if in_channel:
+            tokens += _ordinary(recipient)  # type: ignore[arg-type]
     if (content_type := message.content_type) is not None:
         if content_type.startswith(_CONSTRAIN_TEXT):
             tokens += _ordinary(" ")

@@ -48,9 +48,13 @@ def harmony_message(spec: HarmonyMessageSpec, content: str | None = None) -> Mes
     return message
 
 
-def _build(messages: Sequence[Message], fault: Mapping[str, Any] | None) -> Completion:
+def _build(
+    messages: Sequence[Message], fault: Mapping[str, Any] | None, specs: Sequence[HarmonyMessageSpec]
+) -> Completion:
     if fault is None:
-        return Completion.from_messages(messages)
+        return Completion.from_messages(messages, [spec.recipient_position or "role" for spec in specs])
+    # With a fault, the fault's own recipient_position renders every header (the schema refuses a
+    # message that asks for the other one).
     from mockoss.harmony.faults import apply_fault
 
     return Completion.from_text(apply_fault(messages, fault))
@@ -102,7 +106,7 @@ class CompletionTemplate:
                 completion = Completion.from_text(key[0])
             else:
                 messages = [harmony_message(spec, text) for (spec, _), text in zip(self.messages, key, strict=True)]
-                completion = _build(messages, self.fault)
+                completion = _build(messages, self.fault, [spec for spec, _ in self.messages])
         except Exception as exc:  # noqa: BLE001  # renderer, fault or tokenizer refused the rendered text
             raise TemplateRenderError(f"the rendered completion cannot be used: {exc}") from None
         with _CACHE_LOCK:  # one built meanwhile by another thread (a warm-up) wins: its plans may be built
@@ -138,5 +142,5 @@ def compile_completion(spec: CompletionSpec) -> Completion | CompletionTemplate:
         return Completion.from_text(spec.raw) if raw is None else CompletionTemplate(raw=raw)
     messages = [(m, parse_template(m.content)) for m in spec.messages or ()]
     if all(t is None for _, t in messages):
-        return _build([harmony_message(m) for m, _ in messages], fault)
+        return _build([harmony_message(m) for m, _ in messages], fault, [m for m, _ in messages])
     return CompletionTemplate(messages=messages, fault=fault)

@@ -73,15 +73,24 @@ class _Strict(BaseModel):
 class HarmonyMessageSpec(_Strict):
     """One assistant message, in Harmony's terms.
 
-    Rendered by openai-harmony: ``<|start|>assistant[ to={recipient}][<|channel|>{channel}]
-    [ {content_type}]<|message|>{content}`` then ``<|call|>`` with a recipient, ``<|return|>`` on
-    the final channel, ``<|end|>`` otherwise.
+    Rendered in openai-harmony 0.0.8's layout (:mod:`mockoss.harmony.layout`):
+    ``<|start|>assistant[ to={recipient}][<|channel|>{channel}][ {content_type}]<|message|>{content}``
+    then ``<|call|>`` with a recipient, ``<|return|>`` on the final channel, ``<|end|>`` otherwise.
+    ``recipient_position: channel`` writes the recipient after the channel instead, as gpt-oss
+    usually does (``<|channel|>commentary to=functions.x <|constrain|>json``); SGLang's and
+    vllm-mlx's chat tool parsers find only that form (see :mod:`mockoss.harmony.layout`).
     """
 
     channel: str | None = Field(default=None, description="analysis, commentary or final")
     recipient: str | None = Field(default=None, description="e.g. functions.get_weather")
     content_type: str | None = Field(default=None, description="e.g. <|constrain|>json, json, code")
     content: TemplateText = ""
+    recipient_position: Literal["role", "channel"] | None = Field(
+        default=None,
+        description="where ' to={recipient}' goes: 'role' (default: after the role, openai-harmony 0.0.8's "
+        "renderer) or 'channel' (after '<|channel|>{channel}', as gpt-oss usually writes it; SGLang's and "
+        "vllm-mlx's chat parsers need it). With a 'fault', the fault's recipient_position decides",
+    )
 
 
 class CompletionSpec(_Strict):
@@ -103,6 +112,14 @@ class CompletionSpec(_Strict):
             raise ValueError("give exactly one of 'messages' or 'raw'")
         if self.fault is not None and self.messages is None:
             raise ValueError("'fault' applies to 'messages'; 'raw' text is used verbatim")
+        if self.fault is not None:
+            wanted = self.fault.get("recipient_position", "channel")
+            for index, message in enumerate(self.messages or ()):
+                if message.recipient_position not in (None, wanted):
+                    raise ValueError(
+                        f"messages[{index}].recipient_position: {message.recipient_position!r}, but the fault "
+                        f"renders every header with recipient_position {wanted!r}; set it in 'fault' instead"
+                    )
         return self
 
 
