@@ -60,12 +60,7 @@ def parse_json(raw: bytes) -> Any:
         and (b'"messages"' in raw or b'"input"' in raw)
     ):
         # json.loads decodes such bytes as UTF-8 with surrogatepass (json.detect_encoding).
-        try:
-            text = raw.decode("utf-8", "surrogatepass")
-        except UnicodeDecodeError:
-            pass
-        else:
-            return SPLICE.parse(text, lambda: _parse_whole(raw))
+        return SPLICE.parse(raw, lambda: _parse_whole(raw))
     return _parse_whole(raw)
 
 

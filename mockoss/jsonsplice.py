@@ -36,7 +36,9 @@ The reading is :mod:`mockoss.jsonsplice_read`; here, which kept body to read fro
 kept unread (its text only) and read element by element when a later body shares the first or
 the last half of its text (~2.5x a whole parse, paid once; after a read that did not pay, the
 next few bodies like it are passed over). A kept body is used when the elements ``text`` shares
-with it, and the text after its array if the same, cover half of ``text``.
+with it, and the text after its array if the same, cover half of ``text``. A body made mostly of
+long strings (:data:`SPARSE_ELEMENT_CHARS`) is not kept: jiter's whole parse reads it faster than
+a splice can compare it.
 
 ``tests/test_jsonsplice.py`` compares the value with ``json.loads`` (types and key order
 included) on edited bodies, kept read and unread: every cut point, whitespace, duplicate keys,
@@ -63,7 +65,15 @@ from typing import Any
 
 from mockoss.jsonsplice_read import DEPARTURES, SPLICE_KEYS, Body, Miss, parse_after, parse_whole
 
-__all__ = ["MAX_TRIES", "RECENT", "SKIP_AFTER_WASTED_READ", "SPLICE_KEYS", "Miss", "SpliceCache"]
+__all__ = [
+    "MAX_TRIES",
+    "RECENT",
+    "SKIP_AFTER_WASTED_READ",
+    "SPARSE_ELEMENT_CHARS",
+    "SPLICE_KEYS",
+    "Miss",
+    "SpliceCache",
+]
 
 #: Bodies kept (the newest; a lookup tries them newest first).
 RECENT = 8
@@ -71,6 +81,13 @@ RECENT = 8
 MAX_TRIES = 3
 #: After reading a kept body that did not pay, this many later bodies like it are passed over unread.
 SKIP_AFTER_WASTED_READ = 4
+#: Bodies with more characters than this per element of their array and ``tools`` list, on
+#: average, are not kept: their text is mostly long strings, which jiter's whole parse reads at
+#: ~0.1 ns a character, while a splice pays ~0.12 ns a shared character only to decode and compare
+#: it, and reads new strings with ``json``'s scanner at ~1.7 ns (a coding agent's 20 KB tool
+#: outputs, 548 KiB bodies: 557 us a turn against 61 us whole; the breaker's finding 1, 14th
+#: session). An agent turn of short messages and tool schemas averages ~330 (23 KB, 70 elements).
+SPARSE_ELEMENT_CHARS = 2048
 
 
 class SpliceCache:
@@ -100,33 +117,50 @@ class SpliceCache:
             self._bodies = ()
             self._clears += 1
 
-    def parse(self, text: str, whole: Callable[[], Any]) -> Any:
-        """``json.loads(text)``: from a kept body that shares its leading elements and at least
-        half of ``text`` (:meth:`_find`), else ``whole()``, the caller's parse of the body,
-        whose value or error is the answer. ``text`` is kept for later lookups when its value
-        is an object with an array of :data:`SPLICE_KEYS` starting with an object; it is read
-        element by element only when a later body shares half of its own text with it (~2.5x a
-        whole parse: bodies that never come back never pay it).
+    def parse(self, body: str | bytes, whole: Callable[[], Any]) -> Any:
+        """``json.loads(body)``: from a kept body that shares its leading elements and at least
+        half of its text (:meth:`_find`), else ``whole()``, the caller's parse of the body,
+        whose value or error is the answer. ``body`` is text, or bytes that ``json.loads`` reads
+        as UTF-8 (decoded with ``surrogatepass`` only when there is a kept body to compare it
+        with, or it is to be kept). It is kept for later lookups when its value is an object with
+        an array of :data:`SPLICE_KEYS` starting with an object and it is not sparse
+        (:data:`SPARSE_ELEMENT_CHARS`); it is read element by element only when a later body
+        shares half of its own text with it (~2.5x a whole parse: bodies that never come back
+        never pay it).
 
         Raises:
             What ``whole()`` raises (the body is malformed: it is also called when the text
             after the shared elements departs from what this module reads).
         """
         clears = self._clears
+        if type(body) is bytes:
+            if not self._bodies:  # nothing to compare with: decode only a body to keep
+                value = whole()
+                if _keepable(len(body), value):
+                    try:
+                        text = body.decode("utf-8", "surrogatepass")
+                    except UnicodeDecodeError:
+                        return value
+                    self._keep(Body(text, (), "", (), (), "", (), sys.getsizeof(text)), clears)
+                return value
+            try:
+                text = body.decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError:
+                return whole()
+        else:
+            text = body
         found, skip = self._find(text, clears)
         if found is not None:
             try:
-                value, body = parse_after(text, *found)
+                value, kept = parse_after(text, *found)
             except DEPARTURES:
-                body = None  # parsed whole below, kept unread
+                pass  # parsed whole below, kept unread
             else:
-                if body is not None:
-                    self._keep(body, clears)
+                if kept is not None and _keepable(len(text), value):
+                    self._keep(kept, clears)
                 return value
         value = whole()
-        if type(value) is dict and any(
-            type(items := value.get(key)) is list and items and type(items[0]) is dict for key in SPLICE_KEYS
-        ):
+        if _keepable(len(text), value):
             self._keep(Body(text, (), "", (), (), "", (), sys.getsizeof(text), skip), clears)
         return value
 
@@ -154,7 +188,8 @@ class SpliceCache:
                     skip = max(skip, body.skip - 1)
                     continue
                 read = self._read(body, clears)
-                if read is None:
+                if read is None:  # read in vain (tiny elements, or text not read here)
+                    skip = SKIP_AFTER_WASTED_READ
                     continue
                 body = read
                 just_read = True
@@ -211,6 +246,19 @@ class SpliceCache:
             kept.append(body)
             total += body.size
         return tuple(kept)
+
+
+def _keepable(length: int, value: Any) -> bool:
+    """Whether a body of ``length`` characters (or bytes) parsed to ``value`` is worth keeping: an
+    object whose first array of :data:`SPLICE_KEYS` starts with an object, not sparse."""
+    if type(value) is not dict:
+        return False
+    for key in SPLICE_KEYS:
+        items = value.get(key)
+        if type(items) is list and items and type(items[0]) is dict:
+            tools = value.get("tools")
+            return length <= SPARSE_ELEMENT_CHARS * (len(items) + (len(tools) if type(tools) is list else 0))
+    return False
 
 
 def _shares_half(text: str, kept: str, cover: int) -> bool:

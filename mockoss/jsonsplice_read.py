@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "DEPARTURES",
+    "ELEMENT_BYTES",
+    "MIN_ELEMENT_CHARS",
     "OBJECT_BYTES_PER_BYTE",
     "SPLICE_KEYS",
     "Body",
@@ -29,6 +31,17 @@ SPLICE_KEYS = frozenset(("messages", "input"))
 #: Bytes of parsed objects counted per character of a kept body's text, besides its objects,
 #: lists and strings (:func:`object_bytes`; an agent turn takes ~2.5, a list of floats ~8.3).
 OBJECT_BYTES_PER_BYTE = 10
+#: Bytes counted per kept element besides its objects: its slots in :attr:`Body.ends`,
+#: :attr:`Body.items` and :attr:`Body.counted` and the two integers (the breaker's finding 7,
+#: 14th session: a body of ``[{},{},…]`` took 1.11-1.15x what was counted without them).
+ELEMENT_BYTES = 3 * 8 + 2 * 32
+#: Fewest characters per element, on average over each :data:`CHECK_EVERY` new elements read,
+#: that reading goes on with: the loop here costs ~0.7 us an element, jiter's whole
+#: parse ~15 ns for a ``0`` or ``{}``, so 60,000 tiny elements after a shared head took 40-200 ms
+#: against 1-11 ms whole (the breaker's finding 4, 14th session). A message object is at least
+#: ``{"role":"user","content":""}``, 28 characters.
+MIN_ELEMENT_CHARS = 24
+CHECK_EVERY = 256
 
 _scan = make_scanner(JSONDecoder())  # CPython's C scanner when _json is there, as json.loads uses
 _ws = WHITESPACE.match
@@ -60,6 +73,12 @@ class Body(NamedTuple):
     size: int
     #: For a body not read yet: how many more lookups pass it over unread (:meth:`mockoss.jsonsplice.SpliceCache._find`).
     skip: int = 0
+    #: For each element: an upper bound of the bytes of the objects the text up to its end makes
+    #: (:func:`object_bytes`), counted once per stretch of elements read together (the bound at
+    #: the stretch's end), so that a later body counts only its new text.
+    counted: tuple[int, ...] = ()
+    #: :func:`object_bytes` of :attr:`tail`.
+    tail_bytes: int = 0
 
 
 def parse_whole(text: str) -> tuple[dict[str, Any], Body | None]:
@@ -107,7 +126,11 @@ def _read_array(
     kept: Body | None = None,
 ) -> tuple[dict[str, Any], Body | None]:
     """Read the array of ``key`` on from ``i`` (just past its ``[`` when ``items`` is empty, else
-    just past its last element read), then the rest of the object; the value and the body to keep."""
+    just past its last element read), then the rest of the object; the value and the body to keep.
+
+    Only the new text is counted (:func:`object_bytes` and :func:`_deep_limit`'s count of what was read here,
+    the kept body's counts for the rest): counting a 548 KiB body whole, three times, on every
+    turn made the splice 9-14x slower than a whole parse (the breaker's finding 1, 14th session)."""
     start, cut = len(items), i
     if not items:
         i = _ws(text, i).end()
@@ -116,6 +139,7 @@ def _read_array(
         value, i = _scan(text, i)
         items.append(value)
         ends.append(i)
+    check, mark = start + CHECK_EVERY, i
     while True:
         i = _ws(text, i).end()
         c = text[i]
@@ -127,16 +151,23 @@ def _read_array(
         value, i = _scan(text, i)
         items.append(value)
         ends.append(i)
+        if len(items) == check:  # each stretch of CHECK_EVERY elements read, on its own
+            if i - mark < MIN_ELEMENT_CHARS * CHECK_EVERY:
+                raise Miss  # tiny elements: a whole parse is the faster read
+            check, mark = check + CHECK_EVERY, i
     close = i + 1
-    if kept is not None and _deep(text, cut, close):
+    base = kept.counted[start - 1] if kept is not None else 0
+    read, opens = _counts(text, cut if kept is not None else 0, ends[-1])
+    if kept is not None and opens >= _deep_limit():
         raise Miss
+    counted = (*(kept.counted[:start] if kept is not None else ()), *((base + read,) * (len(ends) - start)))
     if kept is not None and len(text) - close == len(kept.tail) and text.endswith(kept.tail):
         if len(items) == len(kept.items) and len(text) == len(kept.text):
             return _value(before, key, items, kept.after), kept  # the kept body again, whole
-        after = kept.after
-        tail = kept.tail
+        after, tail, tail_bytes = kept.after, kept.tail, kept.tail_bytes
     else:
-        if kept is not None and _deep(text, close, len(text)):
+        tail_bytes, opens = _counts(text, close, len(text))
+        if kept is not None and opens >= _deep_limit():
             raise Miss
         after = _read_fields(text, close)
         tail = text[close:]
@@ -146,9 +177,35 @@ def _read_array(
     keep = next((k for k in range(start, len(ends)) if text[ends[k] - 1] in _DIGITS), len(ends))
     if keep == 0:
         return value, None
-    size = sys.getsizeof(text) + sys.getsizeof(tail) + object_bytes(text)
-    body = Body(text, tuple(before), key, tuple(ends[:keep]), tuple(items[:keep]), tail, after, size)
+    size = (
+        sys.getsizeof(text)
+        + sys.getsizeof(tail)
+        + counted[-1]
+        + OBJECT_BYTES_PER_BYTE * (close - ends[-1])
+        + tail_bytes
+        + ELEMENT_BYTES * keep
+    )
+    body = Body(
+        text,
+        tuple(before),
+        key,
+        tuple(ends[:keep]),
+        tuple(items[:keep]),
+        tail,
+        after,
+        size,
+        0,
+        counted[:keep],
+        tail_bytes,
+    )
     return value, body
+
+
+def _counts(text: str, start: int, end: int) -> tuple[int, int]:
+    """:func:`object_bytes` of ``text[start:end]`` and how many ``{`` and ``[`` it holds."""
+    braces, brackets = text.count("{", start, end), text.count("[", start, end)
+    objects = OBJECT_BYTES_PER_BYTE * (end - start) + 64 * braces + 56 * brackets + 26 * text.count('"', start, end)
+    return objects, braces + brackets
 
 
 def object_bytes(text: str) -> int:
@@ -158,19 +215,18 @@ def object_bytes(text: str) -> int:
     of its memory, the breaker's finding 3) and 26 per ``"`` (a string object's head, two quotes
     each). An agent turn's objects take about a quarter of it. Checked with ``tracemalloc`` on agent turns,
     empty objects and lists, floats, integers and non-ASCII text in ``tests/test_jsonsplice.py``."""
-    return OBJECT_BYTES_PER_BYTE * len(text) + 64 * text.count("{") + 56 * text.count("[") + 26 * text.count('"')
+    return _counts(text, 0, len(text))[0]
 
 
-def _deep(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` may nest as deep as ``json.loads`` can recurse, from the
-    caller's stack: half the recursion limit of ``{`` and ``[`` (a depth needs as many).
+def _deep_limit() -> int:
+    """How many ``{`` and ``[`` in new text make it depart: half the recursion limit (a depth needs
+    as many).
 
     Why: read here, a value is scanned a few calls shallower than ``json.loads`` scans it, so a
     value nested within those few levels of the limit was accepted where a fresh server refused
     it with ``RecursionError`` (the breaker's finding 2, issue 9: 987-992 levels). Such text
     departs (the caller parses it whole, as before); a brace inside a string only costs that."""
-    limit = sys.getrecursionlimit() // 2
-    return text.count("{", start, end) + text.count("[", start, end) >= limit
+    return sys.getrecursionlimit() // 2
 
 
 def _value(

@@ -313,9 +313,15 @@ def test_an_edited_long_last_element_is_not_read_every_time() -> None:
     reads = []
     original = cache._read
     cache._read = lambda body, clears: reads.append(1) or original(body, clears)  # type: ignore[method-assign]
+    # Ten tools: not sparse (SPARSE_ELEMENT_CHARS), so the body is kept.
+    tools = [{"type": "function", "function": {"name": f"t{k}", "parameters": {"type": "object"}}} for k in range(10)]
     for n in range(20):
         text = json.dumps(
-            {"model": "m", "messages": [{"role": "user", "content": "context " * 2000 + f"question {n}"}]}
+            {
+                "model": "m",
+                "messages": [{"role": "user", "content": "context " * 2000 + f"question {n}"}],
+                "tools": tools,
+            }
         )
         assert same(cache.parse(text, lambda text=text: json.loads(text)), json.loads(text))
     assert len(reads) <= 20 // (SKIP_AFTER_WASTED_READ + 1)  # was 19
@@ -323,7 +329,7 @@ def test_an_edited_long_last_element_is_not_read_every_time() -> None:
     messages = [{"role": "user", "content": "context " * 2000 + "question 19"}]
     for n in range(SKIP_AFTER_WASTED_READ + 2):
         messages.append({"role": "assistant", "content": f"answer {n}"})
-        text = json.dumps({"model": "m", "messages": messages})
+        text = json.dumps({"model": "m", "messages": messages, "tools": tools})
         assert same(cache.parse(text, lambda text=text: json.loads(text)), json.loads(text))
     assert cache._bodies[0].ends  # kept read: spliced
 
@@ -390,3 +396,103 @@ def test_a_parse_under_way_keeps_nothing_after_a_clear() -> None:
 
     cache.parse(text, whole)
     assert len(cache) == 0
+
+
+# ---------------------------------------------------------------- the issue 9 breaker's findings (14th session)
+
+
+def test_a_sparse_conversation_is_not_kept_and_parses_as_json_loads() -> None:
+    """Finding 1: a coding agent's turns, mostly long tool outputs (here 20 KB each), parsed 9-14x
+    slower spliced than whole; bodies averaging over SPARSE_ELEMENT_CHARS per element are not kept,
+    so nothing is decoded or compared for them (the bytes path of :func:`jsonbody.parse_json`)."""
+    from mockoss.jsonsplice import SPARSE_ELEMENT_CHARS
+
+    clear_caches()
+    try:
+        messages: list[dict] = [{"role": "system", "content": "x" * 100}]
+        kept = []
+        for turn in range(12):
+            messages.append(
+                {"role": "tool", "tool_call_id": f"c{turn}", "content": f"{turn} " + "output line\n" * 1700}
+            )
+            raw = json.dumps({"model": "m", "messages": messages}).encode()
+            assert same(jsonbody.parse_json(raw), json.loads(raw))
+            kept.append(len(jsonbody.SPLICE))
+        assert len(raw) > SPARSE_ELEMENT_CHARS * len(messages)
+        assert kept[-1] == 0 and jsonbody.SPLICE.size == 0  # every turn is sparse: none kept
+        # An agent turn of short messages is kept as before.
+        raw = agent_body(40).encode()
+        assert same(jsonbody.parse_json(raw), json.loads(raw))
+        assert len(jsonbody.SPLICE) == 1
+    finally:
+        clear_caches()
+
+
+@pytest.mark.parametrize("filler", ["0", '"a"', "{}", "[]", "true"])
+def test_tiny_elements_are_not_read_one_by_one(filler: str) -> None:
+    """Finding 4: 60,000 tiny elements after a long shared first element were read by this
+    module's loop on every request (40-200 ms against 1-11 ms whole). Reading stops within the
+    first stretch of CHECK_EVERY elements that averages under MIN_ELEMENT_CHARS characters, and
+    the value is still json.loads'."""
+    from mockoss import jsonsplice_read
+
+    fillers = ",".join([filler] * 60_000)
+    text = '{"messages":[{"role":"system","content":"' + "x" * 50_000 + '"},' + fillers + "]}"
+    scanned = []
+    real = jsonsplice_read._scan
+    jsonsplice_read._scan = lambda s, i: scanned.append(i) or real(s, i)  # type: ignore[assignment]
+    try:
+        with pytest.raises(jsonsplice_read.Miss):
+            jsonsplice_read.parse_whole(text)
+    finally:
+        jsonsplice_read._scan = real  # type: ignore[assignment]
+    assert len(scanned) <= jsonsplice_read.CHECK_EVERY + 1
+    cache = SpliceCache(1 << 24, 1 << 21)
+    for t in range(3):
+        edited = text.replace('"},', f'"}},{{"t":{t}}},', 1)
+        assert same(cache.parse(edited, lambda edited=edited: json.loads(edited)), json.loads(edited))
+    # Real messages, however short, are read: the shortest message object is 28 characters.
+    short = '{"messages":[' + ",".join(['{"role":"user","content":""}'] * 2000) + "]}"
+    value, body = jsonsplice_read.parse_whole(short)
+    assert same(value, json.loads(short)) and body is not None and len(body.ends) == 2000
+
+
+def test_a_spliced_body_counts_its_objects_from_its_new_text_at_no_less_than_whole() -> None:
+    """Finding 1's fix: a spliced body counts only its new text (the kept body's counts for the
+    rest), and the count still bounds the whole text's :func:`object_bytes` (finding 7: plus each
+    kept element's slots, ELEMENT_BYTES)."""
+    from mockoss.jsonsplice_read import ELEMENT_BYTES, object_bytes
+
+    cache = SpliceCache(1 << 26, 1 << 21)
+    for turns in range(1, 40):
+        text = agent_body(turns)
+        assert same(cache.parse(text, lambda text=text: json.loads(text)), json.loads(text))
+    read = [body for body in cache._bodies if body.ends]
+    assert read
+    for body in read:
+        least = sys.getsizeof(body.text) + object_bytes(body.text) + ELEMENT_BYTES * len(body.ends)
+        assert body.size >= least, (body.size, least)
+        assert list(body.counted) == sorted(body.counted) and len(body.counted) == len(body.ends)
+
+
+def test_the_bytes_path_parses_edited_bodies_as_json_loads() -> None:
+    """:func:`jsonbody.parse_json` hands bytes to the cache, which decodes them only when it has a
+    kept body to compare with or a body to keep: every edit of a kept agent turn, as bytes."""
+    rng = random.Random(7)
+    clear_caches()
+    try:
+        base = agent_body(30)
+        for _ in range(300):
+            k = rng.randrange(len(base))
+            text = (
+                base[:k] + rng.choice(["", "x", '"', "\\", "]", "}", ",", " ", "é", "1"]) + base[k + rng.randrange(3) :]
+            )
+            raw = text.encode("utf-8", "surrogatepass")
+            want = outcome(lambda raw=raw: json.loads(raw), text)
+            got = outcome(lambda raw=raw: jsonbody.parse_json(raw), text)
+            assert got[0] == want[0], text
+            if got[0] == "value":
+                assert same(got[1], want[1]), text
+            jsonbody.parse_json(base.encode())  # the conversation goes on
+    finally:
+        clear_caches()
