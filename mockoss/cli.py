@@ -7,11 +7,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from mockoss import __version__
@@ -87,22 +88,23 @@ def _serve_until_stopped(args: argparse.Namespace) -> int:
     engine = None
     try:
         upstream, recorder = upstream_cli.from_args(args)
-        server = MockServer(
-            scenario=args.scenario,
-            profile=args.profile,
-            switches=_serve_switches(args),
-            served_model_names=args.served_model_name,
-            seed=args.seed,
-            request_log_limit=10_000,
-            max_body_bytes=args.max_body_bytes,
-            body_budget_bytes=args.body_budget_bytes,
-            scenario_dirs=tuple(args.scenario_dir),
-            transport={k: v for k, v in (("ttft_ms", args.ttft_ms), ("tokens_per_s", args.tokens_per_s)) if v is not None}
-            or None,
-            upstream=upstream,
-            recorder=recorder,
-            auto_session=args.auto_session,
-        )
+        with _release_warnings_on_stderr():  # vllm@0.99.0: one line, not a Python warning with its source line
+            server = MockServer(
+                scenario=args.scenario,
+                profile=args.profile,
+                switches=_serve_switches(args),
+                served_model_names=args.served_model_name,
+                seed=args.seed,
+                request_log_limit=10_000,
+                max_body_bytes=args.max_body_bytes,
+                body_budget_bytes=args.body_budget_bytes,
+                scenario_dirs=tuple(args.scenario_dir),
+                transport={k: v for k, v in (("ttft_ms", args.ttft_ms), ("tokens_per_s", args.tokens_per_s)) if v is not None}
+                or None,
+                upstream=upstream,
+                recorder=recorder,
+                auto_session=args.auto_session,
+            )
         engine = engine_cli.start(args, args.served_model_name)  # after the scenario is known to load
         if engine is not None:
             from mockoss.upstream import Upstream
@@ -159,6 +161,31 @@ def _serve_until_stopped(args: argparse.Namespace) -> int:
         if engine is not None:
             engine.stop()
     return 0
+
+
+@contextlib.contextmanager
+def _release_warnings_on_stderr() -> Iterator[None]:
+    """Print each :class:`~mockoss.profiles.releases.ReleaseWarning` raised inside as one line when
+    it is raised, ``mockoss: warning: vllm@0.99.0 is newer than 0.33.0, ...``, once per message;
+    other warnings are shown as usual."""
+    import warnings
+
+    from mockoss.profiles.releases import ReleaseWarning
+
+    seen: set[str] = set()
+    with warnings.catch_warnings():  # restores the filters and showwarning on the way out
+        shown = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+            if not issubclass(category, ReleaseWarning):
+                shown(message, category, *args, **kwargs)
+            elif str(message) not in seen:
+                seen.add(str(message))
+                print(f"mockoss: warning: {message}", file=sys.stderr, flush=True)
+
+        warnings.showwarning = show
+        warnings.simplefilter("always", ReleaseWarning)
+        yield
 
 
 def _loopback(host: str) -> bool:
@@ -223,6 +250,11 @@ def _main(argv: Sequence[str] | None, collecting: bool = True) -> int:
         return _serve(args)  # serve_forever turns the collector back on
     if collecting:
         gc.enable()
+    with _release_warnings_on_stderr():  # explain --profile vllm@0.99.0, validate --profile ...
+        return _command_run(args)
+
+
+def _command_run(args: argparse.Namespace) -> int:
     if args.command == "eval":
         from mockoss.eval import command as eval_command
 

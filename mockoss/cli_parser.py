@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 from mockoss import __version__
-from mockoss.profiles.registry import PROFILES
+from mockoss.profiles.registry import PROFILES, unknown_profile_message
 from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SCENARIO_BYTES, DEFAULT_REQUEST_TIMEOUT_S
 
 # The commands' modules (explain, eval, scenario, upstream, engines) are imported where they are
@@ -227,6 +227,6 @@ def _profile_name(text: str) -> str:
     from mockoss.profiles.releases import split_release
 
     if split_release(text)[0] not in PROFILES:
-        raise argparse.ArgumentTypeError(f"unknown profile {text!r}; profiles: {', '.join(PROFILES)} (a release: vllm@0.26.0)")
+        raise argparse.ArgumentTypeError(unknown_profile_message(text))  # the marker's words, with "did you mean"
     return text
 

@@ -12,7 +12,7 @@ from mockoss.profiles.releases import at_release, split_release
 if TYPE_CHECKING:
     from mockoss.profiles.base import Profile
 
-__all__ = ["PROFILES", "ProfileError", "get_profile"]
+__all__ = ["PROFILES", "ProfileError", "get_profile", "unknown_profile_message"]
 
 #: Read-only view of the shipped profiles by name: one line per profile, ``"name":
 #: "module:Class"`` (the class is instantiated with no arguments) or ``"module:TABLE"`` (a mapping
@@ -52,12 +52,32 @@ def switch_names(profile: Profile) -> list[str]:
 _HINTED = 8
 
 
-def get_profile(name: str, switches: Mapping[str, Any] | None = None) -> Profile:
+def unknown_profile_message(name: str) -> str:
+    """The message for a ``name`` (``"olama"``, ``"olama@0.11.3"``) whose profile is not registered:
+    ``unknown profile 'olama' (did you mean 'ollama'?); profiles: vllm, ... (a release: vllm@0.26.0)``.
+    One wording for :func:`get_profile`, ``mockoss serve --profile`` and the pytest marker."""
+    import difflib  # error paths only: a plain serve never loads it (issue 9, start-up)
+
+    near = difflib.get_close_matches(split_release(name)[0], list(PROFILES), 1)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return f"unknown profile {name!r}{hint}; profiles: {', '.join(PROFILES)} (a release: vllm@0.26.0)"
+
+
+def get_profile(name: str, switches: Mapping[str, Any] | None = None, *, warn: bool = True) -> Profile:
     """Return the profile ``name`` with ``switches`` applied.
 
     ``name`` is a registered profile (``"vllm"``, the newest release) or a release of one,
     ``"<profile>@<release>"`` (``"vllm@0.26.0"``): the switch values of that release on the
-    server's timeline (:mod:`mockoss.profiles.releases`), with ``switches`` on top.
+    server's timeline (:mod:`mockoss.profiles.releases`), with ``switches`` on top. A version
+    between two listed releases gets the behaviour of the listed one before it; one newer than the
+    newest listed, or numbered unlike the server's releases, resolves with a warning
+    (:func:`mockoss.profiles.releases.at_release`).
+
+    ``warn=False`` skips that warning: for a name already resolved once (a server resolving its
+    own profile again for a request's switches).
+
+    Warns:
+        ReleaseWarning: see :func:`mockoss.profiles.releases.release_problem`.
 
     Raises:
         ProfileError: unknown name or switch; the message lists what is valid.
@@ -66,13 +86,9 @@ def get_profile(name: str, switches: Mapping[str, Any] | None = None) -> Profile
     try:
         profile = PROFILES[server]
     except KeyError:
-        import difflib  # error paths only: a plain serve never loads it (issue 9, start-up)
-
-        near = difflib.get_close_matches(server, list(PROFILES), 1)
-        hint = f" (did you mean {near[0]!r}?)" if near else ""
-        raise ProfileError(f"unknown profile {name!r}{hint}; profiles: {', '.join(PROFILES)} (a release: vllm@0.26.0)") from None
+        raise ProfileError(unknown_profile_message(name)) from None
     if release is not None:
-        return _at_release(profile, name, release, switches or {})
+        return _at_release(profile, name, release, switches or {}, warn)
     if not switches:
         return profile
     unknown = sorted(set(switches) - set(switch_names(profile)))
@@ -93,7 +109,7 @@ def get_profile(name: str, switches: Mapping[str, Any] | None = None) -> Profile
         raise ProfileError(f"profile {name!r}: {exc}") from None
 
 
-def _at_release(profile: Profile, name: str, release: str, switches: Mapping[str, Any]) -> Profile:
+def _at_release(profile: Profile, name: str, release: str, switches: Mapping[str, Any], warn: bool) -> Profile:
     # Here, not at the top: a serve without a release never loads the timeline model (issue 9, start-up).
     from mockoss.profiles.timeline import TimelineError
 
@@ -101,7 +117,7 @@ def _at_release(profile: Profile, name: str, release: str, switches: Mapping[str
     if unknown:
         raise ProfileError(f"profile {name!r} has no switch {', '.join(map(repr, unknown))}; switches: {', '.join(switch_names(profile))}")
     try:
-        return at_release(profile, release, name=name, extra=switches)
+        return at_release(profile, release, name=name, extra=switches, warn=warn)
     except TimelineError as exc:
         raise ProfileError(str(exc)) from None
     except (TypeError, ValueError) as exc:

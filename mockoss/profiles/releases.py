@@ -2,11 +2,28 @@
 
 The timelines themselves are data in each server's package (``mockoss/profiles/<server>/releases.py``);
 see :mod:`mockoss.profiles.timeline` for the model.
+
+Which ``PROFILE@VERSION`` names resolve (:func:`at_release`):
+
+- a listed release (``mockoss profiles --timeline vllm`` lists them): its behaviour;
+- a version between two listed releases, numbered like them (``vllm@0.14.0``): accepted, with the
+  behaviour of the last change at or before it, i.e. that of the listed release before it
+  (``vllm@0.11.1``): every change is placed at a listed release (tests/profiles/test_release_names.py);
+- a version newer than the newest listed release (``ollama@9.9.9``): accepted with the newest
+  behaviour mockoss knows, and a :class:`ReleaseWarning` that names that release: mockoss cannot
+  know what a later release changed;
+- a version not numbered like the server's releases (``ollama@0.113`` when Ollama's are ``0.x.y``,
+  ``vllm@33``, ``vllm@0.33``): a :class:`ReleaseWarning` with a "did you mean" of the listed release
+  it most resembles (``0.11.3``); it still resolves as a version (``0.113`` > ``0.33.0``).
+- older than the first listed release, or not a version at all: :class:`~mockoss.profiles.timeline.TimelineError`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
+import sys
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -15,7 +32,7 @@ from mockoss.profiles.lazy import LazyMapping
 if TYPE_CHECKING:
     from mockoss.profiles.timeline import Timeline
 
-__all__ = ["TIMELINES", "at_release", "split_release"]
+__all__ = ["TIMELINES", "ReleaseWarning", "at_release", "release_problem", "split_release"]
 
 #: Profile name → its server's timeline (read-only): one line per server, ``"name":
 #: "module:TIMELINE"``, imported on first lookup (:class:`mockoss.profiles.lazy.LazyMapping`): a
@@ -35,20 +52,39 @@ TIMELINES: Mapping[str, Timeline] = LazyMapping({
 P = TypeVar("P")
 
 
+class ReleaseWarning(UserWarning):
+    """``PROFILE@VERSION`` names a version mockoss can only guess the behaviour of: newer than the
+    newest release it knows for the server (the newest known behaviour is used), or numbered unlike
+    the server's releases (the message has a "did you mean"). See :func:`release_problem`.
+
+    Silence it with ``warnings.filterwarnings("ignore", category=ReleaseWarning)`` or pytest's
+    ``filterwarnings = ["ignore::mockoss.profiles.releases.ReleaseWarning"]``.
+    """
+
+
 def split_release(name: str) -> tuple[str, str | None]:
     """``"vllm@0.26.0"`` → ``("vllm", "0.26.0")``; ``"vllm"`` → ``("vllm", None)``."""
     server, sep, release = name.partition("@")
     return (server, release) if sep else (name, None)
 
 
-def at_release(profile: P, release: str, *, name: str | None = None, extra: Mapping[str, Any] | None = None) -> P:
+def at_release(
+    profile: P, release: str, *, name: str | None = None, extra: Mapping[str, Any] | None = None, warn: bool = True
+) -> P:
     """``profile`` (the newest release of its server) with the switch values of ``release``.
 
     Args:
         profile: a registered profile dataclass (its ``name`` is the timeline's server).
-        release: a version on that server's timeline.
+        release: a version on that server's timeline: a listed release, or any version from the
+            first one on (the behaviour of the last change at or before it; see the module docstring).
         name: the name of the result (default ``"<server>@<release>"``).
         extra: switches set on top (the user's).
+        warn: issue a :class:`ReleaseWarning` when :func:`release_problem` finds one (attributed to
+            the first caller outside mockoss).
+
+    Warns:
+        ReleaseWarning: ``release`` is newer than the newest listed release, or not numbered like
+            the listed ones.
 
     Raises:
         TimelineError: no timeline for the profile, or a release it does not cover.
@@ -61,4 +97,64 @@ def at_release(profile: P, release: str, *, name: str | None = None, extra: Mapp
 
         raise TimelineError(f"profile {server!r} has no timeline; timelines: {', '.join(TIMELINES)}")
     values = {**timeline.switches_at(release), **(extra or {})}
+    if warn and (problem := release_problem(timeline, release)):
+        warnings.warn(problem, ReleaseWarning, stacklevel=_outside_stacklevel())
     return dataclasses.replace(profile, name=name or f"{server}@{release}", **values)  # type: ignore[type-var]
+
+
+def _digit_runs(release: str) -> list[str]:
+    """The runs of digits of a release name before any ``+``/``-`` suffix: ``"0.10.1+gptoss"`` → ``["0", "10", "1"]``."""
+    return re.findall(r"\d+", re.split(r"[+-]", release, maxsplit=1)[0])
+
+
+def release_problem(timeline: Timeline, release: str) -> str | None:
+    """Why ``release`` (a version :meth:`Timeline.check_release` accepts) resolves only by guess,
+    as one sentence, or ``None`` for a listed release or an unlisted one between listed ones.
+
+    * newer than the newest listed release: ``"ollama@9.9.9 is newer than 0.33.0-rc2, the newest
+      ollama release mockoss knows: the behaviour of ollama@0.33.0-rc2 is used"``;
+    * a count of numbers that no listed release has (``0.113`` against Ollama's ``0.x.y``): the
+      listed release it most resembles (the same digits, else :func:`difflib.get_close_matches`,
+      cutoff 0.5) as a "did you mean", and the listed release whose behaviour it gets.
+    """
+    from mockoss.profiles.timeline import release_key  # (the timeline model: loaded by then, at_release used it)
+
+    ordered = timeline.ordered_releases
+    names = [r.name for r in ordered]
+    if release in names:
+        return None
+    key = release_key(release)
+    floor = [n for n in names if release_key(n) <= key][-1]  # check_release refused anything older than the first
+    server = timeline.server
+    runs = _digit_runs(release)
+    if len(runs) not in {len(_digit_runs(n)) for n in names}:
+        import difflib  # error paths only
+
+        same = [n for n in names if "".join(_digit_runs(n)) == "".join(runs)]  # a dot missing: 0.113 → 0.11.3
+        padded = [n for n in names if _digit_runs(n)[: len(runs)] == runs and set(_digit_runs(n)[len(runs) :]) == {"0"}]  # 0.11 → 0.11.0
+        near = same or padded or difflib.get_close_matches(release, names, 1, 0.5)
+        hint = f" (did you mean {server}@{near[0]}?)" if near else ""
+        shapes = " or ".join(sorted({".".join("N" * len(_digit_runs(n))) for n in names}, key=len))
+        return (
+            f"{server}@{release}: {release!r} is not numbered like {server}'s releases ({shapes}){hint}; "
+            f"read as a version it gets the behaviour of {server}@{floor}; releases: {', '.join(names)}"
+        )
+    if key > release_key(names[-1]):
+        return (
+            f"{server}@{release} is newer than {names[-1]}, the newest {server} release mockoss knows: "
+            f"the behaviour of {server}@{names[-1]} is used (mockoss cannot know what later releases changed)"
+        )
+    return None
+
+
+def _outside_stacklevel() -> int:
+    """The ``stacklevel`` for :func:`warnings.warn` called from :func:`at_release` that names the
+    first frame outside the mockoss package (the user's ``MockServer(profile=...)`` line), judged
+    by the frame's module (a dataclass's generated ``__init__`` has no file of its own);
+    ``warnings.warn(skip_file_prefixes=...)`` does this by file from Python 3.12 on."""
+    frame = sys._getframe(2)  # the caller of at_release
+    level = 2
+    while frame is not None and str(frame.f_globals.get("__name__", "")).partition(".")[0] == "mockoss":
+        frame = frame.f_back
+        level += 1
+    return level

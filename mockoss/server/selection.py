@@ -70,7 +70,7 @@ class Selection:
         Raises:
             ProfileError: a switch the profile does not have.
         """
-        profile = get_profile(self.profile, switches)
+        profile = get_profile(self.profile, switches, warn=False)  # the release was warned about when set
         with self._lock:  # not while a request builds a switch-header profile from the old switches
             self._base_profile = profile
             self.switches = dict(switches)
@@ -186,7 +186,7 @@ class Selection:
         profile = self._profiles.get(key)
         if profile is None:
             merged = {**self.switches, **scenario.switches, **_parse_switches(header)}
-            profile = self._profiles[key] = get_profile(self.profile, merged)
+            profile = self._profiles[key] = get_profile(self.profile, merged, warn=False)  # warned when set
             if len(self._profiles) > PROFILE_CACHE_SIZE:
                 self._profiles.popitem(last=False)
         else:

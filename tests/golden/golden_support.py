@@ -29,6 +29,7 @@ from mockoss.golden.normalise import dumps, normalise_body, normalise_frames
 from mockoss.golden.store import GoldenExchange, GoldenFile, golden_dirs, read_golden_dir
 from mockoss.harmony import Completion
 from mockoss.profiles.registry import ProfileError, get_profile
+from mockoss.profiles.releases import ReleaseWarning
 from mockoss.scenario.loader import Step
 from mockoss.server.core import MockServer
 
@@ -188,7 +189,7 @@ def profile_for(header: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         return name, {**flags, **dict(switches)}
     try:
         get_profile(f"vllm@{version}")
-    except (ProfileError, ValueError, KeyError):
+    except (ProfileError, ValueError, KeyError, ReleaseWarning):  # ReleaseWarning: newer than mockoss knows
         return "vllm", flags
     return f"vllm@{version}", flags
 

@@ -15,6 +15,7 @@ LLAMACPP_TIMELINE = Timeline(
     server="llamacpp",
     releases=(
         Release("b6100", "2025-08", "gpt-oss era (ggml-org/llama.cpp#15091, #15181): the regex parser; build number not checked"),
+        Release("b7756", "2026-01", "llama.cpp's own Jinja engine (ggml-org/llama.cpp#18462; first build per #19476's bisection)"),
         Release("b8651", "2026-04-03", "a build after PR #20393 (date from gominimal/pkgs#40, which links the release)"),
         Release("b9000", "", "the build the profile follows (common/parsers/gpt-oss.cpp@2629d7b5; build_info placeholder)"),
     ),
