@@ -63,7 +63,9 @@ def scenario_from_data(
     try:
         spec = ScenarioFile.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError("\n".join(validation_errors(origin, root, exc, data))) from None
+        from mockoss.scenario.field_hints import with_field_hints  # error paths only
+
+        raise ScenarioError("\n".join(with_field_hints(validation_errors(origin, root, exc, data), ScenarioFile))) from None
     errors: list[str] = []
     if spec.rules is None:
         rules = [compile_rule(spec, 0, None, None, spec.steps or [], ["steps"], origin, root, name, errors)]

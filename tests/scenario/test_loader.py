@@ -42,7 +42,7 @@ def test_unknown_field_names_file_line_and_field(tmp_path):
     )
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
-    assert str(info.value) == f"{path}:5: steps[0].completion.messages[0].chanel: unknown field"
+    assert str(info.value) == f"{path}:5: steps[0].completion.messages[0].chanel: unknown field (did you mean 'channel'?)"
 
 
 def test_wrong_type_names_the_line_of_the_value(tmp_path):

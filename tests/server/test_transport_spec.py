@@ -110,4 +110,4 @@ def test_bad_transport_in_a_file_names_file_line_and_field(tmp_path):
     )
     with pytest.raises(ScenarioError) as caught:
         load_scenario(path)
-    assert str(caught.value) == f"{path}:7: steps[0].transport.tokens_per_sec: unknown field"
+    assert str(caught.value) == f"{path}:7: steps[0].transport.tokens_per_sec: unknown field (did you mean 'tokens_per_s'?)"
