@@ -58,11 +58,11 @@ def test_set_switches_waits_for_a_request_building_a_switch_header_profile(monke
     real = selection.get_profile
     started, release = threading.Event(), threading.Event()
 
-    def gated(name, switches=None):
+    def gated(name, switches=None, **options):  # options: warn=False (a request's re-resolution)
         if switches and switches.get("id_digits") == 32 and not started.is_set():
             started.set()
             assert release.wait(30)
-        return real(name, switches)
+        return real(name, switches, **options)
 
     monkeypatch.setattr(selection, "get_profile", gated)
     request = threading.Thread(target=lambda: server.handle("chat", body, header))
