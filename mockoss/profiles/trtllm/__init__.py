@@ -80,8 +80,18 @@ _CHOICES = {
     "harmony_library": HARMONY_LIBRARIES,
     "completion_usage_chunk": ("chat_chunk", "text_completion"),
 }
-_BOOLS = ("channel_validation", "tool_calls_on_analysis", "reasoning_content_alias", "flush_final_batch", "merge_deltas", "cached_tokens_in_usage", "stable_stream_ids",
-          "generation_config_stops", "completion_cached_tokens", "responses_store")
+_BOOLS = (
+    "channel_validation",
+    "tool_calls_on_analysis",
+    "reasoning_content_alias",
+    "flush_final_batch",
+    "merge_deltas",
+    "cached_tokens_in_usage",
+    "stable_stream_ids",
+    "generation_config_stops",
+    "completion_cached_tokens",
+    "responses_store",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +169,11 @@ class TrtllmProfile:
             if getattr(self, switch) not in choices:
                 raise ValueError(f"{switch} must be one of {', '.join(choices)}, got {getattr(self, switch)!r}")
         check_bool_switches(self, _BOOLS)
-        if isinstance(self.stream_interval, bool) or not isinstance(self.stream_interval, int) or self.stream_interval < 1:
+        if (
+            isinstance(self.stream_interval, bool)
+            or not isinstance(self.stream_interval, int)
+            or self.stream_interval < 1
+        ):
             raise ValueError(f"stream_interval must be a positive integer, got {self.stream_interval!r}")
         if not isinstance(self.version, str):
             raise ValueError(f"version must be a string, got {self.version!r}")  # noqa: TRY004
@@ -197,7 +211,10 @@ class TrtllmProfile:
         ``InternalServerError``, unless ``kind`` names it (``InvalidRequestError`` for a bad
         ``previous_response_id``). ``param`` is always null: ``create_error_response`` takes none."""
         kind = kind or ("BadRequestError" if status < 500 else "InternalServerError")
-        return Reply(status=status, body=dumps({"object": "error", "message": message, "type": kind, "param": None, "code": status}).encode())
+        return Reply(
+            status=status,
+            body=dumps({"object": "error", "message": message, "type": kind, "param": None, "code": status}).encode(),
+        )
 
     def body_refusal(self, body: Any, raw: bytes | None) -> Reply | None:
         """TensorRT-LLM's answer to a body FastAPI parsed (or found empty) that is not a JSON object
@@ -220,6 +237,11 @@ class TrtllmProfile:
         errors = body_errors(body, raw, null_missing=True)
         if errors is None or isinstance(errors, str):
             return None if errors is None else Reply(status=400, body=dumps({"detail": errors}).encode())
+        return self._validation_reply(errors)
+
+    def _validation_reply(self, errors: list[dict[str, Any]]) -> Reply:
+        """``validation_exception_handler``'s 400 with ``str(exc)`` (the error list's ``str()``);
+        Starlette's 500 when that ``str()`` recurses too deep (the handler raises)."""
         try:
             message = str(errors)
         except RecursionError:  # the handler raises: Starlette's ServerErrorMiddleware
@@ -231,11 +253,15 @@ class TrtllmProfile:
     def content_type_refusal(self, endpoint: str, content_type: str | None, parsed: bool, raw: bytes) -> Reply | None:
         """TensorRT-LLM's 400 to a non-empty body FastAPI does not parse (``text/plain``,
         form-urlencoded, ...), else ``None``. The server has no media-type check: FastAPI hands
-        the route's model the bytes and pydantic refuses them (``model_attributes_type``,
-        :mod:`mockoss.profiles.fastapi_body`), which its handler answers
-        (NVIDIA/TensorRT-LLM@00057725:tensorrt_llm/serve/openai_server.py
-        ``validation_exception_handler``: 400 with ``str(exc)``; the wording is mockoss's, as for
-        every validation error of this profile).
+        the route's model the bytes and pydantic refuses them (``model_attributes_type`` at
+        ``('body',)``, the bytes as ``input``, :mod:`mockoss.profiles.fastapi_body`), which its
+        ``validation_exception_handler`` answers as it answers :meth:`body_refusal`'s errors: 400
+        ``BadRequestError`` with ``str(exc)``, the error list's ``str()``, so the bytes' ``repr``:
+        ``"[{'type': 'model_attributes_type', 'loc': ('body',), 'msg': 'Input should be a valid
+        dictionary or object to extract fields from', 'input': b'{\"model\": ...}'}]"``. Run:
+        fastapi 0.121.3 (starlette 0.49.3) with that handler, 11 Content-Types and 9 bodies under
+        ``text/plain`` and ``application/octet-stream``, byte for byte (``tools/fastapi_body_diff.py``
+        ``build("trtllm")``).
 
         No ``Content-Type`` is parsed as JSON, as fastapi <= 0.131 does: TensorRT-LLM pins
         fastapi below 0.132 over the whole timeline (2025.08.27 to 2026.05.28):
@@ -245,7 +271,9 @@ class TrtllmProfile:
         (opened 2026-08-13) raised it to ``>=0.136.3,<0.137``: a later release would refuse it."""
         if not unparsed_body(content_type, raw, strict=False):
             return None
-        return self.error(400, f"Invalid request: body: {NOT_AN_OBJECT}")
+        return self._validation_reply(
+            [{"type": "model_attributes_type", "loc": ("body",), "msg": NOT_AN_OBJECT, "input": raw}]
+        )
 
     def model_not_found(self, model: str) -> Reply:
         """Never used (``model_check`` is false); a 404 in the error shape."""
@@ -261,10 +289,15 @@ class TrtllmProfile:
         if path == "/version":
             return Reply(status=200, body=dumps({"version": self.version}).encode())
         if path == "/v1/models":
-            cards = [{"id": name, "object": "model", "created": info.created, "owned_by": "tensorrt_llm"} for name in info.served_model_names[:1]]
+            cards = [
+                {"id": name, "object": "model", "created": info.created, "owned_by": "tensorrt_llm"}
+                for name in info.served_model_names[:1]
+            ]
             return Reply(status=200, body=dumps({"object": "list", "data": cards}).encode())
         return None
 
     def route_error(self, status: int, method: str, path: str) -> Reply:
         """FastAPI's own ``{"detail":"Not Found"}`` (404) or ``{"detail":"Method Not Allowed"}`` (405)."""
-        return Reply(status=status, body=b'{"detail":"Not Found"}' if status == 404 else b'{"detail":"Method Not Allowed"}')
+        return Reply(
+            status=status, body=b'{"detail":"Not Found"}' if status == 404 else b'{"detail":"Method Not Allowed"}'
+        )

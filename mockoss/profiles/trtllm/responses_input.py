@@ -14,10 +14,29 @@ Sources (NVIDIA/TensorRT-LLM, ``tensorrt_llm/serve``; the same lines in the stor
   the id is not looked at at all.
 * ``responses_utils.py`` ``parse_response_input`` (NVIDIA/TensorRT-LLM@83ab45a5, the commit the
   profile's Responses module follows): a ``function_call_output`` looks for its ``call_id`` among
-  the previous response's output and the ``function_call`` items before it in ``input``
-  (``construct_harmony_messages``), else ``ValueError(f"No call message found for {call_id}")``,
-  which the route's ``except Exception`` answers ``create_error_response(str(e))``: HTTP 400,
-  ``BadRequestError``.
+  the previous response's output and the calls before it in ``input``, else ``ValueError(f"No call
+  message found for {call_id}")``, which the route's ``except Exception`` answers
+  ``create_error_response(str(e))``: HTTP 400, ``BadRequestError``. ``construct_harmony_messages``
+  adds an input item to those calls only ``if isinstance(input_msg, ResponseFunctionToolCall)``
+  (the same line in every stored version of the file, 2025 to 2026), and ``ResponsesRequest.input``
+  is ``list[Union[ResponseInputItemParam, ResponseReasoningItem, ResponseFunctionToolCall]]``
+  (``openai_protocol.py``; later versions add ``dict[str, Any]`` last) with no validator that
+  converts a ``function_call`` (vLLM added one for this, vllm-project/vllm#24158). pydantic's smart
+  union validates a ``function_call`` object as the first member, the SDK's TypedDict
+  ``ResponseFunctionToolCallParam`` (a plain dict, never found), unless the SDK model wins: when
+  the object has a key the TypedDict does not declare (the model keeps extra keys, so more fields
+  are set) or a ``null`` the TypedDict refuses (``id``, ``namespace``, ``status``). So a call
+  written as ``{"type", "call_id", "name", "arguments"[, "id", "status"]}`` is not found: its output
+  is this 400; a call re-sent as trtllm returned it (``"status": null``, what ``response.output``
+  items hold and the openai SDK sends back) is found. Run here, not only read: the route's models
+  and ``construct_harmony_messages`` copied from 83ab45a5 behind a fastapi 0.121.3 app (the pin of
+  ``requirements.txt`` at NVIDIA/TensorRT-LLM@000867d9; ``openai`` unpinned, ``pydantic>=2.9.1``),
+  sent the openai SDK's requests (``client.responses.create``) under pydantic 2.9.1, 2.11.7,
+  2.12.5, 2.13.5, 2.14.4 and openai 1.99.9, 1.109.1, 2.8.0, 2.54.0, 3.57.0: this rule held in
+  every pair; only the keys the TypedDict declares differ. mockoss uses openai 2.26-2.40's
+  (``namespace`` added after 2.24; 3.57 adds ``caller`` and ``async``, read in the wheels). Not reproduced: NVIDIA/TensorRT-LLM#19454
+  (2026-09-20, after this timeline) drops every ``null`` before validation, so there a re-sent
+  call is not found either.
 
 mockoss knows which ids it stored through the scenario player
 (:func:`mockoss.profiles.response_store.previous_stored`). It does not keep a stored response's
@@ -31,13 +50,17 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import Reply
-from mockoss.profiles.orphan_output import first_orphan_output
 from mockoss.profiles.response_store import previous_stored
 
 if TYPE_CHECKING:
     from mockoss.profiles.trtllm import TrtllmProfile
 
-__all__ = ["responses_input_error"]
+__all__ = ["first_unfound_output", "responses_input_error"]
+
+#: The keys of the openai SDK's ``ResponseFunctionToolCallParam`` (openai 2.26 to 2.40).
+_PARAM_KEYS = frozenset({"type", "call_id", "name", "arguments", "id", "namespace", "status"})
+#: Its keys that may be absent but not ``null`` (the SDK model's are ``Optional``).
+_NOT_NULL = ("id", "namespace", "status")
 
 
 def responses_input_error(profile: TrtllmProfile, body: Mapping[str, Any], *, store: bool = True) -> Reply | None:
@@ -61,7 +84,38 @@ def responses_input_error(profile: TrtllmProfile, body: Mapping[str, Any], *, st
         if previous_stored(previous):
             return None
         return profile.error(404, f"Response with id '{previous}' not found.", kind="InvalidRequestError")
-    call_id = first_orphan_output(body.get("input"))
+    call_id = first_unfound_output(body.get("input"))
     if call_id is not None:
         return profile.error(400, f"No call message found for {call_id}")
     return None
+
+
+def first_unfound_output(items: Any) -> str | None:
+    """The ``call_id`` of the first ``function_call_output`` item of ``items`` (a Responses
+    ``input``; anything but a list holds none) that trtllm-serve finds no call for, else ``None``.
+
+    A call is found when a ``function_call`` item of that ``call_id`` comes before the output and
+    pydantic validates it as the SDK's ``ResponseFunctionToolCall`` (:func:`_validated_as_model`,
+    see the module); a call without a ``null`` or an undeclared key stays a dict and is passed
+    over, as ``construct_harmony_messages`` does. Items that are not objects, and ids that are not
+    strings, are passed over (the request's validation answers them).
+    """
+    if type(items) is not list:
+        return None
+    calls: set[str] = set()
+    for item in items:
+        if type(item) is not dict:
+            continue
+        kind, call_id = item.get("type"), item.get("call_id")
+        if kind == "function_call" and type(call_id) is str and _validated_as_model(item):
+            calls.add(call_id)
+        elif kind == "function_call_output" and type(call_id) is str and call_id not in calls:
+            return call_id
+    return None
+
+
+def _validated_as_model(item: dict[str, Any]) -> bool:
+    """Whether pydantic's smart union picks ``ResponseFunctionToolCall`` over the TypedDict before
+    it for this ``function_call`` object: a key the TypedDict does not declare (both validate; the
+    model, ``extra="allow"``, sets more fields) or a ``null`` the TypedDict refuses."""
+    return any(key not in _PARAM_KEYS for key in item) or any(key in item and item[key] is None for key in _NOT_NULL)
