@@ -27,8 +27,8 @@ def watch_builds(monkeypatch: pytest.MonkeyPatch, server: MockServer, builds: li
     """Note (thread id, server lock held, characters) for every rendered completion built."""
     real = render_module._build
 
-    def build(messages, fault):
-        built = real(messages, fault)
+    def build(*args):  # the real one's arguments, whatever they are (messages, fault, positions)
+        built = real(*args)
         builds.append((threading.get_ident(), server._lock.locked(), len(built.text)))
         return built
 

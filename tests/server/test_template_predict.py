@@ -121,10 +121,10 @@ def _faker_server(monkeypatch: pytest.MonkeyPatch, taken: int) -> tuple[MockServ
     builds: list = []
     real_build = render_module._build
 
-    def build(messages, fault):
+    def build(*args):  # the real one's arguments (messages, fault, positions)
         if not server._lock.locked():
             server._handled += taken
-        built = real_build(messages, fault)
+        built = real_build(*args)
         builds.append(server._lock.locked())
         return built
 
