@@ -60,9 +60,15 @@ class Message:
             TypeError: an unknown field.
             ValueError: a bad ``recipient_position``.
         """
-        unknown = set(data) - {"channel", "recipient", "content_type", "content", "recipient_position"}
+        known = ("channel", "recipient", "content_type", "content", "recipient_position")
+        unknown = set(data) - set(known)
         if unknown:
-            raise TypeError(f"Message: unknown field(s) {', '.join(sorted(unknown))}")
+            import difflib  # error path only
+
+            hints = "".join(
+                f" (did you mean {near[0]!r}?)" for name in sorted(unknown) if (near := difflib.get_close_matches(name, known, 1))
+            )
+            raise TypeError(f"Message: unknown field(s) {', '.join(sorted(unknown))}{hints}")
         fields = dict(data)
         if fields.get("recipient_position", "role") is None:
             del fields["recipient_position"]

@@ -208,7 +208,7 @@ def test_unknown_command_line_profile_is_a_usage_error(pytester):
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest_subprocess(*RUN, "--mockoss-profile=nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --mockoss-profile: unknown profile 'nope'; profiles: vllm, *"])
+    result.stderr.fnmatch_lines(["ERROR: --mockoss-profile: unknown profile 'nope'*; profiles: vllm, *"])
 
 
 def test_mockoss_session_keeps_state_across_the_tests_of_a_module(pytester):
@@ -310,3 +310,12 @@ def test_each_xdist_worker_has_its_own_server(pytester):
     assert all(len(seen) == 1 for seen in by_worker.values())  # one server per worker, kept all session
     (url0, pid0), (url1, pid1) = by_worker["gw0"].pop(), by_worker["gw1"].pop()
     assert url0 != url1 and pid0 != pid1
+
+
+def test_a_misspelt_command_line_profile_gets_a_did_you_mean(pytester):
+    """A newcomer's ``--mockoss-profile olama`` listed the profiles without the hint the marker
+    and ``mockoss serve`` give (one wording: ``registry.unknown_profile_message``)."""
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest_subprocess(*RUN, "--mockoss-profile=olama")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --mockoss-profile: unknown profile 'olama' (did you mean 'ollama'?); profiles: vllm, *"])

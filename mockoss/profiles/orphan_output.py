@@ -1,10 +1,10 @@
 """The first Responses ``function_call_output`` whose call the request's ``input`` does not hold.
 
-Two servers refuse such an item, each in its own words (their modules say how and why): the
-OpenAI API (:mod:`mockoss.profiles.openai.responses_input`) and trtllm-serve
-(:mod:`mockoss.profiles.trtllm.responses_input`, NVIDIA/TensorRT-LLM@83ab45a5
-``responses_utils.py`` ``parse_response_input``). Both look for a ``function_call`` item with the
-same ``call_id`` before the output, in ``input`` order; what each answers is theirs.
+The OpenAI API refuses such an item (:mod:`mockoss.profiles.openai.responses_input` says how and
+why): it looks for a ``function_call`` item with the same ``call_id`` before the output, in
+``input`` order. trtllm-serve refuses one too, but finds fewer calls than are there (pydantic
+reads a hand-written call as a TypedDict its ``isinstance`` check misses), so it has its own
+search (:func:`mockoss.profiles.trtllm.responses_input.first_unfound_output`).
 """
 
 from __future__ import annotations

@@ -96,11 +96,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_REAL] = real_target(config)
     profile = config.getoption("mockoss_profile", None)
     if profile is not None:
-        from mockoss.profiles.registry import PROFILES
+        from mockoss.profiles.registry import PROFILES, unknown_profile_message
         from mockoss.profiles.releases import split_release
 
         if split_release(profile)[0] not in PROFILES:  # a release (vllm@0.26.0) is checked when used
-            raise pytest.UsageError(f"--mockoss-profile: unknown profile {profile!r}; profiles: {', '.join(PROFILES)}")
+            raise pytest.UsageError(f"--mockoss-profile: {unknown_profile_message(profile)}")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
