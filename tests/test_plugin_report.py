@@ -194,7 +194,7 @@ def test_fails(mockoss_session):
     result.stdout.fnmatch_lines(
         [
             "E   AssertionError: mockoss: 1 scripted step never used:",
-            "    - scenario mockoss:scenarios/clean-tool-call.yaml:7, rule #1, step 1: never answered",
+            "    - scenario mockoss:scenarios/clean-tool-call.yaml:16, rule #1, step 1: never answered",
         ],
         consecutive=True,
     )
