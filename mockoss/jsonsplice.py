@@ -133,10 +133,11 @@ class SpliceCache:
             after the shared elements departs from what this module reads).
         """
         clears = self._clears
+        length = len(body)  # what the sparse rule weighs: bytes as given, else characters
         if type(body) is bytes:
             if not self._bodies:  # nothing to compare with: decode only a body to keep
                 value = whole()
-                if _keepable(len(body), value):
+                if _keepable(length, value):
                     try:
                         text = body.decode("utf-8", "surrogatepass")
                     except UnicodeDecodeError:
@@ -156,11 +157,11 @@ class SpliceCache:
             except DEPARTURES:
                 pass  # parsed whole below, kept unread
             else:
-                if kept is not None and _keepable(len(text), value):
+                if kept is not None and _keepable(length, value):
                     self._keep(kept, clears)
                 return value
         value = whole()
-        if _keepable(len(text), value):
+        if _keepable(length, value):
             self._keep(Body(text, (), "", (), (), "", (), sys.getsizeof(text), skip), clears)
         return value
 
@@ -248,12 +249,18 @@ class SpliceCache:
         return tuple(kept)
 
 
+#: :data:`SPLICE_KEYS` in a fixed order (a frozenset's order follows the hash seed: a body with both
+#: arrays would be judged by either, per process).
+_KEY_ORDER = ("messages", "input")
+assert frozenset(_KEY_ORDER) == SPLICE_KEYS
+
+
 def _keepable(length: int, value: Any) -> bool:
     """Whether a body of ``length`` characters (or bytes) parsed to ``value`` is worth keeping: an
     object whose first array of :data:`SPLICE_KEYS` starts with an object, not sparse."""
     if type(value) is not dict:
         return False
-    for key in SPLICE_KEYS:
+    for key in _KEY_ORDER:
         items = value.get(key)
         if type(items) is list and items and type(items[0]) is dict:
             tools = value.get("tools")
