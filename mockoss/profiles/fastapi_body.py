@@ -25,12 +25,19 @@ parsing the body")``; other JSON: ``model_attributes_type`` with the value as ``
 Run here: a FastAPI app with one pydantic body route (``tools/fastapi_body_diff.py``) under
 fastapi 0.121.3 (starlette 0.49.3), 0.136.0, 0.140.0, 0.151.0 and 0.165.0; the ``null`` boundary
 bisected over the released wheels (0.150.0 ``missing``, 0.151.0 not).
+A refusal that echoes the request's bytes (a body FastAPI hands the route unparsed:
+:func:`fastapi_text_reply`, TensorRT-LLM's ``repr`` of them) echoes at most :data:`ECHO_BYTES` of
+them (:func:`echo_cut`): mockoss's bound, not the servers' (they echo it whole), so that memory stays
+bounded in bytes: TensorRT-LLM's ``repr`` and JSON escaping write up to 5 bytes per byte, FastAPI's
+JSON escaping of a control character 6. A longer body's echo is its first bytes and a marker saying
+mockoss cut it; under the bound the reply is the server's byte for byte.
 Profiles layer: no server import (the server core imports this module through
 :mod:`mockoss.server.content_type`).
 """
 
 from __future__ import annotations
 
+import codecs
 import email.message
 import json
 import math
@@ -45,8 +52,10 @@ __all__ = [
     "PARSE_ERROR",
     "SGLANG_MESSAGE",
     "VLLM_MESSAGE",
+    "ECHO_BYTES",
     "body_errors",
     "default_reply",
+    "echo_cut",
     "fastapi_parses",
     "fastapi_text_reply",
     "parse_error_first",
@@ -68,6 +77,12 @@ NOT_AN_OBJECT = "Input should be a valid dictionary or object to extract fields 
 #: anything but a ``JSONDecodeError`` (``get_request_handler``'s ``except Exception``).
 PARSE_ERROR = "There was an error parsing the body"
 _PLAIN = (("content-type", "text/plain; charset=utf-8"),)
+#: Bytes of a request body a refusal echoes (:func:`echo_cut`; mockoss's bound, the servers echo it
+#: whole). 1 MiB: a body of that size (a long agent turn is ~0.5 MiB) is echoed as the server echoes
+#: it; the reply to a longer one stays under ~5 MiB (TensorRT-LLM's ``repr``, then JSON: at most 5
+#: bytes per byte; FastAPI's JSON of control characters: 6) instead of growing with the body (an
+#: 8 MiB body was a 40 MiB reply). Read per call: a test may lower it with ``monkeypatch``.
+ECHO_BYTES = 1024 * 1024
 
 
 def fastapi_parses(content_type: str | None, strict: bool = True) -> bool:
@@ -97,17 +112,51 @@ def unparsed_body(content_type: str | None, raw: bytes, strict: bool) -> bool:
     return bool(raw) and not fastapi_parses(content_type, strict)
 
 
+def echo_cut(raw: bytes) -> tuple[bytes, str]:
+    """The part of ``raw`` a refusal echoes, and the marker to append after it.
+
+    Returns:
+        ``(raw, "")`` when ``raw`` is at most :data:`ECHO_BYTES` long (the server's echo, unchanged);
+        else its first :data:`ECHO_BYTES` bytes, backed off to the start of a UTF-8 character (at
+        most 3 bytes) so that text that decodes whole still decodes cut, and the marker
+        ``" [mockoss: echo cut to the first N of M bytes (ECHO_BYTES); the server echoes it whole]"``.
+    """
+    limit = ECHO_BYTES
+    if len(raw) <= limit:
+        return raw, ""
+    end = limit
+    while end > limit - 3 and raw[end] & 0xC0 == 0x80:  # a continuation byte
+        end -= 1
+    marker = (
+        f" [mockoss: echo cut to the first {end} of {len(raw)} bytes: mockoss bounds a refusal's echo of "
+        f"the body (fastapi_body.ECHO_BYTES); the server echoes it whole]"
+    )
+    return raw[:end], marker
+
+
+def _valid_utf8(raw: bytes) -> bool:
+    """Whether ``raw`` decodes as UTF-8, checked 1 MiB at a time (no copy of the whole body)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for start in range(0, len(raw), 1 << 20):
+            decoder.decode(raw[start : start + (1 << 20)])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def fastapi_text_reply(raw: bytes) -> Reply:
     """FastAPI's default answer to a body it handed the route as bytes (no exception handler of
     the server's own): 422 ``{"detail":[{"type":"model_attributes_type","loc":["body"],"msg":…,
     "input":<the text>}]}``; bytes that are not UTF-8: Starlette's 500 ``Internal Server Error``
-    as ``text/plain`` (``jsonable_encoder``'s ``bytes.decode()`` raises, ``ServerErrorMiddleware``)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return Reply(
-            status=500, body=b"Internal Server Error", headers=(("content-type", "text/plain; charset=utf-8"),)
-        )
+    as ``text/plain`` (``jsonable_encoder``'s ``bytes.decode()`` raises, ``ServerErrorMiddleware``).
+    A body over :data:`ECHO_BYTES` is echoed cut, :func:`echo_cut`'s marker at the end of ``input``
+    (mockoss's bound; the whole body decides the 500)."""
+    echoed, marker = echo_cut(raw)
+    if not _valid_utf8(raw):
+        return Reply(status=500, body=b"Internal Server Error", headers=_PLAIN)
+    text = echoed.decode("utf-8") + marker
     entry = {"type": "model_attributes_type", "loc": ["body"], "msg": NOT_AN_OBJECT, "input": text}
     return Reply(status=422, body=dumps({"detail": [entry]}).encode())
 

@@ -69,7 +69,7 @@ from typing import Any, ClassVar, Literal
 
 from mockoss.harmony.library import HARMONY_LIBRARIES
 from mockoss.profiles.base import ChatRequestView, Reply, RequestContext, ServerInfo, check_bool_switches
-from mockoss.profiles.fastapi_body import NOT_AN_OBJECT, body_errors, unparsed_body
+from mockoss.profiles.fastapi_body import NOT_AN_OBJECT, body_errors, echo_cut, unparsed_body
 from mockoss.profiles.wire import dumps
 
 __all__ = ["TrtllmProfile"]
@@ -239,11 +239,12 @@ class TrtllmProfile:
             return None if errors is None else Reply(status=400, body=dumps({"detail": errors}).encode())
         return self._validation_reply(errors)
 
-    def _validation_reply(self, errors: list[dict[str, Any]]) -> Reply:
-        """``validation_exception_handler``'s 400 with ``str(exc)`` (the error list's ``str()``);
-        Starlette's 500 when that ``str()`` recurses too deep (the handler raises)."""
+    def _validation_reply(self, errors: list[dict[str, Any]], marker: str = "") -> Reply:
+        """``validation_exception_handler``'s 400 with ``str(exc)`` (the error list's ``str()``),
+        then ``marker`` (mockoss's, see :meth:`content_type_refusal`); Starlette's 500 when that
+        ``str()`` recurses too deep (the handler raises)."""
         try:
-            message = str(errors)
+            message = str(errors) + marker
         except RecursionError:  # the handler raises: Starlette's ServerErrorMiddleware
             return Reply(
                 status=500, body=b"Internal Server Error", headers=(("content-type", "text/plain; charset=utf-8"),)
@@ -263,6 +264,13 @@ class TrtllmProfile:
         ``text/plain`` and ``application/octet-stream``, byte for byte (``tools/fastapi_body_diff.py``
         ``build("trtllm")``).
 
+        mockoss's bound: the ``repr`` is of the body's first
+        :data:`~mockoss.profiles.fastapi_body.ECHO_BYTES` (1 MiB) bytes, then the marker
+        ``" [mockoss: echo cut to the first N of M bytes: ...]"`` after the list
+        (:func:`~mockoss.profiles.fastapi_body.echo_cut`). The server echoes the whole body, up to
+        5 bytes of reply per byte of body (``repr``, then JSON): an 8 MiB ``text/plain`` body was
+        a 40 MiB reply here. Under the bound the reply is the server's byte for byte.
+
         No ``Content-Type`` is parsed as JSON, as fastapi <= 0.131 does: TensorRT-LLM pins
         fastapi below 0.132 over the whole timeline (2025.08.27 to 2026.05.28):
         ``fastapi==0.115.4`` (NVIDIA/TensorRT-LLM@10bfbb57:requirements.txt), then
@@ -271,8 +279,9 @@ class TrtllmProfile:
         (opened 2026-08-13) raised it to ``>=0.136.3,<0.137``: a later release would refuse it."""
         if not unparsed_body(content_type, raw, strict=False):
             return None
+        echoed, marker = echo_cut(raw)
         return self._validation_reply(
-            [{"type": "model_attributes_type", "loc": ("body",), "msg": NOT_AN_OBJECT, "input": raw}]
+            [{"type": "model_attributes_type", "loc": ("body",), "msg": NOT_AN_OBJECT, "input": echoed}], marker
         )
 
     def model_not_found(self, model: str) -> Reply:
