@@ -47,12 +47,12 @@ from mockoss.profiles.base import Reply
 from mockoss.profiles.wire import any_leaf, dumps
 
 __all__ = [
+    "ECHO_BYTES",
     "MEDIA_TYPE_REFUSAL",
     "NOT_AN_OBJECT",
     "PARSE_ERROR",
     "SGLANG_MESSAGE",
     "VLLM_MESSAGE",
-    "ECHO_BYTES",
     "body_errors",
     "default_reply",
     "echo_cut",

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-import mockoss.profiles.fastapi_body as fastapi_body
+from mockoss.profiles import fastapi_body
 from mockoss.profiles.fastapi_body import NOT_AN_OBJECT
 from mockoss.server.core import MockServer
 
@@ -32,13 +32,18 @@ def test_trtllm_echoes_an_8_mib_body_cut_with_a_marker() -> None:
     assert status == 400
     assert len(body) < 5 * fastapi_body.ECHO_BYTES + 1024
     reply = json.loads(body)
-    assert reply["type"] == "BadRequestError" and reply["code"] == 400 and set(reply) == {
-        "object",
-        "message",
-        "type",
-        "param",
-        "code",
-    }
+    assert (
+        reply["type"] == "BadRequestError"
+        and reply["code"] == 400
+        and set(reply)
+        == {
+            "object",
+            "message",
+            "type",
+            "param",
+            "code",
+        }
+    )
     cut = _trtllm_message(raw[: fastapi_body.ECHO_BYTES])
     assert reply["message"].startswith(cut + " [mockoss: echo cut to the first 1048576 of 8388608 bytes")
     assert "the server echoes it whole]" in reply["message"]
@@ -57,7 +62,7 @@ def test_fastapi_422_echoes_a_long_text_cut_with_a_marker(profile: str, monkeypa
     assert status == 422
     entry = json.loads(body)["detail"][0]
     assert entry["input"].startswith("abcdefghi [mockoss: echo cut to the first 9 of 14 bytes")
-    status, body = _send(profile, "abcdefghi".encode())
+    status, body = _send(profile, b"abcdefghi")
     assert json.loads(body)["detail"][0]["input"] == "abcdefghi"
 
 
