@@ -496,3 +496,26 @@ def test_the_bytes_path_parses_edited_bodies_as_json_loads() -> None:
             jsonbody.parse_json(base.encode())  # the conversation goes on
     finally:
         clear_caches()
+
+
+def test_one_long_element_per_stretch_does_not_lift_the_tiny_element_cutoff() -> None:
+    """The second breaker's M3 (14th session): one 5,400-character message in each stretch of 255
+    ``{}`` lifted the stretch's average over MIN_ELEMENT_CHARS, and the loop read all 20,480
+    elements (19 ms against 0.9 ms whole); each element now weighs at most ELEMENT_CHARS_CAP."""
+    from mockoss import jsonsplice_read
+
+    stretch = ['{"role":"user","content":"' + "y" * 5400 + '"}'] + ["{}"] * 255
+    text = '{"messages":[' + ",".join(stretch * 80) + "]}"
+    scanned = []
+    real = jsonsplice_read._scan
+    jsonsplice_read._scan = lambda s, i: scanned.append(i) or real(s, i)  # type: ignore[assignment]
+    try:
+        with pytest.raises(jsonsplice_read.Miss):
+            jsonsplice_read.parse_whole(text)
+    finally:
+        jsonsplice_read._scan = real  # type: ignore[assignment]
+    assert len(scanned) <= jsonsplice_read.CHECK_EVERY + 1
+    cache = SpliceCache(1 << 26, 1 << 23)
+    for k in range(3):
+        edited = text[:-2] + f',{{"k":{k}}}]}}'
+        assert same(cache.parse(edited, lambda edited=edited: json.loads(edited)), json.loads(edited))
