@@ -23,7 +23,16 @@ from mockoss.harmony import Completion
 from mockoss.profiles.base import IdSource, Profile, RequestContext
 from mockoss.profiles.registry import PROFILES, get_profile, switch_names
 
-__all__ = ["COLUMNS", "EXPLAINED_ENDPOINTS", "Outcome", "explain", "render_table", "request_body", "summarise", "tool_names_for"]
+__all__ = [
+    "COLUMNS",
+    "EXPLAINED_ENDPOINTS",
+    "Outcome",
+    "explain",
+    "render_table",
+    "request_body",
+    "summarise",
+    "tool_names_for",
+]
 
 MODEL = "openai/gpt-oss-20b"
 CREATED = 1767225600
@@ -126,7 +135,15 @@ def summarise(step: int, profile: str, endpoint: str, tools: str, status: int, b
         message = choices[0].get("message") or {}
         reasoning = message.get("reasoning", message.get("reasoning_content"))
         return Outcome(
-            step, profile, endpoint, tools, status, ["message"], message.get("content"), reasoning, _calls_from_chat(message)
+            step,
+            profile,
+            endpoint,
+            tools,
+            status,
+            ["message"],
+            message.get("content"),
+            reasoning,
+            _calls_from_chat(message),
         )
     items, content, reasoning, calls = [], [], [], []
     for item in data.get("output") or ():
@@ -140,12 +157,21 @@ def summarise(step: int, profile: str, endpoint: str, tools: str, status: int, b
         elif kind in ("function_call", "mcp_call"):
             calls.append({"type": kind, "name": str(item.get("name")), "arguments": str(item.get("arguments"))})
     return Outcome(
-        step, profile, endpoint, tools, status, items, "\n".join(content) if content else None,
-        "\n".join(reasoning) if reasoning else None, calls,
+        step,
+        profile,
+        endpoint,
+        tools,
+        status,
+        items,
+        "\n".join(content) if content else None,
+        "\n".join(reasoning) if reasoning else None,
+        calls,
     )
 
 
-def _surface(profile: Profile, endpoint: str, completion: Completion, body: dict[str, Any], index: int) -> tuple[int, bytes]:
+def _surface(
+    profile: Profile, endpoint: str, completion: Completion, body: dict[str, Any], index: int
+) -> tuple[int, bytes]:
     spec = ENDPOINTS[endpoint]
     raw = json.dumps(body).encode()
     request = spec.schema.model_validate(body)
@@ -187,7 +213,7 @@ def explain(
         start = len(rows)
         for name, base in registry.items():
             own = {k: v for k, v in (switches or {}).items() if k in switch_names(base)}
-            profile = get_profile(name, own) if own and profiles is None else base
+            profile = get_profile(name, own, warn=False) if own and profiles is None else base
             for endpoint in endpoints:
                 if endpoint not in profile.endpoints:
                     continue
@@ -201,7 +227,17 @@ def explain(
                     try:
                         status, body = _surface(profile, endpoint, completion, request_body(endpoint, names), index)
                     except Exception as exc:  # noqa: BLE001  # another profile's bug must not hide the others
-                        rows.append(Outcome(index, name, endpoint, label, 0, error=f"mockoss: {type(exc).__name__}: {exc}", answer=answer))
+                        rows.append(
+                            Outcome(
+                                index,
+                                name,
+                                endpoint,
+                                label,
+                                0,
+                                error=f"mockoss: {type(exc).__name__}: {exc}",
+                                answer=answer,
+                            )
+                        )
                         continue
                     rows.append(_with_answer(summarise(index, name, endpoint, label, status, body), answer))
         if rule is not None:
@@ -230,10 +266,10 @@ COLUMNS = ("step", "profile", "endpoint", "tools", "status", "items", "content",
 
 def render_table(rows: Sequence[Outcome]) -> str:
     """An aligned text table, one line per :class:`Outcome`."""
+
     def step_cell(r: Outcome) -> str:
         return str(r.step) if r.answer is None else f"{r.step} ({r.answer})"
 
     cells = [list(COLUMNS)] + [[step_cell(r) if c == "step" else _cell(getattr(r, c)) for c in COLUMNS] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
     return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells)
-

@@ -164,8 +164,10 @@ class MockossFixture:
         from mockoss.steps import as_scenario_data, is_builder
 
         items = (scenario, *more)
-        if more or is_builder(scenario) or (
-            isinstance(scenario, (list, tuple)) and any(is_builder(item) for item in scenario)
+        if (
+            more
+            or is_builder(scenario)
+            or (isinstance(scenario, (list, tuple)) and any(is_builder(item) for item in scenario))
         ):
             self._inline += 1
             loaded = scenario_from_data(as_scenario_data(*items), name=f"inline-{self._inline}")
@@ -208,7 +210,7 @@ class MockossFixture:
             return
         from mockoss.profiles.registry import get_profile
 
-        get_profile(self._profile_name, switches)
+        get_profile(self._profile_name, switches, warn=False)  # warned when the fixture was built
         self.unapplied.append(("switches", dict(switches)))
 
     def reset(self) -> None:

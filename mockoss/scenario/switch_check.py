@@ -41,8 +41,10 @@ def check_switches(origin: str, root: yaml.Node | None, switches: Mapping[str, A
         line = lines[switch] = _node_line(root, ["switches", switch])
         where = f"{origin}:{line}" if line else origin
         if switch not in known:
-            raise ScenarioError(f"{where}: switches.{switch}: no profile has this switch; "
-                                + did_you_mean(switch, sorted(known), "`mockoss profiles`"))
+            raise ScenarioError(
+                f"{where}: switches.{switch}: no profile has this switch; "
+                + did_you_mean(switch, sorted(known), "`mockoss profiles`")
+            )
         problems = []
         for profile in profiles.values():
             if switch in switch_names(profile):
@@ -67,11 +69,13 @@ def switch_problem(scenario: Scenario, profile: str, switches: Mapping[str, Any]
     (``FILE:LINE: switches.NAME: problem``, like every other scenario error; breaker finding 6,
     eleventh session: this one had no line), or ``None`` when they do. Used when a scenario is
     selected (:meth:`mockoss.server.core.MockServer.use_scenario`) and by ``mockoss validate
-    --profile``."""
+    --profile``. Resolves ``profile`` with ``warn=False``: a release's
+    :class:`~mockoss.profiles.releases.ReleaseWarning` is the caller's, given once where the release
+    was named (``MockServer(profile=…)``, ``serve --profile``), not again per scenario loaded."""
     from mockoss.profiles.registry import ProfileError, get_profile
 
     try:
-        get_profile(profile, {**switches, **scenario.switches})
+        get_profile(profile, {**switches, **scenario.switches}, warn=False)  # warned where the release was named
         return None
     except ProfileError as exc:
         problem = str(exc)
@@ -79,7 +83,7 @@ def switch_problem(scenario: Scenario, profile: str, switches: Mapping[str, Any]
     field = ""
     for switch, value in scenario.switches.items():  # which one: the first refused on its own
         try:
-            get_profile(profile, {**switches, switch: value})
+            get_profile(profile, {**switches, switch: value}, warn=False)
         except ProfileError as exc:
             field, problem = switch, str(exc)
             break

@@ -128,3 +128,41 @@ def test_explain_prints_the_warning_as_one_line_before_its_table(capsys):
         "behaviour of ollama@0.33.0-rc2 is used (mockoss cannot know what later releases changed)"
     )
     assert err == [expected]
+
+
+_SWITCHED = (
+    "version: 1\nswitches:\n  reasoning_format: none\n"
+    "steps:\n  - completion: {messages: [{channel: final, content: hi}]}\n"
+)
+
+
+def test_a_release_warns_once_however_often_a_scenario_s_switches_are_checked(tmp_path):
+    # switch_problem resolves the server's profile again for each scenario with switches: once at
+    # MockServer(scenario=...), once per use_scenario, once per X-Mockoss-Scenario load (serve).
+    (tmp_path / "switched.yaml").write_text(_SWITCHED)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        server = MockServer(
+            profile="llamacpp@b99999", scenario=str(tmp_path / "switched.yaml"), scenario_dirs=[tmp_path]
+        )
+        server.use_scenario(str(tmp_path / "switched.yaml"))
+        body = b'{"model": "gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}]}'
+        for _ in range(2):
+            (tmp_path / "switched.yaml").write_text(_SWITCHED + "# touched\n" * (_ + 1))  # read again
+            reply = server.handle("chat", body, {"x-mockoss-scenario": "switched"})
+            assert reply.status == 200, reply.body
+    releases = [w for w in caught if issubclass(w.category, ReleaseWarning)]
+    assert len(releases) == 1, [str(w.message) for w in releases]
+    assert "llamacpp@b99999" in str(releases[0].message)
+
+
+def test_the_real_mode_fixture_does_not_warn_again_when_switches_are_set():
+    from mockoss.pytest_plugin._fixture import MockossFixture
+
+    fixture = MockossFixture(server=None, url="http://127.0.0.1:9", api_key="k", model="m", profile=None, seed=None)
+    fixture._profile_name = "llamacpp@b99999"  # resolved, and warned about, when the fixture was built
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fixture.switches(reasoning_format="none")
+    assert not [w for w in caught if issubclass(w.category, ReleaseWarning)]
+    assert fixture.unapplied == [("switches", {"reasoning_format": "none"})]
