@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,5 +63,36 @@ def test_without_a_checkout_the_hint_is_generic_and_never_the_package_index(monk
 def test_serve_engine_vllm_without_vllm_says_to_install_from_the_checkout(capsys):
     assert main(["serve", "--engine", "vllm", "--port", "0"]) == 2
     err = capsys.readouterr().err
-    assert f"`pip install -e '{CHECKOUT}[vllm]'`" in err
+    assert f"`{shlex.quote(sys.executable)} -m pip install -e '{CHECKOUT}[vllm]'`" in err
     assert "'mockoss[vllm]'" not in err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")
+def test_the_hint_installs_into_the_python_the_probe_failed_for(tmp_path):
+    # --vllm-python names another interpreter: a bare `pip` would install into the one on PATH.
+    from mockoss.engines import EngineError
+    from mockoss.engines.vllm.launcher import VllmEngine
+
+    odd = tmp_path / "my venv" / "python"  # a space: the command must be shell-quoted
+    odd.parent.mkdir()
+    odd.symlink_to(sys.executable)
+    with pytest.raises(EngineError) as failed:
+        VllmEngine(python=str(odd)).check()
+    assert f"with `'{odd}' -m pip install -e '{CHECKOUT}[vllm]'`" in str(failed.value)
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "is_checkout"),
+    [
+        ('[project]\nname = "mockoss"\n', True),
+        ("[project]\nname='mockoss'\n", True),  # TOML's literal string, no spaces
+        ('[project]\nversion = "1"\nname = "mockoss"  # the kit\n', True),
+        ('[project]\nname = "other"\n[tool.x]\nname = "mockoss"\n', False),  # another table's name
+        ('[project]\nname = "mockoss\n', False),  # not TOML
+    ],
+)
+def test_a_checkout_is_told_by_its_parsed_pyproject(tmp_path, pyproject, is_checkout):
+    (tmp_path / "mockoss").mkdir()
+    (tmp_path / "mockoss" / "__init__.py").write_text("")
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    assert install_hint._is_checkout(tmp_path) is is_checkout

