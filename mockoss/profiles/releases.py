@@ -15,7 +15,16 @@ Which ``PROFILE@VERSION`` names resolve (:func:`at_release`):
 - a version not numbered like the server's releases (``ollama@0.113`` when Ollama's are ``0.x.y``,
   ``vllm@33``, ``vllm@0.33``): a :class:`ReleaseWarning` with a "did you mean" of the listed release
   it most resembles (``0.11.3``); it still resolves as a version (``0.113`` > ``0.33.0``).
-- older than the first listed release, or not a version at all: :class:`~mockoss.profiles.timeline.TimelineError`.
+- older than the first listed release, or not a version at all: :class:`~mockoss.profiles.timeline.TimelineError`,
+  with a "did you mean" where one is likely (:func:`refused_hint`): the prefix of the server's
+  release names left out (``llamacpp@7756`` → ``b7756``), a pre-release without its ``-``
+  (``vllm@0.26.0rc1`` → ``0.26.0-rc1``), a leading ``v`` (``vllm@v0.26.0``), or a short version
+  older than the timeline (``ollama@0.11`` → ``0.11.1``, the first listed release it begins).
+
+The "did you mean" of a version numbered unlike the releases is, in this order: the listed
+release with the same digits (``0.113`` → ``0.11.3``), the one it pads with zeros (``vllm@0.26`` →
+``0.26.0``), else the closest by :func:`difflib.get_close_matches` (cutoff 0.5; ``vllm@33`` →
+``0.33.0``).
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ from mockoss.profiles.lazy import LazyMapping
 if TYPE_CHECKING:
     from mockoss.profiles.timeline import Timeline
 
-__all__ = ["TIMELINES", "ReleaseWarning", "at_release", "release_problem", "split_release"]
+__all__ = ["TIMELINES", "ReleaseWarning", "at_release", "refused_hint", "release_problem", "split_release"]
 
 #: Profile name → its server's timeline (read-only): one line per server, ``"name":
 #: "module:TIMELINE"``, imported on first lookup (:class:`mockoss.profiles.lazy.LazyMapping`): a
@@ -96,7 +105,15 @@ def at_release(
         from mockoss.profiles.timeline import TimelineError  # (the module of timelines: not loaded by a plain serve)
 
         raise TimelineError(f"profile {server!r} has no timeline; timelines: {', '.join(TIMELINES)}")
-    values = {**timeline.switches_at(release), **(extra or {})}
+    try:
+        values = {**timeline.switches_at(release), **(extra or {})}
+    except Exception as exc:  # TimelineError (imported on error paths only): add the likely meaning
+        message = str(exc)
+        if "did you mean" not in message and "; releases: " in message and (meant := refused_hint(timeline, release)):
+            raise type(exc)(
+                message.replace("; releases: ", f" (did you mean {server}@{meant}?); releases: ", 1)
+            ) from None
+        raise
     if warn and (problem := release_problem(timeline, release)):
         warnings.warn(problem, ReleaseWarning, stacklevel=_outside_stacklevel())
     return dataclasses.replace(profile, name=name or f"{server}@{release}", **values)  # type: ignore[type-var]
@@ -131,7 +148,9 @@ def release_problem(timeline: Timeline, release: str) -> str | None:
         import difflib  # error paths only
 
         same = [n for n in names if "".join(_digit_runs(n)) == "".join(runs)]  # a dot missing: 0.113 → 0.11.3
-        padded = [n for n in names if _digit_runs(n)[: len(runs)] == runs and set(_digit_runs(n)[len(runs) :]) == {"0"}]  # 0.11 → 0.11.0
+        padded = [
+            n for n in names if _digit_runs(n)[: len(runs)] == runs and set(_digit_runs(n)[len(runs) :]) == {"0"}
+        ]  # 0.11 → 0.11.0
         near = same or padded or difflib.get_close_matches(release, names, 1, 0.5)
         hint = f" (did you mean {server}@{near[0]}?)" if near else ""
         shapes = " or ".join(sorted({".".join("N" * len(_digit_runs(n))) for n in names}, key=len))
@@ -145,6 +164,30 @@ def release_problem(timeline: Timeline, release: str) -> str | None:
             f"the behaviour of {server}@{names[-1]} is used (mockoss cannot know what later releases changed)"
         )
     return None
+
+
+def refused_hint(timeline: Timeline, release: str) -> str | None:
+    """The release a name :meth:`Timeline.check_release` refuses most likely meant, or ``None``:
+    the name with the prefix of the server's release names (``7756`` → ``b7756`` for llama.cpp's
+    ``bNNNN`` tags, ggml-org/llama.cpp's releases page) or with a ``-`` before a pre-release
+    (``0.26.0rc1`` → ``0.26.0-rc1``: vLLM tags ``v0.26.0rc1``, PEP 440) when the timeline accepts
+    it; else, for a version older than the timeline, the first listed release that begins with its
+    numbers (``0.11`` → ``0.11.1``)."""
+    from mockoss.profiles.timeline import TimelineError
+
+    names = [r.name for r in timeline.ordered_releases]
+    prefix = re.match(r"[A-Za-z]*", names[0]).group()  # type: ignore[union-attr]
+    candidates = [prefix + release] if prefix and not release.startswith(prefix) else []
+    dashed = re.sub(r"^([A-Za-z]*[0-9]+(?:\.[0-9]+)*)\.?([A-Za-z])", r"\1-\2", release)
+    candidates += [dashed] if dashed != release else []
+    for candidate in candidates:
+        try:
+            return timeline.check_release(candidate)
+        except TimelineError:
+            continue
+    runs = _digit_runs(release)
+    begun = [n for n in names if runs and _digit_runs(n)[: len(runs)] == runs]
+    return begun[0] if begun and release not in names else None
 
 
 def _outside_stacklevel() -> int:

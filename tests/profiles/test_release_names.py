@@ -166,3 +166,25 @@ def test_the_real_mode_fixture_does_not_warn_again_when_switches_are_set():
         fixture.switches(reasoning_format="none")
     assert not [w for w in caught if issubclass(w.category, ReleaseWarning)]
     assert fixture.unapplied == [("switches", {"reasoning_format": "none"})]
+
+
+@pytest.mark.parametrize(
+    ("name", "meant"),
+    [
+        ("llamacpp@7756", "llamacpp@b7756"),  # llama.cpp's tags are bNNNN
+        ("vllm@0.26.0rc1", "vllm@0.26.0-rc1"),  # vLLM's tag v0.26.0rc1 (PEP 440), a pre-release here after '-'
+        ("ollama@0.11", "ollama@0.11.1"),  # older than the timeline: the first release it begins
+        ("trtllm@2025.08", "trtllm@2025.08.27"),
+    ],
+)
+def test_a_refused_release_name_gets_a_did_you_mean(name, meant):
+    with pytest.raises(ProfileError, match=rf"\(did you mean {meant}\?\); releases: "):
+        get_profile(name)
+    get_profile(meant)  # the hint resolves
+
+
+def test_a_refused_name_with_nothing_near_gets_no_hint():
+    for name in ("llamacpp@latest", "vllm@0.1.0", "llamacpp@b100"):
+        with pytest.raises(ProfileError) as refused:
+            get_profile(name)
+        assert "did you mean" not in str(refused.value)
