@@ -1,13 +1,87 @@
-"""Step builders beyond plain messages: leaked calls, raw text, faults, HTTP errors (see :mod:`mockoss.steps`)."""
+"""Message and step builders (see :mod:`mockoss.steps`): reasoning, answers, preambles and tool
+calls, leaked calls, raw text, faults, HTTP errors; the types they build are in :mod:`mockoss._steps_core`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from mockoss._steps_core import Message, Step, reasoning, tool_call
+from mockoss._steps_core import Message, Step, _compact
 
-__all__ = ["LEAK_FORMS", "error", "fault", "leak", "raw"]
+__all__ = ["LEAK_FORMS", "error", "fault", "final", "leak", "preamble", "raw", "reasoning", "tool_call"]
+
+
+def reasoning(text: str) -> Message:
+    """The chain of thought: a message on the ``analysis`` channel."""
+    return Message(channel="analysis", content=text)
+
+
+def final(text: str) -> Message:
+    """The answer the user reads: a message on the ``final`` channel (closed by ``<|return|>``)."""
+    return Message(channel="final", content=text)
+
+
+def preamble(text: str) -> Message:
+    """A preamble: user-visible text on the ``commentary`` channel with no recipient, which
+    gpt-oss writes before a batch of tool calls (openai/harmony docs/format.md, "Preambles")."""
+    return Message(channel="commentary", content=text)
+
+
+def tool_call(
+    name: str,
+    arguments: Mapping[str, Any] | str | None = None,
+    *,
+    namespace: str = "functions",
+    content_type: str | None = "<|constrain|>json",
+    recipient_position: str | None = None,
+) -> Message:
+    """A function tool call: ``commentary`` channel, recipient ``functions.{name}``, JSON content.
+
+    Args:
+        name: the tool's name (``get_weather``); a dotted name (``browser.search``) is the
+            recipient as given.
+        arguments: a dict (written as compact JSON) or the JSON text as is (e.g. deliberately
+            broken JSON); ``None`` is ``{}``.
+        namespace: recipient prefix for undotted names.
+        content_type: ``<|constrain|>json`` as gpt-oss writes it; ``None`` for none.
+        recipient_position: where the recipient goes in the header (YAML ``recipient_position``):
+
+            * ``None`` (default, unset): ``"role"``, or in a step with a fault the fault's own
+              ``recipient_position`` (which renders every header; default ``channel``);
+            * ``"role"``: ``<|start|>assistant to=functions.x<|channel|>commentary
+              <|constrain|>json<|message|>…``, openai-harmony 0.0.8's renderer layout, kept so
+              that replies (and goldens recorded from real servers) do not change;
+            * ``"channel"``: ``<|start|>assistant<|channel|>commentary to=functions.x
+              <|constrain|>json<|message|>…``, as gpt-oss usually writes it
+              (openai/harmony@ec7606d:docs/format.md, function calling).
+
+            ``vllm``, ``vllm-2025``, ``ollama``, ``llamacpp``, ``lmstudio``, ``trtllm``, ``openai``,
+            ``gptoss-reference`` and ``sglang``'s Responses return the call either way. ``sglang``'s
+            chat tool parser finds only the ``channel`` form
+            (sgl-project/sglang@v0.5.23:python/sglang/srt/function_call/gpt_oss_detector.py,
+            :mod:`mockoss.profiles.sglang.detectors`; non-streamed, only after another message,
+            e.g. ``reasoning(…) + tool_call(…)``), and so does ``vllm-mlx``'s, which sees the call
+            only when streamed (Responses, or chat with ``reasoning_parser: null``;
+            waybarrios/vllm-mlx@v0.6.0:vllm_mlx/tool_parsers/harmony_tool_parser.py,
+            :mod:`mockoss.profiles.vllm_mlx.parsers`): pick ``"channel"`` to get the call there.
+            ``mlx-lm`` parses neither (the call is raw text in ``content``). Text completions
+            (``/v1/completions``, Ollama's ``/api/generate``) show the header as written.
+
+    Raises:
+        ValueError: ``recipient_position`` is neither ``None``, ``"role"`` nor ``"channel"``.
+    """
+    recipient = name if "." in name else f"{namespace}.{name}"
+    if arguments is None:
+        arguments = {}
+    content = arguments if isinstance(arguments, str) else _compact(arguments)
+    return Message(
+        channel="commentary",
+        recipient=recipient,
+        content_type=content_type,
+        content=content,
+        recipient_position=recipient_position,
+    )
+
 
 #: Text forms of a tool call leaked into the answer, as real models emit them (:func:`leak`), and
 #: the fault spec each one applies (:mod:`mockoss.harmony.faults`).

@@ -1,5 +1,5 @@
 """Harmony messages and scripted steps, the building blocks of :mod:`mockoss.steps` (see there);
-the other step builders are in :mod:`mockoss._steps_builders`."""
+the builders that make them (``tool_call``, ``final``, ``fault``, …) are in :mod:`mockoss._steps_builders`."""
 
 from __future__ import annotations
 
@@ -9,15 +9,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = [
-    "FORMAT_VERSION", "RECIPIENT_POSITIONS", "Message", "Step",
-    "final", "preamble", "reasoning", "step_of", "tool_call",
-]  # fmt: skip
+from mockoss.recipient_position import FAULT_DEFAULT, RECIPIENT_POSITIONS, check_message, check_under_fault
+
+__all__ = ["FORMAT_VERSION", "RECIPIENT_POSITIONS", "Message", "Step", "step_of"]
 
 FORMAT_VERSION = 1
-#: Values of ``recipient_position`` (:data:`mockoss.harmony.layout.RECIPIENT_POSITIONS`, not
-#: imported here: the builders load without openai-harmony).
-RECIPIENT_POSITIONS = ("role", "channel")
+
 
 def _compact(arguments: Mapping[str, Any]) -> str:
     return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
@@ -35,26 +32,28 @@ class Message:
         recipient: e.g. ``functions.get_weather`` (``None``: nobody, the user reads it).
         content_type: e.g. ``<|constrain|>json``.
         content: the text (may hold ``{{ … }}`` templates, :mod:`mockoss.scenario.template`).
-        recipient_position: ``"role"`` (default) or ``"channel"``: where `` to={recipient}`` goes
-            in the header (:func:`tool_call`, :mod:`mockoss.harmony.layout`).
+        recipient_position: where `` to={recipient}`` goes in the header: ``None`` (unset: after
+            the role, or as the step's fault renders it), ``"role"`` or ``"channel"``
+            (:func:`tool_call`, :mod:`mockoss.recipient_position`).
 
     Raises:
-        ValueError: ``recipient_position`` is neither ``"role"`` nor ``"channel"``.
+        ValueError: (:class:`~mockoss.recipient_position.RecipientPositionError`) a
+            ``recipient_position`` that is not a position, or ``"channel"`` without a channel or a
+            recipient, in the words a scenario file gets (:func:`~mockoss.recipient_position.check_message`).
     """
 
     channel: str | None = None
     recipient: str | None = None
     content_type: str | None = None
     content: str = ""
-    recipient_position: str = "role"
+    recipient_position: str | None = None
 
     def __post_init__(self) -> None:
-        if self.recipient_position not in RECIPIENT_POSITIONS:
-            raise ValueError(f"recipient_position: expected 'role' or 'channel', got {self.recipient_position!r}")
+        check_message(self.recipient_position, channel=self.channel, recipient=self.recipient)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Message:
-        """Read a YAML ``messages`` item (``recipient_position: null`` is ``role``).
+        """Read a YAML ``messages`` item (``recipient_position: null`` is unset).
 
         Raises:
             TypeError: an unknown field.
@@ -66,13 +65,12 @@ class Message:
             import difflib  # error path only
 
             hints = "".join(
-                f" (did you mean {near[0]!r}?)" for name in sorted(unknown) if (near := difflib.get_close_matches(name, known, 1))
+                f" (did you mean {near[0]!r}?)"
+                for name in sorted(unknown)
+                if (near := difflib.get_close_matches(name, known, 1))
             )
             raise TypeError(f"Message: unknown field(s) {', '.join(sorted(unknown))}{hints}")
-        fields = dict(data)
-        if fields.get("recipient_position", "role") is None:
-            del fields["recipient_position"]
-        return cls(**fields)
+        return cls(**dict(data))
 
     def with_channel(self, channel: str | None) -> Message:
         """A copy on ``channel``."""
@@ -90,17 +88,21 @@ class Message:
         """A copy whose content is ``content``."""
         return dataclasses.replace(self, content=content)
 
-    def with_recipient_position(self, recipient_position: str) -> Message:
-        """A copy whose recipient goes after the role (``"role"``) or the channel (``"channel"``)."""
+    def with_recipient_position(self, recipient_position: str | None) -> Message:
+        """A copy whose recipient goes after the role (``"role"``) or the channel (``"channel"``),
+        or unset (``None``)."""
         return dataclasses.replace(self, recipient_position=recipient_position)
 
     def to_dict(self) -> dict[str, Any]:
         """The YAML ``messages`` item: only the fields that are set, in Harmony header order
-        (``recipient_position`` only when ``channel``)."""
-        data = {k: v for k, v in (("channel", self.channel), ("recipient", self.recipient),
-                                  ("content_type", self.content_type)) if v is not None}
+        (``recipient_position`` last, when set)."""
+        data = {
+            k: v
+            for k, v in (("channel", self.channel), ("recipient", self.recipient), ("content_type", self.content_type))
+            if v is not None
+        }
         data["content"] = self.content
-        if self.recipient_position != "role":
+        if self.recipient_position is not None:
             data["recipient_position"] = self.recipient_position
         return data
 
@@ -134,14 +136,17 @@ class Message:
         return Step(messages=(self,)).with_transport(**fields)
 
     def _python(self) -> str:
-        if self.recipient is None and self.content_type is None:
+        if self.recipient is None and self.content_type is None and self.recipient_position is None:
             helper = {"analysis": "reasoning", "final": "final", "commentary": "preamble"}.get(self.channel or "")
             if helper:
                 return f"{helper}({self.content!r})"
-        if (self.channel == "commentary" and self.content_type == "<|constrain|>json"
-                and (self.recipient or "").startswith("functions.")):
+        if (
+            self.channel == "commentary"
+            and self.content_type == "<|constrain|>json"
+            and (self.recipient or "").startswith("functions.")
+        ):
             name = self.recipient.removeprefix("functions.")  # type: ignore[union-attr]
-            position = "" if self.recipient_position == "role" else f", recipient_position={self.recipient_position!r}"
+            position = "" if self.recipient_position is None else f", recipient_position={self.recipient_position!r}"
             return f"tool_call({name!r}, {_arguments_python(self.content)}{position})"
         return f"Message.from_dict({self.to_dict()!r})"
 
@@ -152,73 +157,6 @@ def _arguments_python(content: str) -> str:
     except ValueError:
         return repr(content)
     return repr(value) if isinstance(value, dict) and _compact(value) == content else repr(content)
-
-
-def reasoning(text: str) -> Message:
-    """The chain of thought: a message on the ``analysis`` channel."""
-    return Message(channel="analysis", content=text)
-
-
-def final(text: str) -> Message:
-    """The answer the user reads: a message on the ``final`` channel (closed by ``<|return|>``)."""
-    return Message(channel="final", content=text)
-
-
-def preamble(text: str) -> Message:
-    """A preamble: user-visible text on the ``commentary`` channel with no recipient, which
-    gpt-oss writes before a batch of tool calls (openai/harmony docs/format.md, "Preambles")."""
-    return Message(channel="commentary", content=text)
-
-
-def tool_call(
-    name: str,
-    arguments: Mapping[str, Any] | str | None = None,
-    *,
-    namespace: str = "functions",
-    content_type: str | None = "<|constrain|>json",
-    recipient_position: str = "role",
-) -> Message:
-    """A function tool call: ``commentary`` channel, recipient ``functions.{name}``, JSON content.
-
-    Args:
-        name: the tool's name (``get_weather``); a dotted name (``browser.search``) is the
-            recipient as given.
-        arguments: a dict (written as compact JSON) or the JSON text as is (e.g. deliberately
-            broken JSON); ``None`` is ``{}``.
-        namespace: recipient prefix for undotted names.
-        content_type: ``<|constrain|>json`` as gpt-oss writes it; ``None`` for none.
-        recipient_position: where the recipient goes in the header (YAML ``recipient_position``):
-
-            * ``"role"`` (default): ``<|start|>assistant to=functions.x<|channel|>commentary
-              <|constrain|>json<|message|>…``, openai-harmony 0.0.8's renderer layout, kept so
-              that replies (and goldens recorded from real servers) do not change;
-            * ``"channel"``: ``<|start|>assistant<|channel|>commentary to=functions.x
-              <|constrain|>json<|message|>…``, as gpt-oss usually writes it
-              (openai/harmony@ec7606d:docs/format.md, function calling).
-
-            ``vllm``, ``vllm-2025``, ``ollama``, ``llamacpp``, ``lmstudio``, ``trtllm``, ``openai``,
-            ``gptoss-reference`` and ``sglang``'s Responses return the call either way. ``sglang``'s
-            chat tool parser finds only the ``channel`` form
-            (sgl-project/sglang@v0.5.23:python/sglang/srt/function_call/gpt_oss_detector.py,
-            :mod:`mockoss.profiles.sglang.detectors`; non-streamed, only after another message,
-            e.g. ``reasoning(…) + tool_call(…)``), and so does ``vllm-mlx``'s, which sees the call
-            only when streamed (Responses, or chat with ``reasoning_parser: null``;
-            waybarrios/vllm-mlx@v0.6.0:vllm_mlx/tool_parsers/harmony_tool_parser.py,
-            :mod:`mockoss.profiles.vllm_mlx.parsers`): pick ``"channel"`` to get the call there.
-            ``mlx-lm`` parses neither (the call is raw text in ``content``). Text completions
-            (``/v1/completions``, Ollama's ``/api/generate``) show the header as written. In a
-            step with a fault, the fault's ``recipient_position``
-            renders every header (default ``channel``).
-
-    Raises:
-        ValueError: ``recipient_position`` is neither ``"role"`` nor ``"channel"``.
-    """
-    recipient = name if "." in name else f"{namespace}.{name}"
-    if arguments is None:
-        arguments = {}
-    content = arguments if isinstance(arguments, str) else _compact(arguments)
-    return Message(channel="commentary", recipient=recipient, content_type=content_type, content=content,
-                   recipient_position=recipient_position)
 
 
 # --------------------------------------------------------------------------- steps
@@ -249,6 +187,14 @@ class Step:
     optional: bool = False
     tool_mismatch_intended: bool = False
     transport: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        # Every way to a step with a fault (with_fault, +, from_dict, Step(...)) refuses a message
+        # position the fault contradicts, as the YAML schema does (CompletionSpec).
+        if isinstance(self.fault, Mapping) and self.messages:
+            wanted = self.fault.get("recipient_position", FAULT_DEFAULT)
+            if wanted in RECIPIENT_POSITIONS:  # else validate_fault names the bad value
+                check_under_fault([m.recipient_position for m in self.messages], wanted)
 
     def __add__(self, other: Message | Step) -> Step:
         if isinstance(other, Message):
@@ -282,25 +228,22 @@ class Step:
     def with_fault(self, kind: str, **params: Any) -> Step:
         """A copy whose messages go through fault ``kind`` (:data:`mockoss.harmony.faults.FAULTS`).
 
-        The fault renders every header with its own ``recipient_position`` (default ``channel``).
+        The fault renders every header with its own ``recipient_position`` (default ``channel``);
+        a message's unset position follows it.
 
         Raises:
             mockoss.harmony.faults.FaultError: unknown kind or parameter.
-            ValueError: a message asks for ``recipient_position="channel"`` and the fault for ``role``.
+            TypeError: the step has no messages.
+            ValueError: a message sets a ``recipient_position`` other than the fault's (the words
+                a scenario file gets: :func:`mockoss.recipient_position.check_under_fault`).
         """
         from mockoss.harmony.faults import validate_fault
 
         spec = {"kind": kind, **params}
-        wanted = validate_fault(spec)["recipient_position"]
+        validate_fault(spec)
         if not self.messages:
             raise TypeError("a fault applies to a step made of messages")
-        for index, message in enumerate(self.messages):
-            if message.recipient_position != "role" and message.recipient_position != wanted:
-                raise ValueError(
-                    f"messages[{index}].recipient_position: {message.recipient_position!r}, but the fault "
-                    f"renders every header with recipient_position {wanted!r}; pass it to the fault instead"
-                )
-        return dataclasses.replace(self, fault=spec)
+        return dataclasses.replace(self, fault=spec)  # __post_init__ checks the positions
 
     def with_transport(self, **fields: Any) -> Step:
         """A copy with transport fields, e.g. ``ttft_ms=300`` or ``disconnect_after_frames=3``."""
@@ -374,9 +317,12 @@ class Step:
             if self.fault is not None:
                 params = "".join(f", {k}={v!r}" for k, v in self.fault.items() if k != "kind")
                 text += f".with_fault({self.fault['kind']!r}{params})"
-        for name, value, default in (("times", self.times, 1), ("note", self.note, None),
-                                     ("optional", self.optional, False),
-                                     ("tool_mismatch_intended", self.tool_mismatch_intended, False)):
+        for name, value, default in (
+            ("times", self.times, 1),
+            ("note", self.note, None),
+            ("optional", self.optional, False),
+            ("tool_mismatch_intended", self.tool_mismatch_intended, False),
+        ):
             if value != default:
                 text += f".with_{name}({value!r})"
         if self.transport is not None:
@@ -384,8 +330,13 @@ class Step:
         return text
 
     def _has_settings(self) -> bool:
-        return (self.times != 1 or self.note is not None or self.optional or self.tool_mismatch_intended
-                or self.transport is not None)
+        return (
+            self.times != 1
+            or self.note is not None
+            or self.optional
+            or self.tool_mismatch_intended
+            or self.transport is not None
+        )
 
 
 def step_of(item: Message | Step) -> Step:

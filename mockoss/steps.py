@@ -28,8 +28,8 @@ SGLang's and vllm-mlx's chat tool parsers read (see :func:`tool_call`).
 
 from __future__ import annotations
 
-from mockoss._steps_builders import LEAK_FORMS, error, fault, leak, raw
-from mockoss._steps_core import Message, Step, final, preamble, reasoning, tool_call
+from mockoss._steps_builders import LEAK_FORMS, error, fault, final, leak, preamble, raw, reasoning, tool_call
+from mockoss._steps_core import Message, Step
 from mockoss._steps_script import Rule, Script, as_scenario_data, compile_script, is_builder, rule, script
 
 __all__ = [

@@ -21,6 +21,7 @@ from openai_harmony import Message, Role, TextContent
 from mockoss.harmony.completion import END, RETURN, START_ASSISTANT
 from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.layout import RecipientPosition, render_assistant_message
+from mockoss.recipient_position import FAULT_DEFAULT
 
 __all__ = ["FaultError", "FaultKind", "Job", "Param", "Segment", "fault_kind", "render_segments"]
 
@@ -93,11 +94,12 @@ class Param:
         return schema
 
 
-#: Parameters every kind accepts.
+#: Parameters every kind accepts. A scripted message's own recipient_position must agree with it
+#: (:func:`mockoss.recipient_position.check_under_fault`, which reads the same default).
 RECIPIENT_POSITION = Param(
     "recipient_position",
     str,
-    "channel",
+    FAULT_DEFAULT,
     "where ` to={recipient}` goes in every header: 'channel' (after `<|channel|>{channel}`, as "
     "gpt-oss emits it) or 'role' (after the role, as openai-harmony's renderer writes it)",
     choices=("channel", "role"),

@@ -47,18 +47,16 @@ form ``<|channel|>`` C, `` to=R``, then the content type as in the role form.
 from __future__ import annotations
 
 import functools
-from typing import Literal
 
 from openai_harmony import Message, Role
 
 from mockoss.harmony.encoding import encode_text, load_encoding
 
-__all__ = ["RECIPIENT_POSITIONS", "RecipientPosition", "render_assistant_message"]
+# Where `` to={recipient}`` goes in a message header (re-exported): after the role (openai-harmony
+# 0.0.8's renderer, mockoss's default) or after ``<|channel|>{channel}`` (as gpt-oss usually writes it).
+from mockoss.recipient_position import RECIPIENT_POSITIONS, RecipientPosition, check_value
 
-#: Where `` to={recipient}`` goes in a message header: after the role (openai-harmony 0.0.8's
-#: renderer, mockoss's default) or after ``<|channel|>{channel}`` (as gpt-oss usually writes it).
-RecipientPosition = Literal["role", "channel"]
-RECIPIENT_POSITIONS: tuple[RecipientPosition, ...] = ("role", "channel")
+__all__ = ["RECIPIENT_POSITIONS", "RecipientPosition", "render_assistant_message"]
 
 START, CHANNEL, MESSAGE, CONSTRAIN, END, CALL = 200006, 200005, 200008, 200003, 200007, 200012
 _CONSTRAIN_TEXT = "<|constrain|>"
@@ -101,8 +99,11 @@ def render_assistant_message(message: Message, recipient_position: RecipientPosi
     both (``<|start|>assistant<|channel|>commentary to=functions.x <|constrain|>json<|message|>…``,
     openai/harmony@ec7606d:docs/format.md's function-calling example, oss-harmony 0.0.11's render);
     a message without a (non-empty) channel or recipient, or with an author name, keeps the role
-    form, as the fault library always did. See the module docstring for which
-    servers parse which position.
+    form. That fallback serves the fault library, whose one ``recipient_position`` renders every
+    message of a step (reasoning and answers too); a scripted message that asks for ``"channel"``
+    without both is refused before it gets here (:func:`mockoss.recipient_position.check_message`:
+    the YAML schema and ``mockoss.steps.Message``). See the module docstring for which servers
+    parse which position.
 
     Raises:
         ValueError: the message is not an assistant message, or holds non-text content, or
@@ -110,8 +111,7 @@ def render_assistant_message(message: Message, recipient_position: RecipientPosi
     """
     if message.author.role != Role.ASSISTANT:
         raise ValueError(f"a scripted message is an assistant message, got role {message.author.role.value!r}")
-    if recipient_position not in RECIPIENT_POSITIONS:
-        raise ValueError(f"recipient_position: expected 'role' or 'channel', got {recipient_position!r}")
+    check_value(recipient_position, unset=False)  # the words of mockoss.steps and the YAML schema
     tokens = [START, *_ordinary("assistant")]
     if message.author.name is not None:
         tokens += _ordinary(f":{message.author.name}")

@@ -17,6 +17,7 @@ from typing import Any
 from openai_harmony import Message, Role
 
 from mockoss.harmony import Completion
+from mockoss.recipient_position import DEFAULT
 from mockoss.scenario.fakers import FAKER_LOCK
 from mockoss.scenario.schema import CompletionSpec, HarmonyMessageSpec
 from mockoss.scenario.template import (
@@ -51,10 +52,10 @@ def harmony_message(spec: HarmonyMessageSpec, content: str | None = None) -> Mes
 def _build(
     messages: Sequence[Message], fault: Mapping[str, Any] | None, specs: Sequence[HarmonyMessageSpec]
 ) -> Completion:
-    if fault is None:
-        return Completion.from_messages(messages, [spec.recipient_position or "role" for spec in specs])
+    if fault is None:  # an unset position is the role position (mockoss.recipient_position)
+        return Completion.from_messages(messages, [spec.recipient_position or DEFAULT for spec in specs])
     # With a fault, the fault's own recipient_position renders every header (the schema refuses a
-    # message that asks for the other one).
+    # message that sets the other one: mockoss.recipient_position.check_under_fault).
     from mockoss.harmony.faults import apply_fault
 
     return Completion.from_text(apply_fault(messages, fault))

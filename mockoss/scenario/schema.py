@@ -28,8 +28,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
+from mockoss.recipient_position import FAULT_DEFAULT, RecipientPositionError, check_message, check_under_fault
 from mockoss.scenario.match_spec import MatchSpec
 from mockoss.scenario.replay import ReplaySpec
 from mockoss.scenario.template import check_template
@@ -56,6 +66,14 @@ def _check_fault(spec: dict[str, Any]) -> dict[str, Any]:
     except FaultError as exc:
         raise PydanticCustomError("fault", "{problem}", {"problem": exc.problem, "field": exc.field}) from None
     return spec
+
+
+def _error(problem: str) -> Exception:
+    """``problem`` as the loader's ``FILE:LINE: FIELD: problem`` line says it (no "Value error, "
+    prefix: the words equal the Python builders' ValueError)."""
+    from pydantic_core import PydanticCustomError
+
+    return PydanticCustomError("recipient_position", "{problem}", {"problem": problem})
 
 
 Exhausted = Literal["repeat_last", "error", "next_rule"]
@@ -87,10 +105,22 @@ class HarmonyMessageSpec(_Strict):
     content: TemplateText = ""
     recipient_position: Literal["role", "channel"] | None = Field(
         default=None,
-        description="where ' to={recipient}' goes: 'role' (default: after the role, openai-harmony 0.0.8's "
-        "renderer) or 'channel' (after '<|channel|>{channel}', as gpt-oss usually writes it; SGLang's and "
-        "vllm-mlx's chat parsers need it). With a 'fault', the fault's recipient_position decides",
+        description="where ' to={recipient}' goes: 'role' (after the role, openai-harmony 0.0.8's renderer; "
+        "unset: 'role', or with a 'fault' the fault's recipient_position) or 'channel' (after "
+        "'<|channel|>{channel}', as gpt-oss usually writes it; SGLang's and vllm-mlx's chat parsers need it; "
+        "needs a channel and a recipient). With a 'fault', only the fault's own value is accepted",
     )
+
+    @field_validator("recipient_position")
+    @classmethod
+    def _position_applies(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # The rules tool_call()/Message apply, in their words (mockoss.recipient_position).
+        if value is not None and "channel" in info.data and "recipient" in info.data:
+            try:
+                check_message(value, channel=info.data["channel"], recipient=info.data["recipient"])
+            except RecipientPositionError as exc:
+                raise _error(exc.problem) from None
+        return value
 
 
 class CompletionSpec(_Strict):
@@ -101,7 +131,9 @@ class CompletionSpec(_Strict):
     """
 
     messages: list[HarmonyMessageSpec] | None = Field(default=None, min_length=1)
-    raw: TemplateText | None = Field(default=None, min_length=1, description="Harmony text with special tokens, verbatim")
+    raw: TemplateText | None = Field(
+        default=None, min_length=1, description="Harmony text with special tokens, verbatim"
+    )
     fault: Annotated[dict[str, Any], AfterValidator(_check_fault)] | None = Field(
         default=None, description="a Harmony fault applied to 'messages'"
     )
@@ -112,14 +144,13 @@ class CompletionSpec(_Strict):
             raise ValueError("give exactly one of 'messages' or 'raw'")
         if self.fault is not None and self.messages is None:
             raise ValueError("'fault' applies to 'messages'; 'raw' text is used verbatim")
-        if self.fault is not None:
-            wanted = self.fault.get("recipient_position", "channel")
-            for index, message in enumerate(self.messages or ()):
-                if message.recipient_position not in (None, wanted):
-                    raise ValueError(
-                        f"messages[{index}].recipient_position: {message.recipient_position!r}, but the fault "
-                        f"renders every header with recipient_position {wanted!r}; set it in 'fault' instead"
-                    )
+        if self.fault is not None and self.messages is not None:
+            # _check_fault has checked the fault: its recipient_position is a position, or unset.
+            wanted = self.fault.get("recipient_position", FAULT_DEFAULT)
+            try:
+                check_under_fault([m.recipient_position for m in self.messages], wanted)
+            except RecipientPositionError as exc:
+                raise _error(str(exc)) from None
         return self
 
 

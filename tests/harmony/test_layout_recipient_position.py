@@ -44,15 +44,52 @@ def test_channel_form_tokens_are_oss_harmonys_render():
     assert render_assistant_message(CALL, "channel") == list(load_encoding().render(CALL))
 
 
+#: ``[ANALYSIS, CALL]`` in each layout, text and token ids pinned (the fault library and
+#: ``Completion.from_messages`` both render through :mod:`mockoss.harmony.layout` since 258b252, so
+#: comparing them with each other cannot fail). Measured on 258b252^, whose fault library swapped
+#: the decoded header itself (``render_completion_text``, both positions) and whose
+#: ``Completion.from_messages`` gave the role ids; the channel text is docs/format.md's example, and
+#: its message ids are oss-harmony 0.0.11's ``render`` (checked below).
+PINNED = {
+    "role": (
+        (
+            "<|channel|>analysis<|message|>Need to use function get_weather.<|end|><|start|>assistant "
+            'to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{"location":"San Francisco"}<|call|>'
+        ),
+        # <|channel|> analysis <|message|> Need… <|end|> <|start|> assistant ' to' '=' functions
+        # .get _weather <|channel|> comment ary ' ' <|constrain|> json <|message|> {"location"…} <|call|>
+        (200005, 35644, 200008, 23483, 316, 1199, 1114, 717, 170154, 13, 200007, 200006, 173781,
+         316, 28, 44580, 775, 170154, 200005, 12606, 815, 220, 200003, 4108, 200008,
+         10848, 7693, 7534, 28499, 18826, 18583, 200012),
+    ),
+    "channel": (
+        DOCS_EXAMPLE,
+        # … <|start|> assistant <|channel|> comment ary ' to' '=' functions .get _weather ' ' <|constrain|> json …
+        (200005, 35644, 200008, 23483, 316, 1199, 1114, 717, 170154, 13, 200007, 200006, 173781,
+         200005, 12606, 815, 316, 28, 44580, 775, 170154, 220, 200003, 4108, 200008,
+         10848, 7693, 7534, 28499, 18826, 18583, 200012),
+    ),
+}  # fmt: skip
+
+
 @pytest.mark.parametrize("position", ["channel", "role"])
-def test_the_fault_library_renders_through_the_same_layout(position):
-    messages = [ANALYSIS, CALL]
-    positions = ["role", position]
-    assert Completion.from_messages(messages, positions).text == render_completion_text(messages, position)
-    assert (
-        Completion.from_messages(messages, positions).tokens
-        == Completion.from_text(render_completion_text(messages, position)).tokens
-    )
+def test_the_fault_library_and_the_completion_render_the_pinned_layout(position):
+    text, ids = PINNED[position]
+    assert render_completion_text([ANALYSIS, CALL], position) == text  # the fault library's clean text
+    assert Completion.from_text(text).tokens == ids
+    completion = Completion.from_messages([ANALYSIS, CALL], ["role", position])
+    assert (completion.text, completion.tokens) == (text, ids)
+
+
+def test_the_pinned_ids_are_the_harmony_librarys_render():
+    # The installed library (oss-harmony 0.0.11) renders the analysis message as pinned, and the call
+    # in the channel layout; the pinned completion drops the first message's <|start|>assistant.
+    encoding = load_encoding()
+    _, role_ids = PINNED["role"]
+    _, channel_ids = PINNED["channel"]
+    assert [200006, 173781, *channel_ids[:11]] == encoding.render(ANALYSIS)
+    assert list(channel_ids[11:]) == encoding.render(CALL)
+    assert role_ids[:13] == channel_ids[:13] and role_ids[-8:] == channel_ids[-8:]  # only the header moves
 
 
 def test_the_default_is_unchanged_role_position():
