@@ -74,8 +74,8 @@ def test_a_call_the_client_writes_is_not_found(client: TestClient, call: dict) -
 
 @pytest.mark.parametrize(
     "extra",
-    [{"status": None}, {"id": None}, {"namespace": None}, {"caller": None}, {"custom": 1}],
-    ids=["status-null", "id-null", "namespace-null", "undeclared-key", "unknown-key"],
+    [{"status": None}, {"id": None}, {"namespace": None}, {"async": None}, {"custom": 1}],
+    ids=["status-null", "id-null", "namespace-null", "async-null", "unknown-key"],
 )
 def test_a_call_pydantic_validates_as_the_sdk_model_is_found(client: TestClient, extra: dict) -> None:
     assert _post(client, [USER, {**CALL, **extra}, OUTPUT]).status_code == 200

@@ -79,6 +79,7 @@ _CHOICES = {
     "role_chunk": ("never", "every_batch", "first"),
     "harmony_library": HARMONY_LIBRARIES,
     "completion_usage_chunk": ("chat_chunk", "text_completion"),
+    "openai_sdk_keys": ("openai-2.24", "openai-2.40", "openai-2.54", "openai-3.57"),
 }
 _BOOLS = (
     "channel_validation",
@@ -138,6 +139,14 @@ class TrtllmProfile:
             ``TRTLLM_RESPONSES_API_DISABLE_STORE`` set (``openai_server.py``): a
             ``previous_response_id`` it did not store is its 404; off, the id is not looked at
             (:mod:`mockoss.profiles.trtllm.responses_input`). A deployment setting, not a release.
+        openai_sdk_keys: the openai SDK installed beside trtllm-serve (``openai`` is unpinned in
+            its ``requirements.txt``), which decides whether a Responses ``function_call`` item is
+            found as a call (a key or ``null`` its TypedDict does not take makes pydantic pick the
+            SDK model, which ``construct_harmony_messages`` finds): ``openai-2.24``,
+            ``openai-2.40`` (``namespace``), ``openai-2.54`` (``caller``), ``openai-3.57``
+            (``async``, from 3.22.1 on), read in those wheels
+            (:data:`mockoss.profiles.trtllm.responses_input.SDK_KEYS`). A deployment setting, not
+            a release: no release pins it.
     """
 
     #: The served model name: the model argument of ``trtllm-serve`` (a directory's basename).
@@ -163,6 +172,7 @@ class TrtllmProfile:
     completion_cached_tokens: bool = True
     version: str = "1.2.1"
     responses_store: bool = True
+    openai_sdk_keys: Literal["openai-2.24", "openai-2.40", "openai-2.54", "openai-3.57"] = "openai-3.57"
 
     def __post_init__(self) -> None:
         for switch, choices in _CHOICES.items():

@@ -33,8 +33,8 @@ Sources (NVIDIA/TensorRT-LLM, ``tensorrt_llm/serve``; the same lines in the stor
   ``requirements.txt`` at NVIDIA/TensorRT-LLM@000867d9; ``openai`` unpinned, ``pydantic>=2.9.1``),
   sent the openai SDK's requests (``client.responses.create``) under pydantic 2.9.1, 2.11.7,
   2.12.5, 2.13.5, 2.14.4 and openai 1.99.9, 1.109.1, 2.8.0, 2.54.0, 3.57.0: this rule held in
-  every pair; only the keys the TypedDict declares differ. mockoss uses openai 2.26-2.40's
-  (``namespace`` added after 2.24; 3.57 adds ``caller`` and ``async``, read in the wheels). Not reproduced: NVIDIA/TensorRT-LLM#19454
+  every pair; only the keys the TypedDict declares differ, and TensorRT-LLM leaves ``openai``
+  unpinned, so which keys is the deployment's: switch ``openai_sdk_keys`` (:data:`SDK_KEYS`). Not reproduced: NVIDIA/TensorRT-LLM#19454
   (2026-09-20, after this timeline) drops every ``null`` before validation, so there a re-sent
   call is not found either.
 
@@ -47,20 +47,33 @@ output, so a continued request's outputs are not checked. Not reproduced: the st
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import Reply
+from mockoss.profiles.orphan_output import first_orphan_output
 from mockoss.profiles.response_store import previous_stored
 
 if TYPE_CHECKING:
     from mockoss.profiles.trtllm import TrtllmProfile
 
-__all__ = ["first_unfound_output", "responses_input_error"]
+__all__ = ["SDK_KEYS", "first_unfound_output", "responses_input_error"]
 
-#: The keys of the openai SDK's ``ResponseFunctionToolCallParam`` (openai 2.26 to 2.40).
-_PARAM_KEYS = frozenset({"type", "call_id", "name", "arguments", "id", "namespace", "status"})
-#: Its keys that may be absent but not ``null`` (the SDK model's are ``Optional``).
-_NOT_NULL = ("id", "namespace", "status")
+_BASE = ("type", "call_id", "name", "arguments", "id", "status")
+#: Switch ``openai_sdk_keys`` → the keys the openai SDK's TypedDict ``ResponseFunctionToolCallParam``
+#: declares (``openai/types/responses/response_function_tool_call_param.py``), and those of them it
+#: refuses as ``null`` where the SDK model ``ResponseFunctionToolCall`` takes ``None`` (so a ``null``
+#: there makes the model win). Read in the wheels: ``openai-2.24``: openai 2.20.0 and 2.24.0;
+#: ``openai-2.40``: 2.26.0, 2.28.0, 2.30.0, 2.40.0 (adds ``namespace``); ``openai-2.54``: 2.54.0
+#: (adds ``caller``, ``Optional`` in both: ``null`` validates either way); ``openai-3.57``: 3.22.1
+#: and 3.57.0 (adds ``async``, ``bool`` in the TypedDict, ``Optional[bool]`` in the model). The
+#: releases between those read (2.25, 2.41-2.53, 2.55-3.22.0) are not known.
+SDK_KEYS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
+    "openai-2.24": (frozenset(_BASE), ("id", "status")),
+    "openai-2.40": (frozenset({*_BASE, "namespace"}), ("id", "namespace", "status")),
+    "openai-2.54": (frozenset({*_BASE, "namespace", "caller"}), ("id", "namespace", "status")),
+    "openai-3.57": (frozenset({*_BASE, "namespace", "caller", "async"}), ("id", "namespace", "status", "async")),
+}
 
 
 def responses_input_error(profile: TrtllmProfile, body: Mapping[str, Any], *, store: bool = True) -> Reply | None:
@@ -84,38 +97,32 @@ def responses_input_error(profile: TrtllmProfile, body: Mapping[str, Any], *, st
         if previous_stored(previous):
             return None
         return profile.error(404, f"Response with id '{previous}' not found.", kind="InvalidRequestError")
-    call_id = first_unfound_output(body.get("input"))
+    call_id = first_unfound_output(body.get("input"), profile.openai_sdk_keys)
     if call_id is not None:
         return profile.error(400, f"No call message found for {call_id}")
     return None
 
 
-def first_unfound_output(items: Any) -> str | None:
+def first_unfound_output(items: Any, sdk_keys: str = "openai-3.57") -> str | None:
     """The ``call_id`` of the first ``function_call_output`` item of ``items`` (a Responses
     ``input``; anything but a list holds none) that trtllm-serve finds no call for, else ``None``.
 
     A call is found when a ``function_call`` item of that ``call_id`` comes before the output and
     pydantic validates it as the SDK's ``ResponseFunctionToolCall`` (:func:`_validated_as_model`,
-    see the module); a call without a ``null`` or an undeclared key stays a dict and is passed
-    over, as ``construct_harmony_messages`` does. Items that are not objects, and ids that are not
-    strings, are passed over (the request's validation answers them).
+    see the module) under the openai SDK ``sdk_keys`` names (a key of :data:`SDK_KEYS`); a call
+    without a ``null`` or an undeclared key stays a dict and is passed over, as
+    ``construct_harmony_messages`` does. The search is
+    :func:`mockoss.profiles.orphan_output.first_orphan_output`'s.
+
+    Raises:
+        KeyError: ``sdk_keys`` is not a key of :data:`SDK_KEYS` (the profile checks its switch).
     """
-    if type(items) is not list:
-        return None
-    calls: set[str] = set()
-    for item in items:
-        if type(item) is not dict:
-            continue
-        kind, call_id = item.get("type"), item.get("call_id")
-        if kind == "function_call" and type(call_id) is str and _validated_as_model(item):
-            calls.add(call_id)
-        elif kind == "function_call_output" and type(call_id) is str and call_id not in calls:
-            return call_id
-    return None
+    declared, not_null = SDK_KEYS[sdk_keys]
+    return first_orphan_output(items, is_call=partial(_validated_as_model, declared=declared, not_null=not_null))
 
 
-def _validated_as_model(item: dict[str, Any]) -> bool:
+def _validated_as_model(item: dict[str, Any], *, declared: frozenset[str], not_null: tuple[str, ...]) -> bool:
     """Whether pydantic's smart union picks ``ResponseFunctionToolCall`` over the TypedDict before
     it for this ``function_call`` object: a key the TypedDict does not declare (both validate; the
     model, ``extra="allow"``, sets more fields) or a ``null`` the TypedDict refuses."""
-    return any(key not in _PARAM_KEYS for key in item) or any(key in item and item[key] is None for key in _NOT_NULL)
+    return any(key not in declared for key in item) or any(key in item and item[key] is None for key in not_null)
