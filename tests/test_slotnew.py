@@ -15,7 +15,7 @@ from mockoss.slotnew import slot_builder
 @pytest.mark.parametrize("values", [
     (Reply, (200, "application/json", b"{}", (), (("retry-after", "1"),), None, ("a log line",))),
     (ChatRequestView, ("m", (ToolDecl("function", "f"),), "auto", False, True, False, True, 5, {"model": "m"})),
-    (RequestContext, (IdSource(0, 3), 1767225600, 12, b"{}")),
+    (RequestContext, (IdSource(0, 3), 1767225600, 12, b"{}", None)),  # kept: None
     (RecordedRequest, (3, "chat", b"{}", (("host", "h"),), "s", 1, 200, "text", "#1", 2, None, ("w",), False, ("log",))),
 ])
 def test_a_built_object_is_the_one_the_class_builds(values):

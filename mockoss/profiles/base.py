@@ -11,7 +11,10 @@ import functools
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+if TYPE_CHECKING:
+    from mockoss.profiles.response_store import KeptReader, KeptResponses
 
 __all__ = [
     "ChatRequestView",
@@ -218,12 +221,19 @@ class RequestContext:
         prompt_tokens: the request rendered as a Harmony prompt, counted in tokens.
         raw_body: the request body as received; a profile may key caches of request-dependent
             output on it (``b""`` when unknown: no caching).
+        kept: the server's kept responses (:class:`~mockoss.profiles.response_store.KeptResponses`,
+            what a profile emulating a server's response store reads and writes: ``gptoss-reference``)
+            for a request the scenario player plays; a read-only
+            :class:`~mockoss.profiles.response_store.KeptReader` for a warm-up before the lock;
+            ``None`` otherwise (an upstream's answer, a context built outside a server): the
+            profile then neither reads nor keeps anything.
     """
 
     ids: IdSource
     created: int
     prompt_tokens: int
     raw_body: bytes = b""
+    kept: KeptResponses | KeptReader | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,8 +18,10 @@ State is bounded: at most :data:`MAX_SESSIONS` session keys (header or automatic
 the least recently used forgotten first (a forgotten session starts again at its first step and
 turn), and :data:`STORED_RESPONSES` response ids. The shared cursors (no session) are never
 forgotten. The player also owns what a profile keeps of the responses themselves
-(:class:`~mockoss.profiles.response_store.KeptResponses`, bounded in bytes; ``gptoss-reference``'s
-store), handed to the profile in :data:`~mockoss.profiles.response_store.KEPT`.
+(:attr:`Player.kept`, a :class:`~mockoss.profiles.response_store.KeptResponses` bounded in bytes;
+``gptoss-reference``'s store), which the server hands to the profile in the context of each request
+the player plays (:attr:`RequestContext.kept <mockoss.profiles.base.RequestContext.kept>`); the
+player itself reads no ``store`` field.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from mockoss.profiles.response_store import KEPT, PREVIOUS_STORED, KeptResponses
+from mockoss.profiles.response_store import PREVIOUS_STORED, KeptResponses
 from mockoss.scenario.conversation import RequestFacts, body_turn, conversation_key, header_of
 from mockoss.scenario.loader import Rule, Scenario, Step
 from mockoss.scenario.pick import choose, replaced
@@ -113,7 +115,7 @@ class Played(NamedTuple):
 class Player:
     """Rule cursors per scenario and session, and request counts per session."""
 
-    __slots__ = ("_cursors", "_kept", "_responses", "_sessions", "auto_session")
+    __slots__ = ("_cursors", "_responses", "_sessions", "auto_session", "kept")
 
     def __init__(self, *, auto_session: bool = False) -> None:
         #: Give every request without a session header its automatic conversation key.
@@ -121,15 +123,15 @@ class Player:
         self._cursors: dict[str, OrderedDict[str, list[int]]] = {}
         self._sessions: OrderedDict[str, int] = OrderedDict()
         self._responses: dict[str, tuple[str, int]] = {}
-        #: What a profile keeps of stored responses (mockoss.profiles.response_store.KEPT).
-        self._kept = KeptResponses()
+        #: What a profile keeps of stored responses (RequestContext.kept, mockoss.profiles.response_store).
+        self.kept = KeptResponses()
 
     def clear(self) -> None:
         """Rewind every scenario and forget every session and stored response."""
         self._cursors.clear()
         self._sessions.clear()
         self._responses.clear()
-        self._kept.clear()
+        self.kept.clear()
 
     def remember(self, response_id: str, played: Played) -> None:
         """Store a Responses reply's id with its session and turn, for ``previous_response_id``."""
@@ -182,8 +184,6 @@ class Player:
         found = previous if stored is not None else None
         if PREVIOUS_STORED.get() != found:  # (a set copies the context's variables: only when it changes)
             PREVIOUS_STORED.set(found)
-        if (previous is not None or body.get("store") not in (None, False)) and KEPT.get() is not self._kept:
-            KEPT.set(self._kept)  # the server's kept responses, for a profile emulating a store's content
         if session and session != "auto":
             count = self._sessions.get(session, 0)
             self._sessions[session] = count + 1

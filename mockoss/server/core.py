@@ -29,7 +29,7 @@ from mockoss.harmony.lru import BytesLRU
 from mockoss.jsonbody import parse_json
 from mockoss.profiles.base import IdSource, Profile, Reply, RequestContext
 from mockoss.profiles.registry import ProfileError, get_profile
-from mockoss.profiles.response_store import KEPT, PREVIOUS_STORED
+from mockoss.profiles.response_store import PREVIOUS_STORED
 from mockoss.scenario.loader import Scenario, ScenarioError, Step
 from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
@@ -43,6 +43,7 @@ from mockoss.server.request_check import VALID_BODY_BYTES, VALID_BODY_MAX, Reque
 from mockoss.server.selection import PROFILE_CACHE_SIZE, SCENARIO_HEADER, Selection, reset_refusal  # noqa: F401
 from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES
 from mockoss.server.side_routes import SideRoutes
+from mockoss.server.stored_replies import remember_reply
 from mockoss.server.transport import Delivery
 from mockoss.server.warmup import WARM_BEFORE_LOCK, Warmup, warmed
 from mockoss.slotnew import slot_builder
@@ -268,22 +269,13 @@ class MockServer(Selection, RequestChecks, SideRoutes):
                 reply, scenario, step, played = failure_reply(exc, self._base_profile, endpoint, index), None, None, _unanswered(f"mockoss could not answer it: {type(exc).__name__}: {exc}")
             record = _record(index, endpoint, raw, headers, scenario, step, played, reply.status, reply.log)
             self.requests.append(record)
+            delivery = self._delivery(scenario, step, None if isinstance(override, BaseException) else override, index, body)
             if isinstance(played, Played) and endpoint == "responses" and reply.status == 200:
-                self._remember(played, reply, body)
+                remember_reply(self._player, played, reply, body, delivery)  # its id; a cut reply's kept entry dropped
             _share(record)
             if self.recorder is not None:
                 self.recorder.observe(self, record, reply, step)
-            return reply, self._delivery(scenario, step, None if isinstance(override, BaseException) else override, index, body)
-
-    def _remember(self, played: Played, reply: Reply, body: Any) -> None:
-        """Store a Responses reply's id for ``previous_response_id`` unless the request said ``store: false``."""
-        from mockoss.scenario.conversation import response_id
-
-        if isinstance(body, dict) and body.get("store") is False:
-            return
-        found = response_id(reply.body, reply.frames)
-        if found is not None:
-            self._player.remember(found, played)
+            return reply, delivery
 
     def play(
         self, endpoint: Endpoint, raw: bytes, headers: Mapping[str, str]
@@ -323,6 +315,8 @@ class MockServer(Selection, RequestChecks, SideRoutes):
 
         return reply, step, log
 
+    kept = property(lambda self: self._player.kept, doc="The player's KeptResponses (mockoss.profiles.response_store).")
+
     def _delivery(
         self, scenario: Scenario | None, step: Step | None, override: TransportSpec | None, index: int, body: Any
     ) -> Delivery | None:
@@ -352,9 +346,8 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         seen = request_seen(request)  # what the validation looked up of the body: for the player and the count
         if given is not None:  # an upstream's answer (mockoss.upstream), not the scenario's
             # The upstream holds the responses store: its id is taken as stored (never an earlier
-            # request's answer: issue 9, the breaker's finding 5; mockoss.profiles.response_store).
+            # request's answer: issue 9, the breaker's finding 5), no kept turns (ctx.kept None).
             PREVIOUS_STORED.set(body.get("previous_response_id") if isinstance(body, dict) else None)
-            KEPT.set(None)  # nor its kept turns (mockoss.profiles.response_store.KEPT)
             return self._reply(profile, endpoint, given, request, model, body, raw, index, seen, view), None, given, None
         try:
             scenario = self._scenario_for(headers)
@@ -377,21 +370,22 @@ class MockServer(Selection, RequestChecks, SideRoutes):
             return self._scripted_error(profile, error.status, error.message, error.retry_after), scenario, None, played
         if not surface and step.completion is not None and step.replay is None and step.error is None:
             return None, scenario, step, played  # type: ignore[return-value]  # a real engine answers (play())
-        return self._reply(profile, endpoint, step, request, model, body, raw, index, seen, view), scenario, step, played
+        return self._reply(profile, endpoint, step, request, model, body, raw, index, seen, view, self._player.kept), scenario, step, played
 
     def _reply(
         self, profile: Profile, endpoint: Endpoint, step: Step, request: Any, model: str, body: Any, raw: bytes, index: int,
-        seen: Any = None, view: Any = None,
+        seen: Any = None, view: Any = None, kept: Any = None,
     ) -> Reply:
         if step.replay is not None:  # a recorded reply, byte for byte
             return step.replay
         if step.error is not None:
             return self._scripted_error(profile, step.error.status, step.error.message, step.error.retry_after)
-        ctx = _make_context(  # RequestContext(ids, created, prompt_tokens, raw_body), mockoss.slotnew
+        ctx = _make_context(  # RequestContext(ids, created, prompt_tokens, raw_body, kept), mockoss.slotnew
             IdSource(self.seed, index),
             self.created,
             counted if (counted := PRECOUNTED_PROMPT_TOKENS.get()) is not None else prompt_tokens(endpoint, raw, body, seen),
             raw,
+            kept,  # the player's kept responses (mockoss.profiles.response_store), None for an upstream's step
         )
         if view is None:  # else built before the lock (respond, a big body)
             view = request.view(model, body)  # type: ignore[attr-defined]

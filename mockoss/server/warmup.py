@@ -40,7 +40,12 @@ What ``surface`` changes besides memos and caches: nothing. The request log, the
 Responses ids and rule cursors are all written by the server under the lock, outside ``surface``
 (:meth:`MockServer._respond_locked <mockoss.server.core.MockServer._respond_locked>`); a
 profile's other state is request-data caches keyed by the request (Ollama's ``context`` prompt
-ids), which the real call would fill the same. Checked over every profile, shipped scenario,
+ids), which the real call would fill the same. The server's kept responses
+(``gptoss-reference``'s store) reach a warm-up read only
+(:class:`~mockoss.profiles.response_store.KeptReader` in ``RequestContext.kept``): a continuation
+is rendered with its earlier turns, as under the lock (an agent loop's tool output alone is a 500
+without the stored call, and its plans would then be built under the lock), and nothing is kept
+under the id the warm-up predicted. Checked over every profile, shipped scenario,
 endpoint, stream mode and six ``max_tokens`` (the team's byte-compare matrix, 32,863 replies)
 with every completion warmed before each new shape and the warm-up's ids drawn from another
 request index: no reply differs. Memo stores take a lock (:class:`mockoss.harmony.completion.Memo`),
@@ -259,13 +264,14 @@ def warmed(
         return
     found, shape, positions, profile, view, counted, index, templates, scenario = prepared
     token = PRECOUNTED_PROMPT_TOKENS.set(counted) if PRECOUNTED_PROMPT_TOKENS.get() is None else None
+    kept = server.kept.reader()  # the server's kept responses, read only (see the module docstring)
     try:
         warming = server._warmup
         mine, theirs = warming.claim(found, shape, positions) if positions else ([], [])
         try:
             # index: the one the request will most likely get (ids are never memoised)
             for position in mine:
-                _surface(profile, endpoint, found.longs[position], view, RequestContext(IdSource(server.seed, index), server.created, counted, raw))
+                _surface(profile, endpoint, found.longs[position], view, RequestContext(IdSource(server.seed, index), server.created, counted, raw, kept))
         finally:
             if positions:
                 warming.release(found, shape, mine)
@@ -301,7 +307,7 @@ def warmed(
                 if seeded and (taken := _taken_since(server, headers, index)):
                     warming.seeded_outcome(scenario, step, taken)
                     continue
-                _surface(profile, endpoint, completion, view, RequestContext(IdSource(server.seed, index), server.created, counted, raw))
+                _surface(profile, endpoint, completion, view, RequestContext(IdSource(server.seed, index), server.created, counted, raw, kept))
                 if seeded:
                     warming.seeded_outcome(scenario, step, _taken_since(server, headers, index))
         _wait(theirs)

@@ -76,7 +76,7 @@ from mockoss.profiles.gptoss_ref.objects import response_object
 from mockoss.profiles.gptoss_ref.plan import FIRST_EVENT, Run, planned_run
 from mockoss.profiles.gptoss_ref.prompt import PromptError, prompt_tokens
 from mockoss.profiles.gptoss_ref.request import body_error, validation_errors
-from mockoss.profiles.gptoss_ref.store import continued, keep
+from mockoss.profiles.gptoss_ref.store import continued, forgotten_note, keep
 from mockoss.profiles.replay import IdRecorder
 from mockoss.profiles.wire import dumps
 
@@ -115,9 +115,10 @@ def _encodable(text: Any) -> bool:
     return True
 
 
-def internal_error() -> Reply:
-    """Starlette's ``ServerErrorMiddleware`` answer to an unhandled exception: 500, ``text/plain``."""
-    return Reply(status=500, body=b"Internal Server Error", headers=_PLAIN)
+def internal_error(log: tuple[str, ...] = ()) -> Reply:
+    """Starlette's ``ServerErrorMiddleware`` answer to an unhandled exception: 500, ``text/plain``
+    (``log``: the request's server-log lines)."""
+    return Reply(status=500, body=b"Internal Server Error", headers=_PLAIN, log=log)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,8 +218,9 @@ class GptossReferenceProfile:
         ``data: {…}`` frames numbered by ``sequence_number`` from 0, with no ``[DONE]``. A lone
         surrogate in ``previous_response_id`` (echoed) is a 500, or a stream cut before its first
         event. A ``previous_response_id`` naming a response this server kept (``store: true``)
-        answers the request with the kept turns before its ``input`` (:mod:`.store`); a finished
-        ``store: true`` response is kept."""
+        answers the request with the kept turns before its ``input`` (:mod:`.store`, read from
+        ``ctx.kept``: nothing is read or kept when it is ``None``); one mockoss's byte bound forgot
+        is answered as sent, with a line in ``Reply.log``; a finished ``store: true`` response is kept."""
         validated = _VALIDATED.get()
         if validated is not None and validated[0] is request.body:  # check_request just did it
             checked, errors = validated[1], []
@@ -229,15 +231,17 @@ class GptossReferenceProfile:
             return _rejected(422, {"detail": errors})
         if "max_output_tokens" in body:  # pydantic's lax int: "7" and 7.0 are 7
             body["max_output_tokens"] = checked.max_output_tokens
-        previous = checked.previous_response_id
+        previous, note = checked.previous_response_id, ()
         if previous:  # the earlier turns of a kept response (.store)
-            found = continued(previous, body["input"], checked.instructions)
+            found = continued(ctx.kept, previous, body["input"], checked.instructions)
             if found is not None:
                 body["input"], body["instructions"] = found
+            else:
+                note = forgotten_note(ctx.kept, previous)
         try:
             prompt = prompt_tokens(body, self.conversation_start_date, self.harmony_library)
-        except PromptError:
-            return internal_error()
+        except PromptError:  # (an agent loop's tool output whose kept call was forgotten: say so)
+            return internal_error(note)
         if body.get("metadata", {}) is None:  # StreamResponsesEvents: request_body.metadata.get(...)
             return internal_error()
         response_id = ctx.ids.next("resp_")
@@ -253,9 +257,9 @@ class GptossReferenceProfile:
                                                                       abort="PydanticSerializationError: surrogates not allowed")
         final = None if run.output is None else self._final(run, ids, prompt, body, response_id, ctx, debug, max_tokens)
         if final is not None and checked.store:  # store_callback, once generate_response returned
-            keep(response_id, body["input"], json.loads(final)["output"], body.get("instructions"))
+            keep(ctx.kept, response_id, body["input"], json.loads(final)["output"], body.get("instructions"))
         if not request.stream:
-            return internal_error() if final is None else Reply(status=200, body=final)
+            return internal_error() if final is None else Reply(status=200, body=final, log=note)
         initial = dumps(response_object(response_id=response_id, created=ctx.created, body=body, status="in_progress", output=[],
                                         usage=None, max_output_tokens=max_tokens))
         frames = [
@@ -266,7 +270,7 @@ class GptossReferenceProfile:
         if final is not None:
             number = FIRST_EVENT + run.events
             frames.append(b'event: response.completed\ndata: {"sequence_number":%d,"type":"response.completed","response":%s}\n\n' % (number, final))
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames), abort=run.crash)
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames), abort=run.crash, log=note)
 
     def _final(
         self, run: Run, ids: list[bytes], prompt: list[int], body: dict[str, Any], response_id: str, ctx: RequestContext, debug: bool,

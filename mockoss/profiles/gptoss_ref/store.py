@@ -19,17 +19,22 @@ Source: openai/gpt-oss@7b583341fe16729127f6d5b94a7b09ccae97e1a1:gpt_oss/response
   Only ``input`` and ``instructions`` carry over: ``tools``, ``reasoning`` and the rest do not.
 
 What differs (mockoss's choices): each server keeps its own entries in the
-:class:`~mockoss.profiles.response_store.KeptResponses` its scenario player owns (handed over in
-:data:`~mockoss.profiles.response_store.KEPT`), bounded in bytes: 16 MiB of marshalled entries
+:class:`~mockoss.profiles.response_store.KeptResponses` its scenario player owns, which the server
+hands over in the request's context (:attr:`RequestContext.kept
+<mockoss.profiles.base.RequestContext.kept>`), bounded in bytes: 16 MiB of marshalled entries
 (:data:`~mockoss.profiles.response_store.KEPT_BYTES`), the oldest forgotten first (the real
-dictionary grows without bound), and emptied by ``MockServer.reset`` with the player. An entry is
-the merged ``input``, the ``output`` items (as the response's JSON has them) and the
-``instructions``; a chain of N turns keeps N entries, each holding the turns before it. A request
-answered from an upstream's step (:mod:`mockoss.upstream`) neither reads nor writes one. A
-warm-up before the server lock (:mod:`mockoss.server.warmup`, long completions over HTTP)
-surfaces a request before it is played: where its context still holds the server's entries from
-an earlier request, it keeps what the request would keep under the id it predicted (the request
-itself then writes the same entry again, unless another request took that index).
+dictionary grows without bound), and emptied by ``MockServer.reset`` with the player. A
+continuation naming an id that bound forgot is answered as sent, as one naming an id never kept,
+but with a line in the request's server log (:func:`forgotten_note`; the real server says nothing
+for an unknown id). An entry is the merged ``input``, the ``output`` items (as the response's JSON
+has them) and the ``instructions``; a chain of N turns keeps N entries, each holding the turns
+before it. A request answered from an upstream's step (:mod:`mockoss.upstream`) neither reads nor
+writes one (its ``kept`` is ``None``). A warm-up before the server lock
+(:mod:`mockoss.server.warmup`) reads the entries and keeps nothing (a
+:class:`~mockoss.profiles.response_store.KeptReader`): it renders a continuation as the locked call
+will, and the request keeps its own response under the lock, with the id it gets there. A reply
+whose scripted transport never delivers its end is not kept (:mod:`mockoss.server.stored_replies`,
+as the real server's generator stops on a disconnect before its ``store_callback``).
 """
 
 from __future__ import annotations
@@ -37,9 +42,11 @@ from __future__ import annotations
 import marshal
 from typing import Any
 
-from mockoss.profiles.response_store import KEPT
+from mockoss.profiles.response_store import KEPT_BYTES, KeptReader, KeptResponses
 
-__all__ = ["continued", "keep"]
+__all__ = ["continued", "forgotten_note", "keep"]
+
+Kept = KeptResponses | KeptReader | None
 
 
 def _as_items(given: Any) -> list[Any]:
@@ -49,13 +56,14 @@ def _as_items(given: Any) -> list[Any]:
     return list(given or ())
 
 
-def continued(previous_id: str, given: Any, instructions: str | None) -> tuple[list[Any], str | None] | None:
+def continued(
+    kept: Kept, previous_id: str, given: Any, instructions: str | None
+) -> tuple[list[Any], str | None] | None:
     """The ``input`` and ``instructions`` a request continuing response ``previous_id`` is answered
     with: ``(kept input + kept output + given, instructions or the kept ones)``, as the server merges
-    them (module docstring); ``None`` when the server keeps no such id. ``given`` is the request's
-    ``input`` (a string or a list of item mappings, not changed). Call it only for a request that
-    names a ``previous_response_id`` (:data:`~mockoss.profiles.response_store.KEPT` is set then)."""
-    kept = KEPT.get()
+    them (module docstring); ``None`` when ``kept`` (the request context's entries, ``None``: none)
+    holds no such id. ``given`` is the request's ``input`` (a string or a list of item mappings,
+    not changed)."""
     entry = None if kept is None else kept.get(previous_id)
     if entry is None:
         return None
@@ -64,12 +72,22 @@ def continued(previous_id: str, given: Any, instructions: str | None) -> tuple[l
     return merged, kept_instructions if instructions is None else instructions
 
 
-def keep(response_id: str, given: Any, output: list[Any], instructions: str | None) -> None:
-    """Keep a finished ``store: true`` response in the server's entries: the request's (merged)
-    ``input`` and ``instructions`` and the response's ``output`` items (JSON values). Call it only
-    for a request whose ``store`` is true (:data:`~mockoss.profiles.response_store.KEPT` is set
-    then; nothing is kept when it is ``None``). Raises ``ValueError`` for a value marshal cannot
-    write (never for parsed JSON)."""
-    kept = KEPT.get()
+def forgotten_note(kept: Kept, previous_id: str) -> tuple[str, ...]:
+    """The server-log line (``Reply.log``) for a continuation :func:`continued` found nothing for:
+    one line when ``kept`` once held ``previous_id`` and its byte bound forgot it, else ``()`` (an
+    id never kept is ignored silently, as the server ignores it)."""
+    if kept is None or not kept.forgot(previous_id):
+        return ()
+    bound = f"{KEPT_BYTES // (1024 * 1024)} MiB per server, oldest first"
+    return (
+        f"mockoss: previous_response_id {previous_id!r} was stored, then forgotten by mockoss's bound on kept responses ({bound}): answered without its earlier turns",
+    )
+
+
+def keep(kept: Kept, response_id: str, given: Any, output: list[Any], instructions: str | None) -> None:
+    """Keep a finished ``store: true`` response in ``kept`` (the request context's entries; nothing
+    when ``None`` or a read-only warm-up's): the request's (merged) ``input`` and ``instructions``
+    and the response's ``output`` items (JSON values). Raises ``ValueError`` for a value marshal
+    cannot write (never for parsed JSON)."""
     if kept is not None:
         kept.put(response_id, marshal.dumps((given, output, instructions)))
