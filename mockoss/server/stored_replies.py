@@ -69,6 +69,6 @@ def remember_reply(player: Player, played: Played, reply: Reply, body: Any, deli
     found = response_id(reply.body, reply.frames)
     if found is None:
         return
-    if delivery is not None and not delivered_whole(reply, delivery):
-        player.kept.forget(found)
+    if delivery is not None and player.kept.get(found) is not None and not delivered_whole(reply, delivery):
+        player.kept.forget(found)  # (a reply nothing was kept for costs no schedule)
     player.remember(found, played)
