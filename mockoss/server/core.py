@@ -360,6 +360,11 @@ class MockServer(Selection, RequestChecks, SideRoutes):
             profile = _for_endpoint(self._profile_for(scenario, headers), endpoint)
         except (ScenarioError, ProfileError) as exc:
             return profile.error(400, f"mockoss: {exc}"), None, None, None
+        # What the server refuses before generating, under the request's own switches, draws no
+        # step (llamacpp's message checks and chat-template refusals; the method is optional).
+        own_refusal = getattr(profile, "request_refusal", None)
+        if own_refusal is not None and (refused := own_refusal(endpoint, body)) is not None:
+            return refused, None, None, None
         self._player.auto_session = self.auto_session  # may be set after construction (pytest fixture)
         played = self._player.play(scenario, endpoint, body, headers, model, index, self.seed, seen)
         if played.problem is not None:  # no rule answers, or a template cannot be rendered

@@ -22,13 +22,10 @@ from mockoss.profiles.base import (
     check_bool_switches,
     check_choice_switches,
 )
-from mockoss.profiles.llamacpp.options import (
-    REASONING_FORMATS,
-    RequestError,
-    check_messages,
-    parser_for,
-)
+from mockoss.profiles.llamacpp.options import REASONING_FORMATS, RequestError, parser_for
 from mockoss.profiles.llamacpp.plan import Plan, plan_for
+from mockoss.profiles.llamacpp.refusals import checked_already, mark_checked
+from mockoss.profiles.llamacpp.refusals import request_refusal as _refusal
 from mockoss.profiles.llamacpp.wire import error_reply
 from mockoss.profiles.memos import template_memo
 
@@ -60,8 +57,9 @@ class LlamacppProfile:
             :mod:`mockoss.profiles.llamacpp.template_checks`.
         template_channel_check: whether the template's check for Harmony markup in an assistant
             ``content`` is in force (``False``: llama.cpp patches it out at load since PR #15243,
-            2025-08-11; ``True``: launch builds, HTTP 500 ``You have passed a message containing
-            <|channel|> tags in the content field…``). Not on the timeline (its first releases predate it).
+            commit fba5c0d6, 2025-08-11; ``True``: launch builds, HTTP 500 ``You have passed a
+            message containing <|channel|> tags in the content field…``, ggml-org/llama.cpp#15091).
+            On the timeline at b6301, a build known to postdate the patch (``llamacpp@b6100``: on).
         thinking_field: which assistant messages get ``reasoning_content`` as the template's
             ``thinking``: ``"always"`` (content dropped beside tool calls; PR #19704, 2026-02-18,
             and common/parsers/gpt-oss.cpp) or ``"with_tool_calls"`` (content kept: content,
@@ -94,7 +92,9 @@ class LlamacppProfile:
         check_choice_switches(self, choices)
         check_bool_switches(self, ("template_channel_check",))
         if self.reasoning_format not in REASONING_FORMATS:
-            raise ValueError(f"reasoning_format must be one of {', '.join(REASONING_FORMATS)}, got {self.reasoning_format!r}")
+            raise ValueError(
+                f"reasoning_format must be one of {', '.join(REASONING_FORMATS)}, got {self.reasoning_format!r}"
+            )
         for rate in ("prompt_tokens_per_second", "predicted_tokens_per_second"):
             value = getattr(self, rate)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
@@ -136,21 +136,18 @@ class LlamacppProfile:
     def chat(self, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/chat/completions``; see :func:`mockoss.profiles.llamacpp.chat.surface_chat`.
 
-        Messages the gpt-oss chat template refuses (:meth:`template_refusal`) are HTTP 500 before
-        generating, after the message checks' 400s."""
+        What llama-server refuses before generating (:meth:`request_refusal`: the message checks'
+        400s, then the gpt-oss chat template's 500s, :meth:`template_refusal`) is answered first,
+        as the server core answers it before drawing a step."""
         from mockoss.profiles.llamacpp.chat import surface_chat
 
-        try:
-            check_messages(request.body)  # before the template, as oaicompat_chat_params_parse does
-        except RequestError as exc:
-            return error_reply(exc.status, exc.message)
+        if not checked_already(self, "chat", request.body) and (refused := _refusal(self, "chat", request.body)):
+            return error_reply(*refused)
         tools = tuple(t.name for t in request.tools if t.type == "function" and t.name)
         try:
             plan = self.plan(completion, request.body, tools, request.max_tokens, stream=request.stream)
-        except RequestError as exc:  # response_format and reasoning_format are read before the template runs
+        except RequestError as exc:  # (not reached: _refusal has read the fields parser_for refuses)
             return error_reply(exc.status, exc.message)
-        if (refused := self.template_refusal(request.body.get("messages"))) is not None:
-            return error_reply(500, refused)
         return surface_chat(self, plan, request, ctx, template_memo(completion))
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
@@ -160,21 +157,37 @@ class LlamacppProfile:
         'previous_response_id'.``, ``convert_responses_to_chatcmpl``); the input converted to chat
         messages (:func:`mockoss.profiles.llamacpp.responses_input.converted_messages`) meets the
         chat template's refusals, e.g. a ``function_call_output`` with no tool call before it
-        (:meth:`template_refusal`: HTTP 500).
+        (:meth:`template_refusal`: HTTP 500). Both are :meth:`request_refusal`'s, answered by the
+        server core before it draws a step.
         """
         from mockoss.profiles.llamacpp.responses import surface_responses
-        from mockoss.profiles.llamacpp.responses_input import converted_messages
 
-        if request.body.get("previous_response_id"):
-            return error_reply(400, "llama.cpp does not support 'previous_response_id'.")
+        if not checked_already(self, "responses", request.body) and (
+            refused := _refusal(self, "responses", request.body)
+        ):
+            return error_reply(*refused)
         tools = tuple(sorted(request.function_tool_names, key=_tool_order(request.body)))
         try:
             plan = self.plan(completion, request.body, tools, request.max_output_tokens, stream=request.stream)
         except RequestError as exc:
             return error_reply(exc.status, exc.message)
-        if (refused := self.template_refusal(converted_messages(request.body))) is not None:
-            return error_reply(500, refused)
         return surface_responses(self, plan, request, ctx, template_memo(completion))
+
+    def request_refusal(self, endpoint: str, body: Any) -> Reply | None:
+        """The error reply llama-server gives ``body`` (the request's parsed JSON) on ``endpoint``
+        before generating, else ``None``: its message checks, request-field errors and the chat
+        template's refusals, in its order (:func:`.refusals.request_refusal`; HTTP 400 or 500).
+
+        Called by the server core with the request's own profile (its scenario's and header's
+        switches applied) before a scripted step is drawn
+        (:meth:`mockoss.server.core.MockServer.respond`): a refused request plays no step, as
+        llama-server generates nothing for it, and a client's retries of a 500 (the openai SDK
+        retries twice) use none up. It still takes a request index, as every request does."""
+        refused = _refusal(self, endpoint, body)
+        if refused is None:
+            mark_checked(self, endpoint, body)  # chat/responses need not check it again
+            return None
+        return error_reply(*refused)
 
     def template_refusal(self, messages: Any) -> str | None:
         """The error message of the gpt-oss template's ``raise_exception`` on chat ``messages`` in
@@ -213,8 +226,6 @@ class LlamacppProfile:
         from mockoss.profiles.llamacpp.identity import route_error
 
         return route_error(status, method, path)
-
-
 
 
 def _tool_order(body: Any) -> Any:

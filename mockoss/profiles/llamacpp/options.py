@@ -15,7 +15,7 @@ from typing import Any
 from mockoss.profiles.llamacpp.gptoss import ChatMsg, build_grammar
 from mockoss.profiles.llamacpp.incremental import partial_parses
 
-__all__ = ["ParserChoice", "RequestError", "check_messages", "continuation", "parser_for"]
+__all__ = ["ParserChoice", "RequestError", "check_fields", "check_messages", "continuation", "parser_for"]
 
 #: ``common_reasoning_format_from_name`` accepts exactly these.
 REASONING_FORMATS = ("none", "auto", "deepseek", "deepseek-legacy")
@@ -93,6 +93,18 @@ def _response_format(body: Mapping[str, Any]) -> bool:
         if kind not in ("", "text"):
             raise RequestError(400, f'response_format type must be one of "text" or "json_object", but got: {kind}')
     return isinstance(schema, Mapping)
+
+
+def check_fields(body: Mapping[str, Any], reasoning_format: str) -> None:
+    """The request-field errors of :func:`parser_for`, in its order, without building a parser:
+    ``reasoning_format`` (the request's, else the server's ``reasoning_format``), then
+    ``response_format``.
+
+    Raises:
+        RequestError: as :func:`parser_for`.
+    """
+    _reasoning_format(body, reasoning_format)
+    _response_format(body)
 
 
 def continuation(body: Mapping[str, Any]) -> str:

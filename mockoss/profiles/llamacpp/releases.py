@@ -14,12 +14,56 @@ __all__ = ["LLAMACPP_TIMELINE"]
 LLAMACPP_TIMELINE = Timeline(
     server="llamacpp",
     releases=(
-        Release("b6100", "2025-08", "gpt-oss era (ggml-org/llama.cpp#15091, #15181): the regex parser; build number not checked"),
-        Release("b7756", "2026-01", "llama.cpp's own Jinja engine (ggml-org/llama.cpp#18462; first build per #19476's bisection)"),
-        Release("b8651", "2026-04-03", "a build after PR #20393 (date from gominimal/pkgs#40, which links the release)"),
-        Release("b9000", "", "the build the profile follows (common/parsers/gpt-oss.cpp@2629d7b5; build_info placeholder)"),
+        Release(
+            "b6100",
+            "2025-08",
+            "gpt-oss era (ggml-org/llama.cpp#15091, #15181): the regex parser; build number not checked",
+        ),
+        Release(
+            "b6301",
+            "2025-08-27",
+            "a build after PR #15243 (date from luncliff/vcpkg-registry#433, which links the release)",
+        ),
+        Release(
+            "b7756",
+            "2026-01",
+            "llama.cpp's own Jinja engine (ggml-org/llama.cpp#18462; first build per #19476's bisection)",
+        ),
+        Release(
+            "b8651", "2026-04-03", "a build after PR #20393 (date from gominimal/pkgs#40, which links the release)"
+        ),
+        Release(
+            "b9000", "", "the build the profile follows (common/parsers/gpt-oss.cpp@2629d7b5; build_info placeholder)"
+        ),
     ),
     changes=(
+        Change(
+            release="b6301",
+            date="2025-08-11",
+            switch="template_channel_check",
+            before=True,
+            after=False,
+            summary="the gpt-oss template's check for Harmony markup in an assistant message's content patched "
+            "out at load, so a client may send back the markup --reasoning-format none put in content",
+            behaviour_before=(
+                "an assistant message whose content holds '<|channel|>analysis<|message|>' or "
+                "'<|channel|>final<|message|>' is HTTP 500 server_error 'You have passed a message containing "
+                "<|channel|> tags in the content field…' before generating (ggml-org/llama.cpp#15091, the "
+                "launch build's report: the client sent back the content of the turn before)"
+            ),
+            behaviour_after="accepted: the content is rendered as it is (the template's check reads '{%- if false %}')",
+            sources=(
+                "ggml-org/llama.cpp#15243",
+                "ggml-org/llama.cpp@fba5c0d6:common/chat.cpp",
+                "ggml-org/llama.cpp#15091",
+                "luncliff/vcpkg-registry#433",
+            ),
+            verified=False,
+            note=(
+                "#15243 (commit fba5c0d6) merged 2025-08-11; b6301 (2025-08-27) is a build known to postdate it, "
+                "not the first: the builds from fba5c0d6's to b6300 lack the check but get it here"
+            ),
+        ),
         Change(
             release="b7756",
             date="2026-01",

@@ -1,27 +1,33 @@
-"""llama-server's refusal of a Responses ``function_call_output`` that answers no tool call.
+"""llama-server's Responses ``input`` as the chat messages its gpt-oss chat template checks.
 
 llama-server keeps no responses: ``previous_response_id`` is refused outright (400 ``llama.cpp does
-not support 'previous_response_id'.``, :meth:`mockoss.profiles.llamacpp.LlamacppProfile.responses`),
-so the calls a ``function_call_output`` answers must be in the same ``input``. The request is
-converted to Chat Completions messages (``server_chat_convert_responses_to_chatcmpl``,
+not support 'previous_response_id'.``, :mod:`mockoss.profiles.llamacpp.refusals`), so the calls a
+``function_call_output`` answers must be in the same ``input``. The request is converted to Chat
+Completions messages (``server_chat_convert_responses_to_chatcmpl``,
 ggml-org/llama.cpp@03eb25f3:tools/server/server-chat.cpp): a ``function_call`` item becomes an
 assistant message with ``tool_calls`` (merged into the assistant message before it, if any), an
-assistant ``message`` item or a ``reasoning`` item an assistant message (merged likewise), a
-``function_call_output`` a ``tool`` message. The converter checks no ``call_id``; the gpt-oss chat
-template (``chat_template.jinja`` of openai/gpt-oss-20b, embedded in the GGUF) does, by name only: it
-remembers the function of the last assistant message with tool calls, forgets it at an assistant
-message without, and at a ``tool`` message with none remembered raises ``Message has tool role, but
-there was no previous assistant message with a tool call!``. The template's exception is not an
-``std::invalid_argument``: llama-server answers it as a 500 (``server_error``), before generating.
+assistant ``message`` item or a ``reasoning`` item an assistant message (merged likewise; the
+reasoning item's text is its ``reasoning_content``), a ``function_call_output`` a ``tool`` message.
+The converter checks no ``call_id``.
 
-So a ``function_call_output`` is refused when no ``function_call`` precedes it, or when an assistant
-message (not merged into the call's) comes between; a call with *another* ``call_id`` answers it
-(the template uses the last call's name). The message is the template engine's text for
-:data:`~mockoss.profiles.llamacpp.template_checks.TOOL_WITHOUT_CALL`
-(:func:`~mockoss.profiles.llamacpp.template_checks.error_text`: decorated with the source position
-from b7756, the bare message before). Only the tool check is made on converted items (a
-``reasoning`` item's text carrying Harmony markup, which the template would refuse as ``thinking``,
-is not looked at).
+Every refusal of the chat template (:mod:`mockoss.profiles.llamacpp.template_checks`) applies to
+the converted messages, as to chat messages, before generating (HTTP 500 ``server_error``):
+
+* a ``function_call_output`` with no ``function_call`` before it, or with an assistant message (not
+  merged into the call's) between: ``Message has tool role, but there was no previous assistant
+  message with a tool call!`` (the template remembers the last call's name, so a call with
+  *another* ``call_id`` answers it);
+* a ``reasoning`` item whose text holds Harmony markup (``<|channel|>analysis<|message|>``): the
+  ``thinking`` refusal (``You have passed a message containing <|channel|> tags in the thinking
+  field…``);
+* reasoning, an assistant message and a call merged into one message: ``Cannot pass both content
+  and thinking…`` where the handler still kept the content (``thinking_field="with_tool_calls"``,
+  ``llamacpp@b7756`` and before);
+* markup in an assistant message item's text, where the content check is in force
+  (``template_channel_check``, ``llamacpp@b6100``).
+
+Each is in the template engine's words (:func:`~mockoss.profiles.llamacpp.template_checks.error_text`:
+decorated with the source position from b7756, the bare message before).
 """
 
 from __future__ import annotations
