@@ -339,6 +339,22 @@ class Profile(Protocol):
         """
         return None
 
+    def request_refusal(self, endpoint: str, body: Any) -> Reply | None:
+        """This server's reply to a request it refuses before generating (its own message checks,
+        a chat template's exception), else ``None``. Default: no refusal.
+
+        Called by :meth:`mockoss.server.core.MockServer.respond` on the request's own profile (its
+        scenario's and header's switches applied) after the request passed the usual checks and
+        before a scripted step is drawn: a refused request plays no step, as the server generated
+        nothing (``llamacpp``: a client's retries of a template's 500 use no step up). Optional, as
+        :meth:`content_type_refusal` is (looked up with ``getattr``).
+
+        Args:
+            endpoint: the generation endpoint (``chat``, ``responses``, ...).
+            body: the request's parsed JSON (not modified).
+        """
+        return None
+
 
 def check_bool_switches(profile: object, names: Iterable[str]) -> None:
     """Raise ``ValueError("<switch> must be true or false, got <value>")`` for the first of
