@@ -37,7 +37,8 @@ KEPT_BYTES = 16 * 1024 * 1024
 #: What an entry costs beyond its bytes (its id, the dictionary slot, the bytes object).
 ENTRY_OVERHEAD = 200
 #: How many ids of entries the byte budget made :class:`KeptResponses` forget it remembers
-#: (:meth:`KeptResponses.forgot`), the oldest forgotten first: ~100 bytes each.
+#: (:meth:`KeptResponses.forgot`), the oldest forgotten first: ~100 bytes each, so one per 4 KiB
+#: of budget (4,096 for :data:`KEPT_BYTES`, 256 for a test-id session's 1 MiB).
 FORGOTTEN_IDS = 4096
 
 #: The ``previous_response_id`` of the request being played when the player holds it (the id as
@@ -63,6 +64,8 @@ class KeptResponses:
     __slots__ = ("_entries", "_forgotten", "_lock", "_size", "budget")
 
     def __init__(self, budget: int = KEPT_BYTES) -> None:
+        #: Bytes at most (settable: a test-id session's copy of the server keeps a smaller share,
+        #: :data:`mockoss.server.control.SESSION_KEPT_BYTES`).
         self.budget = budget
         self._entries: OrderedDict[str, bytes] = OrderedDict()
         self._forgotten: OrderedDict[str, None] = OrderedDict()
@@ -97,7 +100,7 @@ class KeptResponses:
     def _note_forgotten(self, response_id: str) -> None:
         """Remember an id the budget dropped (the lock held)."""
         self._forgotten[response_id] = None
-        if len(self._forgotten) > FORGOTTEN_IDS:
+        if len(self._forgotten) > min(FORGOTTEN_IDS, max(16, self.budget * FORGOTTEN_IDS // KEPT_BYTES)):
             self._forgotten.popitem(last=False)
 
     def forget(self, response_id: str) -> None:

@@ -88,6 +88,10 @@ SESSION_LOG_BYTES = 4 * 1024 * 1024
 #: Bytes of kept validations (``MockServer._validate``) one test-id session keeps: 256 MiB for
 #: :data:`MAX_SESSIONS` sessions together.
 SESSION_VALID_BODY_BYTES = 1024 * 1024
+#: Bytes of kept responses (``gptoss-reference``'s store, :class:`mockoss.profiles.response_store.KeptResponses`)
+#: one test-id session keeps: 256 MiB for :data:`MAX_SESSIONS` sessions together (16 MiB each
+#: would be 4 GiB: the breaker's M1, 14th session).
+SESSION_KEPT_BYTES = 1024 * 1024
 #: Log entries kept per session when the server keeps an unbounded request log.
 DEFAULT_LOG_LIMIT = 10_000
 _TEST_ID = re.compile(r"[A-Za-z0-9._~:@+=-]{1,200}")
@@ -190,6 +194,7 @@ class ControlPlane:
         if hasattr(copy, "request_log_bytes"):  # a bounded RequestLog: give each session its share
             copy.requests.max_bytes = copy.request_log_bytes = SESSION_LOG_BYTES
         copy._valid_bodies.limit = SESSION_VALID_BODY_BYTES  # and of kept validations (16 MiB each: 4 GiB in all)
+        copy.kept.budget = SESSION_KEPT_BYTES  # and of kept responses
         if hasattr(base, "auto_session"):
             copy.auto_session = base.auto_session  # type: ignore[attr-defined]
         for name, scenario in list(getattr(base, "_scenarios", {}).items()):

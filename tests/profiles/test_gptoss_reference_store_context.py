@@ -195,3 +195,20 @@ def test_a_continuation_of_a_forgotten_id_says_so_in_the_server_log() -> None:
     assert never.log == () and never.status == 200
     server.reset()
     assert not server._player.kept.forgot(first["id"])
+
+
+def test_each_test_id_session_keeps_a_small_share_of_kept_responses() -> None:
+    """The second breaker's M1 (14th session): every X-Mockoss-Test-Id session's copy of the server
+    kept 16 MiB of responses (256 sessions: 4 GiB); a session keeps SESSION_KEPT_BYTES, and the
+    ids it remembers as forgotten shrink with it."""
+    from mockoss.profiles import response_store
+    from mockoss.server.control import SESSION_KEPT_BYTES, ControlPlane
+
+    plane = ControlPlane(MockServer("clean-answer", profile="gptoss-reference"))
+    kept = plane.session("test-a").server.kept
+    assert kept.budget == SESSION_KEPT_BYTES < response_store.KEPT_BYTES
+    for n in range(2000):
+        kept.put(f"resp_{n:032x}", b"x" * 4000)
+    assert kept.usage()[1] <= SESSION_KEPT_BYTES
+    assert len(kept._forgotten) <= SESSION_KEPT_BYTES * response_store.FORGOTTEN_IDS // response_store.KEPT_BYTES
+    assert kept.forgot(f"resp_{1999 - 300:032x}") and not kept.forgot(f"resp_{1999:032x}")
