@@ -21,10 +21,15 @@ from mockoss.profiles.llamacpp.options import RequestError, check_fields, check_
 if TYPE_CHECKING:
     from mockoss.profiles.llamacpp import LlamacppProfile
 
-__all__ = ["PREVIOUS_RESPONSE_REFUSAL", "checked_already", "mark_checked", "request_refusal"]
+__all__ = ["PREVIOUS_RESPONSE_REFUSAL", "TWO_ASSISTANTS_AT_END", "checked_already", "mark_checked", "request_refusal"]
 
 #: ``server_chat_convert_responses_to_chatcmpl``'s 400 to any ``previous_response_id``.
 PREVIOUS_RESPONSE_REFUSAL = "llama.cpp does not support 'previous_response_id'."
+#: The prefill's sanity check (``--prefill-assistant``, on by default): after popping a trailing
+#: assistant message, another one before it is an ``std::invalid_argument``, a 400
+#: (ggml-org/llama.cpp@006639c3:tools/server/server-common.cpp ``oaicompat_chat_params_parse``;
+#: agents hit it in the field, e.g. compaction that leaves two assistant turns last).
+TWO_ASSISTANTS_AT_END = "Cannot have 2 or more assistant messages at the end of the list."
 
 
 def request_refusal(profile: LlamacppProfile, endpoint: str, body: Any) -> tuple[int, str] | None:
@@ -33,7 +38,8 @@ def request_refusal(profile: LlamacppProfile, endpoint: str, body: Any) -> tuple
     before generating, under ``profile``'s switches, else ``None``.
 
     Order: chat: the message checks (400, :func:`.options.check_messages`), then
-    ``reasoning_format``/``response_format`` (:func:`.options.check_fields`), then the template
+    ``reasoning_format``/``response_format`` (:func:`.options.check_fields`), then the prefill's
+    two trailing assistant messages (400, :data:`TWO_ASSISTANTS_AT_END`), then the template
     (500, :meth:`~mockoss.profiles.llamacpp.LlamacppProfile.template_refusal`). Responses:
     ``previous_response_id`` (400), the fields, then the template on the converted input.
     """
@@ -55,8 +61,20 @@ def request_refusal(profile: LlamacppProfile, endpoint: str, body: Any) -> tuple
             return None
     except RequestError as exc:
         return exc.status, exc.message
+    if _two_assistants_at_end(messages):  # the prefill, after the fields and before the template
+        return 400, TWO_ASSISTANTS_AT_END
     refused = profile.template_refusal(messages)
     return None if refused is None else (500, refused)
+
+
+def _two_assistants_at_end(messages: Any) -> bool:
+    """Whether ``messages`` end with two assistant messages (the second breaker's M4, 14th
+    session: mockoss popped the last and rendered the one before it, a 200)."""
+    return (
+        isinstance(messages, list)
+        and len(messages) >= 2
+        and all(isinstance(m, Mapping) and m.get("role") == "assistant" for m in messages[-2:])
+    )
 
 
 class _Passed:
