@@ -15,7 +15,7 @@ from typing import Any
 from mockoss.profiles.llamacpp.gptoss import ChatMsg, build_grammar
 from mockoss.profiles.llamacpp.incremental import partial_parses
 
-__all__ = ["ParserChoice", "RequestError", "check_fields", "check_messages", "continuation", "parser_for"]
+__all__ = ["ParserChoice", "RequestError", "check_chat_params", "check_fields", "check_messages", "continuation", "parser_for"]
 
 #: ``common_reasoning_format_from_name`` accepts exactly these.
 REASONING_FORMATS = ("none", "auto", "deepseek", "deepseek-legacy")
@@ -41,13 +41,24 @@ class ParserChoice:
     partials: Callable[[Iterable[str]], Iterator[Any]] | None = None
 
 
+#: What a text-only server (no ``--mmproj``) answers to a media content part: ``std::runtime_error``,
+#: HTTP 500 (``oaicompat_chat_params_parse``, ggml-org/llama.cpp@006639c3:tools/server/server-common.cpp).
+_MEDIA_REFUSALS = {
+    "image_url": "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj",
+    "input_audio": "audio input is not supported - hint: if this is unexpected, you may need to provide the mmproj",
+}
+
+
 def check_messages(body: Mapping[str, Any]) -> None:
     """llama-server's message checks in ``oaicompat_chat_params_parse`` (``tools/server/server-common.cpp``),
     before any template runs: a non-assistant message needs a ``content`` key, an assistant message
     a ``content`` or a ``tool_calls`` key (``null`` counts as present), and ``content`` is a
     string, ``null`` or an array. Each failure is an ``std::invalid_argument``: HTTP 400
     ``invalid_request_error``, e.g. ``Assistant message must contain either 'content' or
-    'tool_calls'!`` (the client replayed a reasoning-only turn without ``content``).
+    'tool_calls'!`` (the client replayed a reasoning-only turn without ``content``). An array's
+    parts are ``text``: an ``image_url`` or ``input_audio`` part is a 500 on a text-only server (gpt-oss
+    has no projector), any other type a 400 ``unsupported content[].type``, each in its message's
+    turn.
 
     Raises:
         RequestError: the first failing message, 400.
@@ -68,6 +79,13 @@ def check_messages(body: Mapping[str, Any]) -> None:
         content = message.get("content")
         if content is not None and not isinstance(content, (str, list)):
             raise RequestError(400, "Expected 'content' to be a string or an array")
+        for part in content if isinstance(content, list) else ():
+            kind = part.get("type") if isinstance(part, Mapping) else None
+            kind = kind if isinstance(kind, str) else ""
+            if kind in _MEDIA_REFUSALS:  # a text-only model (no --mmproj): std::runtime_error, 500
+                raise RequestError(500, _MEDIA_REFUSALS[kind])
+            if kind != "text":
+                raise RequestError(400, "unsupported content[].type")
 
 
 def _reasoning_format(body: Mapping[str, Any], default: str) -> str:
@@ -93,6 +111,33 @@ def _response_format(body: Mapping[str, Any]) -> bool:
         if kind not in ("", "text"):
             raise RequestError(400, f'response_format type must be one of "text" or "json_object", but got: {kind}')
     return isinstance(schema, Mapping)
+
+
+def check_chat_params(body: Mapping[str, Any], reasoning_format: str) -> None:
+    """``oaicompat_chat_params_parse``'s checks of a chat request before its prefill and template,
+    in its order (ggml-org/llama.cpp@006639c3:tools/server/server-common.cpp): ``json_schema``
+    with a non-empty ``grammar`` (500 ``Cannot use both json_schema and grammar``,
+    ``std::runtime_error``); ``response_format`` (400); the messages (:func:`check_messages`);
+    ``reasoning_format`` (500); tools in use (a non-empty ``tools`` list, ``tool_choice`` not
+    ``"none"``) with a ``grammar`` key (400 ``Cannot use custom grammar constraints with tools.``);
+    a string ``chat_template_kwargs.enable_thinking`` (400). Fields of the wrong type are read
+    as absent, as ``json_value`` reads them.
+
+    Raises:
+        RequestError: the first failing check.
+    """
+    grammar = body.get("grammar")
+    if body.get("json_schema") is not None and isinstance(grammar, str) and grammar:
+        raise RequestError(500, "Cannot use both json_schema and grammar")
+    _response_format(body)
+    check_messages(body)
+    _reasoning_format(body, reasoning_format)
+    tools, choice = body.get("tools"), body.get("tool_choice")
+    if isinstance(tools, list) and tools and (choice if isinstance(choice, str) else "auto") != "none" and "grammar" in body:
+        raise RequestError(400, "Cannot use custom grammar constraints with tools.")
+    kwargs = body.get("chat_template_kwargs")
+    if isinstance(kwargs, Mapping) and isinstance(kwargs.get("enable_thinking"), str):
+        raise RequestError(400, 'invalid type for "enable_thinking" (expected boolean, got string)')
 
 
 def check_fields(body: Mapping[str, Any], reasoning_format: str) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mockoss.profiles.llamacpp.options import RequestError, check_fields, check_messages
+from mockoss.profiles.llamacpp.options import RequestError, check_chat_params, check_fields
 
 if TYPE_CHECKING:
     from mockoss.profiles.llamacpp import LlamacppProfile
@@ -37,8 +37,9 @@ def request_refusal(profile: LlamacppProfile, endpoint: str, body: Any) -> tuple
     (``"chat"`` or ``"responses"``; any other endpoint, or a body that is not an object: ``None``)
     before generating, under ``profile``'s switches, else ``None``.
 
-    Order: chat: the message checks (400, :func:`.options.check_messages`), then
-    ``reasoning_format``/``response_format`` (:func:`.options.check_fields`), then the prefill's
+    Order: chat: the request's fields and messages in ``oaicompat_chat_params_parse``'s order
+    (:func:`.options.check_chat_params`: ``json_schema`` with ``grammar``, ``response_format``,
+    the messages, ``reasoning_format``, ``grammar`` with tools, ``enable_thinking``), then the prefill's
     two trailing assistant messages (400, :data:`TWO_ASSISTANTS_AT_END`), then the template
     (500, :meth:`~mockoss.profiles.llamacpp.LlamacppProfile.template_refusal`). Responses:
     ``previous_response_id`` (400), the fields, then the template on the converted input.
@@ -47,8 +48,7 @@ def request_refusal(profile: LlamacppProfile, endpoint: str, body: Any) -> tuple
         return None
     try:
         if endpoint == "chat":
-            check_messages(body)
-            check_fields(body, profile.reasoning_format)
+            check_chat_params(body, profile.reasoning_format)
             messages = body.get("messages")
         elif endpoint == "responses":
             if body.get("previous_response_id"):
