@@ -200,6 +200,11 @@ class Step:
         if isinstance(other, Message):
             extra: tuple[Message, ...] = (other,)
         elif isinstance(other, Step) and other.messages and other.raw is other.error is other.other is None:
+            if other != Step(messages=other.messages):  # a fault, times, note, transport...: whose?
+                raise TypeError(
+                    "a step with settings (fault, times, note, optional, transport, tool mismatch) cannot be added "
+                    "to another step: its settings would be lost; add the messages first, then set them on the sum"
+                )
             extra = other.messages
         else:
             return NotImplemented
