@@ -178,7 +178,7 @@ def test_regex_parser_switch_never_fails():
 
 
 def test_responses_exact_body_and_stream_events():
-    view = ResponsesRequestView(model=MODEL, tools=WEATHER, body={"tools": [{"type": "function", "name": "get_weather"}]})
+    view = ResponsesRequestView(model=MODEL, tools=WEATHER, body={"input": "hi", "tools": [{"type": "function", "name": "get_weather"}]})
     reply = LlamacppProfile().responses(CALL, view, ctx())
     assert json.loads(reply.body) == {
         "completed_at": CREATED,
@@ -193,7 +193,7 @@ def test_responses_exact_body_and_stream_events():
         "status": "completed",
         "usage": {"input_tokens": 40, "output_tokens": 27, "total_tokens": 67},
     }
-    stream = LlamacppProfile().responses(ANSWER, ResponsesRequestView(model=MODEL, stream=True), ctx())
+    stream = LlamacppProfile().responses(ANSWER, ResponsesRequestView(model=MODEL, stream=True, body={"input": "hi"}), ctx())
     names = [f.split(b"\n", 1)[0].decode() for f in stream.frames]
     assert names == [
         "event: response.created", "event: response.in_progress", "event: response.output_item.added",
@@ -206,9 +206,9 @@ def test_responses_exact_body_and_stream_events():
     assert stream.frames[3] == (
         f'event: response.reasoning_text.delta\ndata: {{"type":"response.reasoning_text.delta","delta":"Hi","item_id":"rs_{R[1]}"}}\n\n'.encode()
     )
-    failed = LlamacppProfile().responses(BARE, ResponsesRequestView(model=MODEL), ctx())
+    failed = LlamacppProfile().responses(BARE, ResponsesRequestView(model=MODEL, body={"input": "hi"}), ctx())
     assert (failed.status, failed.body.decode()) == (500, PEG)
-    previous = LlamacppProfile().responses(ANSWER, ResponsesRequestView(model=MODEL, body={"previous_response_id": "resp_1"}), ctx())
+    previous = LlamacppProfile().responses(ANSWER, ResponsesRequestView(model=MODEL, body={"input": "hi", "previous_response_id": "resp_1"}), ctx())
     assert previous.body == b'{"error":{"code":400,"message":"llama.cpp does not support \'previous_response_id\'.","type":"invalid_request_error"}}'
 
 

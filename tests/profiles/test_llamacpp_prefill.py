@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 
+from mockoss import steps
 from mockoss.server.core import MockServer
 
 WANT = {
@@ -75,7 +76,7 @@ def test_the_checks_before_the_template_in_llama_servers_order() -> None:
     """``oaicompat_chat_params_parse`` (ggml-org/llama.cpp@006639c3:tools/server/server-common.cpp):
     mockoss answered 200 to each of these, or the template's 500 when a message also held what the
     template refuses (the second breaker's L1, 14th session)."""
-    server = MockServer("clean-answer", profile="llamacpp")
+    server = MockServer(steps.script(steps.final("zero"), steps.final("one"), steps.final("two")), profile="llamacpp")
     assert _body(server, json_schema={"type": "object"}, grammar="root ::= x") == _error(
         500, "Cannot use both json_schema and grammar"
     )
@@ -103,5 +104,6 @@ def test_the_checks_before_the_template_in_llama_servers_order() -> None:
     assert _body(server, messages=bad_message, reasoning_format="nope")[1]["error"]["message"] == (
         "All non-assistant messages must contain 'content'"
     )
-    # none of them drew a step: the first answered request gets step 0
-    assert [entry.step for entry in server.requests if entry.step is not None][:1] == [0]
+    # none of the refusals drew a step: the two answered requests got steps 0 and 1
+    assert [(entry.step, entry.status) for entry in server.requests if entry.status == 200] == [(0, 200), (1, 200)]
+    assert all(entry.step is None for entry in server.requests if entry.status != 200)

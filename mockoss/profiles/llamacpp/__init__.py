@@ -153,12 +153,12 @@ class LlamacppProfile:
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/responses``; see :func:`mockoss.profiles.llamacpp.responses.surface_responses`.
 
-        ``previous_response_id`` is rejected (400 ``llama.cpp does not support
-        'previous_response_id'.``, ``convert_responses_to_chatcmpl``); the input converted to chat
-        messages (:func:`mockoss.profiles.llamacpp.responses_input.converted_messages`) meets the
-        chat template's refusals, e.g. a ``function_call_output`` with no tool call before it
-        (:meth:`template_refusal`: HTTP 500). Both are :meth:`request_refusal`'s, answered by the
-        server core before it draws a step.
+        The body is converted to a chat body first, with the converter's 400s (e.g.
+        ``previous_response_id``: ``llama.cpp does not support 'previous_response_id'.``;
+        :func:`mockoss.profiles.llamacpp.responses_input.to_chat_body`), and the converted body
+        meets every refusal of the chat route's parse (:func:`.refusals.chat_refusal`), e.g. a
+        ``function_call_output`` with no tool call before it (:meth:`template_refusal`: HTTP 500).
+        All are :meth:`request_refusal`'s, answered by the server core before it draws a step.
         """
         from mockoss.profiles.llamacpp.responses import surface_responses
 

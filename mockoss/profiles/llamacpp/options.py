@@ -15,7 +15,15 @@ from typing import Any
 from mockoss.profiles.llamacpp.gptoss import ChatMsg, build_grammar
 from mockoss.profiles.llamacpp.incremental import partial_parses
 
-__all__ = ["ParserChoice", "RequestError", "check_chat_params", "check_fields", "check_messages", "continuation", "parser_for"]
+__all__ = [
+    "ParserChoice",
+    "RequestError",
+    "check_chat_params",
+    "check_logprobs",
+    "check_messages",
+    "continuation",
+    "parser_for",
+]
 
 #: ``common_reasoning_format_from_name`` accepts exactly these.
 REASONING_FORMATS = ("none", "auto", "deepseek", "deepseek-legacy")
@@ -133,23 +141,36 @@ def check_chat_params(body: Mapping[str, Any], reasoning_format: str) -> None:
     check_messages(body)
     _reasoning_format(body, reasoning_format)
     tools, choice = body.get("tools"), body.get("tool_choice")
-    if isinstance(tools, list) and tools and (choice if isinstance(choice, str) else "auto") != "none" and "grammar" in body:
+    if (
+        isinstance(tools, list)
+        and tools
+        and (choice if isinstance(choice, str) else "auto") != "none"
+        and "grammar" in body
+    ):
         raise RequestError(400, "Cannot use custom grammar constraints with tools.")
     kwargs = body.get("chat_template_kwargs")
     if isinstance(kwargs, Mapping) and isinstance(kwargs.get("enable_thinking"), str):
         raise RequestError(400, 'invalid type for "enable_thinking" (expected boolean, got string)')
 
 
-def check_fields(body: Mapping[str, Any], reasoning_format: str) -> None:
-    """The request-field errors of :func:`parser_for`, in its order, without building a parser:
-    ``reasoning_format`` (the request's, else the server's ``reasoning_format``), then
-    ``response_format``.
+def check_logprobs(body: Mapping[str, Any]) -> None:
+    """``oaicompat_chat_params_parse``'s ``logprobs`` checks, after the chat template
+    (ggml-org/llama.cpp@006639c3:tools/server/server-common.cpp): ``logprobs: true`` with a
+    non-empty ``tools`` array in a ``stream: true`` request (400 ``logprobs is not supported with
+    tools + stream``); ``top_logprobs`` set (not ``null``) without ``logprobs: true`` (400
+    ``top_logprobs requires logprobs to be set to true``; a Responses request's ``top_logprobs``
+    meets it too, as the converted body keeps the field). ``json_value`` reads a non-boolean
+    ``logprobs``/``stream`` as ``false``.
 
     Raises:
-        RequestError: as :func:`parser_for`.
+        RequestError: the first failing check, 400.
     """
-    _reasoning_format(body, reasoning_format)
-    _response_format(body)
+    if body.get("logprobs") is True:
+        tools = body.get("tools")
+        if isinstance(tools, list) and tools and body.get("stream") is True:
+            raise RequestError(400, "logprobs is not supported with tools + stream")
+    elif body.get("top_logprobs") is not None:
+        raise RequestError(400, "top_logprobs requires logprobs to be set to true")
 
 
 def continuation(body: Mapping[str, Any]) -> str:

@@ -1,98 +1,137 @@
 """What llama-server refuses before it generates: a request's errors in llama-server's order.
 
 llama-server turns a request into a prompt before it starts a task: ``oaicompat_chat_params_parse``
-(ggml-org/llama.cpp@006639c3:tools/server/server-common.cpp) checks the messages (400), reads
-``reasoning_format`` and ``response_format`` (their errors), then renders the chat template, whose
-``raise_exception`` is a 500 (:mod:`.template_checks`); a Responses request is first converted to
-chat messages (``server_chat_convert_responses_to_chatcmpl``, which refuses ``previous_response_id``
-with a 400; :mod:`.responses_input`). None of these generates anything, so none plays a scripted
-step: :meth:`~mockoss.profiles.llamacpp.LlamacppProfile.request_refusal` answers them before the
-server core draws one (:meth:`mockoss.server.core.MockServer.respond`), and ``chat``/``responses``
-give the same answers to a caller that surfaces a completion directly.
+(ggml-org/llama.cpp@006639c3:tools/server/server-common.cpp) checks the request's fields and
+messages (:func:`.options.check_chat_params`), pops a trailing assistant message to prefill it
+(``--prefill-assistant``, on by default) and refuses another assistant message before it, or a
+prefill with ``enable_thinking`` on (400s), renders the chat template, whose ``raise_exception``
+is a 500 (:mod:`.template_checks`), then reads ``logprobs`` (400s, :func:`.options.check_logprobs`).
+``/v1/responses`` first converts the body to a chat body (:mod:`.responses_input`, its own 400s),
+then parses it the same way; ``/apply-template`` parses the body as chat does and renders the
+prompt (``post_responses_oai``, ``post_apply_template``: tools/server/server-context.cpp, read in
+the copy vendored at Telosnex/fllama@1d28604d). None of these generates anything, so none plays a
+scripted step: :meth:`~mockoss.profiles.llamacpp.LlamacppProfile.request_refusal` answers them
+before the server core draws one (:meth:`mockoss.server.core.MockServer.respond`), and
+``chat``/``responses`` give the same answers to a caller that surfaces a completion directly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from mockoss.profiles.llamacpp.options import RequestError, check_chat_params, check_fields
+from mockoss.profiles.llamacpp.options import RequestError, check_chat_params, check_logprobs
 
 if TYPE_CHECKING:
     from mockoss.profiles.llamacpp import LlamacppProfile
 
-__all__ = ["PREVIOUS_RESPONSE_REFUSAL", "TWO_ASSISTANTS_AT_END", "checked_already", "mark_checked", "request_refusal"]
+__all__ = [
+    "PREFILL_WITH_THINKING",
+    "TWO_ASSISTANTS_AT_END",
+    "chat_refusal",
+    "checked_already",
+    "mark_checked",
+    "request_refusal",
+]
 
-#: ``server_chat_convert_responses_to_chatcmpl``'s 400 to any ``previous_response_id``.
-PREVIOUS_RESPONSE_REFUSAL = "llama.cpp does not support 'previous_response_id'."
 #: The prefill's sanity check (``--prefill-assistant``, on by default): after popping a trailing
 #: assistant message, another one before it is an ``std::invalid_argument``, a 400
 #: (ggml-org/llama.cpp@006639c3:tools/server/server-common.cpp ``oaicompat_chat_params_parse``;
 #: agents hit it in the field, e.g. compaction that leaves two assistant turns last).
 TWO_ASSISTANTS_AT_END = "Cannot have 2 or more assistant messages at the end of the list."
+#: The prefill with thinking on, a 400 right after that check (the same function). The gpt-oss
+#: template reads no ``enable_thinking``, so the server's default is off
+#: (``common_chat_templates_support_enable_thinking``); a request turns it on with
+#: ``chat_template_kwargs: {"enable_thinking": true}``. Agent loops meet it in the field when they
+#: send the last assistant turn back (the message is quoted in many client workarounds).
+PREFILL_WITH_THINKING = "Assistant response prefill is incompatible with enable_thinking."
 
 
 def request_refusal(profile: LlamacppProfile, endpoint: str, body: Any) -> tuple[int, str] | None:
     """``(status, message)`` of the first refusal llama-server gives ``body`` on ``endpoint``
     (``"chat"`` or ``"responses"``; any other endpoint, or a body that is not an object: ``None``)
-    before generating, under ``profile``'s switches, else ``None``.
-
-    Order: chat: the request's fields and messages in ``oaicompat_chat_params_parse``'s order
-    (:func:`.options.check_chat_params`: ``json_schema`` with ``grammar``, ``response_format``,
-    the messages, ``reasoning_format``, ``grammar`` with tools, ``enable_thinking``), then the prefill's
-    two trailing assistant messages (400, :data:`TWO_ASSISTANTS_AT_END`), then the template
-    (500, :meth:`~mockoss.profiles.llamacpp.LlamacppProfile.template_refusal`). Responses:
-    ``previous_response_id`` (400), the fields, then the template on the converted input.
+    before generating, under ``profile``'s switches, else ``None``: for ``"responses"`` the
+    converter's 400s (:func:`.responses_input.to_chat_body`), then :func:`chat_refusal` of the
+    converted body; for ``"chat"`` :func:`chat_refusal` of the body.
     """
-    if not isinstance(body, Mapping):
+    if not isinstance(body, Mapping) or endpoint not in ("chat", "responses"):
         return None
-    try:
-        if endpoint == "chat":
-            check_chat_params(body, profile.reasoning_format)
-            messages = body.get("messages")
-        elif endpoint == "responses":
-            if body.get("previous_response_id"):
-                return 400, PREVIOUS_RESPONSE_REFUSAL
-            check_fields(body, profile.reasoning_format)
-            from mockoss.profiles.llamacpp.responses_input import converted_messages
+    if endpoint == "responses":
+        from mockoss.profiles.llamacpp.responses_input import to_chat_body
 
-            messages = converted_messages(body)
-        else:
-            return None
+        try:
+            body = to_chat_body(body)
+        except RequestError as exc:
+            return exc.status, exc.message
+    return chat_refusal(profile, body)
+
+
+def chat_refusal(profile: LlamacppProfile, body: Mapping[str, Any]) -> tuple[int, str] | None:
+    """``oaicompat_chat_params_parse``'s refusal of a chat ``body`` as ``(status, message)``, else
+    ``None``, in its order: the fields and messages (:func:`.options.check_chat_params`), the
+    prefill's two trailing assistant messages (400, :data:`TWO_ASSISTANTS_AT_END`) and its
+    ``enable_thinking`` (400, :data:`PREFILL_WITH_THINKING`), the template (500,
+    :meth:`~mockoss.profiles.llamacpp.LlamacppProfile.template_refusal`), then ``logprobs``
+    (400, :func:`.options.check_logprobs`)."""
+    try:
+        check_chat_params(body, profile.reasoning_format)
     except RequestError as exc:
         return exc.status, exc.message
-    if _two_assistants_at_end(messages):  # the prefill, after the fields and before the template
-        return 400, TWO_ASSISTANTS_AT_END
+    messages = body.get("messages")
+    if _ends_with_assistant(messages):  # the prefill, after the fields and before the template
+        if _ends_with_assistant(messages[:-1]):
+            return 400, TWO_ASSISTANTS_AT_END
+        if _thinking_on(body):
+            return 400, PREFILL_WITH_THINKING
     refused = profile.template_refusal(messages)
-    return None if refused is None else (500, refused)
+    if refused is not None:
+        return 500, refused
+    try:
+        check_logprobs(body)
+    except RequestError as exc:
+        return exc.status, exc.message
+    return None
 
 
-def _two_assistants_at_end(messages: Any) -> bool:
-    """Whether ``messages`` end with two assistant messages (the second breaker's M4, 14th
-    session: mockoss popped the last and rendered the one before it, a 200)."""
+def _ends_with_assistant(messages: Any) -> bool:
+    """Whether ``messages`` is a list whose last message is an assistant's (two of them at the end:
+    the second breaker's M4, 14th session, where mockoss popped the last and rendered the one
+    before it, a 200)."""
     return (
         isinstance(messages, list)
-        and len(messages) >= 2
-        and all(isinstance(m, Mapping) and m.get("role") == "assistant" for m in messages[-2:])
+        and bool(messages)
+        and isinstance(messages[-1], Mapping)
+        and messages[-1].get("role") == "assistant"
     )
 
 
-class _Passed:
-    """The last ``(profile, endpoint, body)`` :func:`mark_checked` recorded (one slot)."""
+def _thinking_on(body: Mapping[str, Any]) -> bool:
+    """Whether ``chat_template_kwargs.enable_thinking`` is JSON ``true`` (the kwarg's dump is
+    ``"true"``; anything else but ``"false"`` and a string leaves the default, off for gpt-oss)."""
+    kwargs = body.get("chat_template_kwargs")
+    return isinstance(kwargs, Mapping) and kwargs.get("enable_thinking") is True
 
-    last: tuple[Any, str, Any] | None = None
+
+#: The last ``(profile, endpoint, body)`` :func:`mark_checked` recorded, in the request's own
+#: context: a request handled in its own task (or worker thread) keeps its body in that context
+#: only, so a body whose request played an ``error:``/``replay:`` step (``chat``/``responses`` never
+#: called) is released with its request, not kept until the next llama.cpp request.
+_PASSED: ContextVar[tuple[Any, str, Any] | None] = ContextVar("mockoss_llamacpp_checked", default=None)
 
 
 def mark_checked(profile: LlamacppProfile, endpoint: str, body: Any) -> None:
     """Record that ``body`` passed :func:`request_refusal` under ``profile`` on ``endpoint`` (the
     server core's call before the step), so that ``chat``/``responses`` do not check it again:
     ~0.5 ms for a 401-message history, measured, twice per request otherwise."""
-    _Passed.last = (profile, endpoint, body)
+    _PASSED.set((profile, endpoint, body))
 
 
 def checked_already(profile: LlamacppProfile, endpoint: str, body: Any) -> bool:
     """Whether :func:`mark_checked` recorded this very ``profile`` and ``body`` object (identity:
-    request bodies are not modified) on ``endpoint`` last; the slot is emptied either way, so no
-    body is kept past its request. Another thread's request in between only costs a second check."""
-    last, _Passed.last = _Passed.last, None
+    request bodies are not modified) on ``endpoint`` last in this context; the record is emptied
+    either way."""
+    last = _PASSED.get()
+    if last is not None:
+        _PASSED.set(None)
     return last is not None and last[0] is profile and last[1] == endpoint and last[2] is body

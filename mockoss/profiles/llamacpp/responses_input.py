@@ -1,33 +1,42 @@
-"""llama-server's Responses ``input`` as the chat messages its gpt-oss chat template checks.
+"""llama-server's conversion of a Responses request to a Chat Completions request, with its 400s.
 
-llama-server keeps no responses: ``previous_response_id`` is refused outright (400 ``llama.cpp does
-not support 'previous_response_id'.``, :mod:`mockoss.profiles.llamacpp.refusals`), so the calls a
-``function_call_output`` answers must be in the same ``input``. The request is converted to Chat
-Completions messages (``server_chat_convert_responses_to_chatcmpl``,
-ggml-org/llama.cpp@03eb25f3:tools/server/server-chat.cpp): a ``function_call`` item becomes an
-assistant message with ``tool_calls`` (merged into the assistant message before it, if any), an
-assistant ``message`` item or a ``reasoning`` item an assistant message (merged likewise; the
-reasoning item's text is its ``reasoning_content``), a ``function_call_output`` a ``tool`` message.
-The converter checks no ``call_id``.
+llama-server keeps no responses and runs ``/v1/responses`` through its chat path: the handler
+converts the body (``server_chat_convert_responses_to_chatcmpl``,
+ggml-org/llama.cpp@03eb25f3:tools/server/server-chat.cpp), then parses the converted body with
+``oaicompat_chat_params_parse`` as ``/v1/chat/completions`` does (``post_responses_oai`` in
+``tools/server/server-context.cpp``, read in the copy vendored at
+Telosnex/fllama@1d28604d:src/llama.cpp/tools/server/server-context.cpp). So a Responses request
+meets the converter's own refusals first (each an ``std::invalid_argument``: HTTP 400
+``invalid_request_error``), then every chat check of :mod:`mockoss.profiles.llamacpp.refusals`
+on the converted messages.
 
-Every refusal of the chat template (:mod:`mockoss.profiles.llamacpp.template_checks`) applies to
-the converted messages, as to chat messages, before generating (HTTP 500 ``server_error``):
+The converter, per :func:`to_chat_body`:
 
-* a ``function_call_output`` with no ``function_call`` before it, or with an assistant message (not
-  merged into the call's) between: ``Message has tool role, but there was no previous assistant
-  message with a tool call!`` (the template remembers the last call's name, so a call with
-  *another* ``call_id`` answers it);
-* a ``reasoning`` item whose text holds Harmony markup (``<|channel|>analysis<|message|>``): the
-  ``thinking`` refusal (``You have passed a message containing <|channel|> tags in the thinking
-  field…``);
-* reasoning, an assistant message and a call merged into one message: ``Cannot pass both content
-  and thinking…`` where the handler still kept the content (``thinking_field="with_tool_calls"``,
-  ``llamacpp@b7756`` and before);
-* markup in an assistant message item's text, where the content check is in force
-  (``template_channel_check``, ``llamacpp@b6100``).
+* ``input`` is required (``'input' is required``); a non-empty string ``previous_response_id`` is
+  refused (``llama.cpp does not support 'previous_response_id'.``), so the calls a
+  ``function_call_output`` answers must be in the same ``input``; ``input`` is a string (one user
+  message) or an array (else ``'input' must be a string or array of objects``); ``instructions``
+  becomes a leading system message.
+* Each item is, in this order of tests: a message of role ``user``/``system``/``developer`` with a
+  string or array ``content`` (parts ``input_text``, ``input_image`` -> ``image_url``, which a
+  text-only server then refuses with a 500; ``input_file`` and other types are 400s); an
+  ``assistant`` item of ``type: "message"`` (``output_text``/``input_text``/``refusal`` parts,
+  merged into the assistant message before it); a ``function_call`` whose ``arguments``,
+  ``call_id`` and ``name`` are strings (an assistant message's ``tool_calls``, merged likewise); a
+  ``function_call_output`` with a string ``call_id`` and a string or ``input_text``-array
+  ``output`` (a ``tool`` message); a ``reasoning`` item with a ``summary`` array, whose
+  ``content[0].text`` (required: ``item['content'] is not an array`` is what a client that sends
+  back only the summary meets) becomes the assistant message's ``reasoning_content``. Anything else
+  is ``Cannot determine type of 'item'``: e.g. an assistant message without ``"type": "message"``,
+  or a ``function_call`` whose ``arguments`` is an object.
+* ``tools`` must be an array (``'tools' must be an array of objects``); tools other than
+  ``function`` are dropped; ``max_output_tokens`` becomes ``max_tokens``, ``reasoning.effort``
+  ``reasoning_effort``.
 
-Each is in the template engine's words (:func:`~mockoss.profiles.llamacpp.template_checks.error_text`:
-decorated with the source position from b7756, the bare message before).
+Every refusal of the chat template (:mod:`mockoss.profiles.llamacpp.template_checks`, HTTP 500)
+then applies to the converted messages, e.g. a ``function_call_output`` with no ``function_call``
+before it (``Message has tool role, but there was no previous assistant message with a tool
+call!``), or a ``reasoning`` item whose text holds Harmony markup.
 """
 
 from __future__ import annotations
@@ -35,67 +44,175 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["converted_messages"]
+from mockoss.profiles.llamacpp.options import RequestError
+
+__all__ = ["PREVIOUS_RESPONSE_REFUSAL", "to_chat_body"]
+
+#: The converter's 400 to a non-empty ``previous_response_id``.
+PREVIOUS_RESPONSE_REFUSAL = "llama.cpp does not support 'previous_response_id'."
 
 
-def _text(content: Any) -> list[dict[str, Any]]:
-    """An assistant ``message`` item's content as chat text parts (``output_text``/``input_text``
-    parts' text; a string is one part)."""
+def _is_str(item: Mapping[str, Any], key: str) -> bool:
+    return isinstance(item.get(key), str)
+
+
+def _is_list(item: Mapping[str, Any], key: str) -> bool:
+    return isinstance(item.get(key), list)
+
+
+def _part_type(part: Any) -> str:
+    """``json_value(part, "type", std::string())``: the part's string ``type``, else ``""``."""
+    kind = part.get("type") if isinstance(part, Mapping) else None
+    return kind if isinstance(kind, str) else ""
+
+
+def _input_parts(content: list[Any]) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        kind = _part_type(part)
+        if kind == "input_text":
+            if "text" not in part:
+                raise RequestError(400, "'Input text' requires 'text'")
+            parts.append({"text": part["text"], "type": "text"})
+        elif kind == "input_image":
+            if "image_url" not in part:
+                raise RequestError(400, "'image_url' is required")
+            parts.append({"image_url": {"url": part["image_url"]}, "type": "image_url"})
+        elif kind == "input_file":
+            raise RequestError(400, "'input_file' is not supported by llamacpp at this moment")
+        else:
+            raise RequestError(400, "'type' must be one of 'input_text', 'input_image', or 'input_file'")
+    return parts
+
+
+def _output_parts(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if not isinstance(content, list):
-        return []
-    return [
-        {"type": "text", "text": part["text"]}
-        for part in content
-        if isinstance(part, Mapping)
-        and part.get("type") in ("output_text", "input_text")
-        and isinstance(part.get("text"), str)
-    ]
+        return [{"text": content, "type": "text"}]
+    parts: list[dict[str, Any]] = []
+    for part in content if isinstance(content, list) else ():
+        kind = _part_type(part)
+        if kind in ("output_text", "input_text"):
+            if not _is_str(part, "text"):
+                raise RequestError(400, "'Output text' requires 'text'")
+            parts.append({"text": part["text"], "type": "text"})
+        elif kind == "refusal":
+            if not _is_str(part, "refusal"):
+                raise RequestError(400, "'Refusal' requires 'refusal'")
+            parts.append({"refusal": part["refusal"], "type": "refusal"})
+        else:
+            raise RequestError(400, "'type' must be one of 'output_text' or 'refusal'")
+    return parts
 
 
-def converted_messages(body: Mapping[str, Any]) -> list[dict[str, Any]] | None:
-    """The chat messages ``server_chat_convert_responses_to_chatcmpl`` makes from ``body["input"]``
-    (``None`` when it is not a list), as far as the chat template's checks read them: ``role``,
-    ``content`` (text parts), ``tool_calls`` and ``reasoning_content``. A ``function_call``, an
-    assistant ``message`` and a ``reasoning`` item merge into the assistant message before them
-    (a reasoning item sets its ``reasoning_content`` to its first content part's text); items the
-    converter refuses are skipped (their own 400s are not emulated here)."""
-    items = body.get("input")
-    if not isinstance(items, list):
-        return None
+def _tool_output(item: Mapping[str, Any]) -> dict[str, Any]:
+    output = item["output"]
+    if not isinstance(output, str):
+        parts = []
+        for part in output:
+            if not isinstance(part, Mapping) or part.get("type") != "input_text":
+                raise RequestError(400, "Output of tool call should be 'Input text'")
+            parts.append({**part, "type": "text"})
+        output = parts
+    return {"content": output, "role": "tool", "tool_call_id": item["call_id"]}
+
+
+def _append(messages: list[dict[str, Any]], item: Any) -> None:
+    """One ``input`` item converted onto ``messages`` (merged into a trailing assistant message
+    where the converter merges it)."""
+    if not isinstance(item, Mapping):
+        raise RequestError(400, "Cannot determine type of 'item'")
+    item = dict(item)
+    prev = messages[-1] if messages and messages[-1].get("role") == "assistant" else None
+    if _is_str(item, "content"):  # only an input message has string content: made an input_text part
+        item["content"] = [{"text": item["content"], "type": "input_text"}]
+    role, kind = item.get("role"), item.get("type")
+    if _is_list(item, "content") and role in ("user", "system", "developer"):
+        item.pop("type", None)
+        item.pop("status", None)
+        messages.append({**item, "content": _input_parts(item["content"])})
+    elif role == "assistant" and kind == "message":
+        parts = _output_parts(item.get("content"))
+        if prev is not None:
+            prev["content"] = [*(prev["content"] if isinstance(prev.get("content"), list) else []), *parts]
+        else:
+            item.pop("status", None)
+            item.pop("type", None)
+            messages.append({**item, "content": parts})
+    elif all(_is_str(item, key) for key in ("arguments", "call_id", "name", "type")) and kind == "function_call":
+        call = {
+            "function": {"arguments": item["arguments"], "name": item["name"]},
+            "id": item["call_id"],
+            "type": "function",
+        }
+        if prev is not None:
+            prev["tool_calls"] = [*(prev["tool_calls"] if isinstance(prev.get("tool_calls"), list) else []), call]
+        else:
+            messages.append({"role": "assistant", "tool_calls": [call]})
+    elif (
+        _is_str(item, "call_id")
+        and (_is_str(item, "output") or _is_list(item, "output"))
+        and kind == "function_call_output"
+    ):
+        messages.append(_tool_output(item))
+    elif _is_list(item, "summary") and kind == "reasoning":
+        content = item.get("content")
+        if not isinstance(content, list):
+            raise RequestError(400, "item['content'] is not an array")
+        if not content:
+            raise RequestError(400, "item['content'] is empty")
+        if not (isinstance(content[0], Mapping) and _is_str(content[0], "text")):
+            raise RequestError(400, "item['content']['text'] is not a string")
+        if prev is not None:
+            prev["reasoning_content"] = content[0]["text"]
+        else:
+            messages.append({"role": "assistant", "content": [], "reasoning_content": content[0]["text"]})
+    else:
+        raise RequestError(400, "Cannot determine type of 'item'")
+
+
+def to_chat_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The Chat Completions body ``server_chat_convert_responses_to_chatcmpl`` makes of a Responses
+    ``body`` (a copy: ``input`` and ``instructions`` become ``messages``, ``tools`` chat tools,
+    ``max_output_tokens`` ``max_tokens``, ``reasoning.effort`` ``reasoning_effort``; every other
+    field is kept as it is), as the module docstring says.
+
+    Raises:
+        RequestError: the converter's refusal, HTTP 400, in its words.
+    """
+    if "input" not in body:
+        raise RequestError(400, "'input' is required")
+    if isinstance(body.get("previous_response_id"), str) and body["previous_response_id"]:
+        raise RequestError(400, PREVIOUS_RESPONSE_REFUSAL)
+    chat = {key: value for key, value in body.items() if key not in ("input", "instructions")}
     messages: list[dict[str, Any]] = []
-    for item in items:
-        if not isinstance(item, Mapping):
-            continue
-        last = messages[-1] if messages and messages[-1]["role"] == "assistant" else None
-        role, kind = item.get("role"), item.get("type")
-        if role in ("user", "system", "developer") and isinstance(item.get("content"), (str, list)):
-            messages.append({"role": role, "content": item["content"]})
-        elif role == "assistant" and kind == "message":
-            if last is None:
-                messages.append({"role": "assistant", "content": _text(item.get("content"))})
-            else:
-                last["content"] = [*(last.get("content") or []), *_text(item.get("content"))]
-        elif kind == "function_call":
-            call = {
-                "type": "function",
-                "id": item.get("call_id"),
-                "function": {"name": item.get("name"), "arguments": item.get("arguments")},
-            }
-            if last is None:
-                messages.append({"role": "assistant", "tool_calls": [call]})
-            else:
-                last["tool_calls"] = [*(last.get("tool_calls") or []), call]
-        elif kind == "function_call_output":
-            messages.append({"role": "tool", "content": item.get("output")})
-        elif kind == "reasoning":
-            parts = item.get("content")
-            text = parts[0].get("text") if isinstance(parts, list) and parts and isinstance(parts[0], Mapping) else None
-            if not isinstance(text, str):
-                continue  # the converter's 400 (not emulated)
-            if last is None:
-                messages.append({"role": "assistant", "content": [], "reasoning_content": text})
-            else:
-                last["reasoning_content"] = text
-    return messages
+    if "instructions" in body:
+        instructions = body["instructions"]
+        messages.append({"role": "system", "content": instructions if isinstance(instructions, str) else ""})
+    request_input = body["input"]
+    if isinstance(request_input, str):
+        messages.append({"role": "user", "content": request_input})
+    elif isinstance(request_input, list):
+        for item in request_input:
+            _append(messages, item)
+    else:
+        raise RequestError(400, "'input' must be a string or array of objects")
+    chat["messages"] = messages
+    if "tools" in body:
+        tools = body["tools"]
+        if not isinstance(tools, list):
+            raise RequestError(400, "'tools' must be an array of objects")
+        functions = [
+            {"type": "function", "function": {"strict": True, **{k: v for k, v in tool.items() if k != "type"}}}
+            for tool in tools
+            if isinstance(tool, Mapping) and tool.get("type") == "function"
+        ]
+        del chat["tools"]
+        if functions:
+            chat["tools"] = functions
+    if "max_output_tokens" in body:
+        chat["max_tokens"] = chat.pop("max_output_tokens")
+    if "reasoning" in body:
+        reasoning = chat.pop("reasoning")
+        if isinstance(reasoning, Mapping) and "effort" in reasoning:
+            chat["reasoning_effort"] = reasoning["effort"]
+    return chat

@@ -98,14 +98,12 @@ def _detokenize(body: dict[str, Any]) -> Reply:
 def _apply_template(profile: LlamacppProfile, body: dict[str, Any], raw: bytes) -> Reply:
     from mockoss.harmony.encoding import ids_from_text, load_encoding, render_elsewhere
     from mockoss.harmony.prompt import render_chat_prompt
-    from mockoss.profiles.llamacpp.options import RequestError, check_messages
+    from mockoss.profiles.llamacpp.refusals import chat_refusal
 
-    try:
-        check_messages(body)
-    except RequestError as exc:
-        return error_reply(exc.status, exc.message)
-    if (refused := profile.template_refusal(body.get("messages"))) is not None:
-        return error_reply(500, refused)
+    # post_apply_template is oaicompat_chat_params_parse without the inference: every refusal of
+    # the chat route's parse is its own (Telosnex/fllama@1d28604d's vendored server-context.cpp)
+    if (refused := chat_refusal(profile, body)) is not None:
+        return error_reply(*refused)
     # In the worker process for a big or many-message body (mockoss.server.offload), which
     # answers "id,id,…": the chat endpoint's render_prompt is this render_chat_prompt(body).
     joined = render_elsewhere("chat", raw) if raw else None
