@@ -131,19 +131,31 @@ def raw(text: str) -> Step:
     return Step(raw=text)
 
 
-def fault(kind: str, *messages: Message, **params: Any) -> Step:
+def fault(kind: str, *messages: Message | Step, **params: Any) -> Step:
     """``messages`` through fault ``kind`` (:data:`mockoss.harmony.faults.FAULTS`, ``mockoss faults``),
-    e.g. ``fault("duplicate_recipient", tool_call("bash", {"command": "ls"}))``. Steps with a
-    fault are not tool-checked (the mismatch is the point).
+    e.g. ``fault("duplicate_recipient", tool_call("bash", {"command": "ls"}))``. A step made of
+    messages only (a sum, ``analysis("a") + final("b")``) gives its messages. Steps with a fault
+    are not tool-checked (the mismatch is the point).
 
     Raises:
         mockoss.harmony.faults.FaultError: unknown kind or parameter.
-        TypeError: no messages.
+        TypeError: no messages, or a step with more than messages (a fault, times, an error...).
         ValueError: a message's ``recipient_position`` differs from the fault's (:meth:`Step.with_fault`).
     """
     if not messages:
         raise TypeError("fault() takes the messages it applies to, e.g. fault('truncated', final('Hello'))")
-    return Step(messages=tuple(messages)).with_fault(kind, **params)
+    flat: list[Message] = []
+    for item in messages:
+        if isinstance(item, Step):
+            if not item.messages or item != Step(messages=item.messages):
+                raise TypeError(
+                    "fault() takes messages, or a step made of messages only (e.g. analysis('a') + final('b')); "
+                    "this step has more (a fault, times, note, error, raw text...)"
+                )
+            flat.extend(item.messages)
+        else:
+            flat.append(item)
+    return Step(messages=tuple(flat)).with_fault(kind, **params)
 
 
 def error(status: int, message: str = "Scripted error", *, retry_after: int | None = None) -> Step:

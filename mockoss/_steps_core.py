@@ -203,7 +203,8 @@ class Step:
             if other != Step(messages=other.messages):  # a fault, times, note, transport...: whose?
                 raise TypeError(
                     "a step with settings (fault, times, note, optional, transport, tool mismatch) cannot be added "
-                    "to another step: its settings would be lost; add the messages first, then set them on the sum"
+                    "to another step: its settings would be lost; add the messages first, then set them on the sum, "
+                    "e.g. (final('a') + final('b')).with_fault('truncated')"
                 )
             extra = other.messages
         else:

@@ -119,7 +119,8 @@ def echo_cut(raw: bytes) -> tuple[bytes, str]:
         ``(raw, "")`` when ``raw`` is at most :data:`ECHO_BYTES` long (the server's echo, unchanged);
         else its first :data:`ECHO_BYTES` bytes, backed off to the start of a UTF-8 character (at
         most 3 bytes) so that text that decodes whole still decodes cut, and the marker
-        ``" [mockoss: echo cut to the first N of M bytes (ECHO_BYTES); the server echoes it whole]"``.
+        ``" [mockoss: echo cut to the first N of M bytes: mockoss bounds a refusal's echo of the body
+        (fastapi_body.ECHO_BYTES); the server echoes it whole]"``.
     """
     limit = ECHO_BYTES
     if len(raw) <= limit:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.lazy import LazyMapping
@@ -63,6 +64,13 @@ def unknown_profile_message(name: str) -> str:
     return f"unknown profile {name!r}{hint}; profiles: {', '.join(PROFILES)} (a release: vllm@0.26.0)"
 
 
+#: Whether :func:`get_profile` keeps its release warning to itself in this context: true while a
+#: server builds a copy of itself (:meth:`mockoss.server.control.ControlPlane._copy`), whose
+#: profile name warned when the server was built (a review: three test-id sessions raised it three
+#: more times). A context variable, so that other threads and tasks still warn.
+QUIET_RELEASES: ContextVar[bool] = ContextVar("mockoss_quiet_releases", default=False)
+
+
 def get_profile(name: str, switches: Mapping[str, Any] | None = None, *, warn: bool = True) -> Profile:
     """Return the profile ``name`` with ``switches`` applied.
 
@@ -74,7 +82,8 @@ def get_profile(name: str, switches: Mapping[str, Any] | None = None, *, warn: b
     (:func:`mockoss.profiles.releases.at_release`).
 
     ``warn=False`` skips that warning: for a name already resolved once (a server resolving its
-    own profile again for a request's switches).
+    own profile again for a request's switches); so does a call while :data:`QUIET_RELEASES` is
+    true in the caller's context (a test-id session's copy of a server, built with its profile).
 
     Warns:
         ReleaseWarning: see :func:`mockoss.profiles.releases.release_problem`.
@@ -88,7 +97,7 @@ def get_profile(name: str, switches: Mapping[str, Any] | None = None, *, warn: b
     except KeyError:
         raise ProfileError(unknown_profile_message(name)) from None
     if release is not None:
-        return _at_release(profile, name, release, switches or {}, warn)
+        return _at_release(profile, name, release, switches or {}, warn and not QUIET_RELEASES.get())
     if not switches:
         return profile
     unknown = sorted(set(switches) - set(switch_names(profile)))

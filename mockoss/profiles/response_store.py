@@ -105,7 +105,7 @@ class KeptResponses:
 
     def forget(self, response_id: str) -> None:
         """Drop ``response_id``'s entry as if it had never been kept (a reply whose delivery never
-        reaches its end: :mod:`mockoss.server.kept_delivery`); not counted as :meth:`forgot`."""
+        reaches its end: :mod:`mockoss.server.stored_replies`); not counted as :meth:`forgot`."""
         with self._lock:
             old = self._entries.pop(response_id, None)
             if old is not None:
@@ -145,6 +145,11 @@ class KeptReader:
 
     def __init__(self, kept: KeptResponses) -> None:
         self._kept = kept
+
+    @property
+    def budget(self) -> int:
+        """The viewed store's byte budget (:attr:`KeptResponses.budget`)."""
+        return self._kept.budget
 
     def get(self, response_id: str) -> bytes | None:
         """:meth:`KeptResponses.get`."""

@@ -163,7 +163,7 @@ class Timeline:
         prefix = _PREFIX.match(self.ordered_releases[0].name).group()  # type: ignore[union-attr]  # llama.cpp's "b"
         if not (release.startswith(prefix) and _RELEASE.fullmatch(release, len(prefix))):
             bare = release[1:]
-            hint = f" (did you mean {prefix + bare!r}?)" if release[:1] in "vV" and _RELEASE.fullmatch(bare) else ""
+            hint = f" (did you mean {self.server}@{prefix + bare}?)" if release[:1] in "vV" and _RELEASE.fullmatch(bare) else ""
             raise TimelineError(
                 f"{self.server}@{release}: {release!r} is not a release name{hint}; "
                 f"releases: {', '.join(r.name for r in self.ordered_releases)}"

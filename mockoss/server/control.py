@@ -50,6 +50,7 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mockoss.endpoints import endpoint_for_path
+from mockoss.profiles.registry import QUIET_RELEASES
 from mockoss.scenario.player import SESSION_HEADER, session_key
 from mockoss.server import control_log
 from mockoss.server.control_guard import ControlOptions, accepted_hosts, error
@@ -180,17 +181,21 @@ class ControlPlane:
         from mockoss.server.core import MockServer
 
         base = self.base
-        copy = MockServer(
-            scenario=base.scenario,
-            profile=base.profile,
-            switches=dict(base.switches),
-            served_model_names=tuple(base.served_model_names) if getattr(base, "_models_explicit", False) else None,
-            seed=base.seed,
-            created=base.created,
-            request_log_limit=base.request_log_limit or DEFAULT_LOG_LIMIT,
-            transport=base.transport,
-            recorder=base.recorder,
-        )
+        quiet = QUIET_RELEASES.set(True)  # the server's profile name warned when it was built
+        try:
+            copy = MockServer(
+                scenario=base.scenario,
+                profile=base.profile,
+                switches=dict(base.switches),
+                served_model_names=tuple(base.served_model_names) if getattr(base, "_models_explicit", False) else None,
+                seed=base.seed,
+                created=base.created,
+                request_log_limit=base.request_log_limit or DEFAULT_LOG_LIMIT,
+                transport=base.transport,
+                recorder=base.recorder,
+            )
+        finally:
+            QUIET_RELEASES.reset(quiet)
         if hasattr(copy, "request_log_bytes"):  # a bounded RequestLog: give each session its share
             copy.requests.max_bytes = copy.request_log_bytes = SESSION_LOG_BYTES
         copy._valid_bodies.limit = SESSION_VALID_BODY_BYTES  # and of kept validations (16 MiB each: 4 GiB in all)

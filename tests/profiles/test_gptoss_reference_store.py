@@ -159,3 +159,20 @@ def test_kept_responses_are_bounded_in_bytes_oldest_first() -> None:
     assert kept.usage() == (3, 2 * (ENTRY_OVERHEAD + 100) + ENTRY_OVERHEAD + 1)
     kept.clear()
     assert kept.usage() == (0, 0)
+
+
+def test_the_forgotten_id_line_names_the_bound_that_forgot_it() -> None:
+    """A test-id session's store holds 1 MiB, not the server's 16 MiB: the log line said "16 MiB per
+    server" for both (this session's reviewer)."""
+    from mockoss.profiles.gptoss_ref.store import forgotten_note
+    from mockoss.profiles.response_store import KEPT_BYTES, KeptReader
+
+    session = KeptResponses(budget=1024 * 1024)
+    session.put("resp_a", b"x" * 100)
+    session.put("resp_b", b"x" * session.budget)  # above the budget: forgotten at once
+    (line,) = forgotten_note(KeptReader(session), "resp_b")
+    assert "(1 MiB for this store, oldest first)" in line and "'resp_b'" in line
+    server = KeptResponses()
+    server.put("resp_c", b"x" * (KEPT_BYTES + 1))
+    assert "(16 MiB per server, oldest first)" in forgotten_note(server, "resp_c")[0]
+    assert forgotten_note(session, "resp_a") == ()  # kept: no line

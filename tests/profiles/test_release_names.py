@@ -188,3 +188,20 @@ def test_a_refused_name_with_nothing_near_gets_no_hint():
         with pytest.raises(ProfileError) as refused:
             get_profile(name)
         assert "did you mean" not in str(refused.value)
+
+
+def test_test_id_sessions_do_not_warn_again():
+    """Each test-id session copies the server with its profile name: three sessions raised the
+    warning three more times (a review of 46ccf99, which promised once)."""
+    from starlette.testclient import TestClient
+
+    from mockoss.server.app import create_app
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        server = MockServer(profile="llamacpp@b99999", scenario="clean-answer")
+        with TestClient(create_app(server), base_url="http://127.0.0.1:8080") as http:
+            for test_id in ("a", "b", "c"):
+                chat = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+                reply = http.post("/v1/chat/completions", json=chat, headers={"x-mockoss-test-id": test_id})
+                assert reply.status_code == 200, reply.text
+    assert [type(w.message) for w in caught] == [ReleaseWarning]

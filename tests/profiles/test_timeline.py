@@ -156,7 +156,7 @@ def test_a_malformed_release_name_is_refused_with_the_releases_listed(name):
         get_profile(name)
     assert "is not a release name" in str(info.value) and "releases:" in str(info.value)
     if "@v" in name:
-        assert "did you mean '0.5.2'" in str(info.value)
+        assert "(did you mean sglang@0.5.2?)" in str(info.value)  # the PROFILE@VERSION form of the other hints
 
 
 def test_every_listed_release_of_every_timeline_is_a_valid_release_name():

@@ -55,8 +55,18 @@ def test_which_call_trtllm_finds_under_each_sdk(keys: str, variant: str) -> None
 
 
 def test_the_default_is_the_newest_sdk_read() -> None:
-    server = MockServer(scenario=script(final("ok")), profile="trtllm")
-    assert server._base_profile.openai_sdk_keys == "openai-3.57"
+    """Without the switch, every variant is answered as under ``openai-3.57`` (sent, not read off
+    the profile)."""
+    for variant in sorted(VARIANTS):
+        body = json.dumps({"model": "openai/gpt-oss-20b", "input": [{**CALL, **VARIANTS[variant]}, OUTPUT]}).encode()
+        replies = [
+            MockServer(scenario=script(final("ok")), profile="trtllm", switches=switches).handle(
+                "responses", body, {"content-type": "application/json"}
+            )
+            for switches in ({}, {"openai_sdk_keys": "openai-3.57"})
+        ]
+        assert replies[0].status == replies[1].status == (200 if variant in FOUND["openai-3.57"] else 400), variant
+        assert replies[0].body == replies[1].body
 
 
 def test_trtllm_s_search_is_the_orphan_search_with_its_test_of_a_call() -> None:

@@ -33,3 +33,17 @@ def test_plain_sums_and_the_left_steps_settings_still_work() -> None:
     step = (reasoning("r") + tool_call("get_weather", {"city": "Oslo"})).with_fault("truncated") + final("x")
     assert step.fault == {"kind": "truncated"} and len(step.messages) == 3
     assert (final("a").with_times(2) + (reasoning("r") + final("b"))).times == 2
+
+
+def test_the_advice_of_the_error_works_and_fault_takes_a_sum() -> None:
+    """The error's advice read "add the messages first", which users followed as
+    ``fault("truncated", final("a") + final("b"))``: an AttributeError deep in ``fault()``
+    (this session's reviewer). ``fault()`` now takes a sum of messages; a step with settings is a
+    clear TypeError there too."""
+    with pytest.raises(TypeError, match=r"\(final\('a'\) \+ final\('b'\)\)\.with_fault\('truncated'\)"):
+        final("a") + fault("truncated", final("b"))
+    summed = fault("truncated", final("a") + final("b"))
+    assert summed == (final("a") + final("b")).with_fault("truncated")
+    assert fault("truncated", reasoning("r"), final("a") + final("b")).messages == (reasoning("r") + final("a") + final("b")).messages
+    with pytest.raises(TypeError, match="a step made of messages only"):
+        fault("truncated", final("a").with_times(2))

@@ -78,7 +78,8 @@ def forgotten_note(kept: Kept, previous_id: str) -> tuple[str, ...]:
     id never kept is ignored silently, as the server ignores it)."""
     if kept is None or not kept.forgot(previous_id):
         return ()
-    bound = f"{KEPT_BYTES // (1024 * 1024)} MiB per server, oldest first"
+    budget = kept.budget  # a test-id session's store is smaller (1 MiB)
+    bound = f"{budget / (1024 * 1024):g} MiB {'per server' if budget == KEPT_BYTES else 'for this store'}, oldest first"
     return (
         f"mockoss: previous_response_id {previous_id!r} was stored, then forgotten by mockoss's bound on kept responses ({bound}): answered without its earlier turns",
     )
