@@ -208,7 +208,7 @@ def test_bad_header_is_a_400_for_the_sdk(client):
     with pytest.raises(openai.BadRequestError) as caught:
         client.chat.completions.create(model=MODEL, messages=USER, extra_headers={HEADER: "ttft=5"})
     assert caught.value.body["message"].startswith(
-        "mockoss: X-Mockoss-Transport: ttft: unknown field; the fields are ttft_ms,"
+        "mockoss: X-Mockoss-Transport: ttft: unknown field (did you mean 'ttft_ms'?); the fields are ttft_ms,"
     )
 
 

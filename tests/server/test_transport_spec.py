@@ -47,7 +47,7 @@ def test_header_errors_name_the_field_and_the_value(header, message):
 
 def test_unknown_header_field_lists_the_fields():
     with pytest.raises(
-        TransportError, match=r"^X-Mockoss-Transport: ttft: unknown field; the fields are ttft_ms, tokens_per_s, jitter"
+        TransportError, match=r"^X-Mockoss-Transport: ttft: unknown field \(did you mean .ttft_ms.\?\); the fields are ttft_ms, tokens_per_s, jitter"
     ):
         TransportSpec.from_header("ttft=3")
 
