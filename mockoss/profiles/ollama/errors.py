@@ -7,6 +7,10 @@
   "param":null,"code":null}}`` plus a newline (``json.Encoder``), ``Content-Type: application/json``
   (``openai.NewError``: 400 → ``invalid_request_error``, 404 → ``not_found_error``, else
   ``api_error``).
+* A ``/v1`` stream that a failed tool-call parse cuts short ends without its finish chunk or
+  ``[DONE]`` (``response.completed`` on ``/v1/responses``), and the error text never reaches the
+  client; Ollama logs nothing about it (only gin's ``200`` access line), so the request log carries
+  :func:`stream_cut_note`, a ``mockoss:`` line that says why the answer stopped.
 * Unknown routes: gin's ``404 page not found``; a known path with another method:
   ``405 method not allowed`` with an ``Allow`` header (``HandleMethodNotAllowed`` is on), both
   ``Content-Type: text/plain``.
@@ -26,6 +30,7 @@ __all__ = [
     "openai_error",
     "openai_error_body",
     "plain",
+    "stream_cut_note",
 ]
 
 #: gin's ``c.JSON`` content type.
@@ -59,3 +64,24 @@ def plain(status: int, text: str, *, content_type: str = "text/plain", allow: st
     if allow is not None:
         headers += (("allow", allow),)
     return Reply(status=status, body=text.encode(), headers=headers)
+
+
+def stream_cut_note(error: str, missing: str) -> str:
+    """The request-log line (``RecordedRequest.server_log``) of a ``/v1`` stream that a failed
+    tool-call parse cut short; ``error`` is the parser's ``error parsing tool call: …``, ``missing``
+    what the client never gets (``"a finish_reason chunk or data: [DONE]"``).
+
+    Ollama writes nothing to its log here: the harmony parser returns the error
+    (``harmony/harmonyparser.go`` ``HarmonyMessageHandler.Add``), ``ChatHandler`` sends it down
+    its channel as ``gin.H{"error": …}`` without a log call, ``streamResponse`` encodes it as the
+    stream's last NDJSON line (it logs only when that encoding fails), and ``ChatWriter`` decodes
+    the line as an empty ``api.ChatResponse`` (``middleware/openai.go``; all at
+    ollama/ollama@fb307609). The line is mockoss's, so that a failure report explains an empty
+    answer. A newline in the error (the raw arguments') is written ``\\n``, so the note is one line."""
+    error = error.replace("\n", "\\n")
+    return (
+        f"mockoss: the stream stops here without {missing}: Ollama's parser failed on the tool call "
+        f"({error}); its /v1 layer reads the error line as an empty chunk, so the client never sees "
+        "the error, and Ollama logs nothing but the 200 (server/routes.go streamResponse, "
+        "middleware/openai.go ChatWriter, ollama/ollama@fb307609)"
+    )

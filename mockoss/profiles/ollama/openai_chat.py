@@ -22,7 +22,9 @@ When the tool call fails to decode (``error parsing tool call: …``): non-strea
 before anything was sent, HTTP 500 ``{"error":{"message":…,"type":"api_error",…}}``; streamed
 after the first chunk, Ollama's NDJSON error line is re-read as an empty response, so one more chunk
 ``{"model":"",…,"delta":{"content":""},…}`` is written and the stream ends without a finish chunk or
-``[DONE]`` (the error text never reaches the client).
+``[DONE]`` (the error text never reaches the client; ``server/routes.go`` ``streamResponse``). Ollama
+logs nothing about it; the request log (``RecordedRequest.server_log``) gets a ``mockoss:`` line
+saying why the stream stopped (:func:`~mockoss.profiles.ollama.errors.stream_cut_note`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING
 
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
-from mockoss.profiles.ollama.errors import openai_error
+from mockoss.profiles.ollama.errors import openai_error, stream_cut_note
 from mockoss.profiles.ollama.generation import Generation, run
 from mockoss.profiles.ollama.gojson import quote
 from mockoss.profiles.ollama.ids import rand_int, tool_call_id
@@ -101,11 +103,17 @@ def _stream(profile: OllamaProfile, generation: Generation, request: ChatRequest
             frames.append(head + '"","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{' + role)
             frames[-1] += '"content":""},"finish_reason":null}]}\n\n'
             return Reply(
-                status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(f.encode() for f in frames), headers=SSE_HEADERS
+                status=200,
+                media_type=SSE_MEDIA_TYPE,
+                frames=tuple(f.encode() for f in frames),
+                headers=SSE_HEADERS,
+                log=(stream_cut_note(generation.error, "a finish_reason chunk or data: [DONE]"),),
             )
         return openai_error(500, generation.error)
     # The chunks as bytes, joined to this request's head in one C-level map (memoised deltas).
-    chunks: list[bytes] = list(map(b"".join, zip(repeat(open_choice.encode()), encoded_chunks(generation.memo, "openai.chat.bytes", deltas))))
+    chunks: list[bytes] = list(
+        map(b"".join, zip(repeat(open_choice.encode()), encoded_chunks(generation.memo, "openai.chat.bytes", deltas)))
+    )
     frames: list[str] = []  # the frames after the chunks
     calls = _calls(generation, tool_call_id(ctx.ids)) if generation.tool_call else None
     empty_trailer = chunks and not (generation.final_content or generation.final_thinking or calls)

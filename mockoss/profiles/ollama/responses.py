@@ -25,7 +25,8 @@ text after a tool call is not streamed; ``response.completed`` last.
 
 A tool call that fails to decode: non-streamed, and streamed before any event, HTTP 500 with the
 OpenAI error body; streamed later, the events so far and nothing more (no ``response.completed``,
-no ``response.failed``: Ollama's error line decodes as an empty response, which produces no event).
+no ``response.failed``: Ollama's error line decodes as an empty response, which produces no event),
+and a ``mockoss:`` request-log line saying why (:func:`~mockoss.profiles.ollama.errors.stream_cut_note`).
 ``response.failed`` exists only on Ollama's web-search path, which mockoss does not emulate.
 
 Everything but ids, timestamps and token counts is built once per (generation, request echo,
@@ -41,7 +42,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.base import Reply, RequestContext, ResponsesRequestView
-from mockoss.profiles.ollama.errors import openai_error
+from mockoss.profiles.ollama.errors import openai_error, stream_cut_note
 from mockoss.profiles.ollama.generation import Generation, run
 from mockoss.profiles.ollama.gojson import dumps
 from mockoss.profiles.ollama.ids import rand_int, tool_call_id
@@ -333,4 +334,7 @@ def surface_ollama_responses(
     if template is None:
         assert generation.error is not None
         return openai_error(500, generation.error)
-    return _fill(template, generation, profile, ctx)  # type: ignore[arg-type]
+    reply = _fill(template, generation, profile, ctx)  # type: ignore[arg-type]
+    if generation.error is not None:  # streamed, cut short after its first events
+        return dataclasses.replace(reply, log=(stream_cut_note(generation.error, "response.completed"),))
+    return reply
