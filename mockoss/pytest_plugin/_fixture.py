@@ -228,6 +228,10 @@ class MockossFixture:
             )
         return list(self.server.requests)
 
+    def _cassette_scenario(self) -> Scenario | None:
+        """The cassette's recorded scenario (its requests are what a miss is compared with), if any."""
+        return self._scenarios.get(self.cassette.stem) if self.cassette is not None else None
+
     @property
     def requests(self) -> list[RecordedRequest]:
         """Requests received (since this test started, for ``mockoss``), in order: parsed body,
@@ -294,8 +298,7 @@ class MockossFixture:
             RealModeError: in real mode.
         """
         __tracebackhide__ = True
-        recorded = self._scenarios.get(self.cassette.stem) if self.cassette is not None else None
-        lines = unexpected_requests(self._log("assert_all_requests_were_expected"), recorded)
+        lines = unexpected_requests(self._log("assert_all_requests_were_expected"), self._cassette_scenario())
         if lines:
             count = sum(1 for line in lines if line.startswith("- "))
             raise AssertionError(
@@ -352,4 +355,4 @@ class MockossFixture:
             applied = ", ".join(f"{name}({value!r})" for name, value in self.unapplied) or "none"
             return f"real mode: requests to {self.base_url} are not recorded; not applied: {applied}"
         log = list(self.server.requests) if requests is None else requests
-        return describe_requests(log, self.profile or self.server.profile, self.server.seed)
+        return describe_requests(log, self.profile or self.server.profile, self.server.seed, self._cassette_scenario())

@@ -38,14 +38,38 @@ def _answered_by(request: RecordedRequest) -> str:
         return f"{where}, rule {request.rule}: no step (the rule is used up, or its template failed)"
     turn = f", turn {request.turn}" if request.turn is not None else ""
     # A step without a completion is a scripted error, or a recorded reply replayed as its bytes.
-    kind = "" if request.completion is not None else " (scripted error)" if request.status >= 400 else " (replayed bytes)"
+    kind = (
+        "" if request.completion is not None else " (scripted error)" if request.status >= 400 else " (replayed bytes)"
+    )
     return f"{where}, rule {request.rule}, step {request.step}{turn}{kind}"
 
 
-def describe_request(request: RecordedRequest) -> list[str]:
+def _unanswered(request: RecordedRequest) -> bool:
+    """The scenario did not answer ``request``: no rule matched, a template failed, or a used-up
+    ``when_exhausted: error`` rule answered it."""
+    return request.scenario is not None and bool(request.problem or request.exhausted)
+
+
+def _why_unanswered(request: RecordedRequest, recorded: Scenario | None) -> list[str]:
+    """Why the scenario did not answer ``request`` (unindented): the used-up rule, or each rule's
+    reasons; with ``recorded`` (a cassette) and no rule matching, the nearest recorded request and
+    a word diff (:func:`nearest_recorded`)."""
+    lines = []
+    if request.exhausted:
+        lines.append(f"rule {request.rule} is used up (when_exhausted: error) and answered its exhausted_error")
+    lines.extend((request.problem or "").splitlines())
+    if recorded is not None and request.problem and request.rule is None:
+        lines.extend(nearest_recorded(request, recorded))
+    return lines
+
+
+def describe_request(request: RecordedRequest, recorded: Scenario | None = None) -> list[str]:
     """Two lines or more: ``#0 POST /v1/chat/completions -> 200: scenario 'x', rule #1, step 0, turn 1``,
-    then what the emulated server logged for it (``server log: …``), then the raw Harmony
-    completion when there is one (continuation lines aligned under its start)."""
+    then what the emulated server logged for it (``server log: …``), then, for a request the
+    scenario did not answer, why (each rule's reasons; with the cassette ``recorded``, the nearest
+    recorded request and a word diff: the lines the teardown check gives, so that a test whose
+    client raised on the 400 first shows them too), then the raw Harmony completion when there is
+    one (continuation lines aligned under its start)."""
     from mockoss.endpoints import ENDPOINTS
 
     endpoint = ENDPOINTS.get(request.endpoint)
@@ -53,6 +77,8 @@ def describe_request(request: RecordedRequest) -> list[str]:
     lines = [f"#{request.index} POST {path} -> {request.status}: {_answered_by(request)}"]
     lines.extend(f"  warning: {warning}" for warning in request.warnings)
     lines.extend(f"  server log: {line}" for line in getattr(request, "server_log", ()))
+    if _unanswered(request):
+        lines.extend(f"  {line}" for line in _why_unanswered(request, recorded))
     if request.completion is not None:
         first, *rest = request.completion.split("\n")
         lines.append(f"  completion: {first}")
@@ -60,12 +86,15 @@ def describe_request(request: RecordedRequest) -> list[str]:
     return lines
 
 
-def describe_requests(requests: Sequence[RecordedRequest], profile: str, seed: int | str) -> str:
-    """The log, one entry per request, under a line saying how many there were."""
+def describe_requests(
+    requests: Sequence[RecordedRequest], profile: str, seed: int | str, recorded: Scenario | None = None
+) -> str:
+    """The log, one entry per request (:func:`describe_request`, ``recorded``: the cassette's
+    scenario, if any), under a line saying how many there were."""
     head = f"{plural(len(requests), 'request')} (profile {profile!r}, seed {seed!r})"
     lines = [head + (":" if requests else "")]
     for request in requests:
-        lines.extend(describe_request(request))
+        lines.extend(describe_request(request, recorded))
     return "\n".join(lines)
 
 
@@ -94,16 +123,11 @@ def unexpected_requests(requests: Sequence[RecordedRequest], recorded: Scenario 
     and a word diff of the two last user messages (:func:`nearest_recorded`)."""
     lines = []
     for request in requests:
-        if request.scenario is None or not (request.problem or request.exhausted):
+        if not _unanswered(request):
             continue
         head, *_ = describe_request(request)
         lines.append(f"- {head.removeprefix(f'#{request.index} ')} (request #{request.index})")
-        if request.exhausted:
-            lines.append(f"    rule {request.rule} is used up (when_exhausted: error) and answered its exhausted_error")
-        for line in (request.problem or "").splitlines():
-            lines.append(f"    {line}")
-        if recorded is not None and request.problem and request.rule is None:
-            lines.extend(f"    {line}" for line in nearest_recorded(request, recorded))
+        lines.extend(f"    {line}" for line in _why_unanswered(request, recorded))
     return lines
 
 
@@ -150,7 +174,5 @@ def nearest_recorded(request: RecordedRequest, recorded: Scenario) -> list[str]:
 def tool_warnings(requests: Sequence[RecordedRequest]) -> list[str]:
     """One line per tool-check warning: ``- request #0 (rule #1, step 0): tool call 'x': …``."""
     return [
-        f"- request #{r.index} (rule {r.rule}, step {r.step}): {warning}"
-        for r in requests
-        for warning in r.warnings
+        f"- request #{r.index} (rule {r.rule}, step {r.step}): {warning}" for r in requests for warning in r.warnings
     ]
