@@ -107,14 +107,50 @@ def leak(
     thinking: str | None = None,
 ) -> Step:
     """A tool call leaked into the answer as text, in one of the forms real models emit
-    (:data:`LEAK_FORMS`): ``bare`` (``to=functions.terminal {"command":"ls"}``, hermes-agent#84158),
-    ``role`` (``assistant to=functions.…``), ``channel`` (``<|channel|>commentary to=functions.…``),
-    ``json`` (``{"name": "terminal", …}``), ``stripped`` (every special token removed,
-    ``…assistantcommentary to=functions.terminal json{…}``, oobabooga/textgen#7374).
+    (:data:`LEAK_FORMS`), e.g. ``leak("get_weather", {"city": "Oslo"}, form="role")``.
 
-    ``thinking`` adds an analysis message first. Built from :func:`tool_call` and the
-    ``tool_call_as_text`` / ``special_tokens_stripped`` faults, so the YAML equivalent is a
-    ``messages`` completion with that ``fault`` (steps with a fault are not tool-checked).
+    Built from :func:`tool_call` and the ``tool_call_as_text`` / ``special_tokens_stripped``
+    faults, so the YAML equivalent is a ``messages`` completion with that ``fault`` (steps with a
+    fault are not tool-checked; ``mockoss faults tool_call_as_text`` shows the text of each form).
+
+    Args:
+        name: the tool's name (``get_weather``), as for :func:`tool_call` (a dotted name is the
+            recipient as given).
+        arguments: a dict (written as compact JSON) or the text as is; ``None`` is ``{}``. Form
+            ``json`` needs a JSON object (else the scenario fails to load, a
+            :class:`~mockoss.scenario.compiled.ScenarioError`).
+        form: how the call is written: ``bare`` ``to=functions.get_weather {"city":"Oslo"}``
+            (hermes-agent#84158), ``role`` ``assistant to=functions.…``, ``channel``
+            ``<|channel|>commentary to=functions.…`` (a special token inside the text; hermes-agent
+            PR #84231), ``json`` ``{"name": "get_weather", "city": "Oslo"}`` (cloudflare/ai#574):
+            each the text of a ``final`` message; ``stripped``: the whole completion with every
+            special token removed, ``…assistantcommentary to=functions.get_weather json{…}``
+            (oobabooga/textgen#7374), which no message header ever ends.
+        thinking: text of an analysis message put before the call; ``None``: none.
+
+    Returns:
+        A :class:`Step` of one completion.
+
+    What the client gets (chat completions, streamed or not, tools declared or not; measured on
+    each profile's default release): ``vllm`` and ``openai`` put every form in ``content`` as
+    written (``stripped`` through vLLM's raw-text recovery at EOS); ``ollama`` and ``llamacpp``
+    do so for all but ``stripped``, which leaks nothing there:
+
+    * ``ollama``: ``content`` ``""``, no error, no ``server_log`` line. Ollama's parser starts a
+      header at the implicit ``<|start|>assistant`` and the ``<|message|>`` that would end it never
+      comes (ollama/ollama:harmony/harmonyparser.go@fb307609, :mod:`mockoss.profiles.ollama.parser`).
+    * ``llamacpp``: HTTP 500 ``The model produced output that does not match the expected
+      peg-native format`` (streamed: an error event after HTTP 200): the text matches no rule of
+      the grammar (ggml-org/llama.cpp common/parsers/gpt-oss.cpp@2629d7b5). ``llamacpp@b7756`` and
+      earlier (the regex parser) return the whole text as ``content`` instead.
+
+    Elsewhere ``stripped`` leaks nothing on ``sglang``, ``lmstudio``, ``vllm-2025`` and
+    ``vllm-0.10.1`` (``content`` empty or null: no message completes), nor on ``trtllm`` and
+    ``vllm-mlx`` when streamed; ``sglang`` streamed drops the ``channel`` form too (the
+    ``<|channel|>`` in the text opens a block that never closes); ``vllm-mlx`` with tools, not
+    streamed, deletes ``to=functions.NAME`` from every form but ``json`` (``bare`` keeps only the
+    arguments; waybarrios/vllm-mlx@v0.6.0:vllm_mlx/tool_parsers/harmony_tool_parser.py);
+    ``mlx-lm`` returns every form inside the whole completion's text, markup included.
 
     Raises:
         ValueError: an unknown ``form`` (the message lists the forms).

@@ -24,7 +24,11 @@ def add_arguments(serve: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--upstream-mode",
         choices=MODES,
-        help="pass: forward requests unchanged (default); raw: surface its raw Harmony completions through --profile",
+        help=(
+            "pass: forward requests unchanged (default); raw: surface its raw Harmony completions through --profile; "
+            "scripted: the internal mode of --engine vllm (the scenario's completion token ids sent in vllm_xargs, "
+            "which only a vLLM running mockoss's scripted model follows; any other upstream answers on its own)"
+        ),
     )
     group.add_argument("--upstream-api-key-env", metavar="VAR", help="send the key in environment variable VAR as the bearer token")
     group.add_argument("--upstream-model", metavar="NAME", help="raw mode: model name sent upstream (default: the request's)")
