@@ -19,7 +19,12 @@ figures come from) compiles mockoss's ~100 modules from source at every start in
 0.25 s more here: the servers are started without it, so that the untimed run writes the files,
 and the report says whether mockoss's were there.
 
-    python benchmarks/bench_start.py [--repeat 5] [--json]
+A server that exits before its first 200, or gives none within ``--start-timeout`` seconds of its
+spawn, stops the benchmark with the last lines of its output (exit status 1); a Python without the
+``fast`` extra (uvloop + httptools, which the bare baseline runs on) stops it at once with
+``bench_http.py``'s hint (exit status 2).
+
+    python benchmarks/bench_start.py [--repeat 5] [--start-timeout 60] [--json]
 """
 
 from __future__ import annotations
@@ -30,7 +35,6 @@ import json
 import os
 import pickle
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,7 +43,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_http import CHAT, RESPONSES, request_body
-from benchlib import CASE_HEADER, LOAD_HARMONY, mockoss_argv
+from benchfail import missing_fast
+from benchlib import CASE_HEADER, LOAD_HARMONY, Server, mockoss_argv
 
 COLD_TARGET, RSS_TARGET_MB = 2.5, 100.0
 
@@ -56,8 +61,8 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _post(port: int, path: str, body: bytes, case: str = "probe") -> int:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+def _post(port: int, path: str, body: bytes, case: str = "probe", timeout: float = 30.0) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request("POST", path, body, {"Content-Type": "application/json", CASE_HEADER: case})
         response = conn.getresponse()
@@ -84,40 +89,54 @@ def byte_compiled() -> bool:
     return True
 
 
-def one_run(argv: list[str], cwd: Path, requests: int, idle: float) -> dict[str, float]:
-    """Spawn, wait for the first 200, serve ``requests``, idle, read RSS, stop."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd, env=SERVER_ENV)
+#: Seconds from spawn to the first 200 after which a server counts as failed to start (``--start-timeout``).
+START_TIMEOUT_S = 60.0
+
+
+def one_run(
+    argv: list[str], cwd: Path, requests: int, idle: float, *, name: str = "server", timeout: float = START_TIMEOUT_S
+) -> dict[str, float]:
+    """Spawn, wait for the first 200, serve ``requests``, idle, read RSS (MiB), stop; times in s.
+
+    Raises:
+        RuntimeError: the server exited before its first 200, or gave none within ``timeout``
+            seconds of its spawn (the message has the last lines of its output and, for a missing
+            ``fast`` extra, the install hint: :func:`benchfail.failure_report`). The bare baseline
+            prints its base URL before uvicorn imports uvloop, so a Python without the extra used
+            to retry the first request here forever (session 15's newcomer, finding 1).
+    """
+    server = Server(name, argv, cwd=cwd, timeout=timeout, env=SERVER_ENV)
     try:
-        port = None
-        for line in proc.stdout:  # type: ignore[union-attr]
-            if line.startswith("base URL: "):
-                port = int(line.split()[2].removeprefix("http://").split("/")[0].rsplit(":", 1)[1])
-                break
-        if port is None:
-            raise RuntimeError(f"{argv} did not start")
+        deadline = server.started + timeout
         while True:
             try:
-                if _post(port, CHAT, request_body("chat")) == 200:
+                if (
+                    _post(
+                        server.port,
+                        CHAT,
+                        request_body("chat"),
+                        timeout=max(0.1, min(30.0, deadline - time.perf_counter())),
+                    )
+                    == 200
+                ):
                     break
             except OSError:
                 pass
+            if server.proc.poll() is not None:
+                server.fail("exited before its first 200")
+            if time.perf_counter() > deadline:
+                server.fail(f"answered no 200 within {timeout:g} s of its spawn")
             time.sleep(0.002)
-        cold = time.perf_counter() - started
-        cold_cpu = _cpu_s(proc.pid)
+        cold = time.perf_counter() - server.started
+        cold_cpu = _cpu_s(server.proc.pid)
         for i in range(requests):
             path, endpoint = (CHAT, "chat") if i % 2 == 0 else (RESPONSES, "responses")
             stream = i % 4 >= 2
-            _post(port, path, request_body(endpoint, stream=stream), "stream" if stream else "probe")
+            _post(server.port, path, request_body(endpoint, stream=stream), "stream" if stream else "probe")
         time.sleep(idle)
-        return {"cold_s": cold, "cold_cpu_s": cold_cpu, "rss_mb": _rss_mb(proc.pid)}
+        return {"cold_s": cold, "cold_cpu_s": cold_cpu, "rss_mb": _rss_mb(server.proc.pid)}
     finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        server.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,8 +144,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="runs per server, median kept (default 5)")
     parser.add_argument("--requests", type=int, default=40, help="requests answered before idling (default 40)")
     parser.add_argument("--idle", type=float, default=2.0, help="idle seconds before reading RSS (default 2)")
+    parser.add_argument(
+        "--start-timeout",
+        type=float,
+        default=START_TIMEOUT_S,
+        help=f"seconds from spawn to a server's first 200 before it counts as failed (default {START_TIMEOUT_S:g})",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if message := missing_fast("bench_start"):  # the bare baseline runs on uvloop + httptools
+        print(message, file=sys.stderr)
+        return 2
+    try:
+        runs = _measure(args)
+    except RuntimeError as exc:  # a server that did not start: its output's tail, and a hint
+        print(f"bench_start: {exc}", file=sys.stderr)
+        return 1
+    return _report(args, runs)
+
+
+def _measure(args: argparse.Namespace) -> dict[str, list[dict[str, float]]]:
+    """Each server's runs: one untimed, then ``--repeat`` timed ones, interleaved."""
     with tempfile.TemporaryDirectory(prefix="mockoss-bench-start-") as tmpdir:
         tmp = Path(tmpdir)
         mock = mockoss_argv("serve", "--scenario", "clean-answer", "--port", "0", "--log-level", "warning")
@@ -145,13 +183,19 @@ def main(argv: list[str] | None = None) -> int:
         floor = [sys.executable, "-P", bench_http, "--serve-baseline", str(tmp / "floor.pickle")]
         servers = {"mockoss": mock, "baseline": base, "floor": floor}
         runs: dict[str, list[dict[str, float]]] = {label: [] for label in servers}
-        for command in servers.values():  # untimed: byte-compiled files and the page cache warm for all
-            one_run(command, tmp, 0, 0)
+        timeout = args.start_timeout
+        for label, command in servers.items():  # untimed: byte-compiled files and the page cache warm for all
+            one_run(command, tmp, 0, 0, name=label, timeout=timeout)
         for _ in range(args.repeat):  # interleaved, so that all see the same machine
             for label, command in servers.items():
-                runs[label].append(one_run(command, tmp, args.requests, args.idle))
+                runs[label].append(one_run(command, tmp, args.requests, args.idle, name=label, timeout=timeout))
+    return runs
+
+
+def _report(args: argparse.Namespace, runs: dict[str, list[dict[str, float]]]) -> int:
     results: dict[str, Any] = {
-        label: {key: statistics.median(r[key] for r in rows) for key in ("cold_s", "cold_cpu_s", "rss_mb")} for label, rows in runs.items()
+        label: {key: statistics.median(r[key] for r in rows) for key in ("cold_s", "cold_cpu_s", "rss_mb")}
+        for label, rows in runs.items()
     }
     ratio = results["mockoss"]["cold_s"] / results["baseline"]["cold_s"]
     cpu_ratio = results["mockoss"]["cold_cpu_s"] / results["baseline"]["cold_cpu_s"]
@@ -175,9 +219,15 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
         return 0
     for label, r in results.items():
-        print(f"{label:<9} spawn to first 200: {r['cold_s'] * 1e3:7.0f} ms ({r['cold_cpu_s'] * 1e3:5.0f} ms CPU)   RSS after {args.requests} requests and {args.idle:g} s idle: {r['rss_mb']:6.1f} MB")
-    print(f"cold start {ratio:.2f}x bare Starlette, {cpu_ratio:.2f}x in CPU time (target <= {COLD_TARGET:g}x: {'met' if report['cold_met'] else 'NOT met'})")
-    print(f"mockoss ran from byte-compiled modules: {'yes' if report['byte_compiled'] else 'NO (its start includes compiling them)'}")
+        print(
+            f"{label:<9} spawn to first 200: {r['cold_s'] * 1e3:7.0f} ms ({r['cold_cpu_s'] * 1e3:5.0f} ms CPU)   RSS after {args.requests} requests and {args.idle:g} s idle: {r['rss_mb']:6.1f} MB"
+        )
+    print(
+        f"cold start {ratio:.2f}x bare Starlette, {cpu_ratio:.2f}x in CPU time (target <= {COLD_TARGET:g}x: {'met' if report['cold_met'] else 'NOT met'})"
+    )
+    print(
+        f"mockoss ran from byte-compiled modules: {'yes' if report['byte_compiled'] else 'NO (its start includes compiling them)'}"
+    )
     print(f"idle RSS {rss:.1f} MB (target <= {RSS_TARGET_MB:g} MB: {'met' if report['rss_met'] else 'NOT met'})")
     print(
         f"library floor (bare Starlette + openai-harmony's loaded o200k_harmony encoding): cold start "

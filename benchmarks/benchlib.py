@@ -22,7 +22,9 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+from benchfail import failure_report, missing_fast
 
 #: Header that tells the baseline which captured reply to send (mockoss ignores it).
 CASE_HEADER = "X-Bench-Case"
@@ -165,7 +167,9 @@ def percentile(values: list[float], q: float) -> float:
 async def _python_load(host: str, port: int, requests: Requests, seconds: float, connections: int) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     stats: dict[str, Any] = {"requests": 0, "frames": 0, "errors": 0, "latencies": [], "stopped": False, "sent": 0}
-    conns = [(await loop.create_connection(lambda: _Connection(requests, stats), host, port))[1] for _ in range(connections)]
+    conns = [
+        (await loop.create_connection(lambda: _Connection(requests, stats), host, port))[1] for _ in range(connections)
+    ]
     for conn in conns:
         conn.send()
     await asyncio.sleep(seconds)
@@ -207,7 +211,14 @@ end
 
 
 def wrk_load(
-    url: str, body: bytes, headers: dict[str, str], per_response: int, seconds: float, connections: int, threads: int, tmp: Path
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    per_response: int,
+    seconds: float,
+    connections: int,
+    threads: int,
+    tmp: Path,
 ) -> dict[str, Any]:
     """Run ``wrk`` (fixed bodies only) and read the JSON line its ``done()`` hook prints.
 
@@ -219,7 +230,9 @@ def wrk_load(
     extra = "\n".join(f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in headers.items())
     (tmp / "wrk.lua").write_text(WRK_SCRIPT % (json.dumps(str(tmp / "wrk-body.json")), extra))
     argv = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--timeout", "30s"]
-    out = subprocess.run([*argv, "-s", str(tmp / "wrk.lua"), url], capture_output=True, text=True, timeout=seconds + 60, check=True)
+    out = subprocess.run(
+        [*argv, "-s", str(tmp / "wrk.lua"), url], capture_output=True, text=True, timeout=seconds + 60, check=True
+    )
     raw = json.loads(next(line for line in reversed(out.stdout.splitlines()) if line.startswith("BENCH "))[6:])
     ok = raw["requests"] - raw["errors"]
     return {
@@ -242,8 +255,13 @@ def serve_baseline(spec_path: str) -> None:
     request body is read in full, as mockoss reads it. A spec holding :data:`LOAD_HARMONY` (true)
     first imports openai-harmony and loads its o200k_harmony encoding, as every server that counts
     or renders gpt-oss tokens with the library does before its first answer (``bench_start.py``'s
-    "library floor")."""
+    "library floor"). Without the ``fast`` extra it exits with status 2 and :func:`missing_fast`'s
+    message before it binds."""
     import socket
+
+    if message := missing_fast("bench_http --serve-baseline"):
+        print(message, file=sys.stderr, flush=True)
+        raise SystemExit(2)
 
     import uvicorn
     from starlette.applications import Starlette
@@ -294,17 +312,33 @@ def mockoss_argv(*args: str) -> list[str]:
 class Server:
     """A server subprocess; it prints ``base URL: http://HOST:PORT[/v1]`` once it has bound.
 
-    ``started`` and ``ready_s`` (spawn to that line) are kept for cold-start measurements.
+    ``started`` and ``ready_s`` (spawn to that line) are kept for cold-start measurements; its
+    output (stdout and stderr) is kept in ``output``, line by line.
+
+    Raises:
+        RuntimeError: the server exited, or printed no base URL within ``timeout`` seconds; the
+            message is :func:`failure_report`'s (the output's tail, the ``fast`` extra's hint).
     """
 
-    def __init__(self, name: str, argv: list[str], cwd: str | Path | None = None, timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        cwd: str | Path | None = None,
+        timeout: float = 60.0,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.name, self.output, self._ready = name, [], threading.Event()
         self.started = time.perf_counter()
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd)
-        threading.Thread(target=self._drain, daemon=True).start()
-        if not self._ready.wait(timeout) or self.proc.poll() is not None:
-            self.stop()
-            raise RuntimeError(f"{name} did not start:\n" + "".join(self.output[-20:]))
+        self.proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd, env=env
+        )
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
+        if not self._ready.wait(timeout):
+            self.fail(f"printed no base URL within {timeout:g} s")
+        if self.proc.poll() is not None or not any(line.startswith("base URL: ") for line in self.output):
+            self.fail("exited before it started")
         self.ready_s = time.perf_counter() - self.started
         url = next(line for line in self.output if line.startswith("base URL: ")).split()[2]
         self.host, port = url.removeprefix("http://").split("/")[0].rsplit(":", 1)
@@ -316,6 +350,11 @@ class Server:
             if line.startswith("base URL: "):
                 self._ready.set()
         self._ready.set()
+
+    def fail(self, what: str) -> NoReturn:
+        """Stop the server and raise :class:`RuntimeError` with :func:`failure_report`'s message."""
+        self.stop()  # its output up to the end of the pipe is read by then
+        raise RuntimeError(failure_report(self.name, what, self.output, self.proc.returncode))
 
     def cpu_seconds(self) -> float:
         """User + system CPU time of the server process so far."""
@@ -340,9 +379,13 @@ class Server:
             conn.close()
 
     def stop(self) -> None:
+        """Terminate the server (kill it after 5 s), read the rest of its output, close the pipe."""
         self.proc.terminate()
         try:
             self.proc.wait(5)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self._drainer.join(2)
+        if not self._drainer.is_alive():  # else a child of the server still holds the pipe open
+            self.proc.stdout.close()  # type: ignore[union-attr]
