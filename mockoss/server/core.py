@@ -49,6 +49,8 @@ from mockoss.server.warmup import WARM_BEFORE_LOCK, Warmup, warmed
 from mockoss.slotnew import slot_builder
 
 if TYPE_CHECKING:
+    from mockoss._steps_core import Step as BuilderStep
+    from mockoss._steps_script import Script
     from mockoss.upstream import Recorder, Upstream
 
 logger = logging.getLogger("mockoss")
@@ -110,7 +112,7 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         TransportError: at construction, for a bad ``transport``.
     """
 
-    scenario: Scenario | str | None = None
+    scenario: Scenario | Script | BuilderStep | Mapping[str, Any] | Sequence[Any] | str | None = None
     profile: str = "vllm"
     switches: Mapping[str, Any] = field(default_factory=dict)
     served_model_names: Sequence[str] | None = None

@@ -278,3 +278,30 @@ def test_debug_prompt_puts_recipients_where_the_harmony_library_does():
     assert ("<|start|>assistant<|channel|>commentary to=functions.get_weather<|message|>{}<|call|>"
             "<|start|>functions.get_weather<|channel|>commentary to=assistant<|message|>sunny<|end|>") in fork["metadata"]["__debug_input"]
     assert default["usage"] == fork["usage"]
+
+
+def test_a_recipient_holding_special_token_text_is_rendered_as_text() -> None:
+    """A function name with ``<|end|>`` in it: openai-harmony's Rust renderer writes header text as
+    ordinary tokens (``<|end|>`` as 5 text tokens), but mockoss encoded the moved `` to=…`` suffix
+    with the Python ``encode()``'s default ``disallowed_special="all"``, which raised: an unscripted
+    500 "mockoss internal error" (found this session while fixing the breaker's F1: that
+    ``encode()`` also rebuilt its special-token regex on every call, 1.7 ms each, once per message
+    with a recipient, so a 40-call agent turn held every client for 140-250 ms)."""
+    from mockoss.harmony.encoding import load_encoding
+    from mockoss.profiles.gptoss_ref.prompt import prompt_tokens
+
+    name = "a<|end|>b"
+    items = [
+        {"type": "message", "role": "user", "content": "hi"},
+        {"type": "function_call", "call_id": "c", "name": name, "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c", "output": "x"},
+    ]
+    tokens = prompt_tokens({"input": items}, "2025-08-05")
+    encoding = load_encoding()
+    text = encoding.decode(tokens)
+    # openai-harmony 0.0.8's order: the recipient before <|channel|>, its "<|end|>" as text
+    assert f"<|start|>assistant to=functions.{name}<|channel|>commentary" in text
+    suffix = encoding.encode(f" to=functions.{name}", disallowed_special=())
+    assert any(tokens[i : i + len(suffix)] == suffix for i in range(len(tokens)))
+    reply = _respond(json.dumps({"model": "gpt-oss-120b", "input": items}))
+    assert reply.status == 200, reply.body

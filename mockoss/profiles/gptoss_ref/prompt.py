@@ -121,7 +121,13 @@ def _recipients_after_role(tokens: list[int], messages: list[Message]) -> list[i
     before ``<|channel|>``, openai-harmony 0.0.8's order (module docstring); a header whose channel
     segment does not end with a recipient of ``messages`` is left as it is."""
     encoding = load_encoding()
-    suffixes = {tuple(encoding.encode(f" to={m.recipient}")) for m in messages if m.recipient and m.channel}
+    # Each distinct recipient once, as ordinary text: the Rust renderer writes header text without
+    # reading special tokens in it (a recipient "functions.a<|end|>b" renders "<|end|>" as 5 text
+    # tokens), and openai_harmony's Python encode() with its default disallowed_special="all"
+    # rebuilt its special-token regex on every call (1.7 ms: an agent turn of 40 calls blocked
+    # every client for 140-250 ms, a breaker's F1) and raised on such a name (an unscripted 500).
+    recipients = {m.recipient for m in messages if m.recipient and m.channel}
+    suffixes = {tuple(encoding.encode(f" to={r}", disallowed_special=())) for r in recipients}
     if not suffixes:
         return tokens
     start, channel, message = (encoding.encode(t, allowed_special="all")[0] for t in ("<|start|>", "<|channel|>", "<|message|>"))

@@ -79,7 +79,8 @@ def forgotten_note(kept: Kept, previous_id: str) -> tuple[str, ...]:
     if kept is None or not kept.forgot(previous_id):
         return ()
     budget = kept.budget  # a test-id session's store is smaller (1 MiB)
-    bound = f"{budget / (1024 * 1024):g} MiB {'per server' if budget == KEPT_BYTES else 'for this store'}, oldest first"
+    size = f"{budget // (1024 * 1024)} MiB" if budget % (1024 * 1024) == 0 else f"{budget:,} bytes"
+    bound = f"{size} {'per server' if budget == KEPT_BYTES else 'for this store'}, oldest first"
     return (
         f"mockoss: previous_response_id {previous_id!r} was stored, then forgotten by mockoss's bound on kept responses ({bound}): answered without its earlier turns",
     )
