@@ -241,6 +241,15 @@ class ScenarioFile(_Strict):
         status=500, message="mockoss: scenario exhausted: every scripted step has been used"
     )
 
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_is_the_integer(cls, value: Any) -> Any:
+        # pydantic's lax Literal[1] took `version: true` and `version: 1.0` (a breaker's F6, issue 9's
+        # 15th session): a file's format version is the integer 1, as `version: '1'` already had to be.
+        if type(value) is not int:
+            raise _error("Input should be 1")
+        return value
+
     @model_validator(mode="after")
     def _steps_or_rules(self) -> ScenarioFile:
         if (self.steps is None) == (self.rules is None):

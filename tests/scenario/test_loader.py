@@ -85,6 +85,14 @@ def test_missing_version_and_wrong_version(tmp_path):
         load_scenario(path)
 
 
+@pytest.mark.parametrize("version", ["true", "1.0", "'1'"])
+def test_a_version_that_only_equals_1_is_refused(tmp_path, version):
+    # pydantic's lax Literal[1] loaded `true` and `1.0` as version 1 (a breaker, issue 9's 15th session)
+    path = _write(tmp_path, f"version: {version}\nsteps: [{{completion: {{raw: x}}}}]\n")
+    with pytest.raises(ScenarioError, match=r":1: version: Input should be 1$"):
+        load_scenario(path)
+
+
 def test_yaml_syntax_error_has_line_and_column(tmp_path):
     path = _write(tmp_path, "version: 1\nsteps: [\n")
     with pytest.raises(ScenarioError, match=rf"^{path}:3:1: invalid YAML"):
