@@ -80,12 +80,14 @@ def test_a_server_that_binds_but_never_answers_200_fails_at_the_start_timeout():
 
 
 def test_main_without_the_fast_extra_stops_at_once_with_bench_https_hint(monkeypatch, capsys):
+    # Both hidden: CI's install (the README's '.[test]') has neither, a developer's venv both.
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "uvloop" else real(name, *a))
+    hidden = ("uvloop", "httptools")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in hidden else real(name, *a))
     assert bench_start.main(["--repeat", "1"]) == 2
     assert capsys.readouterr().err == (
-        "bench_start: uvloop not installed; both servers must run on uvloop + httptools for a fair comparison: "
-        "pip install 'mockoss[fast]'\n"
+        "bench_start: uvloop, httptools not installed; both servers must run on uvloop + httptools for a fair "
+        "comparison: pip install 'mockoss[fast]'\n"
     )
 
 
@@ -101,4 +103,6 @@ def test_the_baseline_itself_says_which_module_is_missing(monkeypatch, capsys, m
     with pytest.raises(SystemExit) as caught:
         benchlib.serve_baseline("/nonexistent.pickle")
     assert caught.value.code == 2
-    assert capsys.readouterr().err.startswith(f"bench_http --serve-baseline: {module} not installed;")
+    # the other module may be missing too (CI installs neither): the missing ones are named first
+    named, _, rest = capsys.readouterr().err.removeprefix("bench_http --serve-baseline: ").partition(" not installed;")
+    assert module in named.split(", ") and rest.endswith("pip install 'mockoss[fast]'\n")
