@@ -45,6 +45,10 @@ sends each of:
   rendered in the worker process before the lock (:mod:`mockoss.server.prelock`);
 * ``ollama10MB``: the same with the 10 MB text of ``10MB`` as the prompt (2,000,000 ids in
   ``context``: rendered, and joined into the reply's text, in the worker process).
+* ``gword``, ``gitems`` (gptoss-reference profile, whose reply counts its own whole prompt): a
+  Responses ``input`` of one 70,000-character word, and of 1,000 one-letter user items: rendered
+  under the server lock on the event loop (session 15's breaker: 2.6 s and 235 ms for another
+  client), now before the lock, in the worker process (:mod:`mockoss.profiles.gptoss_ref.prerender`).
 
 The issue 9 review of the seventh session (a breaker's hunt) added, each once over the limit:
 
@@ -210,6 +214,8 @@ def cases() -> dict[str, Heavy]:
             "/api/generate",
             json.dumps({"model": MODEL, "prompt": "new words every time " * 500_000, "stream": False}).encode(),
         ),
+        "gword": ("/v1/responses", json.dumps({"model": MODEL, "input": "a" * 70_000}).encode()),
+        "gitems": ("/v1/responses", json.dumps({"model": MODEL, "input": [{"role": "user", "content": "x"}] * 1_000}).encode()),
         "spacerun": ("/v1/responses", json.dumps({"model": MODEL, "input": " \n" * 87_000}).encode()),
         "nbsp": json.dumps({"model": MODEL, "messages": [{"role": "user", "content": "\u00a0 " * 40_000}]}, ensure_ascii=False).encode(),
         "longnames": _tool_body({"type": "object"}, 0, names=[f"t{i} " + "y" * 3_900 for i in range(60)]),
@@ -242,7 +248,7 @@ def cases() -> dict[str, Heavy]:
 #: that profile (started with ``--served-model-name`` :data:`MODEL`, so the probe's body is the same).
 PROFILES = {
     "ollamaword": "ollama", "ollama10MB": "ollama", "template": "llamacpp", "pieces": "llamacpp", "trtbatch": "trtllm",
-    "trtlong": "trtllm", "trtlong2": "trtllm",
+    "trtlong": "trtllm", "trtlong2": "trtllm", "gword": "gptoss-reference", "gitems": "gptoss-reference",
 }
 
 

@@ -225,7 +225,7 @@ class MockServer(Selection, RequestChecks, SideRoutes):
             return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, override, epoch=epoch)
         # A big body's view, count and declared tools are made now, outside the lock (prelock);
         # on a worker thread, long completions' plans for this shape too (warmup).
-        with before_lock(endpoint, raw, body, checked) as view, warmed(self, endpoint, raw, body, headers, checked if warm else None, view) as view:
+        with before_lock(endpoint, raw, body, checked, self.kept) as view, warmed(self, endpoint, raw, body, headers, checked if warm else None, view) as view:
             return self._respond_locked(endpoint, raw, headers, step, body, base, names, checked, override, view, epoch)
 
     def _respond_locked(

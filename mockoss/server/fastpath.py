@@ -37,6 +37,7 @@ from mockoss.profiles.sse import is_sse_events
 from mockoss.server.control import _TEST_ID, TEST_ID_HEADER, frame_separator, header_map
 from mockoss.server.limits import BODY_DEADLINE
 from mockoss.server.offload import is_heavy
+from mockoss.server.prelock import wanted as prelock_wanted
 from mockoss.server.records import REQUEST_RECORDS
 from mockoss.server.responses import to_response, to_scheduled_response
 from mockoss.server.transport import Delivery, Schedule
@@ -118,6 +119,7 @@ class GenerationPath:
             or message["type"] != "http.request"
             or is_heavy(name, raw, self.gate.offload_bytes)
             or warm_wanted(target, name, raw, headers)
+            or prelock_wanted(target, name, raw)
         ):
             # A long run, a big batch, the first request of a shape on a long scripted answer
             # (mockoss.server.warmup): off the loop (offload).

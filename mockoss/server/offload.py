@@ -33,6 +33,7 @@ from mockoss.endpoints import ENDPOINTS
 from mockoss.harmony.prompt._common import _text
 from mockoss.jsonbody import parse_json_and_hand_on
 from mockoss.server.longpieces import MAX_WINDOW, PIECE_BUDGET, may_hold_long_pieces
+from mockoss.server.prelock import wanted as prelock_wanted
 from mockoss.server.prompt_client import count_in_worker, encode_in_worker, render_in_worker, shutdown
 from mockoss.server.warmup import WARM_BEFORE_LOCK
 from mockoss.server.warmup import wanted as warm_wanted
@@ -264,7 +265,7 @@ class Gate:
         Counting first made 20 MB of long words naming an unknown model take 57.7 s to get its 404
         (``tests/test_fuzz_regressions.py``)."""
         big = is_heavy(endpoint, raw, self.offload_bytes)
-        if not big and self.busy == 0 and not warm_wanted(server, endpoint, raw, headers):
+        if not big and self.busy == 0 and not warm_wanted(server, endpoint, raw, headers) and not prelock_wanted(server, endpoint, raw):
             return server.respond(endpoint, raw, headers)
         token = WARM_BEFORE_LOCK.set(True)  # the thread runs in a copy of this context
         try:

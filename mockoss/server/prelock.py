@@ -29,6 +29,17 @@ the count is asked for as before and the profile renders under the lock, as it d
 raises what it raised; if the tokenizer panicked there, the count is asked for as before and the
 profile raises that panic (:class:`mockoss.server.prompt_worker.PanicException`) instead of
 rendering again.
+
+A profile whose reply renders its own whole prompt (``gptoss-reference``: ``usage.input_tokens``
+is the reference server's prompt, a kept chain merged in) has two optional hooks:
+``prompt_off_loop``, asked by :func:`wanted` on the event loop (the HTTP layer sends a request it
+finds heavy to a worker thread: many items, a continuation of a big kept chain; the generic
+tests leave those on the loop), and ``prompt_before_lock``, called by :func:`before_lock` on that
+thread (also without a :data:`PROMPT_COUNTER`), which renders it there, in the worker process
+when heavy (:func:`mockoss.server.prompt_client.ask_in_worker`), reading the server's kept
+responses (``kept``) without writing them, and hands it to the reply in the profile's own
+variable (:mod:`mockoss.profiles.gptoss_ref.prerender`: 70,000 characters of one word held another
+client 2.6 s, a 111-byte continuation of a 2.5M-token chain 1.1 s; session 15's breaker, F2, F3).
 """
 
 from __future__ import annotations
@@ -39,9 +50,12 @@ from contextvars import ContextVar
 from typing import Any
 
 from mockoss.endpoints import ENDPOINTS
+from mockoss.jsonbody import parse_json_and_hand_on
 from mockoss.scenario.tool_check import DECLARED, declared_functions
+from mockoss.server.longpieces import may_hold_long_pieces
+from mockoss.server.prompt_client import ask_in_worker
 
-__all__ = ["PRECOUNTED_PROMPT_TOKENS", "PROMPT_COUNTER", "PROMPT_RENDERER", "before_lock"]
+__all__ = ["PRECOUNTED_PROMPT_TOKENS", "PROMPT_COUNTER", "PROMPT_RENDERER", "before_lock", "wanted"]
 
 #: A prompt token count computed before the reply is built (see the module docstring; a test
 #: may set it); ``None``: counted with the reply.
@@ -56,14 +70,71 @@ PROMPT_COUNTER: ContextVar[Callable[[str, bytes], int | None] | None] = ContextV
 PROMPT_RENDERER: ContextVar[Callable[[str, bytes], str | None] | None] = ContextVar("mockoss_prompt_renderer", default=None)
 
 
+def wanted(server: Any, endpoint: str, raw: bytes) -> bool:
+    """Whether the HTTP layer answers ``raw`` on a worker thread because its profile's own prompt
+    render is heavy (the profile's optional ``prompt_off_loop(endpoint, raw, kept, long_pieces,
+    parse)``: ``gptoss-reference``'s many items or big kept chain, :mod:`mockoss.profiles.gptoss_ref.prerender`;
+    see the module docstring). On the event loop, for every request the generic tests
+    (:func:`mockoss.server.offload.is_heavy`) leave there: an attribute look-up for a profile
+    without the hook."""
+    hook = getattr(server._base_profile, "prompt_off_loop", None)
+    return hook is not None and bool(hook(endpoint, raw, server.kept, may_hold_long_pieces, parse_json_and_hand_on))
+
+
 @contextmanager
-def before_lock(endpoint: str, raw: bytes, body: Any, checked: Any) -> Iterator[Any]:
+def before_lock(endpoint: str, raw: bytes, body: Any, checked: Any, kept: Any = None) -> Iterator[Any]:
     """For a request that passed validation (``checked``: ``(profile, request, model)``; anything
-    else, such as ``None`` for a request its ``X-Mockoss-Transport`` header refuses, does nothing)
-    while a :data:`PROMPT_COUNTER` is set: its view, count and declared tools made now, the count
-    and the tools handed on until the block ends. Yields the view (``None``: built under the lock)."""
+    else, such as ``None`` for a request its ``X-Mockoss-Transport`` header refuses, does nothing):
+    the profile's own prompt rendered now, if it has that hook (:func:`_own_prompt`; ``kept``: the
+    server's kept responses, read only), and while a :data:`PROMPT_COUNTER` is set its view, count
+    and declared tools made now; all handed on until the block ends. Yields the view (``None``:
+    built under the lock)."""
+    if type(checked) is not tuple:
+        yield None
+        return
+    own = _own_prompt(endpoint, raw, body, checked, kept)
+    token = own[0].set(own[1]) if own is not None else None
+    try:
+        with _counted(endpoint, raw, body, checked) as view:
+            yield view
+    finally:
+        if token is not None:
+            own[0].reset(token)  # type: ignore[index]
+
+
+def _own_prompt(endpoint: str, raw: bytes, body: Any, checked: tuple[Any, ...], kept: Any) -> tuple[ContextVar[Any], Any] | None:
+    """The profile's ``prompt_before_lock(endpoint, body, raw, kept, elsewhere)`` (``gptoss-reference``:
+    its whole prompt, rendered for ``usage``, :mod:`mockoss.profiles.gptoss_ref.prerender`): the
+    profile's variable and what to set it to, else ``None`` (no hook, or it failed: the reply
+    renders under the lock, as without it). ``elsewhere`` is the prompt worker process
+    (:func:`mockoss.server.prompt_client.ask_in_worker`) when the request is heavy: a body the
+    HTTP layer counts in the worker (:data:`PROMPT_COUNTER` set), one that may hold long pieces,
+    or one the profile's ``prompt_off_loop`` finds heavy; else ``None`` (rendered on this thread)."""
+    hook = getattr(checked[0], "prompt_before_lock", None)
+    if hook is None:
+        return None
+    try:
+        heavy = (
+            PROMPT_COUNTER.get() is not None
+            or may_hold_long_pieces(raw)
+            or checked[0].prompt_off_loop(endpoint, raw, kept, may_hold_long_pieces, lambda _raw: body)  # parsed already
+        )
+        return hook(endpoint, body, raw, kept, _in_worker if heavy else None)  # type: ignore[no-any-return]
+    except Exception:  # noqa: BLE001  (rendered under the lock, which answers its error as before)
+        return None
+
+
+def _in_worker(payload: bytes) -> bytes | None:
+    """The prompt worker's answer to a ``gptoss-reference`` request (:mod:`mockoss.server.prompt_worker`)."""
+    return ask_in_worker(b"gptoss-reference", payload)
+
+
+@contextmanager
+def _counted(endpoint: str, raw: bytes, body: Any, checked: tuple[Any, ...]) -> Iterator[Any]:
+    """While a :data:`PROMPT_COUNTER` is set: the view, count and declared tools of
+    :func:`before_lock`, handed on until the block ends (yields the view); else nothing (``None``)."""
     counter = PROMPT_COUNTER.get()
-    if counter is None or type(checked) is not tuple:
+    if counter is None:
         yield None
         return
     try:

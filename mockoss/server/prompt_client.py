@@ -20,7 +20,7 @@ from array import array
 from mockoss.endpoints import prompt_cache_generation
 from mockoss.server.prompt_worker import ENCODE_FAILED, PANICKED, PanicException, read_frame, stop_child, write_frame
 
-__all__ = ["count_in_worker", "encode_in_worker", "render_in_worker", "shutdown"]
+__all__ = ["ask_in_worker", "count_in_worker", "encode_in_worker", "render_in_worker", "shutdown"]
 
 logger = logging.getLogger("mockoss")
 
@@ -156,6 +156,18 @@ def render_in_worker(endpoint: str, raw: bytes) -> str | None:
     (the same 400 as the panic in process, without rendering again)."""
     try:
         return _worker.render(endpoint, raw)
+    except OSError as exc:  # cannot start it
+        logger.warning("mockoss: prompt-count worker unavailable (%s: %s); rendering in-process", type(exc).__name__, exc)
+        return None
+
+
+def ask_in_worker(kind: bytes, payload: bytes) -> bytes | None:
+    """The worker process's answer to a request of ``kind`` (a profile's own, such as
+    ``gptoss-reference``: :mod:`mockoss.server.prompt_worker`), blocking (on a thread); ``None``
+    if the worker cannot be used. Raises :class:`~mockoss.server.prompt_worker.PanicException` if
+    the tokenizer panicked there."""
+    try:
+        return _worker._unless_panicked(_worker._ask(kind, payload))
     except OSError as exc:  # cannot start it
         logger.warning("mockoss: prompt-count worker unavailable (%s: %s); rendering in-process", type(exc).__name__, exc)
         return None

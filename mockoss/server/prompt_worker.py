@@ -20,6 +20,11 @@ the answer to either is :data:`PANICKED` then the text of the exception, UTF-8, 
 openai-harmony's tokenizer panicking (the server raises :class:`PanicException` with that text
 instead of tokenizing again: a 1,000,000-character word's panic costs ~90 ms holding the GIL),
 else :data:`ENCODE_FAILED` (the server does it in process, which raises the same).
+An endpoint name of ``gptoss-reference`` asks for that profile's whole prompt (its
+``usage.input_tokens``), a kept chain merged in: the payload of
+:func:`mockoss.profiles.gptoss_ref.prerender.worker_payload`, answered by
+:func:`~mockoss.profiles.gptoss_ref.prerender.worker_answer` (``=`` and the ids as above, or its
+``PromptError``), else as a failed render (:data:`PANICKED`, :data:`ENCODE_FAILED`).
 Exits when stdin closes (the server went away).
 
 A plain subprocess rather than :mod:`multiprocessing`: its ``spawn`` start method runs the
@@ -98,7 +103,7 @@ def serve(source: BinaryIO, sink: BinaryIO) -> None:
         if seen != generation:
             clear_prompt_caches()
             generation = seen
-        if endpoint in (b"encode", b"encode-plain", b"render"):
+        if endpoint in (b"encode", b"encode-plain", b"render", b"gptoss-reference"):
             try:
                 answer = _ids(endpoint, raw)
             except BaseException as exc:  # a tokenizer panic is a BaseException
@@ -112,6 +117,11 @@ def serve(source: BinaryIO, sink: BinaryIO) -> None:
 
 def _ids(request: bytes, raw: bytes) -> bytes:
     """The answer to an ``encode``, ``encode-plain`` or ``render`` request (see above)."""
+    if request == b"gptoss-reference":
+        from mockoss.jsonbody import parse_json
+        from mockoss.profiles.gptoss_ref.prerender import worker_answer
+
+        return worker_answer(raw, parse_json)
     if request == b"render":
         import json
 

@@ -19,7 +19,9 @@ Server Error`` as ``text/plain``, or, once a stream has started, the connection 
 events so far (the openai SDK raises ``APIConnectionError``). Ids are ``resp_``, ``rs_``,
 ``item_`` (messages), ``fc_`` and ``call_`` + 32 hex digits (``uuid4().hex``). Usage counts the
 rendered prompt and the kept output tokens (the final stop token is not kept); there is no
-``incomplete`` status: a response cut by ``max_output_tokens`` is ``completed``.
+``incomplete`` status: a response cut by ``max_output_tokens`` is ``completed``. The prompt of a
+heavy request (a long word, many items, a continuation of a big kept chain) is rendered before the
+server lock, in the prompt worker process (:mod:`.prerender`), with the same tokens.
 
 Checked against the real code: goldens recorded from the server itself (uvicorn, a scripted
 ``infer_next_token``; ``tools/goldens/gptoss_reference.py``) for every golden case, compared byte
@@ -55,7 +57,7 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -74,9 +76,10 @@ from mockoss.profiles.fastapi_body import fastapi_text_reply, unparsed_body
 from mockoss.profiles.gptoss_ref.loop import CALL, RETURN, Rules
 from mockoss.profiles.gptoss_ref.objects import response_object
 from mockoss.profiles.gptoss_ref.plan import FIRST_EVENT, Run, planned_run
+from mockoss.profiles.gptoss_ref.prerender import PRERENDERED, Prerendered, handed, kept_entry, off_loop, prepare
 from mockoss.profiles.gptoss_ref.prompt import PromptError, prompt_tokens
 from mockoss.profiles.gptoss_ref.request import body_error, validation_errors
-from mockoss.profiles.gptoss_ref.store import continued, forgotten_note, keep
+from mockoss.profiles.gptoss_ref.store import forgotten_note, keep, merged
 from mockoss.profiles.replay import IdRecorder
 from mockoss.profiles.wire import dumps
 
@@ -232,14 +235,16 @@ class GptossReferenceProfile:
         if "max_output_tokens" in body:  # pydantic's lax int: "7" and 7.0 are 7
             body["max_output_tokens"] = checked.max_output_tokens
         previous, note = checked.previous_response_id, ()
-        if previous:  # the earlier turns of a kept response (.store)
-            found = continued(ctx.kept, previous, body["input"], checked.instructions)
-            if found is not None:
-                body["input"], body["instructions"] = found
-            else:
-                note = forgotten_note(ctx.kept, previous)
+        entry = kept_entry(ctx.kept, previous)
+        if entry is not None:  # the earlier turns of a kept response (.store)
+            body["input"], body["instructions"] = merged(entry, body["input"], checked.instructions)
+        elif previous:
+            note = forgotten_note(ctx.kept, previous)
         try:
-            prompt = prompt_tokens(body, self.conversation_start_date, self.harmony_library)
+            # Rendered before the lock from this body and this kept entry (.prerender), else now.
+            prompt = handed(request.body, entry, self.conversation_start_date, self.harmony_library)
+            if prompt is None:
+                prompt = prompt_tokens(body, self.conversation_start_date, self.harmony_library)
         except PromptError:  # (an agent loop's tool output whose kept call was forgotten: say so)
             return internal_error(note)
         if body.get("metadata", {}) is None:  # StreamResponsesEvents: request_body.metadata.get(...)
@@ -292,6 +297,26 @@ class GptossReferenceProfile:
         assert rest.startswith(_EMPTY_OUTPUT)  # ResponseObject's first field
         assert run.output is not None
         return b"".join((b'{"output":', run.output.fill(ids), rest[len(_EMPTY_OUTPUT):].encode()))
+
+    def prompt_off_loop(self, endpoint: str, raw: bytes, kept: Any, long_pieces: Callable[[bytes], bool], parse: Callable[[bytes], Any]) -> bool:
+        """Whether the HTTP layer answers ``raw`` on a worker thread for this profile's prompt
+        render (:func:`.prerender.off_loop`: many items, a big kept chain; called on the event
+        loop by :func:`mockoss.server.prelock.wanted`)."""
+        return off_loop(endpoint, raw, kept, long_pieces, parse)
+
+    def prompt_before_lock(
+        self, endpoint: str, body: Any, raw: bytes, kept: Any, elsewhere: Callable[[bytes], bytes | None] | None
+    ) -> tuple[ContextVar[Any], Prerendered] | None:
+        """The prompt of the request :meth:`check_request` just validated (``body``), rendered
+        before the server lock (:func:`.prerender.prepare`; ``kept``: the server's kept responses,
+        read only; ``elsewhere``: the prompt worker process, for a heavy request), with the
+        variable :meth:`responses` reads it from; ``None``: rendered under the lock. Called by
+        :func:`mockoss.server.prelock.before_lock` on a worker thread."""
+        validated = _VALIDATED.get()
+        if endpoint != "responses" or validated is None or validated[0] is not body:
+            return None
+        found = prepare(body, validated[1], kept, self.conversation_start_date, self.harmony_library, raw, elsewhere)
+        return None if found is None else (PRERENDERED, found)
 
     def check_request(self, endpoint: str, body: Any, raw: bytes | None = None) -> Reply | None:
         """The server's own request validation, run by the server core before its generic schema:

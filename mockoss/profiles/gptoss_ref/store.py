@@ -44,7 +44,7 @@ from typing import Any
 
 from mockoss.profiles.response_store import KEPT_BYTES, KeptReader, KeptResponses
 
-__all__ = ["continued", "forgotten_note", "keep"]
+__all__ = ["continued", "forgotten_note", "keep", "merged"]
 
 Kept = KeptResponses | KeptReader | None
 
@@ -65,11 +65,16 @@ def continued(
     holds no such id. ``given`` is the request's ``input`` (a string or a list of item mappings,
     not changed)."""
     entry = None if kept is None else kept.get(previous_id)
-    if entry is None:
-        return None
+    return None if entry is None else merged(entry, given, instructions)
+
+
+def merged(entry: bytes, given: Any, instructions: str | None) -> tuple[list[Any], str | None]:
+    """:func:`continued` for the kept ``entry`` (what :func:`keep` stored) itself: the kept input,
+    the kept output, then ``given``; ``instructions``, or the kept ones when ``None``. Also run in
+    the prompt worker process (:mod:`.prerender`), from the entry's bytes as kept."""
     kept_input, kept_output, kept_instructions = marshal.loads(entry)
-    merged = [*_as_items(kept_input), *kept_output, *_as_items(given)]
-    return merged, kept_instructions if instructions is None else instructions
+    items = [*_as_items(kept_input), *kept_output, *_as_items(given)]
+    return items, kept_instructions if instructions is None else instructions
 
 
 def forgotten_note(kept: Kept, previous_id: str) -> tuple[str, ...]:
