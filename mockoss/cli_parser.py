@@ -196,8 +196,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     control.add_argument("--access-log", action="store_true", help="print one line per request to stderr")
     control.add_argument(
         "--max-scenario-bytes", type=_positive_int, default=DEFAULT_MAX_SCENARIO_BYTES, metavar="N",
-        help="largest POST /mockoss/scenario upload; larger ones get 413, and the sessions keep 8x this of "
-        f"uploaded scenarios together (default: {DEFAULT_MAX_SCENARIO_BYTES:,})",
+        help="largest POST /mockoss/scenario upload (larger: 413) and --scenario-dir file a request names "
+        f"(larger: 400); the sessions keep 8x this of uploaded scenarios together (default: {DEFAULT_MAX_SCENARIO_BYTES:,})",
     )
     engine_cli.add_arguments(serve)  # --engine vllm, --vllm-*
 

@@ -231,7 +231,28 @@ def _compile(raw: bytes, origin: str, name: str) -> Scenario:
         raise ScenarioError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{origin}:1: (top level): a scenario file is a mapping with 'version' and 'steps' or 'rules'")
-    return scenario_from_data(data, name=name, origin=origin, root=root)
+    scenario = scenario_from_data(data, name=name, origin=origin, root=root)
+    _drop_gradually(root)
+    return scenario
+
+
+def _drop_gradually(root: yaml.Node | None) -> None:
+    """Free a composed YAML tree a node at a time, so that the interpreter may hand the GIL to
+    another thread between any two (the tree of a 548 KB file of 5,001 rules, ~85,000 nodes, freed
+    in one go at the end of :func:`_compile` held it ~40-60 ms: every other client waited while a
+    ``--scenario-dir`` file compiled on a worker thread; the fifteenth session's breaker, F4). The
+    compiled scenario keeps no node (lines are read into its texts while compiling)."""
+    pending = [] if root is None else [root]
+    while pending:
+        node = pending.pop()
+        if isinstance(node.value, list):
+            children, node.value = node.value, []  # an alias's node, met again, is empty by then
+            while children:
+                child = children.pop()
+                if type(child) is tuple:  # a mapping's (key, value)
+                    pending.extend(child)
+                else:
+                    pending.append(child)
 
 
 def _is_file(path: Path) -> bool:
@@ -274,17 +295,23 @@ def changed_on_disk(scenario: Scenario) -> bool:
     return loaded is not scenario or _stamp(Path(scenario.origin)) != stamp
 
 
-def _load_dir_file(path: Path) -> Scenario:
+def _load_dir_file(path: Path, max_bytes: int | None = None) -> Scenario:
     """Load a ``--scenario-dir`` file and remember its stamp for :func:`changed_on_disk` (taken
-    before the read: a write during the read shows as a change at the next use)."""
+    before the read: a write during the read shows as a change at the next use). A file over
+    ``max_bytes`` (``--max-scenario-bytes``) is refused unread, as an upload that size is."""
     stamp = _stamp(path)
+    if max_bytes is not None and stamp is not None and stamp[1] > max_bytes:
+        raise ScenarioError(
+            f"{path}: {stamp[1]:,} bytes, above the {max_bytes:,}-byte limit for a scenario a request names "
+            "(--max-scenario-bytes, ControlOptions(max_scenario_bytes=...), which caps uploads too)"
+        )
     scenario = load_scenario(path)
     if stamp is not None:
         _DIR_FILES[str(path)] = (stamp, scenario)
     return scenario
 
 
-def load_named(name: str, scenario_dirs: Sequence[str | Path] = ()) -> Scenario:
+def load_named(name: str, scenario_dirs: Sequence[str | Path] = (), *, max_bytes: int | None = None) -> Scenario:
     """Load the scenario a request names (``X-Mockoss-Scenario``): ``NAME.yaml`` or ``NAME.yml``
     in one of ``scenario_dirs`` (searched in order), else a shipped scenario, and nothing else.
 
@@ -296,11 +323,13 @@ def load_named(name: str, scenario_dirs: Sequence[str | Path] = ()) -> Scenario:
     a path separator, a leading dot (``..``), a NUL or a ``.yaml`` suffix is refused, and the
     joined path must sit directly in the directory (a drive-qualified name on Windows does not),
     so a client cannot make the server read (and quote in an error) ``.env``, a log or any other
-    file of its working directory (issue 9, item 4).
+    file of its working directory (issue 9, item 4). ``max_bytes``: the largest directory file
+    read (a served mockoss passes ``--max-scenario-bytes``; ``None``: :data:`MAX_SCENARIO_BYTES`).
 
     Raises:
         ScenarioError: not a valid name, not found (the message lists the shipped names and the
-            directories searched), or the file's own problems (file, line and field).
+            directories searched), a directory file over ``max_bytes`` (its path, size and the
+            limit), or the file's own problems (file, line and field).
     """
     if not name or "/" in name or "\\" in name or name.startswith(".") or name.endswith((".yaml", ".yml")) or "\0" in name:
         raise ScenarioError(
@@ -312,7 +341,7 @@ def load_named(name: str, scenario_dirs: Sequence[str | Path] = ()) -> Scenario:
         for suffix in (".yaml", ".yml"):
             candidate = base / f"{name}{suffix}"
             if candidate.parent == base and _is_file(candidate):
-                return _load_dir_file(candidate)
+                return _load_dir_file(candidate, max_bytes)
     if _is_file(builtin_dir() / f"{name}.yaml"):
         return load_scenario(name)
     searched = ", ".join(str(d) for d in scenario_dirs) if scenario_dirs else "none given (--scenario-dir)"

@@ -396,5 +396,6 @@ def install(app: Starlette, server: MockServer, options: ControlOptions | None =
     The ``/mockoss`` routes are :func:`mockoss.server.control_routes.control_app`, which the app
     mounts (:func:`mockoss.server.app.create_app` builds them on the first ``/mockoss`` request)."""
     plane = ControlPlane(server, options, upstream=upstream)
+    server.max_scenario_dir_bytes = plane.options.max_scenario_bytes  # the uploads' cap, on --scenario-dir files too
     app.add_middleware(_Guarded, plane=plane)
     return plane

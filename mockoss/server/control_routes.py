@@ -3,6 +3,9 @@ description (``/mockoss/openapi.json``, ``/mockoss/docs``); what each route does
 :mod:`mockoss.server.control`. Built by :func:`control_app` on the first ``/mockoss`` request, so
 that serving the emulated API alone never imports FastAPI.
 
+An upload is compiled by :func:`mockoss.server.scenario_compile.compile_upload` (``_load_text``
+here), the path a request naming a ``--scenario-dir`` file takes too.
+
 Work too long for the event loop (an upload's compile, the request log's JSON, a metrics render)
 runs on the control app's own bounded pools of daemon threads (:class:`mockoss.workers.DaemonPool`:
 :data:`UPLOAD_COMPILES`, :data:`mockoss.server.control_log.LOG_WRITES` and one thread), one set per
@@ -30,6 +33,8 @@ from mockoss.scenario.player import session_key
 from mockoss.server import control_log
 from mockoss.server.control import _SCENARIO_NAME, TEST_ID_HEADER, ControlPlane, _Session
 from mockoss.server.control_guard import error
+from mockoss.server.scenario_compile import ENCODE_ELSEWHERE_CHARS
+from mockoss.server.scenario_compile import compile_upload as _load_text
 from mockoss.workers import DaemonPool, run_off_loop
 
 __all__ = ["ENCODE_ELSEWHERE_CHARS", "MIN_UPLOAD_BYTES", "UPLOADS_KEPT", "UPLOAD_COMPILES", "control_app"]
@@ -164,38 +169,6 @@ def control_app(plane: ControlPlane) -> FastAPI:
     return control
 
 
-def _load_text(raw: bytes, name: str) -> Any:
-    """A scenario from YAML or JSON bytes, validated and compiled by the same loader as files
-    (and kept by content as they are: the same upload by many sessions is one compiled scenario);
-    errors, the scenario's ``switches:`` ones included, name the upload as ``upload:NAME.yaml``,
-    the line and the field."""
-    from mockoss.harmony.encoding import ENCODE_ELSEWHERE
-    from mockoss.scenario.loader import scenario_from_bytes
-
-    # A long message text is tokenized in the worker process: openai-harmony's encode holds the
-    # GIL for the whole call (a 169 KB content: 57 ms in one go, every other client waiting).
-    token = ENCODE_ELSEWHERE.set(_encode_long_elsewhere)
-    try:
-        return scenario_from_bytes(raw, name=name, origin=f"upload:{name}.yaml")
-    finally:
-        ENCODE_ELSEWHERE.reset(token)
-
-
-#: Characters of a scenario text from which an upload tokenizes it in the worker process
-#: (openai-harmony encodes ~3 KB of words per ms holding the GIL: 16 KiB is ~5 ms).
-ENCODE_ELSEWHERE_CHARS = 16 * 1024
-
-
-def _encode_long_elsewhere(text: str, special: bool) -> list[int] | None:
-    """:func:`mockoss.server.offload.encode_in_worker` of a text of at least
-    :data:`ENCODE_ELSEWHERE_CHARS` characters; ``None`` (encode here) for a shorter one."""
-    if len(text) < ENCODE_ELSEWHERE_CHARS:
-        return None
-    from mockoss.server.offload import encode_in_worker
-
-    return encode_in_worker(text, special)
-
-
 async def _upload_body(request: Request, limit: int) -> bytes | Response:
     """The body of a scenario upload, or the 413 answer (control routes' error shape) for one
     over ``limit`` bytes. The rest of a refused body is read and dropped (at most
@@ -214,8 +187,8 @@ async def _upload_body(request: Request, limit: int) -> bytes | Response:
     return error(
         413,
         f"mockoss: the scenario upload ({size:,} bytes) is above the limit of {limit:,} bytes "
-        "(--max-scenario-bytes, ControlOptions(max_scenario_bytes=...)); serve a bigger scenario "
-        "from a file (--scenario, --scenario-dir)",
+        "(--max-scenario-bytes, ControlOptions(max_scenario_bytes=...), which caps --scenario-dir files too); "
+        "serve a bigger scenario with --scenario, or raise the limit",
     )
 
 

@@ -21,6 +21,7 @@ from mockoss.profiles.base import Profile, Reply
 from mockoss.profiles.registry import get_profile
 from mockoss.scenario.loader import Scenario, ScenarioError, changed_on_disk, load_named, load_scenario, switch_problem
 from mockoss.server.replies import SCENARIO_HEADER, SWITCH_HEADER, _for_endpoint, _parse_switches
+from mockoss.server.scenario_compile import load_named_elsewhere, one_at_a_time
 
 #: Distinct (scenario, ``X-Mockoss-Switch``) profiles kept; the least recently used go first.
 PROFILE_CACHE_SIZE = 256
@@ -28,6 +29,13 @@ PROFILE_CACHE_SIZE = 256
 
 class Selection:
     """Scenario and profile selection of :class:`~mockoss.server.core.MockServer` (its base class)."""
+
+    #: Largest ``--scenario-dir`` file a request may name, bytes; a larger one is refused unread
+    #: with a 400 naming the file, its size and the limit. A served mockoss sets it to
+    #: ``--max-scenario-bytes`` (``ControlOptions.max_scenario_bytes``, the uploads' cap, 4 MiB by
+    #: default: :func:`mockoss.server.control.install`); ``None`` (in process): the loader's
+    #: :data:`~mockoss.scenario.loader.MAX_SCENARIO_BYTES`.
+    max_scenario_dir_bytes: int | None = None
 
     def register(self, scenario: Scenario) -> Scenario:
         """Make ``scenario`` selectable by name (``X-Mockoss-Scenario``)."""
@@ -126,9 +134,11 @@ class Selection:
         """What a warm-up before the lock (:mod:`mockoss.server.warmup`) reads of the server for a
         request, without the lock unless ``make_profile``: ``(scenario, profile, cursors, index)``.
 
-        ``scenario``: the one answering (``X-Mockoss-Scenario``'s if already loaded, or with
-        ``make_profile`` loaded now under the lock as the request would; else the server's),
-        ``None`` when unknown without loading a file (then the rest is ``None`` too).
+        ``scenario``: the one answering (``X-Mockoss-Scenario``'s if already loaded and its file
+        unchanged, or with ``make_profile`` loaded now as the request would, outside the lock:
+        :meth:`_load_before_lock`; else the server's), ``None`` when unknown without loading a
+        file (then the rest is ``None`` too: the HTTP layer sends such a request to a worker
+        thread, :func:`mockoss.server.warmup.wanted`).
         ``profile``: the base profile the reply will be made with (a per-header one for a scenario
         with ``switches:`` or an ``X-Mockoss-Switch`` header: ``None`` while not made, or with
         ``make_profile`` made now under the lock as the request would, ``None`` if it cannot be).
@@ -136,15 +146,14 @@ class Selection:
         first such request. ``index``: the index the next request will get."""
         name = headers.get(SCENARIO_HEADER)
         found = self._scenarios.get(name) if name else self.scenario
+        if found is not None and name and self.scenario_dirs and changed_on_disk(found):
+            found = None  # its file changed: to be read again, as one not loaded yet (one stat)
         if found is None and name and make_profile:
-            # Not loaded yet: load it now (on the warm-up's worker thread), under the lock as the
-            # request's own lookup would, so that its long completions are warmed before the lock
-            # too. A name that cannot be loaded is left to the request, which answers the error.
-            try:
-                with self._lock:
-                    found = self._scenario_for(headers)
-            except Exception:  # noqa: BLE001
-                found = None
+            # Not loaded yet: load it now, on the warm-up's worker thread and outside the lock, so
+            # that other clients keep being answered meanwhile and its long completions are warmed
+            # before the lock too. A name that cannot be loaded is left to the request, which
+            # answers the error.
+            found = self._load_before_lock(name)
         if not isinstance(found, Scenario):
             return None, None, None, self._handled
         header = headers.get(SWITCH_HEADER, "")
@@ -161,6 +170,39 @@ class Selection:
         shared = by_session.get("") if by_session is not None else None
         return found, profile, None if shared is None else list(shared), self._handled
 
+    def _load_before_lock(self, name: str) -> Scenario | None:
+        """Load the scenario ``name`` (``X-Mockoss-Scenario``), not loaded yet or changed on disk,
+        on this worker thread and outside the server lock, then keep it under the lock, where the
+        request's own lookup (:meth:`_scenario_for`) finds it loaded: the same object, so the same
+        reply bytes. The upload's compile path (:func:`~mockoss.server.scenario_compile.load_named_elsewhere`:
+        the same loader, long texts tokenized in the worker process). Compiled under the lock on
+        the event loop, a 548 KB file of 5,001 rules held every other client 3.7 s on its first
+        request and again after each edit (the fifteenth session's breaker, F4; issue 9: at most
+        50 ms more than alone). One compile per name at a time: the others wait on their own
+        threads, then find it loaded. ``None``: it does not load (its error is the request's)."""
+        with one_at_a_time((id(self), name)):
+            before = self._scenarios.get(name)
+            if before is not None and not (self.scenario_dirs and changed_on_disk(before)):
+                return before  # loaded meanwhile, by the request before this one
+            try:
+                loaded = load_named_elsewhere(name, self.scenario_dirs, self.max_scenario_dir_bytes)
+                self._check_switches(loaded)
+            except Exception:  # noqa: BLE001
+                return None
+            with self._lock:
+                if self._scenarios.get(name) is before:  # not registered, uploaded or read meanwhile
+                    self._keep(name, before, loaded)
+                return self._scenarios.get(name)
+
+    def _keep(self, name: str, found: Scenario | None, loaded: Scenario) -> Scenario:
+        """Store ``loaded`` as ``name`` (lock held; :meth:`register` would take it again) unless it
+        is ``found`` (a file touched but not changed gives the same object back: its place in the
+        steps is kept), rewinding it."""
+        if loaded is not found:
+            found = self._scenarios[name] = loaded
+            self._player.rewind(found.name)
+        return found
+
     def _scenario_for(self, headers: Mapping[str, str]) -> Scenario | None:
         name = headers.get(SCENARIO_HEADER)
         if not name:
@@ -168,14 +210,13 @@ class Selection:
         found = self._scenarios.get(name)
         # A --scenario-dir file is read again when it changed on disk (one stat per use; breaker
         # finding 5c, eleventh session); only servers given directories pay for the check.
+        # Over HTTP a request naming a file not loaded yet or changed goes to a worker thread, which
+        # loads it before the lock (warm_target, _load_before_lock): here it is found loaded. An
+        # in-process call, or a file changed again in between, loads it here, lock held.
         if found is None or (self.scenario_dirs and changed_on_disk(found)):
-            loaded = load_named(name, self.scenario_dirs)
+            loaded = load_named(name, self.scenario_dirs, max_bytes=self.max_scenario_dir_bytes)
             self._check_switches(loaded)
-            # Called with the lock held: store directly (register() would take the lock again).
-            # A file touched but not changed gives the same object back: its place is kept.
-            if loaded is not found:
-                found = self._scenarios[name] = loaded
-                self._player.rewind(found.name)
+            found = self._keep(name, found, loaded)
         return found
 
     def _profile_for(self, scenario: Scenario, headers: Mapping[str, str]) -> Profile:

@@ -9,7 +9,8 @@ __all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_SCENARIO_BYTES", "DEFAULT_REQU
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 #: Largest scenario upload (``POST /mockoss/scenario``, bytes); larger ones get 413. A compiled
 #: scenario holds ~20x its source (measured: 1.9 MB of YAML, 39 MB); bigger scenarios belong in a
-#: file (``--scenario``, ``--scenario-dir``), which is not copied per session.
+#: file (``--scenario``), which is not copied per session. A ``--scenario-dir`` file a request
+#: names is capped the same (a 400), as any client can have it compiled.
 DEFAULT_MAX_SCENARIO_BYTES = 4 * 1024 * 1024
 #: Seconds a client has to send a request head (after connecting, or after its previous
 #: response), and then, separately, its body.

@@ -191,17 +191,18 @@ def test_a_long_message_text_is_not_kept_after_rendering():
 def test_a_long_upload_text_is_tokenized_in_the_worker_process(monkeypatch):
     """Finding 7: openai-harmony's encode holds the GIL for the whole call (a 169 KB content:
     57 ms at once, on any thread). An upload's long texts are tokenized in the prompt worker
-    process (the same ids: the reply holds the text)."""
-    from mockoss.server import offload
+    process (the same ids: the reply holds the text), through
+    :mod:`mockoss.server.scenario_compile`, which a --scenario-dir file's compile shares."""
+    from mockoss.server import prompt_client
 
     asked = []
-    real = offload.encode_in_worker
+    real = prompt_client.encode_in_worker
 
     def spy(text, special):
         asked.append(len(text))
         return real(text, special)
 
-    monkeypatch.setattr(offload, "encode_in_worker", spy)
+    monkeypatch.setattr(prompt_client, "encode_in_worker", spy)
     content = " ".join(f"worker{i}x{time.time_ns() % 100_000}" for i in range(3_000))  # unique: no cache hit
     assert len(content) > control_routes.ENCODE_ELSEWHERE_CHARS
     client, _ = _client()
