@@ -193,9 +193,11 @@ class ControlPlane:
                 request_log_limit=base.request_log_limit or DEFAULT_LOG_LIMIT,
                 transport=base.transport,
                 recorder=base.recorder,
+                scenario_dirs=base.scenario_dirs,  # a session names the operator's files too
             )
         finally:
             QUIET_RELEASES.reset(quiet)
+        copy.max_scenario_dir_bytes = base.max_scenario_dir_bytes
         if hasattr(copy, "request_log_bytes"):  # a bounded RequestLog: give each session its share
             copy.requests.max_bytes = copy.request_log_bytes = SESSION_LOG_BYTES
         copy._valid_bodies.limit = SESSION_VALID_BODY_BYTES  # and of kept validations (16 MiB each: 4 GiB in all)
