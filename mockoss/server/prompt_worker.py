@@ -116,7 +116,8 @@ def serve(source: BinaryIO, sink: BinaryIO) -> None:
 
 
 def _ids(request: bytes, raw: bytes) -> bytes:
-    """The answer to an ``encode``, ``encode-plain`` or ``render`` request (see above)."""
+    """The answer to an ``encode``, ``encode-plain``, ``render`` or ``gptoss-reference`` request (see above;
+    the last: :func:`mockoss.profiles.gptoss_ref.prerender.worker_answer`)."""
     if request == b"gptoss-reference":
         from mockoss.jsonbody import parse_json
         from mockoss.profiles.gptoss_ref.prerender import worker_answer

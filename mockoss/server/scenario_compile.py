@@ -94,7 +94,8 @@ _guard = threading.Lock()
 @contextmanager
 def one_at_a_time(key: Hashable) -> Iterator[None]:
     """Held by one thread at a time per ``key`` (blocking the others, on their worker threads):
-    a burst of first requests naming the same file compiles it once, the others then find it
+    a burst of first requests naming the same file on one server (the caller's key holds the
+    server: each test-id session compiles its own copy) compiles it once, the others then find it
     loaded, instead of each compiling it beside the others. Locks are dropped when unused."""
     with _guard:
         lock, users = _held.get(key, (None, 0))

@@ -185,3 +185,19 @@ def test_bad_switch_value_is_rejected_when_the_scenario_is_selected(tmp_path):
     # breaker, finding 6), as `mockoss validate` reports it too.
     assert str(info.value) == (f"{path}:2: switches.harmony_error_status: no profile takes this value "
                                "(profile 'vllm': harmony_error_status must be 400 or 500, got 418)")
+
+
+def test_a_file_that_fails_to_compile_frees_its_yaml_tree_node_by_node(tmp_path, monkeypatch):
+    """A scenario-dir file with a mistake in its last rule freed its whole composed tree at once with
+    the exception (~85,000 nodes for 5,001 rules): every other client waited ~200 ms, where the
+    same file without the mistake, freed node by node, held them 35-50 ms (a reviewer of 4736006,
+    issue 9's 15th session). Both paths now hand the tree to the gradual free."""
+    from mockoss.scenario import loader
+
+    freed = []
+    real = loader._drop_gradually
+    monkeypatch.setattr(loader, "_drop_gradually", lambda root: freed.append(root) or real(root))
+    path = _write(tmp_path, "version: 1\nsteps: [{completion: {raw: x}}]\nwhen_exhausted: repeat_lastt\n")
+    with pytest.raises(ScenarioError, match="when_exhausted"):
+        load_scenario(path)
+    assert len(freed) == 1 and freed[0] is not None
