@@ -2,7 +2,7 @@
 """Isolation for a ``--scenario-dir`` file a request names: how much longer another client's small
 request waits while the file is compiled, on its first request and after an edit.
 
-The fifteenth session's breaker (F4, /tmp/brk15/REPORT.md): a 359 KB file of 5,001 rules in
+The fifteenth session's breaker (F4, in issue 9's note of that session): a 359 KB file of 5,001 rules in
 ``DIR/big.yaml``, ``mockoss serve --scenario-dir DIR``; the first request with
 ``X-Mockoss-Scenario: big`` took 2.47 s and another client waited 2.44 s; after a comment line was
 appended to the file, 2.99 s and 2.99 s. The file was compiled under the server lock

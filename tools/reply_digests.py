@@ -33,7 +33,7 @@ Usage (from the repository root)::
 
     .venv/bin/python tools/reply_digests.py -o /tmp/after.json       # the full grid, on the working tree
     .venv/bin/python tools/reply_digests.py --at HEAD -o /tmp/after.json  # on a commit, without uncommitted edits
-    .venv/bin/python tools/reply_digests.py --compare /tmp/team/digests_base.json /tmp/after.json
+    .venv/bin/python tools/reply_digests.py --compare /tmp/before.json /tmp/after.json
     .venv/bin/python tools/reply_digests.py --quick --profiles vllm,ollama -o /tmp/q.json
     .venv/bin/python tools/reply_digests.py --layered -o /tmp/layered.json  # the layered path (fastpath.py's fallback)
 

@@ -23,7 +23,7 @@ options that change what vLLM returns (``tool_choice`` ``none``/``required``, a 
 cuts the completion, ``include_reasoning: false``, ``reasoning_effort: high``). Exchange ids read
 ``<endpoint>-<stream|nostream>-<tools|notools>[-<option>]``, e.g. ``chat-stream-tools``.
 
-The format is the lead's decision in ``/tmp/team/golden-format.md`` (issue 8).
+The format is issue 8's (its notes describe it).
 """
 
 from __future__ import annotations

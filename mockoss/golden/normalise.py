@@ -16,7 +16,7 @@ character an id does not have, and has a random-looking piece after the prefix (
 ``mcp_call`` stays a word). Bodies compare as compact JSON (:func:`dumps`); SSE streams
 compare frame by frame (:meth:`Normaliser.frame`), ``data: [DONE]`` kept.
 
-The format is the lead's decision in ``/tmp/team/golden-format.md`` (issue 8).
+The format is issue 8's (its notes describe it).
 """
 
 from __future__ import annotations

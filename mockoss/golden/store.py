@@ -15,8 +15,8 @@ The header may carry more keys: ``profile`` (the mockoss profile and switches th
 release), ``server_flags`` (the server's command-line flags; the comparison emulates those that
 change answers, e.g. ``--max-model-len``), ``covers`` (the exchange kinds the level covers),
 ``source`` (where the server's code came from). Files are written with sorted-free, indented JSON and a final newline so that a diff of two
-generations reads line by line. The format is the lead's decision in
-``/tmp/team/golden-format.md`` (issue 8).
+generations reads line by line. The format is issue 8's (its notes
+describe it).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``--scenario-dir`` files a request names are compiled on a worker thread, outside the server
 lock, the way uploads are, and capped as uploads are (the fifteenth session's breaker, F4,
-reproducer /tmp/brk15/REPORT.md: a 359 KB file of 5,001 rules, its first request 2.47 s and
+in issue 9's note of that session: a 359 KB file of 5,001 rules, its first request 2.47 s and
 another client waiting 2.44 s, again 2.99 s after an edit; issue 9: another client's small
 request waits at most 50 ms more than alone)."""
 

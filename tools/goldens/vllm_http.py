@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Goldens from a real vLLM HTTP server running mockoss's scripted gpt-oss.
 
-Level ``http-server`` of issue 8 (``/tmp/team/golden-format.md``): everything is vLLM's own code
+Level ``http-server`` of issue 8: everything is vLLM's own code
 in its own processes — ``python -m vllm.entrypoints.openai.api_server``, its engine core,
 scheduler and sampler — with only the model weightless and each request's tokens forced by
 mockoss's logits processor (:mod:`mockoss.engines.vllm`). For every case of

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Goldens from vLLM's own serving code, in process, with the engine core replaced by a script.
 
-Level ``serving-code`` of issue 8 (``/tmp/team/golden-format.md``). Everything between the HTTP
+Level ``serving-code`` of issue 8. Everything between the HTTP
 request and the engine core is vLLM's own code, run in this process: its FastAPI app and routers
 (``vllm/entrypoints/launchers/app.py``: ``build_app``; ``launchers/api_server/app_state.py``:
 ``init_app_state``), request validation, Harmony prompt rendering
