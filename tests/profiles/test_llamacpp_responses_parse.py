@@ -166,3 +166,20 @@ def test_a_checked_body_is_kept_in_its_requests_context_only() -> None:
     reply = contextvars.copy_context().run(server.handle, "chat", body, {"content-type": "application/json"})
     assert reply.status == 503
     assert refusals._PASSED.get() is None
+
+
+def test_a_responses_input_ending_with_an_assistant_item_is_prefilled_as_on_chat() -> None:
+    """The Responses route runs the chat route's parse on the converted messages, prefill included:
+    an ``input`` ending with an assistant message is continued, its text first in the answer, as a
+    chat request ending with that message is (mockoss answered it as if the item were not last)."""
+    server = MockServer(steps.script(steps.raw(" and more.<|return|>")), profile="llamacpp")
+    chat = _send(server, "chat", {"messages": [USER, {"role": "assistant", "content": "Start"}]})
+    assert chat[0] == 200 and chat[1]["choices"][0]["message"]["content"] == "Start and more."
+    answer = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Start"}]}
+    status, reply = _send(server, "responses", {"input": [USER, answer]})
+    texts = [part["text"] for item in reply["output"] if item["type"] == "message" for part in item["content"]]
+    assert status == 200 and texts == ["Start and more."]
+    # an input ending with a user message is no prefill: the same text, with no channel header
+    # before it, does not parse (llama-server's 500)
+    status, reply = _send(server, "responses", {"input": [answer, USER]})
+    assert status == 500 and "peg-native format" in reply["error"]["message"]

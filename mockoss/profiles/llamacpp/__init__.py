@@ -9,6 +9,7 @@ grammar. This profile reimplements that parser (:mod:`.gptoss`, the PEG parser o
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -168,7 +169,8 @@ class LlamacppProfile:
             return error_reply(*refused)
         tools = tuple(sorted(request.function_tool_names, key=_tool_order(request.body)))
         try:
-            plan = self.plan(completion, request.body, tools, request.max_output_tokens, stream=request.stream)
+            body = _prefilled(request.body)
+            plan = self.plan(completion, body, tools, request.max_output_tokens, stream=request.stream)
         except RequestError as exc:
             return error_reply(exc.status, exc.message)
         return surface_responses(self, plan, request, ctx, template_memo(completion))
@@ -226,6 +228,28 @@ class LlamacppProfile:
         from mockoss.profiles.llamacpp.identity import route_error
 
         return route_error(status, method, path)
+
+
+def _prefilled(body: Any) -> Any:
+    """``body`` for :meth:`LlamacppProfile.plan`, with the converted chat ``messages`` when its
+    ``input`` ends with an item that converts to an assistant message (a ``message`` of role
+    ``assistant``, a ``function_call``, a ``reasoning`` item): llama-server prefills it as on the
+    chat route, the generated text continuing the prefilled reasoning or content
+    (:func:`.options.continuation`; the Responses route runs the chat route's parse,
+    :mod:`.responses_input`). Any other body as it is (no prefill: the conversion is skipped).
+
+    Raises:
+        RequestError: the converter's refusal (answered before the step, :meth:`request_refusal`).
+    """
+    items = body.get("input") if isinstance(body, Mapping) else None
+    last = items[-1] if isinstance(items, list) and items else None
+    if not isinstance(last, Mapping) or not (
+        last.get("role") == "assistant" or last.get("type") in ("function_call", "reasoning")
+    ):
+        return body
+    from mockoss.profiles.llamacpp.responses_input import to_chat_body
+
+    return {**body, "messages": to_chat_body(body)["messages"]}
 
 
 def _tool_order(body: Any) -> Any:
