@@ -181,8 +181,9 @@ def test_a_request_is_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
     from mockoss.profiles import llamacpp
 
     calls: list[str] = []
-    real = llamacpp._refusal
-    monkeypatch.setattr(llamacpp, "_refusal", lambda *args: calls.append(args[1]) or real(*args))
+    real_checked, real_refusal = llamacpp.checked, llamacpp._refusal
+    monkeypatch.setattr(llamacpp, "checked", lambda *args: calls.append(args[1]) or real_checked(*args))
+    monkeypatch.setattr(llamacpp, "_refusal", lambda *args: calls.append(args[1]) or real_refusal(*args))
     server = MockServer(scenario=SCRIPT, profile="llamacpp")
     with client(server) as http:
         assert send(http, "/v1/chat/completions", {"model": MODEL, "messages": [USER]})[0] == 200

@@ -15,7 +15,6 @@ they send the last assistant turn back. None of these plays a scripted step.
 
 from __future__ import annotations
 
-import contextvars
 import json
 from typing import Any
 
@@ -156,16 +155,25 @@ def test_apply_template_refuses_what_the_chat_route_refuses() -> None:
     assert reply.status == 200 and "prompt" in json.loads(reply.body)
 
 
-def test_a_checked_body_is_kept_in_its_requests_context_only() -> None:
+def test_a_checked_body_is_released_with_its_http_request() -> None:
     """The record that lets ``chat``/``responses`` skip a second check lived in a process-wide slot:
     a request that played an ``error:`` step never emptied it, so its body (any size) stayed in
-    memory until the next llama.cpp request, across servers and resets. A request handled in its
-    own context (as each HTTP request is, in its task) now leaves nothing behind."""
+    memory until the next llama.cpp request, across servers and resets. Over HTTP each request is
+    answered in its own context now: once it is answered, nothing holds its body."""
+    import gc
+
+    from starlette.testclient import TestClient
+
+    from mockoss.server.app import create_app
+
+    marker = "body-marker-5f1c2a"
     server = MockServer(steps.script(steps.error(503, "busy")), profile="llamacpp")
-    body = json.dumps({"model": "m", "messages": [USER]}).encode()
-    reply = contextvars.copy_context().run(server.handle, "chat", body, {"content-type": "application/json"})
-    assert reply.status == 503
-    assert refusals._PASSED.get() is None
+    with TestClient(create_app(server), base_url="http://127.0.0.1:8080") as http:
+        reply = http.post("/v1/chat/completions", json={"model": "m", "messages": [USER], "user": marker})
+        assert reply.status_code == 503
+        gc.collect()
+        held = [o for o in gc.get_objects() if type(o) is dict and o.get("user") == marker]
+    assert held == []
 
 
 def test_a_responses_input_ending_with_an_assistant_item_is_prefilled_as_on_chat() -> None:
@@ -183,3 +191,14 @@ def test_a_responses_input_ending_with_an_assistant_item_is_prefilled_as_on_chat
     # before it, does not parse (llama-server's 500)
     status, reply = _send(server, "responses", {"input": [answer, USER]})
     assert status == 500 and "peg-native format" in reply["error"]["message"]
+
+
+def test_a_responses_bodys_own_messages_field_is_not_prefilled() -> None:
+    """The converter replaces a Responses body's ``messages`` with the converted ``input``: a
+    ``messages`` field ending with an assistant message is no prefill there (a review: mockoss
+    continued it)."""
+    server = MockServer(steps.script(steps.final("answer")), profile="llamacpp")
+    junk = [USER, {"role": "assistant", "content": "JUNK"}]
+    status, reply = _send(server, "responses", {"input": "hi", "messages": junk})
+    texts = [part["text"] for item in reply["output"] if item["type"] == "message" for part in item["content"]]
+    assert status == 200 and texts == ["answer"]

@@ -25,7 +25,7 @@ from mockoss.profiles.base import (
 )
 from mockoss.profiles.llamacpp.options import REASONING_FORMATS, RequestError, parser_for
 from mockoss.profiles.llamacpp.plan import Plan, plan_for
-from mockoss.profiles.llamacpp.refusals import checked_already, mark_checked
+from mockoss.profiles.llamacpp.refusals import checked, mark_checked, take_checked
 from mockoss.profiles.llamacpp.refusals import request_refusal as _refusal
 from mockoss.profiles.llamacpp.wire import error_reply
 from mockoss.profiles.memos import template_memo
@@ -142,7 +142,7 @@ class LlamacppProfile:
         as the server core answers it before drawing a step."""
         from mockoss.profiles.llamacpp.chat import surface_chat
 
-        if not checked_already(self, "chat", request.body) and (refused := _refusal(self, "chat", request.body)):
+        if take_checked(self, "chat", request.body) is None and (refused := _refusal(self, "chat", request.body)):
             return error_reply(*refused)
         tools = tuple(t.name for t in request.tools if t.type == "function" and t.name)
         try:
@@ -163,13 +163,14 @@ class LlamacppProfile:
         """
         from mockoss.profiles.llamacpp.responses import surface_responses
 
-        if not checked_already(self, "responses", request.body) and (
-            refused := _refusal(self, "responses", request.body)
-        ):
-            return error_reply(*refused)
+        chat_body = take_checked(self, "responses", request.body)
+        if chat_body is None:
+            refused, chat_body = checked(self, "responses", request.body)
+            if refused is not None:
+                return error_reply(*refused)
         tools = tuple(sorted(request.function_tool_names, key=_tool_order(request.body)))
         try:
-            body = _prefilled(request.body)
+            body = _prefilled(request.body, chat_body)
             plan = self.plan(completion, body, tools, request.max_output_tokens, stream=request.stream)
         except RequestError as exc:
             return error_reply(exc.status, exc.message)
@@ -185,9 +186,9 @@ class LlamacppProfile:
         (:meth:`mockoss.server.core.MockServer.respond`): a refused request plays no step, as
         llama-server generates nothing for it, and a client's retries of a 500 (the openai SDK
         retries twice) use none up. It still takes a request index, as every request does."""
-        refused = _refusal(self, endpoint, body)
+        refused, chat_body = checked(self, endpoint, body)
         if refused is None:
-            mark_checked(self, endpoint, body)  # chat/responses need not check it again
+            mark_checked(self, endpoint, body, chat_body)  # chat/responses need not check it again
             return None
         return error_reply(*refused)
 
@@ -230,26 +231,23 @@ class LlamacppProfile:
         return route_error(status, method, path)
 
 
-def _prefilled(body: Any) -> Any:
-    """``body`` for :meth:`LlamacppProfile.plan`, with the converted chat ``messages`` when its
-    ``input`` ends with an item that converts to an assistant message (a ``message`` of role
-    ``assistant``, a ``function_call``, a ``reasoning`` item): llama-server prefills it as on the
-    chat route, the generated text continuing the prefilled reasoning or content
-    (:func:`.options.continuation`; the Responses route runs the chat route's parse,
-    :mod:`.responses_input`). Any other body as it is (no prefill: the conversion is skipped).
-
-    Raises:
-        RequestError: the converter's refusal (answered before the step, :meth:`request_refusal`).
-    """
+def _prefilled(body: Any, chat_body: Mapping[str, Any] | None) -> Any:
+    """``body`` for :meth:`LlamacppProfile.plan`, with the converted chat ``messages``
+    (``chat_body``'s, :func:`.responses_input.to_chat_body`) when its ``input`` ends with an item
+    that converts to an assistant message (a ``message`` of role ``assistant``, a
+    ``function_call``, a ``reasoning`` item), or when it has a ``messages`` field of its own (the
+    converter replaces it): llama-server prefills a trailing assistant message as on the chat
+    route, the generated text continuing the prefilled reasoning or content
+    (:func:`.options.continuation`; the Responses route runs the chat route's parse). Any other
+    body as it is (no prefill)."""
     items = body.get("input") if isinstance(body, Mapping) else None
     last = items[-1] if isinstance(items, list) and items else None
-    if not isinstance(last, Mapping) or not (
+    ends_assistant = isinstance(last, Mapping) and (
         last.get("role") == "assistant" or last.get("type") in ("function_call", "reasoning")
-    ):
+    )
+    if chat_body is None or not (ends_assistant or "messages" in body):
         return body
-    from mockoss.profiles.llamacpp.responses_input import to_chat_body
-
-    return {**body, "messages": to_chat_body(body)["messages"]}
+    return {**body, "messages": chat_body["messages"]}
 
 
 def _tool_order(body: Any) -> Any:

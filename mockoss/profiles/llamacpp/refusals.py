@@ -30,9 +30,10 @@ __all__ = [
     "PREFILL_WITH_THINKING",
     "TWO_ASSISTANTS_AT_END",
     "chat_refusal",
-    "checked_already",
+    "checked",
     "mark_checked",
     "request_refusal",
+    "take_checked",
 ]
 
 #: The prefill's sanity check (``--prefill-assistant``, on by default): after popping a trailing
@@ -55,16 +56,25 @@ def request_refusal(profile: LlamacppProfile, endpoint: str, body: Any) -> tuple
     converter's 400s (:func:`.responses_input.to_chat_body`), then :func:`chat_refusal` of the
     converted body; for ``"chat"`` :func:`chat_refusal` of the body.
     """
+    return checked(profile, endpoint, body)[0]
+
+
+def checked(
+    profile: LlamacppProfile, endpoint: str, body: Any
+) -> tuple[tuple[int, str] | None, Mapping[str, Any] | None]:
+    """:func:`request_refusal`'s answer and the chat body it checked: ``body`` itself on ``"chat"``,
+    the converted body on ``"responses"`` (``None`` when the converter refused it, or for a body
+    that is not an object or another endpoint), so that the reply need not convert it again."""
     if not isinstance(body, Mapping) or endpoint not in ("chat", "responses"):
-        return None
+        return None, None
     if endpoint == "responses":
         from mockoss.profiles.llamacpp.responses_input import to_chat_body
 
         try:
             body = to_chat_body(body)
         except RequestError as exc:
-            return exc.status, exc.message
-    return chat_refusal(profile, body)
+            return (exc.status, exc.message), None
+    return chat_refusal(profile, body), body
 
 
 def chat_refusal(profile: LlamacppProfile, body: Mapping[str, Any]) -> tuple[int, str] | None:
@@ -113,25 +123,28 @@ def _thinking_on(body: Mapping[str, Any]) -> bool:
     return isinstance(kwargs, Mapping) and kwargs.get("enable_thinking") is True
 
 
-#: The last ``(profile, endpoint, body)`` :func:`mark_checked` recorded, in the request's own
-#: context: a request handled in its own task (or worker thread) keeps its body in that context
-#: only, so a body whose request played an ``error:``/``replay:`` step (``chat``/``responses`` never
-#: called) is released with its request, not kept until the next llama.cpp request.
-_PASSED: ContextVar[tuple[Any, str, Any] | None] = ContextVar("mockoss_llamacpp_checked", default=None)
+#: The last ``(profile, endpoint, body, chat body)`` :func:`mark_checked` recorded, in the caller's
+#: context: over HTTP each request is answered in its own task (or a worker thread's copy of its
+#: context), so a body whose request played an ``error:``/``replay:`` step (``chat``/``responses``
+#: never called) is released with the request; a caller of :meth:`MockServer.handle
+#: <mockoss.server.core.MockServer.handle>` keeps that one body until its next llama.cpp request.
+_PASSED: ContextVar[tuple[Any, str, Any, Any] | None] = ContextVar("mockoss_llamacpp_checked", default=None)
 
 
-def mark_checked(profile: LlamacppProfile, endpoint: str, body: Any) -> None:
+def mark_checked(profile: LlamacppProfile, endpoint: str, body: Any, chat_body: Mapping[str, Any] | None) -> None:
     """Record that ``body`` passed :func:`request_refusal` under ``profile`` on ``endpoint`` (the
-    server core's call before the step), so that ``chat``/``responses`` do not check it again:
-    ~0.5 ms for a 401-message history, measured, twice per request otherwise."""
-    _PASSED.set((profile, endpoint, body))
+    server core's call before the step), with the chat body it checked (:func:`checked`), so that
+    ``chat``/``responses`` do not check or convert it again: ~0.5 ms for a 401-message history,
+    measured, twice per request otherwise."""
+    _PASSED.set((profile, endpoint, body, chat_body))
 
 
-def checked_already(profile: LlamacppProfile, endpoint: str, body: Any) -> bool:
-    """Whether :func:`mark_checked` recorded this very ``profile`` and ``body`` object (identity:
-    request bodies are not modified) on ``endpoint`` last in this context; the record is emptied
-    either way."""
+def take_checked(profile: LlamacppProfile, endpoint: str, body: Any) -> Mapping[str, Any] | None:
+    """The chat body :func:`mark_checked` recorded for this very ``profile`` and ``body`` object
+    (identity: request bodies are not modified) on ``endpoint`` last in this context, else ``None``
+    (check it); the record is emptied either way."""
     last = _PASSED.get()
-    if last is not None:
-        _PASSED.set(None)
-    return last is not None and last[0] is profile and last[1] == endpoint and last[2] is body
+    if last is None:
+        return None
+    _PASSED.set(None)
+    return last[3] if last[0] is profile and last[1] == endpoint and last[2] is body else None

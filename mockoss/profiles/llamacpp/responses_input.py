@@ -33,6 +33,12 @@ The converter, per :func:`to_chat_body`:
   ``function`` are dropped; ``max_output_tokens`` becomes ``max_tokens``, ``reasoning.effort``
   ``reasoning_effort``.
 
+Not emulated: mockoss validates every Responses body with its shared request schema before the
+profile sees it, so a body without ``input``, an ``input`` that is neither a string nor a list of
+objects, or a ``tools`` that is not a list gets that schema's 400 in its words, and a few fields of
+another type llama-server would read as absent (``instructions: 5``, ``tools: [5]``,
+``reasoning: "high"``) are 400s here; :func:`to_chat_body` still checks them for a direct caller.
+
 Every refusal of the chat template (:mod:`mockoss.profiles.llamacpp.template_checks`, HTTP 500)
 then applies to the converted messages, e.g. a ``function_call_output`` with no ``function_call``
 before it (``Message has tool role, but there was no previous assistant message with a tool
@@ -118,49 +124,41 @@ def _tool_output(item: Mapping[str, Any]) -> dict[str, Any]:
 
 def _append(messages: list[dict[str, Any]], item: Any) -> None:
     """One ``input`` item converted onto ``messages`` (merged into a trailing assistant message
-    where the converter merges it)."""
+    where the converter merges it), testing the converter's branches in its order."""
     if not isinstance(item, Mapping):
         raise RequestError(400, "Cannot determine type of 'item'")
-    item = dict(item)
     prev = messages[-1] if messages and messages[-1].get("role") == "assistant" else None
-    if _is_str(item, "content"):  # only an input message has string content: made an input_text part
-        item["content"] = [{"text": item["content"], "type": "input_text"}]
-    role, kind = item.get("role"), item.get("type")
-    if _is_list(item, "content") and role in ("user", "system", "developer"):
-        item.pop("type", None)
-        item.pop("status", None)
-        messages.append({**item, "content": _input_parts(item["content"])})
+    role, kind, content = item.get("role"), item.get("type"), item.get("content")
+    if type(content) is str:  # only an input message has string content: made an input_text part
+        content = [{"text": content, "type": "input_text"}]
+    if type(role) is str and type(content) is list and role in ("user", "system", "developer"):
+        message = {key: value for key, value in item.items() if key not in ("type", "status", "content")}
+        message["content"] = _input_parts(content)
+        messages.append(message)
     elif role == "assistant" and kind == "message":
-        parts = _output_parts(item.get("content"))
+        parts = _output_parts(content)
         if prev is not None:
             prev["content"] = [*(prev["content"] if isinstance(prev.get("content"), list) else []), *parts]
         else:
-            item.pop("status", None)
-            item.pop("type", None)
-            messages.append({**item, "content": parts})
-    elif all(_is_str(item, key) for key in ("arguments", "call_id", "name", "type")) and kind == "function_call":
-        call = {
-            "function": {"arguments": item["arguments"], "name": item["name"]},
-            "id": item["call_id"],
-            "type": "function",
-        }
+            message = {key: value for key, value in item.items() if key not in ("type", "status", "content")}
+            message["content"] = parts
+            messages.append(message)
+    elif kind == "function_call" and type(arguments := item.get("arguments")) is str and type(
+        call_id := item.get("call_id")
+    ) is str and type(name := item.get("name")) is str:
+        call = {"function": {"arguments": arguments, "name": name}, "id": call_id, "type": "function"}
         if prev is not None:
             prev["tool_calls"] = [*(prev["tool_calls"] if isinstance(prev.get("tool_calls"), list) else []), call]
         else:
             messages.append({"role": "assistant", "tool_calls": [call]})
-    elif (
-        _is_str(item, "call_id")
-        and (_is_str(item, "output") or _is_list(item, "output"))
-        and kind == "function_call_output"
-    ):
+    elif kind == "function_call_output" and type(item.get("call_id")) is str and type(item.get("output")) in (str, list):
         messages.append(_tool_output(item))
-    elif _is_list(item, "summary") and kind == "reasoning":
-        content = item.get("content")
-        if not isinstance(content, list):
+    elif kind == "reasoning" and type(item.get("summary")) is list:
+        if type(content) is not list:
             raise RequestError(400, "item['content'] is not an array")
         if not content:
             raise RequestError(400, "item['content'] is empty")
-        if not (isinstance(content[0], Mapping) and _is_str(content[0], "text")):
+        if not (isinstance(content[0], Mapping) and type(content[0].get("text")) is str):
             raise RequestError(400, "item['content']['text'] is not a string")
         if prev is not None:
             prev["reasoning_content"] = content[0]["text"]
