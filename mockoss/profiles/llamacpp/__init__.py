@@ -9,7 +9,6 @@ grammar. This profile reimplements that parser (:mod:`.gptoss`, the PEG parser o
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -170,7 +169,9 @@ class LlamacppProfile:
                 return error_reply(*refused)
         tools = tuple(sorted(request.function_tool_names, key=_tool_order(request.body)))
         try:
-            body = _prefilled(request.body, chat_body)
+            # The converted messages (they replace a body's own "messages"): a trailing assistant
+            # item is prefilled as on the chat route (.options.continuation), nothing else is read.
+            body = request.body if chat_body is None else {**request.body, "messages": chat_body["messages"]}
             plan = self.plan(completion, body, tools, request.max_output_tokens, stream=request.stream)
         except RequestError as exc:
             return error_reply(exc.status, exc.message)
@@ -229,25 +230,6 @@ class LlamacppProfile:
         from mockoss.profiles.llamacpp.identity import route_error
 
         return route_error(status, method, path)
-
-
-def _prefilled(body: Any, chat_body: Mapping[str, Any] | None) -> Any:
-    """``body`` for :meth:`LlamacppProfile.plan`, with the converted chat ``messages``
-    (``chat_body``'s, :func:`.responses_input.to_chat_body`) when its ``input`` ends with an item
-    that converts to an assistant message (a ``message`` of role ``assistant``, a
-    ``function_call``, a ``reasoning`` item), or when it has a ``messages`` field of its own (the
-    converter replaces it): llama-server prefills a trailing assistant message as on the chat
-    route, the generated text continuing the prefilled reasoning or content
-    (:func:`.options.continuation`; the Responses route runs the chat route's parse). Any other
-    body as it is (no prefill)."""
-    items = body.get("input") if isinstance(body, Mapping) else None
-    last = items[-1] if isinstance(items, list) and items else None
-    ends_assistant = isinstance(last, Mapping) and (
-        last.get("role") == "assistant" or last.get("type") in ("function_call", "reasoning")
-    )
-    if chat_body is None or not (ends_assistant or "messages" in body):
-        return body
-    return {**body, "messages": chat_body["messages"]}
 
 
 def _tool_order(body: Any) -> Any:

@@ -62,10 +62,6 @@ def _is_str(item: Mapping[str, Any], key: str) -> bool:
     return isinstance(item.get(key), str)
 
 
-def _is_list(item: Mapping[str, Any], key: str) -> bool:
-    return isinstance(item.get(key), list)
-
-
 def _part_type(part: Any) -> str:
     """``json_value(part, "type", std::string())``: the part's string ``type``, else ``""``."""
     kind = part.get("type") if isinstance(part, Mapping) else None
