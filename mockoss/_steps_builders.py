@@ -183,7 +183,7 @@ def fault(kind: str, *messages: Message | Step, **params: Any) -> Step:
     flat: list[Message] = []
     for item in messages:
         if isinstance(item, Step):
-            if not item.messages or item != Step(messages=item.messages):
+            if not item._messages_only():
                 raise TypeError(
                     "fault() takes messages, or a step made of messages only (e.g. analysis('a') + final('b')); "
                     "this step has more (a fault, times, note, error, raw text...)"

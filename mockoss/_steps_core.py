@@ -200,7 +200,7 @@ class Step:
         if isinstance(other, Message):
             extra: tuple[Message, ...] = (other,)
         elif isinstance(other, Step) and other.messages and other.raw is other.error is other.other is None:
-            if other != Step(messages=other.messages):  # a fault, times, note, transport...: whose?
+            if not other._messages_only():  # a fault, times, note, transport...: whose?
                 raise TypeError(
                     "a step with settings (fault, times, note, optional, transport, tool mismatch) cannot be added "
                     "to another step: its settings would be lost; add the messages first, then set them on the sum, "
@@ -334,6 +334,11 @@ class Step:
         if self.transport is not None:
             text += ".with_transport(" + ", ".join(f"{k}={v!r}" for k, v in self.transport.items()) + ")"
         return text
+
+    def _messages_only(self) -> bool:
+        """Whether the step is messages and nothing else (no fault, setting, raw text or error):
+        what a sum of messages gives, and what :meth:`__add__` and ``fault()`` take as messages."""
+        return bool(self.messages) and self == Step(messages=self.messages)
 
     def _has_settings(self) -> bool:
         return (
