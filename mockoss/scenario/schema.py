@@ -68,12 +68,12 @@ def _check_fault(spec: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def _error(problem: str) -> Exception:
+def _error(problem: str, kind: str = "recipient_position") -> Exception:
     """``problem`` as the loader's ``FILE:LINE: FIELD: problem`` line says it (no "Value error, "
-    prefix: the words equal the Python builders' ValueError)."""
+    prefix: the words equal the Python builders' ValueError); ``kind``: the pydantic error type."""
     from pydantic_core import PydanticCustomError
 
-    return PydanticCustomError("recipient_position", "{problem}", {"problem": problem})
+    return PydanticCustomError(kind, "{problem}", {"problem": problem})
 
 
 Exhausted = Literal["repeat_last", "error", "next_rule"]
@@ -247,7 +247,7 @@ class ScenarioFile(_Strict):
         # pydantic's lax Literal[1] took `version: true` and `version: 1.0` (a breaker's F6, issue 9's
         # 15th session): a file's format version is the integer 1, as `version: '1'` already had to be.
         if type(value) is not int:
-            raise _error("Input should be 1")
+            raise _error("Input should be 1", "literal_error")  # pydantic's own type and words for version: 2
         return value
 
     @model_validator(mode="after")
