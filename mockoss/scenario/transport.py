@@ -203,18 +203,17 @@ class TransportSpec(BaseModel):
 
 def _describe(where: str, error: ValidationError) -> str:
     """``"{where}: {field}: {problem}; …"``. An unknown field gets the closest field names as the
-    scenario loader gives a misspelt YAML field (:func:`mockoss.scenario.field_hints.field_hint`:
-    :func:`difflib.get_close_matches`, 3 names, cutoff 0.6), then the list of fields:
+    scenario loader gives a misspelt YAML field (:func:`mockoss.scenario.field_hints.field_hint`),
+    then the list of fields:
     ``X-Mockoss-Transport: ttf_ms: unknown field (did you mean 'ttft_ms'?); the fields are …``."""
-    import difflib  # error paths only (issue 9, start-up)
+    from mockoss.scenario.field_hints import field_hint  # error paths only (issue 9, start-up)
 
     names = ", ".join(TransportSpec.model_fields)
     problems = []
     for item in error.errors():
         field = ".".join(str(part) for part in item["loc"]) or "(value)"
         if item["type"] == "extra_forbidden":
-            close = difflib.get_close_matches(field, list(TransportSpec.model_fields), 3, 0.6)
-            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            hint = field_hint(TransportSpec, list(item["loc"]))
             problems.append(f"{field}: unknown field{hint}; the fields are {names}")
         else:
             problems.append(f"{field}: {item['msg']} (got {item['input']!r})")
