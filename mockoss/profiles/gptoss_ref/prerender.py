@@ -129,33 +129,38 @@ def prepare(
     :func:`worker_payload`, :func:`worker_answer`; it may raise the worker's tokenizer panic) or,
     when ``None``, here. ``None`` when the worker failed: the reply renders it under the lock."""
     entry = kept_entry(kept, checked.previous_response_id)
-    if elsewhere is not None:
-        try:
-            answer = elsewhere(worker_payload(date, library, entry, checked.instructions, raw))
-        except BaseException as exc:  # the worker's tokenizer panic, raised where the render raises it
-            if type(exc).__name__ != "PanicException":
-                raise
-            return Prerendered(body, entry, date, library, exc)
-        if answer is None or answer[:1] not in (b"=", PROMPT_FAILED):
-            return None
-        if answer[:1] == PROMPT_FAILED:
-            return Prerendered(body, entry, date, library, PromptError(answer[1:].decode("utf-8", "surrogatepass")))
-        ids = array("I")
-        ids.frombytes(memoryview(answer)[1:])  # the same machine's byte order both ends
-        return Prerendered(body, entry, date, library, ids)
-    given = dict(body)
-    if entry is not None:
-        given["input"], given["instructions"] = merged(entry, given["input"], checked.instructions)
     try:
-        return Prerendered(body, entry, date, library, prompt_tokens(given, date, library))
+        if elsewhere is None:
+            tokens: Sequence[int] = _render(body, entry, checked.instructions, date, library)
+        else:
+            answer = elsewhere(worker_payload(date, library, entry, checked.instructions, raw))
+            if answer is None or answer[:1] not in (b"=", PROMPT_FAILED):
+                return None
+            if answer[:1] == PROMPT_FAILED:
+                raise PromptError(answer[1:].decode("utf-8", "surrogatepass"))
+            tokens = array("I")
+            tokens.frombytes(memoryview(answer)[1:])  # the same machine's byte order both ends
     except PromptError as exc:
         return Prerendered(body, entry, date, library, exc)
     except Exception:  # noqa: BLE001  (rendered again under the lock, which raises it as before)
         return None
-    except BaseException as exc:  # openai-harmony's panic (pyo3's PanicException): handed on
+    except BaseException as exc:  # openai-harmony's panic (pyo3's PanicException), here or in the worker: handed on
         if type(exc).__name__ != "PanicException":
             raise
         return Prerendered(body, entry, date, library, exc)
+    return Prerendered(body, entry, date, library, tokens)
+
+
+def _render(body: Any, entry: bytes | None, instructions: str | None, date: str, library: str) -> list[int]:
+    """The prompt of request ``body`` continuing the kept ``entry`` (``None``: none), as the reply
+    renders it under the lock; here on a worker thread, or in the worker process (:func:`worker_answer`).
+
+    Raises:
+        PromptError: where the server raises (an HTTP 500)."""
+    given = dict(body)
+    if entry is not None:
+        given["input"], given["instructions"] = merged(entry, given["input"], instructions)
+    return prompt_tokens(given, date, library)
 
 
 def handed(body: Any, entry: bytes | None, date: str, library: str) -> Sequence[int] | None:
@@ -194,11 +199,8 @@ def worker_answer(payload: bytes, parse: Callable[[bytes], Any]) -> bytes:
     worker, which answers them as it answers a failed render."""
     (size,) = _HEAD.unpack_from(payload)
     date, library, entry, instructions = marshal.loads(payload[_HEAD.size : _HEAD.size + size])
-    given = dict(parse(payload[_HEAD.size + size :]))
-    if entry is not None:
-        given["input"], given["instructions"] = merged(entry, given["input"], instructions)
     try:
-        tokens = prompt_tokens(given, date, library)
+        tokens = _render(parse(payload[_HEAD.size + size :]), entry, instructions, date, library)
     except PromptError as exc:
         return PROMPT_FAILED + str(exc).encode("utf-8", "surrogatepass")
     return b"=" + array("I", tokens).tobytes()

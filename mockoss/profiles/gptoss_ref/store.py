@@ -44,7 +44,7 @@ from typing import Any
 
 from mockoss.profiles.response_store import KEPT_BYTES, KeptReader, KeptResponses
 
-__all__ = ["continued", "forgotten_note", "keep", "merged"]
+__all__ = ["forgotten_note", "keep", "merged"]
 
 Kept = KeptResponses | KeptReader | None
 
@@ -56,21 +56,12 @@ def _as_items(given: Any) -> list[Any]:
     return list(given or ())
 
 
-def continued(
-    kept: Kept, previous_id: str, given: Any, instructions: str | None
-) -> tuple[list[Any], str | None] | None:
-    """The ``input`` and ``instructions`` a request continuing response ``previous_id`` is answered
-    with: ``(kept input + kept output + given, instructions or the kept ones)``, as the server merges
-    them (module docstring); ``None`` when ``kept`` (the request context's entries, ``None``: none)
-    holds no such id. ``given`` is the request's ``input`` (a string or a list of item mappings,
-    not changed)."""
-    entry = None if kept is None else kept.get(previous_id)
-    return None if entry is None else merged(entry, given, instructions)
-
-
 def merged(entry: bytes, given: Any, instructions: str | None) -> tuple[list[Any], str | None]:
-    """:func:`continued` for the kept ``entry`` (what :func:`keep` stored) itself: the kept input,
-    the kept output, then ``given``; ``instructions``, or the kept ones when ``None``. Also run in
+    """The ``input`` and ``instructions`` a request continuing the kept ``entry`` (what :func:`keep`
+    stored; looked up with :func:`.prerender.kept_entry`) is answered with, as the server merges
+    them (module docstring): the kept input, the kept output, then ``given`` (the request's
+    ``input``, a string or a list of item mappings, not changed); ``instructions``, or the kept
+    ones when ``None``. Also run in
     the prompt worker process (:mod:`.prerender`), from the entry's bytes as kept."""
     kept_input, kept_output, kept_instructions = marshal.loads(entry)
     items = [*_as_items(kept_input), *kept_output, *_as_items(given)]
@@ -78,7 +69,7 @@ def merged(entry: bytes, given: Any, instructions: str | None) -> tuple[list[Any
 
 
 def forgotten_note(kept: Kept, previous_id: str) -> tuple[str, ...]:
-    """The server-log line (``Reply.log``) for a continuation :func:`continued` found nothing for:
+    """The server-log line (``Reply.log``) for a continuation whose entry was not found:
     one line when ``kept`` once held ``previous_id`` and its byte bound forgot it, else ``()`` (an
     id never kept is ignored silently, as the server ignores it)."""
     if kept is None or not kept.forgot(previous_id):
