@@ -36,12 +36,10 @@ from mockoss.profiles.base import Reply
 from mockoss.profiles.sse import is_sse_events
 from mockoss.server.control import _TEST_ID, TEST_ID_HEADER, frame_separator, header_map
 from mockoss.server.limits import BODY_DEADLINE
-from mockoss.server.offload import is_heavy
-from mockoss.server.prelock import wanted as prelock_wanted
+from mockoss.server.offload import is_heavy, wanted_off_loop
 from mockoss.server.records import REQUEST_RECORDS
 from mockoss.server.responses import to_response, to_scheduled_response
 from mockoss.server.transport import Delivery, Schedule
-from mockoss.server.warmup import wanted as warm_wanted
 
 if TYPE_CHECKING:
     from mockoss.server.control import ControlPlane
@@ -118,8 +116,7 @@ class GenerationPath:
             message.get("more_body", False)
             or message["type"] != "http.request"
             or is_heavy(name, raw, self.gate.offload_bytes)
-            or warm_wanted(target, name, raw, headers)
-            or prelock_wanted(target, name, raw)
+            or wanted_off_loop(target, name, raw, headers)
         ):
             # A long run, a big batch, the first request of a shape on a long scripted answer
             # (mockoss.server.warmup): off the loop (offload).

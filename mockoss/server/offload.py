@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BATCH_ENDPOINTS", "BATCH_ITEMS", "LONG_RUN_WINDOW", "OFFLOAD_BYTES", "SIDE_ROUTE_BYTES", "SIDE_ROUTE_OBJECTS", "Gate", "count_in_worker", "encode_in_worker", "has_long_run", "is_heavy", "probe_elsewhere",
-    "render_in_worker", "shutdown", "side_route_heavy",
+    "render_in_worker", "shutdown", "side_route_heavy", "wanted_off_loop",
 ]  # fmt: skip
 
 #: How many worker threads each app's :class:`Gate` answers requests on off the event loop: daemon
@@ -174,6 +174,14 @@ SIDE_ROUTE_BYTES = 32 * 1024
 SIDE_ROUTE_OBJECTS = 128
 
 
+def wanted_off_loop(server: MockServer, endpoint: str, raw: bytes, headers: Mapping[str, str]) -> bool:
+    """Whether a request that is not heavy by its size (:func:`is_heavy`) still goes to a worker
+    thread: the first request of a shape on a long scripted answer (:func:`mockoss.server.warmup.wanted`)
+    or its profile's own heavy prompt render (:func:`mockoss.server.prelock.wanted`). Asked by
+    :meth:`Gate.respond` and by the HTTP short path (:mod:`mockoss.server.fastpath`)."""
+    return warm_wanted(server, endpoint, raw, headers) or prelock_wanted(server, endpoint, raw)
+
+
 def side_route_heavy(raw: bytes, offload_bytes: int = OFFLOAD_BYTES) -> bool:
     """Whether ``raw``, a side route's body (``MockServer.probe``: vLLM's ``/tokenize``,
     llama-server's ``/apply-template``, …), is answered by :func:`probe_elsewhere` on a thread:
@@ -265,7 +273,7 @@ class Gate:
         Counting first made 20 MB of long words naming an unknown model take 57.7 s to get its 404
         (``tests/test_fuzz_regressions.py``)."""
         big = is_heavy(endpoint, raw, self.offload_bytes)
-        if not big and self.busy == 0 and not warm_wanted(server, endpoint, raw, headers) and not prelock_wanted(server, endpoint, raw):
+        if not big and self.busy == 0 and not wanted_off_loop(server, endpoint, raw, headers):
             return server.respond(endpoint, raw, headers)
         token = WARM_BEFORE_LOCK.set(True)  # the thread runs in a copy of this context
         try:
