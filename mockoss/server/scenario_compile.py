@@ -94,9 +94,9 @@ _guard = threading.Lock()
 @contextmanager
 def one_at_a_time(key: Hashable) -> Iterator[None]:
     """Held by one thread at a time per ``key`` (blocking the others, on their worker threads):
-    a burst of first requests naming the same file on one server (the caller's key holds the
-    server: each test-id session compiles its own copy) compiles it once, the others then find it
-    loaded, instead of each compiling it beside the others. Locks are dropped when unused."""
+    a burst of first requests naming the same file (the caller's key: the directories and the
+    name, so that test-id sessions share it) compiles it once, the others then find it loaded or
+    cached, instead of each compiling it beside the others. Locks are dropped when unused."""
     with _guard:
         lock, users = _held.get(key, (None, 0))
         lock = lock or threading.Lock()

@@ -178,10 +178,11 @@ class Selection:
         the same loader, long texts tokenized in the worker process). Compiled under the lock on
         the event loop, a 548 KB file of 5,001 rules held every other client 3.7 s on its first
         request and again after each edit (the fifteenth session's breaker, F4; issue 9: at most
-        50 ms more than alone). One compile per name at a time on this server (a test-id session
-        is another server, with its own): the others wait on their own threads, then find it
-        loaded. ``None``: it does not load (its error is the request's)."""
-        with one_at_a_time((id(self), name)):
+        50 ms more than alone). One compile per file at a time, across servers (a test-id
+        session is another server): the others wait on their own threads, then find it loaded, or
+        in the loader's cache of compiled files. ``None``: it does not load (its error is the
+        request's)."""
+        with one_at_a_time((tuple(map(str, self.scenario_dirs)), name)):
             before = self._scenarios.get(name)
             if before is not None and not (self.scenario_dirs and changed_on_disk(before)):
                 return before  # loaded meanwhile, by the request before this one

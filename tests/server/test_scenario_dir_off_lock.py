@@ -171,3 +171,36 @@ def test_in_process_the_loaders_own_limit_stays(tmp_path):
     (tmp_path / "roomy.yaml").write_bytes(_file("roomy").encode() + b"#" * DEFAULT_MAX_SCENARIO_BYTES + b"\n")
     reply = MockServer(None, scenario_dirs=[tmp_path]).handle("chat", _chat(), {"x-mockoss-scenario": "roomy"})
     assert reply.status == 200 and json.loads(reply.body)["choices"][0]["message"]["content"] == "roomy"
+
+
+def test_two_servers_naming_the_same_file_at_once_compile_it_once(monkeypatch, tmp_path):
+    """Test-id sessions are separate servers: a burst of them naming one file compiled it once
+    each, side by side (the compile-once lock was keyed by server; a final review of this
+    session). Keyed by the file now, the second waits and takes the loader's compiled copy."""
+    (tmp_path / "shared.yaml").write_text(_file("shared"))
+    servers = [MockServer(scenario="clean-answer", scenario_dirs=[tmp_path]) for _ in range(2)]
+    started, release = threading.Event(), threading.Event()
+    compiles = []
+    real = loader.scenario_from_data
+
+    def slow(*args, **kwargs):
+        compiles.append(kwargs.get("name"))
+        started.set()
+        release.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loader, "scenario_from_data", slow)
+    found: list = []
+    threads = [
+        threading.Thread(
+            target=lambda s=s: found.append(s.warm_target({"x-mockoss-scenario": "shared"}, make_profile=True)[0])
+        )
+        for s in servers
+    ]
+    for thread in threads:
+        thread.start()
+    assert started.wait(10)
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert len(compiles) == 1 and len(found) == 2 and found[0] is found[1]

@@ -13,7 +13,9 @@ from mockoss.server.app import create_app
 from mockoss.server.core import MockServer
 
 CHAT = {"model": "openai/gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}]}
-SCENARIO = "version: 1\nsteps:\n  - completion:\n      messages:\n        - {channel: final, content: from the directory}\n"
+SCENARIO = (
+    "version: 1\nsteps:\n  - completion:\n      messages:\n        - {channel: final, content: from the directory}\n"
+)
 
 
 def test_a_session_selects_a_scenario_dir_file_the_server_never_loaded(tmp_path) -> None:
