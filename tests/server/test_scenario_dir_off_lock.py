@@ -155,6 +155,10 @@ def test_the_upload_cap_applies_to_scenario_dir_files(tmp_path, options):
             f"mockoss: {big.resolve()}: {size:,} bytes, above the {cap:,}-byte limit for a scenario a request names "
             "(--max-scenario-bytes, ControlOptions(max_scenario_bytes=...), which caps uploads too)"
         )
+        # a test-id session's copy of the server has the same cap
+        session = {**JSON, "x-mockoss-scenario": "big", "x-mockoss-test-id": "t1"}
+        in_session = client.post("/v1/chat/completions", content=_chat(), headers=session)
+        assert (in_session.status_code, in_session.json()["error"]["message"]) == (400, message)
         served = client.post("/v1/chat/completions", content=_chat(), headers={**JSON, "x-mockoss-scenario": "small"})
         assert served.status_code == 200 and _content(served) == "small"
         small.write_bytes(_file("grown").encode() + b"#" * cap + b"\n")
