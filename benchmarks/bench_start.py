@@ -49,18 +49,6 @@ from benchlib import CASE_HEADER, LOAD_HARMONY, Server, mockoss_argv
 COLD_TARGET, RSS_TARGET_MB = 2.5, 100.0
 
 
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _post(port: int, path: str, body: bytes, case: str = "probe", timeout: float = 30.0) -> int:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
@@ -128,13 +116,13 @@ def one_run(
                 server.fail(f"answered no 200 within {timeout:g} s of its spawn")
             time.sleep(0.002)
         cold = time.perf_counter() - server.started
-        cold_cpu = _cpu_s(server.proc.pid)
+        cold_cpu = server.cpu_seconds()
         for i in range(requests):
             path, endpoint = (CHAT, "chat") if i % 2 == 0 else (RESPONSES, "responses")
             stream = i % 4 >= 2
             _post(server.port, path, request_body(endpoint, stream=stream), "stream" if stream else "probe")
         time.sleep(idle)
-        return {"cold_s": cold, "cold_cpu_s": cold_cpu, "rss_mb": _rss_mb(server.proc.pid)}
+        return {"cold_s": cold, "cold_cpu_s": cold_cpu, "rss_mb": server.rss_mb()}
     finally:
         server.stop()
 
