@@ -10,3 +10,16 @@ def _pytester_runs_as_on_a_terminal(request: pytest.FixtureRequest, monkeypatch:
     if "pytester" in request.fixturenames:
         for name in ("CI", "BUILD_NUMBER"):
             monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def cassette_upstream():
+    """A running mockoss that answers "4" (seed 7): the "real" server cassettes are recorded from
+    (tests/test_plugin_cassette*.py)."""
+    from mockoss.server.core import MockServer
+    from mockoss.server.run import ThreadedServer
+    from mockoss.steps import final, script
+
+    running = ThreadedServer(MockServer(scenario=script(final("4")), seed=7)).start()
+    yield running
+    running.stop()

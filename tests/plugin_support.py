@@ -11,3 +11,4 @@ def plugin_pytester(pytester, monkeypatch):
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     for name in ("MOCKOSS_REAL_URL", "MOCKOSS_REAL_API_KEY", "MOCKOSS_REAL_MODEL"):
         monkeypatch.delenv(name, raising=False)
+

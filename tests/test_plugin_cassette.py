@@ -1,10 +1,7 @@
 """Per-test cassettes (@pytest.mark.mockoss(cassette=...), --mockoss-record-mode): recorded once
 through a pass-through mockoss from a "real" server (here another mockoss), replayed offline."""
 
-import pytest
-
-from mockoss.server.core import MockServer
-from mockoss.server.run import ThreadedServer
+from plugin_support import plugin_pytester  # noqa: F401 (autouse: the pytester project and environment)
 
 TEST = """
 import openai
@@ -23,38 +20,24 @@ def test_answer(mockoss):
 """
 
 
-@pytest.fixture(autouse=True)
-def _ini(pytester):
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-
-
-@pytest.fixture
-def upstream():
-    from mockoss.steps import final, script
-
-    running = ThreadedServer(MockServer(scenario=script(final("4")), seed=7)).start()
-    yield running
-    running.stop()
-
-
-def test_record_once_then_replay_offline(pytester, upstream):
+def test_record_once_then_replay_offline(pytester, cassette_upstream):
     pytester.makepyfile(test_calc=TEST)
     missing = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     missing.assert_outcomes(errors=1)
     missing.stdout.fnmatch_lines(["*cassette *cassettes/test_calc/test_answer.yaml does not exist; record it once*"])
 
     recorded = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--mockoss-record-mode", "once", "--mockoss-real", upstream.url
+        "-p", "no:cacheprovider", "--mockoss-record-mode", "once", "--mockoss-real", cassette_upstream.url
     )
     recorded.assert_outcomes(passed=1)
-    assert len(upstream.server.requests) == 2
+    assert len(cassette_upstream.server.requests) == 2
     cassette = pytester.path / "cassettes" / "test_calc" / "test_answer.yaml"
     text = cassette.read_text()
     assert text.startswith("# Replay it byte for byte with:") and "authorization" not in text.lower()
 
     replayed = pytester.runpytest_subprocess("-p", "no:cacheprovider")  # offline: no --mockoss-real
     replayed.assert_outcomes(passed=1)
-    assert len(upstream.server.requests) == 2  # nothing reached the real server
+    assert len(cassette_upstream.server.requests) == 2  # nothing reached the real server
 
 
 MISS = """
@@ -67,9 +50,9 @@ def test_other_question(mockoss):
 """
 
 
-def test_a_request_the_cassette_does_not_hold_fails_with_the_nearest_recorded_one(pytester, upstream):
+def test_a_request_the_cassette_does_not_hold_fails_with_the_nearest_recorded_one(pytester, cassette_upstream):
     pytester.makepyfile(test_calc=TEST)
-    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mockoss-record-mode", "once", "--mockoss-real", upstream.url)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mockoss-record-mode", "once", "--mockoss-real", cassette_upstream.url)
     pytester.makepyfile(test_calc=TEST + MISS)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, errors=1)
@@ -101,32 +84,32 @@ def test_other_question(mockoss):
 """
 
 
-def test_new_episodes_replays_what_is_recorded_and_appends_the_rest(pytester, upstream):
+def test_new_episodes_replays_what_is_recorded_and_appends_the_rest(pytester, cassette_upstream):
     """vcrpy's new_episodes (kevin1024/vcrpy docs/usage.rst, "new_episodes"), as pytest-recording passes it on."""
     pytester.makepyfile(test_calc=TEST)
-    real = ("--mockoss-real", upstream.url)
+    real = ("--mockoss-real", cassette_upstream.url)
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mockoss-record-mode", "once", *real).assert_outcomes(passed=1)
     cassette = pytester.path / "cassettes" / "test_calc" / "test_answer.yaml"
     before = cassette.read_text()
-    assert before.count("\n- match:") == 2 and len(upstream.server.requests) == 2
+    assert before.count("\n- match:") == 2 and len(cassette_upstream.server.requests) == 2
 
     pytester.makepyfile(test_calc=TEST + NEW)
     episodes = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mockoss-record-mode", "new_episodes", *real)
     episodes.assert_outcomes(passed=2)
     # only "What is 3 + 3?" reached the real server; the recorded exchanges were replayed
-    assert [r.messages[-1]["content"] for r in list(upstream.server.requests)[2:]] == ["What is 3 + 3?"]
+    assert [r.messages[-1]["content"] for r in list(cassette_upstream.server.requests)[2:]] == ["What is 3 + 3?"]
     after = cassette.read_text()
     assert after.startswith(before.rstrip("\n")) and after.count("\n- match:") == 3
     assert "What\\ is\\ 3\\ \\+\\ 3" in after and "authorization" not in after.lower()
 
     offline = pytester.runpytest_subprocess("-p", "no:cacheprovider")  # both tests replay offline now
     offline.assert_outcomes(passed=2)
-    assert len(upstream.server.requests) == 3
+    assert len(cassette_upstream.server.requests) == 3
 
 
-def test_new_episodes_needs_a_real_server_to_record(pytester, upstream):
+def test_new_episodes_needs_a_real_server_to_record(pytester, cassette_upstream):
     pytester.makepyfile(test_calc=TEST)
-    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mockoss-record-mode", "once", "--mockoss-real", upstream.url)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mockoss-record-mode", "once", "--mockoss-real", cassette_upstream.url)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mockoss-record-mode", "new_episodes")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*new_episodes records what cassette * does not hold and needs a real server*"])

@@ -5,10 +5,9 @@ that gives the diff is skipped, and the section said only "no rule answered").""
 
 import json
 
-import pytest
+from plugin_support import plugin_pytester  # noqa: F401 (autouse: the pytester project and environment)
 
 from mockoss.server.core import MockServer
-from mockoss.server.run import ThreadedServer
 
 RECORD = """
 import openai
@@ -30,23 +29,9 @@ def test_other_question(mockoss):
 """
 
 
-@pytest.fixture(autouse=True)
-def _ini(pytester):
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-
-
-@pytest.fixture
-def upstream():
-    from mockoss.steps import final, script
-
-    running = ThreadedServer(MockServer(scenario=script(final("4")), seed=7)).start()
-    yield running
-    running.stop()
-
-
-def test_the_section_of_a_test_whose_client_raised_names_the_nearest_recorded_request(pytester, upstream):
+def test_the_section_of_a_test_whose_client_raised_names_the_nearest_recorded_request(pytester, cassette_upstream):
     pytester.makepyfile(test_calc=RECORD)
-    real = ("--mockoss-record-mode", "once", "--mockoss-real", upstream.url)
+    real = ("--mockoss-record-mode", "once", "--mockoss-real", cassette_upstream.url)
     pytester.runpytest_subprocess("-p", "no:cacheprovider", *real).assert_outcomes(passed=1)
     pytester.makepyfile(test_calc=RECORD + RAISES)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "other")
