@@ -336,5 +336,5 @@ def surface_ollama_responses(
         return openai_error(500, generation.error)
     reply = _fill(template, generation, profile, ctx)  # type: ignore[arg-type]
     if generation.error is not None:  # streamed, cut short after its first events
-        return dataclasses.replace(reply, log=(stream_cut_note(generation.error, "response.completed"),))
+        return dataclasses.replace(reply, log=(*reply.log, stream_cut_note(generation.error, "response.completed")))
     return reply
