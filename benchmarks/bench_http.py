@@ -35,7 +35,6 @@ per-round ratios.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import pickle
@@ -48,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchfail import missing_fast
 from benchlib import (
     CASE_HEADER,
     ResponseParser,
@@ -303,13 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve_baseline:
         serve_baseline(args.serve_baseline)
         return 0
-    missing = [m for m in ("uvloop", "httptools") if importlib.util.find_spec(m) is None]
-    if missing:
-        print(
-            f"bench_http: {', '.join(missing)} not installed; both servers must run on uvloop + httptools "
-            "for a fair comparison: pip install 'mockoss[fast]'",
-            file=sys.stderr,
-        )
+    if (missing := missing_fast("bench_http")) is not None:
+        print(missing, file=sys.stderr)
         return 2
     if args.quick:
         args.seconds, args.warmup, args.rounds = min(args.seconds, 1.0), min(args.warmup, 0.3), min(args.rounds, 2)
