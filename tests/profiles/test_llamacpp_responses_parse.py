@@ -202,3 +202,16 @@ def test_a_responses_bodys_own_messages_field_is_not_prefilled() -> None:
     status, reply = _send(server, "responses", {"input": "hi", "messages": junk})
     texts = [part["text"] for item in reply["output"] if item["type"] == "message" for part in item["content"]]
     assert status == 200 and texts == ["answer"]
+
+
+def test_the_prefill_thinking_check_is_a_switch() -> None:
+    """Read at 006639c3; whether the build the profile follows still has it is not settled, so it
+    is the switch ``prefill_thinking_check`` (on by default)."""
+    thinking = {"chat_template_kwargs": {"enable_thinking": True}}
+    messages = [USER, {"role": "assistant", "content": "a"}]
+    body = json.dumps({"model": "m", "messages": messages, **thinking}).encode()
+    server = MockServer(SCRIPT, profile="llamacpp")
+    headers = {"content-type": "application/json"}
+    assert server.handle("chat", body, headers).status == 400
+    off = server.handle("chat", body, {**headers, "x-mockoss-switch": "prefill_thinking_check=false"})
+    assert off.status == 200, off.body

@@ -65,6 +65,15 @@ class LlamacppProfile:
             and common/parsers/gpt-oss.cpp) or ``"with_tool_calls"`` (content kept: content,
             reasoning and tool calls together are a 500 ``Cannot pass both content and thinking…``,
             ggml-org/llama.cpp#17040, anomalyco/opencode#10805).
+        prefill_thinking_check: whether a prefill (a trailing assistant message) with
+            ``enable_thinking`` on is the 400 ``Assistant response prefill is incompatible with
+            enable_thinking.`` (``oaicompat_chat_params_parse``, read at
+            ggml-org/llama.cpp@006639c3:tools/server/server-common.cpp), thinking turned on by the
+            request's ``chat_template_kwargs.enable_thinking: true`` (the server's default is off
+            where the template reads no ``enable_thinking``, ``common_chat_templates_support_enable_thinking``
+            at that build). A switch because the build this profile follows is not settled: the
+            check may be gone there, and later builds judge the default by the handler's
+            ``supports_thinking`` (on for a reasoning format would make every prefill this 400).
     """
 
     #: Model name served when none is configured (the id llama-server reports for ``-hf ggml-org/gpt-oss-20b-GGUF``; a single-model llama-server ignores the request's ``model``).
@@ -84,13 +93,14 @@ class LlamacppProfile:
     template_engine: Literal["jinja", "minja"] = "jinja"
     template_channel_check: bool = False
     thinking_field: Literal["always", "with_tool_calls"] = "always"
+    prefill_thinking_check: bool = True
 
     def __post_init__(self) -> None:
         if self.parser not in ("peg", "regex"):
             raise ValueError(f"parser must be 'peg' or 'regex', got {self.parser!r}")
         choices = {"template_engine": ("jinja", "minja"), "thinking_field": ("always", "with_tool_calls")}
         check_choice_switches(self, choices)
-        check_bool_switches(self, ("template_channel_check",))
+        check_bool_switches(self, ("template_channel_check", "prefill_thinking_check"))
         if self.reasoning_format not in REASONING_FORMATS:
             raise ValueError(
                 f"reasoning_format must be one of {', '.join(REASONING_FORMATS)}, got {self.reasoning_format!r}"

@@ -92,7 +92,7 @@ def chat_refusal(profile: LlamacppProfile, body: Mapping[str, Any]) -> tuple[int
     if _ends_with_assistant(messages):  # the prefill, after the fields and before the template
         if _ends_with_assistant(messages[:-1]):
             return 400, TWO_ASSISTANTS_AT_END
-        if _thinking_on(body):
+        if profile.prefill_thinking_check and _thinking_on(body):
             return 400, PREFILL_WITH_THINKING
     refused = profile.template_refusal(messages)
     if refused is not None:
