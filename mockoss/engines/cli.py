@@ -57,7 +57,8 @@ def start(args: argparse.Namespace, served_model_names: list[str] | None) -> Vll
     from mockoss.engines.vllm.launcher import DEFAULT_MODEL, VllmEngine
 
     engine = VllmEngine(
-        python=args.vllm_python, vllm_src=args.vllm_src, extra_args=args.vllm_arg, models=served_model_names or (DEFAULT_MODEL,)
+        python=args.vllm_python, vllm_src=args.vllm_src, extra_args=args.vllm_arg, models=served_model_names or (DEFAULT_MODEL,),
+        keep_log=True,  # its path is printed below: the user may read it after the server stops
     )
     version = engine.check()
     print(f"starting vLLM {version} with the scripted model (about a minute); log: {engine.log_path}", file=sys.stderr, flush=True)

@@ -100,7 +100,13 @@ class VllmEngine:
         extra_args: vLLM flags appended after :data:`DEFAULT_FLAGS` (later flags win), e.g.
             ``["--reasoning-parser", "openai_gptoss", "--max-model-len", "4096"]``.
         models: the served model names (the first is the one vLLM reports).
-        log_path: where vLLM's output goes (default: a temporary file, kept after a failure).
+        log_path: where vLLM's output goes (default: a temporary ``mockoss-vllm-*.log``, made on
+            first use of :attr:`log_path`, that is, when :meth:`start` launches vLLM; it is kept
+            when vLLM fails to start or exits on its own, and removed by a :meth:`stop` of a vLLM
+            that started and was still running, unless ``keep_log``). A ``log_path`` given here is
+            never removed.
+        keep_log: keep the temporary log after a clean stop too (``mockoss serve --engine vllm``
+            prints its path).
         start_timeout_s: longest wait for ``/health``.
 
     Use as a context manager, or :meth:`start` and :meth:`stop`. :attr:`url` is
@@ -116,19 +122,29 @@ class VllmEngine:
         models: Sequence[str] = (DEFAULT_MODEL,),
         log_path: str | Path | None = None,
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
+        keep_log: bool = False,
     ) -> None:
         self.python = python or os.environ.get("MOCKOSS_VLLM_PYTHON") or sys.executable
         self.vllm_src = vllm_src
         self.extra_args = tuple(extra_args)
         self.models = tuple(models)
         self.start_timeout_s = start_timeout_s
-        if log_path is None:
-            fd, log_path = tempfile.mkstemp(prefix="mockoss-vllm-", suffix=".log")
-            os.close(fd)
-        self.log_path = Path(log_path)
+        # A temporary log is made only when vLLM is launched: an engine that is only checked (the
+        # test suites' "is vLLM installed?" probe) used to leave an empty file in /tmp each time.
+        self._log_path = Path(log_path) if log_path is not None else None
+        self._temporary_log = log_path is None and not keep_log
         self.url = ""
         self.start_seconds: float | None = None
         self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def log_path(self) -> Path:
+        """The file vLLM's output goes to (a temporary file is made on first use, see the class)."""
+        if self._log_path is None:
+            fd, path = tempfile.mkstemp(prefix="mockoss-vllm-", suffix=".log")
+            os.close(fd)
+            self._log_path = Path(path)
+        return self._log_path
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -242,6 +258,8 @@ class VllmEngine:
         atexit.unregister(self.stop)
         if process is None:
             return
+        # A clean session's temporary log goes; a failed start's or a crash's stays (its error names it).
+        clean = self.start_seconds is not None and process.poll() is None
         try:  # the group even when the server itself has exited: its engine core may live on
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout)
@@ -250,6 +268,8 @@ class VllmEngine:
             process.wait(10)
         except ProcessLookupError:
             pass
+        if clean and self._temporary_log and self._log_path is not None:
+            self._log_path.unlink(missing_ok=True)
 
     def __enter__(self) -> Self:
         return self if self._process is not None else self.start()
