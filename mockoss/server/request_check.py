@@ -108,6 +108,8 @@ class RequestChecks:
             return profile.error(400, f"Invalid request: {_not_an_object(body, raw)}")
         try:
             checked_body = body if own_check is None else {key: body[key] for key in ("input", "model", "stream") if key in body}
+            if (lenient := getattr(profile, "lenient_body", None)) is not None:
+                checked_body = lenient(endpoint, checked_body)  # fields read as their server reads them (llamacpp)
             request = validate_request(ENDPOINTS[endpoint].schema, checked_body)  # long lists a slice at a time
         except ValidationError as exc:
             message, param = _pydantic_message(exc)

@@ -22,6 +22,7 @@ from mockoss.profiles.base import (
     check_bool_switches,
     check_choice_switches,
 )
+from mockoss.profiles.llamacpp.lenient import lenient_body as _lenient_body
 from mockoss.profiles.llamacpp.options import REASONING_FORMATS, RequestError, parser_for
 from mockoss.profiles.llamacpp.plan import Plan, plan_for
 from mockoss.profiles.llamacpp.refusals import checked, mark_checked, take_checked
@@ -186,6 +187,14 @@ class LlamacppProfile:
         except RequestError as exc:
             return error_reply(exc.status, exc.message)
         return surface_responses(self, plan, request, ctx, template_memo(completion))
+
+    def lenient_body(self, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` (a request's parsed JSON object) as llama-server reads its fields, for the
+        shared request schema: each field of a JSON type llama-server reads as its default
+        (``json_value``) removed, the limit and ``n`` as it reads them; ``body`` itself when
+        nothing changes. Called by the server core before the schema; see
+        :func:`mockoss.profiles.llamacpp.lenient.lenient_body`."""
+        return _lenient_body(endpoint, body)
 
     def request_refusal(self, endpoint: str, body: Any) -> Reply | None:
         """The error reply llama-server gives ``body`` (the request's parsed JSON) on ``endpoint``

@@ -35,9 +35,10 @@ The converter, per :func:`to_chat_body`:
 
 Not emulated: mockoss validates every Responses body with its shared request schema before the
 profile sees it, so a body without ``input``, an ``input`` that is neither a string nor a list of
-objects, or a ``tools`` that is not a list gets that schema's 400 in its words, and a few fields of
-another type llama-server would read as absent (``instructions: 5``, ``tools: [5]``,
-``reasoning: "high"``) are 400s here; :func:`to_chat_body` still checks them for a direct caller.
+objects, or a ``tools`` that is not a list gets that schema's 400 in its words; :func:`to_chat_body`
+still checks them for a direct caller. Fields of another type that llama-server reads as absent
+(``instructions: 5``, ``tools: [5]``, ``reasoning: "high"``) are passed to the schema as absent
+(:mod:`mockoss.profiles.llamacpp.lenient`), and read here as the converter reads them.
 
 Every refusal of the chat template (:mod:`mockoss.profiles.llamacpp.template_checks`, HTTP 500)
 then applies to the converted messages, e.g. a ``function_call_output`` with no ``function_call``
