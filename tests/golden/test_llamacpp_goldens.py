@@ -13,14 +13,17 @@ same request body with the same completion is cut to those fields, normalised th
 (:mod:`mockoss.golden.normalise`: tool call ids become their shape) and compared as JSON text,
 key order included.
 
-The profile release compared is ``llamacpp@b8651`` (the header's ``profile``): b9553 (June 2026)
-comes after b8651 and before the commit the profile follows, ``common/parsers/gpt-oss.cpp@2629d7b5``,
-which lives in ``common/parsers/``, created by ggml-org/llama.cpp#27764 (merged 2026-08-26); at
-b9553 the gpt-oss parser is still in ``common/chat.cpp``. The timeline has no change between b8651
-and that commit, so both give the same switches.
+The profile release compared is ``llamacpp@b9553`` (the header's ``profile``): the release on the
+llamacpp timeline (mockoss/profiles/llamacpp/releases.py) whose switches carry what these goldens
+showed where b9553 differs from the build the profile follows by default
+(``common/parsers/gpt-oss.cpp@2629d7b5``, ggml-org/llama.cpp#27764, 2026-08-26, later):
+``parse_error="position"`` (common/chat.cpp:2529), ``tool_call_opens="header"``
+(common/chat.cpp:1167-1179, :mod:`mockoss.profiles.llamacpp.grammar_b9553`) and
+``template_items_check`` (common/jinja/runtime.cpp:818-822). Before those switches, 289 of the 884
+exchanges differed (strict xfails, commit 09803fe).
 
 Where mockoss differs, the exchange is an expected failure (strict) listed in :data:`DIFFERENCES`
-with the llama.cpp line responsible; the profile is not changed here.
+with the llama.cpp line responsible: none now.
 """
 
 from __future__ import annotations
@@ -39,7 +42,6 @@ from mockoss.golden.cases import CHAT, all_cases, exchanges
 from mockoss.golden.normalise import dumps, normalise_body, normalise_frames
 from mockoss.golden.store import GoldenFile, read_golden_dir
 from mockoss.harmony import Completion
-from mockoss.profiles.llamacpp.gptoss import PEG_FORMAT_ERROR
 from mockoss.scenario.loader import Step
 from mockoss.server.core import MockServer
 
@@ -50,74 +52,13 @@ REGENERATE = (
     "/tmp/llamacpp-b9553/src/llama.cpp/models/templates/openai-gpt-oss-120b.jinja"
 )
 
-#: Cases whose streamed tool call opens differently. At b9553 the call's name sits inside a
-#: TOOL_OPEN node spanning the whole header, ``p.tool_open(" to=functions." NAME + channel +
-#: constraint + "<|message|>")`` (common/chat.cpp:1167-1179), and the mapper adds the call, with
-#: arguments "{", at its TOOL_NAME node (common/chat-peg-parser.cpp:320-333): the call appears once
-#: the header has parsed, its first delta carries the whole name, and a header that then fails
-#: sends no tool delta before the error. mockoss follows
-#: common/parsers/gpt-oss.cpp@2629d7b5 (later, PR #27764), whose trigger opens the call at
-#: " to=functions." alone: it streams a name prefix ("get", then "get_weather") or an unnamed call
-#: (mockoss/profiles/llamacpp/gptoss.py, the grammar; incremental.py, the partial parses).
-STREAMED_CALL_OPENS_LATER = (
-    "fault-arguments_not_json",
-    "fault-control_tokens_in_recipient",
-    "fault-duplicate_recipient",
-    "fault-empty_channel",
-    "fault-extra_content_type",
-    "fault-return_instead_of_call",
-    "fault-space_after_constrain",
-    "fault-stray_token_after_end",
-    "fault-truncated",
-    "scenario-clean-tool-call-0",
-    "scenario-duplicate-recipient-every-third-call-0",
-    "scenario-duplicate-recipient-every-third-call-1",
-    "scenario-duplicate-recipient-every-third-call-2",
-    "scenario-hyphenated-tool-name-ok-0",
-    "scenario-leak-twice-then-call-1",
-    "scenario-malformed-header-duplicate-recipient-0",
-    "scenario-preamble-then-tool-call-0",
-    "scenario-read-file-call-after-analysis-0",
-    "scenario-space-after-constrain-header-error-0",
-    "scenario-space-after-constrain-header-error-1",
-    "scenario-tool-arguments-not-json-0",
-    "scenario-tool-call-duplicated-in-content-0",
-    "scenario-tool-call-ended-with-return-0",
-    "scenario-tool-call-leaked-as-text-3",
-    "scenario-tool-choice-none-still-calls-0",
-)
-#: Cases that declare ``bash`` (``cmd: {"type": "array"}``, no ``items``). b9553's Jinja engine
-#: looks a missing key up as a built-in method, so the gpt-oss template's
-#: ``{%- if param_spec['items'] -%}`` (models/templates/openai-gpt-oss-120b.jinja:12) tests the
-#: dict's ``items`` function (common/jinja/runtime.cpp:818-822), which throws "is not a bool value"
-#: (common/jinja/value.h:135): HTTP 500 before generation (tools/server/server.cpp:40-66) for every
-#: request declaring that tool. mockoss renders it (mockoss/profiles/llamacpp/template_checks.py has
-#: no such check).
-ARRAY_WITHOUT_ITEMS = (
-    "scenario-doubled-channel-tool-call-vanishes-0",
-    "scenario-extra-content-type-header-error-0",
-    "scenario-tool-name-with-channel-token-0",
-)
 #: (case glob, exchange glob) → why mockoss differs from llama.cpp b9553 (path:line in the b9553
-#: tree) and where in mockoss. Each matching exchange is a strict expected failure.
-DIFFERENCES: dict[tuple[str, str], str] = {
-    **{
-        (case, "chat-stream-tools*"): "b9553 opens a streamed tool call at the end of its header "
-        "(common/chat.cpp:1167-1179), mockoss at ' to=functions.' (gpt-oss.cpp@2629d7b5)"
-        for case in STREAMED_CALL_OPENS_LATER
-    },
-    **{
-        (case, "chat-*-tools*"): "b9553's Jinja engine fails the template on an array parameter without "
-        "'items' (common/jinja/runtime.cpp:818-822, value.h:135): HTTP 500; mockoss renders it"
-        for case in ARRAY_WITHOUT_ITEMS
-    },
-}
+#: tree) and where in mockoss. Each matching exchange is a strict expected failure. Empty: the three
+#: differences of commit 09803fe are switches of ``llamacpp@b9553`` now.
+DIFFERENCES: dict[tuple[str, str], str] = {}
 #: What a failed final parse says at b9553 (common/chat.cpp:2529): the position and the rest of
-#: the input. mockoss sends the later wording (gptoss.py ``PEG_FORMAT_ERROR``; ggml-org/llama.cpp
-#: issue #26381 shows it at b10216). The main comparison masks this one message on both sides;
-#: :func:`test_failed_parse_message_is_b9553s` compares it.
+#: the input (:func:`mockoss.profiles.llamacpp.gptoss.failed_parse_message`).
 B9553_PARSE_ERROR = re.compile(r"Failed to parse input at pos \d+: ", re.DOTALL)
-PARSE_ERROR_MASK = "<failed parse>"
 
 
 @cache
@@ -187,22 +128,6 @@ def _messages(answer: Any) -> list[str]:
     return [item["error"]["message"] for item in items if isinstance(item, dict) and "error" in item]
 
 
-def _mask_parse_errors(answer: Any, pattern: re.Pattern[str] | str) -> Any:
-    """``answer`` with every error message that matches ``pattern`` replaced by :data:`PARSE_ERROR_MASK`."""
-
-    def masked(item: Any) -> Any:
-        if isinstance(item, dict) and "error" in item:
-            message = item["error"]["message"]
-            hit = pattern.match(message) if isinstance(pattern, re.Pattern) else message == pattern
-            if hit:
-                return {"error": {**item["error"], "message": PARSE_ERROR_MASK}}
-        return item
-
-    if isinstance(answer, list):
-        return [("data: " + dumps(masked(json.loads(f[6:])))) if f.startswith("data: {") else f for f in answer]
-    return masked(answer)
-
-
 def _reasons(case: str, ident: str) -> list[str]:
     """The :data:`DIFFERENCES` entries that name this exchange."""
     return [
@@ -226,14 +151,13 @@ def _params() -> list[Any]:
 def test_llamacpp_profile_parses_as_llamacpp_b9553(
     g: int, e: int, record_property: Callable[[str, object], None]
 ) -> None:
-    """Same status, finish_reason, message or deltas, and errors in the same places (a failed
-    parse's wording masked: see :func:`test_failed_parse_message_is_b9553s`)."""
+    """Same status, finish_reason, message or deltas, and errors with the same words in the same
+    places."""
     golden = goldens()[g]
     status, want = _recorded(golden.exchanges[e])
     got_status, got = mockoss_answer(golden, e)
     identical = (got_status, dumps(got)) == (status, dumps(want))
-    want, got = _mask_parse_errors(want, B9553_PARSE_ERROR), _mask_parse_errors(got, PEG_FORMAT_ERROR)
-    known = (got_status, dumps(got)) == (status, dumps(want)) or _reasons(golden.case, golden.exchanges[e].id)
+    known = _reasons(golden.case, golden.exchanges[e].id)
     result = "identical" if identical else "known" if known else "different"
     record_property("golden", {"directory": DIRECTORY.name, result: 1})  # conftest.py's summary
     if isinstance(want, list) and isinstance(got, list):
@@ -242,13 +166,10 @@ def test_llamacpp_profile_parses_as_llamacpp_b9553(
         assert (got_status, dumps(got)) == (status, dumps(want))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="b9553 says 'Failed to parse input at pos N: <rest>' (common/chat.cpp:2529); "
-    "mockoss's llamacpp@b8651 sends the later PEG_FORMAT_ERROR (mockoss/profiles/llamacpp/gptoss.py:52)",
-)
 def test_failed_parse_message_is_b9553s() -> None:
-    """Where b9553's parse fails, mockoss's error says what b9553's does."""
+    """Where b9553's parse fails, mockoss's error says what b9553's does, position and rest of the
+    input included (``parse_error="position"`` with b9553's grammar: where a failed parse stops
+    depends on the grammar's literals and choices, :mod:`mockoss.profiles.llamacpp.grammar_b9553`)."""
     pairs = []
     for g, golden in enumerate(goldens()):
         for e, exchange in enumerate(golden.exchanges):
@@ -284,6 +205,6 @@ def test_header_names_the_source_and_the_profile() -> None:
         "llamacpp",
         "b9553",
         "chat-parser",
-        "llamacpp@b8651",
+        "llamacpp@b9553",
     )
     assert "1d28604d" in header["source"]

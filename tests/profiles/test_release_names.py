@@ -45,7 +45,7 @@ def test_the_vllm_timeline_lists_the_release_of_its_0_15_0_change(capsys):
 
 
 @pytest.mark.parametrize(
-    ("name", "newest"), [("ollama@9.9.9", "0.33.0-rc2"), ("vllm@0.33.1", "0.33.0"), ("llamacpp@b99999", "b9000")]
+    ("name", "newest"), [("ollama@9.9.9", "0.33.0-rc2"), ("vllm@0.33.1", "0.33.0"), ("llamacpp@b99999", "b10864")]
 )
 def test_a_version_newer_than_the_newest_release_warns_and_behaves_as_the_newest(name, newest):
     server = name.partition("@")[0]

@@ -56,9 +56,9 @@ from mockoss.golden.store import GoldenExchange, record_exchange, write_golden
 
 VERSION = "b9553"
 SOURCE = "Telosnex/fllama@1d28604d src/llama.cpp (llama.cpp tag b9553, 9e3b928fd)"
-#: The mockoss profile that stands for b9553 (the timeline has no change between b8651 and the
-#: build the profile follows, common/parsers/gpt-oss.cpp@2629d7b5, which is later: PR #27764).
-PROFILE = "llamacpp@b8651"
+#: The mockoss profile that stands for b9553: the release on the llamacpp timeline, whose
+#: switches carry what these goldens showed (mockoss/profiles/llamacpp/releases.py).
+PROFILE = "llamacpp@b9553"
 #: Preserved special tokens (chat.cpp:1103) → their text; ids from o200k_harmony.
 PRESERVED = {
     200003: "<|constrain|>",

@@ -75,6 +75,19 @@ class LlamacppProfile:
             at that build). A switch because the build this profile follows is not settled: the
             check may be gone there, and later builds judge the default by the handler's
             ``supports_thinking`` (on for a reasoning format would make every prefill this 400).
+        tool_call_opens: when a streamed tool call appears: ``"recipient"`` (at ``" to=functions."``,
+            a name prefix or an unnamed call first: common/parsers/gpt-oss.cpp@2629d7b5) or
+            ``"header"`` (llama.cpp b9553's grammar, common/chat.cpp:1118-1190: once the whole
+            header has parsed, with the whole name; :mod:`.grammar_b9553`).
+        parse_error: the words of a failed final parse (HTTP 500, or the stream's error frame):
+            ``"format"`` (``The model produced output that does not match the expected peg-native
+            format``) or ``"position"`` (b9553: ``Failed to parse input at pos N: <rest of the
+            input>``, common/chat.cpp:2529); :func:`.gptoss.failed_parse_message`.
+        template_items_check: whether a declared tool whose parameters hold an array without
+            ``items`` fails the template (HTTP 500 ``…While executing If at line 12…Error: Function
+            is not a bool value``: llama.cpp's Jinja engine, verified at b9553;
+            :data:`.template_checks.ARRAY_WITHOUT_ITEMS`). Off by default: whether later builds
+            fixed it is not known, and the profile has always rendered it.
     """
 
     #: Model name served when none is configured (the id llama-server reports for ``-hf ggml-org/gpt-oss-20b-GGUF``; a single-model llama-server ignores the request's ``model``).
@@ -95,13 +108,21 @@ class LlamacppProfile:
     template_channel_check: bool = False
     thinking_field: Literal["always", "with_tool_calls"] = "always"
     prefill_thinking_check: bool = True
+    tool_call_opens: Literal["recipient", "header"] = "recipient"
+    parse_error: Literal["format", "position"] = "format"
+    template_items_check: bool = False
 
     def __post_init__(self) -> None:
         if self.parser not in ("peg", "regex"):
             raise ValueError(f"parser must be 'peg' or 'regex', got {self.parser!r}")
-        choices = {"template_engine": ("jinja", "minja"), "thinking_field": ("always", "with_tool_calls")}
+        choices = {
+            "template_engine": ("jinja", "minja"),
+            "thinking_field": ("always", "with_tool_calls"),
+            "tool_call_opens": ("recipient", "header"),
+            "parse_error": ("format", "position"),
+        }
         check_choice_switches(self, choices)
-        check_bool_switches(self, ("template_channel_check", "prefill_thinking_check"))
+        check_bool_switches(self, ("template_channel_check", "prefill_thinking_check", "template_items_check"))
         if self.reasoning_format not in REASONING_FORMATS:
             raise ValueError(
                 f"reasoning_format must be one of {', '.join(REASONING_FORMATS)}, got {self.reasoning_format!r}"
@@ -133,7 +154,14 @@ class LlamacppProfile:
         Raises:
             RequestError: the request is one llama-server rejects (see :func:`.options.parser_for`).
         """
-        choice = parser_for(body, tool_names, reasoning_format=self.reasoning_format, parser=self.parser)
+        choice = parser_for(
+            body,
+            tool_names,
+            reasoning_format=self.reasoning_format,
+            parser=self.parser,
+            tool_call_opens=self.tool_call_opens,
+            parse_error=self.parse_error,
+        )
         return plan_for(completion, max_tokens, choice.key, choice.parse, stream=stream, partials=choice.partials)
 
     def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
@@ -212,14 +240,17 @@ class LlamacppProfile:
             return None
         return error_reply(*refused)
 
-    def template_refusal(self, messages: Any) -> str | None:
+    def template_refusal(self, messages: Any, tools: Any = None) -> str | None:
         """The error message of the gpt-oss template's ``raise_exception`` on chat ``messages`` in
         this build's words (answered as HTTP 500 ``server_error`` before generating), else ``None``;
-        see :mod:`mockoss.profiles.llamacpp.template_checks`."""
-        from mockoss.profiles.llamacpp.template_checks import error_text, messages_refusal
+        with ``template_items_check``, first the engine's error on the request's ``tools``
+        (:func:`~.template_checks.tools_refusal`, rendered before the messages); see
+        :mod:`mockoss.profiles.llamacpp.template_checks`."""
+        from mockoss.profiles.llamacpp.template_checks import error_text, messages_refusal, tools_refusal
 
         check, field = self.template_channel_check, self.thinking_field
-        raised = messages_refusal(messages, channel_check=check, thinking_field=field)
+        raised = tools_refusal(tools) if self.template_items_check else None
+        raised = raised or messages_refusal(messages, channel_check=check, thinking_field=field)
         return None if raised is None else error_text(raised, self.template_engine)
 
     def error(self, status: int, message: str, *, param: str | None = None) -> Reply:

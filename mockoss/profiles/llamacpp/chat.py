@@ -181,7 +181,8 @@ def surface_chat(
     only an unsolicited call, which the grammar consumes and drops), ``content`` is the raw
     generated text. A failed final parse → HTTP 500
     ``{"error":{"code":500,"message":"The model produced output that does not match the expected
-    peg-native format","type":"server_error"}}`` (llama.cpp#25321).
+    peg-native format","type":"server_error"}}`` (llama.cpp#25321); with ``parse_error="position"``
+    (b9553) the message is ``Failed to parse input at pos N: <rest>`` (:func:`.gptoss.failed_parse_message`).
 
     Streamed (HTTP 200, ``data: {chunk}\\n\\n``): the first token's chunk carries
     ``delta {"role":"assistant","content":null}``; then one chunk per diff of each token's reparse

@@ -12,6 +12,10 @@ Sources (ggml-org/llama.cpp):
 * ``common/chat-peg-parser.cpp@0082ad91`` (``common_chat_peg_mapper``): reasoning and content
   nodes are concatenated with no separator; a tool call appears once its name node is seen, with
   arguments ``"{"`` until the arguments node arrives; whitespace-only reasoning is dropped.
+
+Earlier builds (llama.cpp b9553, ``tool_call_opens="header"``) built the grammar in
+``common/chat.cpp``: :mod:`.grammar_b9553`. Their failed final parse says where it stopped
+(``parse_error="position"``, :func:`failed_parse_message`).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ __all__ = [
     "blank",
     "build_grammar",
     "clear_grammar_cache",
+    "failed_parse_message",
     "fold_nodes",
 ]
 
@@ -56,7 +61,24 @@ _TRAILING_SPACE = " \t\n\v\f\r"
 
 
 class ParseFailed(Exception):
-    """The final parse did not match the grammar (llama-server answers :data:`PEG_FORMAT_ERROR`)."""
+    """The final parse did not match the grammar; ``str(exc)`` is llama-server's message
+    (:func:`failed_parse_message`: :data:`PEG_FORMAT_ERROR`, or b9553's position and rest)."""
+
+
+def failed_parse_message(text: str, end: int, wording: str) -> str:
+    """The exception text of a failed final parse of ``text`` (``generation_prompt`` + output)
+    that stopped at character ``end`` (the root's ``result.end``).
+
+    ``wording``: ``"format"``, :data:`PEG_FORMAT_ERROR` (``common_chat_peg_parse`` of the build the
+    profile follows; ggml-org/llama.cpp#26381 shows it at b10216); ``"position"``, llama.cpp
+    b9553's ``"Failed to parse input at pos " + to_string(result.end) + ": " +
+    effective_input.substr(result.end)`` (Telosnex/fllama@1d28604d
+    ``src/llama.cpp/common/chat.cpp:2529``, checked by tests/golden/llamacpp-b9553): ``N`` counts
+    UTF-8 bytes (C++ ``std::string``), the rest is the input from there to its end.
+    """
+    if wording == "position":
+        return f"Failed to parse input at pos {len(text[:end].encode())}: {text[end:]}"
+    return PEG_FORMAT_ERROR
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,18 +154,20 @@ class Grammar:
     #: parses from a point between two repetitions as from the start (:mod:`.incremental`).
     message: peg.Parser | None = None
 
-    def parse(self, generated: str, *, partial: bool) -> ChatMsg:
+    def parse(self, generated: str, *, partial: bool, wording: str = "format") -> ChatMsg:
         """``common_chat_peg_parse`` over ``<|start|>assistant`` + ``generated``.
 
         Partial parses never raise: a mismatch gives an empty :class:`ChatMsg` (llama-server keeps
-        the previous message). A final parse that fails raises :class:`ParseFailed`.
+        the previous message; b9553 maps the failed result, which holds no nodes: the same). A
+        final parse that fails raises :class:`ParseFailed` worded as ``wording`` says
+        (:func:`failed_parse_message`).
         """
         text = GENERATION_PROMPT + generated
-        kind, _end, nodes = self.root(text, 0)
+        kind, end, nodes = self.root(text, 0)
         if kind == peg.FAIL:
             if partial:
                 return ChatMsg()
-            raise ParseFailed(PEG_FORMAT_ERROR)
+            raise ParseFailed(failed_parse_message(text, end, wording))
         return _map(text, nodes)
 
 
@@ -164,22 +188,33 @@ def clear_grammar_cache() -> None:
 
 
 def build_grammar(
-    tools: tuple[str, ...], tool_choice: str, extract_reasoning: bool, response_format: bool = False
+    tools: tuple[str, ...],
+    tool_choice: str,
+    extract_reasoning: bool,
+    response_format: bool = False,
+    tool_call_opens: str = "recipient",
 ) -> Grammar:
     """``common_chat_params_init_gpt_oss``'s parser, built once per request shape and kept in a
     cache of :data:`GRAMMAR_CACHE_BYTES` (an ``lru_cache`` of 256 grammars, keyed by the whole
     tool-name tuple, held ~8 MB for each request declaring 2,000 tools with 2 KB names, whatever
     reset did: issue 9 review, the breaker's finding 9). ``tool_choice`` is kept as the grammar
     reads it (``"none"``, ``"required"``, else ``"auto"``), so an unknown value of any length
-    shares ``"auto"``'s grammar. Args and grammar: :func:`_build_grammar`.
+    shares ``"auto"``'s grammar. Args and grammar: :func:`_build_grammar`; ``tool_call_opens``
+    ``"header"`` builds llama.cpp b9553's grammar instead (:func:`.grammar_b9553.build_b9553`).
     """
     choice = tool_choice if tool_choice == "none" or tool_choice == "required" else "auto"
-    key = (tools, choice, extract_reasoning, response_format)
+    key = (tools, choice, extract_reasoning, response_format, tool_call_opens)
     grammar = _grammars.get(key)
     if grammar is None:
+        if tool_call_opens == "header":
+            from mockoss.profiles.llamacpp.grammar_b9553 import build_b9553  # (it imports this module)
+
+            builder = build_b9553
+        else:
+            builder = _build_grammar
         grammar = _grammars.put(
             key,
-            _build_grammar(tools, choice, extract_reasoning, response_format),
+            builder(tools, choice, extract_reasoning, response_format),
             _GRAMMAR_BASE_BYTES + _GRAMMAR_TOOL_BYTES * len(tools) + 4 * sum(map(len, tools)),
         )
     return grammar

@@ -72,7 +72,7 @@ which the grammar ignores the rest, or a failure on a character) is the parse of
 text, by stability alone: every later piece is an empty extension, no parse at all.
 
 Completed messages: why a parse may start after them (:class:`_Resumed`). Every grammar of
-:func:`.gptoss.build_grammar` is ``root = sequence(repeat(M), R…)`` with ``M`` =
+:func:`.gptoss.build_grammar` (b9553's of :mod:`.grammar_b9553` too) is ``root = sequence(repeat(M), R…)`` with ``M`` =
 ``Grammar.message`` (``<|start|>assistant`` and an analysis or preamble message ending in
 ``<|end|>``). ``repeat`` is possessive, so ``root(t, 0)`` runs ``M`` at ``0``, at its end ``p1``,
 and so on, never going back into a round once it returned. Say rounds 1..k returned ``OK``

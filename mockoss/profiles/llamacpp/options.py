@@ -211,13 +211,21 @@ def continuation(body: Mapping[str, Any]) -> str:
 
 
 def parser_for(
-    body: Mapping[str, Any], tool_names: tuple[str, ...], *, reasoning_format: str, parser: str
+    body: Mapping[str, Any],
+    tool_names: tuple[str, ...],
+    *,
+    reasoning_format: str,
+    parser: str,
+    tool_call_opens: str = "recipient",
+    parse_error: str = "format",
 ) -> ParserChoice:
     """The parser llama-server builds for ``body``.
 
     ``tool_choice`` is read as a string (``json_value(body, "tool_choice", "auto")``: an object,
     e.g. a named function, silently counts as ``auto``). ``reasoning_format`` comes from the
-    request, else the server's ``--reasoning-format`` (``reasoning_format``).
+    request, else the server's ``--reasoning-format`` (``reasoning_format``). With the PEG parser,
+    ``tool_call_opens`` picks the grammar (:func:`.gptoss.build_grammar`) and ``parse_error`` the
+    words of a failed final parse (:func:`.gptoss.failed_parse_message`).
 
     Raises:
         RequestError: ``reasoning_format`` unknown or not a string (500, ``std::runtime_error``),
@@ -238,11 +246,11 @@ def parser_for(
             lambda text, partial: parse_regex(text, extract_reasoning=extract, tool_calls=calls, partial=partial),
             lambda pieces: regex_partials(pieces, extract_reasoning=extract, tool_calls=calls),
         )
-    grammar = build_grammar(tool_names, tool_choice, extract, schema)
+    grammar = build_grammar(tool_names, tool_choice, extract, schema, tool_call_opens)
     prefill = continuation(body)
-    key = ("peg", tool_names, tool_choice, extract, schema, prefill)
+    key = ("peg", tool_names, tool_choice, extract, schema, prefill, tool_call_opens, parse_error)
     return ParserChoice(
         key,
-        lambda text, partial: grammar.parse(prefill + text, partial=partial),
+        lambda text, partial: grammar.parse(prefill + text, partial=partial, wording=parse_error),
         lambda pieces: partial_parses(grammar, prefill, pieces),
     )

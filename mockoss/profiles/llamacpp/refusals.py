@@ -94,7 +94,7 @@ def chat_refusal(profile: LlamacppProfile, body: Mapping[str, Any]) -> tuple[int
             return 400, TWO_ASSISTANTS_AT_END
         if profile.prefill_thinking_check and _thinking_on(body):
             return 400, PREFILL_WITH_THINKING
-    refused = profile.template_refusal(messages)
+    refused = profile.template_refusal(messages, body.get("tools"))
     if refused is not None:
         return 500, refused
     try:

@@ -3,6 +3,17 @@
 llama.cpp names releases by build number (``b8651``). The repository is too large to bring here,
 so build boundaries come from dated public references and are marked unverified: a change's
 ``release`` is a build known to postdate the merge, not necessarily the first build with it.
+One build was run: b9553, whose own chat code (vendored at Telosnex/fllama@1d28604d) recorded
+tests/golden/llamacpp-b9553; a behaviour those goldens show is ``verified`` on its side.
+
+The newest release, the build the profile follows (``common/parsers/gpt-oss.cpp@2629d7b5``, from
+ggml-org/llama.cpp#27764, merged 2026-08-26), is named ``b10864``: a release on 2026-09-08
+(ollama/ollama#18317 bumps to it), inferred to postdate the merge (b10630 was out by 2026-08-25,
+ollama/ollama#18003; ~16 builds a day since b10216, 2026-07-31). It was named ``b9000`` before
+2026-12 (a placeholder; the profile's ``build_info`` still says ``b9000-2629d7b5``, unchanged so
+that replies keep their bytes). Timelines order releases by number, and a real b9000 (May 2026)
+comes before b9553, so ``llamacpp@b9000`` still resolves, as that build: b8651's switches with
+b9553's values for the changes dated after it.
 """
 
 from __future__ import annotations
@@ -33,7 +44,23 @@ LLAMACPP_TIMELINE = Timeline(
             "b8651", "2026-04-03", "a build after PR #20393 (date from gominimal/pkgs#40, which links the release)"
         ),
         Release(
-            "b9000", "", "the build the profile follows (common/parsers/gpt-oss.cpp@2629d7b5; build_info placeholder)"
+            "b9000",
+            "",
+            "not checked: a build between b8651 and b9553, listed because mockoss named the build it follows "
+            "b9000 until 2026-12 (now b10864): llamacpp@b9000 gets b9553's behaviour",
+        ),
+        Release(
+            "b9553",
+            "2026-06",
+            "verified by running its code: tests/golden/llamacpp-b9553 (Telosnex/fllama@1d28604d vendors it, "
+            "2026-06-07)",
+        ),
+        Release("b10216", "2026-07-31", "the later parse-error wording seen (ggml-org/llama.cpp#26381)"),
+        Release(
+            "b10864",
+            "2026-09-08",
+            "the build the profile follows (common/parsers/gpt-oss.cpp@2629d7b5, PR #27764 merged 2026-08-26; "
+            "release date from ollama/ollama#18317); named b9000 until 2026-12",
         ),
     ),
     changes=(
@@ -135,15 +162,104 @@ LLAMACPP_TIMELINE = Timeline(
                 "unknown headers and non-JSON arguments are skipped, never an error; an incomplete header "
                 "falls back to the whole output as content"
             ),
-            behaviour_after=(
-                "the grammar matches or the turn fails with HTTP 500 `The model produced output that does not "
-                "match the expected peg-native format` (ggml-org/llama.cpp#25321)"
-            ),
-            sources=("ggml-org/llama.cpp#17136", "ggml-org/llama.cpp#20393", "ggml-org/llama.cpp#25321"),
+            behaviour_after=("the grammar matches or the turn fails with HTTP 500 (its words: the switch parse_error)"),
+            sources=("ggml-org/llama.cpp#17136", "ggml-org/llama.cpp#20393"),
             verified=False,
             note=(
                 "first build not checked; #20393 also says it removed reasoning_format=none for gpt-oss, "
-                "which the profile still accepts (not reproduced here)"
+                "which the profile still accepts (not reproduced here). Until 2026-12 this change also dated "
+                "the 'peg-native format' wording here: b9553 still has the older one (parse_error)"
+            ),
+        ),
+        Change(
+            release="b10216",
+            date="2026-07-31",
+            switch="parse_error",
+            before="position",
+            after="format",
+            summary="a failed PEG parse no longer quotes the output: the error names the format instead",
+            behaviour_before=(
+                "HTTP 500 (a stream: its error frame) 'Failed to parse input at pos N: <the input from N on>', N in "
+                "bytes of '<|start|>assistant' + the output (Telosnex/fllama@1d28604d common/chat.cpp:2529, b9553)"
+            ),
+            behaviour_after=("HTTP 500 'The model produced output that does not match the expected peg-native format'"),
+            sources=(
+                "Telosnex/fllama@1d28604d:src/llama.cpp/common/chat.cpp",
+                "ggml-org/llama.cpp#26381",
+                "mostlygeek/llama-swap#856",
+                "ggml-org/llama.cpp#25321",
+            ),
+            verified=False,
+            note=(
+                "the old words verified at b9553 (244 goldens); the new ones seen in #26381's log at b10216 "
+                "(2026-07-31), a build known to have them, not the first: llama-swap#856 shows them on 2026-06-17 "
+                "(build not named). The commit was not found"
+            ),
+        ),
+        Change(
+            release="b7756",
+            date="2026-01",
+            switch="template_items_check",
+            before=False,
+            after=True,
+            summary="a declared tool with an array parameter without 'items' fails the gpt-oss template",
+            behaviour_before="rendered ('any[]'; minja, not checked)",
+            behaviour_after=(
+                "HTTP 500 server_error before generating: '\\n------------\\nWhile executing If at line 12, column 13 "
+                "in source:…Error: Function is not a bool value' (the engine looks param_spec['items'] up as the "
+                "dict's built-in items: common/jinja/runtime.cpp:818-822, value.h:135)"
+            ),
+            sources=(
+                "Telosnex/fllama@1d28604d:src/llama.cpp/common/jinja/runtime.cpp",
+                "ggml-org/llama.cpp@07129346:common/jinja/runtime.cpp",
+                "ggml-org/llama.cpp#18462",
+            ),
+            verified=False,
+            note=(
+                "verified at b9553 (15 goldens); placed at the engine's first build because runtime.cpp@07129346 "
+                "(January) has the same fallback, not run there"
+            ),
+        ),
+        Change(
+            release="b10864",
+            switch="template_items_check",
+            before=True,
+            after=False,
+            summary="the profile's default renders an array parameter without 'items' (source unclear)",
+            behaviour_before="HTTP 500 'Function is not a bool value' (the change at b7756)",
+            behaviour_after="rendered: the profile's behaviour before the b9553 goldens",
+            sources=("ggml-org/llama.cpp@6897f5df:common/jinja/runtime.cpp",),
+            verified=False,
+            note=(
+                "NOT a known fix: whether a later build fixed it is not known (runtime.cpp@6897f5df, date not "
+                "checked, still falls back to the built-in). The default stays off so replies keep their bytes; "
+                "turn it on with template_items_check=true"
+            ),
+        ),
+        Change(
+            release="b10864",
+            date="2026-08-26",
+            switch="tool_call_opens",
+            before="header",
+            after="recipient",
+            summary="gpt-oss's parser moves to common/parsers/gpt-oss.cpp: a streamed tool call opens at "
+            "' to=functions.'",
+            behaviour_before=(
+                "the call appears once its whole header has parsed, its first delta with the whole name and "
+                "arguments '{'; a header that then fails sends no tool delta before the error (tool_open spans "
+                "the header: common/chat.cpp:1167-1179, chat-peg-parser.cpp:320-333 at b9553)"
+            ),
+            behaviour_after="a name prefix, or a call with no name, streams first (common/parsers/gpt-oss.cpp@2629d7b5)",
+            sources=(
+                "Telosnex/fllama@1d28604d:src/llama.cpp/common/chat.cpp",
+                "ggml-org/llama.cpp#27764",
+                "ggml-org/llama.cpp@2629d7b5:common/parsers/gpt-oss.cpp",
+                "ollama/ollama#18317",
+            ),
+            verified=False,
+            note=(
+                "before verified at b9553 (50 goldens), after read at 2629d7b5 only; b10864 is inferred to "
+                "postdate #27764 (module docstring), and whether the change came with #27764 or before is not checked"
             ),
         ),
     ),

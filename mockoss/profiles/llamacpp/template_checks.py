@@ -70,6 +70,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "ARRAY_WITHOUT_ITEMS",
     "CHANNEL_IN_CONTENT",
     "CHANNEL_IN_THINKING",
     "CONTENT_AND_THINKING",
@@ -77,6 +78,7 @@ __all__ = [
     "TemplateRaise",
     "error_text",
     "messages_refusal",
+    "tools_refusal",
 ]
 
 _FIELD_TAIL = (
@@ -96,6 +98,9 @@ class TemplateRaise:
     column: int
     before: str
     after: str
+    #: the statement that re-throws it and the prefix of the engine's own exception text
+    statement: str = "CallExpression"
+    prefix: str = "Jinja Exception: "
 
 
 #: ``raise_exception`` calls of the gpt-oss template (openai/gpt-oss-20b@cbf31f6 chat_template.jinja).
@@ -117,6 +122,21 @@ TOOL_WITHOUT_CALL = TemplateRaise(
     319, 32, " none %}\n            {{- raise_exception", '("Message has tool role, but there was n',
 )  # fmt: skip
 
+#: Not a ``raise_exception``: the engine's own error on ``{%- if param_spec['items'] -%}`` (template
+#: line 12, in ``render_typescript_type``) for a declared tool whose parameters hold an array
+#: without an ``items`` key (:func:`tools_refusal`). llama.cpp's Jinja engine looks a missing key
+#: up as a built-in, finds the dict's ``items`` method and cannot test a function as a bool:
+#: ``member_expression::execute_impl`` (common/jinja/runtime.cpp:818-822) and ``as_bool``'s
+#: ``throw_type_error("is not a bool value")`` (common/jinja/value.h:135), re-thrown by the ``If``
+#: statement, HTTP 500 (Telosnex/fllama@1d28604d, llama.cpp b9553; byte for byte in
+#: tests/golden/llamacpp-b9553). The same fallback is in runtime.cpp@07129346 (January 2026) and
+#: @6897f5df (not dated here): whether a later build fixed it is not known.
+ARRAY_WITHOUT_ITEMS = TemplateRaise(
+    "Function is not a bool value",
+    12, 13, 'am_spec.type == "array" -%}\n        {%- ', "if param_spec['items'] -%}\n            {",
+    statement="If", prefix="",
+)  # fmt: skip
+
 _MARKERS = ("<|channel|>analysis<|message|>", "<|channel|>final<|message|>")
 
 
@@ -127,9 +147,53 @@ def error_text(raised: TemplateRaise, engine: str) -> str:
         return raised.message
     window = (raised.before + raised.after).replace("\n", "↵")
     return (
-        f"\n------------\nWhile executing CallExpression at line {raised.line}, column {raised.column} in source:\n"
-        f"...{window}...\n{' ' * (len(raised.before.encode()) + 3)}^\nError: Jinja Exception: {raised.message}"
+        f"\n------------\nWhile executing {raised.statement} at line {raised.line}, column {raised.column} in source:\n"
+        f"...{window}...\n{' ' * (len(raised.before.encode()) + 3)}^\nError: {raised.prefix}{raised.message}"
     )
+
+
+def _array_without_items(spec: Any) -> bool:
+    """Whether ``render_typescript_type(spec)`` (template lines 10-106) reaches line 12 with no
+    ``items`` key: an array; else the branches that call it again (an array's ``items`` of
+    another type, every ``oneOf`` variant unless several and one an object, an object's
+    ``properties``)."""
+    if not isinstance(spec, Mapping):
+        return False
+    kind = spec.get("type")
+    if kind == "array":
+        if "items" not in spec:
+            return True
+        items = spec["items"]
+        if not items or (
+            isinstance(items, Mapping) and items.get("type") in ("string", "number", "integer", "boolean")
+        ):
+            return False
+        return _array_without_items(items)
+    if isinstance(kind, list) and kind:
+        return False
+    variants = spec.get("oneOf")
+    if variants and isinstance(variants, list):
+        objects = any(isinstance(v, Mapping) and v.get("type") == "object" for v in variants)
+        return not (objects and len(variants) > 1) and any(_array_without_items(v) for v in variants)
+    if kind == "object" and isinstance(spec.get("properties"), Mapping):
+        return any(_array_without_items(p) for p in spec["properties"].values())
+    return False
+
+
+def tools_refusal(tools: Any) -> TemplateRaise | None:
+    """:data:`ARRAY_WITHOUT_ITEMS` when a declared function tool's ``parameters.properties`` hold
+    an array without ``items`` at any depth the template renders (``render_tool_namespace``, lines
+    108-148, rendered before any message: it wins over :func:`messages_refusal`), else ``None``.
+    ``tools``: the request's ``tools`` (anything but a list raises nothing here)."""
+    if not isinstance(tools, list):
+        return None
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, Mapping) else None
+        parameters = function.get("parameters") if isinstance(function, Mapping) else None
+        properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+        if isinstance(properties, Mapping) and any(_array_without_items(p) for p in properties.values()):
+            return ARRAY_WITHOUT_ITEMS
+    return None
 
 
 def _marked(text: Any) -> bool:
