@@ -126,8 +126,11 @@ def _digit_runs(release: str) -> list[str]:
 
 def release_problem(timeline: Timeline, release: str) -> str | None:
     """Why ``release`` (a version :meth:`Timeline.check_release` accepts) resolves only by guess,
-    as one sentence, or ``None`` for a listed release or an unlisted one between listed ones.
+    as one sentence, or ``None`` for a listed release (not renamed) or an unlisted one between
+    listed ones.
 
+    * a listed release that earlier mockoss releases used as the name of another
+      (:attr:`Timeline.renamed`): which release to pin for the behaviour it had;
     * newer than the newest listed release: ``"ollama@9.9.9 is newer than 0.33.0-rc2, the newest
       ollama release mockoss knows: the behaviour of ollama@0.33.0-rc2 is used"``;
     * a count of numbers that no listed release has (``0.113`` against Ollama's ``0.x.y``): the
@@ -139,6 +142,13 @@ def release_problem(timeline: Timeline, release: str) -> str | None:
     ordered = timeline.ordered_releases
     names = [r.name for r in ordered]
     if release in names:
+        if (meant := timeline.renamed.get(release)) is not None:
+            server = timeline.server
+            return (
+                f"{server}@{release} named {server}@{meant} in earlier mockoss releases; it now means build "
+                f"{release} itself, whose behaviour differs: pin {server}@{meant} for the behaviour it had "
+                f"(`mockoss profiles --timeline {server}` lists the changes)"
+            )
         return None
     key = release_key(release)
     floor = [n for n in names if release_key(n) <= key][-1]  # check_release refused anything older than the first

@@ -112,6 +112,11 @@ class Timeline:
         aliases: older profile names that are views of a release (``{"vllm-0.10.1": "0.10.1"}``).
         version_switch: a switch that holds the server's version string (Ollama's ``version``,
             reported by ``/api/version``): set to the release's name at each release.
+        renamed: releases whose name meant another release in an earlier mockoss, each with the
+            release it meant (``{"b9000": "b10864"}``: llama.cpp's followed build was called
+            ``b9000`` until 2026-12). Naming one still resolves, as the release the name now
+            stands for, with a :class:`~mockoss.profiles.releases.ReleaseWarning` that says
+            which release to pin for the behaviour it had.
     """
 
     server: str
@@ -119,6 +124,7 @@ class Timeline:
     changes: tuple[Change, ...]
     aliases: Mapping[str, str] = field(default_factory=dict)
     version_switch: str | None = None
+    renamed: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         by_switch: dict[str, list[Change]] = {}
@@ -207,6 +213,11 @@ def format_timeline(timeline: Timeline, *, switches: Sequence[str] | None = None
              + ", ".join(r.name for r in timeline.ordered_releases)]
     if timeline.aliases:
         lines.append("aliases: " + ", ".join(f"{a} = {timeline.server}@{r}" for a, r in timeline.aliases.items()))
+    if timeline.renamed:
+        lines.append(
+            "renamed: "
+            + ", ".join(f"{old} (meant {timeline.server}@{new} in earlier mockoss)" for old, new in timeline.renamed.items())
+        )
     for change in timeline.ordered_changes():
         if switches and change.switch not in switches:
             continue

@@ -147,7 +147,7 @@ def test_the_launch_builds_refuse_markup_sent_back_in_content() -> None:
 # ------------------------------------------------------------------ the shipped scenario
 
 
-@pytest.mark.parametrize("profile", ["llamacpp", "llamacpp@b6100", "llamacpp@b9000"])
+@pytest.mark.parametrize("profile", ["llamacpp", "llamacpp@b6100", "llamacpp@b9553"])
 def test_the_markup_scenario_refuses_its_content_sent_back(profile: str) -> None:
     """Its comment promises the launch builds' 500 on the next turn: 200 on 925a315."""
     server = MockServer(scenario="markup-in-content-with-reasoning-format-none", profile=profile)

@@ -13,7 +13,8 @@ ollama/ollama#18003; ~16 builds a day since b10216, 2026-07-31). It was named ``
 2026-12 (a placeholder; the profile's ``build_info`` still says ``b9000-2629d7b5``, unchanged so
 that replies keep their bytes). Timelines order releases by number, and a real b9000 (May 2026)
 comes before b9553, so ``llamacpp@b9000`` still resolves, as that build: b8651's switches with
-b9553's values for the changes dated after it.
+b9553's values for the changes dated after it, and a ``ReleaseWarning`` that says to pin
+``llamacpp@b10864`` for the behaviour the name had (:attr:`Timeline.renamed`).
 """
 
 from __future__ import annotations
@@ -263,4 +264,6 @@ LLAMACPP_TIMELINE = Timeline(
             ),
         ),
     ),
+    # the followed build's name until 2026-12 (module docstring): naming it warns which to pin
+    renamed={"b9000": "b10864"},
 )

@@ -25,6 +25,7 @@ from mockoss.profiles.llamacpp.incremental import materialize, partial_parses
 from mockoss.profiles.llamacpp.releases import LLAMACPP_TIMELINE
 from mockoss.profiles.llamacpp.template_checks import ARRAY_WITHOUT_ITEMS, error_text, tools_refusal
 from mockoss.profiles.registry import get_profile
+from mockoss.profiles.releases import ReleaseWarning
 from mockoss.profiles.timeline import release_key
 
 B9553 = {"parse_error": "position", "tool_call_opens": "header", "template_items_check": True}
@@ -40,7 +41,7 @@ def _profile(name: str) -> LlamacppProfile:
 # --- the timeline -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["llamacpp@b6100", "llamacpp@b6301", "llamacpp@b8651", "llamacpp@b9000"])
+@pytest.mark.parametrize("name", ["llamacpp@b6100", "llamacpp@b6301", "llamacpp@b8651"])
 def test_earlier_releases_still_resolve(name):
     profile = _profile(name)
     assert profile.parser == ("regex" if name in ("llamacpp@b6100", "llamacpp@b6301") else "peg")
@@ -63,7 +64,10 @@ def test_b9553_has_the_behaviour_its_goldens_showed_and_the_newest_release_is_th
 def test_b9000_is_a_build_before_b9553_and_b8651_keeps_the_old_words():
     """``b9000`` named the followed build until 2026-12; as a build number it comes before b9553."""
     assert release_key("b9000") < release_key("b9553") < release_key("b10216") < release_key("b10864")
-    assert _profile("llamacpp@b9000").tool_call_opens == "header"
+    # A user who pinned llamacpp@b9000 for the followed build is told what to pin now.
+    with pytest.warns(ReleaseWarning, match=r"llamacpp@b9000 named llamacpp@b10864 .* pin llamacpp@b10864"):
+        b9000 = get_profile("llamacpp@b9000")
+    assert b9000.tool_call_opens == "header"  # type: ignore[attr-defined]
     assert _profile("llamacpp@b8651").parse_error == "position"  # not the later words, as the timeline said
     assert _profile("llamacpp@b10216").parse_error == "format"
 
