@@ -47,7 +47,7 @@ from mockoss.server.core import MockServer
 
 DIRECTORY = Path(__file__).resolve().parent / "llamacpp-b9553"
 REGENERATE = (
-    "regenerate with tools/goldens/llamacpp_build.sh /work/.mirror/Telosnex+fllama/repo /tmp/llamacpp-b9553 && "
+    "regenerate with tools/goldens/llamacpp_build.sh FLLAMA_GIT_DIR /tmp/llamacpp-b9553 && "
     ".venv/bin/python tools/goldens/llamacpp_b9553.py /tmp/llamacpp-b9553/llamacpp_harness "
     "/tmp/llamacpp-b9553/src/llama.cpp/models/templates/openai-gpt-oss-120b.jinja"
 )

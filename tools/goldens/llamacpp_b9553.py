@@ -6,9 +6,10 @@ template, the PEG parser ``common_chat_params_init_gpt_oss`` builds, ``common_ch
 ``common_chat_msg_diff::compute_diffs``, ``common_chat_msg::to_json_oaicompat``) runs in
 ``tools/goldens/llamacpp_harness.cpp``, which follows llama-server's steps line by line (its
 header cites them). Built by ``tools/goldens/llamacpp_build.sh`` from the llama.cpp tree vendored
-at Telosnex/fllama@1d28604d (``src/llama.cpp``, upstream tag b9553, 9e3b928fd, June 2026)::
+at Telosnex/fllama@1d28604d (``src/llama.cpp``, upstream tag b9553, 9e3b928fd, June 2026;
+``FLLAMA_GIT_DIR``: ``git clone --bare https://github.com/Telosnex/fllama``)::
 
-    tools/goldens/llamacpp_build.sh /work/.mirror/Telosnex+fllama/repo /tmp/llamacpp-b9553
+    tools/goldens/llamacpp_build.sh FLLAMA_GIT_DIR /tmp/llamacpp-b9553
     .venv/bin/python tools/goldens/llamacpp_b9553.py /tmp/llamacpp-b9553/llamacpp_harness \\
         /tmp/llamacpp-b9553/src/llama.cpp/models/templates/openai-gpt-oss-120b.jinja
 

@@ -2,9 +2,9 @@
 # Build tools/goldens/llamacpp_harness.cpp against llama.cpp b9553's own `llama-common`.
 #
 # Usage: tools/goldens/llamacpp_build.sh GIT_DIR [WORK_DIR]
-#   GIT_DIR   a bare git dir of Telosnex/fllama (e.g. /work/.mirror/Telosnex+fllama/repo, brought by
-#             the `fetch` tool); its commit 1d28604d ("Refresh llama.cpp to b9553 (cbbe868c0)")
-#             vendors llama.cpp at upstream tag b9553 (9e3b928fd) under src/llama.cpp/.
+#   GIT_DIR   a bare git dir of Telosnex/fllama (`git clone --bare https://github.com/Telosnex/fllama`);
+#             its commit 1d28604d ("Refresh llama.cpp to b9553 (cbbe868c0)") vendors llama.cpp at
+#             upstream tag b9553 (9e3b928fd) under src/llama.cpp/.
 #   WORK_DIR  where the tree, the build and the harness go (default /tmp/llamacpp-b9553).
 # Prints the harness's path last. The llama.cpp source is never copied into mockoss.
 #
