@@ -12,7 +12,7 @@ import gc
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from mockoss import __version__
@@ -134,7 +134,10 @@ def _serve_until_stopped(args: argparse.Namespace) -> int:
     switches = ", ".join(f"{k}={v}" for k, v in sorted(_serve_switches(args).items()))
     print(f"mockoss {__version__}: profile {args.profile}, scenario {scenario}" + (f", switches {switches}" if switches else ""), flush=True)
     print(f"base URL: {base_url(sock)}/v1", flush=True)
-    print(f"root URL: {base_url(sock)} (native APIs such as Ollama's /api/chat)", flush=True)
+    relayed = upstream is not None and upstream.mode == "pass"
+    from mockoss.profiles.registry import get_profile
+
+    print(root_line(base_url(sock), get_profile(server.profile, warn=False).endpoints, relayed=relayed), flush=True)
     if upstream is not None or recorder is not None:
         print(f"real backends: {upstream_cli.describe(upstream, recorder)}", flush=True)
     if not _loopback(args.host) and not args.admin_token:
@@ -186,6 +189,22 @@ def _release_warnings_on_stderr() -> Iterator[None]:
         warnings.showwarning = show
         warnings.simplefilter("always", ReleaseWarning)
         yield
+
+
+def root_line(url: str, endpoints: Iterable[str], *, relayed: bool = False) -> str:
+    """The banner's ``root URL:`` line: ``url`` and the native routes (paths outside ``/v1``) the
+    server answers, by name, when it has any: the profile's ``endpoints``, or with ``relayed``
+    (pass-through) every native route, which goes upstream. ``root URL: http://h:p`` alone for a
+    profile with none (vLLM: the sixteenth session's newcomer, item 6, read "native APIs such as
+    Ollama's /api/chat" under profile vllm, where ``/api/chat`` is a 404)."""
+    from mockoss.endpoints import ENDPOINTS
+
+    names = ENDPOINTS if relayed else endpoints
+    native = [ENDPOINTS[name].path for name in ENDPOINTS if name in names and not ENDPOINTS[name].path.startswith("/v1/")]
+    if not native:
+        return f"root URL: {url}"
+    how = "native APIs relayed upstream" if relayed else "native APIs"
+    return f"root URL: {url} ({how}: {', '.join('POST ' + path for path in native)})"
 
 
 def _loopback(host: str) -> bool:

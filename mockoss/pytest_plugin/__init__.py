@@ -150,6 +150,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             fixture._test_failed = True
         if report.failed:
             report.sections.append((name, fixture.describe()))
+            if fixture.real:  # a 404 for the model: the fix is --mockoss-real-model (_realhint)
+                from mockoss.pytest_plugin._realhint import SECTION, real_model_hint
+
+                hint = real_model_hint(fixture, report.longreprtext)
+                if hint is not None:
+                    report.sections.append((SECTION, hint))
     return report  # type: ignore[return-value]
 
 

@@ -45,6 +45,7 @@ def _compile_step(index: int, spec: StepSpec | PickOption) -> Step:
         replay=compile_replay(replay) if (replay := getattr(spec, "replay", None)) is not None else None,
         optional=getattr(spec, "optional", False),
         tool_calls=_tool_calls(spec),
+        endpoint=getattr(spec, "endpoint", None),
     )
 
 
@@ -97,7 +98,8 @@ def compile_rule(
                 if compiled is not None:
                     options.append((option.weight, compiled))
             base = Step(index=position, completion=None, error=None, note=step_spec.note,
-                        transport=step_spec.transport, times=step_spec.times, optional=step_spec.optional)
+                        transport=step_spec.transport, times=step_spec.times, optional=step_spec.optional,
+                        endpoint=step_spec.endpoint)
             steps.append(dataclasses.replace(base, options=tuple(options), pick_mode=step_spec.pick_mode))
             continue
         compiled = _compile_answer(position, step_spec, [*at, position], origin, root, errors)

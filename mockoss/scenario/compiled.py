@@ -58,6 +58,9 @@ class Step:
     #: checked against the request's tools (:mod:`mockoss.scenario.tool_check`); empty for steps
     #: with a ``fault``, ``raw`` text or ``tool_mismatch_intended: true``.
     tool_calls: tuple[tuple[str, str | None], ...] = ()
+    #: ``endpoint:``: the only endpoint this step answers (a recording's step), else ``None``
+    #: (:meth:`mockoss.scenario.player.Player.play` refuses a request to another one).
+    endpoint: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -215,6 +215,10 @@ class Player:
                 facts = RequestFacts(endpoint, body, headers, model, session_turn, prefix)
             return Played(None, None, facts.turn, session, explain(scenario, facts, positions))
         rule, step = found
+        if step is not None and step.endpoint is not None and step.endpoint != endpoint:
+            positions[rule.index] -= 1  # takes no step: the request the step was recorded for may follow
+            problem = wrong_endpoint(rule, step, endpoint)
+            return Played(rule, None, _turn(facts, session_turn, body, prefix), session, problem)
         if step is not None and (step.options or step.template is not None):
             used = scenario.seed if scenario.seed is not None else seed
             if step.options:
@@ -234,6 +238,29 @@ class Player:
 
 
 _new_tuple = tuple.__new__
+
+
+def wrong_endpoint(rule: Rule, step: Step, endpoint: str) -> str:
+    """The 400 message for a request to ``endpoint`` that reached a step recorded for another
+    endpoint (``endpoint:``, written by ``mockoss serve --record``).
+
+    The case it reports (the sixteenth session's newcomer, item 2b): a pass-through front with
+    profile vllm relayed Ollama's ``POST /api/chat`` upstream and recorded it; replayed under
+    ``--profile vllm`` that request was the profile's 404 and took no step, so the next
+    ``/v1/chat/completions`` got the recorded NDJSON with 200 and every later reply was one step
+    late, silently. Now the request that reaches the misplaced step is refused and takes none."""
+    from mockoss.endpoints import ENDPOINTS
+
+    def route(name: str) -> str:
+        known = ENDPOINTS.get(name)
+        return f"{name} (POST {known.path})" if known is not None else name
+
+    return (
+        f"mockoss: {rule.label} ({rule.where}), steps[{step.index}] was recorded for {route(step.endpoint or '')}, "
+        f"but this request is {route(endpoint)}; a recording answers its requests in the order they were recorded, "
+        f"so this request took no step. If the request to {route(step.endpoint or '')} was refused (404), replay "
+        "with a profile that serves it: the recording's first line names one."
+    )
 
 
 def _turn(facts: RequestFacts | None, session_turn: int | None, body: Mapping[str, Any], prefix: Any) -> int:

@@ -40,7 +40,7 @@ from pydantic import (
 )
 
 from mockoss.recipient_position import FAULT_DEFAULT, RecipientPositionError, check_message, check_under_fault
-from mockoss.scenario.match_spec import MatchSpec
+from mockoss.scenario.match_spec import EndpointName, MatchSpec
 from mockoss.scenario.replay import ReplaySpec
 from mockoss.scenario.template import check_template
 from mockoss.scenario.transport import TransportSpec
@@ -203,6 +203,11 @@ class StepSpec(_Strict):
     )
     transport: TransportSpec | None = Field(
         default=None, description="timing and transport faults for this answer (mockoss.scenario.transport)"
+    )
+    endpoint: EndpointName | None = Field(
+        default=None,
+        description="the endpoint this step answered when recorded (mockoss serve --record): a request to another "
+        "endpoint gets a 400 naming both and takes no step; absent: any endpoint",
     )
 
     @model_validator(mode="after")

@@ -205,7 +205,17 @@ class Proxy:
 
             message = f"mockoss: upstream {self.upstream.safe_url} {describe(exc)}"
             return to_response(self.server.error_reply("chat", UPSTREAM_STATUS, message))
-        return _Relay(answer, None)
+        recorder = self.server.recorder
+        if recorder is None or answer.status_code != 200:
+            return _Relay(answer, None)
+
+        def listed(chunks: list[bytes], abort: str | None, times: list[float]) -> None:
+            # Not a step (a replay answers probes from its profile, taking no step): its ids go
+            # into the replay command's --served-model-name (mockoss.upstream.replay_command).
+            if abort is None:
+                recorder.models_listed(b"".join(chunks))
+
+        return _Relay(answer, listed)
 
     async def _raw(self, name: str, raw: bytes, headers: Mapping[str, str]) -> Response:
         """Raw mode (:mod:`mockoss.upstream.raw`): the upstream's completion of ``raw``'s prompt,

@@ -26,6 +26,7 @@ else ``<|return|>``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -191,7 +192,7 @@ async def ask_upstream(
     """Post ``content`` (:func:`completion_content`) to ``upstream``'s ``/v1/completions`` and
     return the step that answers it: the :class:`~mockoss.harmony.Completion`, or a 502
     :func:`failure` (never raises for the upstream's faults: unreachable, timed out, non-200 with
-    an excerpt of its body, unreadable); and whether the answer was heavy (below), so that the
+    an excerpt of its body, a 404 naming ``--upstream-model`` too, unreadable); and whether the answer was heavy (below), so that the
     caller surfaces its reply off the loop too without checking its text again
     (:class:`mockoss.upstream.proxy.Proxy`).
 
@@ -212,7 +213,28 @@ async def ask_upstream(
         return failure(upstream, describe(exc)), False
     if answer.status_code == 200 and is_heavy("", answer.content):
         return await run_off_loop(threads, _answer_step, upstream, answer, True), True
+    if answer.status_code == 404:
+        return failure(upstream, _not_found(answer.text, content)), False
     return _answer_step(upstream, answer, False), False
+
+
+def _not_found(text: str, content: bytes) -> str:
+    """The 502 message for the upstream's 404 to ``POST /v1/completions``: the model mockoss sent
+    is not one it serves (vLLM's ``_check_model``: 404 ``The model `X` does not exist.``, as
+    :meth:`mockoss.profiles.vllm.VllmProfile.model_not_found` reproduces; Ollama: 404 ``model "X"
+    not found``), and the flag that fixes it, ``--upstream-model``: raw mode sends the request's
+    model unless told (the sixteenth session's newcomer, item 3, got the 404 wrapped without it)."""
+    found = _SENT_MODEL.match(content)
+    sent = json.loads(found.group(1)) if found else None
+    named = f"model {sent!r}" if isinstance(sent, str) else "the request's model"
+    return (
+        f"answered HTTP 404 to POST /v1/completions: {text[:EXCERPT_CHARS]} (mockoss sent {named}; to send the name "
+        "the upstream serves, start mockoss with --upstream-model NAME)"
+    )
+
+
+#: The ``"model"`` string that :func:`completion_content`'s JSON begins with.
+_SENT_MODEL = re.compile(rb'\{"model": ("(?:[^"\\]|\\.)*")')
 
 
 def _answer_step(upstream: Upstream, answer: httpx2.Response, elsewhere: bool) -> Step:

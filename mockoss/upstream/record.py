@@ -62,10 +62,10 @@ from mockoss import __version__
 from mockoss.scenario.conversation import RequestFacts
 from mockoss.scenario.replay import replay_data
 from mockoss.upstream.journal import Journal
-from mockoss.upstream.record_yaml import comment as _comment
 from mockoss.upstream.record_yaml import dump as _dump
 from mockoss.upstream.record_yaml import exact as _exact
 from mockoss.upstream.redact import Redacted, Redactor
+from mockoss.upstream.replay_command import ReplayCommand
 from mockoss.upstream.scrub import Scrubber, scan_first
 from mockoss.upstream.tickets import expect_ticket, ticket_holder
 
@@ -153,7 +153,7 @@ class Recorder:
         self._redactor = Redactor(seed) if redact else None
         self._scrubber = Scrubber()
         self._started = False
-        self._models: set[str] = set()
+        self._command = ReplayCommand(self.path)
         self._journal = Journal(self.path, self._scrubbed)
 
     # -- the server side (event loop) -----------------------------------------------------------
@@ -251,8 +251,15 @@ class Recorder:
 
     def close(self) -> None:
         """Write what is queued, stop the writer thread and close the file (idempotent; a later
-        exchange reopens it for appending)."""
+        exchange reopens it for appending); then the first line gets the final replay command
+        (:meth:`ReplayCommand.rewrite <mockoss.upstream.replay_command.ReplayCommand.rewrite>`)."""
         self._journal.close()
+        self._command.rewrite()
+
+    def models_listed(self, body: bytes) -> None:
+        """The upstream's ``GET /v1/models`` answer, relayed to a client: its ids go into the
+        replay command's ``--served-model-name`` (:mod:`mockoss.upstream.replay_command`)."""
+        self._command.listed(body)
 
     # -- the writer thread (mockoss.upstream.journal) -------------------------------------------
 
@@ -286,6 +293,8 @@ class Recorder:
             pattern = Redacted(shown, tuple(spans)).pattern(prompt)
         step: dict[str, Any] = {"note": f"{item['endpoint']} request {item['index']}: " + (shown if shown is not None else "(no user message)")}
         step.update(_exact(_scrub_data(item["data"], self._scrubber, known)))
+        if not self.match:  # in order: a replayed request to another endpoint is refused, takes no step (StepSpec.endpoint)
+            step["endpoint"] = item["endpoint"]
         if not self.match:
             text = _dump([step])
         else:
@@ -295,15 +304,14 @@ class Recorder:
             text = _dump([{"match": match, "steps": [step]}])
         # The header (or a model note) only once the step has rendered: a step that fails leaves
         # the header to the next one, so the file never holds steps without it.
+        notes = "".join(self._command.add(item, model))  # the replay command follows what is recorded
         if not self._started:
-            text = self._header(item, model) + text
-        elif model and model not in self._models:
-            text = f"# request {item['index']} names model {_comment(model)}: add it to --served-model-name to replay\n" + text
+            text = self._header(item) + text
+        else:
+            text = notes + text
         text = self._scrubber.replace_values(text, known)  # the safety net: wherever a found value still is (one pass)
         text.encode("utf-8")  # as the journal will: a failure here is logged with the request and keeps the header
         self._started = True
-        if model:
-            self._models.add(model)
         return text
 
     def _stand_ins(self, text: str, spans: list[tuple[int, int, str]]) -> list[str]:
@@ -316,20 +324,15 @@ class Recorder:
         out.append(text[position:])
         return out
 
-    def _header(self, item: dict[str, Any], model: str | None) -> str:
+    def _header(self, item: dict[str, Any]) -> str:
         server = item["server"]
-        models = [model] if model and item["server"]["upstream"] else list(server["models"])
-        command = (
-            f"mockoss serve --scenario {self.path} --profile {server['profile']} --seed {server['seed']} "
-            f"--served-model-name {' '.join(models)}"
-        )
         source = f"upstream {server['upstream']}" if server["upstream"] else f"profile {server['profile']}"
         head: dict[str, Any] = {"version": 1, "description": f"Recorded by mockoss {__version__} from {source}."}
         if server["switches"]:
             head["switches"] = server["switches"]
         if self.match:
             head["when_exhausted"] = "next_rule"
-        lines = f"# Replay it byte for byte with: {_comment(command)}\n" + _dump(head)
+        lines = self._command.header() + _dump(head)
         return lines + ("rules:\n" if self.match else "steps:\n")
 
 

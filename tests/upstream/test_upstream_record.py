@@ -61,7 +61,7 @@ def test_pass_through_recording_replays_byte_identical_and_holds_no_secret(serve
     for secret in (UPSTREAM_KEY, CLIENT_KEY, "xk-client-99887766", "Bearer", "uthorization"):
         assert secret.encode() not in files["session.yaml"]
     data = yaml.safe_load(files["session.yaml"])
-    assert [sorted(step) for step in data["steps"]] == [["note", "replay"]] * 4
+    assert [sorted(step) for step in data["steps"]] == [["endpoint", "note", "replay"]] * 4
     assert data["steps"][0]["note"] == "chat request 0: Hi there"
     assert data["steps"][0]["replay"]["content_type"] == "text/event-stream; charset=utf-8"
     assert data["steps"][0]["replay"]["frames"][-1] == "data: [DONE]\n\n"
