@@ -41,6 +41,7 @@ from pydantic import (
 
 from mockoss.recipient_position import FAULT_DEFAULT, RecipientPositionError, check_message, check_under_fault
 from mockoss.scenario.match_spec import EndpointName, MatchSpec
+from mockoss.scenario.pick_bounds import weights_problem
 from mockoss.scenario.replay import ReplaySpec
 from mockoss.scenario.template import check_template
 from mockoss.scenario.transport import TransportSpec
@@ -185,7 +186,8 @@ class StepSpec(_Strict):
     ``pick_mode: deck`` (default) deals the options from a seeded, shuffled deck holding each
     option ``weight`` times, reshuffled every ``sum(weights)`` uses: any ``sum(weights)``
     consecutive uses give exactly the weighted counts, whatever order concurrent clients arrive
-    in. ``pick_mode: draw`` draws each use independently (seeded), like sampling a real model.
+    in; ``sum(weights)`` is at most 10,000 (weights are ratios). ``pick_mode: draw`` draws each
+    use independently (seeded), like sampling a real model.
     ``replay`` returns a recorded reply byte for byte (:mod:`mockoss.scenario.replay`).
     """
 
@@ -214,6 +216,8 @@ class StepSpec(_Strict):
     def _one_answer(self) -> StepSpec:
         if sum(x is not None for x in (self.completion, self.error, self.pick, self.replay)) != 1:
             raise ValueError("give exactly one of 'completion', 'error', 'pick' or 'replay'")
+        if self.pick is not None and (problem := weights_problem([o.weight for o in self.pick], self.pick_mode)):
+            raise ValueError(problem)
         return self
 
 
