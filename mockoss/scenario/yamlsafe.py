@@ -3,9 +3,9 @@
 PyYAML builds an alias as a shared reference, so a 481-byte file of nested aliases (the "billion
 laughs" shape: ``a: &a [x, x, …]``, ``b: &b [*a, *a, …]``, …) loads at once, and then costs
 10–17 s of CPU and gigabytes as soon as anything walks it as a tree: validation, a copy, JSON
-(mockoss issue 9). :func:`check_expansion` measures the tree the aliases would expand to, in time
-linear in the distinct nodes (each node's size is computed once), and refuses it past a limit,
-before anything walks it. Recursive aliases (``&a [*a]``) are refused too.
+(mockoss issue 9). :func:`check_expansion` measures what the aliases would add to the tree, in
+time linear in the distinct nodes (each node's size is computed once), and refuses it past a
+limit, before anything walks it. Recursive aliases (``&a [*a]``) are refused too.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ __all__ = [
     "load_plain",
 ]
 
-#: Nodes a scenario file may expand to (aliases counted as often as they are used): far above
-#: any hand-written or recorded scenario (a 10,000-request recording is ~150,000 nodes).
+#: Nodes a scenario file's aliases may add when expanded (each use counts its anchor's whole tree;
+#: the file's own nodes count nothing): far above any hand-written use of anchors.
 MAX_EXPANDED_NODES = 2_000_000
-#: Nodes one ``X-Mockoss-Switch`` value may expand to.
+#: Nodes the aliases of one ``X-Mockoss-Switch`` value may add.
 MAX_HEADER_NODES = 10_000
 #: Tags of the values a switch may take (what YAML resolves plain scalars, lists and mappings
 #: to); an explicit ``!!binary``, ``!!set``, ``!!python/…`` or ``!custom`` tag is refused.
@@ -47,22 +47,37 @@ class YamlLimitError(ValueError):
 
 
 def check_expansion(root: yaml.Node | None, limit: int = MAX_EXPANDED_NODES) -> int:
-    """The number of nodes ``root`` expands to, aliases counted at every use.
+    """The number of nodes ``root``'s aliases add when the document is expanded: every use of an
+    alias counts the whole tree of its anchor again (an alias inside an aliased tree, as often as
+    that tree is used); the document's own nodes count nothing (a plain document is bounded by its
+    size: :data:`mockoss.scenario.loader.MAX_SCENARIO_BYTES`, a header's size).
 
-    Linear in the distinct nodes of the document (memoised by node identity).
+    Linear in the distinct nodes of the document (each node's expanded size is computed once,
+    memoised by node identity). Before session 16 every node counted: a plain 14 MB scenario of
+    200,000 steps (~2.1 million nodes, no alias) was refused as a "billion laughs" after its
+    100 s parse (the sixteenth session's breaker, item 10).
 
     Raises:
-        YamlLimitError: more than ``limit`` nodes, or an alias inside its own anchor.
+        YamlLimitError: aliases add more than ``limit`` nodes, or an alias inside its own anchor.
     """
     if root is None:
         return 0
     sizes: dict[int, int] = {}
     open_nodes: set[int] = set()
+    added = 0
 
     def size(node: yaml.Node) -> int:
+        nonlocal added
         key = id(node)
         known = sizes.get(key)
-        if known is not None:
+        if known is not None:  # a node met again: an alias, which expands to its whole tree again
+            added += known
+            if added > limit:
+                raise YamlLimitError(
+                    f"YAML aliases expand to more than {limit:,} nodes beyond the file's own (nested aliases, the "
+                    "'billion laughs' shape); write the values out or use fewer nested aliases",
+                    node.start_mark.line + 1,
+                )
             return known
         if key in open_nodes:
             raise YamlLimitError("recursive YAML alias (a node that contains itself)", node.start_mark.line + 1)
@@ -71,27 +86,18 @@ def check_expansion(root: yaml.Node | None, limit: int = MAX_EXPANDED_NODES) -> 
         if isinstance(node, yaml.SequenceNode):
             for item in node.value:
                 total += size(item)
-                if total > limit:
-                    break
         elif isinstance(node, yaml.MappingNode):
             for name, value in node.value:
                 total += size(name) + size(value)
-                if total > limit:
-                    break
         open_nodes.discard(key)
-        if total > limit:
-            raise YamlLimitError(
-                f"YAML aliases expand to more than {limit:,} nodes (nested aliases, the 'billion laughs' "
-                "shape); write the values out or use fewer nested aliases",
-                node.start_mark.line + 1,
-            )
         sizes[key] = total
         return total
 
     try:
-        return size(root)
+        size(root)
     except RecursionError:
         raise YamlLimitError("YAML nested too deeply", root.start_mark.line + 1) from None
+    return added
 
 
 def _check_tags(node: yaml.Node, seen: set[int]) -> None:
@@ -189,8 +195,8 @@ def single_node(loader: yaml.SafeLoader) -> yaml.Node | None:
 
 
 def load_plain(text: str, limit: int = MAX_HEADER_NODES) -> Any:
-    """Parse one YAML value as :func:`yaml.safe_load` does, refusing explicit tags and expansions
-    past ``limit`` nodes.
+    """Parse one YAML value as :func:`yaml.safe_load` does, refusing explicit tags and aliases
+    that add more than ``limit`` nodes.
 
     Raises:
         YamlLimitError: a tag or the expansion limit.
