@@ -22,14 +22,36 @@ from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SCENARIO
 __all__ = ["build_parser"]
 
 
-def _positive_int(text: str) -> int:
-    """An integer of at least 1 (``--max-body-bytes``, ``--body-budget-bytes``)."""
+def _at_least_one(unit: str, outcome: str) -> Any:
+    """The argparse ``type`` of a count of ``unit`` (``"byte"``, ``"character"``) of at least 1;
+    below, the error says what every request would get (``outcome``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number of {unit}s, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"expected at least 1 {unit}, got {value} ({outcome})")
+        return value
+
+    return parse
+
+
+#: ``--max-body-bytes``; the others name their own outcome.
+_positive_int = _at_least_one("byte", "every request would get 413")
+
+
+def _positive_seconds(text: str) -> float:
+    """A finite number of seconds above 0 (``--request-timeout``): 0 closed every connection
+    before its reply, a negative one every request head not sent in one packet, and ``nan``
+    never timed out (the sixteenth session's breaker, item 11)."""
     try:
-        value = int(text)
+        value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of bytes, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1 byte, got {value} (every request would get 413)")
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected more than 0 seconds, got {text!r}")
     return value
 
 
@@ -151,22 +173,28 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help=f"largest request body; larger ones get 413 in the profile's error shape (default: {DEFAULT_MAX_BODY_BYTES:,})",
     )
     limits.add_argument(
-        "--body-budget-bytes", type=_positive_int, default=None, metavar="N",
+        "--body-budget-bytes",
+        type=_at_least_one("byte", "every request with a body would get 503"),
+        default=None, metavar="N",
         help="bytes all request bodies still arriving may hold together; a body whose next part would pass it "
         "gets 503 in the profile's error shape (default: 4 x --max-body-bytes)",
     )
     limits.add_argument(
-        "--max-reply-bytes", type=_positive_int, default=None, metavar="N",
+        "--max-reply-bytes",
+        type=_at_least_one("byte", "every /v1/completions reply would be a 400"),
+        default=None, metavar="N",
         help="largest /v1/completions reply (JSON body, or all frames of a stream) of the vLLM and TensorRT-LLM "
         "profiles, in UTF-8 bytes; a bigger batch gets a 400 (default: 33,554,432, 32 MiB)",
     )
     limits.add_argument(
-        "--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT_S, metavar="S",
+        "--request-timeout", type=_positive_seconds, default=DEFAULT_REQUEST_TIMEOUT_S, metavar="S",
         help="seconds a client has to send a request head (idle and half-sent connections are closed), "
         f"and then its body (408) (default: {DEFAULT_REQUEST_TIMEOUT_S:g})",
     )
     limits.add_argument(
-        "--max-template-chars", type=_positive_int, default=None, metavar="N",
+        "--max-template-chars",
+        type=_at_least_one("character", "every templated reply would be a 400"),
+        default=None, metavar="N",
         help="longest text a scenario template may render per request; longer is a 400 (default: 8,192). "
         "Each templated character costs every other client ~4 us of waiting (README: Templates)",
     )
@@ -195,7 +223,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     control.add_argument("--access-log", action="store_true", help="print one line per request to stderr")
     control.add_argument(
-        "--max-scenario-bytes", type=_positive_int, default=DEFAULT_MAX_SCENARIO_BYTES, metavar="N",
+        "--max-scenario-bytes",
+        type=_at_least_one("byte", "every scenario upload would get 413"),
+        default=DEFAULT_MAX_SCENARIO_BYTES, metavar="N",
         help="largest POST /mockoss/scenario upload (larger: 413) and --scenario-dir file a request names "
         f"(larger: 400); the sessions keep 8x this of uploaded scenarios together (default: {DEFAULT_MAX_SCENARIO_BYTES:,})",
     )

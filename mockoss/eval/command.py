@@ -122,14 +122,35 @@ def _progress_bar(stream: IO[str]) -> Any:
     return show
 
 
+def _unwritable(path: str) -> str | None:
+    """Why ``--save`` could not write ``path``, found before any request is sent (before session
+    16, ``--save DIR`` sent all N requests and then failed: the sixteenth session's breaker, item
+    12), or ``None``. Nothing is created: the file is written once the run is done."""
+    import os
+    from pathlib import Path
+
+    target = Path(path)
+    if target.is_dir():
+        return "a directory (name a file, e.g. OUT.json)"
+    folder = target.parent
+    if not folder.is_dir():
+        return f"no such directory {str(folder)!r}"
+    if target.exists() and not os.access(target, os.W_OK):
+        return "permission denied"
+    if not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        return f"permission denied in {str(folder)!r}"
+    return None
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run ``mockoss eval`` with parsed arguments; return the exit code.
 
     0 once every request has an outcome from the endpoint (whatever the outcomes are); 3 when a
     request could not reach it: a connection error (nothing listening), or HTTP 404/405 (the URL
     is not the server's base URL), after printing the table and a line saying so; 2 for bad
-    arguments or unreadable files, before any request is sent; 1 when ``--save`` cannot write its
-    file; 130 on Ctrl-C. A root URL (``http://HOST:PORT``) is taken as ``http://HOST:PORT/v1``.
+    arguments, unreadable files or a ``--save`` path that cannot be written (a directory, a missing
+    folder, no permission), before any request is sent; 1 when ``--save`` still fails to write its
+    file at the end; 130 on Ctrl-C. A root URL (``http://HOST:PORT``) is taken as ``http://HOST:PORT/v1``.
     """
     from mockoss.eval.report import EvalResult, ResultFileError, compare_rows, format_compare, format_table
     from mockoss.eval.run import RequestFileError, load_request, run_requests
@@ -151,6 +172,8 @@ def run_command(args: argparse.Namespace) -> int:
     headers = _headers(args.api_key_env)
     if isinstance(headers, str):
         return _error(headers)
+    if args.save and (problem := _unwritable(args.save)):
+        return _error(f"--save: {args.save}: cannot write: {problem}")
 
     progress = _progress_bar(sys.stderr) if sys.stderr.isatty() else None
     try:

@@ -138,6 +138,11 @@ def _no_such_file(candidate: Path) -> str:
     which the fixture names after its test, a scenario file is not looked for next to the test
     (a second place would let a file there shadow the one the path names): the message shows
     the way to name that one."""
+    if candidate.is_dir():  # show/explain/serve --scenario DIR said "no such scenario file" (breaker 16, item 12)
+        return (
+            f"{candidate}: a directory, not a scenario file: name a .yaml file in it "
+            f"(mockoss validate {candidate} checks every one; serve --scenario-dir {candidate} serves them by name)"
+        )
     if candidate.is_absolute():
         return f"{candidate}: no such scenario file"
     try:
