@@ -113,6 +113,11 @@ class MatchSpec(_Strict):
     tools: StrictBool | None = Field(
         default=None, description="true: the request declares tools; false: it declares none"
     )
+    stream: StrictBool | None = Field(
+        default=None,
+        description="true: the request asks for a stream (stream: true; Ollama's /api/chat and /api/generate "
+        "stream unless stream: false); false: it does not",
+    )
     tool_names: list[str] | None = Field(default=None, min_length=1, description="tools that must all be declared")
     tool_choice: str | None = Field(
         default=None,

@@ -8,7 +8,8 @@ request gets when no rule matches (``turn 3 not in [1]``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 from dataclasses import dataclass
 
 from mockoss.scenario.conversation import RequestFacts
@@ -76,6 +77,21 @@ def _tools(wanted: bool) -> Check:
         return "tools declared (" + ", ".join(sorted(f.tool_names)) + ")"
 
     return Check("tools", lambda f: f.declares_tools == wanted, explain)
+
+
+def streams(endpoint: str, body: Mapping[str, Any]) -> bool:
+    """Whether a request to ``endpoint`` (an :data:`mockoss.endpoints.ENDPOINTS` name) with the
+    parsed ``body`` asks for a stream: ``"stream": true``; Ollama's native routes stream unless
+    ``"stream": false`` (:class:`mockoss.schemas.ollama.OllamaChatRequest`)."""
+    stream = body.get("stream")
+    return stream is not False if endpoint.startswith("ollama.") else stream is True
+
+
+def _stream(wanted: bool) -> Check:
+    def explain(f: RequestFacts) -> str:
+        return "a streamed request" if not wanted else "not a streamed request"
+
+    return Check("stream", lambda f: streams(f.endpoint, f.body) == wanted, explain)
 
 
 def _tool_names(names: list[str]) -> Check:
@@ -167,6 +183,8 @@ def compile_match(spec: MatchSpec | None) -> Matcher:
         checks.append(_model(spec.model))
     if spec.tools is not None:
         checks.append(_tools(spec.tools))
+    if spec.stream is not None:
+        checks.append(_stream(spec.stream))
     if spec.tool_names is not None:
         checks.append(_tool_names(spec.tool_names))
     if spec.tool_choice is not None:

@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from mockoss import __version__
 from mockoss.scenario.conversation import RequestFacts
 from mockoss.scenario.replay import replay_data
+from mockoss.scenario.matching import streams
 from mockoss.upstream.journal import Journal
 from mockoss.upstream.record_yaml import dump as _dump
 from mockoss.upstream.record_yaml import exact as _exact
@@ -298,7 +299,10 @@ class Recorder:
         if not self.match:
             text = _dump([step])
         else:
-            match: dict[str, Any] = {"endpoint": item["endpoint"]}
+            # stream too: a streamed and a plain request with one question are two exchanges, and
+            # a replay must not answer one with the other's bytes (a breaker's finding: the SDK
+            # read a recorded JSON body as a stream of no chunks, without an error)
+            match: dict[str, Any] = {"endpoint": item["endpoint"], "stream": streams(item["endpoint"], body)}
             if pattern is not None:
                 match["last_user"] = pattern
             text = _dump([{"match": match, "steps": [step]}])

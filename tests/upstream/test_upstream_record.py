@@ -159,7 +159,7 @@ def test_match_mode_with_redaction_stores_no_personal_details_and_still_matches(
     rules = yaml.safe_load(text)["rules"]
     note = rules[0]["steps"][0]["note"]
     assert note.startswith("chat request 0: Hi, I'm ") and "Book a table for Mr. " in note
-    assert rules[1]["match"] == {"endpoint": "chat", "last_user": r"\AWhat\ time\ is\ it\?\Z"}
+    assert rules[1]["match"] == {"endpoint": "chat", "stream": False, "last_user": r"\AWhat\ time\ is\ it\?\Z"}
     # Replayed out of order: each request finds its own rule by its (real) prompt.
     replay = serve(MockServer(scenario=str(tmp_path / "private.yaml")))
     assert [http.post(replay.url + "/v1/chat/completions", json=b).content for b in (other, personal)] == first[::-1]
@@ -188,3 +188,26 @@ def test_a_client_leaving_mid_stream_does_not_hold_up_the_recording(serve, http,
     assert len(steps) == 2 and steps[1]["replay"]["body"] == later.text
     relayed = steps[0]["replay"].get("body") or "".join(steps[0]["replay"]["frames"])
     assert relayed.encode().startswith(first_chunk) and "data: [DONE]" not in relayed  # as far as it went
+
+
+def test_match_mode_tells_a_streamed_request_from_a_plain_one_with_the_same_question(serve, upstream, http, tmp_path):
+    """A breaker's finding: a cassette recorded a question plain, then streamed; replayed in the other
+    order, the streamed request got the recorded JSON body (the openai SDK yielded no chunks and
+    raised nothing) and the plain one the SSE text. The rules now match on ``stream`` too."""
+    recorder = Recorder(tmp_path, "both", match=True)
+    plain = {**CHAT, "messages": [{"role": "user", "content": "What time is it?"}]}
+    streamed = {**plain, "stream": True}
+    with stopped(serve(MockServer(upstream=Upstream(upstream.url), recorder=recorder))) as proxy:
+        first = [http.post(proxy.url + "/v1/chat/completions", json=b).content for b in (plain, streamed)]
+    assert first[1].startswith(b"data: ") and not first[0].startswith(b"data: ")
+    replay = serve(MockServer(scenario=str(tmp_path / "both.yaml")))
+    assert [http.post(replay.url + "/v1/chat/completions", json=b).content for b in (streamed, plain)] == first[::-1]
+
+
+def test_a_stream_rule_knows_ollamas_native_default():
+    """``stream`` in a ``match`` block: Ollama's /api/chat streams unless the body says ``false``
+    (its request type's default, mockoss.schemas.ollama), the OpenAI routes only with ``true``."""
+    from mockoss.scenario.matching import streams
+
+    assert streams("ollama.chat", {}) and not streams("ollama.chat", {"stream": False})
+    assert not streams("chat", {}) and streams("chat", {"stream": True}) and not streams("chat", {"stream": "yes"})
