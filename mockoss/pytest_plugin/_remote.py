@@ -1,9 +1,15 @@
 """The ``mockoss_remote`` fixture: one test's session on a shared ``mockoss serve`` (``--mockoss-url``).
 
-Each test gets its own test id (``<worker>-<hash of the test's node id>``), so any number of test
-processes (``pytest -n N``, several CI jobs) can share one server and get what a server of their
-own would give: the session has its own scenario, rule cursors, request numbering (ids) and
-request log (:mod:`mockoss.server.control`). Clients need no header: ``base_url`` carries the
+Each test gets its own test id (``<worker>-<run>-<hash of the test's node id>``; ``<run>`` is a
+random nonce made once per test process, :data:`RUN_NONCE`), so any number of test processes
+(``pytest -n N``, several CI jobs running the same suite at once) can share one server and get what
+a server of their own would give: the session has its own scenario, rule cursors, request numbering (ids) and
+request log (:mod:`mockoss.server.control`). Without the nonce, two runs of one suite (two
+branches, a Python matrix) sent the same ids and took each other's steps and deleted each other's
+sessions (sixteenth-session breaker, finding 1). The id only names the session: a session's
+replies come from the server's seed and the scenario (``ControlPlane._copy`` in
+:mod:`mockoss.server.control` copies ``seed``, never the id), so they are byte-identical whatever
+the nonce. Clients need no header: ``base_url`` carries the
 test id as a path prefix (``URL/s/ID/v1``). The control calls send ``$MOCKOSS_ADMIN_TOKEN`` when set.
 """
 
@@ -12,12 +18,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 
 import httpx2
 
-__all__ = ["RemoteSession"]
+__all__ = ["RUN_NONCE", "RemoteSession"]
+
+#: This process's part of every test id: 8 random hex digits, made once per process (each xdist
+#: worker has its own), so that two runs of one suite against one server never share an id.
+RUN_NONCE = secrets.token_hex(4)
 
 
 class RemoteSession:
@@ -25,14 +36,17 @@ class RemoteSession:
 
     Attributes:
         url: the server's root URL, e.g. ``http://127.0.0.1:8000``.
-        test_id: this test's id on it.
+        test_id: this test's id on it, ``<worker>-<run>-<16 hex digits of sha256(nodeid)>``
+            (``<run>``: ``run``, default :data:`RUN_NONCE`).
         base_url: ``URL/s/TEST_ID/v1``, for OpenAI-compatible clients.
         root_url: ``URL/s/TEST_ID``, for native APIs (``/api/chat``).
     """
 
-    def __init__(self, url: str, nodeid: str, worker: str = "main", token: str | None = None) -> None:
+    def __init__(
+        self, url: str, nodeid: str, worker: str = "main", token: str | None = None, run: str | None = None
+    ) -> None:
         self.url = url.rstrip("/").removesuffix("/v1")
-        self.test_id = f"{worker}-{hashlib.sha256(nodeid.encode()).hexdigest()[:16]}"
+        self.test_id = f"{worker}-{run or RUN_NONCE}-{hashlib.sha256(nodeid.encode()).hexdigest()[:16]}"
         self.root_url = f"{self.url}/s/{self.test_id}"
         self.base_url = f"{self.root_url}/v1"
         headers = {"x-mockoss-test-id": self.test_id}
@@ -42,7 +56,9 @@ class RemoteSession:
 
     def _check(self, response: httpx2.Response) -> httpx2.Response:
         if response.status_code >= 400:
-            raise AssertionError(f"mockoss control call {response.request.method} {response.request.url.path} -> {response.status_code}: {response.text}")
+            raise AssertionError(
+                f"mockoss control call {response.request.method} {response.request.url.path} -> {response.status_code}: {response.text}"
+            )
         return response
 
     def use(self, scenario: Any, *more: Any, name: str | None = None) -> dict[str, Any]:
@@ -59,14 +75,20 @@ class RemoteSession:
         from mockoss.scenario.schema import FORMAT_VERSION
         from mockoss.steps import as_scenario_data, is_builder
 
-        if more or is_builder(scenario) or (isinstance(scenario, (list, tuple)) and any(is_builder(i) for i in scenario)):
+        if (
+            more
+            or is_builder(scenario)
+            or (isinstance(scenario, (list, tuple)) and any(is_builder(i) for i in scenario))
+        ):
             scenario = as_scenario_data(scenario, *more)
         elif isinstance(scenario, (list, tuple)):
             scenario = {"steps": list(scenario)}
         if isinstance(scenario, dict):
             data = scenario if "version" in scenario else {"version": FORMAT_VERSION, **scenario}
             content, kind, name = json.dumps(data).encode(), "application/json", name or "inline"
-        elif isinstance(scenario, Path) or (isinstance(scenario, str) and scenario.endswith((".yaml", ".yml")) and "\n" not in scenario):
+        elif isinstance(scenario, Path) or (
+            isinstance(scenario, str) and scenario.endswith((".yaml", ".yml")) and "\n" not in scenario
+        ):
             path = Path(scenario)
             content, kind, name = path.read_bytes(), "application/yaml", name or path.stem
         elif "\n" in scenario:
@@ -76,7 +98,9 @@ class RemoteSession:
             if not shipped.is_file():
                 load_scenario(scenario)  # raises ScenarioError naming the nearest shipped scenarios
             content, kind, name = shipped.read_bytes(), "application/yaml", name or scenario
-        response = self._http.post("/mockoss/scenario", params={"name": name}, content=content, headers={"content-type": kind})
+        response = self._http.post(
+            "/mockoss/scenario", params={"name": name}, content=content, headers={"content-type": kind}
+        )
         return self._check(response).json()  # type: ignore[no-any-return]
 
     @property
@@ -99,4 +123,6 @@ class RemoteSession:
 
 def remote_session(url: str, nodeid: str) -> RemoteSession:
     """A :class:`RemoteSession` for the test ``nodeid`` (the xdist worker id from the environment)."""
-    return RemoteSession(url, nodeid, os.environ.get("PYTEST_XDIST_WORKER", "main"), os.environ.get("MOCKOSS_ADMIN_TOKEN") or None)
+    return RemoteSession(
+        url, nodeid, os.environ.get("PYTEST_XDIST_WORKER", "main"), os.environ.get("MOCKOSS_ADMIN_TOKEN") or None
+    )
