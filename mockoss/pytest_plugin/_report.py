@@ -1,8 +1,14 @@
 """Text the plugin shows a person: the request log (failure report section, count assertion) and
-the steps a test never used (teardown assertion)."""
+the steps a test never used (teardown assertion).
+
+Control characters in what a test scripted or a server sent (ESC, NUL, CR, DEL, C1) are shown
+escaped, as ``repr`` writes them (``\\x1b[31m``): raw, they recoloured the terminal and garbled
+pytest's report (sixteenth-session breaker, finding 13). Newlines split lines; tabs stay.
+"""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -11,7 +17,15 @@ if TYPE_CHECKING:
     from mockoss.scenario.loader import Scenario
     from mockoss.server.core import RecordedRequest
 
-__all__ = ["describe_requests", "nearest_recorded", "plural", "tool_warnings", "unexpected_requests", "unused_steps"]
+__all__ = [
+    "describe_requests",
+    "nearest_recorded",
+    "plural",
+    "printable",
+    "tool_warnings",
+    "unexpected_requests",
+    "unused_steps",
+]
 
 #: Where the teardown assertion sends someone whose unused steps are on purpose.
 STEPS_DOC = "README.md, section 'Use it from pytest' (assert_all_steps_used)"
@@ -19,6 +33,16 @@ STEPS_DOC = "README.md, section 'Use it from pytest' (assert_all_steps_used)"
 REQUESTS_DOC = "README.md, section 'Use it from pytest' (assert_all_requests_were_expected)"
 #: … and someone whose tool-check warnings are on purpose.
 TOOLS_DOC = "README.md, section 'Tool checks'"
+
+
+#: C0 controls but tab and newline, DEL and the C1 controls.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters (but ``\\t`` and ``\\n``) escaped as ``repr`` does:
+    ``"\\x1b[31mred"`` -> ``"\\\\x1b[31mred"``, ``"\\r"`` -> ``"\\\\r"``."""
+    return _CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
 
 
 def plural(count: int, noun: str) -> str:
@@ -83,7 +107,7 @@ def describe_request(request: RecordedRequest, recorded: Scenario | None = None)
         first, *rest = request.completion.split("\n")
         lines.append(f"  completion: {first}")
         lines.extend(f"              {line}" for line in rest)
-    return lines
+    return [printable(line) for line in lines]
 
 
 def describe_requests(
@@ -112,7 +136,7 @@ def unused_steps(scenarios: Iterable[Scenario], requests: Sequence[RecordedReque
                     continue
                 note = f" ({step.note})" if step.note else ""
                 used = "never answered" if count == 0 else f"answered {count} of its {step.times} times"
-                lines.append(f"- {rule.where}, {rule.label}, step {step.index}{note}: {used}")
+                lines.append(printable(f"- {rule.where}, {rule.label}, step {step.index}{note}: {used}"))
     return lines
 
 
@@ -127,7 +151,7 @@ def unexpected_requests(requests: Sequence[RecordedRequest], recorded: Scenario 
             continue
         head, *_ = describe_request(request)
         lines.append(f"- {head.removeprefix(f'#{request.index} ')} (request #{request.index})")
-        lines.extend(f"    {line}" for line in _why_unanswered(request, recorded))
+        lines.extend(f"    {printable(line)}" for line in _why_unanswered(request, recorded))
     return lines
 
 
@@ -174,5 +198,7 @@ def nearest_recorded(request: RecordedRequest, recorded: Scenario) -> list[str]:
 def tool_warnings(requests: Sequence[RecordedRequest]) -> list[str]:
     """One line per tool-check warning: ``- request #0 (rule #1, step 0): tool call 'x': …``."""
     return [
-        f"- request #{r.index} (rule {r.rule}, step {r.step}): {warning}" for r in requests for warning in r.warnings
+        printable(f"- request #{r.index} (rule {r.rule}, step {r.step}): {warning}")
+        for r in requests
+        for warning in r.warnings
     ]
