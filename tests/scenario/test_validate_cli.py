@@ -158,6 +158,7 @@ def test_json_schema_describes_rules_match_times_and_faults():
         "endpoint",
         "model",
         "tools",
+        "stream",
         "tool_names",
         "tool_choice",
         "last_user",
