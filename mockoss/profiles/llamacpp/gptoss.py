@@ -207,14 +207,14 @@ def build_grammar(
     grammar = _grammars.get(key)
     if grammar is None:
         if tool_call_opens == "header":
-            from mockoss.profiles.llamacpp.grammar_b9553 import build_b9553  # (it imports this module)
+            from mockoss.profiles.llamacpp.grammar_b9553 import build_b9553  # (only when a request asks for b9553)
 
-            builder = build_b9553
+            built = Grammar(*build_b9553(tools, choice, extract_reasoning, response_format))
         else:
-            builder = _build_grammar
+            built = _build_grammar(tools, choice, extract_reasoning, response_format)
         grammar = _grammars.put(
             key,
-            builder(tools, choice, extract_reasoning, response_format),
+            built,
             _GRAMMAR_BASE_BYTES + _GRAMMAR_TOOL_BYTES * len(tools) + 4 * sum(map(len, tools)),
         )
     return grammar

@@ -28,7 +28,6 @@ Rules (``p.rule``) and the ``tool`` tag add AST nodes the mapper ignores: they a
 from __future__ import annotations
 
 from mockoss.profiles.llamacpp import peg
-from mockoss.profiles.llamacpp.gptoss import Grammar
 from mockoss.profiles.llamacpp.peg import atomic, chars, choice, literal, optional, repeat, sequence, tag, until
 
 __all__ = ["build_b9553"]
@@ -38,7 +37,7 @@ _REASONING, _CONTENT, _TOOL_OPEN, _TOOL_NAME, _TOOL_ARGS = "reasoning", "content
 
 def build_b9553(
     tools: tuple[str, ...], tool_choice: str, extract_reasoning: bool, response_format: bool = False
-) -> Grammar:
+) -> tuple[peg.Parser, peg.Parser | None]:
     """b9553's ``common_chat_params_init_gpt_oss`` parser (module docstring).
 
     Args:
@@ -48,8 +47,9 @@ def build_b9553(
         response_format: a JSON schema was requested.
 
     Returns:
-        a :class:`~.gptoss.Grammar` whose ``root`` is ``sequence(repeat(message), …)``, as
-        :mod:`.incremental` requires.
+        ``(root, message)``, the fields of a :class:`~.gptoss.Grammar` (which
+        :func:`.gptoss.build_grammar` makes of them: this module does not import that one), whose
+        ``root`` is ``sequence(repeat(message), …)``, as :mod:`.incremental` requires.
     """
     start = literal("<|start|>assistant")
     end = literal("<|end|>")
@@ -73,7 +73,7 @@ def build_b9553(
             literal("<|channel|>final"), constraint, literal("<|message|>"), tag(_CONTENT, peg.json_value)
         )
         leading = sequence(start, analysis)
-        return Grammar(sequence(repeat(leading), start, formatted), leading)
+        return sequence(repeat(leading), start, formatted), leading
 
     prefix = repeat(message)
     if tools and tool_choice != "none":
@@ -90,6 +90,6 @@ def build_b9553(
             per_tool.append(choice(in_role, in_channel))
         tool_call = choice(*per_tool)
         if tool_choice == "required":
-            return Grammar(sequence(prefix, start, tool_call), message)
-        return Grammar(sequence(prefix, start, choice(tool_call, final)), message)
-    return Grammar(sequence(prefix, start, choice(final, unsolicited)), message)
+            return sequence(prefix, start, tool_call), message
+        return sequence(prefix, start, choice(tool_call, final)), message
+    return sequence(prefix, start, choice(final, unsolicited)), message
