@@ -9,11 +9,16 @@ included), secrets never written. Recording puts a pass-through mockoss between 
 cassette does not hold fails the test at teardown with each recorded rule's reason
 (``assert_all_requests_were_expected``).
 
-Where: ``cassette=True`` is ``<test file dir>/cassettes/<module>/<test name>.yaml`` (pytest-recording's
-layout); ``cassette="name"`` is ``name.yaml`` in that directory; a value ending in ``.yaml`` is a
-path relative to the test file. The mode comes from ``--mockoss-record-mode`` (command line
-first, as pytest-recording), default ``none``; ``new_episodes`` replays what the cassette holds
-and appends what it does not (:mod:`mockoss.pytest_plugin._episodes`).
+Where: ``cassette=True`` is ``<test file dir>/cassettes/<module>/<name>.yaml`` (pytest-recording's
+layout; the name, ``Class.test`` and a hash when the id lost characters, and the old names still
+replayed: :mod:`mockoss.pytest_plugin._cassette_names`); ``cassette="name"`` is ``name.yaml`` in that
+directory; a value ending in ``.yaml`` or ``.yml`` is a path relative to the test file, recorded
+and replayed under exactly that name. ``cassette=False`` turns a farther marker's cassette off.
+The mode comes from ``--mockoss-record-mode`` (command line first, as pytest-recording), default
+``none``; ``new_episodes`` replays what the cassette holds and appends what it does not
+(:mod:`mockoss.pytest_plugin._episodes`). A recording is written whole when the test ends, by one
+test per run, and not at all when the real server could not be reached
+(:mod:`mockoss.pytest_plugin._cassette_write`).
 
 Timing: recordings keep when each stream frame arrived (``frame_times_ms``), and a replay is paced
 from it through the transport pacing (:mod:`mockoss.scenario.replay`).
@@ -21,6 +26,7 @@ from it through the transport pacing (:mod:`mockoss.scenario.replay`).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,12 +36,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from mockoss.pytest_plugin._cassette_write import claim, commit, locked, outage_message, scratch_name, watched_recorder
+
 if TYPE_CHECKING:
+    from mockoss.pytest_plugin._cassette_names import Located
     from mockoss.pytest_plugin._fixture import MockossFixture
     from mockoss.pytest_plugin._options import MockossOptions, RealTarget
     from mockoss.server.run import ThreadedServer
 
-__all__ = ["RecordMode", "cassette_fixture", "cassette_path", "record_mode"]
+__all__ = ["RecordMode", "cassette_fixture", "cassette_path", "locate_cassette", "record_mode"]
 
 
 class RecordMode(str, Enum):
@@ -60,21 +69,34 @@ def record_mode(config: pytest.Config) -> RecordMode:
 
 
 def cassette_path(node: pytest.Item, value: str | bool) -> Path:
-    """Where ``@pytest.mark.mockoss(cassette=value)`` keeps the test's cassette (module docstring).
+    """Where ``@pytest.mark.mockoss(cassette=value)`` keeps the test's cassette (module docstring;
+    for ``True``: :func:`locate_cassette`'s ``path``).
 
     Raises:
         TypeError: ``value`` is not ``True`` or a plain name or path.
     """
+    return locate_cassette(node, value).path
+
+
+def locate_cassette(node: pytest.Item, value: str | bool) -> Located:
+    """Where the test's cassette is (:class:`mockoss.pytest_plugin._cassette_names.Located`).
+
+    Raises:
+        TypeError: ``value`` is not ``True`` or a plain name or path.
+    """
+    from mockoss.pytest_plugin._cassette_names import Located, locate
+
     test_file = Path(str(node.path))
     folder = test_file.parent / "cassettes" / test_file.stem
     if value is True:
-        name = re.sub(r"[^A-Za-z0-9._-]+", "-", node.name).strip("-")
-        return folder / f"{name}.yaml"
+        return locate(node, folder)
     if isinstance(value, str) and value.endswith((".yaml", ".yml")):
-        return (test_file.parent / value).resolve()
-    if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9._-]+", value):
-        return folder / f"{value}.yaml"
-    raise TypeError(f"cassette= takes True, a name (letters, digits, . _ -) or a .yaml path, got {value!r}")
+        path = (test_file.parent / value).resolve()
+    elif isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9._-]+", value):
+        path = folder / f"{value}.yaml"
+    else:
+        raise TypeError(f"cassette= takes True, a name (letters, digits, . _ -) or a .yaml path, got {value!r}")
+    return Located(path, path)
 
 
 def _served_names(path: Path) -> list[str]:
@@ -95,12 +117,17 @@ def cassette_fixture(
     Raises:
         pytest.UsageError: recording (``once`` without a cassette, ``new_episodes``, ``all``,
             ``rewrite``) without ``--mockoss-real``.
-        pytest.fail.Exception: mode ``none`` and the cassette does not exist.
+        pytest.fail.Exception: mode ``none`` and the cassette does not exist; another test of
+            this run records the same cassette; the real server could not be reached while
+            recording (at teardown; nothing written).
     """
     from mockoss.pytest_plugin._fixture import MockossFixture
 
-    path = cassette_path(request.node, options.cassette)  # type: ignore[arg-type]
+    located = locate_cassette(request.node, options.cassette)  # type: ignore[arg-type]
     mode = record_mode(request.config)
+    if mode in (RecordMode.ALL, RecordMode.REWRITE):  # recorded anew under the new name
+        located = dataclasses.replace(located, path=located.new)
+    path = located.path
     if mode is RecordMode.NEW_EPISODES and path.exists():
         if real is None:
             raise pytest.UsageError(
@@ -114,8 +141,14 @@ def cassette_fixture(
     replay = mode is RecordMode.NONE or (mode is RecordMode.ONCE and path.exists())
     if replay:
         if not path.exists():
+            shared = ""
+            if located.shared_old is not None:
+                shared = (
+                    f" ({located.shared_old.name}, its name before mockoss named cassettes by class and a hash, "
+                    "was shared by several tests, so it is not used)"
+                )
             pytest.fail(
-                f"mockoss: cassette {path} does not exist; record it once against a real server: "
+                f"mockoss: cassette {path} does not exist{shared}; record it once against a real server: "
                 "pytest --mockoss-record-mode once --mockoss-real URL",
                 pytrace=False,
             )
@@ -134,20 +167,21 @@ def cassette_fixture(
             f"mockoss: recording cassette {path} (--mockoss-record-mode {mode.value}) needs a real server: "
             "add --mockoss-real URL"
         )
-    yield from _record(path, mode, options, real)
+    claim(path, request.config, request.node.nodeid)
+    yield from _record(located, path, options, real)
 
 
-def _record(path: Path, mode: RecordMode, options: MockossOptions, real: RealTarget) -> Iterator[MockossFixture]:
+def _record(located: Located, path: Path, options: MockossOptions, real: RealTarget) -> Iterator[MockossFixture]:
+    """Record into ``mockoss-partial-XXXXXXXX.yaml`` next to ``path``, moved over it when the test
+    ends (an older cassette stays until then; ``all``/``rewrite`` with no exchange removes it, as
+    before); an unused old-name cassette (``located.legacy``) is removed once recorded anew."""
     from mockoss.pytest_plugin._fixture import MockossFixture
     from mockoss.server.core import MockServer
     from mockoss.server.run import ThreadedServer
-    from mockoss.upstream import Recorder
     from mockoss.upstream.config import Upstream
 
-    if path.exists():  # all, rewrite: written anew (new_episodes comes here only without a cassette)
-        path.unlink()
     key = real.api_key if real.api_key != "unused" else None
-    recorder = Recorder(path.parent, path.stem, match=True)
+    recorder = watched_recorder(path.parent, scratch_name(path))
     server = MockServer(upstream=Upstream(real.url, api_key=key), recorder=recorder, served_model_names=[real.model])
     running = ThreadedServer(server).start()
     try:
@@ -159,3 +193,13 @@ def _record(path: Path, mode: RecordMode, options: MockossOptions, real: RealTar
     finally:
         running.stop()
         recorder.close()
+        if recorder.outages:  # type: ignore[attr-defined]
+            recorder.path.unlink(missing_ok=True)
+            pytest.fail(outage_message(recorder.outages, path, real.url), pytrace=False)  # type: ignore[attr-defined]
+        if recorder.path.exists():
+            commit(recorder.path, path)
+        else:
+            with locked(path):
+                path.unlink(missing_ok=True)
+        if located.legacy is not None and located.legacy != path:
+            located.legacy.unlink(missing_ok=True)  # recorded anew under the new name

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import tempfile
 import threading
@@ -61,7 +62,9 @@ class _Front:
         self.sent_on: set[int] = set()
         self._sock = bind("127.0.0.1", 0)
         self.url = base_url(self._sock)
-        self._uvicorn = uvicorn.Server(uvicorn.Config(self._app(), log_level="warning", access_log=False, lifespan="on"))
+        self._uvicorn = uvicorn.Server(
+            uvicorn.Config(self._app(), log_level="warning", access_log=False, lifespan="on")
+        )
         self._uvicorn.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self._thread = threading.Thread(target=self._uvicorn.run, kwargs={"sockets": [self._sock]}, daemon=True)
 
@@ -114,7 +117,10 @@ class _Front:
                 answer = await _send(client, request.method, target + path, body, headers)
             relayed = {k: answer.headers[k] for k in _RELAYED if k in answer.headers}
             return StreamingResponse(
-                answer.aiter_raw(), status_code=answer.status_code, headers=relayed, background=BackgroundTask(answer.aclose)
+                answer.aiter_raw(),
+                status_code=answer.status_code,
+                headers=relayed,
+                background=BackgroundTask(answer.aclose),
             )
 
         @contextlib.asynccontextmanager
@@ -132,30 +138,38 @@ async def _send(client: Any, method: str, url: str, body: bytes, headers: dict[s
 
 def append_rules(cassette: Path, recorded: Path) -> int:
     """Append ``recorded``'s rules (a recording made with ``match=True``) to ``cassette``'s
-    ``rules:`` list; returns how many rules were added.
+    ``rules:`` list; returns how many rules were added. The read, append and write hold the
+    cassette's lock, and the new text replaces the file whole (a temporary file moved over it),
+    so two tests appending to one cassette at once (``pytest -n 2``) both land
+    (:mod:`mockoss.pytest_plugin._cassette_write`).
 
     Raises:
         ValueError: either file does not end with its ``rules:`` list, or the merged text is not a
             valid scenario (the cassette is then left as it was).
     """
+    from mockoss.pytest_plugin._cassette_write import locked, scratch_name
     from mockoss.scenario.loader import ScenarioError, load_scenario
 
-    old, new = cassette.read_text(encoding="utf-8"), recorded.read_text(encoding="utf-8")
-    tails = []
-    for text, where in ((old, cassette), (new, recorded)):
-        _, sep, tail = text.partition("\nrules:\n")
-        if not sep or re.search(r"^\S", tail, re.MULTILINE) and not re.fullmatch(r"(?:(?:- |  |#).*\n?)*", tail):
-            raise ValueError(f"mockoss: {where} does not end with its rules: list")
-        tails.append(tail)
-    added = sum(1 for line in tails[1].splitlines() if line.startswith("- "))
-    if not added:
-        return 0
-    cassette.write_text(old.rstrip("\n") + "\n" + tails[1], encoding="utf-8")
-    try:
-        load_scenario(str(cassette))
-    except (ScenarioError, OSError) as exc:
-        cassette.write_text(old, encoding="utf-8")
-        raise ValueError(f"mockoss: appending the new exchanges to {cassette} failed: {exc}") from None
+    new = recorded.read_text(encoding="utf-8")
+    with locked(cassette):
+        old = cassette.read_text(encoding="utf-8")
+        tails = []
+        for text, where in ((old, cassette), (new, recorded)):
+            _, sep, tail = text.partition("\nrules:\n")
+            if not sep or re.search(r"^\S", tail, re.MULTILINE) and not re.fullmatch(r"(?:(?:- |  |#).*\n?)*", tail):
+                raise ValueError(f"mockoss: {where} does not end with its rules: list")
+            tails.append(tail)
+        added = sum(1 for line in tails[1].splitlines() if line.startswith("- "))
+        if not added:
+            return 0
+        merged = cassette.with_name(scratch_name(cassette) + ".yaml")
+        merged.write_text(old.rstrip("\n") + "\n" + tails[1], encoding="utf-8")
+        try:
+            load_scenario(str(merged))
+        except (ScenarioError, OSError) as exc:
+            merged.unlink(missing_ok=True)
+            raise ValueError(f"mockoss: appending the new exchanges to {cassette} failed: {exc}") from None
+        os.replace(merged, cassette)
     return added
 
 
@@ -165,10 +179,10 @@ def new_episodes(
     """The ``mockoss`` fixture in ``new_episodes`` mode for an existing cassette (module
     docstring): ``running`` is the shared fake server, ``names`` the model names the cassette
     was recorded with (its first line)."""
+    from mockoss.pytest_plugin._cassette_write import outage_message, watched_recorder
     from mockoss.pytest_plugin._fixture import MockossFixture
     from mockoss.server.core import MockServer
     from mockoss.server.run import ThreadedServer
-    from mockoss.upstream import Recorder
     from mockoss.upstream.config import Upstream
 
     class EpisodesFixture(MockossFixture):
@@ -188,8 +202,10 @@ def new_episodes(
     fixture.cassette = path
     with tempfile.TemporaryDirectory(prefix="mockoss-episodes-") as scratch:
         key = real.api_key if real.api_key != "unused" else None
-        recorder = Recorder(scratch, path.stem, match=True)
-        upstream = MockServer(upstream=Upstream(real.url, api_key=key), recorder=recorder, served_model_names=[real.model])
+        recorder = watched_recorder(Path(scratch), path.stem)
+        upstream = MockServer(
+            upstream=Upstream(real.url, api_key=key), recorder=recorder, served_model_names=[real.model]
+        )
         recording = ThreadedServer(upstream).start()
         front = _Front(running, recording.url).start()
         fixture.url, fixture.base_url = front.url, f"{front.url}/v1"
@@ -199,6 +215,8 @@ def new_episodes(
             front.stop()
             recording.stop()
             recorder.close()
+        if recorder.outages:  # type: ignore[attr-defined]
+            pytest.fail(outage_message(recorder.outages, path, real.url), pytrace=False)  # type: ignore[attr-defined]
         if front.sent_on and recorder.path.exists():
             try:
                 append_rules(path, recorder.path)

@@ -62,7 +62,9 @@ class MockossOptions:
             system text and first user message; default ``False``.
         cassette: ``True``, a name or a ``.yaml`` path: record this test's exchanges with the
             ``--mockoss-real`` server once and replay them offline (:mod:`mockoss.pytest_plugin._cassette`,
-            ``--mockoss-record-mode``); default none.
+            ``--mockoss-record-mode``); ``False``: no cassette, also when a farther marker (class,
+            module) sets one (resolved to ``None``; the sixteenth-session breaker, finding 9, got a
+            ``TypeError`` for it); default none.
         scripted_only: skip the test under ``--mockoss-real`` (same as ``@pytest.mark.mockoss_scripted``).
         max_body_bytes: the largest request body the fake server takes (bytes, at least 1); a larger
             one gets 413 in the profile's error shape, as ``serve --max-body-bytes`` and
@@ -108,13 +110,19 @@ class MockossOptions:
         _check(self.seed is None or seed_ok, "seed", "an int or a str")
         _check(self.switches is None or isinstance(self.switches, Mapping), "switches", "a dict of switch values")
         _check(self.transport is None or isinstance(self.transport, Mapping), "transport", "a dict of transport fields")
-        _check(self.cassette in (None, True) or isinstance(self.cassette, str), "cassette", "True, a name or a .yaml path")
+        cassette_ok = isinstance(self.cassette, bool) or (isinstance(self.cassette, str) and self.cassette != "")
+        _check(self.cassette is None or cassette_ok, "cassette", "True, a name, a .yaml path or False (no cassette)")
         for name in ("max_body_bytes", "body_budget_bytes"):
             value = getattr(self, name)
             body_ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
             _check(value is None or body_ok, name, "a number of bytes, at least 1")
-        for name in ("assert_all_steps_used", "assert_all_requests_were_expected",
-                     "assert_tool_calls_match_declared_tools", "auto_session", "scripted_only"):
+        for name in (
+            "assert_all_steps_used",
+            "assert_all_requests_were_expected",
+            "assert_tool_calls_match_declared_tools",
+            "auto_session",
+            "scripted_only",
+        ):
             _check(getattr(self, name) is None or isinstance(getattr(self, name), bool), name, "True or False")
         if self.profile is not None and self.profiles is not None:
             raise TypeError("mockoss: give profile= (one profile) or profiles= (one run per profile), not both")
@@ -226,7 +234,10 @@ def resolve(
         explicit = layer.over(explicit)
     if profile is not None:
         explicit = dataclasses.replace(explicit, profile=profile, profiles=None)
-    return explicit, explicit.over(DEFAULTS)
+    resolved = explicit.over(DEFAULTS)
+    if resolved.cassette is False:  # turned off here, whatever a farther layer set
+        resolved = dataclasses.replace(resolved, cassette=None)
+    return explicit, resolved
 
 
 @dataclass(frozen=True)
