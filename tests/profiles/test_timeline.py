@@ -10,7 +10,7 @@ import pytest
 
 from mockoss.cli import main
 from mockoss.profiles.registry import PROFILES, ProfileError, get_profile, switch_names
-from mockoss.profiles.releases import TIMELINES, split_release
+from mockoss.profiles.releases import TIMELINES, ReleaseWarning, split_release
 from mockoss.profiles.timeline import Change, Release, Timeline, TimelineError, format_timeline, release_key
 
 
@@ -163,4 +163,8 @@ def test_every_listed_release_of_every_timeline_is_a_valid_release_name():
     for server in TIMELINES:
         timeline = TIMELINES[server]
         for release in timeline.ordered_releases:
+            if release.name in timeline.renamed:  # resolves too, with a ReleaseWarning saying what to pin
+                with pytest.warns(ReleaseWarning, match=f"pin {server}@{timeline.renamed[release.name]}"):
+                    assert get_profile(f"{server}@{release.name}").name == f"{server}@{release.name}"
+                continue
             assert get_profile(f"{server}@{release.name}").name == f"{server}@{release.name}"
