@@ -7,23 +7,33 @@ concurrent clients interleave: what an outcome distribution (``mockoss eval``) n
 scripted proportions. ``draw`` mode draws every use independently with the same seed scheme, like
 sampling a real model.
 
-The deck is built whole (Python's ``random.shuffle``, Fisher-Yates from the last position down:
-CPython@v3.11:Lib/random.py ``Random.shuffle``), and the first use reads position 0, which that
-shuffle settles with its last of ``sum(weights) - 1`` draws: no lazier deal gives the same
-sequences, so the deck's size is bounded instead (:mod:`mockoss.scenario.pick_bounds`, checked
-when a scenario is validated). Before session 16 a weight of 20,000,000 took 14.7 s
-under the server's lock, for every client (the sixteenth session's breaker, item 7).
+A deck of up to :data:`~mockoss.scenario.pick_bounds.MAX_DECK_CARDS` cards is built whole
+(Python's ``random.shuffle``, Fisher-Yates from the last position down:
+CPython@v3.11:Lib/random.py ``Random.shuffle``), as earlier mockoss built every deck, so those
+scenarios deal what they always dealt: the first use reads position 0, which that shuffle settles
+with its last of ``sum(weights) - 1`` draws, so no lazier deal gives the same sequences. A larger
+deck is never built: the card at a position is found through a keyed permutation of the cycle's
+positions (:func:`_permuted`: a 4-round Feistel network over blake2b, cycle-walking into the
+range), then the option whose run of cards holds it (``bisect`` over the cumulative weights):
+O(log options) per use, no memory for the cards, the same exact counts per cycle. Before session
+16 a weight of 20,000,000 built its deck under the server's lock: 14.7 s for every client, and
+10**9 ~16 GB (the sixteenth session's breaker, item 7); such decks deal other sequences than
+they did then (none could be used then).
 """
 
 from __future__ import annotations
 
 import array
+import bisect
 import dataclasses
 import functools
+import hashlib
+import itertools
 import random
 from typing import TYPE_CHECKING, Any
 
 from mockoss.scenario.compiled import Step
+from mockoss.scenario.pick_bounds import MAX_DECK_CARDS
 
 if TYPE_CHECKING:
     from mockoss.scenario.loader import Rule
@@ -54,6 +64,32 @@ def _deck(weights: tuple[int, ...], key: str) -> bytes | array.array[int]:
     return bytes(deck) if len(weights) <= 256 else array.array("I", deck)
 
 
+def _permuted(position: int, size: int, key: str) -> int:
+    """The image of ``position`` (``0 <= position < size``) under a permutation of ``range(size)``
+    keyed by ``key``: a balanced 4-round Feistel network on the smallest even bit width that
+    covers ``size``, applied again while the result falls outside the range (cycle-walking: fewer
+    than 4 rounds of walking on average, as the width at most quadruples ``size``). Deterministic:
+    blake2b of the key, the round and the half."""
+    half_bits = max(1, ((size - 1).bit_length() + 1) // 2)
+    mask = (1 << half_bits) - 1
+    secret = key.encode()
+    value = position
+    while True:
+        left, right = value >> half_bits, value & mask
+        for round_ in range(4):
+            digest = hashlib.blake2b(f"{round_}/{right}".encode(), key=secret[:64], digest_size=8).digest()
+            left, right = right, left ^ (int.from_bytes(digest, "big") & mask)
+        value = (left << half_bits) | right
+        if value < size:
+            return value
+
+
+@functools.lru_cache(maxsize=512)
+def _bounds(weights: tuple[int, ...]) -> tuple[int, ...]:
+    """The cumulative weights: option *i*'s cards are the positions from ``bounds[i-1]`` on."""
+    return tuple(itertools.accumulate(weights))
+
+
 def choose(rule: Rule, step: Step, use: int, seed: int | str) -> Step:
     """The answer for the ``use``-th (0-based) request this ``pick`` step answers.
 
@@ -63,8 +99,12 @@ def choose(rule: Rule, step: Step, use: int, seed: int | str) -> Step:
     weights = tuple(weight for weight, _ in step.options)
     key = f"{seed}/{rule.index}/{step.index}"
     if step.pick_mode == "deck":
-        cycle, position = divmod(use, sum(weights))
-        option = _deck(weights, f"{key}/{cycle}")[position]
+        bounds = _bounds(weights)
+        cycle, position = divmod(use, bounds[-1])
+        if bounds[-1] <= MAX_DECK_CARDS:
+            option = _deck(weights, f"{key}/{cycle}")[position]
+        else:
+            option = bisect.bisect_right(bounds, _permuted(position, bounds[-1], f"{key}/{cycle}"))
     else:
         option = random.Random(f"{key}/{use}").choices(range(len(weights)), weights)[0]
     chosen = step.options[option][1]

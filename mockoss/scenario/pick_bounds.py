@@ -2,23 +2,24 @@
 (:class:`mockoss.scenario.schema.StepSpec`); no imports, so the schema can use them without
 importing the player's modules (:mod:`mockoss.scenario.pick` deals the cards).
 
-A ``deck`` is built and shuffled whole, ``sum(weights)`` cards (CPython's ``random.shuffle``, which
-earlier mockoss used and whose deals it keeps), under the lock every client waits on: before
-session 16 a weight of 20,000,000 took 14.7 s for every client, 10**9 ~16 GB (the sixteenth
-session's breaker, item 7).
+A ``deck`` of up to :data:`MAX_DECK_CARDS` cards is built and shuffled whole, as earlier mockoss
+built every deck (and so deals what it dealt); a larger one is dealt through a keyed permutation
+of its positions, never built (:mod:`mockoss.scenario.pick`). Both modes take sums up to
+:data:`MAX_WEIGHTS`. Before session 16 a weight of 20,000,000 took 14.7 s for every client, 10**9
+~16 GB (the sixteenth session's breaker, item 7).
 """
 
 from __future__ import annotations
 
-__all__ = ["MAX_DECK_CARDS", "MAX_DRAW_WEIGHTS", "weights_problem"]
+__all__ = ["MAX_DECK_CARDS", "MAX_WEIGHTS", "weights_problem"]
 
-#: Largest ``sum(weights)`` of a ``pick_mode: deck`` step: its deck is built and shuffled whole
+#: Largest ``sum(weights)`` of a ``pick_mode: deck`` step whose deck is built and shuffled whole
 #: (~0.6 us a card: 10,000 cards ~6 ms, on the lock every client waits on), one per cycle.
 MAX_DECK_CARDS = 10_000
-#: Largest ``sum(weights)`` of a ``pick_mode: draw`` step: ``random.choices`` scales its float
-#: ``random()`` by the sum (an ``OverflowError`` past ~1.8e308, a 500 before session 16), and
-#: below 2**53 every weight is exact.
-MAX_DRAW_WEIGHTS = 10**15
+#: Largest ``sum(weights)`` of a ``pick`` step: ``random.choices`` (``pick_mode: draw``) scales its
+#: float ``random()`` by the sum (an ``OverflowError`` past ~1.8e308, a 500 before session 16),
+#: and below 2**53 every weight is exact; a deck that large is dealt by position as any other.
+MAX_WEIGHTS = 10**15
 
 
 def weights_problem(weights: list[int], mode: str) -> str | None:
@@ -28,14 +29,10 @@ def weights_problem(weights: list[int], mode: str) -> str | None:
     weights are ratios (``99`` and ``1`` pick as ``990`` and ``10`` do); the schema
     (:class:`mockoss.scenario.schema.StepSpec`) raises it as a ``ValueError``."""
     total = sum(weights)
-    bound = MAX_DECK_CARDS if mode == "deck" else MAX_DRAW_WEIGHTS
-    if total <= bound:
+    if total <= MAX_WEIGHTS:
         return None
     shown = f"{total:,}" if total < 10**18 else f"a {len(str(total)):,}-digit number"
-    if mode == "deck":
-        return (
-            f"pick: the weights add up to {shown}, above the {bound:,} a deck (pick_mode: deck, the default) holds "
-            "(each cycle of sum(weights) uses is dealt from one shuffled deck). Weights are ratios: divide them "
-            "(99 and 1 pick as 990 and 10 do), or use pick_mode: draw"
-        )
-    return f"pick: the weights add up to {shown}, above the {bound:,} pick_mode: draw takes. Weights are ratios: divide them"
+    return (
+        f"pick: the weights add up to {shown}, above the {MAX_WEIGHTS:,} a pick step takes (pick_mode: {mode}). "
+        "Weights are ratios: divide them (99 and 1 pick as 990 and 10 do)"
+    )

@@ -186,7 +186,7 @@ class StepSpec(_Strict):
     ``pick_mode: deck`` (default) deals the options from a seeded, shuffled deck holding each
     option ``weight`` times, reshuffled every ``sum(weights)`` uses: any ``sum(weights)``
     consecutive uses give exactly the weighted counts, whatever order concurrent clients arrive
-    in; ``sum(weights)`` is at most 10,000 (weights are ratios). ``pick_mode: draw`` draws each
+    in; ``sum(weights)`` is at most 10**15 (weights are ratios). ``pick_mode: draw`` draws each
     use independently (seeded), like sampling a real model.
     ``replay`` returns a recorded reply byte for byte (:mod:`mockoss.scenario.replay`).
     """
