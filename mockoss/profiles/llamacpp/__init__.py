@@ -86,8 +86,9 @@ class LlamacppProfile:
         template_items_check: whether a declared tool whose parameters hold an array without
             ``items`` fails the template (HTTP 500 ``…While executing If at line 12…Error: Function
             is not a bool value``: llama.cpp's Jinja engine, verified at b9553;
-            :data:`.template_checks.ARRAY_WITHOUT_ITEMS`). Off by default: whether later builds
-            fixed it is not known, and the profile has always rendered it.
+            :data:`.template_checks.ARRAY_WITHOUT_ITEMS`). On by default since session 16 (the
+            profile rendered it before): no later build is known to fix it (the timeline's note);
+            ``false`` renders the array as ``any[]``.
     """
 
     #: Model name served when none is configured (the id llama-server reports for ``-hf ggml-org/gpt-oss-20b-GGUF``; a single-model llama-server ignores the request's ``model``).
@@ -110,7 +111,7 @@ class LlamacppProfile:
     prefill_thinking_check: bool = True
     tool_call_opens: Literal["recipient", "header"] = "recipient"
     parse_error: Literal["format", "position"] = "format"
-    template_items_check: bool = False
+    template_items_check: bool = True
 
     def __post_init__(self) -> None:
         if self.parser not in ("peg", "regex"):

@@ -218,23 +218,10 @@ LLAMACPP_TIMELINE = Timeline(
             verified=False,
             note=(
                 "verified at b9553 (15 goldens); placed at the engine's first build because runtime.cpp@07129346 "
-                "(January) has the same fallback, not run there"
-            ),
-        ),
-        Change(
-            release="b10864",
-            switch="template_items_check",
-            before=True,
-            after=False,
-            summary="the profile's default renders an array parameter without 'items' (source unclear)",
-            behaviour_before="HTTP 500 'Function is not a bool value' (the change at b7756)",
-            behaviour_after="rendered: the profile's behaviour before the b9553 goldens",
-            sources=("ggml-org/llama.cpp@6897f5df:common/jinja/runtime.cpp",),
-            verified=False,
-            note=(
-                "NOT a known fix: whether a later build fixed it is not known (runtime.cpp@6897f5df, date not "
-                "checked, still falls back to the built-in). The default stays off so replies keep their bytes; "
-                "turn it on with template_items_check=true"
+                "(January) has the same fallback, not run there. No later fix is known: runtime.cpp@6897f5df (date "
+                "not checked) still falls back to the built-in, so the newest release keeps it (a review found the "
+                "'fix' this timeline listed at b10864 contradicted by its own source); turn it off with "
+                "template_items_check=false"
             ),
         ),
         Change(
