@@ -91,7 +91,11 @@ def predict_limit(body: Mapping[str, Any], endpoint: str = "chat") -> int | None
     ``max_completion_tokens``, else ``max_tokens`` (on ``"responses"``: ``max_output_tokens``
     when the body has that key, renamed by the converter), each as :func:`cpp_int`; -1 (the
     default) is no limit, any other value ``max(value, 1)`` (the budget is checked after a token
-    is decoded, so 0 and negative values give one token).
+    is decoded, so 0 and negative values give one token), except ``-2**31`` (a value out of
+    int32's range, as :func:`cpp_int` reads it): ``server_slot::has_budget``
+    (Telosnex/fllama@1d28604d:src/llama.cpp/tools/server/server-context.cpp:288-304) computes
+    ``n_predict - n_decoded``, a signed overflow C++ leaves undefined that wraps on the x86 and
+    ARM builds to a large positive budget: no limit (inferred from the code, not run).
     """
     found: int | None = None
     renamed = endpoint == "responses" and "max_output_tokens" in body
@@ -99,7 +103,7 @@ def predict_limit(body: Mapping[str, Any], endpoint: str = "chat") -> int | None
         found = cpp_int(body.get("max_output_tokens" if renamed and key == "max_tokens" else key))
         if found is not None:
             break
-    if found is None or found == -1:
+    if found is None or found == -1 or found == _INT_MIN:
         return None
     return max(found, 1)
 

@@ -139,6 +139,14 @@ def test_minus_one_is_no_limit_and_zero_is_one_token() -> None:
     assert answer(CHAT, chat(max_tokens=-7))[1:] == ("length", 1)
 
 
+def test_a_limit_out_of_int32_is_no_limit() -> None:
+    """1e10 or 2**31 read as ``-2**31``; ``has_budget``'s ``n_predict - n_decoded`` then wraps
+    (signed overflow) to a large budget: the whole answer, not one token (a review's finding)."""
+    assert answer(CHAT, chat(max_tokens=1e10)) == WHOLE
+    assert answer(CHAT, chat(max_tokens=2**31)) == WHOLE
+    assert answer(CHAT, chat(max_tokens=-(2**31) + 1))[1:] == ("length", 1)
+
+
 def test_n_predict_wins_and_a_bad_max_completion_tokens_falls_back() -> None:
     """``n_predict`` is read first, then ``max_completion_tokens``, then ``max_tokens``
     (``params_from_json_cmpl``). Old: ``n_predict`` ignored (cut at 8), and a string
