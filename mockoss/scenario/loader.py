@@ -26,7 +26,7 @@ from mockoss.scenario.schema import (
     FORMAT_VERSION,
     ScenarioFile,
 )
-from mockoss.scenario.yamlsafe import YamlLimitError, check_expansion, construct, single_node
+from mockoss.scenario.yamlsafe import YamlLimitError, check_expansion, construct, parse
 
 __all__ = [
     "MAX_SCENARIO_BYTES",
@@ -217,16 +217,16 @@ def _compile(raw: bytes, origin: str, name: str) -> Scenario:
         raise ScenarioError(
             f"{origin}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save the file as UTF-8"
         ) from None
+
+    def build(loader: Any, node: yaml.Node | None) -> tuple[yaml.Node | None, Any]:
+        if node is None:
+            return None, None
+        check_expansion(node)  # before anything walks the tree
+        _reject_duplicate_keys(origin, node)
+        return node, construct(loader, node)
+
     try:
-        loader = yaml.SafeLoader(text)
-        try:
-            root = single_node(loader)
-            if root is not None:
-                check_expansion(root)  # before anything walks the tree
-                _reject_duplicate_keys(origin, root)
-            data = construct(loader, root) if root is not None else None
-        finally:
-            loader.dispose()
+        root, data = parse(text, build)  # libyaml's parser when PyYAML has it: the same nodes, data and errors
     except YamlLimitError as exc:
         where = f"{origin}:{exc.line}" if exc.line else origin
         raise ScenarioError(f"{where}: {exc.field}: {exc}" if exc.field else f"{where}: {exc}") from None
