@@ -140,10 +140,13 @@ def test_old_names_replay_while_unambiguous(pytester, cassette_upstream):
     offline = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_names.py")
     offline.assert_outcomes(passed=5, errors=2)
     offline.stdout.fnmatch_lines(
-        [
-            "*cassette *TestA.test_x.yaml does not exist (test_x.yaml, its name before * was shared by several tests, so it is not used)*"
-        ]
+        ["*cassette *TestA.test_x.yaml does not exist (test_x.yaml, its name before * may be another test's*"]
     )
+    # Judged from the module, not the run's selection: with -k TestB alone, TestB must not replay
+    # TestA's recording (a review found the first version did).
+    selected = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_names.py", "-k", "TestB")
+    selected.assert_outcomes(errors=1)
+    assert (folder / "test_x.yaml").exists()
 
     again = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--mockoss-record-mode", "all", "-k", "test_prof", *real

@@ -145,7 +145,8 @@ def cassette_fixture(
             if located.shared_old is not None:
                 shared = (
                     f" ({located.shared_old.name}, its name before mockoss named cassettes by class and a hash, "
-                    "was shared by several tests, so it is not used)"
+                    "may be another test's: another class of the module has this method, or the parameter id "
+                    f"lost characters to the file name; if it is this test's, rename it to {path.name})"
                 )
             pytest.fail(
                 f"mockoss: cassette {path} does not exist{shared}; record it once against a real server: "

@@ -22,15 +22,20 @@ the real server (the test id is then ``[real]``) and every profile's test replay
 
 Older versions named a cassette ``re.sub("[^A-Za-z0-9._-]+", "-", node.name)``, without the class
 (for a ``profiles=`` test: the ``[real]`` name they recorded under). When the new name does not
-exist, :func:`locate` uses that old file if it is *unambiguous*: among the tests collected in
-this run from the same file, every test whose old name is that file has the same new name (so the
-old file can only have been recorded by this test, or by the same test under another profile).
-Otherwise it is not used and the missing-cassette message names the tests that shared it.
+exist, :func:`locate` uses that old file only if no other test can have had its name, judged from
+the test module itself, never from which tests this run selected (``-k``, ``--lf``, a node id or a
+CI shard would otherwise change the answer: a review of the first version found ``-k TestB``
+replaying TestA's cassette): the test's parametrisation id lost no character to the file name
+(an id that did may share the old name with another parameter's), and the function's name is
+defined once among the module's functions and test classes (methods inherited included). Otherwise
+it is not used and the missing-cassette message says why and what to do.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
+import inspect
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +48,6 @@ __all__ = ["Located", "default_name", "legacy_names", "locate"]
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 #: The parameter of ``profiles=`` parametrisation (:func:`mockoss.pytest_plugin.pytest_generate_tests`).
 _PROFILE_PARAM = "_mockoss_profile"
-_OLD_NAMES: pytest.StashKey[dict[str, dict[str, set[str]]]] = pytest.StashKey()
 
 
 def _safe(text: str) -> str:
@@ -102,18 +106,32 @@ def legacy_names(node: Any) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _old_name_owners(session: pytest.Session, test_file: Path) -> dict[str, set[str]]:
-    """For the collected tests of ``test_file``: each old name -> the new names of the tests that had it."""
-    cache = session.stash.setdefault(_OLD_NAMES, {})
-    key = str(test_file)
-    if key not in cache:
-        owners: dict[str, set[str]] = {}
-        for item in session.items:
-            if str(getattr(item, "path", "")) == key:
-                for old in legacy_names(item):
-                    owners.setdefault(old, set()).add(default_name(item))
-        cache[key] = owners
-    return cache[key]
+def _lossy(node: Any) -> bool:
+    """Whether the parametrisation id in ``node``'s old name lost characters to the file name (then
+    another parameter's id may have made the same old name: ``2 + 2`` and ``2 * 2``)."""
+    _, ident, token = _parts(node)
+    if ident is None:
+        return False
+    return _UNSAFE.search(ident if token is None else _swap(ident, token, "real")) is not None
+
+
+def _defined_once(node: Any) -> bool:
+    """Whether ``node``'s function name is defined once among its module's test functions and test
+    classes (``python_classes`` patterns; inherited methods count), so that its old name, which had
+    no class, was no other test's."""
+    name = getattr(node, "originalname", None) or node.name.split("[", 1)[0]
+    module = getattr(node, "module", None)
+    if module is None:
+        return False
+    patterns = node.config.getini("python_classes") or ["Test"]
+    places = 0
+    for attribute, value in vars(module).items():
+        if inspect.isclass(value):
+            if any(fnmatch.fnmatch(attribute, p if any(c in p for c in "*?[") else p + "*") for p in patterns):
+                places += callable(getattr(value, name, None))
+        elif attribute == name and callable(value):
+            places += 1
+    return places <= 1
 
 
 @dataclass(frozen=True)
@@ -125,7 +143,7 @@ class Located:
         new: the file under the new name (the one recorded; equal to ``path`` unless an old file is used).
         legacy: the old-name file in use (``path``), else ``None``; recording anew writes ``new``
             and removes it.
-        shared_old: an old-name file that exists but several tests had (not used), else ``None``.
+        shared_old: an old-name file that exists but another test may have had (not used), else ``None``.
     """
 
     path: Path
@@ -145,8 +163,7 @@ def locate(node: pytest.Item, folder: Path) -> Located:
         candidate = folder / f"{old}.yaml"
         if old == mine or not candidate.exists():
             continue
-        owners = _old_name_owners(node.session, Path(str(node.path)))
-        if owners.get(old, {mine}) == {mine}:
+        if not _lossy(node) and _defined_once(node):
             return Located(candidate, new, legacy=candidate)
         shared_old = shared_old or candidate
     return Located(new, new, shared_old=shared_old)
