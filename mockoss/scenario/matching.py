@@ -9,8 +9,8 @@ request gets when no rule matches (``turn 3 not in [1]``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 from mockoss.scenario.conversation import RequestFacts
 from mockoss.scenario.match_spec import MatchSpec, ModelRegex, TurnRange

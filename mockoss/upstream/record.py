@@ -60,8 +60,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mockoss import __version__
 from mockoss.scenario.conversation import RequestFacts
-from mockoss.scenario.replay import replay_data
 from mockoss.scenario.matching import streams
+from mockoss.scenario.replay import replay_data
 from mockoss.upstream.journal import Journal
 from mockoss.upstream.record_yaml import dump as _dump
 from mockoss.upstream.record_yaml import exact as _exact

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -165,9 +166,10 @@ class ReplayCommand:
             profile = replay_profile(server["profile"], self._endpoints)[0]
         else:
             models, profile = list(server["models"]), server["profile"]
+        # shell-quoted: a path or model id with a space or quote must survive a copy-paste (a review's finding)
         return (
-            f"mockoss serve --scenario {self.where} --profile {profile} --seed {server['seed']} "
-            f"--served-model-name {' '.join(models)}"
+            f"mockoss serve --scenario {shlex.quote(str(self.where))} --profile {shlex.quote(profile)} "
+            f"--seed {shlex.quote(str(server['seed']))} --served-model-name {' '.join(map(shlex.quote, models))}"
         )
 
     def rewrite(self) -> None:

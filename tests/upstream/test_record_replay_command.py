@@ -181,3 +181,18 @@ def test_the_banner_names_native_routes_only_where_the_server_answers_them(profi
     from mockoss.profiles.registry import get_profile
 
     assert root_line("http://h:1", get_profile(profile).endpoints, relayed=relayed) == line
+
+
+def test_the_first_line_is_shell_quoted(serve, http, tmp_path, monkeypatch):
+    """A path or model id with a space must survive a copy-paste of the command (a review's finding)."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    recorder = Recorder(tmp_path / "my recordings", "run-one", match=True)
+    server = MockServer(scenario=scenario(completion_step()), recorder=recorder, served_model_names=["my model"])
+    with stopped(serve(server)) as mock:
+        http.post(mock.url + "/v1/chat/completions", json={"model": "my model", "messages": [{"role": "user", "content": "Hi"}]})
+    first = recorder.path.read_text().splitlines()[0]
+    argv = shlex.split(first[len(COMMAND_PREFIX) :])
+    assert argv[argv.index("--scenario") + 1] == "my recordings/run-one.yaml"
+    assert argv[argv.index("--served-model-name") + 1] == "my model"
