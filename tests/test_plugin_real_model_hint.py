@@ -7,6 +7,7 @@ suites run in pytester subprocesses; the stand-in "real" server (a second mockos
 profile, answering ``gpt-oss:20b`` only: Ollama's 404 ``model "X" not found``) runs here."""
 
 import pytest
+from plugin_support import plugin_pytester  # noqa: F401 (autouse: the pytester project and environment)
 
 from mockoss.server.core import MockServer
 from mockoss.server.run import ThreadedServer
@@ -20,13 +21,6 @@ def test_chat(mockoss):
     reply = httpx.post(mockoss.base_url + "/chat/completions", json=body)
     assert reply.status_code == 200, reply.text
 """
-
-
-@pytest.fixture(autouse=True)
-def _ini(pytester, monkeypatch):
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-    for name in ("MOCKOSS_REAL_URL", "MOCKOSS_REAL_API_KEY", "MOCKOSS_REAL_MODEL", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture
