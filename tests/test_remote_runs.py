@@ -82,3 +82,17 @@ def test_the_nonce_does_not_change_reply_bytes(shared):
         finally:
             session.close()
     assert bodies[0] == bodies[1]
+
+
+def test_a_shared_server_that_does_not_answer_is_named_with_how_to_start_one():
+    """A newcomer's dead ``--mockoss-url`` got a bare ``httpx2.ConnectError`` naming neither the URL
+    nor ``mockoss serve``."""
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    session = RemoteSession(f"http://127.0.0.1:{port}", "tests/test_x.py::test_y")
+    with pytest.raises(AssertionError, match=rf"shared server at http://127.0.0.1:{port} \(--mockoss-url\) did not answer POST /mockoss/reset.*mockoss serve"):
+        session.reset()
+    session.close()

@@ -54,6 +54,18 @@ class RemoteSession:
             headers["authorization"] = f"Bearer {token}"
         self._http = httpx2.Client(base_url=self.url, headers=headers, timeout=30)
 
+    def _call(self, method: str, path: str, **kwargs: Any) -> httpx2.Response:
+        """One control call; a server that cannot be reached is an ``AssertionError`` naming the
+        URL and how to start one (a newcomer's dead ``--mockoss-url`` got a bare ``ConnectError``)."""
+        try:
+            return self._http.request(method, path, **kwargs)
+        except httpx2.TransportError as exc:
+            raise AssertionError(
+                f"mockoss: the shared server at {self.url} (--mockoss-url) did not answer {method} {path}: "
+                f"{type(exc).__name__}: {exc}. Start it first (mockoss serve --port PORT) and check that "
+                f"{self.url}/mockoss/ready answers 200."
+            ) from None
+
     def _check(self, response: httpx2.Response) -> httpx2.Response:
         if response.status_code >= 400:
             raise AssertionError(
@@ -98,19 +110,19 @@ class RemoteSession:
             if not shipped.is_file():
                 load_scenario(scenario)  # raises ScenarioError naming the nearest shipped scenarios
             content, kind, name = shipped.read_bytes(), "application/yaml", name or scenario
-        response = self._http.post(
-            "/mockoss/scenario", params={"name": name}, content=content, headers={"content-type": kind}
+        response = self._call(
+            "POST", "/mockoss/scenario", params={"name": name}, content=content, headers={"content-type": kind}
         )
         return self._check(response).json()  # type: ignore[no-any-return]
 
     @property
     def requests(self) -> list[dict[str, Any]]:
         """This test's request log: every route it called, oldest first (see ``GET /mockoss/requests``)."""
-        return self._check(self._http.get("/mockoss/requests")).json()  # type: ignore[no-any-return]
+        return self._check(self._call("GET", "/mockoss/requests")).json()  # type: ignore[no-any-return]
 
     def reset(self) -> None:
         """Rewind this test's scenarios and clear its log."""
-        self._check(self._http.post("/mockoss/reset"))
+        self._check(self._call("POST", "/mockoss/reset"))
 
     def close(self) -> None:
         """Drop the session on the server and close the control client."""
