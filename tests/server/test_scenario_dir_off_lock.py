@@ -104,28 +104,27 @@ def test_the_reply_bytes_are_those_of_a_file_loaded_under_the_lock(tmp_path):
     assert over_http == [in_process.handle("chat", _chat(f"m{i}"), headers).body for i in range(3)]
 
 
-def test_a_burst_of_first_requests_compiles_the_file_once(monkeypatch, tmp_path):
-    """Two requests naming a file not loaded yet, at once: one compiles it, the other waits on
-    its own worker thread and finds it loaded (not two compiles side by side)."""
-    (tmp_path / "twice.yaml").write_text(_file("once"))
-    server = MockServer(scenario="clean-answer", scenario_dirs=[tmp_path])
+def _two_at_once(monkeypatch, target, name, servers):
+    """Hold ``target``'s function (patched on :mod:`mockoss.scenario.loader`) at its first call
+    while each of ``servers`` names the file ``name`` from its own thread, then release it.
+    Returns (the calls' first arguments or ``name`` keywords, the scenario each server found)."""
     started, release = threading.Event(), threading.Event()
-    calls = []
-    real = loader._load_dir_file
+    calls: list = []
+    real = getattr(loader, target)
 
-    def slow(*args):
-        calls.append(args[0])
+    def slow(*args, **kwargs):
+        calls.append(args[0] if args and target == "_load_dir_file" else kwargs.get("name"))
         started.set()
         release.wait(10)
-        return real(*args)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(loader, "_load_dir_file", slow)
+    monkeypatch.setattr(loader, target, slow)
     found: list = []
     threads = [
         threading.Thread(
-            target=lambda: found.append(server.warm_target({"x-mockoss-scenario": "twice"}, make_profile=True)[0])
+            target=lambda s=s: found.append(s.warm_target({"x-mockoss-scenario": name}, make_profile=True)[0])
         )
-        for _ in range(2)
+        for s in servers
     ]
     for thread in threads:
         thread.start()
@@ -133,6 +132,15 @@ def test_a_burst_of_first_requests_compiles_the_file_once(monkeypatch, tmp_path)
     release.set()
     for thread in threads:
         thread.join(10)
+    return calls, found
+
+
+def test_a_burst_of_first_requests_compiles_the_file_once(monkeypatch, tmp_path):
+    """Two requests naming a file not loaded yet, at once: one compiles it, the other waits on
+    its own worker thread and finds it loaded (not two compiles side by side)."""
+    (tmp_path / "twice.yaml").write_text(_file("once"))
+    server = MockServer(scenario="clean-answer", scenario_dirs=[tmp_path])
+    calls, found = _two_at_once(monkeypatch, "_load_dir_file", "twice", [server, server])
     assert len(calls) == 1 and len(found) == 2 and found[0] is found[1] is server._scenarios["twice"]
 
 
@@ -183,28 +191,5 @@ def test_two_servers_naming_the_same_file_at_once_compile_it_once(monkeypatch, t
     session). Keyed by the file now, the second waits and takes the loader's compiled copy."""
     (tmp_path / "shared.yaml").write_text(_file("shared"))
     servers = [MockServer(scenario="clean-answer", scenario_dirs=[tmp_path]) for _ in range(2)]
-    started, release = threading.Event(), threading.Event()
-    compiles = []
-    real = loader.scenario_from_data
-
-    def slow(*args, **kwargs):
-        compiles.append(kwargs.get("name"))
-        started.set()
-        release.wait(10)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(loader, "scenario_from_data", slow)
-    found: list = []
-    threads = [
-        threading.Thread(
-            target=lambda s=s: found.append(s.warm_target({"x-mockoss-scenario": "shared"}, make_profile=True)[0])
-        )
-        for s in servers
-    ]
-    for thread in threads:
-        thread.start()
-    assert started.wait(10)
-    release.set()
-    for thread in threads:
-        thread.join(10)
+    compiles, found = _two_at_once(monkeypatch, "scenario_from_data", "shared", servers)
     assert len(compiles) == 1 and len(found) == 2 and found[0] is found[1]
