@@ -113,6 +113,15 @@ def test_new_episodes_needs_a_real_server_to_record(pytester, cassette_upstream)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mockoss-record-mode", "new_episodes")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*new_episodes records what cassette * does not hold and needs a real server*"])
+    assert "def cassette_fixture" not in result.stdout.str()  # the message alone, not the plugin's source
+
+
+def test_recording_a_missing_cassette_needs_a_real_server_and_says_only_that(pytester):
+    pytester.makepyfile(test_calc=TEST)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mockoss-record-mode", "once")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*recording cassette * (--mockoss-record-mode once) needs a real server: add --mockoss-real URL*"])
+    assert "def cassette_fixture" not in result.stdout.str() and "plugin.py" not in result.stdout.str()
 
 
 def test_record_mode_choices_in_help(pytester):

@@ -115,9 +115,10 @@ def cassette_fixture(
     recording it through a pass-through server of the test's own (see the module docstring).
 
     Raises:
-        pytest.UsageError: recording (``once`` without a cassette, ``new_episodes``, ``all``,
-            ``rewrite``) without ``--mockoss-real``.
-        pytest.fail.Exception: mode ``none`` and the cassette does not exist; another test of
+        pytest.fail.Exception: recording (``once`` without a cassette, ``new_episodes``, ``all``,
+            ``rewrite``) without ``--mockoss-real`` (an error at the test's setup, its message alone:
+            a ``pytest.UsageError`` raised here printed ~80 lines of fixture source under each test);
+            mode ``none`` and the cassette does not exist; another test of
             this run records the same cassette; the real server could not be reached while
             recording (at teardown; nothing written).
     """
@@ -130,9 +131,10 @@ def cassette_fixture(
     path = located.path
     if mode is RecordMode.NEW_EPISODES and path.exists():
         if real is None:
-            raise pytest.UsageError(
+            pytest.fail(
                 f"mockoss: --mockoss-record-mode new_episodes records what cassette {path} does not hold "
-                "and needs a real server: add --mockoss-real URL"
+                "and needs a real server: add --mockoss-real URL",
+                pytrace=False,
             )
         from mockoss.pytest_plugin._episodes import new_episodes
 
@@ -164,9 +166,10 @@ def cassette_fixture(
         yield fixture
         return
     if real is None:
-        raise pytest.UsageError(
+        pytest.fail(
             f"mockoss: recording cassette {path} (--mockoss-record-mode {mode.value}) needs a real server: "
-            "add --mockoss-real URL"
+            "add --mockoss-real URL",
+            pytrace=False,
         )
     claim(path, request.config, request.node.nodeid)
     yield from _record(located, path, options, real)
