@@ -215,3 +215,23 @@ def test_the_prefill_thinking_check_is_a_switch() -> None:
     assert server.handle("chat", body, headers).status == 400
     off = server.handle("chat", body, {**headers, "x-mockoss-switch": "prefill_thinking_check=false"})
     assert off.status == 200, off.body
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_response_cut_at_max_output_tokens_still_says_completed(stream: bool) -> None:
+    """llama-server's Responses status is a constant, ``"completed"``, also when generation stopped at
+    the token limit (``to_json_oaicompat_resp`` and the stream's ``response.completed``,
+    Telosnex/fllama@1d28604d:src/llama.cpp/tools/server/server-task.cpp:998, b9553), where OpenAI's
+    API says ``"incomplete"`` with ``incomplete_details``: a client that checks ``status`` sees no cut."""
+    server = MockServer(steps.script(steps.final("one two three four five six seven eight nine ten")), profile="llamacpp")
+    body = json.dumps({"model": "m", "input": "u", "max_output_tokens": 3, "stream": stream}).encode()
+    reply = server.handle("responses", body, {"content-type": "application/json"})
+    assert reply.status == 200
+    if stream:
+        last = reply.frames[-1].decode() if isinstance(reply.frames[-1], bytes) else reply.frames[-1]
+        assert last.startswith("event: response.completed\n")
+        response = json.loads(last.split("data: ", 1)[1])["response"]
+    else:
+        response = json.loads(reply.body)
+    assert response["status"] == "completed" and "incomplete_details" not in response
+    assert response["usage"]["output_tokens"] == 3

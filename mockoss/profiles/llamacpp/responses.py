@@ -177,7 +177,9 @@ def surface_responses(
     [{"type":"output_text","annotations":[],"logprobs":[],"text"}],"id":"msg_…","role":"assistant",
     "status":"completed","type":"message"}, function_call {"type","status","arguments",
     "call_id":"fc_<id>","name"}…],"status":"completed","usage":{"input_tokens","output_tokens",
-    "total_tokens"}}``; a failed parse → the same HTTP 500 as chat.
+    "total_tokens"}}``; a failed parse → the same HTTP 500 as chat. ``status`` is a constant,
+    ``"completed"`` also for an answer cut at the token limit, here and in the stream's
+    ``response.completed`` (Telosnex/fllama@1d28604d:src/llama.cpp/tools/server/server-task.cpp:998, b9553).
 
     Streamed: ``response.created`` and ``response.in_progress`` with the first token; per diff
     ``response.output_item.added`` (once per reasoning/message item, on every named tool-call
