@@ -168,7 +168,7 @@ def documented(profile: str, problem: str, status: int, body: bytes, request: An
     * mlx-lm ends a stream without ``data: [DONE]`` when ``stream_options`` lacks
       ``include_usage`` (a ``KeyError`` after the finish chunk; ``mockoss/profiles/mlxlm/wire.py``).
 
-    Ollama's cut streams are checked by ``bench_fuzz.ollama_cut`` (it needs the server).
+    Ollama's cut streams are checked by ``fuzz_inprocess.ollama_cut`` (it needs the server).
     """
     if profile.split("@")[0] != "mlx-lm":
         return False
