@@ -84,57 +84,25 @@ the case; a last ``noise`` row probes, with no heavy request, for as long as the
 Issue 9's figures before this work: 10 MB body 15.7 s with the other client waiting 15.3 s; the
 regex stalled every client 6.4 s; 100 MB took 51 s and 1.58 GB.
 
+Its loads (the scenario, the heavy requests) are ``isolation_loads.py``, its measurement (the
+probes, the servers on free ports) ``isolation_measure.py``; this script starts the servers in
+turn and prints the report.
+
     python benchmarks/bench_isolation.py [--probes 40] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import http.client
 import json
-import os
-import statistics
-import subprocess
 import sys
 import tempfile
-import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-MODEL = "openai/gpt-oss-20b"
-SCENARIO = """\
-version: 1
-rules:
-  - name: pathological
-    match: {last_user: "^(a+)+$"}
-    steps: [{completion: {messages: [{channel: final, content: "all a"}]}}]
-    when_exhausted: repeat_last
-  - name: tool
-    match: {last_user: "^look it up"}
-    steps:
-      - completion:
-          messages:
-            - {channel: commentary, recipient: functions.lookup, content_type: <|constrain|>json, content: '{"location": 1}'}
-            - {channel: commentary, recipient: functions.lookup, content_type: <|constrain|>json, content: '{"location": 2}'}
-    when_exhausted: repeat_last
-  - name: echo
-    match: {last_user: "^echo me"}
-    steps: [{completion: {messages: [{channel: final, content: "You said: {{ request.messages[-1].content }}"}]}}]
-    when_exhausted: repeat_last
-  - name: long
-    match: {last_user: "^long answer"}
-    steps: [{completion: {messages: [{channel: analysis, content: "think"}, {channel: final, content: "LONG_ANSWER"}]}}]
-    when_exhausted: repeat_last
-  - name: very long
-    match: {last_user: "^very long answer"}
-    steps: [{completion: {messages: [{channel: analysis, content: "think"}, {channel: final, content: "VERY_LONG_ANSWER"}]}}]
-    when_exhausted: repeat_last
-  - steps: [{completion: {messages: [{channel: analysis, content: "Say hi."}, {channel: final, content: "Hi!"}]}}]
-    when_exhausted: repeat_last
-""".replace("VERY_LONG_ANSWER", " ".join(f"w{i}" for i in range(40_000))).replace("LONG_ANSWER", " ".join(f"w{i}" for i in range(3000)))
+from isolation_loads import MODEL, PROFILES, SCENARIO, cases
+from isolation_measure import _serving, measure
+
 BASELINE = """\
 import sys, uvicorn
 from starlette.applications import Starlette
@@ -149,281 +117,13 @@ uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 """
 
 
-def _body(messages: list[dict[str, str]]) -> bytes:
-    return json.dumps({"model": MODEL, "messages": messages}, separators=(",", ":")).encode()
-
-
-def _body_of(messages: list[dict[str, Any]]) -> bytes:
-    """A chat body with ``json.dumps``'s default separators (spaces after ``:`` and ``,``)."""
-    return json.dumps({"model": MODEL, "messages": messages}).encode()
-
-
-Heavy = bytes | int | tuple[str, bytes | None]
-
-
-def _crafted_tool_body() -> bytes:
-    """A 3 KB chat body declaring ``lookup`` with a crafted ``parameters`` schema: 40 levels of
-    ``anyOf`` over two ``$ref`` to the next level, a string at the bottom. Against the scripted
-    ``{"location": 1}`` every one of the 2**40 paths fails, so only mockoss's CPU budget ends the
-    tool check (in process: ~0.5-0.65 s per call before the per-request budget, for each of the
-    step's two calls)."""
-    defs: dict[str, Any] = {f"a{i}": {"anyOf": [{"$ref": f"#/$defs/a{i + 1}"}, {"$ref": f"#/$defs/a{i + 1}"}]} for i in range(40)}
-    defs["a40"] = {"type": "string"}
-    return _tool_body({"type": "object", "properties": {"location": {"$ref": "#/$defs/a0"}}, "$defs": defs})
-
-
-def _tool_body(parameters: dict[str, Any], others: int = 0, names: list[str] | None = None) -> bytes:
-    """A chat body for the ``tool`` rule declaring ``lookup`` with ``parameters`` (after ``others``
-    plain tools, or plain tools of these ``names``)."""
-    plain = {"type": "object", "properties": {"q": {"type": "string"}}}
-    names = names if names is not None else [f"tool_{i}" for i in range(others)]
-    tools = [{"type": "function", "function": {"name": name, "description": "d", "parameters": plain}} for name in names]
-    tools.append({"type": "function", "function": {"name": "lookup", "parameters": parameters}})
-    body = {"model": MODEL, "messages": [{"role": "user", "content": "look it up"}], "tools": tools}
-    return json.dumps(body, separators=(",", ":")).encode()
-
-
-def cases() -> dict[str, Heavy]:
-    """Heavy requests by case name: a chat body; an int (only a ``Content-Length`` that large is
-    announced); ``(path, body)`` (``body`` ``None``: a ``GET``)."""
-    def completions(prompts: list[str]) -> tuple[str, bytes]:
-        return "/v1/completions", json.dumps({"model": MODEL, "prompt": prompts, "stream": True}).encode()
-
-    def turns(n: int) -> list[dict[str, str]]:
-        return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(n)]
-
-    words = " ".join(f"w{i}" for i in range(36_000))  # ~230 KB of short words
-
-    return {
-        "10MB": _body([{"role": "user", "content": "new words every time " * 500_000}]),
-        "many": _body([{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}"} for i in range(20_000)]),
-        "many100k": _body([{"role": "user" if i % 2 == 0 else "assistant", "content": f"t{i}"} for i in range(100_000)]),
-        "regex": _body([{"role": "user", "content": "a" * 26 + "b"}]),
-        "100MB": 100 * 1024 * 1024,
-        "batch": completions(["hi"] * 40_000),
-        "batch6k": completions([f"prompt {i} of a batch" for i in range(6_000)]),
-        "echo": _body([{"role": "user", "content": "echo me " + ("hello world, this is text. " * 185186)[:5_000_000]}]),
-        "echo8k": _body([{"role": "user", "content": "echo me " + ("hello world, this is text. " * 400)[:7_900]}]),
-        "log": ("/mockoss/requests", None),
-        "schema": _crafted_tool_body(),
-        "tools100k": _tool_body({"type": "object"}, 100_000),
-        "longword": ("/v1/completions", json.dumps({"model": MODEL, "prompt": "a" * 50_000, "echo": True, "max_tokens": 3}).encode()),
-        "tokenize": ("/tokenize", json.dumps({"model": MODEL, "prompt": "a" * 50_000}).encode()),
-        "ollamaword": ("/api/generate", json.dumps({"model": MODEL, "prompt": "a" * 50_000, "stream": False}).encode()),
-        "ollama10MB": (
-            "/api/generate",
-            json.dumps({"model": MODEL, "prompt": "new words every time " * 500_000, "stream": False}).encode(),
-        ),
-        "gword": ("/v1/responses", json.dumps({"model": MODEL, "input": "a" * 70_000}).encode()),
-        "gitems": ("/v1/responses", json.dumps({"model": MODEL, "input": [{"role": "user", "content": "x"}] * 1_000}).encode()),
-        "spacerun": ("/v1/responses", json.dumps({"model": MODEL, "input": " \n" * 87_000}).encode()),
-        "nbsp": json.dumps({"model": MODEL, "messages": [{"role": "user", "content": "\u00a0 " * 40_000}]}, ensure_ascii=False).encode(),
-        "longnames": _tool_body({"type": "object"}, 0, names=[f"t{i} " + "y" * 3_900 for i in range(60)]),
-        "tokmsgs": ("/tokenize", json.dumps({"model": MODEL, "messages": turns(7_000)}).encode()),
-        "tokstrs": ("/tokenize", json.dumps({"model": MODEL, "prompt": words, "return_token_strs": True}).encode()),
-        "template": ("/apply-template", json.dumps({"messages": turns(7_000)}).encode()),
-        "pieces": ("/tokenize", json.dumps({"content": words, "with_pieces": True}).encode()),
-        "parts": _body_of(
-            [
-                {"role": "system", "content": [{"type": "text", "text": ("y" if i == 0 else "x") * (80 + i % 7), "j": " a"} for i in range(2000)]},
-                {"role": "user", "content": "hi"},
-            ]
-        ),
-        "long40k": _body([{"role": "user", "content": "very long answer"}]),
-        "long40ks": json.dumps({"model": MODEL, "messages": [{"role": "user", "content": "very long answer"}], "stream": True}).encode(),
-        "long40kcut": json.dumps({"model": MODEL, "messages": [{"role": "user", "content": "very long answer"}], "max_tokens": 39_000}).encode(),
-        "trtlong": ("/v1/responses", json.dumps({"model": MODEL, "input": "long answer", "stream": True}).encode()),
-        "trtlong2": ("/v1/responses", json.dumps({"model": MODEL, "input": "long answer", "stream": True}).encode()),
-        "trtbatch": (
-            "/v1/completions",
-            json.dumps({
-                "model": MODEL, "prompt": [f"long answer {i}" for i in range(127)], "max_tokens": 5000, "stream": True,
-                "stream_options": {"include_usage": True, "continuous_usage_stats": True},
-            }).encode(),
-        ),
-    }
-
-
-#: Cases answered by a mockoss server with another profile than the default (vLLM), by case name:
-#: that profile (started with ``--served-model-name`` :data:`MODEL`, so the probe's body is the same).
-PROFILES = {
-    "ollamaword": "ollama", "ollama10MB": "ollama", "template": "llamacpp", "pieces": "llamacpp", "trtbatch": "trtllm",
-    "trtlong": "trtllm", "trtlong2": "trtllm", "gword": "gptoss-reference", "gitems": "gptoss-reference",
-}
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_up(port: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            status, _ = post(port, _body([{"role": "user", "content": "hi"}]))
-            if status:
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"server on port {port} did not start")
-
-
-def post(port: int, body: Heavy, timeout: float = 120.0) -> tuple[int, float]:
-    """POST a chat request; ``body`` an int sends that many bytes of spaces (stopping if the
-    server closes); ``(path, body)`` posts ``body`` to ``path`` (``None``: ``GET path``)."""
-    start = time.perf_counter()
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        if isinstance(body, tuple):
-            path, data = body
-            if data is None:
-                conn.request("GET", path)
-            else:
-                conn.request("POST", path, body=data, headers={"Content-Type": "application/json"})
-        elif isinstance(body, int):
-            conn.putrequest("POST", "/v1/chat/completions")
-            conn.putheader("Content-Type", "application/json")
-            conn.putheader("Content-Length", str(body))
-            conn.endheaders()
-            chunk = b" " * (1024 * 1024)
-            try:
-                for _ in range(body // len(chunk)):
-                    conn.send(chunk)
-            except OSError:  # the server answered (413) and closed before the whole body
-                pass
-        else:
-            conn.request("POST", "/v1/chat/completions", body=body, headers={"Content-Type": "application/json"})
-        response = conn.getresponse()
-        response.read()
-        return response.status, time.perf_counter() - start
-    finally:
-        conn.close()
-
-
-def rss_mb(pid: int) -> float:
-    """Resident memory of process ``pid``, MB (Linux ``/proc``; 0 elsewhere)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
-def probe_alone(port: int, probes: int) -> float:
-    small = _body([{"role": "user", "content": "hi"}])
-    return statistics.median(post(port, small)[1] for _ in range(probes))
-
-
-def _quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
-
-
-def probe_during(port: int, heavy: Heavy | float) -> dict[str, Any]:
-    """Send ``heavy`` on one thread and small requests back to back on this one until it is done.
-
-    ``heavy`` a float: no heavy request, probe for that many seconds (the noise of the machine
-    over a window as long as a heavy request: a busy machine delays some probe in any window)."""
-    small = _body([{"role": "user", "content": "hi"}])
-    result: dict[str, Any] = {}
-
-    def run_heavy() -> None:
-        if isinstance(heavy, float):
-            time.sleep(heavy)
-            result["status"], result["seconds"] = 0, heavy
-        else:
-            result["status"], result["seconds"] = post(port, heavy)
-
-    thread = threading.Thread(target=run_heavy)
-    waits: list[float] = []
-    thread.start()
-    time.sleep(0.005)
-    while thread.is_alive():
-        waits.append(post(port, small)[1])
-    thread.join()
-    result["waits"] = waits
-    return result
-
-
-def memory(port: int, pid: int, requests: int, size: int = 200_000) -> dict[str, float]:
-    """Resident memory before and after ``requests`` unique chat requests of ``size`` bytes (issue 9:
-    200 KB requests drove the server to 1.1-2.0 GB; the request log and caches are now bounded in bytes)."""
-    before = rss_mb(pid)
-    for n in range(requests):
-        post(port, _body([{"role": "user", "content": f"request {n}: " + "lorem ipsum dolor " * (size // 18)}]))
-    return {"requests": requests, "before_mb": before, "after_mb": rss_mb(pid)}
-
-
-def measure(
-    port: int, pid: int, probes: int, log_requests: int, only: set[str] | None = None, window: float | None = 0.0
-) -> dict[str, Any]:
-    """Probe alone, then during each case (``only``: those cases; default all), then the noise row,
-    probing as long as the longest case or ``window`` seconds (``None``: no noise row)."""
-    try:  # build mockoss's /mockoss routes (FastAPI, imported on first use: ~0.1-0.4 s, once) before timing
-        post(port, ("/mockoss/ready", None))
-    except OSError:
-        pass
-    # The first tool check of a process imports jsonschema (~0.1-0.2 s, once): before timing too.
-    post(port, _tool_body({"type": "object", "properties": {"location": {"type": "integer"}}}))
-    alone = probe_alone(port, probes)
-    out: dict[str, Any] = {"alone_ms": alone * 1000}
-    if log_requests:
-        out["memory"] = memory(port, pid, log_requests)
-    for name, heavy in cases().items():
-        if only is not None and name not in only:
-            continue
-        during = probe_during(port, heavy)
-        waits = during["waits"]
-        out[name] = {
-            "status": during["status"],
-            "heavy_s": during["seconds"],
-            "extra_p50_ms": max(0.0, _quantile(waits, 0.5) - alone) * 1000,
-            "extra_p99_ms": max(0.0, _quantile(waits, 0.99) - alone) * 1000,
-            "extra_max_ms": max(0.0, max(waits, default=alone) - alone) * 1000,
-            "probes": len(waits),
-            "rss_mb": rss_mb(pid),
-        }
-    if window is None:
-        return out
-    window = max([window, *(row["heavy_s"] for row in out.values() if isinstance(row, dict) and "heavy_s" in row)])
-    noise = probe_during(port, float(window or 1.0))["waits"]
-    out["noise"] = {
-        "status": 0,
-        "heavy_s": window,
-        "extra_p50_ms": max(0.0, _quantile(noise, 0.5) - alone) * 1000,
-        "extra_p99_ms": max(0.0, _quantile(noise, 0.99) - alone) * 1000,
-        "extra_max_ms": max(0.0, max(noise, default=alone) - alone) * 1000,
-        "probes": len(noise),
-        "rss_mb": rss_mb(pid),
-    }
-    return out
-
-
-@contextlib.contextmanager
-def _serving(command: list[str], cwd: str, port_flag: str | None) -> Iterator[tuple[int, int]]:
-    """Start ``command`` on a free port (``port_flag PORT`` appended, or ``PORT`` when ``None``);
-    yield ``(port, pid)`` once it answers; stop it."""
-    port = _free_port()
-    command = command + ([port_flag, str(port)] if port_flag else [str(port)])
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, cwd=cwd, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
-        _wait_up(port)
-        yield port, process.pid
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
 def main() -> int:
+    """Measure every server (``--json``: print the results as JSON; else :func:`report`). Exit status 0."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--probes", type=int, default=40, help="small requests for the median alone (default 40)")
-    parser.add_argument("--log-requests", type=int, default=600, help="unique 200 KB requests for the memory row (0: skip)")
+    parser.add_argument(
+        "--log-requests", type=int, default=600, help="unique 200 KB requests for the memory row (0: skip)"
+    )
     parser.add_argument("--cases", default="", help="comma-separated case names to run (default: all)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -456,17 +156,28 @@ def main() -> int:
         vllm = [*mockoss, "--switch", "max_model_len=4000000"]
         servers = {"starlette": ([sys.executable, str(baseline)], None), "mockoss": (vllm, "--port")}
         for name, (command, port_flag) in servers.items():
-            own = None if name == "starlette" else {case for case in cases() if case not in PROFILES}
+            # measure() walks isolation_loads.cases in full: ``only`` keeps this run's (--cases).
+            own = set(cases()) if name == "starlette" else {case for case in cases() if case not in PROFILES}
             with _serving(command, tmp, port_flag) as (port, pid):
                 results[name] = measure(port, pid, args.probes, args.log_requests, only=own, window=longest)
         results["mockoss"].update(others)
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    print(f"small request alone: mockoss {results['mockoss']['alone_ms']:.2f} ms, bare Starlette {results['starlette']['alone_ms']:.2f} ms")
+    report(results)
+    return 0
+
+
+def report(results: dict[str, Any]) -> None:
+    """Print ``results`` (:func:`main`'s, by server then case) as the text table and its summary lines."""
+    print(
+        f"small request alone: mockoss {results['mockoss']['alone_ms']:.2f} ms, bare Starlette {results['starlette']['alone_ms']:.2f} ms"
+    )
     print("extra wait of another client's small request over its median alone, ms (p50 / p99 / max);")
     print("'noise': no heavy request, probing as long as the longest one (what the machine alone adds)")
-    print(f"{'case':<8} {'server':<10} {'status':>6} {'heavy s':>8} {'p50':>7} {'p99':>7} {'max':>7} {'probes':>7} {'RSS MB':>7}")
+    print(
+        f"{'case':<8} {'server':<10} {'status':>6} {'heavy s':>8} {'p50':>7} {'p99':>7} {'max':>7} {'probes':>7} {'RSS MB':>7}"
+    )
     for case in [*cases(), "noise"]:
         for name in ("mockoss", "starlette"):
             row = results[name][case]
@@ -477,13 +188,16 @@ def main() -> int:
     for name in ("mockoss", "starlette"):
         if "memory" in results[name]:
             row = results[name]["memory"]
-            print(f"memory {name}: {row['before_mb']:.0f} MB -> {row['after_mb']:.0f} MB after {row['requests']} unique 200 KB requests")
+            print(
+                f"memory {name}: {row['before_mb']:.0f} MB -> {row['after_mb']:.0f} MB after {row['requests']} unique 200 KB requests"
+            )
     worst = max(results["mockoss"][case]["extra_p99_ms"] for case in cases())
     worst_max, at = max((results["mockoss"][case]["extra_max_ms"], case) for case in cases())
-    print(f"worst p99 extra wait under mockoss: {worst:.1f} ms (target <= 50 ms); machine noise max {results['mockoss']['noise']['extra_max_ms']:.1f} ms")
+    print(
+        f"worst p99 extra wait under mockoss: {worst:.1f} ms (target <= 50 ms); machine noise max {results['mockoss']['noise']['extra_max_ms']:.1f} ms"
+    )
     # A stall is one probe however long it lasts, so a long heavy request's p99 can hide it: the max shows it.
     print(f"worst single wait under mockoss: {worst_max:.1f} ms ({at})")
-    return 0
 
 
 if __name__ == "__main__":
