@@ -5,8 +5,12 @@ Ollama runs gpt-oss on llama-server and reads its ``/completion`` stream (``llm/
 final ``Done`` callback with empty text, ``done_reason`` (``stop``, or ``length`` at the token limit)
 and the counts. llama-server renders a special token as text only when it is one of the parser's
 preserved tokens (``<|start|> <|end|> <|message|> <|channel|> <|constrain|>``); other special tokens
-render as nothing, and ``<|return|>``/``<|call|>`` end generation. A token that ends inside a UTF-8
-sequence is held back until the sequence completes.
+render as nothing. Generation ends after the first end-of-generation token of the gpt-oss vocabulary,
+``<|return|>``, ``<|call|>`` or ``<|endoftext|>`` (llama.cpp ``src/llama-vocab.cpp``, the EOG set of
+o200k_harmony), or at ``num_predict`` tokens; a script with none of them ends with the
+``<|endoftext|>`` the scripted engine emits when it runs out (:func:`engine_completion`), which
+``eval_count`` counts (ollama-0.33.0-rc2 goldens, ``tests/golden/test_ollama_goldens.py``). A token
+that ends inside a UTF-8 sequence is held back until the sequence completes.
 
 Each callback's text goes through :class:`~mockoss.profiles.ollama.parser.MessageHandler`; the chat
 handler (``server/routes.go`` ``ChatHandler``) sends a response for a callback only when it carries
@@ -17,24 +21,57 @@ content, thinking or tool calls, or is the ``Done`` one. :func:`run` records tha
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from openai_harmony import HarmonyError
 
+from mockoss.harmony import Completion
 from mockoss.harmony.completion import CALL, RETURN, Memo
 from mockoss.harmony.encoding import FIRST_SPECIAL, load_encoding
 from mockoss.profiles.ollama.parser import MessageHandler, ParsedToolCall, ToolCallError
 
-if TYPE_CHECKING:
-    from mockoss.harmony import Completion
-
-__all__ = ["Chunk", "Generation", "Prefill", "pieces", "run"]
+__all__ = ["END_OF_TEXT", "Chunk", "Generation", "Prefill", "engine_completion", "limit", "pieces", "run"]
 
 #: Token ids llama-server renders as text for Ollama's harmony parser (``PreservedTokens``):
 #: ``<|constrain|> <|channel|> <|start|> <|end|> <|message|>``.
 PRESERVED = frozenset({200003, 200005, 200006, 200007, 200008})
 
 Prefill = Literal["final", "analysis"] | None
+#: ``<|endoftext|>``: end-of-generation for llama-server with ``<|return|>`` and ``<|call|>``.
+END_OF_TEXT = 199999
+
+
+def engine_completion(completion: Completion) -> Completion:
+    """The tokens llama-server generates for ``completion`` with no limit, as a completion.
+
+    Up to and including the first ``<|return|>``, ``<|call|>`` or ``<|endoftext|>`` (llama.cpp
+    stops at any end-of-generation token, ``llama_vocab_is_eog``; tools/server ``process_token``);
+    a script with none of them is followed by ``<|endoftext|>``, as the scripted engines emit when
+    the script runs out (:func:`mockoss.profiles.vllm.chat_plan.with_end_of_script` for vLLM): one
+    more generated token (``eval_count``, the OpenAI layer's ``completion_tokens``), and a
+    ``num_predict`` equal to the script's length then cuts it (``done_reason: "length"``, as
+    llama-server's budget runs out before the end token). Memoised on ``completion``.
+    """
+    engine = completion._memo.get("ollama.engine")
+    if engine is None:
+        tokens = completion.tokens
+        ends = [tokens.index(token) for token in (RETURN, CALL, END_OF_TEXT) if token in tokens]
+        first = min(ends) if ends else None
+        if first is None:
+            engine = Completion(text=completion.text + "<|endoftext|>", tokens=(*tokens, END_OF_TEXT))
+        elif tokens[first] == END_OF_TEXT and first + 1 < len(tokens):
+            cut = tuple(tokens[: first + 1])
+            engine = Completion(text=load_encoding().decode(list(cut)), tokens=cut)
+        else:
+            engine = completion
+        completion._memo["ollama.engine"] = engine
+    return engine  # type: ignore[return-value]
+
+
+def limit(completion: Completion, max_tokens: int | None) -> int | None:
+    """``max_tokens`` as a memo key: :meth:`~mockoss.harmony.Completion.cap` of the engine's tokens
+    (:func:`engine_completion`), so that a limit cutting only the appended end token stays a cut."""
+    return engine_completion(completion).cap(max_tokens)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,12 +162,13 @@ def run(completion: Completion, max_tokens: int | None, tool_names: tuple[str, .
     ``prefill`` is ``"final"``/``"analysis"`` when the request ends with an assistant message that
     has content/only thinking. Cached on the completion.
     """
-    max_tokens = completion.cap(max_tokens)  # every limit that does not cut the answer shares one entry (Completion.cap)
+    # every limit that does not cut the answer shares one entry (Completion.cap)
+    max_tokens = limit(completion, max_tokens)
     key = ("ollama.generation", max_tokens, tool_names, prefill)
     cached = completion._memo.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
-    emission = completion.emit(max_tokens)
+    emission = engine_completion(completion).emit(max_tokens)
     handler = MessageHandler.for_request(tool_names, prefill)
     chunks: list[Chunk] = []
     texts = pieces(emission.tokens)

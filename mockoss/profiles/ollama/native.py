@@ -32,7 +32,7 @@ from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.lru import BytesLRU, approx_bytes
 from mockoss.profiles.base import Reply, RequestContext
 from mockoss.profiles.ollama.errors import GO_JSON, native_error
-from mockoss.profiles.ollama.generation import Generation, pieces, run
+from mockoss.profiles.ollama.generation import Generation, engine_completion, limit, pieces, run
 from mockoss.profiles.ollama.gojson import quote
 from mockoss.profiles.ollama.ids import tool_call_id
 from mockoss.profiles.ollama.prompt import render_native_generate_prompt
@@ -149,7 +149,9 @@ def surface_native_chat(
         return Reply(status=200, body=body.encode(), headers=GO_JSON)
     positions = _positions(generation)
     stamps = clock.stamps(positions, generation.memo, "native.stamps")
-    frames = _stamped(request.model, stamps, encoded_chunks(generation.memo, "native.chat.bytes", _chunk_messages(generation)))
+    frames = _stamped(
+        request.model, stamps, encoded_chunks(generation.memo, "native.chat.bytes", _chunk_messages(generation))
+    )
     if generation.error is not None:
         return _failure(profile, generation, frames, streamed=True)
     last = _message(generation.final_content, generation.final_thinking, _tool_call(generation, ctx))
@@ -257,7 +259,7 @@ def _context(body: Mapping[str, Any], completion: Completion, parts: _GeneratePa
     bytes by :data:`CONTEXT_CACHE_BYTES`) and the text's (memoised on the completion).
     """
     prompt = _prompt_part(body)
-    key = ("ollama.generate.context", completion.cap(max_tokens))  # the parts' limit
+    key = ("ollama.generate.context", limit(completion, max_tokens))  # the parts' limit
     text = completion._memo.get(key)
     if text is None:
         text = completion._memo[key] = ",".join(map(str, load_encoding().encode(parts.text, allowed_special="all")))
@@ -284,13 +286,14 @@ class _GenerateParts:
 
 
 def _generate_parts(completion: Completion, max_tokens: int | None, raw: bool) -> _GenerateParts:
-    max_tokens = completion.cap(max_tokens)  # every limit that does not cut the answer shares one entry (Completion.cap)
+    # every limit that does not cut the answer shares one entry (Completion.cap)
+    max_tokens = limit(completion, max_tokens)
     key = ("ollama.generate", max_tokens, raw)
     cached = completion._memo.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
     if raw:
-        emission = completion.emit(max_tokens)
+        emission = engine_completion(completion).emit(max_tokens)
         texts = pieces(emission.tokens, preserved=frozenset())
         rows = [(index, text, "") for index, text in texts]
         generation, final, eval_count, reason = None, ("", ""), len(emission.tokens), emission.finish_reason
@@ -333,7 +336,7 @@ def surface_native_generate(
     clock = Timeline.of(profile, ctx, parts.eval_count)
     frames: list[bytes] = []
     if request.stream:  # the chunks (a non-streamed reply has none: not built)
-        key = ("ollama.generate", completion.cap(request.max_tokens), request.raw)  # the parts' key
+        key = ("ollama.generate", limit(completion, request.max_tokens), request.raw)  # the parts' key
         stamps = clock.stamps(parts.positions, completion._memo, (*key, "stamps"))
         frames = _stamped(request.model, stamps, encoded_chunks(completion._memo, (*key, "bytes"), parts.chunks))
     if parts.generation is not None and parts.generation.error is not None:
