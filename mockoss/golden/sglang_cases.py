@@ -7,7 +7,7 @@ protocol.py:909``) reads more: ``separate_reasoning`` and ``stream_reasoning`` (
 or named ``tool_choice`` through its own path (``serving_chat.py``: ``_process_tool_calls`` and the
 stream's tool-call branch). :func:`sglang_exchanges` asks each case those ways as well, after the
 shared matrix; ``tools/goldens/sglang_serving_code.py`` records them and
-``tests/golden/test_sglang_goldens.py`` checks the goldens hold exactly these requests.
+``tests/golden/test_sglang_serving_goldens.py`` checks the goldens hold exactly these requests.
 
 Exchange ids follow the shared pattern ``<endpoint>-<stream|nostream>-<tools|notools>-<option>``.
 """

@@ -7,9 +7,11 @@ the HTTP request and the engine is SGLang's own code: its FastAPI app
 ``OpenAIServingChat`` (``entrypoints/openai/serving_chat.py``: message processing, tool-choice
 constraints, the ``gpt-oss`` reasoning parser and tool-call detector, full and stream
 generators), ``OpenAIServingResponses`` (``serving_responses.py``, openai-harmony 0.0.4 as the
-wheel pins it), ``DetokenizerManager``'s incremental decoding and the scheduler's
-``reasoning_tokens`` count. What stands in (the engine, the chat template's rendering, a
-``torchvision`` stub) is listed in the SGLang half, ``tools/goldens/sglang_serving_engine.py``,
+wheel pins it), the chat template's loading (``TemplateManager``) and rendering
+(``_apply_jinja_template``, with openai/gpt-oss-20b's own ``chat_template.jinja``),
+``DetokenizerManager``'s incremental decoding and the scheduler's ``reasoning_tokens`` count.
+What stands in (the engine, the tokenizer built offline, a ``torchvision`` stub) is listed in the
+SGLang half, ``tools/goldens/sglang_serving_engine.py``,
 which runs in SGLang's virtual environment: SGLang pins openai-harmony 0.0.4, mockoss runs
 oss-harmony, and both install the module ``openai_harmony``, so this half (mockoss's venv: the
 cases, the plan, the golden files) calls that one in a subprocess. All line references are to
@@ -17,9 +19,14 @@ sgl-project/sglang v0.5.23 as the package index's wheel installs it.
 
 What this level does not cover: the sampler (``tool_choice: "required"``'s grammar does not act,
 so those exchanges carry :data:`GRAMMAR_NOTE`), the real scheduler's chunking (one chunk per token
-here: ``--stream-interval 1``), the chat template's rendering (chat ``prompt_tokens`` is
-mockoss's count; Responses renders with SGLang's own Harmony code) and uvicorn's framing of a
-stream that raises midway (recorded as ``note: connection dropped after frame N``).
+here: ``--stream-interval 1``) and uvicorn's framing of a stream that raises midway (recorded as
+``note: connection dropped after frame N``).
+
+The chat template is not in this repository (it is the model's, openai/gpt-oss-20b on Hugging
+Face, ``chat_template.jinja`` of its commit "Updated chat template (#82)", 2025-08-07, sha256
+``a4c9919c…8146``; llama.cpp ships the same file as ``models/templates/openai-gpt-oss-120b.jinja``):
+pass its path with ``--chat-template``; the header records its name and sha256. The tokenizer is
+:mod:`mockoss.engines.vllm.model_dir`'s (built once with ``transformers``; cached).
 
 The SGLang venv (``/tmp/sgl17/venv`` in session 17, ~3.5 GB, ~6 min): ``pip install
 torch==2.13.0`` (the local CPU wheel) first, ``pip install --no-deps sglang==0.5.23 triton
@@ -29,7 +36,8 @@ aiohttp msgspec packaging regex setproctitle uvloop prometheus-client python-mul
 xxhash einops dill IPython datasets sentencepiece compressed_tensors gguf jsonschema xgrammar
 soundfile`` (check that none replaced the CPU torch; torchvision is stubbed, never installed)::
 
-    .venv/bin/python tools/goldens/sglang_serving_code.py --sglang-python /tmp/sgl17/venv/bin/python [--out DIR] [--case GLOB]
+    .venv/bin/python tools/goldens/sglang_serving_code.py --sglang-python /tmp/sgl17/venv/bin/python \
+        --chat-template chat_template.jinja [--out DIR] [--case GLOB]
 
 It writes ``tests/golden/sglang-0.5.23/<case>.json`` through :mod:`mockoss.golden.store`.
 """
@@ -38,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import hashlib
 import json
 import os
 import subprocess
@@ -50,8 +59,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from mockoss.endpoints import prompt_tokens
-from mockoss.golden.cases import CHAT, Case, Exchange, all_cases
+from mockoss.engines.vllm.model_dir import ensure_model_dir
+from mockoss.golden.cases import Case, Exchange, all_cases
 from mockoss.golden.normalise import split_sse
 from mockoss.golden.sglang_cases import sglang_exchanges as exchanges
 from mockoss.golden.store import GoldenExchange, record_exchange, write_golden
@@ -76,8 +85,8 @@ COVERS = (
     "streamed limits and tool_choice required, a named tool_choice, separate_reasoning and stream_reasoning false; "
     "through SGLang's FastAPI app in process (routers, validation, OpenAIServingChat/Responses, "
     "gpt-oss reasoning and tool-call parsers, DetokenizerManager decoding, the scheduler's "
-    "reasoning_tokens count); engine scripted, one token per chunk; chat template rendering "
-    "stubbed (prompt_tokens from mockoss); no sampler (grammars not enforced)"
+    "reasoning_tokens count, the model's chat template loaded and rendered); engine scripted, one token "
+    "per chunk; no sampler (grammars not enforced)"
 )
 #: The note on exchanges whose request makes SGLang build a tool-call grammar.
 GRAMMAR_NOTE = (
@@ -97,7 +106,7 @@ def grammar_note(request: dict[str, Any]) -> str | None:
 
 
 def plan_entry(case: Case, exchange: Exchange) -> dict[str, Any]:
-    """What the engine half needs for one exchange: path, body, the emitted tokens, the prompt count.
+    """What the engine half needs for one exchange: path, body, the emitted tokens.
 
     The tokens are the case's completion cut by the request's ``max_tokens`` /
     ``max_output_tokens`` as an engine's limit cuts it (:meth:`mockoss.harmony.Completion.emit`).
@@ -110,8 +119,6 @@ def plan_entry(case: Case, exchange: Exchange) -> dict[str, Any]:
         "tokens": list(emission.tokens),
         "length": emission.finish_reason == "length",
     }
-    if exchange.endpoint == CHAT:
-        entry["prompt_tokens"] = prompt_tokens("chat", json.dumps(body).encode(), body)
     return entry
 
 
@@ -127,7 +134,7 @@ def record(exchange: Exchange, result: dict[str, Any]) -> GoldenExchange:
     return record_exchange(exchange, status, body=raw, note=note)
 
 
-def run(python: str, out: Path, pattern: str) -> int:
+def run(python: str, out: Path, pattern: str, chat_template: Path) -> int:
     cases = [case for case in all_cases() if fnmatch.fnmatchcase(case.id, pattern)]
     pairs = [(case, exchange) for case in cases for exchange in exchanges(case)]
     started = time.monotonic()
@@ -140,7 +147,9 @@ def run(python: str, out: Path, pattern: str) -> int:
     }
     with tempfile.TemporaryDirectory() as tmp:
         plan, results = Path(tmp, "plan.json"), Path(tmp, "out.json")
-        plan.write_text(json.dumps([plan_entry(case, exchange) for case, exchange in pairs]), encoding="utf-8")
+        cases_plan = [plan_entry(case, exchange) for case, exchange in pairs]
+        config = {"tokenizer_dir": str(ensure_model_dir()), "chat_template": str(chat_template.resolve())}
+        plan.write_text(json.dumps({**config, "cases": cases_plan}), encoding="utf-8")
         done = subprocess.run(
             [python, str(ENGINE), str(plan), str(results)], env=env, capture_output=True, text=True, check=False
         )
@@ -169,6 +178,7 @@ def run(python: str, out: Path, pattern: str) -> int:
         "(tools/goldens/sglang_serving_engine.py)",
         "covers": COVERS,
         "server_flags": SERVER_FLAGS,
+        "chat_template": f"{chat_template.name} sha256:{hashlib.sha256(chat_template.read_bytes()).hexdigest()}",
         "profile": {"name": "sglang", "switches": {}},
     }
     for number, case in enumerate(cases, 1):
@@ -184,8 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sglang-python", required=True, help="the interpreter of a venv holding sglang 0.5.23")
     parser.add_argument("--out", type=Path, default=ROOT / "tests" / "golden" / f"sglang-{VERSION}")
     parser.add_argument("--case", default="*", help="only cases whose id matches this glob")
+    parser.add_argument(
+        "--chat-template", type=Path, required=True, help="the gpt-oss model's chat template (see the docstring)"
+    )
     options = parser.parse_args(argv)
-    return run(options.sglang_python, options.out, options.case)
+    return run(options.sglang_python, options.out, options.case, options.chat_template)
 
 
 if __name__ == "__main__":

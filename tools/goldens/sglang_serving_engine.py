@@ -7,16 +7,20 @@ pins openai-harmony 0.0.4, mockoss runs oss-harmony; both install the module ``o
 
     SGLANG_PYTHON tools/goldens/sglang_serving_engine.py PLAN.json OUT.json
 
-Each plan entry is ``{"path", "body", "tokens", "length", "prompt_tokens"}``: ``tokens`` the ids the
+The plan is ``{"tokenizer_dir", "chat_template", "cases": [...]}``: a Hugging Face tokenizer
+directory for o200k_harmony (:mod:`mockoss.engines.vllm.model_dir`'s), the gpt-oss model's chat
+template file, and per exchange ``{"path", "body", "tokens", "length"}``: ``tokens`` the ids the
 engine emits, ``length`` whether generation stopped at the token limit. The request is posted to
 ``sglang.srt.entrypoints.http_server.app`` (FastAPI, through httpx's ASGI transport), whose routes
 run ``OpenAIServingChat`` and ``OpenAIServingResponses`` (``srt/entrypoints/openai/serving_chat.py``,
 ``serving_responses.py``) unchanged, with ``--reasoning-parser gpt-oss --tool-call-parser gpt-oss``.
 What stands in (sgl-project/sglang v0.5.23, the package-index wheel; paths under ``python/sglang/``):
 
-* the chat template's rendering (``OpenAIServingChat._apply_jinja_template``, which needs a real
-  model's tokenizer): it returns ``prompt_tokens`` ids from the plan (mockoss's count); everything
-  around it (``_process_messages``: tool-choice constraints, ``skip_special_tokens``) runs;
+* the model's tokenizer: ``PreTrainedTokenizerFast`` over the plan's ``tokenizer.json`` (o200k_base
+  plus the o200k_harmony special tokens) with the plan's chat template, which SGLang's own
+  ``TemplateManager.initialize_templates`` (``srt/parser/template_manager.py``) loads and inspects
+  (content format, ``detect_reasoning_pattern``) as at start-up, and ``_apply_jinja_template``
+  renders (so chat ``prompt_tokens`` is SGLang's count);
 * the engine, ``TokenizerManager.generate_request``: it yields what the real one yields
   (``srt/managers/tokenizer_manager.py``, ``_handle_batch_output``): per step when streamed
   (``--stream-interval 1``), once when not, cumulative ``text`` and ``output_ids`` and a
@@ -87,15 +91,18 @@ def _boot() -> Any:
 
 def main() -> int:
     plan_path, out_path = sys.argv[1:3]
+    with open(plan_path, encoding="utf-8") as f:
+        plan = json.load(f)
     hs = _boot()
     import httpx
     from openai_harmony import HarmonyEncodingName, load_harmony_encoding
-    from sglang.srt.entrypoints.openai.protocol import MessageProcessingResult
     from sglang.srt.entrypoints.openai.serving_chat import OpenAIServingChat
     from sglang.srt.entrypoints.openai.serving_responses import OpenAIServingResponses
     from sglang.srt.managers.detokenizer_manager import DetokenizerManager
     from sglang.srt.managers.schedule_batch import Req
     from sglang.srt.parser.reasoning_parser import ReasoningParser
+    from sglang.srt.parser.template_manager import TemplateManager
+    from transformers import PreTrainedTokenizerFast
 
     enc = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
 
@@ -114,8 +121,11 @@ def main() -> int:
             return enc.encode(text, allowed_special="all")
 
     tokenizer = Tokenizer()
-    detector = ReasoningParser(model_type="gpt-oss", stream_reasoning=False, tokenizer=tokenizer).detector
-    think_end_ids = detector.get_think_end_token_ids(tokenizer)  # scheduler.py:946
+    model_tokenizer = PreTrainedTokenizerFast.from_pretrained(plan["tokenizer_dir"])
+    with open(plan["chat_template"], encoding="utf-8") as f:
+        model_tokenizer.chat_template = f.read()
+    detector = ReasoningParser(model_type="gpt-oss", stream_reasoning=False, tokenizer=model_tokenizer).detector
+    think_end_ids = detector.get_think_end_token_ids(model_tokenizer)  # scheduler.py:946
 
     def detokenizer() -> Any:
         """``DetokenizerManager``'s incremental decoding without its process (per-request state)."""
@@ -170,7 +180,7 @@ def main() -> int:
                 tokenizer_metrics_allowed_custom_labels=None,
                 incremental_streaming_output=False,
             )
-            self.tokenizer = tokenizer
+            self.tokenizer, self.processor = model_tokenizer, None
             self.num_reserved_tokens = 0
             self.request_logger = Mock(log_requests=False)
             self.create_abort_task = Mock(return_value=None)
@@ -223,12 +233,6 @@ def main() -> int:
             else:
                 yield out(n, 0)
 
-    class Templates:
-        chat_template_name = jinja_template_content_format = completion_template_name = reasoning_config = (
-            python_chat_template
-        ) = None
-        force_reasoning = jinja_template_may_reorder_tool_results = False
-
     async def run(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
         results, aborted = [], []
 
@@ -250,26 +254,15 @@ def main() -> int:
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://sglang", timeout=60
         ) as client:
+            # One engine and one set of serving objects for all requests, as in a running server;
+            # the engine's script is the current exchange's.
+            engine, templates = Engine({}), TemplateManager()
+            templates.initialize_templates(engine, model_path=MODEL)  # as at start-up: the model's template
+            hs.app.state.openai_serving_responses = OpenAIServingResponses(engine, templates)
+            hs.app.state.openai_serving_chat = OpenAIServingChat(engine, templates)
+            hs._global_state = types.SimpleNamespace(tokenizer_manager=engine)
             for case in cases:
-                engine = Engine(case)
-                hs.app.state.openai_serving_responses = OpenAIServingResponses(engine, Templates())
-                chat = OpenAIServingChat(engine, Templates())
-                prompt = list(range(case.get("prompt_tokens", 1)))
-
-                def render(*args: Any, _prompt: list[int] = prompt, **kwargs: Any) -> Any:
-                    return MessageProcessingResult(
-                        prompt="",
-                        prompt_ids=list(_prompt),
-                        image_data=None,
-                        audio_data=None,
-                        video_data=None,
-                        modalities=[],
-                        stop=[],
-                    )
-
-                chat._apply_jinja_template = chat._apply_conversation_template = render
-                hs.app.state.openai_serving_chat = chat
-                hs._global_state = types.SimpleNamespace(tokenizer_manager=engine)
+                engine.case = case
                 aborted.clear()
                 reply = await client.post(
                     case["path"],
@@ -286,9 +279,7 @@ def main() -> int:
                 )
         return results
 
-    with open(plan_path, encoding="utf-8") as f:
-        cases = json.load(f)
-    results = asyncio.run(run(cases))
+    results = asyncio.run(run(plan["cases"]))
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(results, f)
     return 0

@@ -54,10 +54,17 @@ SGLang's answers on the built-in scenarios (879 exchanges, not the seeded soups)
 The releases from 0.5.2 (the first with this string parser) to 0.5.23 are a timeline
 (:mod:`.releases`, ``sglang@0.5.2``), each change found by diffing the released wheels.
 
-Unverified, so switches or stated guesses: ``reasoning_tokens`` (counted up to the first
-``<|end|>`` as the scheduler's ``update_reasoning_tokens`` does, when a reasoning parser is set),
-``metadata.weight_version`` (``"default"``), and ``skip_special_tokens=true`` (0.5.23 forces it
-off for gpt-oss; the switch shows what the parser's text fallback does with stripped markers).
+``tools/goldens/sglang_serving_code.py`` runs the same serving code with the model's own chat
+template (SGLang's ``TemplateManager`` and ``_apply_jinja_template``) and the scheduler's
+``Req.update_reasoning_tokens``: ``tests/golden/sglang-0.5.23`` (68 cases, 1,496 exchanges of
+``mockoss.golden.sglang_cases``), compared by ``tests/golden/test_sglang_serving_goldens.py``: 1,476
+identical, chat ``reasoning_tokens`` and ``prompt_tokens`` included (``tool_choice: "none"``
+renders no tools: :func:`.chat.chat_prompt_tokens`); 20 differ by one prompt token (an array
+parameter without ``items``: the template's ``any[]``, Harmony's ``Array<any>``).
+
+Unverified, so switches or stated guesses: ``metadata.weight_version`` (``"default"``), and
+``skip_special_tokens=true`` (0.5.23 forces it off for gpt-oss; the switch shows what the parser's
+text fallback does with stripped markers).
 """
 
 from __future__ import annotations
@@ -113,9 +120,9 @@ class SglangProfile:
             (:mod:`mockoss.profiles.sglang.context_length`).
         stream_default_include_usage: ``--stream-response-default-include-usage``: every stream
             ends with the usage chunk, asked for or not.
-        count_reasoning_tokens: report ``reasoning_tokens`` (up to the first ``<|end|>``); whether
-            the scheduler counts them for gpt-oss depends on the chat template's reasoning config,
-            which was not settled (unverified; ``false`` reports 0).
+        count_reasoning_tokens: report ``reasoning_tokens`` (up to the first ``<|end|>``), as the
+            scheduler does with the model's chat template (checked: ``tests/golden/sglang-0.5.23``);
+            ``false`` reports 0.
         hyphenated_tool_names: the call pattern takes ``-`` in tool names (from 0.5.4; before, a
             call to ``get-weather`` is not found and vanishes).
         stream_plain_text_passthrough: streamed with tools declared, text without Harmony markers
@@ -183,6 +190,11 @@ class SglangProfile:
         Raises:
             ValueError: an endpoint this profile does not serve.
         """
+        if endpoint == "chat":  # tool_choice "none": no tools in the prompt (chat.chat_prompt_tokens)
+            from mockoss.profiles.sglang.chat import chat_prompt_tokens
+
+            if (prompt := chat_prompt_tokens(request.body, ctx.prompt_tokens)) != ctx.prompt_tokens:
+                ctx = dataclasses.replace(ctx, prompt_tokens=prompt)
         if (fitted := fit_context(self, endpoint, completion, request, ctx.prompt_tokens)) is not request:
             if isinstance(fitted, Reply):
                 return fitted

@@ -37,11 +37,29 @@ if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.sglang import SglangProfile
 
-__all__ = ["StreamPlan", "stream_plan", "surface_chat"]
+__all__ = ["StreamPlan", "chat_prompt_tokens", "stream_plan", "surface_chat"]
 
 RETURN, CALL, ENDOFTEXT, END = 200002, 200012, 199999, 200007
 _STOPS = (RETURN, CALL, ENDOFTEXT)
 _DONE = b"data: [DONE]\n\n"
+
+
+def chat_prompt_tokens(body: Any, counted: int) -> int:
+    """The chat prompt's length in tokens as SGLang renders it, given ``counted`` (mockoss's count
+    of the Harmony prompt with the request's tools).
+
+    With ``tool_choice: "none"`` SGLang gives the chat template no tools:
+    ``OpenAIServingChat._process_messages`` sets ``tools`` only ``if effective_tools and
+    request.tool_choice != "none"`` (sgl-project/sglang v0.5.23,
+    ``python/sglang/srt/entrypoints/openai/serving_chat.py:1861``), so the prompt has no tools
+    section (``tests/golden/sglang-0.5.23``, exchanges ``chat-nostream-tools-choice-none``).
+    ``body``: the request body (anything else: ``counted`` is returned).
+    """
+    if not isinstance(body, dict) or body.get("tool_choice") != "none" or not body.get("tools"):
+        return counted
+    from mockoss.harmony.prompt.count import count_chat_prompt
+
+    return count_chat_prompt(body, exclude_tools_when_tool_choice_none=True)
 
 
 def _finish(profile: SglangProfile, tokens: tuple[int, ...], finish: str) -> tuple[tuple[int, ...], str, int | None]:
@@ -55,8 +73,8 @@ def _finish(profile: SglangProfile, tokens: tuple[int, ...], finish: str) -> tup
 
 def _reasoning_tokens(profile: SglangProfile, tokens: tuple[int, ...]) -> int:
     """Tokens up to and with the first ``<|end|>`` (``Req.update_reasoning_tokens``), when a
-    reasoning parser is set and ``count_reasoning_tokens`` (whether the scheduler counts them for
-    gpt-oss depends on its chat template's reasoning config: unverified)."""
+    reasoning parser is set and ``count_reasoning_tokens`` (the scheduler counts them with
+    gpt-oss's chat template: ``tests/golden/sglang-0.5.23``, SGLang's own code)."""
     if profile.reasoning_parser is None or not profile.count_reasoning_tokens:
         return 0
     return tokens.index(END) + 1 if END in tokens else len(tokens)
