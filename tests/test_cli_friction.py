@@ -123,7 +123,7 @@ def test_a_near_miss_model_name_says_how_to_accept_it():
     assert json.loads(reply.body)["error"]["message"] == (
         "The model `gpt-oss-20b` does not exist. (mockoss: this server answers to 'openai/gpt-oss-20b'; to accept "
         "'gpt-oss-20b' too, start it with --served-model-name openai/gpt-oss-20b gpt-oss-20b, or "
-        "MockServer(served_model_names=[...]))"
+        "MockServer(served_model_names=[...]), or in pytest @pytest.mark.mockoss(served_model_names=[...]))"
     )
     other = server.handle("chat", json.dumps({**CHAT, "model": "other"}).encode(), {})
     assert json.loads(other.body)["error"]["message"] == "The model `other` does not exist."

@@ -187,7 +187,7 @@ def test_bad_options_fail_the_test_at_setup_naming_the_fix(pytester):
                 "ERROR test_bad.py::test_positional - TypeError: @pytest.mark.mockoss takes keyword options only "
                 "(scenario, profile, profiles, seed, switches, transport, assert_all_steps_used, "
                 "assert_all_requests_were_expected, assert_tool_calls_match_declared_tools, auto_session, cassette, "
-                "scripted_only, max_body_bytes, body_budget_bytes); "
+                "scripted_only, max_body_bytes, body_budget_bytes, served_model_names); "
                 "got ('clean-answer',)"
             ),
             (

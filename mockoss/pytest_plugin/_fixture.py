@@ -94,7 +94,9 @@ class MockossFixture:
             if options.transport is None
             else TransportSpec.from_data(options.transport, where="mockoss transport=")
         )
-        server.set_profile(options.profile or "vllm", options.switches)
+        server.set_profile(options.profile or "vllm", options.switches)  # also the profile's model name
+        if options.served_model_names is not None:
+            server.served_model_names = tuple(options.served_model_names)
         server.reset()
         server.scenario = None
         server.seed = options.seed if options.seed is not None else 0
@@ -137,7 +139,7 @@ class MockossFixture:
         if explicit.transport is not None:
             TransportSpec.from_data(explicit.transport, where="mockoss transport=")
             fixture.unapplied.append(("transport", explicit.transport))
-        for name in ("max_body_bytes", "body_budget_bytes"):
+        for name in ("max_body_bytes", "body_budget_bytes", "served_model_names"):
             if getattr(explicit, name) is not None:
                 fixture.unapplied.append((name, getattr(explicit, name)))
         if explicit.switches:

@@ -74,6 +74,12 @@ class MockossOptions:
             least 1); a body whose next part would pass it gets 503 in the profile's error shape, as
             ``serve --body-budget-bytes`` and ``MockServer(body_budget_bytes=…)``
             (:mod:`mockoss.server.limits`); default 4 x ``max_body_bytes``.
+        served_model_names: the model names the fake server answers to and ``/v1/models`` lists,
+            the first one ``mockoss.model`` (as ``serve --served-model-name`` and
+            ``MockServer(served_model_names=…)``); others get the profile's "model not found". For a
+            client that names the model its own way: LiteLLM sends ``gpt-oss-20b`` for
+            ``openai/gpt-oss-20b`` (it reads ``openai/`` as its provider); default the profile's
+            model name (the seventeenth session's newcomer found no fixture option for it).
 
     Raises:
         TypeError: an unknown option (the message names the valid ones) or a value of the wrong type.
@@ -93,6 +99,7 @@ class MockossOptions:
     scripted_only: bool | None = None
     max_body_bytes: int | None = None
     body_budget_bytes: int | None = None
+    served_model_names: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         _check(self.profile is None or isinstance(self.profile, str), "profile", "a profile name, e.g. 'ollama'")
@@ -112,6 +119,16 @@ class MockossOptions:
         _check(self.transport is None or isinstance(self.transport, Mapping), "transport", "a dict of transport fields")
         cassette_ok = isinstance(self.cassette, bool) or (isinstance(self.cassette, str) and self.cassette != "")
         _check(self.cassette is None or cassette_ok, "cassette", "True, a name, a .yaml path or False (no cassette)")
+        names_ok = (
+            isinstance(self.served_model_names, (list, tuple))
+            and len(self.served_model_names) > 0
+            and all(isinstance(n, str) and n.strip() for n in self.served_model_names)
+        )
+        _check(
+            self.served_model_names is None or names_ok,
+            "served_model_names",
+            "a non-empty list of model names, e.g. ['gpt-oss-20b']",
+        )
         for name in ("max_body_bytes", "body_budget_bytes"):
             value = getattr(self, name)
             body_ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1

@@ -57,7 +57,8 @@ def _model_hint(reply: Reply, model: str, served: Sequence[str]) -> Reply:
         return reply
     hint = (
         f" (mockoss: this server answers to {close[0]!r}; to accept {model!r} too, start it with "
-        f"--served-model-name {close[0]} {model}, or MockServer(served_model_names=[...]))"
+        f"--served-model-name {close[0]} {model}, or MockServer(served_model_names=[...]), "
+        "or in pytest @pytest.mark.mockoss(served_model_names=[...]))"
     )
     for key in ("message", "error"):
         for value in _strings(json.loads(reply.body or b"null"), key):
