@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mockoss.endpoints import prompt_tokens, request_seen
+from mockoss.endpoints import ENDPOINTS, prompt_tokens, request_seen
 from mockoss.harmony.encoding import check_harmony_library
 from mockoss.harmony.lru import BytesLRU
 from mockoss.jsonbody import parse_json
@@ -172,10 +172,16 @@ class MockServer(Selection, RequestChecks, SideRoutes):
     def handle(self, endpoint: Endpoint, raw: bytes, headers: Mapping[str, str] | Sequence[tuple[str, str]]) -> Reply:
         """Answer one request body for generation endpoint ``endpoint`` (e.g. ``"chat"``).
 
-        Never raises: malformed input, unknown scenarios or switches become error replies in the
-        profile's error shape (400, or the server's 404 for an unknown model or an endpoint it does
-        not have).
+        Never raises on what a client sends: malformed input, unknown scenarios or switches become
+        error replies in the profile's error shape (400, or the server's 404 for an unknown model or
+        an endpoint it does not have).
+
+        Raises:
+            ValueError: ``endpoint`` is no name of :data:`mockoss.endpoints.ENDPOINTS` (the message
+                lists them; ``"ollama_chat"`` was an unscripted 500).
         """
+        if endpoint not in ENDPOINTS:
+            raise ValueError(f"unknown endpoint {endpoint!r}; endpoints: {', '.join(ENDPOINTS)}")
         return self.respond(endpoint, raw, headers)[0]
 
     def respond(
