@@ -13,7 +13,8 @@ a ``reasoning`` item ``rs_<response id>`` with ``summary:[{"type":"summary_text"
 
 Streamed (Go maps: every object's keys sorted; frames ``event: T\\ndata: {…}\\n\\n``, with
 ``Cache-Control: no-cache``): ``response.created``, ``response.in_progress``; thinking as
-``response.output_item.added`` (a ``reasoning`` item ``rs_<n>``) and
+``response.output_item.added`` (a ``reasoning`` item ``rs_<n>``, a new id for each item:
+thinking that resumes after text opens another) and
 ``response.reasoning_summary_text.delta`` (not ``reasoning_text``, see the TODO in
 ``responses.go``); when text or a tool call follows, or at the end,
 ``response.reasoning_summary_text.done`` and ``response.output_item.done``; text as
@@ -21,7 +22,8 @@ Streamed (Go maps: every object's keys sorted; frames ``event: T\\ndata: {…}\\
 ``output_text.done``, ``content_part.done``, ``output_item.done``; a tool call as
 ``output_item.added`` (``in_progress``, empty arguments), one ``function_call_arguments.delta``
 with all arguments, ``function_call_arguments.done``, ``output_item.done`` (item ``fc_<n>_0``);
-text after a tool call is not streamed; ``response.completed`` last.
+text after a tool call is not streamed; ``response.completed`` last (its ``output`` ``null`` when
+no item was produced: ``buildFinalOutput`` appends to a nil slice, ``openai/responses.go:1536``).
 
 A tool call that fails to decode: non-streamed, and streamed before any event, HTTP 500 with the
 OpenAI error body; streamed later, the events so far and nothing more (no ``response.completed``,
@@ -94,6 +96,12 @@ class _Holes:
         ids = (self.resp, self.msg, self.rs, self.call, self.fc)
         return ids + tuple(str(n) for n in (self.prompt, self.total, self.first, self.done))
 
+    def reasoning(self, n: int) -> str:
+        """The id hole of a stream's ``n``-th reasoning item (0-based): :attr:`rs` for the first,
+        ``@@mockoss-rs+<n>@@`` (salted ``@@mockoss-rs-<k>+<n>@@``) for later ones, each filled
+        with an id of its own, drawn after the others (:func:`_fill`)."""
+        return self.rs if n == 0 else f"{self.rs[:-2]}+{n}@@"
+
 
 _DEFAULT = _Holes(_RESP, _MSG, _RS, _CALL, _FC, _PROMPT, _TOTAL, _FIRST, _DONE)
 
@@ -118,7 +126,7 @@ def _holes_for(probe: str) -> _Holes:
 
 
 #: A placeholder string of any set (its salt ``-k``, none for the default set), found overlapping.
-_SALTED_STRING = re.compile(r"(?=@@mockoss-(?:resp|msg|rs|fc|call)(?:-([1-9][0-9]*))?@@)")
+_SALTED_STRING = re.compile(r"(?=@@mockoss-(?:resp|msg|rs|fc|call)(?:-([1-9][0-9]*))?(?:\+[0-9]+)?@@)")
 _DIGITS = re.compile(r"[0-9]{10,}")
 
 
@@ -148,6 +156,8 @@ class _Template:
     streamed: bool
     #: The placeholders ``text`` is made with (:func:`_holes_for`).
     holes: _Holes = _DEFAULT
+    #: The holes of the stream's later reasoning items (:meth:`_Holes.reasoning`), in order.
+    extra: tuple[str, ...] = ()
     #: The frames (or body) cut at the holes once (:mod:`mockoss.profiles.replay`, markers
     #: numbered as :meth:`_Holes.strings`), filled per request in one pass instead of a ``str.replace`` of
     #: the whole text per hole (a 10,000-token stream: 7 passes over ~3 MB, then a split and an
@@ -178,6 +188,7 @@ def _fill(template: _Template, generation: Generation, profile: OllamaProfile, c
             str(n).encode()
             for n in (ctx.prompt_tokens, ctx.prompt_tokens + generation.eval_count, first // _NS, clock.done_ns // _NS)
         ]
+        values += [draws[h.rs]().encode() for _ in template.extra]
         if isinstance(template.compiled, Template):
             return Reply(status=200, body=template.compiled.fill(values))
         return Reply(
@@ -197,6 +208,8 @@ def _fill(template: _Template, generation: Generation, profile: OllamaProfile, c
         holes[5:], (ctx.prompt_tokens, ctx.prompt_tokens + generation.eval_count, first // _NS, clock.done_ns // _NS)
     ):
         text = text.replace(placeholder, str(value))
+    for placeholder in template.extra:
+        text = text.replace(placeholder, draws[h.rs]())
     if not template.streamed:
         return Reply(status=200, body=text.encode())
     frames = tuple(frame.encode() for frame in text.split(_SEP))
@@ -207,13 +220,13 @@ def _uses(text: str, h: _Holes) -> tuple[str, ...]:
     return tuple(p for p in (h.rs, h.call, h.fc) if p in text)
 
 
-def _compiled(text: str, streamed: bool, h: _Holes) -> FramesTemplate | Template | None:
-    """``text`` cut at its holes (see :attr:`_Template.compiled`); ``None`` when the text (the
-    scripted answer, the echoed request) holds what a marker of :mod:`mockoss.profiles.replay` is
-    made of."""
+def _compiled(text: str, streamed: bool, h: _Holes, extra: tuple[str, ...] = ()) -> FramesTemplate | Template | None:
+    """``text`` cut at its holes (see :attr:`_Template.compiled`; ``extra``: :attr:`_Template.extra`,
+    numbered after the others); ``None`` when the text (the scripted answer, the echoed request)
+    holds what a marker of :mod:`mockoss.profiles.replay` is made of."""
     if "mockoss-id:" in text or "mockoss-val:" in text:
         return None
-    holes = h.strings()
+    holes = (*h.strings(), *extra)
     pattern = re.compile("|".join(map(re.escape, holes)))
     marked = pattern.sub(lambda match: f"\x00mockoss-id:{holes.index(match.group())}\x00", text)
     return FramesTemplate(marked.split(_SEP)) if streamed else Template(marked)
@@ -268,7 +281,7 @@ def _stream_template(
     generation: Generation, echo: Echo, model: str, tool_call_error: str, h: _Holes
 ) -> _Template | None:
     """The stream's frames with holes, or ``None`` for an HTTP 500 (failure before any event)."""
-    converter = StreamConverter(echo, model, h.resp, h.msg, h.rs, h.fc)
+    converter = StreamConverter(echo, model, h.resp, h.msg, h.reasoning, h.fc)
     counts = usage(h.prompt, generation.eval_count) | {"total_tokens": h.total}
     for chunk in generation.chunks:
         converter.process(h.first, chunk.content, chunk.thinking, [], False, counts)
@@ -283,7 +296,8 @@ def _stream_template(
             calls.append((h.call, generation.tool_call.name, generation.tool_call.arguments))
         converter.process(h.done, generation.final_content, generation.final_thinking, calls, True, counts)
     text = _SEP.join(converter.frames)
-    return _Template(text, _uses(text, h), streamed=True, holes=h)
+    extra = tuple(h.reasoning(n) for n in range(1, converter.reasoning_items))
+    return _Template(text, _uses(text, h), streamed=True, holes=h, extra=extra)
 
 
 def _probe(generation: Generation, echo: Echo, model: str, stream: bool) -> str:
@@ -329,7 +343,8 @@ def surface_ollama_responses(
         else:
             template = _full_template(generation, echo, request.model, h)
         if template is not None:
-            template = dataclasses.replace(template, compiled=_compiled(template.text, template.streamed, h))
+            compiled = _compiled(template.text, template.streamed, h, template.extra)
+            template = dataclasses.replace(template, compiled=compiled)
         generation.memo[key] = template  # type: ignore[index]
     if template is None:
         assert generation.error is not None

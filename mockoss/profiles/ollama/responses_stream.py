@@ -13,6 +13,7 @@ streamed; ``response.completed`` last.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mockoss.profiles.ollama.gojson import dumps
@@ -24,15 +25,23 @@ __all__ = ["StreamConverter"]
 class StreamConverter:
     """``ResponsesStreamConverter``, fed the chat handler's responses one by one (:meth:`process`);
     ``frames`` holds the events written so far. The ids are given (``response_id``, the message's
-    ``item_id``, the reasoning item's ``reasoning_item_id``; function-call items are
+    ``item_id``, ``reasoning_item_id(n)`` for the ``n``-th reasoning item, 0-based: Ollama draws
+    a new ``rs_%d`` for each, ``openai/responses.go:1242-1244``; function-call items are
     ``<call_item_id>_<i>``): :mod:`~mockoss.profiles.ollama.responses` passes placeholders, filled
     per request."""
 
     def __init__(
-        self, echo: Echo, model: str, response_id: str, item_id: str, reasoning_item_id: str, call_item_id: str
+        self,
+        echo: Echo,
+        model: str,
+        response_id: str,
+        item_id: str,
+        reasoning_item_id: Callable[[int], str],
+        call_item_id: str,
     ) -> None:
         self.response_id, self.item_id, self.echo, self.model = response_id, item_id, echo, model
         self.reasoning_item_id, self.call_item_id = reasoning_item_id, call_item_id
+        self.reasoning_items = 0
         self.frames: list[str] = []
         self.seq = self.output_index = 0
         self.first = True
@@ -87,7 +96,8 @@ class StreamConverter:
 
     def _thinking(self, thinking: str) -> None:
         if self.reasoning_id is None:
-            self.reasoning_id = self.reasoning_item_id
+            self.reasoning_id = self.reasoning_item_id(self.reasoning_items)
+            self.reasoning_items += 1
             item = {"id": self.reasoning_id, "type": "reasoning", "summary": []}
             self.event("response.output_item.added", {"output_index": self.output_index, "item": item})
         self.thinking += thinking
@@ -187,4 +197,7 @@ class StreamConverter:
         output: list[Any] = list(self.completed)
         if self.content_started:
             output.append(self._message("completed", [text_part(text)]))
-        self.event("response.completed", {"response": self.response("completed", output, usage, now, now)})
+        # buildFinalOutput (openai/responses.go:1536-1555) appends to a nil slice: nothing to
+        # append, and the completed response's output is null, not [].
+        final = self.response("completed", output or None, usage, now, now)  # type: ignore[arg-type]
+        self.event("response.completed", {"response": final})
