@@ -22,9 +22,9 @@ stops after ``<|return|>``/``<|call|>``/``<|endoftext|>``, stop type ``eos``, or
 tokens, stop type ``limit``), then the stop event, whose ``content`` is empty in stream mode.
 Ollama pins llama.cpp b10488 (``LLAMA_CPP_VERSION``); that slot logic was checked against b9553.
 
-Exchanges per case: the case list's ``/v1/chat/completions`` exchanges (:func:`~mockoss.golden.
-cases.exchanges`, Ollama's OpenAI layer) and :data:`NATIVE`, ``/api/chat`` with Ollama's own body
-(``stream`` true by default, ``options.num_predict``). Recorded as the client receives them:
+Exchanges per case: the case list's (:func:`~mockoss.golden.cases.exchanges`: Ollama's OpenAI
+layer, ``/v1/chat/completions`` and ``/v1/responses``), :data:`NATIVE` (``/api/chat`` with Ollama's
+own body: ``stream`` true by default, ``options.num_predict``) and :data:`EXTRA`. Recorded as the client receives them:
 status and body, or for a stream each write (NDJSON lines without their newline, SSE frames).
 Timestamps, durations and usage are the harness's fixed clock and zero counts: not comparable.
 """
@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,7 @@ from llamacpp_b9553 import EOG, _ranks, slot_texts
 from mockoss.golden.cases import (
     CHAT,
     MODEL,
+    RESPONSES,
     USER_MESSAGE,
     Case,
     Exchange,
@@ -129,15 +131,18 @@ def extra_exchanges(case: Case) -> list[Exchange]:
 
 
 def all_exchanges(case: Case) -> list[Exchange]:
-    """The case list's chat exchanges, then :func:`native_exchanges` and :func:`extra_exchanges`."""
-    return [e for e in exchanges(case) if e.endpoint == CHAT] + native_exchanges(case) + extra_exchanges(case)
+    """The case list's exchanges, then :func:`native_exchanges` and :func:`extra_exchanges`."""
+    return list(exchanges(case)) + native_exchanges(case) + extra_exchanges(case)
 
 
 def limit_of(exchange: Exchange) -> int | None:
-    """The token limit llama-server is given (``n_predict``): ``max_tokens`` through the OpenAI
-    layer (``openai/openai.go`` ``FromChatRequest``), ``options.num_predict`` natively."""
+    """The token limit llama-server is given (``n_predict``): ``max_tokens``/``max_output_tokens``
+    through the OpenAI layer (``FromChatRequest``/``FromResponsesRequest``), ``options.num_predict``
+    natively."""
     if exchange.endpoint == CHAT:
         return exchange.request.get("max_tokens")
+    if exchange.endpoint == RESPONSES:
+        return exchange.request.get("max_output_tokens")  # openai/responses.go:571-573
     return (exchange.request.get("options") or {}).get("num_predict")
 
 
@@ -165,7 +170,7 @@ def _record(exchange: Exchange, answer: dict[str, Any]) -> GoldenExchange:
     writes = answer["writes"]
     if not exchange.stream or answer["status"] != 200:
         return record_exchange(exchange, answer["status"], body="".join(writes))
-    if exchange.endpoint == CHAT:
+    if exchange.endpoint in (CHAT, RESPONSES):
         return record_exchange(exchange, 200, frames=split_sse("".join(writes)))
     return record_exchange(exchange, 200, frames=[line for line in "".join(writes).split("\n") if line])
 
@@ -187,7 +192,9 @@ def main(argv: list[str] | None = None) -> int:
                 json.dumps({"id": ident, "endpoint": exchange.endpoint, "request": exchange.request, "events": stream})
             )
             plan.append((case, exchange))
-    run = subprocess.run([str(args.harness)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
+    env = {**os.environ, "GODEBUG": "randseednop=0"}  # the harness's rand.Seed(1) takes effect (Go >= 1.24)
+    stdin = "\n".join(lines) + "\n"
+    run = subprocess.run([str(args.harness)], input=stdin, capture_output=True, text=True, check=True, env=env)
     answers = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
     if len(answers) != len(plan):
         raise SystemExit(f"harness answered {len(answers)} of {len(plan)} requests:\n{run.stderr[-2000:]}")
@@ -199,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         "generator": "tools/goldens/ollama_0_33_0_rc2.py",
         "source": SOURCE,
         "profile": PROFILE,
-        "covers": "/api/chat message, done, done_reason; /v1/chat/completions choices; errors",
+        "covers": "/api/chat, /v1/chat/completions, /v1/responses (no web_search): statuses, bodies, frames",
     }
     by_case: dict[str, list[GoldenExchange]] = {}
     for (case, exchange), answer in zip(plan, answers, strict=True):
