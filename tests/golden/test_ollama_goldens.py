@@ -6,14 +6,15 @@ packages at ollama/ollama@fb3076099 (``model/parsers`` → ``harmony.HarmonyMess
 the glue of ``server/routes.go`` (``ChatHandler``'s callback, ``writeChatResponse``,
 ``streamResponse``), ``llm/llama_server.go`` and ``middleware/openai.go`` restated in
 ``tools/goldens/ollama_harness.go``. Recorded by ``tools/goldens/ollama_0_33_0_rc2.py`` (build:
-``tools/goldens/ollama_build.sh``; both docstrings give the commands). Exchanges (27 per case):
+``tools/goldens/ollama_build.sh``; both docstrings give the commands). Exchanges (32 per case):
 the case list's ``/v1/chat/completions`` and ``/v1/responses`` requests, six ``/api/chat`` ones,
-and prefills, renamed tools and ``include_usage`` (the generator's ``EXTRA``).
+prefills, renamed tools and ``include_usage`` (the generator's ``EXTRA``), and five
+``/api/generate`` ones (parsed and ``raw``).
 
 Compared: the status and the whole body, or every NDJSON line / SSE frame, key order included.
 Not compared: clock readings (``created_at``, durations: the harness's fixed clock) and the
-prompt's token count (``prompt_eval_count``, ``prompt_tokens``, ``input_tokens``, totals), kept as
-keys; ids compare by prefix, shape where it is not a random draw, and reuse
+prompt's token count (``prompt_eval_count``, ``prompt_tokens``, ``input_tokens``, totals) and
+``/api/generate``'s ``context`` (token ids: the harness has no tokenizer), kept as keys; ids compare by prefix, shape where it is not a random draw, and reuse
 (:mod:`mockoss.golden.normalise`). ``eval_count``/``completion_tokens``/``output_tokens`` are
 compared (llama-server's ``predicted_n``).
 
@@ -51,6 +52,7 @@ REGENERATE = (
     ".venv/bin/python tools/goldens/ollama_0_33_0_rc2.py /tmp/ollama-v0.33.0-rc2/ollama_harness"
 )
 NATIVE_CHAT = "/api/chat"
+NATIVE_GENERATE = "/api/generate"
 
 #: (case glob, exchange glob) → why mockoss differs from Ollama fb3076099 (path:line) and where in
 #: mockoss. Each matching exchange is a strict expected failure.
@@ -74,6 +76,7 @@ def server() -> MockServer:
 _MASKED = frozenset(
     {"total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration", "eval_duration"}
     | {"prompt_tokens", "input_tokens", "total_tokens"}
+    | {"context"}  # /api/generate's token ids of prompt and answer: the harness has no tokenizer
 )
 #: ``chatcmpl-%d`` of ``rand.Intn(999)`` (middleware/openai.go:478), raw or as the golden store
 #: normalised it (``<chatcmpl-:270#1>``: too short for a shape, the number stays).
@@ -85,12 +88,12 @@ _DRAWN = re.compile(r"<(call_|resp_|msg_|rs_|fc_):[^#>]*#")
 
 
 def _mask(value: Any, key: str | None = None) -> Any:
+    if key in _MASKED and value is not None:
+        return "<N>"
     if isinstance(value, dict):
         return {k: _mask(v, k) for k, v in value.items()}
     if isinstance(value, list):
         return [_mask(v) for v in value]
-    if key in _MASKED and value is not None:
-        return "<N>"
     if key == "created_at" and isinstance(value, str):  # /api/chat's RFC 3339 stamp
         return "<TIME>"
     if key == "id" and isinstance(value, str) and _CHATCMPL.fullmatch(value):
@@ -109,7 +112,7 @@ def cut(endpoint: str, status: int, stream: bool, payload: Any) -> tuple[int, st
         return status, _text(normaliser, payload)
     out = []
     for frame in payload:
-        if endpoint == NATIVE_CHAT:
+        if endpoint in (NATIVE_CHAT, NATIVE_GENERATE):
             out.append(_text(normaliser, json.loads(frame)))
             continue
         for line in frame.splitlines():
@@ -124,13 +127,16 @@ def mockoss_answer(golden: GoldenFile, index: int) -> tuple[int, str]:
     """mockoss's cut answer to the golden's ``index``-th exchange, from the same completion."""
     exchange = golden.exchanges[index]
     completion = Completion(text=golden.completion["text"], tokens=tuple(golden.completion["tokens"]))
-    endpoint = {CHAT: "chat", RESPONSES: "responses"}.get(exchange.endpoint, "ollama.chat")
+    endpoint = {CHAT: "chat", RESPONSES: "responses", NATIVE_GENERATE: "ollama.generate"}.get(
+        exchange.endpoint, "ollama.chat"
+    )
     reply, _ = server().respond(
         endpoint, json.dumps(exchange.request).encode(), {}, step=Step(index=0, completion=completion, error=None)
     )
     if reply.streamed and reply.status == 200:
         text = b"".join(f if isinstance(f, bytes) else f.encode() for f in reply.frames).decode()
-        frames = split_sse(text) if exchange.endpoint != NATIVE_CHAT else [x for x in text.split("\n") if x]
+        native = exchange.endpoint in (NATIVE_CHAT, NATIVE_GENERATE)
+        frames = [x for x in text.split("\n") if x] if native else split_sse(text)
         return cut(exchange.endpoint, reply.status, True, frames)
     try:
         body: Any = json.loads(reply.body)
@@ -157,7 +163,7 @@ def _reasons(case: str, ident: str) -> list[str]:
 def test_ollama_profile_answers_as_ollama_v0_33_0_rc2(g: int, record_property: Callable[[str, object], None]) -> None:
     """Every exchange of the case: same status, and the same body or lines/frames, one by one. An
     exchange named in :data:`DIFFERENCES` must differ (strict). One test per case, not per exchange:
-    per-exchange parameters (1,836) doubled the run time."""
+    per-exchange parameters (2,176) doubled the run time."""
     golden = goldens()[g]
     tally = {"identical": 0, "known": 0, "different": 0}
     problems = []

@@ -24,7 +24,8 @@ Ollama pins llama.cpp b10488 (``LLAMA_CPP_VERSION``); that slot logic was checke
 
 Exchanges per case: the case list's (:func:`~mockoss.golden.cases.exchanges`: Ollama's OpenAI
 layer, ``/v1/chat/completions`` and ``/v1/responses``), :data:`NATIVE` (``/api/chat`` with Ollama's
-own body: ``stream`` true by default, ``options.num_predict``) and :data:`EXTRA`. Recorded as the client receives them:
+own body: ``stream`` true by default, ``options.num_predict``), :data:`EXTRA` and :data:`GENERATE`
+(``/api/generate``, parsed and ``raw``). Recorded as the client receives them:
 status and body, or for a stream each write (NDJSON lines without their newline, SSE frames).
 Timestamps, durations and usage are the harness's fixed clock and zero counts: not comparable.
 """
@@ -44,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools" / "goldens"))
 
-from llamacpp_b9553 import EOG, _ranks, slot_texts
+from llamacpp_b9553 import EOG, FIRST_SPECIAL, _ranks, slot_texts
 
 from mockoss.golden.cases import (
     CHAT,
@@ -78,6 +79,15 @@ NATIVE = (
 )
 
 
+NATIVE_GENERATE = "/api/generate"
+#: ``/api/generate`` exchanges: (id, stream, raw, num_predict cut).
+GENERATE = (
+    ("api-generate-nostream", False, False, False),
+    ("api-generate-stream", True, False, False),
+    ("api-generate-nostream-raw", False, True, False),
+    ("api-generate-stream-raw", True, True, False),
+    ("api-generate-stream-num-predict", True, False, True),
+)
 #: Request shapes beyond those, for Ollama's own paths: (id, endpoint, stream, change). ``renamed``:
 #: the tools declared with ``-`` for ``_`` (``FunctionNameMap`` maps the model's ``get_weather``
 #: back to ``get-weather``, harmony/harmonyparser.go:476-556); ``prefill-*``: the request ends with
@@ -130,9 +140,24 @@ def extra_exchanges(case: Case) -> list[Exchange]:
     return out
 
 
+def generate_exchanges(case: Case) -> list[Exchange]:
+    """:data:`GENERATE` for ``case``: ``api.GenerateRequest`` bodies, ``stream`` always explicit."""
+    out = []
+    for ident, stream, raw, cut in GENERATE:
+        body: dict[str, Any] = {"model": MODEL, "prompt": USER_MESSAGE}
+        if raw:
+            body["raw"] = True
+        if cut:
+            body["options"] = {"num_predict": cut_point(case)}
+        body["stream"] = stream
+        out.append(Exchange(ident, NATIVE_GENERATE, stream, body))
+    return out
+
+
 def all_exchanges(case: Case) -> list[Exchange]:
-    """The case list's exchanges, then :func:`native_exchanges` and :func:`extra_exchanges`."""
-    return list(exchanges(case)) + native_exchanges(case) + extra_exchanges(case)
+    """The case list's exchanges, then :func:`native_exchanges`, :func:`extra_exchanges` and
+    :func:`generate_exchanges`."""
+    return list(exchanges(case)) + native_exchanges(case) + extra_exchanges(case) + generate_exchanges(case)
 
 
 def limit_of(exchange: Exchange) -> int | None:
@@ -156,9 +181,23 @@ def _decoded(tokens: list[int], limit: int | None) -> int:
     return len(tokens)
 
 
-def events(ranks: dict[int, bytes], tokens: list[int], limit: int | None) -> list[dict[str, Any]]:
+def _slot_texts(
+    ranks: dict[int, bytes], tokens: list[int], limit: int | None, preserved: bool
+) -> tuple[list[list[Any]], bool]:
+    """:func:`llamacpp_b9553.slot_texts`'s ``(chunks, eos)``, or with no preserved token at all
+    (``preserved=False``: a raw ``/api/generate`` has no parser, so Ollama sends no
+    ``preserved_tokens``, ``server/routes.go:2314-2318``: every control token renders as "")."""
+    if preserved:
+        return slot_texts(ranks, tokens, limit)[1:]
+    stripped = [token if token < FIRST_SPECIAL or token in EOG else 200000 for token in tokens]  # 200000: renders ""
+    return slot_texts(ranks, stripped, limit)[1:]
+
+
+def events(
+    ranks: dict[int, bytes], tokens: list[int], limit: int | None, preserved: bool = True
+) -> list[dict[str, Any]]:
     """llama-server's ``/completion`` stream events for ``tokens`` (see the module docstring)."""
-    _, chunks, eos = slot_texts(ranks, tokens, limit)
+    chunks, eos = _slot_texts(ranks, tokens, limit, preserved)
     out: list[dict[str, Any]] = [{"content": text} for text, _ in chunks]
     decoded = _decoded(tokens, limit)
     stop = {"content": "", "stop": True, "stop_type": "eos" if eos else "limit"}
@@ -187,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     for case in cases:
         for exchange in all_exchanges(case):
             ident = f"{case.id}/{exchange.id}"
-            stream = events(ranks, list(case.completion.tokens), limit_of(exchange))
+            raw = exchange.endpoint == NATIVE_GENERATE and bool(exchange.request.get("raw"))
+            stream = events(ranks, list(case.completion.tokens), limit_of(exchange), preserved=not raw)
             lines.append(
                 json.dumps({"id": ident, "endpoint": exchange.endpoint, "request": exchange.request, "events": stream})
             )
@@ -206,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         "generator": "tools/goldens/ollama_0_33_0_rc2.py",
         "source": SOURCE,
         "profile": PROFILE,
-        "covers": "/api/chat, /v1/chat/completions, /v1/responses (no web_search): statuses, bodies, frames",
+        "covers": "/api/chat, /api/generate (context not), /v1/chat/completions, /v1/responses (no web_search)",
     }
     by_case: dict[str, list[GoldenExchange]] = {}
     for (case, exchange), answer in zip(plan, answers, strict=True):

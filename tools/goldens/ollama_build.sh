@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build tools/goldens/ollama_harness.go against Ollama's own Go packages at fb3076099 (v0.33.0-rc2).
+# Build tools/goldens/ollama_harness.go (+ _server.go, _openai.go) against Ollama's own Go packages at fb3076099 (v0.33.0-rc2).
 #
 # Usage: tools/goldens/ollama_build.sh OLLAMA_GIT_DIR [WORK_DIR]
 #   OLLAMA_GIT_DIR  a bare git dir of ollama/ollama holding fb3076099
@@ -63,6 +63,8 @@ replace+=$'\t'"gopkg.in/check.v1 => $DEPS/stub-check.v1"$'\n'
 printf 'module github.com/ollama/ollama\n\ngo 1.26.0\n\nrequire (\n%s)\n\nreplace (\n%s)\n' \
     "$require" "$replace" >"$SRC/go.mod"
 cp "$HERE/ollama_harness.go" "$WORK/harness/main.go"
+cp "$HERE/ollama_harness_openai.go" "$WORK/harness/openai.go"
+cp "$HERE/ollama_harness_server.go" "$WORK/harness/server.go"
 printf 'module mockoss.local/ollamaharness\n\ngo 1.26.0\n\nrequire (\n\tgithub.com/ollama/ollama v0.0.0\n%s)\n\nreplace (\n\tgithub.com/ollama/ollama => %s\n%s)\n' \
     "$require" "$SRC" "$replace" >"$WORK/harness/go.mod"
 
