@@ -188,7 +188,8 @@ def test_responses_exact_body_and_stream_events():
         "object": "response",
         "output": [
             {"id": f"rs_{R[4]}", "summary": [], "type": "reasoning", "content": [{"text": "Need weather.", "type": "reasoning_text"}], "encrypted_content": "", "status": "completed"},
-            {"type": "function_call", "status": "completed", "arguments": '{"city":"Paris"}', "call_id": f"fc_{R[3]}", "name": "get_weather"},
+            # ggml-org/llama.cpp#24882 (2026-06-21): an item id "fc_…", call_id "call_…" (switch function_call_item_id)
+            {"id": f"fc_{R[3]}", "type": "function_call", "status": "completed", "arguments": '{"city":"Paris"}', "call_id": f"call_{R[3]}", "name": "get_weather"},
         ],
         "status": "completed",
         "usage": {"input_tokens": 40, "output_tokens": 27, "total_tokens": 67},

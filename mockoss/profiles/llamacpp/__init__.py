@@ -89,6 +89,10 @@ class LlamacppProfile:
             :data:`.template_checks.ARRAY_WITHOUT_ITEMS`). On by default since session 16 (the
             profile rendered it before): no later build is known to fix it (the timeline's note);
             ``false`` renders the array as ``any[]``.
+        function_call_item_id: the Responses ``function_call`` item's ids: ``True`` (from
+            ggml-org/llama.cpp#24882, 2026-06-21: ``"id":"fc_<id>"`` and ``"call_id":"call_<id>"``,
+            in the output and in the stream's ``output_item.added``) or ``False`` (b9553 and
+            before: no ``id``, ``"call_id":"fc_<id>"``); :mod:`.responses`.
     """
 
     #: Model name served when none is configured (the id llama-server reports for ``-hf ggml-org/gpt-oss-20b-GGUF``; a single-model llama-server ignores the request's ``model``).
@@ -112,6 +116,7 @@ class LlamacppProfile:
     tool_call_opens: Literal["recipient", "header"] = "recipient"
     parse_error: Literal["format", "position"] = "format"
     template_items_check: bool = True
+    function_call_item_id: bool = True
 
     def __post_init__(self) -> None:
         if self.parser not in ("peg", "regex"):
@@ -123,7 +128,9 @@ class LlamacppProfile:
             "parse_error": ("format", "position"),
         }
         check_choice_switches(self, choices)
-        check_bool_switches(self, ("template_channel_check", "prefill_thinking_check", "template_items_check"))
+        check_bool_switches(
+            self, ("template_channel_check", "prefill_thinking_check", "template_items_check", "function_call_item_id")
+        )
         if self.reasoning_format not in REASONING_FORMATS:
             raise ValueError(
                 f"reasoning_format must be one of {', '.join(REASONING_FORMATS)}, got {self.reasoning_format!r}"

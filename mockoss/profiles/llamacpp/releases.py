@@ -247,7 +247,47 @@ LLAMACPP_TIMELINE = Timeline(
             verified=False,
             note=(
                 "before verified at b9553 (50 goldens), after read at 2629d7b5 only; b10864 is inferred to "
-                "postdate #27764 (module docstring), and whether the change came with #27764 or before is not checked"
+                "postdate #27764 (module docstring), and whether the change came with #27764 or before is not checked. "
+                "The name grows ('get', then 'get_weather', each with the id) because a literal cut by the end of "
+                "the input is a partial match whose tag node is kept (common/peg-parser.cpp), the mapper takes "
+                "the tool-name node's text as it is (common/chat-peg-parser.cpp@0082ad91) and compute_diffs "
+                "re-sends the whole longer name (b9553 common/chat.cpp:253-270). The server does not hold names "
+                "back: task_result_state::update_chat_msg's filter_tool_calls (in llama.cpp from ~2026-04, PR not "
+                "found) defaults to false and server_task_result_cmpl_partial::update passes none (b9553 "
+                "server-task.cpp:1396, 00efb3e1, and a later copy); only forks pass true"
+            ),
+        ),
+        Change(
+            release="b10216",
+            date="2026-06-21",
+            switch="function_call_item_id",
+            before=False,
+            after=True,
+            summary="/v1/responses function_call items get an item id: 'id' is 'fc_<id>' and 'call_id' "
+            "becomes 'call_<id>'",
+            behaviour_before=(
+                "a function_call item has no 'id' and 'call_id':'fc_<id>', in the output and the stream's "
+                "output_item.added/done (Telosnex/fllama@1d28604d src/llama.cpp/tools/server/server-task.cpp:985,"
+                "1084,1666, b9553; ggml-org/llama.cpp@00efb3e1); a client that requires the item id fails "
+                "(#24882: Rig 0.39 'missing field id')"
+            ),
+            behaviour_after=(
+                "{'id':'fc_<id>','type':'function_call','status','arguments','call_id':'call_<id>','name'} in the "
+                "output and output_item.done; output_item.added {'id':'fc_<id>','arguments':'','call_id':"
+                "'call_<id>','name','type','status':'in_progress'}; function_call_arguments.delta item_id "
+                "'fc_<id>' as before"
+            ),
+            sources=(
+                "ggml-org/llama.cpp#24882",
+                "ggml-org/llama.cpp@00efb3e1:tools/server/server-task.cpp",
+                "Telosnex/fllama@1d28604d:src/llama.cpp/tools/server/server-task.cpp",
+            ),
+            verified=False,
+            note=(
+                "#24882 (merged 2026-06-21, after b9553) describes the 'id'; the 'call_' prefix is read in a later "
+                "server-task.cpp (no stored version has 'id' with 'call_id':'fc_'), so the same PR is inferred to "
+                "change both; the PR diff was not read. b10216 (2026-07-31) is a build known to postdate the "
+                "merge, not the first. b10864, the default, has it"
             ),
         ),
     ),
