@@ -14,9 +14,26 @@ Exchange ids follow the shared pattern ``<endpoint>-<stream|nostream>-<tools|not
 
 from __future__ import annotations
 
-from mockoss.golden.cases import CHAT, RESPONSES, Case, Exchange, _chat_body, _responses_body, cut_point, exchanges
+from typing import Any
 
-__all__ = ["sglang_exchanges"]
+from mockoss.golden.cases import (
+    CHAT,
+    MODEL,
+    RESPONSES,
+    USER_MESSAGE,
+    Case,
+    Exchange,
+    _chat_body,
+    _responses_body,
+    _tool_definition,
+    cut_point,
+    exchanges,
+)
+
+__all__ = ["PROMPT_CASE", "sglang_exchanges"]
+
+#: The case that also carries the prompt-shape exchanges (:func:`_prompt_shapes`).
+PROMPT_CASE = "scenario-clean-answer-0"
 
 _USAGE = {"include_usage": True, "continuous_usage_stats": True}
 
@@ -49,9 +66,64 @@ def _variants(case: Case) -> tuple[Exchange, ...]:
     return tuple(out)
 
 
+def _prompt_shapes() -> tuple[Exchange, ...]:
+    """Chat requests whose prompt SGLang renders with the model's chat template (conversations,
+    tool turns, tool schemas): what ``usage.prompt_tokens`` and a template error depend on."""
+    user = {"role": "user", "content": USER_MESSAGE}
+    weather = [_tool_definition("get_weather", chat=True)]
+    call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"location":"Paris"}'},
+            }
+        ],
+    }
+    result = {"role": "tool", "tool_call_id": "call_1", "content": "15 C"}
+    schema = {
+        "type": "object",
+        "properties": {
+            "unit": {"type": "string", "enum": ["c", "f"]},
+            "days": {"type": ["integer", "null"]},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "where": {"type": "object", "properties": {"lat": {"type": "number"}}},
+        },
+    }
+    schemas = [
+        {"type": "function", "function": {"name": "forecast", "description": "A forecast.", "parameters": schema}}
+    ]
+    bare = [
+        {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}}}
+    ]
+    shapes: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("system", {"messages": [{"role": "system", "content": "Be brief."}, user]}),
+        ("developer", {"messages": [{"role": "developer", "content": "Be brief."}, user]}),
+        (
+            "two-turns",
+            {"messages": [user, {"role": "assistant", "content": "Sunny."}, {"role": "user", "content": "Tomorrow?"}]},
+        ),
+        ("tool-result", {"messages": [user, call, result], "tools": weather}),
+        (
+            "tool-result-reasoning",
+            {"messages": [user, {**call, "reasoning_content": "Need the weather."}, result], "tools": weather},
+        ),
+        ("effort-low", {"messages": [user], "reasoning_effort": "low"}),
+        ("schema-kinds", {"messages": [user], "tools": schemas}),
+        ("tool-without-description", {"messages": [user], "tools": bare}),
+        ("tool-without-description-choice-none", {"messages": [user], "tools": bare, "tool_choice": "none"}),
+    )
+    return tuple(
+        Exchange(f"chat-nostream-prompt-{name}", CHAT, False, {"model": MODEL, **body}) for name, body in shapes
+    )
+
+
 def sglang_exchanges(case: Case) -> tuple[Exchange, ...]:
     """The shared matrix (:func:`~mockoss.golden.cases.exchanges`), then the SGLang-only requests
     (8 more: streamed usage with ``continuous_usage_stats``, a streamed token limit, streamed
     ``tool_choice: "required"``, ``stream_reasoning: false``, ``separate_reasoning: false``
-    streamed and not, a named ``tool_choice``, a streamed Responses ``max_output_tokens``)."""
-    return exchanges(case) + _variants(case)
+    streamed and not, a named ``tool_choice``, a streamed Responses ``max_output_tokens``), and
+    for :data:`PROMPT_CASE` the 9 prompt shapes of :func:`_prompt_shapes`."""
+    return exchanges(case) + _variants(case) + (_prompt_shapes() if case.id == PROMPT_CASE else ())

@@ -39,7 +39,8 @@ What stands in (sgl-project/sglang v0.5.23, the package-index wheel; paths under
 
 No sampler runs, so a grammar SGLang sets (``tool_choice`` required: ``_process_messages``'
 ``tool_call_constraint``) does not constrain the scripted tokens. Writes ``[{"status",
-"content_type", "body", "abort"}]`` (``abort``: an exception raised after the reply started).
+"content_type", "body", "abort", "prompt"}]`` (``abort``: an exception raised after the reply
+started; ``prompt``: the rendered prompt the engine got, decoded, for reading differences).
 """
 
 from __future__ import annotations
@@ -200,6 +201,7 @@ def main() -> int:
             params = obj.sampling_params or {}
             rid = obj.rid if isinstance(obj.rid, str) else uuid.uuid4().hex
             n, prompt = len(tokens), self._prompt_len(obj)
+            self.prompt_ids = list(obj.input_ids) if obj.input_ids is not None else None
             last = tokens[-1] if tokens else None
             finish = (
                 {"type": "length", "length": n}
@@ -262,7 +264,7 @@ def main() -> int:
             hs.app.state.openai_serving_chat = OpenAIServingChat(engine, templates)
             hs._global_state = types.SimpleNamespace(tokenizer_manager=engine)
             for case in cases:
-                engine.case = case
+                engine.case, engine.prompt_ids = case, None
                 aborted.clear()
                 reply = await client.post(
                     case["path"],
@@ -275,6 +277,7 @@ def main() -> int:
                         "content_type": reply.headers.get("content-type"),
                         "body": reply.content.decode(),
                         "abort": aborted[0] if aborted else None,
+                        "prompt": enc.decode(engine.prompt_ids) if engine.prompt_ids else None,
                     }
                 )
         return results

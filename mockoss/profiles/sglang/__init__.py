@@ -56,11 +56,14 @@ The releases from 0.5.2 (the first with this string parser) to 0.5.23 are a time
 
 ``tools/goldens/sglang_serving_code.py`` runs the same serving code with the model's own chat
 template (SGLang's ``TemplateManager`` and ``_apply_jinja_template``) and the scheduler's
-``Req.update_reasoning_tokens``: ``tests/golden/sglang-0.5.23`` (68 cases, 1,496 exchanges of
-``mockoss.golden.sglang_cases``), compared by ``tests/golden/test_sglang_serving_goldens.py``: 1,476
-identical, chat ``reasoning_tokens`` and ``prompt_tokens`` included (``tool_choice: "none"``
-renders no tools: :func:`.chat.chat_prompt_tokens`); 20 differ by one prompt token (an array
-parameter without ``items``: the template's ``any[]``, Harmony's ``Array<any>``).
+``Req.update_reasoning_tokens``: ``tests/golden/sglang-0.5.23`` (68 cases, 1,505 exchanges of
+``mockoss.golden.sglang_cases``, conversations and tool turns included), compared by
+``tests/golden/test_sglang_serving_goldens.py``: 1,482 identical, chat ``reasoning_tokens`` and
+``prompt_tokens`` included (``tool_choice: "none"`` renders no tools: :func:`.chat.chat_prompt_tokens`;
+a tool without a description is the template's 400 with ``tool_description_required``:
+:func:`.chat.template_refusal`); 23 differ in
+``prompt_tokens`` where the template renders otherwise than Harmony (an array without ``items``,
+tool-call turns, nullable and nested schemas), listed in that test.
 
 Unverified, so switches or stated guesses: ``metadata.weight_version`` (``"default"``), and
 ``skip_special_tokens=true`` (0.5.23 forces it off for gpt-oss; the switch shows what the parser's
@@ -144,6 +147,11 @@ class SglangProfile:
             today); ``false``, <= 0.131. Only a request with no ``Content-Type`` whose non-empty
             body is not JSON differs: ``true``, the media-type 400 (:meth:`content_type_refusal`);
             ``false``, FastAPI's JSON error first.
+        tool_description_required: the deployment renders prompts with openai/gpt-oss-20b's own
+            chat template, which cannot render a tool without a description: SGLang's 400
+            (:func:`.chat.template_refusal`, checked by ``tests/golden/sglang-0.5.23``). Off by
+            default (such tools are served, as with a ``--chat-template`` that renders them) until
+            mockoss's own tests give their tools descriptions.
     """
 
     #: The served model name: SGLang serves the model path unless ``--served-model-name`` is set.
@@ -166,12 +174,13 @@ class SglangProfile:
     harmony_library: str = "openai-harmony-0.0.8"
     harmony_errors: str = "raise"
     strict_content_type: bool = True
+    tool_description_required: bool = False
 
     def __post_init__(self) -> None:
         for switch in ("reasoning_parser", "tool_call_parser"):
             if getattr(self, switch) not in _PARSERS:
                 raise ValueError(f"{switch} must be 'gpt-oss' or null, got {getattr(self, switch)!r}")
-        check_bool_switches(self, ("separate_reasoning", "forward_unknown_tools", "skip_special_tokens", "stream_default_include_usage", "count_reasoning_tokens", "hyphenated_tool_names", "stream_plain_text_passthrough", "strict_content_type"))
+        check_bool_switches(self, ("separate_reasoning", "forward_unknown_tools", "skip_special_tokens", "stream_default_include_usage", "count_reasoning_tokens", "hyphenated_tool_names", "stream_plain_text_passthrough", "strict_content_type", "tool_description_required"))
         check_choice_switches(self, {"harmony_library": ("openai-harmony-0.0.8", "oss-harmony"), "harmony_errors": ("raise", "skip")})
         if isinstance(self.context_length, bool) or not isinstance(self.context_length, int) or self.context_length < 1:
             raise ValueError(f"context_length must be a positive integer, got {self.context_length!r}")
@@ -190,9 +199,11 @@ class SglangProfile:
         Raises:
             ValueError: an endpoint this profile does not serve.
         """
-        if endpoint == "chat":  # tool_choice "none": no tools in the prompt (chat.chat_prompt_tokens)
-            from mockoss.profiles.sglang.chat import chat_prompt_tokens
+        if endpoint == "chat":  # the chat template's refusals and prompt (chat.template_refusal, chat_prompt_tokens)
+            from mockoss.profiles.sglang.chat import chat_prompt_tokens, template_refusal
 
+            if self.tool_description_required and (refused := template_refusal(request.body)) is not None:
+                return refused
             if (prompt := chat_prompt_tokens(request.body, ctx.prompt_tokens)) != ctx.prompt_tokens:
                 ctx = dataclasses.replace(ctx, prompt_tokens=prompt)
         if (fitted := fit_context(self, endpoint, completion, request, ctx.prompt_tokens)) is not request:

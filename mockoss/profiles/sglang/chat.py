@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from mockoss.harmony import Completion
     from mockoss.profiles.sglang import SglangProfile
 
-__all__ = ["StreamPlan", "chat_prompt_tokens", "stream_plan", "surface_chat"]
+__all__ = ["StreamPlan", "chat_prompt_tokens", "stream_plan", "surface_chat", "template_refusal"]
 
 RETURN, CALL, ENDOFTEXT, END = 200002, 200012, 199999, 200007
 _STOPS = (RETURN, CALL, ENDOFTEXT)
@@ -60,6 +60,34 @@ def chat_prompt_tokens(body: Any, counted: int) -> int:
     from mockoss.harmony.prompt.count import count_chat_prompt
 
     return count_chat_prompt(body, exclude_tools_when_tool_choice_none=True)
+
+
+def template_refusal(body: Any) -> Reply | None:
+    """SGLang's 400 for a chat request whose tools the gpt-oss chat template cannot render, else ``None``.
+
+    The model's template writes each tool it is given as ``"// " + tool.description``
+    (openai/gpt-oss-20b ``chat_template.jinja``, ``render_tool_namespace``), which fails on a tool
+    without a description (``Function.description`` defaults to ``None``). SGLang then renders
+    again with the tools flattened to their ``function`` objects
+    (sgl-project/sglang v0.5.23 ``python/sglang/srt/entrypoints/openai/serving_chat.py:2206-2221``),
+    where the template's ``tool.function`` is undefined, and answers that error as a 400
+    ``BadRequest`` (``serving_base.py:123``): ``'dict object' has no attribute 'function'``. The
+    template gets the tools only when ``tool_choice`` is not ``"none"``, and only the named one for
+    a named ``tool_choice`` (``serving_chat.py:1861-1872``). Checked: ``tests/golden/sglang-0.5.23``,
+    ``chat-nostream-prompt-tool-without-description*``.
+    """
+    tools = body.get("tools") if isinstance(body, dict) else None
+    choice = body.get("tool_choice") if isinstance(body, dict) else None
+    if not tools or choice == "none":
+        return None
+    functions = [tool.get("function") or {} for tool in tools if isinstance(tool, dict)]
+    if isinstance(choice, dict):
+        named = (choice.get("function") or {}).get("name")
+        functions = [function for function in functions if function.get("name") == named]
+    if all(function.get("description") is not None for function in functions):
+        return None
+    message = "'dict object' has no attribute 'function'"
+    return Reply(status=400, body=dumps({"object": "error", "message": message, "type": "BadRequest", "param": None, "code": 400}).encode())
 
 
 def _finish(profile: SglangProfile, tokens: tuple[int, ...], finish: str) -> tuple[tuple[int, ...], str, int | None]:
