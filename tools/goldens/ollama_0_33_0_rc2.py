@@ -28,11 +28,19 @@ own body: ``stream`` true by default, ``options.num_predict``), :data:`EXTRA` an
 (``/api/generate``, parsed and ``raw``). Recorded as the client receives them:
 status and body, or for a stream each write (NDJSON lines without their newline, SSE frames).
 Timestamps, durations and usage are the harness's fixed clock and zero counts: not comparable.
+
+``--scenario FILE --out DIR`` records the steps of a scenario file that does not ship (cases
+``scenario-<file stem>-<step>``), e.g. the token-repeat abort's, which every shipped-case golden
+set would otherwise have to cover::
+
+    .venv/bin/python tools/goldens/ollama_0_33_0_rc2.py HARNESS \\
+        --scenario tests/profiles/ollama/ollama-token-repeat-abort.yaml --out tests/profiles/ollama/token_repeat_golden
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import fnmatch
 import json
 import os
@@ -54,6 +62,7 @@ from mockoss.golden.cases import (
     USER_MESSAGE,
     Case,
     Exchange,
+    _scenario_cases,
     _tool_definition,
     all_cases,
     cut_point,
@@ -219,9 +228,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("harness", type=Path, help="the built ollama_harness")
     parser.add_argument("--out", type=Path, default=ROOT / "tests" / "golden" / f"ollama-{VERSION}")
     parser.add_argument("--case", default="*", help="only cases whose id matches this glob")
+    parser.add_argument("--scenario", type=Path, help="the steps of this scenario file, not the case list")
     args = parser.parse_args(argv)
     ranks = _ranks()
-    cases = [c for c in all_cases() if fnmatch.fnmatchcase(c.id, args.case)]
+    listed = all_cases()
+    if args.scenario is not None:
+        stem, path = args.scenario.stem, str(args.scenario)
+        listed = tuple(dataclasses.replace(c, id=c.id.replace(path, stem, 1)) for c in _scenario_cases(path))
+    cases = [c for c in listed if fnmatch.fnmatchcase(c.id, args.case)]
     lines, plan = [], []
     for case in cases:
         for exchange in all_exchanges(case):

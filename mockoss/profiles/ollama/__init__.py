@@ -43,6 +43,13 @@ class OllamaProfile:
             once streaming started). ``"v0.11.3"``: Ollama 0.11.3's wrong key, streamed at HTTP 200
             as ``{"error parsing tool call":"<Go error>"}`` (ollama#11781, #11704; PR #11861), and
             non-streamed HTTP 500 ``{"error":"unexpected error format in response"}``.
+        token_repeat: Ollama's runner abort of a repeating generation (more than N consecutive
+            llama-server events whose ``strings.TrimSpace(content)`` is the same). ``"30-incomplete"``
+            (fb3076099, ``llm/llama_server.go:1692-1702``): past 30 repeats it returns nil without the
+            ``Done`` callback, so the reply ends early and looks like a success (no ``done`` line,
+            ``"done":false``, no finish chunk or ``[DONE]``). ``"100-error"`` (ollama/ollama#18374):
+            past 100 repeats it fails with ``prediction aborted, token repeat limit reached`` (HTTP
+            500, or an error line once streaming started).
         eval_rate: generated tokens per second (``eval_duration``, the ``created_at`` stamps).
         prompt_eval_rate: prompt tokens per second (``prompt_eval_duration``).
         load_duration_ms: ``load_duration`` in ms.
@@ -57,6 +64,7 @@ class OllamaProfile:
     endpoints: frozenset[str] = frozenset({"ollama.chat", "ollama.generate", "chat", "responses"})
     version: str = "0.33.0-rc2"
     tool_call_error: Literal["current", "v0.11.3"] = "current"
+    token_repeat: Literal["30-incomplete", "100-error"] = "30-incomplete"
     eval_rate: int = 50
     prompt_eval_rate: int = 2000
     load_duration_ms: int = 50
@@ -64,6 +72,8 @@ class OllamaProfile:
     def __post_init__(self) -> None:
         if self.tool_call_error not in ("current", "v0.11.3"):
             raise ValueError(f"tool_call_error must be 'current' or 'v0.11.3', got {self.tool_call_error!r}")
+        if self.token_repeat not in ("30-incomplete", "100-error"):
+            raise ValueError(f"token_repeat must be '30-incomplete' or '100-error', got {self.token_repeat!r}")
         if not isinstance(self.version, str) or not self.version:
             raise ValueError(f"version must be a non-empty string, got {self.version!r}")
         for switch in ("eval_rate", "prompt_eval_rate"):

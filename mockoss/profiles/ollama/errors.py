@@ -68,7 +68,8 @@ def plain(status: int, text: str, *, content_type: str = "text/plain", allow: st
 
 def stream_cut_note(error: str, missing: str) -> str:
     """The request-log line (``RecordedRequest.server_log``) of a ``/v1`` stream that a failed
-    tool-call parse cut short; ``error`` is the parser's ``error parsing tool call: …``, ``missing``
+    tool-call parse (or, with ``token_repeat="100-error"``, the runner's repeat abort) cut short;
+    ``error`` is the parser's ``error parsing tool call: …`` (or the abort's), ``missing``
     what the client never gets (``"a finish_reason chunk or data: [DONE]"``).
 
     Ollama writes nothing to its log here: the harmony parser returns the error
@@ -79,8 +80,11 @@ def stream_cut_note(error: str, missing: str) -> str:
     ollama/ollama@fb307609). The line is mockoss's, so that a failure report explains an empty
     answer. A newline in the error (the raw arguments') is written ``\\n``, so the note is one line."""
     error = error.replace("\n", "\\n")
+    cause = "Ollama's parser failed on the tool call"
+    if error.startswith("prediction aborted"):  # ollama/ollama#18374: the runner's repeat abort
+        cause = "Ollama's runner aborted a repeating generation"
     return (
-        f"mockoss: the stream stops here without {missing}: Ollama's parser failed on the tool call "
+        f"mockoss: the stream stops here without {missing}: {cause} "
         f"({error}); its /v1 layer reads the error line as an empty chunk, so the client never sees "
         "the error, and Ollama logs nothing but the 200 (server/routes.go streamResponse, "
         "middleware/openai.go ChatWriter, ollama/ollama@fb307609)"

@@ -29,6 +29,7 @@ from mockoss.harmony import Completion
 from mockoss.harmony.completion import CALL, RETURN, Memo
 from mockoss.harmony.encoding import FIRST_SPECIAL, load_encoding
 from mockoss.profiles.ollama.parser import MessageHandler, ParsedToolCall, ToolCallError
+from mockoss.profiles.ollama.repeat import REPEAT_ERROR, limit_of, repeat_abort
 
 __all__ = ["END_OF_TEXT", "Chunk", "Generation", "Prefill", "engine_completion", "limit", "pieces", "run"]
 
@@ -105,6 +106,10 @@ class Generation:
         content, thinking: the concatenations a non-streamed reply carries.
         log: the warnings Ollama logs while parsing.
         pieces: the text of each callback, in order (the raw completion as Ollama sees it).
+        aborted: the runner's token-repeat abort cut it (:mod:`~mockoss.profiles.ollama.repeat`):
+            the pieces before the aborting event were delivered, no ``Done`` callback (with
+            ``token_repeat="30-incomplete"`` no error either: ``eval_count`` is then the position
+            of the last chunk + 1, for the clock; the replies report no counts).
         memo: per-generation caches of the writers (encoded chunks, reply templates keyed on the
             request's echoed fields), keyed by writer: a :class:`~mockoss.harmony.completion.Memo`,
             bounded in entries and bytes like the completion's own.
@@ -122,6 +127,7 @@ class Generation:
     thinking: str
     log: tuple[str, ...]
     pieces: tuple[tuple[int, str], ...]
+    aborted: bool = False
     memo: dict[object, object] = field(default_factory=Memo, compare=False, hash=False, repr=False)
 
 
@@ -155,16 +161,23 @@ def pieces(tokens: tuple[int, ...], *, preserved: frozenset[int] = PRESERVED) ->
     return out
 
 
-def run(completion: Completion, max_tokens: int | None, tool_names: tuple[str, ...], prefill: Prefill) -> Generation:
+def run(
+    completion: Completion,
+    max_tokens: int | None,
+    tool_names: tuple[str, ...],
+    prefill: Prefill,
+    token_repeat: str = "30-incomplete",
+) -> Generation:
     """Feed ``completion`` (as emitted under ``max_tokens``) through Ollama's harmony handler.
 
     ``tool_names`` are the declared function names in request order (they drive the name mapping);
     ``prefill`` is ``"final"``/``"analysis"`` when the request ends with an assistant message that
-    has content/only thinking. Cached on the completion.
+    has content/only thinking; ``token_repeat`` the profile's switch (the runner's repeat abort,
+    :mod:`~mockoss.profiles.ollama.repeat`). Cached on the completion.
     """
     # every limit that does not cut the answer shares one entry (Completion.cap)
     max_tokens = limit(completion, max_tokens)
-    key = ("ollama.generation", max_tokens, tool_names, prefill)
+    key = ("ollama.generation", max_tokens, tool_names, prefill, token_repeat)
     cached = completion._memo.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
@@ -172,6 +185,9 @@ def run(completion: Completion, max_tokens: int | None, tool_names: tuple[str, .
     handler = MessageHandler.for_request(tool_names, prefill)
     chunks: list[Chunk] = []
     texts = pieces(emission.tokens)
+    abort = repeat_abort(emission.tokens, texts, PRESERVED, limit_of(token_repeat))
+    if abort is not None:
+        texts = [(index, text) for index, text in texts if index < abort]
     for index, text in texts:
         content, thinking, _ = handler.add(text, False)
         if content or thinking:
@@ -179,10 +195,17 @@ def run(completion: Completion, max_tokens: int | None, tool_names: tuple[str, .
     error = cause = None
     final_content = final_thinking = ""
     call: ParsedToolCall | None = None
-    try:
-        final_content, final_thinking, call = handler.add("", True)
-    except ToolCallError as exc:
-        error, cause = str(exc), exc.cause
+    if abort is not None:  # llm/llama_server.go:1692-1702: no Done callback
+        if token_repeat == "100-error":
+            error = cause = REPEAT_ERROR
+    else:
+        try:
+            final_content, final_thinking, call = handler.add("", True)
+        except ToolCallError as exc:
+            error, cause = str(exc), exc.cause
+    eval_count = len(emission.tokens)
+    if abort is not None:
+        eval_count = chunks[-1].position + 1 if chunks else 0
     generation = Generation(
         chunks=tuple(chunks),
         final_content=final_content,
@@ -191,11 +214,12 @@ def run(completion: Completion, max_tokens: int | None, tool_names: tuple[str, .
         error=error,
         error_cause=cause,
         done_reason="length" if emission.finish_reason == "length" else "stop",
-        eval_count=len(emission.tokens),
+        eval_count=eval_count,
         content="".join(c.content for c in chunks) + final_content,
         thinking="".join(c.thinking for c in chunks) + final_thinking,
         log=tuple(handler.log),
         pieces=tuple(texts),
+        aborted=abort is not None,
     )
     completion._memo[key] = generation
     return generation

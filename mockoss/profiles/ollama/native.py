@@ -15,6 +15,12 @@ err=…"}``; streamed, the lines sent so far then ``{"error":"…"}`` (HTTP 200)
 nothing was sent yet. Ollama 0.11.3 (``tool_call_error="v0.11.3"``, ollama#11781, #11704, fixed by
 PR #11861) streamed ``{"error parsing tool call":"<Go error>"}`` at HTTP 200 instead, and its
 non-streamed reply was HTTP 500 ``{"error":"unexpected error format in response"}``.
+
+A generation the runner's token-repeat abort cuts (:mod:`~mockoss.profiles.ollama.repeat`,
+``llm/llama_server.go:1692-1702``) has no ``Done`` response: streamed, the lines so far and no
+``done`` line; non-streamed, the last response with the concatenated texts, ``"done":false`` and
+no ``done_reason``, metrics or ``context`` (``server/routes.go`` ``writeChatResponse``, and
+``GenerateHandler``'s aggregation, copy the last response they got).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from mockoss.profiles.ollama.generation import Generation, engine_completion, li
 from mockoss.profiles.ollama.gojson import quote
 from mockoss.profiles.ollama.ids import tool_call_id
 from mockoss.profiles.ollama.prompt import render_native_generate_prompt
+from mockoss.profiles.ollama.repeat import REPEAT_ERROR, REPEAT_NOTE, limit_of, repeat_abort
 from mockoss.profiles.ollama.timeline import Timeline, rfc3339
 
 if TYPE_CHECKING:
@@ -76,6 +83,18 @@ def _failure(profile: OllamaProfile, generation: Generation, frames: list[bytes]
     else:
         frames.append(('{"error":' + quote(generation.error) + "}\n").encode())
     return Reply(status=200, media_type=NDJSON_MEDIA_TYPE, frames=tuple(frames))
+
+
+#: The body of a non-streamed reply that got no response at all: Go's zero ``api.ChatResponse``.
+_ZERO_CHAT = '{"model":"","created_at":"0001-01-01T00:00:00Z","message":{"role":"","content":""},"done":false}'
+_ZERO_GENERATE = '{"model":"","created_at":"0001-01-01T00:00:00Z","response":"","done":false}'
+
+
+def _incomplete(model: str, stamp: str | None, fields: str, zero: str) -> Reply:
+    """The non-streamed reply to a generation cut by the repeat abort: the last response (stamped
+    ``stamp``, ``None`` when there was none: Go's zero value) with ``fields``, ``"done":false``."""
+    body = zero if stamp is None else _head(model, stamp) + fields + ',"done":false}'
+    return Reply(status=200, body=body.encode(), headers=GO_JSON, log=(REPEAT_NOTE,))
 
 
 def _tool_call(generation: Generation, ctx: RequestContext | None) -> str:
@@ -135,11 +154,14 @@ def surface_native_chat(
     if request.load_only:
         message = '"message":{"role":"assistant","content":""}'
         return _load_reply(request.model, ctx, message, request.body.get("keep_alive"))
-    generation = run(completion, request.max_tokens, request.tool_names, request.prefill)
+    generation = run(completion, request.max_tokens, request.tool_names, request.prefill, profile.token_repeat)
     clock = Timeline.of(profile, ctx, generation.eval_count)
     if not request.stream:
         if generation.error is not None:
             return _failure(profile, generation, [], streamed=False)
+        if generation.aborted:
+            stamp = clock.stamp(generation.chunks[-1].position) if generation.chunks else None
+            return _incomplete(request.model, stamp, _message(generation.content, generation.thinking), _ZERO_CHAT)
         message = _message(generation.content, generation.thinking, _tool_call(generation, ctx))
         body = (
             _head(request.model, rfc3339(clock.done_ns))
@@ -154,6 +176,8 @@ def surface_native_chat(
     )
     if generation.error is not None:
         return _failure(profile, generation, frames, streamed=True)
+    if generation.aborted:
+        return Reply(status=200, media_type=NDJSON_MEDIA_TYPE, frames=tuple(frames), log=(REPEAT_NOTE,))
     last = _message(generation.final_content, generation.final_thinking, _tool_call(generation, ctx))
     frames.append(
         (
@@ -283,22 +307,28 @@ class _GenerateParts:
     eval_count: int
     done_reason: str
     text: str  # the generated text as streamed (for ``context``)
+    aborted: bool  # cut by the runner's repeat abort: no Done response
 
 
-def _generate_parts(completion: Completion, max_tokens: int | None, raw: bool) -> _GenerateParts:
+def _generate_parts(completion: Completion, max_tokens: int | None, raw: bool, token_repeat: str) -> _GenerateParts:
     # every limit that does not cut the answer shares one entry (Completion.cap)
     max_tokens = limit(completion, max_tokens)
-    key = ("ollama.generate", max_tokens, raw)
+    key = ("ollama.generate", max_tokens, raw, token_repeat)
     cached = completion._memo.get(key)
     if cached is not None:
         return cached  # type: ignore[return-value]
     if raw:
         emission = engine_completion(completion).emit(max_tokens)
         texts = pieces(emission.tokens, preserved=frozenset())
+        abort = repeat_abort(emission.tokens, texts, frozenset(), limit_of(token_repeat))
+        if abort is not None:  # no preserved tokens: every control token is an empty event
+            texts = [(index, text) for index, text in texts if index < abort]
         rows = [(index, text, "") for index, text in texts]
         generation, final, eval_count, reason = None, ("", ""), len(emission.tokens), emission.finish_reason
+        if abort is not None:
+            eval_count = texts[-1][0] + 1 if texts else 0
     else:
-        generation = run(completion, max_tokens, (), None)
+        generation = run(completion, max_tokens, (), None, token_repeat)
         rows = [(c.position, c.content, c.thinking) for c in generation.chunks]
         final = (generation.final_content, generation.final_thinking)
         eval_count, reason = generation.eval_count, generation.done_reason
@@ -313,6 +343,7 @@ def _generate_parts(completion: Completion, max_tokens: int | None, raw: bool) -
         eval_count=eval_count,
         done_reason=reason,
         text="".join(text for _, text in texts),
+        aborted=abort is not None if raw else generation is not None and generation.aborted,
     )
     completion._memo[key] = parts
     return parts
@@ -332,15 +363,28 @@ def surface_native_generate(
     """
     if request.load_only:
         return _load_reply(request.model, ctx, '"response":""', request.body.get("keep_alive"))
-    parts = _generate_parts(completion, request.max_tokens, request.raw)
+    parts = _generate_parts(completion, request.max_tokens, request.raw, profile.token_repeat)
     clock = Timeline.of(profile, ctx, parts.eval_count)
     frames: list[bytes] = []
     if request.stream:  # the chunks (a non-streamed reply has none: not built)
-        key = ("ollama.generate", limit(completion, request.max_tokens), request.raw)  # the parts' key
+        key = (
+            "ollama.generate",
+            limit(completion, request.max_tokens),
+            request.raw,
+            profile.token_repeat,
+        )  # the parts' key
         stamps = clock.stamps(parts.positions, completion._memo, (*key, "stamps"))
         frames = _stamped(request.model, stamps, encoded_chunks(completion._memo, (*key, "bytes"), parts.chunks))
     if parts.generation is not None and parts.generation.error is not None:
         return _failure(profile, parts.generation, frames, streamed=request.stream)
+    if parts.aborted and request.raw and profile.token_repeat == "100-error":  # no parser, no Generation
+        error = Generation((), "", "", None, REPEAT_ERROR, REPEAT_ERROR, "stop", 0, "", "", (), ())
+        return _failure(profile, error, frames, streamed=request.stream)
+    if parts.aborted:
+        if not request.stream:
+            stamp = clock.stamp(parts.positions[-1]) if parts.positions else None
+            return _incomplete(request.model, stamp, parts.full, _ZERO_GENERATE)
+        return Reply(status=200, media_type=NDJSON_MEDIA_TYPE, frames=tuple(frames), log=(REPEAT_NOTE,))
     context = ""
     if not request.raw:
         context = ',"context":' + _context(request.body, completion, parts, request.max_tokens)

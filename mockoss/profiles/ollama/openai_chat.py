@@ -25,6 +25,11 @@ after the first chunk, Ollama's NDJSON error line is re-read as an empty respons
 ``[DONE]`` (the error text never reaches the client; ``server/routes.go`` ``streamResponse``). Ollama
 logs nothing about it; the request log (``RecordedRequest.server_log``) gets a ``mockoss:`` line
 saying why the stream stopped (:func:`~mockoss.profiles.ollama.errors.stream_cut_note`).
+
+A generation cut by the runner's token-repeat abort (``llm/llama_server.go:1692-1702``,
+:mod:`~mockoss.profiles.ollama.repeat`) has no ``done`` response: streamed, the chunks and no
+finish chunk, usage chunk or ``[DONE]``; non-streamed, ``finish_reason: null`` and zero usage
+(the last response has no metrics), ``created`` the last chunk's.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from mockoss.profiles.ollama.generation import Generation, run
 from mockoss.profiles.ollama.gojson import quote
 from mockoss.profiles.ollama.ids import rand_int, tool_call_id
 from mockoss.profiles.ollama.native import UNEXPECTED_ERROR_FORMAT, encoded_chunks
+from mockoss.profiles.ollama.repeat import REPEAT_NOTE
 from mockoss.profiles.ollama.requests import chat_prefill, chat_tool_names, max_tokens_of
 from mockoss.profiles.ollama.timeline import Timeline
 
@@ -95,6 +101,9 @@ def _stream(profile: OllamaProfile, generation: Generation, request: ChatRequest
     model_head = head + quote(request.model) + ',"system_fingerprint":"fp_ollama","choices":['
     open_choice = model_head + '{"index":0,"delta":'
     deltas = _chunk_deltas(generation)
+    if generation.aborted and generation.error is None:  # no done response: nothing closes the stream
+        frames = tuple(f.encode() for f in (open_choice + delta for delta in deltas))
+        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=frames, headers=SSE_HEADERS, log=(REPEAT_NOTE,))
     if generation.error is not None:
         frames = [open_choice + delta for delta in deltas]
         if profile.tool_call_error == "v0.11.3" or frames:
@@ -139,17 +148,19 @@ def _full(profile: OllamaProfile, generation: Generation, request: ChatRequestVi
     message = '{"role":"assistant","content":' + quote(generation.content)
     if generation.thinking:
         message += ',"reasoning":' + quote(generation.thinking)
-    reason = generation.done_reason
+    reason = '"' + generation.done_reason + '"'
     if generation.tool_call is not None:
         message += ',"tool_calls":' + _calls(generation, tool_call_id(ctx.ids))
-        reason = "tool_calls" if reason == "stop" else reason
+        reason = '"tool_calls"' if reason == '"stop"' else reason
     prompt, completion = ctx.prompt_tokens, generation.eval_count
+    if generation.aborted:  # the repeat abort: the last response is not the done one
+        reason, prompt, completion = "null", 0, 0
     body = (
         f'{{"id":"{chat_id}","object":"chat.completion","created":{clock.done_ns // _NS},"model":{quote(request.model)},'
-        f'"system_fingerprint":"fp_ollama","choices":[{{"index":0,"message":{message}}},"finish_reason":"{reason}"}}],'
+        f'"system_fingerprint":"fp_ollama","choices":[{{"index":0,"message":{message}}},"finish_reason":{reason}}}],'
         f'"usage":{{"prompt_tokens":{prompt},"completion_tokens":{completion},"total_tokens":{prompt + completion}}}}}\n'
     )
-    return Reply(status=200, body=body.encode())
+    return Reply(status=200, body=body.encode(), log=(REPEAT_NOTE,) if generation.aborted else ())
 
 
 def surface_openai_chat(
@@ -157,7 +168,13 @@ def surface_openai_chat(
 ) -> Reply:
     """Surface ``completion`` as Ollama's ``/v1/chat/completions`` reply (module docstring)."""
     body = request.body
-    generation = run(completion, max_tokens_of(body.get("max_tokens")), chat_tool_names(body), chat_prefill(body))
+    generation = run(
+        completion,
+        max_tokens_of(body.get("max_tokens")),
+        chat_tool_names(body),
+        chat_prefill(body),
+        profile.token_repeat,
+    )
     if request.stream:
         return _stream(profile, generation, request, ctx)
     return _full(profile, generation, request, ctx)

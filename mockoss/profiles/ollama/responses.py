@@ -30,6 +30,8 @@ OpenAI error body; streamed later, the events so far and nothing more (no ``resp
 no ``response.failed``: Ollama's error line decodes as an empty response, which produces no event),
 and a ``mockoss:`` request-log line saying why (:func:`~mockoss.profiles.ollama.errors.stream_cut_note`).
 ``response.failed`` exists only on Ollama's web-search path, which mockoss does not emulate.
+A generation cut by the runner's token-repeat abort (:mod:`~mockoss.profiles.ollama.repeat`)
+ends like that too, without the error; non-streamed it is ``completed`` with zero usage.
 
 Everything but ids, timestamps and token counts is built once per (generation, request echo,
 model) with placeholders, and filled per request. The placeholders are ones that occur nowhere in
@@ -49,6 +51,7 @@ from mockoss.profiles.ollama.generation import Generation, run
 from mockoss.profiles.ollama.gojson import dumps
 from mockoss.profiles.ollama.ids import rand_int, tool_call_id
 from mockoss.profiles.ollama.native import UNEXPECTED_ERROR_FORMAT
+from mockoss.profiles.ollama.repeat import REPEAT_NOTE
 from mockoss.profiles.ollama.requests import max_tokens_of, responses_prefill, responses_tool_names
 from mockoss.profiles.ollama.responses_objects import Echo, response_object, text_part, usage
 from mockoss.profiles.ollama.responses_stream import StreamConverter
@@ -184,10 +187,7 @@ def _fill(template: _Template, generation: Generation, profile: OllamaProfile, c
         ]
         clock = Timeline.of(profile, ctx, generation.eval_count)
         first = clock.token_ns(generation.chunks[0].position) if generation.chunks else clock.done_ns
-        values += [
-            str(n).encode()
-            for n in (ctx.prompt_tokens, ctx.prompt_tokens + generation.eval_count, first // _NS, clock.done_ns // _NS)
-        ]
+        values += [str(n).encode() for n in _numbers(generation, ctx, first, clock.done_ns)]
         values += [draws[h.rs]().encode() for _ in template.extra]
         if isinstance(template.compiled, Template):
             return Reply(status=200, body=template.compiled.fill(values))
@@ -204,9 +204,7 @@ def _fill(template: _Template, generation: Generation, profile: OllamaProfile, c
             text = text.replace(placeholder, value)
     clock = Timeline.of(profile, ctx, generation.eval_count)
     first = clock.token_ns(generation.chunks[0].position) if generation.chunks else clock.done_ns
-    for placeholder, value in zip(
-        holes[5:], (ctx.prompt_tokens, ctx.prompt_tokens + generation.eval_count, first // _NS, clock.done_ns // _NS)
-    ):
+    for placeholder, value in zip(holes[5:], _numbers(generation, ctx, first, clock.done_ns)):
         text = text.replace(placeholder, str(value))
     for placeholder in template.extra:
         text = text.replace(placeholder, draws[h.rs]())
@@ -214,6 +212,13 @@ def _fill(template: _Template, generation: Generation, profile: OllamaProfile, c
         return Reply(status=200, body=text.encode())
     frames = tuple(frame.encode() for frame in text.split(_SEP))
     return Reply(status=200, media_type="text/event-stream", frames=frames, headers=SSE_HEADERS)
+
+
+def _numbers(generation: Generation, ctx: RequestContext, first_ns: int, done_ns: int) -> tuple[int, ...]:
+    """The prompt's tokens, the total, the first and the last response's unix seconds (zero counts
+    after the repeat abort: the last response carries no metrics)."""
+    prompt = 0 if generation.aborted else ctx.prompt_tokens
+    return (prompt, prompt + (0 if generation.aborted else generation.eval_count), first_ns // _NS, done_ns // _NS)
 
 
 def _uses(text: str, h: _Holes) -> tuple[str, ...]:
@@ -261,7 +266,7 @@ def _full_template(generation: Generation, echo: Echo, model: str, h: _Holes) ->
                 "content": [text_part(generation.content)],
             }
         )
-    counts = usage(h.prompt, generation.eval_count) | {"total_tokens": h.total}
+    counts = usage(h.prompt, 0 if generation.aborted else generation.eval_count) | {"total_tokens": h.total}
     body = response_object(
         echo,
         h.resp,
@@ -290,7 +295,7 @@ def _stream_template(
             return None
         # Ollama's error line decodes as an empty response: the first one still opens the stream.
         converter.process(h.done if not converter.frames else h.first, "", "", [], False, counts)
-    else:
+    elif not generation.aborted:  # the repeat abort: no done response, nothing closes the stream
         calls = []
         if generation.tool_call is not None:
             calls.append((h.call, generation.tool_call.name, generation.tool_call.arguments))
@@ -328,13 +333,23 @@ def surface_ollama_responses(
     """Surface ``completion`` as Ollama's ``/v1/responses`` reply (see the module docstring)."""
     body = request.body
     generation = run(
-        completion, max_tokens_of(body.get("max_output_tokens")), responses_tool_names(body), responses_prefill(body)
+        completion,
+        max_tokens_of(body.get("max_output_tokens")),
+        responses_tool_names(body),
+        responses_prefill(body),
+        profile.token_repeat,
     )
     if not request.stream and generation.error is not None:
         message = UNEXPECTED_ERROR_FORMAT if profile.tool_call_error == "v0.11.3" else generation.error
         return openai_error(500, message)
     echo = Echo(body)
-    key = ("responses", request.stream, profile.tool_call_error, echo.key, request.model)
+    key = (
+        "responses",
+        request.stream,
+        profile.tool_call_error,
+        echo.key,
+        request.model,
+    )  # the generation is per token_repeat
     template = generation.memo.get(key, False)
     if template is False:
         h = _holes_for(_probe(generation, echo, request.model, request.stream))
@@ -352,4 +367,6 @@ def surface_ollama_responses(
     reply = _fill(template, generation, profile, ctx)  # type: ignore[arg-type]
     if generation.error is not None:  # streamed, cut short after its first events
         return dataclasses.replace(reply, log=(*reply.log, stream_cut_note(generation.error, "response.completed")))
+    if generation.aborted:  # the repeat abort, no error: the stream has no response.completed
+        return dataclasses.replace(reply, log=(*reply.log, REPEAT_NOTE))
     return reply
