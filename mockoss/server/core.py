@@ -174,14 +174,9 @@ class MockServer(Selection, RequestChecks, SideRoutes):
 
         Never raises on what a client sends: malformed input, unknown scenarios or switches become
         error replies in the profile's error shape (400, or the server's 404 for an unknown model or
-        an endpoint it does not have).
-
-        Raises:
-            ValueError: ``endpoint`` is no name of :data:`mockoss.endpoints.ENDPOINTS` (the message
-                lists them; ``"ollama_chat"`` was an unscripted 500).
+        an endpoint it does not have). Raises ``ValueError`` (naming the valid ones) for an
+        ``endpoint`` not in :data:`mockoss.endpoints.ENDPOINTS`, as :meth:`respond` does.
         """
-        if endpoint not in ENDPOINTS:
-            raise ValueError(f"unknown endpoint {endpoint!r}; endpoints: {', '.join(ENDPOINTS)}")
         return self.respond(endpoint, raw, headers)[0]
 
     def respond(
@@ -197,6 +192,8 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         delayed; an invalid header is a 400 that consumes no step. ``step`` answers a valid
         request instead of the scenario (an upstream's completion or error, :mod:`mockoss.upstream`).
         """
+        if endpoint not in ENDPOINTS:
+            raise ValueError(f"unknown endpoint {endpoint!r}; endpoints: {', '.join(ENDPOINTS)}")
         if not isinstance(headers, dict) and not isinstance(headers, Mapping):  # dict first: no ABC check
             headers = dict(headers)
         epoch = self._epoch  # the state this request began in (see Selection.reset)

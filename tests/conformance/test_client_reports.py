@@ -50,13 +50,15 @@ def test_ai_sdk_item_reference_is_refused_by_vllm_responses():
     assert _send(server, "responses", without).status == 200
 
 
-def test_llamacpp_20607_responses_stream_events_carry_no_output_index():
+@pytest.mark.parametrize("profile", ["llamacpp", "llamacpp@b9553"])
+def test_llamacpp_20607_responses_stream_events_carry_no_output_index(profile):
     """ggml-org/llama.cpp#20607: llama-server's Responses stream events have no ``output_index``
     and ``response.created`` no ``model`` or ``created_at``, so typed clients reject them (the AI SDK: "Type
     validation failed"; pydantic-ai: ``TypeError`` comparing ``None``; the openai SDK's
     ``responses.stream()`` helper). Telosnex/fllama@1d28604d:src/llama.cpp/tools/server/server-task.cpp,
-    ``to_json_oaicompat_resp_stream`` and the partial's events (b9553)."""
-    server = MockServer(scenario="clean-answer", profile="llamacpp")
+    ``to_json_oaicompat_resp_stream`` and the partial's events (b9553); still so in the later
+    server-task.cpp the default build's function-call ids are read from (ggml-org/llama.cpp#24882)."""
+    server = MockServer(scenario="clean-answer", profile=profile)
     reply = _send(server, "responses", {"model": "gpt-oss", "input": "hi", "stream": True})
     assert reply.status == 200
     events = [json.loads(frame.split(b"data: ", 1)[1]) for frame in reply.frames]
@@ -69,5 +71,8 @@ def test_llamacpp_20607_responses_stream_events_carry_no_output_index():
 def test_an_unknown_endpoint_name_is_a_value_error_naming_the_endpoints():
     """``MockServer.handle("ollama_chat", …)`` (for ``"ollama.chat"``) was a logged internal error and an
     unscripted 500; a caller's mistake is an exception naming the valid names."""
+    server = MockServer(scenario="clean-answer", profile="ollama")
     with pytest.raises(ValueError, match=r"unknown endpoint 'ollama_chat'; endpoints: chat, responses, .*ollama\.chat"):
-        MockServer(scenario="clean-answer", profile="ollama").handle("ollama_chat", b"{}", {})
+        server.handle("ollama_chat", b"{}", {})
+    with pytest.raises(ValueError, match=r"unknown endpoint 'ollama_chat'"):
+        server.respond("ollama_chat", b"{}", {})  # the HTTP layer's entry too

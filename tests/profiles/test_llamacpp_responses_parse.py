@@ -223,7 +223,9 @@ def test_a_response_cut_at_max_output_tokens_still_says_completed(stream: bool) 
     the token limit (``to_json_oaicompat_resp`` and the stream's ``response.completed``,
     Telosnex/fllama@1d28604d:src/llama.cpp/tools/server/server-task.cpp:998, b9553), where OpenAI's
     API says ``"incomplete"`` with ``incomplete_details``: a client that checks ``status`` sees no cut."""
-    server = MockServer(steps.script(steps.final("one two three four five six seven eight nine ten")), profile="llamacpp")
+    server = MockServer(
+        steps.script(steps.final("one two three four five six seven eight nine ten")), profile="llamacpp"
+    )
     body = json.dumps({"model": "m", "input": "u", "max_output_tokens": 3, "stream": stream}).encode()
     reply = server.handle("responses", body, {"content-type": "application/json"})
     assert reply.status == 200
