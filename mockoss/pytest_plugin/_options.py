@@ -79,7 +79,7 @@ class MockossOptions:
             ``MockServer(served_model_names=…)``); others get the profile's "model not found". For a
             client that names the model its own way: LiteLLM sends ``gpt-oss-20b`` for
             ``openai/gpt-oss-20b`` (it reads ``openai/`` as its provider); default the profile's
-            model name (the seventeenth session's newcomer found no fixture option for it).
+            model name. A replayed cassette answers to the names it was recorded with instead.
 
     Raises:
         TypeError: an unknown option (the message names the valid ones) or a value of the wrong type.

@@ -33,6 +33,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         count = sum(t.values())
         share = 100.0 * t["identical"] / count if count else 0.0
         terminalreporter.write_line(
-            f"{directory}: {t['identical']}/{count} exchanges byte-identical after normalisation ({share:.1f}%); "
+            f"{directory}: {t['identical']}/{count} exchanges identical after normalisation ({share:.1f}%); "
             f"{t['known']} known differences (known_differences.yaml), {t['different']} unexplained"
         )

@@ -11,18 +11,21 @@ the case list's ``/v1/chat/completions`` and ``/v1/responses`` requests, six ``/
 prefills, renamed tools and ``include_usage`` (the generator's ``EXTRA``), and five
 ``/api/generate`` ones (parsed and ``raw``).
 
-Compared: the status and the whole body, or every NDJSON line / SSE frame, key order included.
+Compared: the status and the whole body, or every NDJSON line / SSE frame, as parsed JSON re-dumped
+(key order included; not the bytes: string escaping, frame separators and headers are the
+profile's own tests', e.g. tests/profiles/test_ollama_gojson.py).
 Not compared: clock readings (``created_at``, durations: the harness's fixed clock) and the
 prompt's token count (``prompt_eval_count``, ``prompt_tokens``, ``input_tokens``, totals) and
 ``/api/generate``'s ``context`` (token ids: the harness has no tokenizer), kept as keys; ids compare by prefix, shape where it is not a random draw, and reuse
 (:mod:`mockoss.golden.normalise`). ``eval_count``/``completion_tokens``/``output_tokens`` are
-compared (llama-server's ``predicted_n``).
+compared (llama-server's ``predicted_n``, which the generator supplies: the harness's Go code copies it).
 
 Where mockoss differs, the exchange is an expected failure (strict) listed in :data:`DIFFERENCES`
 with the Go line responsible: none now. Fixed from what these goldens showed: 80 of the 1496
 chat exchanges differed in ``eval_count``/``completion_tokens`` (the five cases whose script has
-no end token: llama-server decodes the ``<|endoftext|>`` that ends them; commit eca8c24,
-:func:`mockoss.profiles.ollama.generation.engine_completion`); 8 of the 340 Responses exchanges
+no end token, where the generator, like mockoss's scripted vLLM engine, has the engine emit the
+``<|endoftext|>`` that ends them: a modelling choice of mockoss's, not something Ollama's code
+decided; commit eca8c24, :func:`mockoss.profiles.ollama.generation.engine_completion`); 8 of the 340 Responses exchanges
 differed in the stream (``output: null`` when no item was produced, ``openai/responses.go:1536``;
 a new ``rs_`` id per reasoning item, :1242-1244).
 """

@@ -6,10 +6,10 @@ final ``Done`` callback with empty text, ``done_reason`` (``stop``, or ``length`
 and the counts. llama-server renders a special token as text only when it is one of the parser's
 preserved tokens (``<|start|> <|end|> <|message|> <|channel|> <|constrain|>``); other special tokens
 render as nothing. Generation ends after the first end-of-generation token of the gpt-oss vocabulary,
-``<|return|>``, ``<|call|>`` or ``<|endoftext|>`` (llama.cpp ``src/llama-vocab.cpp``, the EOG set of
-o200k_harmony), or at ``num_predict`` tokens; a script with none of them ends with the
-``<|endoftext|>`` the scripted engine emits when it runs out (:func:`engine_completion`), which
-``eval_count`` counts (ollama-0.33.0-rc2 goldens, ``tests/golden/test_ollama_goldens.py``). A token
+``<|return|>``, ``<|call|>`` or ``<|endoftext|>`` (llama.cpp b9553 ``src/llama-vocab.cpp:2750-2856``,
+the EOG set of o200k_harmony, read at Telosnex/fllama@1d28604d), or at ``num_predict`` tokens; a
+script with none of them ends with the ``<|endoftext|>`` the scripted engine emits when it runs out
+(:func:`engine_completion`, mockoss's modelling choice, as for vLLM), which ``eval_count`` counts. A token
 that ends inside a UTF-8 sequence is held back until the sequence completes.
 
 Each callback's text goes through :class:`~mockoss.profiles.ollama.parser.MessageHandler`; the chat
@@ -46,7 +46,8 @@ def engine_completion(completion: Completion) -> Completion:
     """The tokens llama-server generates for ``completion`` with no limit, as a completion.
 
     Up to and including the first ``<|return|>``, ``<|call|>`` or ``<|endoftext|>`` (llama.cpp
-    stops at any end-of-generation token, ``llama_vocab_is_eog``; tools/server ``process_token``);
+    stops at any end-of-generation token, ``llama_vocab_is_eog``; ``process_token``,
+    Telosnex/fllama@1d28604d:src/llama.cpp/tools/server/server-context.cpp:1555-1676, b9553);
     a script with none of them is followed by ``<|endoftext|>``, as the scripted engines emit when
     the script runs out (:func:`mockoss.profiles.vllm.chat_plan.with_end_of_script` for vLLM): one
     more generated token (``eval_count``, the OpenAI layer's ``completion_tokens``), and a
