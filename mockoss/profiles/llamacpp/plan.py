@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mockoss.profiles.llama_server import engine_completion
 from mockoss.profiles.llamacpp.gptoss import ChatMsg, ParseFailed
 from mockoss.profiles.llamacpp.incremental import Extend, grown
 from mockoss.profiles.llamacpp.pieces import token_pieces
@@ -186,12 +187,15 @@ def plan_for(
     non-streamed plan has no steps and ``stream_message`` empty. ``partials`` gives the same
     partial parses as ``parse`` faster (:func:`.incremental.partial_parses`), else each token's
     text is parsed from scratch."""
-    max_tokens = completion.cap(max_tokens)  # every limit that does not cut the answer shares one entry (Completion.cap)
+    # What llama-server generates: a script without an end token is followed by the scripted
+    # engine's <|endoftext|> (mockoss.profiles.llama_server, as the ollama profile and the goldens).
+    engine = engine_completion(completion)
+    max_tokens = engine.cap(max_tokens)  # every limit that does not cut the answer shares one entry (Completion.cap)
     memo_key = ("llamacpp.plan", max_tokens, key, stream)
     cached = completion._memo.get(memo_key)
     if cached is not None:
         return cached  # type: ignore[return-value]
-    emission = completion.emit(max_tokens)
+    emission = engine.emit(max_tokens)
     pieces = token_pieces(emission.tokens)
     generated = "".join(piece for _, piece in pieces)
     message: ChatMsg | None

@@ -28,6 +28,7 @@ from openai_harmony import HarmonyError
 from mockoss.harmony import Completion
 from mockoss.harmony.completion import CALL, RETURN, Memo
 from mockoss.harmony.encoding import FIRST_SPECIAL, load_encoding
+from mockoss.profiles.llama_server import END_OF_TEXT, engine_completion
 from mockoss.profiles.ollama.parser import MessageHandler, ParsedToolCall, ToolCallError
 from mockoss.profiles.ollama.repeat import REPEAT_ERROR, limit_of, repeat_abort
 
@@ -38,38 +39,6 @@ __all__ = ["END_OF_TEXT", "Chunk", "Generation", "Prefill", "engine_completion",
 PRESERVED = frozenset({200003, 200005, 200006, 200007, 200008})
 
 Prefill = Literal["final", "analysis"] | None
-#: ``<|endoftext|>``: end-of-generation for llama-server with ``<|return|>`` and ``<|call|>``.
-END_OF_TEXT = 199999
-
-
-def engine_completion(completion: Completion) -> Completion:
-    """The tokens llama-server generates for ``completion`` with no limit, as a completion.
-
-    Up to and including the first ``<|return|>``, ``<|call|>`` or ``<|endoftext|>`` (llama.cpp
-    stops at any end-of-generation token, ``llama_vocab_is_eog``; ``process_token``,
-    Telosnex/fllama@1d28604d:src/llama.cpp/tools/server/server-context.cpp:1555-1676, b9553);
-    a script with none of them is followed by ``<|endoftext|>``, as the scripted engines emit when
-    the script runs out (:func:`mockoss.profiles.vllm.chat_plan.with_end_of_script` for vLLM): one
-    more generated token (``eval_count``, the OpenAI layer's ``completion_tokens``), and a
-    ``num_predict`` equal to the script's length then cuts it (``done_reason: "length"``, as
-    llama-server's budget runs out before the end token). Memoised on ``completion``.
-    """
-    engine = completion._memo.get("ollama.engine")
-    if engine is None:
-        tokens = completion.tokens
-        ends = [tokens.index(token) for token in (RETURN, CALL, END_OF_TEXT) if token in tokens]
-        first = min(ends) if ends else None
-        if first is None:
-            engine = Completion(text=completion.text + "<|endoftext|>", tokens=(*tokens, END_OF_TEXT))
-        elif tokens[first] == END_OF_TEXT and first + 1 < len(tokens):
-            cut = tuple(tokens[: first + 1])
-            engine = Completion(text=load_encoding().decode(list(cut)), tokens=cut)
-        else:
-            engine = completion
-        completion._memo["ollama.engine"] = engine
-    return engine  # type: ignore[return-value]
-
-
 def limit(completion: Completion, max_tokens: int | None) -> int | None:
     """``max_tokens`` as a memo key: :meth:`~mockoss.harmony.Completion.cap` of the engine's tokens
     (:func:`engine_completion`), so that a limit cutting only the appended end token stays a cut."""
