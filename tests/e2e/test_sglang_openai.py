@@ -11,7 +11,7 @@ from profile_e2e_support import stream_chat, use_raw
 
 MODEL = "openai/gpt-oss-20b"
 USER = [{"role": "user", "content": "Weather in Paris?"}]
-WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": {"type": "object"}}}]
 ANALYSIS = "<|channel|>analysis<|message|>Need the weather.<|end|>"
 CALL = '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>'
 FIRST_CALL = '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>'

@@ -35,7 +35,7 @@ CALL = (
     "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant to=functions.get_weather"
     '<|channel|>commentary <|constrain|>json<|message|>{"city":"Paris"}<|call|>'
 )
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
 MODELS = {"mlx-lm": "mlx-community/gpt-oss-20b-MXFP4-Q8", "vllm-mlx": "mlx-community/gpt-oss-20b-MXFP4-Q8", "ollama": "gpt-oss:20b"}
 
 

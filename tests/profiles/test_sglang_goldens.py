@@ -8,7 +8,9 @@
 seeded token soups, which are not kept here). Each exchange keeps its request, the tokens the engine
 emitted and the profile switches it is answered with, so the scenario library can change without
 touching this check. Ids and timestamps are compared by position (an id's reuse is compared, its
-random digits are not); a stream SGLang dropped mid-way must be dropped by mockoss too.
+random digits are not); a stream SGLang dropped mid-way must be dropped by mockoss too. The
+recordings stubbed mockoss's prompt count in for the chat template, so they are answered with
+``tool_description_required`` off (``tests/golden/sglang-0.5.23`` runs the model's own template).
 """
 
 from __future__ import annotations
@@ -52,7 +54,10 @@ def answer(index: int, exchange: dict) -> tuple[int, str, bool]:
     ids, cut = exchange["tokens"]
     tokens = (*ids, _FILLER) if cut else tuple(ids)
     completion = Completion(text=load_encoding().decode(list(tokens)), tokens=tokens)
-    server = MockServer(profile="sglang", seed=index, switches=exchange["switches"])
+    # Recorded with mockoss's prompt count stubbed in for the chat template (the tool's docstring),
+    # so tools without a description were rendered: a deployment whose template can, the switch off.
+    switches = {"tool_description_required": False, **exchange["switches"]}
+    server = MockServer(profile="sglang", seed=index, switches=switches)
     raw = json.dumps(exchange["request"]).encode()
     reply, _ = server.respond(endpoint_for_path(exchange["path"]).name, raw, {}, step=Step(index=0, completion=completion, error=None))
     body = b"".join(reply.frames).decode() if reply.streamed else reply.body.decode()

@@ -27,7 +27,7 @@ def _obj(**properties):
 
 
 def _chat(server, parameters):
-    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": parameters}}]
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": parameters}}]
     body = {"model": server.served_model_names[0], "messages": [{"role": "user", "content": "weather"}], "tools": tools}
     reply = server.handle("chat", json.dumps(body).encode(), {})
     return reply, server.requests[-1].warnings

@@ -24,7 +24,7 @@ from mockoss.server.core import MockServer
 from mockoss.steps import Message, Step, fault, final, reasoning, script, tool_call
 
 USER = [{"role": "user", "content": "Weather in Oslo?"}]
-CHAT_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+CHAT_TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.", "parameters": {"type": "object"}}}]
 RESPONSES_TOOLS = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]
 ARGS = {"city": "Oslo"}
 

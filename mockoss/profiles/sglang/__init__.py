@@ -149,9 +149,9 @@ class SglangProfile:
             ``false``, FastAPI's JSON error first.
         tool_description_required: the deployment renders prompts with openai/gpt-oss-20b's own
             chat template, which cannot render a tool without a description: SGLang's 400
-            (:func:`.chat.template_refusal`, checked by ``tests/golden/sglang-0.5.23``). Off by
-            default (such tools are served, as with a ``--chat-template`` that renders them) until
-            mockoss's own tests give their tools descriptions.
+            (:func:`.chat.template_refusal`, checked by ``tests/golden/sglang-0.5.23``); the
+            request plays no scripted step. On by default, as a deployment of the model's own files
+            runs; ``false``: such tools are served, as with a ``--chat-template`` that renders them.
     """
 
     #: The served model name: SGLang serves the model path unless ``--served-model-name`` is set.
@@ -174,7 +174,7 @@ class SglangProfile:
     harmony_library: str = "openai-harmony-0.0.8"
     harmony_errors: str = "raise"
     strict_content_type: bool = True
-    tool_description_required: bool = False
+    tool_description_required: bool = True
 
     def __post_init__(self) -> None:
         for switch in ("reasoning_parser", "tool_call_parser"):
@@ -199,9 +199,11 @@ class SglangProfile:
         Raises:
             ValueError: an endpoint this profile does not serve.
         """
-        if endpoint == "chat":  # the chat template's refusals and prompt (chat.template_refusal, chat_prompt_tokens)
+        if endpoint == "chat":  # the chat template's refusal and prompt (chat.template_refusal, chat_prompt_tokens)
             from mockoss.profiles.sglang.chat import chat_prompt_tokens, template_refusal
 
+            # A scripted request is refused before its step is drawn (request_refusal); this
+            # covers a step given from outside (the goldens' replay, an upstream's completion).
             if self.tool_description_required and (refused := template_refusal(request.body)) is not None:
                 return refused
             if (prompt := chat_prompt_tokens(request.body, ctx.prompt_tokens)) != ctx.prompt_tokens:
@@ -221,6 +223,17 @@ class SglangProfile:
 
             return surface_completions(self, completion, request, ctx)
         raise ValueError(f"profile sglang does not serve endpoint {endpoint!r}")
+
+    def request_refusal(self, endpoint: str, body: Any) -> Reply | None:
+        """The chat template's 400 for tools it cannot render (:func:`.chat.template_refusal`, with
+        ``tool_description_required``), before a scripted step is drawn: SGLang renders the prompt
+        before it generates, so a refused request plays no step
+        (:meth:`mockoss.profiles.base.Profile.request_refusal`)."""
+        if endpoint == "chat" and self.tool_description_required:
+            from mockoss.profiles.sglang.chat import template_refusal
+
+            return template_refusal(body)
+        return None
 
     def for_endpoint(self, endpoint: str) -> Any:
         """The profile as ``/v1/responses`` sees it: the nested OpenAI error shape and the model

@@ -7,7 +7,9 @@ on ``tool.function`` and answers ``'dict object' has no attribute 'function'`` a
 serving_base.py:123), before any stream starts. The template gets the tools only when
 ``tool_choice`` is not ``"none"``, and only the named one for a named choice
 (serving_chat.py:1861-1872). Found by ``tests/golden/sglang-0.5.23`` (SGLang's own serving code).
-The switch ``tool_description_required`` (off by default) turns it on.
+The switch ``tool_description_required`` (on by default, as a deployment of the model's own files
+runs) turns it off. A refused request plays no scripted step: SGLang renders the prompt before it
+generates.
 """
 
 from __future__ import annotations
@@ -75,7 +77,19 @@ def test_described_tools_are_served():
     assert post({**CHAT, "tools": [DESCRIBED]})[0] == 200
 
 
-def test_off_by_default():
-    """A deployment whose chat template renders such tools (the switch's default)."""
+def test_on_by_default_and_off_serves_them():
+    """The model's own template is the default; ``false``: a deployment whose ``--chat-template``
+    renders such tools."""
+    assert get_profile("sglang").tool_description_required is True
     assert post({**CHAT, "tools": [BARE]}, required=False)[0] == 200
-    assert get_profile("sglang").tool_description_required is False
+
+
+def test_a_refused_request_plays_no_step():
+    """The refusal comes before generation: the scenario's first step answers the next request."""
+    server = MockServer(scenario="clean-tool-call", profile="sglang")
+    refused = server.handle("chat", json.dumps({**CHAT, "tools": [BARE]}).encode(), {"content-type": "application/json"})
+    assert (refused.status, json.loads(refused.body)) == (400, REFUSAL)
+    tool = {"type": "function", "function": {"name": "get_weather", "description": "Weather.", "parameters": {"type": "object"}}}
+    served = server.handle("chat", json.dumps({**CHAT, "tools": [tool]}).encode(), {"content-type": "application/json"})
+    assert served.status == 200 and "get_weather" in json.loads(served.body)["choices"][0]["message"]["content"]
+    assert [r.step for r in server.requests] == [None, 0]
