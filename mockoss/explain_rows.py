@@ -90,11 +90,15 @@ def request_body(endpoint: str, tools: Sequence[str]) -> dict[str, Any]:
     if endpoint == "chat":
         body: dict[str, Any] = {"model": MODEL, "messages": [{"role": "user", "content": "Hi"}]}
         if tools:
-            body["tools"] = [{"type": "function", "function": {"name": n, "parameters": _PARAMETERS}} for n in tools]
+            # A description: SGLang's gpt-oss chat template refuses a tool without one (tool_description_required).
+            body["tools"] = [
+                {"type": "function", "function": {"name": n, "description": f"The {n} tool.", "parameters": _PARAMETERS}}
+                for n in tools
+            ]
         return body
     body = {"model": MODEL, "input": "Hi"}
     if tools:
-        body["tools"] = [{"type": "function", "name": n, "parameters": _PARAMETERS} for n in tools]
+        body["tools"] = [{"type": "function", "name": n, "description": f"The {n} tool.", "parameters": _PARAMETERS} for n in tools]
     return body
 
 
