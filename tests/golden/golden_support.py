@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -162,6 +162,27 @@ def golden_directories() -> tuple[Path, ...]:
 @cache
 def goldens(directory: Path) -> tuple[GoldenFile, ...]:
     return tuple(read_golden_dir(directory))
+
+
+def stale(recorded: Sequence[GoldenFile], asked: Callable[[Any], Sequence[Any]]) -> list[str]:
+    """Why ``recorded`` no longer covers every case of :func:`mockoss.golden.cases.all_cases` as the
+    generator asks it (``asked(case)``: its exchanges, each with ``id`` and ``request``): a case
+    with no golden, whose tokens or exchanges changed, or a golden of a case that is gone. Empty
+    when current; a goldens test asserts it empty, naming its generator."""
+    from mockoss.golden.cases import all_cases
+
+    by_case = {golden.case: golden for golden in recorded}
+    problems = []
+    for case in all_cases():
+        golden = by_case.pop(case.id, None)
+        if golden is None:
+            problems.append(f"{case.id}: no golden")
+        elif golden.completion.get("tokens") != list(case.completion.tokens):
+            problems.append(f"{case.id}: the completion changed")
+        elif [(e.id, e.request) for e in golden.exchanges] != [(e.id, e.request) for e in asked(case)]:
+            problems.append(f"{case.id}: the exchanges or request bodies changed")
+    problems.extend(f"{name}: no such case any more" for name in by_case)
+    return problems
 
 
 def flag_switches(flags: Any) -> dict[str, Any]:

@@ -20,9 +20,8 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from golden_support import answer, server_for
+from golden_support import answer, server_for, stale
 
-from mockoss.golden.cases import all_cases
 from mockoss.golden.normalise import dumps
 from mockoss.golden.store import GoldenExchange, GoldenFile, golden_dirs, read_golden_dir
 from mockoss.harmony import Completion
@@ -117,19 +116,8 @@ def test_every_known_difference_still_differs() -> None:
 def test_goldens_cover_every_case_as_the_generator_asks_it(directory: Path) -> None:
     """A new or edited scenario, fault kind or request body makes this fail until the goldens are
     regenerated with tools/goldens/gptoss_reference.py."""
-    generator = _generator()
-    recorded = {g.case: g for g in _goldens(directory)}
-    stale = []
-    for case in all_cases():
-        golden = recorded.pop(case.id, None)
-        if golden is None:
-            stale.append(f"{case.id}: no golden")
-        elif golden.completion.get("tokens") != list(case.completion.tokens):
-            stale.append(f"{case.id}: the completion changed")
-        elif [(e.id, e.request) for e in golden.exchanges] != [(e.id, e.request) for e in generator.reference_exchanges(case)]:
-            stale.append(f"{case.id}: the exchanges or request bodies changed")
-    stale.extend(f"{name}: no such case any more" for name in recorded)
-    assert not stale, f"{directory.name} is stale; regenerate it with tools/goldens/gptoss_reference.py:\n" + "\n".join(stale)
+    problems = stale(_goldens(directory), _generator().reference_exchanges)
+    assert not problems, f"{directory.name} is stale; regenerate it with tools/goldens/gptoss_reference.py:\n" + "\n".join(problems)
 
 
 def test_the_harmony_library_switch_is_what_makes_the_oss_harmony_goldens_match() -> None:

@@ -32,9 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from golden_support import DIFFERENT, IDENTICAL, KNOWN, compare_file, goldens
+from golden_support import DIFFERENT, IDENTICAL, KNOWN, compare_file, goldens, stale
 
-from mockoss.golden.cases import all_cases
 from mockoss.golden.sglang_cases import sglang_exchanges
 
 DIRECTORY = Path(__file__).resolve().parent / "sglang-0.5.23"
@@ -130,18 +129,8 @@ def test_sglang_profile_matches_sglang_serving_code(index: int, record_property:
 def test_goldens_cover_every_case_as_the_case_list_builds_it() -> None:
     """Every case has a golden recorded for the same tokens and the same requests (a new scenario,
     fault kind or exchange makes this fail until the goldens are regenerated)."""
-    recorded = {golden.case: golden for golden in goldens(DIRECTORY)}
-    stale = []
-    for case in all_cases():
-        golden = recorded.pop(case.id, None)
-        if golden is None:
-            stale.append(f"{case.id}: no golden")
-        elif golden.completion.get("tokens") != list(case.completion.tokens):
-            stale.append(f"{case.id}: the completion changed")
-        elif [(e.id, e.request) for e in golden.exchanges] != [(e.id, e.request) for e in sglang_exchanges(case)]:
-            stale.append(f"{case.id}: the exchanges or request bodies changed")
-    stale.extend(f"{name}: no such case any more" for name in recorded)
-    assert not stale, f"{DIRECTORY.name} is stale; regenerate it with {REGENERATE}:\n" + "\n".join(stale)
+    problems = stale(goldens(DIRECTORY), sglang_exchanges)
+    assert not problems, f"{DIRECTORY.name} is stale; regenerate it with {REGENERATE}:\n" + "\n".join(problems)
 
 
 def test_goldens_name_the_sglang_profile_and_level() -> None:

@@ -28,9 +28,10 @@ from golden_support import (
     mask_frame,
     mask_json,
     profile_for,
+    stale,
 )
 
-from mockoss.golden.cases import all_cases, exchanges
+from mockoss.golden.cases import exchanges
 
 #: Differing exchanges whose diff a failure shows in full (the others are named).
 SHOWN = 3
@@ -102,16 +103,6 @@ def test_goldens_cover_every_case_as_the_case_list_builds_it(directory: Path) ->
     A new or edited scenario or fault kind makes this fail until the goldens are regenerated
     (README, "Checked against real vLLM": tools/goldens/vllm_http.py, vllm_serving_code.py).
     """
-    recorded = {golden.case: golden for golden in goldens(directory)}
-    stale = []
-    for case in all_cases():
-        golden = recorded.pop(case.id, None)
-        if golden is None:
-            stale.append(f"{case.id}: no golden")
-        elif golden.completion.get("tokens") != list(case.completion.tokens):
-            stale.append(f"{case.id}: the completion changed")
-        elif [(e.id, e.request) for e in golden.exchanges] != [(e.id, e.request) for e in exchanges(case)]:
-            stale.append(f"{case.id}: the exchanges or request bodies changed")
-    stale.extend(f"{name}: no such case any more" for name in recorded)
+    problems = stale(goldens(directory), exchanges)
     generator = goldens(directory)[0].header.get("generator", "tools/goldens/")
-    assert not stale, f"{directory.name} is stale; regenerate it with {generator}:\n" + "\n".join(stale)
+    assert not problems, f"{directory.name} is stale; regenerate it with {generator}:\n" + "\n".join(problems)
