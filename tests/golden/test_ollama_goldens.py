@@ -90,8 +90,12 @@ _CHATCMPL = re.compile(r"chatcmpl-\d{1,3}|<chatcmpl-:\d{1,3}#\d+>")
 _DRAWN = re.compile(r"<(call_|resp_|msg_|rs_|fc_):[^#>]*#")
 
 
+#: Usage keys whose 0 is compared: a reply the runner's repeat abort cut reports zero usage.
+_ZERO_KEPT = frozenset({"prompt_tokens", "input_tokens", "total_tokens"})
+
+
 def _mask(value: Any, key: str | None = None) -> Any:
-    if key in _MASKED and value is not None:
+    if key in _MASKED and value is not None and not (key in _ZERO_KEPT and value == 0):
         return "<N>"
     if isinstance(value, dict):
         return {k: _mask(v, k) for k, v in value.items()}

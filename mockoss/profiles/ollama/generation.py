@@ -39,6 +39,8 @@ __all__ = ["END_OF_TEXT", "Chunk", "Generation", "Prefill", "engine_completion",
 PRESERVED = frozenset({200003, 200005, 200006, 200007, 200008})
 
 Prefill = Literal["final", "analysis"] | None
+
+
 def limit(completion: Completion, max_tokens: int | None) -> int | None:
     """``max_tokens`` as a memo key: :meth:`~mockoss.harmony.Completion.cap` of the engine's tokens
     (:func:`engine_completion`), so that a limit cutting only the appended end token stays a cut."""

@@ -327,12 +327,14 @@ def _generate_parts(completion: Completion, max_tokens: int | None, raw: bool, t
         generation, final, eval_count, reason = None, ("", ""), len(emission.tokens), emission.finish_reason
         if abort is not None:
             eval_count = texts[-1][0] + 1 if texts else 0
+        aborted = abort is not None
     else:
         generation = run(completion, max_tokens, (), None, token_repeat)
         rows = [(c.position, c.content, c.thinking) for c in generation.chunks]
         final = (generation.final_content, generation.final_thinking)
         eval_count, reason = generation.eval_count, generation.done_reason
         texts = list(generation.pieces)
+        aborted = generation.aborted
     parts = _GenerateParts(
         generation=generation,
         positions=tuple(p for p, _, _ in rows),
@@ -343,7 +345,7 @@ def _generate_parts(completion: Completion, max_tokens: int | None, raw: bool, t
         eval_count=eval_count,
         done_reason=reason,
         text="".join(text for _, text in texts),
-        aborted=abort is not None if raw else generation is not None and generation.aborted,
+        aborted=aborted,
     )
     completion._memo[key] = parts
     return parts

@@ -101,9 +101,6 @@ def _stream(profile: OllamaProfile, generation: Generation, request: ChatRequest
     model_head = head + quote(request.model) + ',"system_fingerprint":"fp_ollama","choices":['
     open_choice = model_head + '{"index":0,"delta":'
     deltas = _chunk_deltas(generation)
-    if generation.aborted and generation.error is None:  # no done response: nothing closes the stream
-        frames = tuple(f.encode() for f in (open_choice + delta for delta in deltas))
-        return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=frames, headers=SSE_HEADERS, log=(REPEAT_NOTE,))
     if generation.error is not None:
         frames = [open_choice + delta for delta in deltas]
         if profile.tool_call_error == "v0.11.3" or frames:
@@ -123,6 +120,10 @@ def _stream(profile: OllamaProfile, generation: Generation, request: ChatRequest
     chunks: list[bytes] = list(
         map(b"".join, zip(repeat(open_choice.encode()), encoded_chunks(generation.memo, "openai.chat.bytes", deltas)))
     )
+    if generation.aborted:  # the runner's repeat abort: no done response, nothing closes the stream
+        return Reply(
+            status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(chunks), headers=SSE_HEADERS, log=(REPEAT_NOTE,)
+        )
     frames: list[str] = []  # the frames after the chunks
     calls = _calls(generation, tool_call_id(ctx.ids)) if generation.tool_call else None
     empty_trailer = chunks and not (generation.final_content or generation.final_thinking or calls)
