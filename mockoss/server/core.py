@@ -192,8 +192,7 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         delayed; an invalid header is a 400 that consumes no step. ``step`` answers a valid
         request instead of the scenario (an upstream's completion or error, :mod:`mockoss.upstream`).
         """
-        if endpoint not in ENDPOINTS:
-            raise ValueError(f"unknown endpoint {endpoint!r}; endpoints: {', '.join(ENDPOINTS)}")
+        _known(endpoint)
         if not isinstance(headers, dict) and not isinstance(headers, Mapping):  # dict first: no ABC check
             headers = dict(headers)
         epoch = self._epoch  # the state this request began in (see Selection.reset)
@@ -292,8 +291,9 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         the step played, if any), else ``None`` and ``step`` holds the completion the engine must
         emit. Call ``log(status)`` once the status of the answer is known, to add the request to
         :attr:`requests` (scenario, rule, step, turn and completion as :meth:`respond` logs them).
-        Never raises for bad input (see :meth:`handle`).
+        Never raises for bad input; an unknown ``endpoint`` name is a ``ValueError`` (see :meth:`handle`).
         """
+        _known(endpoint)
         with self._lock:
             epoch = self._epoch
             index = self._handled
@@ -408,3 +408,9 @@ class MockServer(Selection, RequestChecks, SideRoutes):
             return reply
         return Reply(reply.status, reply.media_type, reply.body, reply.frames, (("retry-after", str(retry_after)),))
 
+
+def _known(endpoint: str) -> None:
+    """Raise ``ValueError`` naming the valid names when ``endpoint`` is not one of
+    :data:`mockoss.endpoints.ENDPOINTS` (a caller's mistake, which was an unscripted 500)."""
+    if endpoint not in ENDPOINTS:
+        raise ValueError(f"unknown endpoint {endpoint!r}; endpoints: {', '.join(ENDPOINTS)}")

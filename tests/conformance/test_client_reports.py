@@ -76,3 +76,5 @@ def test_an_unknown_endpoint_name_is_a_value_error_naming_the_endpoints():
         server.handle("ollama_chat", b"{}", {})
     with pytest.raises(ValueError, match=r"unknown endpoint 'ollama_chat'"):
         server.respond("ollama_chat", b"{}", {})  # the HTTP layer's entry too
+    with pytest.raises(ValueError, match=r"unknown endpoint 'ollama_chat'"):
+        server.play("ollama_chat", b"{}", {})  # the real engines' entry
