@@ -104,3 +104,20 @@ def test_an_outage_while_recording_again_keeps_the_old_cassette(pytester, casset
     again.assert_outcomes(passed=1, errors=1)
     assert cassette.read_bytes() == before
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)  # it still replays
+
+
+def test_commit_names_the_cassette_quoted_in_the_replay_command(tmp_path):
+    """The replay command on a cassette's first line names the cassette shell-quoted, as the
+    recorder quoted the scratch file it replaces (a name with a space: ``cassette="my run.yaml"``)."""
+    import shlex
+
+    from mockoss.pytest_plugin._cassette_write import commit
+
+    recorded, path = tmp_path / "mockoss-partial-0a1b2c3d.yaml", tmp_path / "my run.yaml"
+    recorded.write_text(
+        "# Replay it: mockoss serve --scenario data/mockoss-partial-0a1b2c3d.yaml --profile vllm\nrules: []\n"
+    )
+    commit(recorded, path)
+    first = path.read_text().partition("\n")[0]
+    assert first == "# Replay it: mockoss serve --scenario 'data/my run.yaml' --profile vllm"
+    assert shlex.split(first.partition(": ")[2])[3] == "data/my run.yaml" and not recorded.exists()

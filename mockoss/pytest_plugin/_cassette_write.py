@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
+import shlex
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -114,7 +116,7 @@ def commit(recorded: Path, path: Path) -> None:
     under the cassette's lock; the replay command on its first line names ``path``."""
     text = recorded.read_text(encoding="utf-8")
     first, newline, rest = text.partition("\n")
-    text = first.replace(recorded.name, path.name) + newline + rest
+    text = _renamed(first, recorded.name, path.name) + newline + rest
     with recorded.open("w", encoding="utf-8") as file:
         file.write(text)
         file.flush()
@@ -147,3 +149,17 @@ def outage_message(outages: list[str], path: Path, url: str) -> str:
         f"mockoss: the real server {url} did not answer {len(outages)} request(s) ({outages[0]}); "
         f"nothing was written to cassette {path} (it would replay the outage): check --mockoss-real and record again"
     )
+
+
+def _renamed(first: str, old: str, new: str) -> str:
+    """The replay command ``first`` with its ``--scenario`` path's file name ``old`` made ``new``,
+    shell-quoted as :mod:`mockoss.upstream.replay_command` quotes it (a name with a space:
+    ``cassette="my run.yaml"``); a line without that path is returned as is."""
+    found = re.search(r"--scenario ('[^']*'|\S+)", first)
+    if found is None:
+        return first
+    where = shlex.split(found.group(1))[0]
+    if not where.endswith(old):
+        return first
+    quoted = shlex.quote(where[: len(where) - len(old)] + new)
+    return first[: found.start(1)] + quoted + first[found.end(1) :]
