@@ -106,7 +106,7 @@ def test_sglang_profile_matches_sglang_serving_code(index: int, record_property:
     listed = {o.exchange for o in outcomes if _reason(golden.case, o.exchange) is not None}
     failing = [o for o in outcomes if o.result != IDENTICAL]
     unexplained = [o for o in failing if o.exchange not in listed]
-    stale = sorted(listed - {o.exchange for o in failing})
+    unlisted = sorted(listed - {o.exchange for o in failing})
     known = len(failing) - len(unexplained)
     record_property(
         "golden",
@@ -121,7 +121,7 @@ def test_sglang_profile_matches_sglang_serving_code(index: int, record_property:
     assert not unexplained, (
         f"{len(unexplained)}/{len(outcomes)} exchanges differ from SGLang 0.5.23's serving code:\n{text}"
     )
-    assert not stale, f"listed in DIFFERENCES but identical now (remove them): {stale}"
+    assert not unlisted, f"listed in DIFFERENCES but identical now (remove them): {unlisted}"
     if listed:
         pytest.xfail("; ".join(sorted({_reason(golden.case, e) or "" for e in listed})))
 
@@ -142,9 +142,9 @@ def test_goldens_name_the_sglang_profile_and_level() -> None:
 
 def test_every_listed_difference_names_a_recorded_exchange() -> None:
     exchanges = {(g.case, e.id) for g in goldens(DIRECTORY) for e in g.exchanges}
-    stale = [
+    unknown = [
         key
         for key in DIFFERENCES
         if not any(fnmatch.fnmatchcase(c, key[0]) and fnmatch.fnmatchcase(e, key[1]) for c, e in exchanges)
     ]
-    assert not stale, f"DIFFERENCES names no recorded exchange: {stale}"
+    assert not unknown, f"DIFFERENCES names no recorded exchange: {unknown}"
