@@ -26,7 +26,9 @@ def _chat(profile: str, model: str, max_tokens: int | None) -> tuple[int, str]:
     return reply["usage"]["completion_tokens"], reply["choices"][0]["finish_reason"]
 
 
-@pytest.mark.parametrize(("profile", "model"), [("llamacpp", "gpt-oss"), ("llamacpp@b9553", "gpt-oss"), ("ollama", "gpt-oss:20b")])
+@pytest.mark.parametrize(
+    ("profile", "model"), [("llamacpp", "gpt-oss"), ("llamacpp@b9553", "gpt-oss"), ("ollama", "gpt-oss:20b")]
+)
 def test_the_engine_end_token_is_counted_alike_on_llama_server_profiles(profile: str, model: str) -> None:
     assert _chat(profile, model, None) == (SCRIPT_TOKENS + 1, "stop")
     assert _chat(profile, model, SCRIPT_TOKENS) == (SCRIPT_TOKENS, "length")
