@@ -173,6 +173,17 @@ _counts: BytesLRU[int] = BytesLRU(BODY_CACHE_BYTES)
 _cleared = [0]
 
 
+def body_count(kind: str, raw: bytes, count: Callable[[], int]) -> int:
+    """A profile's own prompt count of the raw body ``raw`` (``kind`` names it, e.g.
+    ``"sglang.chat.no-tools"``), kept in :func:`prompt_tokens`' whole-body cache: the same byte
+    budget, admission (a body's second sending) and reset. ``count()`` computes it on a miss."""
+    key = (kind, raw)
+    cached = _counts.get(key)
+    if cached is not None:
+        return cached
+    return _counts.offer(key, count(), raw.__sizeof__())
+
+
 def clear_prompt_caches() -> None:
     """Forget every cached prompt count: whole bodies here, messages in
     :mod:`mockoss.harmony.prompt.count` (``MockServer.reset`` calls this), and, at its next count,

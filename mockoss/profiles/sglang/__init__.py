@@ -206,7 +206,7 @@ class SglangProfile:
             # covers a step given from outside (the goldens' replay, an upstream's completion).
             if self.tool_description_required and (refused := template_refusal(request.body)) is not None:
                 return refused
-            if (prompt := chat_prompt_tokens(request.body, ctx.prompt_tokens)) != ctx.prompt_tokens:
+            if (prompt := chat_prompt_tokens(request.body, ctx.prompt_tokens, ctx.raw_body)) != ctx.prompt_tokens:
                 ctx = dataclasses.replace(ctx, prompt_tokens=prompt)
         if (fitted := fit_context(self, endpoint, completion, request, ctx.prompt_tokens)) is not request:
             if isinstance(fitted, Reply):

@@ -44,7 +44,7 @@ _STOPS = (RETURN, CALL, ENDOFTEXT)
 _DONE = b"data: [DONE]\n\n"
 
 
-def chat_prompt_tokens(body: Any, counted: int) -> int:
+def chat_prompt_tokens(body: Any, counted: int, raw: bytes = b"") -> int:
     """The chat prompt's length in tokens as SGLang renders it, given ``counted`` (mockoss's count
     of the Harmony prompt with the request's tools).
 
@@ -53,13 +53,20 @@ def chat_prompt_tokens(body: Any, counted: int) -> int:
     request.tool_choice != "none"`` (sgl-project/sglang v0.5.23,
     ``python/sglang/srt/entrypoints/openai/serving_chat.py:1861``), so the prompt has no tools
     section (``tests/golden/sglang-0.5.23``, exchanges ``chat-nostream-tools-choice-none``).
-    ``body``: the request body (anything else: ``counted`` is returned).
+    ``body``: the request body (anything else: ``counted`` is returned); ``raw``: its bytes, under
+    which the count is kept as ``counted`` is (:func:`mockoss.endpoints.body_count`: a resent body
+    costs a lookup, not a recount under the server's lock).
     """
     if not isinstance(body, dict) or body.get("tool_choice") != "none" or not body.get("tools"):
         return counted
     from mockoss.harmony.prompt.count import count_chat_prompt
 
-    return count_chat_prompt(body, exclude_tools_when_tool_choice_none=True)
+    count = lambda: count_chat_prompt(body, exclude_tools_when_tool_choice_none=True)
+    if not raw:
+        return count()
+    from mockoss.endpoints import body_count
+
+    return body_count("sglang.chat.no-tools", raw, count)
 
 
 def template_refusal(body: Any) -> Reply | None:
