@@ -33,6 +33,9 @@ START_ASSISTANT = (200006, 173781)
 RETURN = 200002
 CALL = 200012
 END = 200007
+#: ``<|endoftext|>``: in gpt-oss's ``generation_config.json`` ``eos_token_id`` with ``<|return|>``
+#: and ``<|call|>``; what mockoss's scripted engines emit when a script runs out.
+END_OF_TEXT = 199999
 
 Tokens = tuple[int, ...]
 FinishReason = Literal["stop", "length"]

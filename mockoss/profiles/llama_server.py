@@ -12,13 +12,11 @@ token): one more generated token, and a limit equal to the script's length then 
 from __future__ import annotations
 
 from mockoss.harmony import Completion
-from mockoss.harmony.completion import CALL, RETURN
+from mockoss.harmony.completion import CALL, END_OF_TEXT, RETURN
 from mockoss.harmony.encoding import load_encoding
 
-__all__ = ["END_OF_TEXT", "engine_completion"]
+__all__ = ["END_OF_TEXT", "engine_cap", "engine_completion"]
 
-#: ``<|endoftext|>``: end-of-generation for llama-server with ``<|return|>`` and ``<|call|>``.
-END_OF_TEXT = 199999
 
 
 def engine_completion(completion: Completion) -> Completion:
@@ -47,3 +45,10 @@ def engine_completion(completion: Completion) -> Completion:
             engine = completion
         completion._memo["llama-server.engine"] = engine
     return engine  # type: ignore[return-value]
+
+
+def engine_cap(completion: Completion, max_tokens: int | None) -> int | None:
+    """``max_tokens`` as a memo key: :meth:`~mockoss.harmony.Completion.cap` of the engine's
+    tokens (:func:`engine_completion`), so that a limit cutting only the appended end token stays
+    a cut."""
+    return engine_completion(completion).cap(max_tokens)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mockoss.profiles.llama_server import engine_completion
+from mockoss.profiles.llama_server import engine_cap, engine_completion
 from mockoss.profiles.llamacpp.gptoss import ChatMsg, ParseFailed
 from mockoss.profiles.llamacpp.incremental import Extend, grown
 from mockoss.profiles.llamacpp.pieces import token_pieces
@@ -190,7 +190,7 @@ def plan_for(
     # What llama-server generates: a script without an end token is followed by the scripted
     # engine's <|endoftext|> (mockoss.profiles.llama_server, as the ollama profile and the goldens).
     engine = engine_completion(completion)
-    max_tokens = engine.cap(max_tokens)  # every limit that does not cut the answer shares one entry (Completion.cap)
+    max_tokens = engine_cap(completion, max_tokens)  # every limit that does not cut the answer shares one entry (Completion.cap)
     memo_key = ("llamacpp.plan", max_tokens, key, stream)
     cached = completion._memo.get(memo_key)
     if cached is not None:

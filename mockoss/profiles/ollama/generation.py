@@ -28,7 +28,7 @@ from openai_harmony import HarmonyError
 from mockoss.harmony import Completion
 from mockoss.harmony.completion import CALL, RETURN, Memo
 from mockoss.harmony.encoding import FIRST_SPECIAL, load_encoding
-from mockoss.profiles.llama_server import END_OF_TEXT, engine_completion
+from mockoss.profiles.llama_server import END_OF_TEXT, engine_cap, engine_completion
 from mockoss.profiles.ollama.parser import MessageHandler, ParsedToolCall, ToolCallError
 from mockoss.profiles.ollama.repeat import REPEAT_ERROR, limit_of, repeat_abort
 
@@ -42,9 +42,8 @@ Prefill = Literal["final", "analysis"] | None
 
 
 def limit(completion: Completion, max_tokens: int | None) -> int | None:
-    """``max_tokens`` as a memo key: :meth:`~mockoss.harmony.Completion.cap` of the engine's tokens
-    (:func:`engine_completion`), so that a limit cutting only the appended end token stays a cut."""
-    return engine_completion(completion).cap(max_tokens)
+    """``max_tokens`` as a memo key: :func:`mockoss.profiles.llama_server.engine_cap`."""
+    return engine_cap(completion, max_tokens)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mockoss.harmony.completion import CALL
+from mockoss.harmony.completion import CALL, END_OF_TEXT
 from mockoss.profiles.base import ChatRequestView
 from mockoss.profiles.vllm.segments import (
     ParsedOutput,
@@ -41,8 +41,6 @@ __all__ = [
 
 DONE = b"data: [DONE]\n\n"
 MEMO = "vllm.chat"
-#: ``<|endoftext|>``: in gpt-oss's ``generation_config.json`` ``eos_token_id`` with ``<|return|>`` and ``<|call|>``.
-END_OF_TEXT = 199999
 
 
 def with_end_of_script(completion: Completion) -> Completion:
