@@ -81,7 +81,11 @@ def test_the_largest_built_deck_deals_quickly_and_the_next_is_dealt_by_position(
     dealt = _deal([MAX_DECK_CARDS - 1, 1], range(MAX_DECK_CARDS * 7, MAX_DECK_CARDS * 7 + 1), "fresh-seed")
     assert time.perf_counter() - started < 0.5
     assert dealt in ("0", "1")
+    from mockoss.scenario import pick
+
+    built = pick._deck.cache_info().misses
     assert len(_deal([MAX_DECK_CARDS, 1], range(5), 0)) == 5
+    assert pick._deck.cache_info().misses == built  # dealt by position: no deck of 10,001 cards built
 
 
 def test_draw_takes_large_weights_but_not_past_float_range():
