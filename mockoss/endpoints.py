@@ -30,10 +30,12 @@ __all__ = [
     "ENDPOINTS",
     "Endpoint",
     "RequestSchema",
+    "body_count",
     "clear_prompt_caches",
     "endpoint_for_path",
     "prompt_tokens",
     "request_seen",
+    "route_label",
 ]
 
 
@@ -171,6 +173,13 @@ _counts: BytesLRU[int] = BytesLRU(BODY_CACHE_BYTES)
 
 
 _cleared = [0]
+
+
+def route_label(name: str) -> str:
+    """``ollama.chat (POST /api/chat)``: an endpoint name with its route, for messages; an unknown
+    name as is."""
+    known = ENDPOINTS.get(name)
+    return f"{name} (POST {known.path})" if known is not None else name
 
 
 def body_count(kind: str, raw: bytes, count: Callable[[], int]) -> int:

@@ -249,11 +249,7 @@ def wrong_endpoint(rule: Rule, step: Step, endpoint: str) -> str:
     ``--profile vllm`` that request was the profile's 404 and took no step, so the next
     ``/v1/chat/completions`` got the recorded NDJSON with 200 and every later reply was one step
     late, silently. Now the request that reaches the misplaced step is refused and takes none."""
-    from mockoss.endpoints import ENDPOINTS
-
-    def route(name: str) -> str:
-        known = ENDPOINTS.get(name)
-        return f"{name} (POST {known.path})" if known is not None else name
+    from mockoss.endpoints import route_label as route
 
     return (
         f"mockoss: {rule.label} ({rule.where}), steps[{step.index}] was recorded for {route(step.endpoint or '')}, "

@@ -197,8 +197,7 @@ class ReplayCommand:
 
 
 def _route(endpoint: str) -> str:
-    """``ollama.chat (POST /api/chat)``."""
-    from mockoss.endpoints import ENDPOINTS
+    """``ollama.chat (POST /api/chat)`` (:func:`mockoss.endpoints.route_label`)."""
+    from mockoss.endpoints import route_label
 
-    known = ENDPOINTS.get(endpoint)
-    return f"{endpoint} (POST {known.path})" if known is not None else endpoint
+    return route_label(endpoint)
