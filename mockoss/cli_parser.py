@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from mockoss import __version__
+from mockoss.cli_numbers import at_least_one, more_than_zero
 from mockoss.profiles.registry import PROFILES, unknown_profile_message
 from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SCENARIO_BYTES, DEFAULT_REQUEST_TIMEOUT_S
 
@@ -22,48 +23,13 @@ from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SCENARIO
 __all__ = ["build_parser"]
 
 
-def _at_least_one(unit: str, outcome: str) -> Any:
-    """The argparse ``type`` of a count of ``unit`` (``"byte"``, ``"character"``) of at least 1;
-    below, the error says what every request would get (``outcome``)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number of {unit}s, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"expected at least 1 {unit}, got {value} ({outcome})")
-        return value
-
-    return parse
-
-
-#: ``--max-body-bytes``; the others name their own outcome.
-_positive_int = _at_least_one("byte", "every request would get 413")
-
-
-def _positive_seconds(text: str) -> float:
-    """A finite number of seconds above 0 (``--request-timeout``): 0 closed every connection
-    before its reply, a negative one every request head not sent in one packet, and ``nan``
-    never timed out (the sixteenth session's breaker, item 11)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected more than 0 seconds, got {text!r}")
-    return value
-
-
-def _positive_ms(text: str) -> float:
-    """A number of milliseconds above 0 (``--tool-check-budget-ms``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of milliseconds, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected more than 0 ms, got {text!r}")
-    return value
+#: ``--max-body-bytes``; the other counts name their own outcome (:func:`mockoss.cli_numbers.at_least_one`).
+_positive_int = at_least_one("byte", "every request would get 413")
+#: ``--request-timeout``: 0 closed every connection before its reply, a negative one every request
+#: head not sent in one packet, and ``nan`` never timed out (the sixteenth session's breaker, item 11).
+_positive_seconds = more_than_zero("seconds")
+#: ``--tool-check-budget-ms``.
+_positive_ms = more_than_zero("milliseconds", "ms")
 
 
 def _model_name(text: str) -> str:
@@ -100,7 +66,9 @@ def _switch(text: str) -> list[tuple[str, Any]]:
         try:
             pairs.append((name.strip(), load_plain(value)))
         except (yaml.YAMLError, YamlLimitError) as exc:  # load_plain turns a RecursionError into YamlLimitError
-            raise argparse.ArgumentTypeError(f"{name.strip()}: not a plain YAML value: {exc}".replace("\n", " ")) from None
+            raise argparse.ArgumentTypeError(
+                f"{name.strip()}: not a plain YAML value: {exc}".replace("\n", " ")
+            ) from None
     if not pairs:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE[,NAME=VALUE…], got {text!r}")
     return pairs
@@ -169,43 +137,59 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument("--tokens-per-s", type=float, metavar="N", help="default stream pacing, frames (tokens) per s")
     limits = serve.add_argument_group("limits (README: Limits)")
     limits.add_argument(
-        "--max-body-bytes", type=_positive_int, default=DEFAULT_MAX_BODY_BYTES, metavar="N",
+        "--max-body-bytes",
+        type=_positive_int,
+        default=DEFAULT_MAX_BODY_BYTES,
+        metavar="N",
         help=f"largest request body; larger ones get 413 in the profile's error shape (default: {DEFAULT_MAX_BODY_BYTES:,})",
     )
     limits.add_argument(
         "--body-budget-bytes",
-        type=_at_least_one("byte", "every request with a body would get 503"),
-        default=None, metavar="N",
+        type=at_least_one("byte", "every request with a body would get 503"),
+        default=None,
+        metavar="N",
         help="bytes all request bodies still arriving may hold together; a body whose next part would pass it "
         "gets 503 in the profile's error shape (default: 4 x --max-body-bytes)",
     )
     limits.add_argument(
         "--max-reply-bytes",
-        type=_at_least_one("byte", "every /v1/completions reply would be a 400"),
-        default=None, metavar="N",
+        type=at_least_one("byte", "every /v1/completions reply would be a 400"),
+        default=None,
+        metavar="N",
         help="largest /v1/completions reply (JSON body, or all frames of a stream) of the vLLM and TensorRT-LLM "
         "profiles, in UTF-8 bytes; a bigger batch gets a 400 (default: 33,554,432, 32 MiB)",
     )
     limits.add_argument(
-        "--request-timeout", type=_positive_seconds, default=DEFAULT_REQUEST_TIMEOUT_S, metavar="S",
+        "--request-timeout",
+        type=_positive_seconds,
+        default=DEFAULT_REQUEST_TIMEOUT_S,
+        metavar="S",
         help="seconds a client has to send a request head (idle and half-sent connections are closed), "
         f"and then its body (408) (default: {DEFAULT_REQUEST_TIMEOUT_S:g})",
     )
     limits.add_argument(
         "--max-template-chars",
-        type=_at_least_one("character", "every templated reply would be a 400"),
-        default=None, metavar="N",
+        type=at_least_one("character", "every templated reply would be a 400"),
+        default=None,
+        metavar="N",
         help="longest text a scenario template may render per request; longer is a 400 (default: 8,192). "
         "Each templated character costs every other client ~4 us of waiting (README: Templates)",
     )
     limits.add_argument(
-        "--tool-check-budget-ms", type=_positive_ms, default=None, metavar="MS",
+        "--tool-check-budget-ms",
+        type=_positive_ms,
+        default=None,
+        metavar="MS",
         help="CPU a request's tool checks (scripted calls' arguments against its declared JSON Schemas) may use "
         "together; the rest are skipped with a warning (default: 25). Other clients wait while they run "
         "(README: Tool checks)",
     )
     limits.add_argument(
-        "--scenario-dir", action="append", default=[], metavar="DIR", type=_directory,
+        "--scenario-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        type=_directory,
         help="a directory whose NAME.yaml files X-Mockoss-Scenario: NAME may select (repeatable; searched "
         "in order, before the shipped scenarios: DIR/clean-answer.yaml answers for clean-answer); a file may "
         "be a symlink, and one edited or deleted is read again at its next use; no other file is ever "
@@ -214,18 +198,24 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     upstream_cli.add_arguments(serve)  # --upstream*, --record*, --redact
     control = serve.add_argument_group("control routes /mockoss/* (README: Sharing one server)")
     control.add_argument(
-        "--admin-token", metavar="TOKEN", default=os.environ.get("MOCKOSS_ADMIN_TOKEN") or None,
+        "--admin-token",
+        metavar="TOKEN",
+        default=os.environ.get("MOCKOSS_ADMIN_TOKEN") or None,
         help="require this token on the control routes (default: $MOCKOSS_ADMIN_TOKEN)",
     )
     control.add_argument(
-        "--allowed-host", metavar="NAME", action="append", default=[],
+        "--allowed-host",
+        metavar="NAME",
+        action="append",
+        default=[],
         help="a Host name the control routes accept besides loopback ones (repeatable), e.g. a compose service name",
     )
     control.add_argument("--access-log", action="store_true", help="print one line per request to stderr")
     control.add_argument(
         "--max-scenario-bytes",
-        type=_at_least_one("byte", "every scenario upload would get 413"),
-        default=DEFAULT_MAX_SCENARIO_BYTES, metavar="N",
+        type=at_least_one("byte", "every scenario upload would get 413"),
+        default=DEFAULT_MAX_SCENARIO_BYTES,
+        metavar="N",
         help="largest POST /mockoss/scenario upload (larger: 413) and --scenario-dir file a request names "
         f"(larger: 400); the sessions keep 8x this of uploaded scenarios together (default: {DEFAULT_MAX_SCENARIO_BYTES:,})",
     )
@@ -242,7 +232,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from mockoss.eval import command as eval_command
 
         eval_command.add_arguments(commands.add_parser("eval", help=eval_command.HELP, description=eval_command.HELP))
-        explain_command.add_arguments(commands.add_parser("explain", help=explain_command.HELP, description=explain_command.HELP))
+        explain_command.add_arguments(
+            commands.add_parser("explain", help=explain_command.HELP, description=explain_command.HELP)
+        )
     profiles = commands.add_parser("profiles", help="list the server profiles, their endpoints and switches")
     profiles.add_argument("--json", action="store_true", help="print JSON")
     profiles.add_argument(
@@ -259,4 +251,3 @@ def _profile_name(text: str) -> str:
     if split_release(text)[0] not in PROFILES:
         raise argparse.ArgumentTypeError(unknown_profile_message(text))  # the marker's words, with "did you mean"
     return text
-

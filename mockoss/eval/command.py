@@ -14,6 +14,7 @@ import os
 import sys
 from typing import IO, TYPE_CHECKING, Any
 
+from mockoss.cli_numbers import at_least_one, more_than_zero
 from mockoss.eval.classify import SEP
 
 if TYPE_CHECKING:
@@ -25,24 +26,11 @@ HELP = "send one request N times to a server and print the distribution of outco
 BAR_WIDTH = 20
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
-    return value
+#: ``-n`` and ``--concurrency`` (:mod:`mockoss.cli_numbers`, shared with ``mockoss serve``).
+_positive_int = at_least_one("request")
+#: ``--timeout``: finite, so that a server that never answers cannot hold the run for ever
+#: (``inf`` was accepted until the eighteenth session; :mod:`mockoss.cli_numbers`).
+_positive_float = more_than_zero("seconds")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -213,8 +201,10 @@ def run_command(args: argparse.Namespace) -> int:
     unreachable = _unreachable(keys)
     if unreachable:
         count, reason = unreachable
-        print(f"mockoss eval: error: {count} of {len(keys)} requests did not reach {request.url(args.url)}: {reason}",
-              file=sys.stderr)
+        print(
+            f"mockoss eval: error: {count} of {len(keys)} requests did not reach {request.url(args.url)}: {reason}",
+            file=sys.stderr,
+        )
         return 3
     return 0
 
@@ -232,7 +222,9 @@ def _unreachable(keys: list[str]) -> tuple[int, str] | None:
     refused = [k for k in keys if k.startswith("connection error")]
     missing = [k for k in keys if k.split(SEP, 1)[0] in ("404", "405")]
     if refused:
-        return len(refused), "connection error (is the server running, and is --url right?): " + refused[0].split(SEP, 1)[-1]
+        return len(refused), "connection error (is the server running, and is --url right?): " + refused[0].split(
+            SEP, 1
+        )[-1]
     if missing:
         status, _, text = missing[0].partition(SEP)
         return len(missing), (
