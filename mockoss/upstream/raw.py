@@ -129,7 +129,11 @@ def completion_text(data: Any) -> str:
 def failure(upstream: Upstream, message: str) -> Step:
     """The step answering a request the upstream could not: HTTP 502 in the profile's error shape,
     ``mockoss: upstream URL …`` (URL without credentials)."""
-    return Step(index=0, completion=None, error=ScriptedError(status=UPSTREAM_STATUS, message=f"mockoss: upstream {upstream.safe_url} {message}"))
+    return Step(
+        index=0,
+        completion=None,
+        error=ScriptedError(status=UPSTREAM_STATUS, message=f"mockoss: upstream {upstream.safe_url} {message}"),
+    )
 
 
 def describe(error: httpx2.HTTPError) -> str:
@@ -159,7 +163,9 @@ def _prompt_text(ids: str) -> str:
     return "".join(parts).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def completion_content(upstream: Upstream, endpoint: str, body: Mapping[str, Any], model: str, prompt_ids: str | None = None) -> bytes:
+def completion_content(
+    upstream: Upstream, endpoint: str, body: Mapping[str, Any], model: str, prompt_ids: str | None = None
+) -> bytes:
     """The bytes :func:`ask_upstream` posts: :func:`completion_request` as JSON (``json.dumps``'
     default separators).
 
@@ -183,7 +189,9 @@ def completion_content(upstream: Upstream, endpoint: str, body: Mapping[str, Any
         return json.dumps(payload).encode()
     text = json.dumps(payload)
     hole = text.index('"prompt": []')  # "model" comes first; a quote inside its string is escaped
-    return "".join((text[:hole], '"prompt": [', prompt_ids.replace(",", ", "), "]", text[hole + len('"prompt": []') :])).encode()
+    return "".join(
+        (text[:hole], '"prompt": [', prompt_ids.replace(",", ", "), "]", text[hole + len('"prompt": []') :])
+    ).encode()
 
 
 async def ask_upstream(
@@ -192,7 +200,7 @@ async def ask_upstream(
     """Post ``content`` (:func:`completion_content`) to ``upstream``'s ``/v1/completions`` and
     return the step that answers it: the :class:`~mockoss.harmony.Completion`, or a 502
     :func:`failure` (never raises for the upstream's faults: unreachable, timed out, non-200 with
-    an excerpt of its body, a 404 naming ``--upstream-model`` too, unreadable); and whether the answer was heavy (below), so that the
+    an excerpt of its body, a 404 with the hint that helps: :func:`_not_found`, unreadable); and whether the answer was heavy (below), so that the
     caller surfaces its reply off the loop too without checking its text again
     (:class:`mockoss.upstream.proxy.Proxy`).
 
@@ -214,23 +222,40 @@ async def ask_upstream(
     if answer.status_code == 200 and is_heavy("", answer.content):
         return await run_off_loop(threads, _answer_step, upstream, answer, True), True
     if answer.status_code == 404:
-        return failure(upstream, _not_found(answer.text, content)), False
+        return failure(upstream, _not_found(answer.text, content, upstream.model is not None)), False
     return _answer_step(upstream, answer, False), False
 
 
-def _not_found(text: str, content: bytes) -> str:
-    """The 502 message for the upstream's 404 to ``POST /v1/completions``: the model mockoss sent
-    is not one it serves (vLLM's ``_check_model``: 404 ``The model `X` does not exist.``, as
-    :meth:`mockoss.profiles.vllm.VllmProfile.model_not_found` reproduces; Ollama: 404 ``model "X"
-    not found``), and the flag that fixes it, ``--upstream-model``: raw mode sends the request's
-    model unless told (the sixteenth session's newcomer, item 3, got the 404 wrapped without it)."""
+def _not_found(text: str, content: bytes, chosen: bool) -> str:
+    """The 502 message for the upstream's 404 to ``POST /v1/completions``, quoting ``text`` (its
+    body) and naming the model mockoss sent (``content``'s ``"model"``), with the hint that helps:
+
+    * the body names that model (vLLM's ``_check_model``: 404 ``The model `X` does not exist.``, as
+      :meth:`mockoss.profiles.vllm.VllmProfile.model_not_found` reproduces; SGLang, TensorRT-LLM
+      and OpenAI word it alike, Ollama ``model 'X' not found``, LM Studio ``Model "X" not found``:
+      each profile's ``model_not_found``), ``--upstream-model`` unset (``chosen`` false): the
+      upstream does not serve the request's model, which raw mode sends unless told, and the
+      flag that fixes it is ``--upstream-model NAME`` (the sixteenth session's newcomer, item 3,
+      got the 404 wrapped without it);
+    * the body names it and ``--upstream-model`` set it (``chosen``): that flag is the one to
+      check, against the names the upstream's ``GET /v1/models`` lists; telling the user to set
+      the flag they set was no help (the eighteenth session, task C2 item 2);
+    * the body does not name it: the route is what is missing (a FastAPI server's ``{"detail":
+      "Not Found"}``, Go's ``404 page not found``: ``--upstream`` not the server's root, or a
+      server without the completions API), and no model flag would help.
+    """
     found = _SENT_MODEL.match(content)
     sent = json.loads(found.group(1)) if found else None
     named = f"model {sent!r}" if isinstance(sent, str) else "the request's model"
-    return (
-        f"answered HTTP 404 to POST /v1/completions: {text[:EXCERPT_CHARS]} (mockoss sent {named}; to send the name "
-        "the upstream serves, start mockoss with --upstream-model NAME)"
-    )
+    quoted = f"answered HTTP 404 to POST /v1/completions: {text[:EXCERPT_CHARS]}"
+    if not isinstance(sent, str) or (sent not in text and json.dumps(sent)[1:-1] not in text):
+        return (
+            f"{quoted} (mockoss sent {named}, which the answer does not name: is --upstream the server's root URL, "
+            "and does the server have POST /v1/completions?)"
+        )
+    if chosen:
+        return f"{quoted} (mockoss sent {named}, as --upstream-model says: the upstream's GET /v1/models lists the names it serves)"
+    return f"{quoted} (mockoss sent {named}; to send the name the upstream serves, start mockoss with --upstream-model NAME)"
 
 
 #: The ``"model"`` string that :func:`completion_content`'s JSON begins with.
