@@ -14,11 +14,19 @@ prefills, renamed tools and ``include_usage`` (the generator's ``EXTRA``), and f
 Compared: the status and the whole body, or every NDJSON line / SSE frame, as parsed JSON re-dumped
 (key order included; not the bytes: string escaping, frame separators and headers are the
 profile's own tests', e.g. tests/profiles/test_ollama_gojson.py).
-Not compared: clock readings (``created_at``, durations: the harness's fixed clock) and the
-prompt's token count (``prompt_eval_count``, ``prompt_tokens``, ``input_tokens``, totals) and
-``/api/generate``'s ``context`` (token ids: the harness has no tokenizer), kept as keys; ids compare by prefix, shape where it is not a random draw, and reuse
+Not compared: clock readings (``created_at``, durations: the harness's fixed clock), kept as keys;
+ids compare by prefix, shape where it is not a random draw, and reuse
 (:mod:`mockoss.golden.normalise`). ``eval_count``/``completion_tokens``/``output_tokens`` are
-compared (llama-server's ``predicted_n``, which the generator supplies: the harness's Go code copies it).
+compared (llama-server's ``predicted_n``, which the generator supplies: the harness's Go code copies
+it), and so are the prompt counts (``prompt_eval_count``, ``prompt_tokens``, ``input_tokens``, the
+totals) and ``/api/generate``'s ``context`` ids: the generator has the harness render each request's
+prompt with Ollama's own template package and the gpt-oss model's Go template, then tokenizes it
+as llama-server does (o200k_harmony, special tokens parsed; its docstring cites the lines). mockoss
+ports that rendering (:mod:`mockoss.profiles.ollama.render`). Before, it rendered openai-harmony's
+prompt instead and these fields were masked: the same 82 tokens for the plain requests, but 987
+of the 2,176 exchanges (those declaring tools) counted otherwise (Ollama's template indents
+``  location: string,`` and writes JSON Schema type names, ``cmd: array``, where openai-harmony
+writes ``cmd: Array<any>``).
 
 Where mockoss differs, the exchange is an expected failure (strict) listed in :data:`DIFFERENCES`
 with the Go line responsible: none now. Fixed from what these goldens showed: 80 of the 1496
@@ -72,15 +80,10 @@ def server() -> MockServer:
     return MockServer(profile="ollama", served_model_names=[MODEL], request_log_limit=1)
 
 
-#: Clock readings and the prompt's size (the harness's fixed values): compared as keys only, at
-#: any depth; ``eval_count``/``completion_tokens``/``output_tokens`` (llama-server's
-#: ``predicted_n``) are compared. Numeric ``created``/``created_at``/``completed_at`` are
-#: ``<TIME>`` already (:mod:`mockoss.golden.normalise`).
-_MASKED = frozenset(
-    {"total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration", "eval_duration"}
-    | {"prompt_tokens", "input_tokens", "total_tokens"}
-    | {"context"}  # /api/generate's token ids of prompt and answer: the harness has no tokenizer
-)
+#: Clock readings (the harness's fixed values): compared as keys only, at any depth; the token
+#: counts (prompt and output) and ``context`` are compared. Numeric
+#: ``created``/``created_at``/``completed_at`` are ``<TIME>`` already (:mod:`mockoss.golden.normalise`).
+_MASKED = frozenset({"total_duration", "load_duration", "prompt_eval_duration", "eval_duration"})
 #: ``chatcmpl-%d`` of ``rand.Intn(999)`` (middleware/openai.go:478), raw or as the golden store
 #: normalised it (``<chatcmpl-:270#1>``: too short for a shape, the number stays).
 _CHATCMPL = re.compile(r"chatcmpl-\d{1,3}|<chatcmpl-:\d{1,3}#\d+>")
@@ -90,12 +93,8 @@ _CHATCMPL = re.compile(r"chatcmpl-\d{1,3}|<chatcmpl-:\d{1,3}#\d+>")
 _DRAWN = re.compile(r"<(call_|resp_|msg_|rs_|fc_):[^#>]*#")
 
 
-#: Usage keys whose 0 is compared: a reply the runner's repeat abort cut reports zero usage.
-_ZERO_KEPT = frozenset({"prompt_tokens", "input_tokens", "total_tokens"})
-
-
 def _mask(value: Any, key: str | None = None) -> Any:
-    if key in _MASKED and value is not None and not (key in _ZERO_KEPT and value == 0):
+    if key in _MASKED and value is not None:
         return "<N>"
     if isinstance(value, dict):
         return {k: _mask(v, k) for k, v in value.items()}

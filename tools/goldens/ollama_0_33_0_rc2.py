@@ -27,7 +27,18 @@ layer, ``/v1/chat/completions`` and ``/v1/responses``), :data:`NATIVE` (``/api/c
 own body: ``stream`` true by default, ``options.num_predict``), :data:`EXTRA` and :data:`GENERATE`
 (``/api/generate``, parsed and ``raw``). Recorded as the client receives them:
 status and body, or for a stream each write (NDJSON lines without their newline, SSE frames).
-Timestamps, durations and usage are the harness's fixed clock and zero counts: not comparable.
+Timestamps and durations are the harness's fixed clock: not comparable.
+
+The prompt counts are Ollama's: the harness first answers each exchange with the prompt text Ollama
+renders for it (``"mode": "render"``: Ollama's template package running the gpt-oss model's Go
+template, ``tools/goldens/ollama_harness_prompt.go``), which this script tokenizes as llama-server
+does (``/completion``'s prompt string, special tokens parsed, no BOS: ``tokenizer.ggml.add_bos_token``
+false, ``convert/convert_gptoss.go:71-80``) with openai-harmony's o200k_harmony, the gpt-oss GGUF's
+vocabulary; the count is the stop event's ``prompt_n`` (``prompt_eval_count`` = ``cache_n +
+prompt_n``, ``llm/llama_server.go:1511-1513``) and, for a templated ``/api/generate``, ``context`` is
+the tokens of prompt + generated text (``server/routes.go:711-717``, ``Tokenize``: ``/tokenize``
+with ``parse_special`` left at its default, true). The template's ``{{ currentDate }}`` is fixed at
+``2026-01-01`` in the harness (Ollama writes today's date).
 
 ``--scenario FILE --out DIR`` records the steps of a scenario file that does not ship (cases
 ``scenario-<file stem>-<step>``), e.g. the token-repeat abort's, which every shipped-case golden
@@ -70,13 +81,12 @@ from mockoss.golden.cases import (
 )
 from mockoss.golden.normalise import split_sse
 from mockoss.golden.store import GoldenExchange, record_exchange, write_golden
+from mockoss.harmony.encoding import load_encoding
 
 VERSION = "0.33.0-rc2"
 SOURCE = "ollama/ollama@fb3076099 (v0.33.0-rc2): model/parsers, harmony, api, openai; llama.cpp b10488 runner"
 PROFILE = "ollama"
 NATIVE_CHAT = "/api/chat"
-#: The prompt's token count the runner reports (not compared: mockoss renders its own prompt).
-PROMPT_N = 100
 #: ``/api/chat`` exchanges: (id, stream, tools, num_predict cut).
 NATIVE = (
     ("api-chat-nostream-notools", False, False, False),
@@ -203,15 +213,41 @@ def _slot_texts(
 
 
 def events(
-    ranks: dict[int, bytes], tokens: list[int], limit: int | None, preserved: bool = True
+    ranks: dict[int, bytes], tokens: list[int], limit: int | None, prompt_n: int, preserved: bool = True
 ) -> list[dict[str, Any]]:
-    """llama-server's ``/completion`` stream events for ``tokens`` (see the module docstring)."""
+    """llama-server's ``/completion`` stream events for ``tokens`` (see the module docstring),
+    the stop event reporting ``prompt_n`` prompt tokens."""
     chunks, eos = _slot_texts(ranks, tokens, limit, preserved)
     out: list[dict[str, Any]] = [{"content": text} for text, _ in chunks]
     decoded = _decoded(tokens, limit)
     stop = {"content": "", "stop": True, "stop_type": "eos" if eos else "limit"}
-    out.append({**stop, "prompt_n": PROMPT_N, "predicted_n": decoded})
+    out.append({**stop, "prompt_n": prompt_n, "predicted_n": decoded})
     return out
+
+
+def _run(harness: Path, template: Path, lines: list[str]) -> list[dict[str, Any]]:
+    env = {**os.environ, "GODEBUG": "randseednop=0"}  # the harness's rand.Seed(1) takes effect (Go >= 1.24)
+    stdin = "\n".join(lines) + "\n"
+    command = [str(harness), "-template", str(template)]
+    run = subprocess.run(command, input=stdin, capture_output=True, text=True, check=True, env=env)
+    answers = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+    if len(answers) != len(lines):
+        raise SystemExit(f"harness answered {len(answers)} of {len(lines)} requests:\n{run.stderr[-2000:]}")
+    return answers
+
+
+def rendered_prompts(harness: Path, template: Path, plan: list[tuple[str, Exchange]]) -> list[str]:
+    """The prompt text Ollama renders for each ``(id, exchange)`` (the harness's render mode)."""
+    lines = [
+        json.dumps({"id": ident, "endpoint": exchange.endpoint, "request": exchange.request, "mode": "render"})
+        for ident, exchange in plan
+    ]
+    prompts = []
+    for (ident, _), answer in zip(plan, _run(harness, template, lines), strict=True):
+        if answer.get("error") or answer.get("prompt") is None:
+            raise SystemExit(f"{ident}: harness could not render the prompt: {answer.get('error')}")
+        prompts.append(answer["prompt"])
+    return prompts
 
 
 def _record(exchange: Exchange, answer: dict[str, Any]) -> GoldenExchange:
@@ -229,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "tests" / "golden" / f"ollama-{VERSION}")
     parser.add_argument("--case", default="*", help="only cases whose id matches this glob")
     parser.add_argument("--scenario", type=Path, help="the steps of this scenario file, not the case list")
+    parser.add_argument(
+        "--template", type=Path, help="gpt-oss's Go template (default: gptoss.gotmpl beside the harness)"
+    )
     args = parser.parse_args(argv)
     ranks = _ranks()
     listed = all_cases()
@@ -236,22 +275,22 @@ def main(argv: list[str] | None = None) -> int:
         stem, path = args.scenario.stem, str(args.scenario)
         listed = tuple(dataclasses.replace(c, id=c.id.replace(path, stem, 1)) for c in _scenario_cases(path))
     cases = [c for c in listed if fnmatch.fnmatchcase(c.id, args.case)]
-    lines, plan = [], []
-    for case in cases:
-        for exchange in all_exchanges(case):
-            ident = f"{case.id}/{exchange.id}"
-            raw = exchange.endpoint == NATIVE_GENERATE and bool(exchange.request.get("raw"))
-            stream = events(ranks, list(case.completion.tokens), limit_of(exchange), preserved=not raw)
-            lines.append(
-                json.dumps({"id": ident, "endpoint": exchange.endpoint, "request": exchange.request, "events": stream})
-            )
-            plan.append((case, exchange))
-    env = {**os.environ, "GODEBUG": "randseednop=0"}  # the harness's rand.Seed(1) takes effect (Go >= 1.24)
-    stdin = "\n".join(lines) + "\n"
-    run = subprocess.run([str(args.harness)], input=stdin, capture_output=True, text=True, check=True, env=env)
-    answers = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
-    if len(answers) != len(plan):
-        raise SystemExit(f"harness answered {len(answers)} of {len(plan)} requests:\n{run.stderr[-2000:]}")
+    template = args.template or args.harness.parent / "gptoss.gotmpl"
+    plan = [(case, exchange) for case in cases for exchange in all_exchanges(case)]
+    prompts = rendered_prompts(args.harness, template, [(f"{c.id}/{e.id}", e) for c, e in plan])
+    encoding = load_encoding()
+    lines = []
+    for (case, exchange), prompt in zip(plan, prompts, strict=True):
+        raw = exchange.endpoint == NATIVE_GENERATE and bool(exchange.request.get("raw"))
+        prompt_ids = encoding.encode(prompt, allowed_special="all")
+        stream = events(ranks, list(case.completion.tokens), limit_of(exchange), len(prompt_ids), preserved=not raw)
+        line = {"id": f"{case.id}/{exchange.id}", "endpoint": exchange.endpoint, "request": exchange.request}
+        line["events"] = stream
+        if exchange.endpoint == NATIVE_GENERATE and not raw:
+            generated = "".join(event["content"] for event in stream)
+            line["context"] = encoding.encode(prompt + generated, allowed_special="all")
+        lines.append(json.dumps(line))
+    answers = _run(args.harness, template, lines)
     header = {
         "server": "ollama",
         "version": VERSION,

@@ -16,6 +16,13 @@
 # default /work/.mirror: the layout of the session's `fetch` tool) and wired with `replace`.
 # gopkg.in/check.v1 (required by gopkg.in/yaml.v3's go.mod for its tests only) is an empty module.
 # The first build takes about 2 minutes with 2 CPUs (x/crypto/ssh, x/sys).
+#
+# The prompt: gpt-oss's Go template is the model's (a layer of the registry's gpt-oss manifest), not
+# in Ollama's source. It is written to WORK_DIR/gptoss.gotmpl (the harness's -template) from
+# unslothai/unsloth@015bdef0d9:unsloth/ollama_template_mappers.py (`gptoss_ollama`, recorded there
+# as "https://ollama.com/library/gpt-oss:latest/blobs/fa6710a93d78"), a bare git dir at
+# UNSLOTH_GIT_DIR (default DEPS_MIRROR/unslothai+unsloth/repo). Its sha256 is not fa6710a93d78…,
+# so it is not byte-verified against the registry's blob.
 set -euo pipefail
 
 GIT_DIR=${1:?usage: ollama_build.sh OLLAMA_GIT_DIR [WORK_DIR]}
@@ -37,12 +44,19 @@ MODULES=(
     "gopkg.in/yaml.v3|go-yaml+yaml|v3.0.1"
     "golang.org/x/crypto|golang+crypto|v0.43.0"
     "golang.org/x/sys|golang+sys|v0.37.0"
+    "github.com/agnivade/levenshtein|agnivade+levenshtein|v1.1.1"
+)
+# test-only requirements of those modules' go.mod (never compiled): empty modules
+STUBS=(
+    "gopkg.in/check.v1|v0.0.0-20161208181325-20d25e280405"
+    "github.com/arbovm/levenshtein|v0.0.0-20160628152529-48b4e1c0c4d0"
+    "github.com/dgryski/trifles|v0.0.0-20200323201526-dd97f9abfb48"
 )
 
 mkdir -p "$SRC" "$DEPS" "$WORK/harness"
 if [ ! -f "$SRC/harmony/harmonyparser.go" ]; then
     git --git-dir="$GIT_DIR" archive "$COMMIT" harmony model/parsers openai api logutil envconfig format \
-        types/model version auth internal/orderedmap go.mod | tar -x -C "$SRC"
+        types/model version auth internal/orderedmap template go.mod | tar -x -C "$SRC"
     mv "$SRC/go.mod" "$SRC/go.mod.upstream"
 fi
 require="" replace=""
@@ -55,18 +69,31 @@ for entry in "${MODULES[@]}"; do
     require+=$'\t'"$module $tag"$'\n'
     replace+=$'\t'"$module => $DEPS/$dir"$'\n'
 done
-mkdir -p "$DEPS/stub-check.v1"
-echo 'module gopkg.in/check.v1' >"$DEPS/stub-check.v1/go.mod"
-require+=$'\tgopkg.in/check.v1 v0.0.0-20161208181325-20d25e280405\n'
-replace+=$'\t'"gopkg.in/check.v1 => $DEPS/stub-check.v1"$'\n'
+for entry in "${STUBS[@]}"; do
+    IFS='|' read -r module version <<<"$entry"
+    stub="$DEPS/stub-${module//\//+}"
+    mkdir -p "$stub"
+    echo "module $module" >"$stub/go.mod"
+    require+=$'\t'"$module $version"$'\n'
+    replace+=$'\t'"$module => $stub"$'\n'
+done
 
 printf 'module github.com/ollama/ollama\n\ngo 1.26.0\n\nrequire (\n%s)\n\nreplace (\n%s)\n' \
     "$require" "$replace" >"$SRC/go.mod"
 cp "$HERE/ollama_harness.go" "$WORK/harness/main.go"
 cp "$HERE/ollama_harness_openai.go" "$WORK/harness/openai.go"
 cp "$HERE/ollama_harness_server.go" "$WORK/harness/server.go"
+cp "$HERE/ollama_harness_prompt.go" "$WORK/harness/prompt.go"
 printf 'module mockoss.local/ollamaharness\n\ngo 1.26.0\n\nrequire (\n\tgithub.com/ollama/ollama v0.0.0\n%s)\n\nreplace (\n\tgithub.com/ollama/ollama => %s\n%s)\n' \
     "$require" "$SRC" "$replace" >"$WORK/harness/go.mod"
+
+UNSLOTH_GIT_DIR=${UNSLOTH_GIT_DIR:-$MIRROR/unslothai+unsloth/repo}
+git --git-dir="$UNSLOTH_GIT_DIR" show 015bdef0d9:unsloth/ollama_template_mappers.py | python3 -c '
+import ast, sys
+values = {n.targets[0].id: n.value for n in ast.parse(sys.stdin.read()).body if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)}
+text = ast.literal_eval(values["gptoss_ollama"]).split("TEMPLATE \"\"\"", 1)[1].split("\"\"\"", 1)[0]
+sys.stdout.write(text)' >"$WORK/gptoss.gotmpl"
+echo "gptoss.gotmpl sha256 $(sha256sum "$WORK/gptoss.gotmpl" | cut -c1-12) (51468a0fd901 expected)" >&2
 
 export GOPROXY=off GOFLAGS=-mod=mod GOSUMDB=off GOTOOLCHAIN=local
 export GOCACHE=${GOCACHE:-$WORK/gocache} GOPATH=${GOPATH:-$WORK/gopath}

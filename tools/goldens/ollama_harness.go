@@ -27,8 +27,12 @@
 //     resp_/msg_ ids; ResponsesStreamConverter and ToResponse are openai/responses.go's own) for
 //     /v1/responses (without a web_search tool: WebSearchResponsesWriter is not restated).
 //
-// Not covered: structured outputs (format), logprobs, the prompt (chatPrompt), model options, the
-// model's own messages/system (gpt-oss has none). Nothing of Ollama's is stubbed; the build only
+// The prompt: with -template FILE (the model's Go template), a request with "mode": "render" is
+// answered with the prompt text Ollama renders for it (ollama_harness_prompt.go: Ollama's template
+// package and the harmony parser's Init); the driver tokenizes it (prompt_n, generate's context).
+//
+// Not covered: structured outputs (format), logprobs, prompt truncation to num_ctx, model options,
+// the model's own messages/system (gpt-oss has none). Nothing of Ollama's is stubbed; the build only
 // replaces the test-only gopkg.in/check.v1 (needed by gopkg.in/yaml.v3's go.mod, never compiled)
 // by an empty module.
 //
@@ -73,13 +77,27 @@ type input struct {
 	Endpoint string          `json:"endpoint"`
 	Request  json.RawMessage `json:"request"`
 	Events   []event         `json:"events"`
+	// "render": answer the prompt Ollama renders for the request, not the reply
+	Mode string `json:"mode"`
+	// /api/generate's "context": the runner's tokens of prompt+output (routes.go:711-717),
+	// tokenized by the driver (this harness has no tokenizer)
+	Context []int `json:"context"`
 }
 
 type output struct {
 	ID     string   `json:"id"`
 	Status int      `json:"status"`
 	Writes []string `json:"writes"`
+	Prompt *string  `json:"prompt,omitempty"`
 	Error  string   `json:"error,omitempty"`
+}
+
+// rendered is a render-mode answer: the prompt text, or the error rendering it.
+func rendered(id, prompt string, err error) output {
+	if err != nil {
+		return output{ID: id, Writes: []string{}, Error: "render: " + err.Error()}
+	}
+	return output{ID: id, Writes: []string{}, Prompt: &prompt}
 }
 
 // sink is the client connection as gin's ResponseWriter shows it: a status, then writes.
@@ -198,7 +216,11 @@ func answer(in input) output {
 			ginJSON(s, http.StatusBadRequest, ginH{"error": err.Error()})
 			return output{ID: in.ID, Status: s.status, Writes: s.writes}
 		}
-		generate(s, greq, in.Events)
+		if in.Mode == "render" {
+			prompt, err := generatePrompt(greq)
+			return rendered(in.ID, prompt, err)
+		}
+		generate(s, greq, in.Events, in.Context)
 		out.Status, out.Writes = s.status, s.writes
 		if out.Writes == nil {
 			out.Writes = []string{}
@@ -260,6 +282,10 @@ func answer(in input) output {
 	if req.Think == nil {
 		req.Think = &api.ThinkValue{Value: true}
 	}
+	if in.Mode == "render" {
+		prompt, err := chatPrompt(req)
+		return rendered(in.ID, prompt, err)
+	}
 	writeChatResponse(w, req, chat(req, in.Events))
 	out.Status, out.Writes = s.status, s.writes
 	if out.Writes == nil {
@@ -272,6 +298,12 @@ func main() {
 	// openai/responses.go draws rs_ ids from math/rand's global source: seeded, for goldens that
 	// regenerate byte for byte (honoured with GODEBUG=randseednop=0, which the driver sets).
 	rand.Seed(1) //nolint:staticcheck
+	if len(os.Args) == 3 && os.Args[1] == "-template" {
+		if err := loadTemplate(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "template:", err)
+			os.Exit(2)
+		}
+	}
 	scanner := bufio.NewScanner(os.Stdin)
 	scanner.Buffer(make([]byte, 0, 1<<20), 1<<28)
 	enc := json.NewEncoder(os.Stdout)

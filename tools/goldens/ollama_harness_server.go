@@ -118,10 +118,10 @@ func streamItems(w writer, items []any) {
 
 // generate is GenerateHandler's harmony path (server/routes.go:427-445 the parser, :649-748 the
 // completion callback, :750-792 the non-streamed aggregation, else streamResponse). The runner
-// tokenizes prompt+output for "context" (:711-717): this harness has no tokenizer, so it writes
-// [0] there (not compared). raw: no parser and no preserved tokens (the gpt-oss template has no
+// tokenizes prompt+output for "context" (:711-717): the driver does (this harness has no
+// tokenizer) and passes the ids in. raw: no parser and no preserved tokens (the gpt-oss template has no
 // thinking tags for thinking.InferTags).
-func generate(w writer, req api.GenerateRequest, events []event) {
+func generate(w writer, req api.GenerateRequest, events []event, context []int) {
 	var parser parsers.Parser
 	if !req.Raw {
 		parser = parsers.ParserForName("harmony")
@@ -157,7 +157,7 @@ func generate(w writer, req api.GenerateRequest, events []event) {
 			res.TotalDuration = totalDuration
 			res.LoadDuration = loadDuration
 			if !req.Raw {
-				res.Context = []int{0}
+				res.Context = context
 			}
 		}
 		if parser != nil {

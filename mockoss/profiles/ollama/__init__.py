@@ -114,6 +114,12 @@ class OllamaProfile:
             reply = native(self, completion, request, ctx)
             note = format_note(completion, request.body)  # structured outputs: see format_check
             return reply if note is None else dataclasses.replace(reply, log=reply.log + (note,))
+        if endpoint in OPENAI_ENDPOINTS and ctx.raw_body:  # a server's request: Ollama's own prompt count
+            from mockoss.profiles.ollama.prompt import openai_prompt_tokens
+
+            prompt = openai_prompt_tokens(endpoint, request.body, ctx.prompt_tokens, ctx.raw_body)
+            if prompt != ctx.prompt_tokens:
+                ctx = dataclasses.replace(ctx, prompt_tokens=prompt)
         if endpoint == "chat":
             from mockoss.profiles.ollama.openai_chat import surface_openai_chat
 

@@ -1,11 +1,31 @@
-"""Prompt token counts for Ollama's native requests (``prompt_eval_count``).
+"""Prompt token counts for Ollama (``prompt_eval_count``, ``prompt_tokens``, generate's ``context``).
 
-Ollama renders gpt-oss prompts with its own Harmony renderer; mockoss approximates the count by
-translating a native request into the equivalent Chat Completions body and rendering that with
-:func:`mockoss.harmony.prompt.render_chat_prompt` (openai-harmony's renderer): ``thinking`` →
-``reasoning``, tool-call ``arguments`` objects → JSON strings, ``think`` levels → ``reasoning_effort``,
-``/api/generate``'s ``system`` + ``prompt`` → a system and a user message. A ``raw`` generate prompt is
-encoded as it is. Counts are close to Ollama's, not identical.
+Ollama (``ollama/ollama@fb3076099``) renders a gpt-oss prompt with the model's Go template
+(:mod:`mockoss.profiles.ollama.render`) and hands the text to its llama-server runner as
+``/completion``'s prompt string, which tokenizes it with special tokens parsed and no BOS (the
+gpt-oss GGUF's ``tokenizer.ggml.add_bos_token`` is false, ``convert/convert_gptoss.go:71-80``); the
+count it reports is ``cache_n + prompt_n``, the whole prompt (``llm/llama_server.go:1511-1513``).
+mockoss encodes the text with openai-harmony's o200k_harmony (``allowed_special="all"``): the gpt-oss
+GGUF's vocabulary is the HF ``openai/gpt-oss-20b`` tokenizer's, o200k_harmony (``tokenizer.ggml.pre``
+``gpt-4o``, the o200k pre-tokenizer; special ids 199998 ``<|startoftext|>``, 199999, 200002, 200012
+as openai-harmony numbers them).
+
+What each route gives the template:
+
+* ``/api/chat``: the messages as sent, the declared tools renamed by the harmony parser's ``Init``
+  (``FunctionNameMap``, ``harmony/harmonyparser.go:393-427``), ``think`` (unset → ``true`` for a
+  thinking model, ``server/routes.go:2616-2620``; ``"max"`` → ``"high"``, :2662-2668).
+* ``/api/generate``: ``system`` then the user's ``prompt``, no tools, ``think`` as above
+  (``server/routes.go:424-455``, :494-610); ``raw`` sends ``prompt`` as it is. A ``context`` is
+  detokenized and written in front of the rendered text (:func:`_context_ids`).
+* ``/v1/chat/completions``: ``openai.FromChatRequest``'s messages (:func:`openai_chat_messages`),
+  ``reasoning_effort`` as ``thinkFromReasoningEffort`` maps it (``openai/openai.go:531-546``).
+* ``/v1/responses``: ``openai.FromResponsesRequest``'s (:mod:`~mockoss.profiles.ollama.prompt_responses`).
+
+Ollama truncates a prompt longer than ``num_ctx`` by dropping leading messages
+(``server/prompt.go:35-74``); mockoss does not. A request the port does not cover
+(:class:`~mockoss.profiles.ollama.render.Unported`) is counted by the former approximation: the
+equivalent Chat Completions body rendered by openai-harmony (:func:`_approximate_chat`).
 """
 
 from __future__ import annotations
@@ -15,9 +35,208 @@ from collections.abc import Mapping
 from typing import Any
 
 from mockoss.harmony.encoding import load_encoding
+from mockoss.harmony.lru import BytesLRU
 from mockoss.harmony.prompt import render_chat_prompt
+from mockoss.profiles.ollama.parser import FunctionNameMap
+from mockoss.profiles.ollama.render import Message, Unported, render_template
 
-__all__ = ["render_native_chat_prompt", "render_native_generate_prompt"]
+__all__ = [
+    "native_chat_prompt_text",
+    "openai_chat_messages",
+    "openai_chat_prompt_text",
+    "openai_prompt_tokens",
+    "render_native_chat_prompt",
+    "render_native_generate_prompt",
+    "render_ollama_responses_prompt",
+    "render_openai_chat_prompt",
+    "responses_prompt_text",
+]
+
+#: ``thinkFromReasoningEffort`` (openai/openai.go:531-546), then harmony's ``"max"`` → ``"high"``.
+_EFFORT_THINK: dict[str, bool | str] = {
+    "none": False,
+    "minimal": "low",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "max": "high",
+    "xhigh": "high",
+    "ultra": "high",
+}
+
+
+def _think(value: Any) -> bool | str:
+    """A native ``think`` as the template gets it: unset → ``True``; ``"max"`` → ``"high"``."""
+    if value is None:
+        return True
+    return "high" if value == "max" else value  # type: ignore[no-any-return]
+
+
+def _tools(tools: Any) -> list[tuple[Mapping[str, Any], str]]:
+    """The declared tools with the names the prompt shows (``Init``'s ``processedTools``)."""
+    names = FunctionNameMap()
+    out = []
+    for tool in tools or ():
+        if not isinstance(tool, Mapping):
+            continue
+        function = tool.get("function") if isinstance(tool.get("function"), Mapping) else {}
+        name = str(function.get("name") or "")
+        out.append((tool, names.add(name) if name else name))
+    return out
+
+
+def _native_message(message: Any) -> Message | None:
+    if not isinstance(message, Mapping):
+        return None
+    calls = [
+        (str((call.get("function") or {}).get("name") or ""), (call.get("function") or {}).get("arguments"))
+        for call in message.get("tool_calls") or ()
+        if isinstance(call, Mapping)
+    ]
+    return Message(
+        str(message.get("role") or ""),
+        str(message.get("content") or ""),
+        str(message.get("thinking") or ""),
+        calls,
+        str(message.get("tool_name") or ""),
+    )
+
+
+def native_chat_prompt_text(body: Mapping[str, Any]) -> str:
+    """The prompt text Ollama renders for a ``POST /api/chat`` body (see the module docstring).
+
+    Raises:
+        Unported: a prompt the port does not write."""
+    messages = [m for m in map(_native_message, body.get("messages") or []) if m is not None]
+    return render_template(messages, _tools(body.get("tools")), _think(body.get("think")))
+
+
+def _tool_call(call: Any) -> tuple[str, Any]:
+    """``FromCompletionToolCall``: the name, and the arguments string decoded (JSON)."""
+    function = call.get("function") if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping) else {}
+    arguments = function.get("arguments")
+    try:
+        decoded = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        raise Unported("tool call arguments that are not JSON (Ollama answers 400)") from None
+    return str(function.get("name") or ""), decoded
+
+
+def openai_chat_messages(body: Mapping[str, Any]) -> list[Message]:
+    """``openai.FromChatRequest``'s messages (openai/openai.go:549-637): a string content is one
+    message (with ``reasoning`` as thinking, the tool calls, and for ``tool`` the ``name`` or the
+    name of the call its ``tool_call_id`` answers, last such call winning, :724-736); a list gives
+    one message per text part, the last carrying the tool calls, name and reasoning; no content
+    gives the tool calls and reasoning alone (and no tool name).
+
+    Raises:
+        Unported: parts other than text, or arguments that are not JSON."""
+    listed = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
+    out: list[Message] = []
+    for message in listed:
+        role, reasoning = str(message.get("role") or ""), str(message.get("reasoning") or "")
+        name = ""
+        if role.lower() == "tool":
+            name = str(message.get("name") or "") or _name_of_call(listed, message.get("tool_call_id"))
+        calls = [_tool_call(call) for call in message.get("tool_calls") or ()]
+        content = message.get("content")
+        if isinstance(content, str):
+            out.append(Message(role, content, reasoning, calls, name))
+        elif isinstance(content, list):
+            for part in content:
+                if not isinstance(part, Mapping) or part.get("type") != "text" or not isinstance(part.get("text"), str):
+                    raise Unported("content parts other than text")
+                out.append(Message(role, part["text"]))
+            if out and calls:
+                out[-1] = Message(out[-1].role, out[-1].content, reasoning, calls, name)
+        else:
+            out.append(Message(role, "", reasoning, calls))
+    return out
+
+
+def _name_of_call(messages: list[Mapping[str, Any]], call_id: Any) -> str:
+    if not call_id:
+        return ""
+    for message in reversed(messages):
+        for call in message.get("tool_calls") or ():
+            if isinstance(call, Mapping) and call.get("id") == call_id:
+                return str((call.get("function") or {}).get("name") or "")
+    return ""
+
+
+def openai_chat_prompt_text(body: Mapping[str, Any]) -> str:
+    """The prompt text Ollama renders for a ``POST /v1/chat/completions`` body.
+
+    Raises:
+        Unported: a prompt the port does not write."""
+    reasoning = body.get("reasoning")
+    effort = reasoning.get("effort") if isinstance(reasoning, Mapping) else body.get("reasoning_effort")
+    think = _EFFORT_THINK.get(effort, True) if effort else True
+    return render_template(openai_chat_messages(body), _tools(body.get("tools")), think)
+
+
+def responses_prompt_text(body: Mapping[str, Any]) -> str:
+    """The prompt text Ollama renders for a ``POST /v1/responses`` body
+    (:mod:`~mockoss.profiles.ollama.prompt_responses`; ``reasoning.effort`` as for chat).
+
+    Raises:
+        Unported: a prompt the port does not write."""
+    from mockoss.profiles.ollama.prompt_responses import responses_messages, responses_tools
+
+    reasoning = body.get("reasoning")
+    effort = reasoning.get("effort") if isinstance(reasoning, Mapping) else None
+    think = _EFFORT_THINK.get(effort, True) if effort else True
+    return render_template(responses_messages(body), _tools(responses_tools(body)), think)
+
+
+def render_ollama_responses_prompt(body: Mapping[str, Any]) -> list[int]:
+    """Prompt token ids for a ``POST /v1/responses`` body (see :func:`responses_prompt_text`)."""
+    try:
+        return _encode(responses_prompt_text(body))
+    except Unported:
+        from mockoss.harmony.prompt import render_responses_prompt
+
+        return render_responses_prompt(body)
+
+
+#: Byte budget of the OpenAI-layer counts kept by body (``endpoints.BODY_CACHE_BYTES``'s size; not
+#: ``endpoints.body_count`` itself, which would make an import circle: ``mockoss.endpoints`` imports
+#: this module).
+OPENAI_COUNT_CACHE_BYTES = 16 * 1024 * 1024
+_openai_counts: BytesLRU[int] = BytesLRU(OPENAI_COUNT_CACHE_BYTES)
+
+
+def openai_prompt_tokens(endpoint: str, body: Any, counted: int, raw: bytes = b"") -> int:
+    """The prompt count Ollama reports on its OpenAI layer (``usage.prompt_tokens`` of
+    ``/v1/chat/completions``, ``usage.input_tokens`` of ``/v1/responses``, ``endpoint`` ``"chat"``
+    or ``"responses"``): its own prompt encoded, kept under the body's bytes ``raw`` from a body's
+    second sending on (the admission of the whole-body count cache, :func:`mockoss.endpoints.body_count`;
+    a resent body then costs a lookup). ``counted`` (mockoss's Harmony count of the body, the former
+    approximation) is the answer for a body that is not a JSON object or whose prompt the port does
+    not write (:class:`Unported`)."""
+    if not isinstance(body, Mapping):
+        return counted
+    key = (endpoint, raw)
+    if raw and (found := _openai_counts.get(key)) is not None:
+        return found
+    text = openai_chat_prompt_text if endpoint == "chat" else responses_prompt_text
+    try:
+        count = len(_encode(text(body)))
+    except Unported:
+        return counted
+    return _openai_counts.offer(key, count, raw.__sizeof__()) if raw else count
+
+
+def _encode(text: str) -> list[int]:
+    return load_encoding().encode(text, allowed_special="all")
+
+
+def render_openai_chat_prompt(body: Mapping[str, Any]) -> list[int]:
+    """Prompt token ids for a ``POST /v1/chat/completions`` body (see the module docstring)."""
+    try:
+        return _encode(openai_chat_prompt_text(body))
+    except Unported:
+        return render_chat_prompt(body)
 
 
 def _effort(think: Any) -> str | None:
@@ -51,8 +270,10 @@ def _message(message: Any) -> dict[str, Any] | None:
     return out
 
 
-def render_native_chat_prompt(body: Mapping[str, Any]) -> list[int]:
-    """Prompt token ids for a ``POST /api/chat`` body (see the module docstring)."""
+def _approximate_chat(body: Mapping[str, Any]) -> list[int]:
+    """The former approximation: the native body as a Chat Completions body, rendered by
+    openai-harmony (``thinking`` → ``reasoning``, arguments as JSON strings, ``think`` levels as
+    ``reasoning_effort``)."""
     messages = [m for m in map(_message, body.get("messages") or []) if m is not None]
     chat: dict[str, Any] = {"messages": messages or [{"role": "user", "content": ""}]}
     if body.get("tools"):
@@ -62,19 +283,22 @@ def render_native_chat_prompt(body: Mapping[str, Any]) -> list[int]:
     return render_chat_prompt(chat)
 
 
+def render_native_chat_prompt(body: Mapping[str, Any]) -> list[int]:
+    """Prompt token ids for a ``POST /api/chat`` body (see the module docstring)."""
+    try:
+        return _encode(native_chat_prompt_text(body))
+    except Unported:
+        return _approximate_chat(body)
+
+
 def render_native_generate_prompt(body: Mapping[str, Any]) -> list[int]:
     """Prompt token ids for a ``POST /api/generate`` body (see the module docstring)."""
-    prompt = body.get("prompt") or ""
+    prompt = str(body.get("prompt") or "")
     if body.get("raw"):
-        return load_encoding().encode(str(prompt), allowed_special="all")
-    messages = []
-    if body.get("system"):
-        messages.append({"role": "system", "content": body["system"]})
-    messages.append({"role": "user", "content": prompt})
-    chat: dict[str, Any] = {"messages": messages}
-    if (effort := _effort(body.get("think"))) is not None:
-        chat["reasoning_effort"] = effort
-    return _context_ids(body.get("context")) + render_chat_prompt(chat)
+        return _encode(prompt)
+    messages = [Message("system", str(body["system"]))] if body.get("system") else []
+    messages.append(Message("user", prompt))
+    return _context_ids(body.get("context")) + _encode(render_template(messages, [], _think(body.get("think"))))
 
 
 def _context_ids(context: Any) -> list[int]:
