@@ -6,13 +6,15 @@ replayed; any other request goes to the real server and the exchange is appended
 
 How: the test talks to a small front server of its own. Each request goes first to the shared
 fake server with the cassette loaded; when no recorded rule answers it (the fake server logs the
-request as unmatched: ``RecordedRequest.problem`` set, no ``rule``), the front asks a
+request as unmatched: ``RecordedRequest.problem`` set, no ``rule``; or refuses the model it names,
+one the cassette was not recorded with: :func:`_not_held`), the front asks a
 pass-through mockoss in front of ``--mockoss-real`` instead (the same recorder as the other record
 modes: stream frames, frame timing, secrets scrubbed) and relays that answer. Both answers are
 relayed chunk by chunk as they arrive, so a replay keeps its pacing. At teardown the new
 exchanges' rules are appended to the cassette's ``rules:`` (recorded rules first, so a request
-the cassette already held still gets its recorded answer), and the result is loaded once to check
-it is a valid scenario. A request unmatched by the cassette is therefore not a loud miss in this
+the cassette already held still gets its recorded answer), the models they named are added to
+the served names on its first line (the replay command, which a replay answers to), and the
+result is loaded once to check it is a valid scenario. A request unmatched by the cassette is therefore not a loud miss in this
 mode: it was recorded. ``mockoss.requests`` is the cassette server's log: a request that went to
 the real server appears there with the 400 the cassette gave before it was sent on.
 """
@@ -23,6 +25,7 @@ import asyncio
 import contextlib
 import os
 import re
+import shlex
 import tempfile
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -108,7 +111,8 @@ class _Front:
                 async with lock:
                     before = len(server.requests)
                     answer = await _send(client, request.method, self.replay.url + path, body, headers)
-                    missed = [r.index for r in list(server.requests)[before:] if r.problem and r.rule is None]
+                    names = server.served_model_names
+                    missed = [r.index for r in list(server.requests)[before:] if _not_held(r, names)]
                 if missed:
                     await answer.aclose()
                     answer, target = None, self.recorder_url
@@ -132,13 +136,33 @@ class _Front:
         return Starlette(routes=[Route("/{path:path}", handle, methods=methods)], lifespan=lifespan)
 
 
+def _not_held(record: Any, names: tuple[str, ...]) -> bool:
+    """Whether the cassette server's log entry ``record`` (a
+    :class:`~mockoss.server.records.RecordedRequest`) is a request the cassette does not hold: no
+    recorded rule matched it (``problem`` set, no ``rule``), or it names a model the cassette was
+    not recorded with (``names``, its served names) and the profile refused it with its 404 before
+    any rule was asked (vLLM's ``The model `X` does not exist.``). The second went unrecorded until
+    the eighteenth session (task C2 item 3): the test got that 404, where vcrpy's ``new_episodes``
+    sends every request the cassette does not hold to the real server."""
+    if record.rule is not None:
+        return False
+    if record.problem:
+        return True
+    if record.status != 404 or record.scenario is not None:
+        return False
+    body = record.body
+    model = body.get("model") if isinstance(body, dict) else None
+    return isinstance(model, str) and model not in names
+
+
 async def _send(client: Any, method: str, url: str, body: bytes, headers: dict[str, str]) -> Any:
     return await client.send(client.build_request(method, url, content=body, headers=headers), stream=True)
 
 
 def append_rules(cassette: Path, recorded: Path) -> int:
     """Append ``recorded``'s rules (a recording made with ``match=True``) to ``cassette``'s
-    ``rules:`` list; returns how many rules were added. The read, append and write hold the
+    ``rules:`` list, and ``recorded``'s served names that ``cassette``'s first line lacks to that
+    line (:func:`_with_names`); returns how many rules were added. The read, append and write hold the
     cassette's lock, and the new text replaces the file whole (a temporary file moved over it),
     so two tests appending to one cassette at once (``pytest -n 2``) both land
     (:mod:`mockoss.pytest_plugin._cassette_write`).
@@ -163,7 +187,9 @@ def append_rules(cassette: Path, recorded: Path) -> int:
         if not added:
             return 0
         merged = cassette.with_name(scratch_name(cassette) + ".yaml")
-        merged.write_text(old.rstrip("\n") + "\n" + tails[1], encoding="utf-8")
+        first, newline, rest = old.partition("\n")
+        text = _with_names(first, new.partition("\n")[0]) + newline + rest
+        merged.write_text(text.rstrip("\n") + "\n" + tails[1], encoding="utf-8")
         try:
             load_scenario(str(merged))
         except (ScenarioError, OSError) as exc:
@@ -171,6 +197,30 @@ def append_rules(cassette: Path, recorded: Path) -> int:
             raise ValueError(f"mockoss: appending the new exchanges to {cassette} failed: {exc}") from None
         os.replace(merged, cassette)
     return added
+
+
+#: The served names at the end of a recording's first line (:mod:`mockoss.upstream.replay_command`).
+_SERVED = re.compile(r" --served-model-name (.+)$")
+
+
+def _with_names(first: str, other: str) -> str:
+    """The cassette's first line ``first`` (its replay command, which a replay reads its served
+    names from: :func:`mockoss.pytest_plugin._cassette._served_names`) with the
+    ``--served-model-name`` names of the appended recording's first line ``other`` that it lacks
+    added after its own, so that a replay answers to the models the appended exchanges named (a
+    replay answers only the names it serves: 404 otherwise). A line that is not a replay command
+    is returned as it is."""
+    from mockoss.upstream.replay_command import COMMAND_PREFIX
+
+    mine, theirs = _SERVED.search(first), _SERVED.search(other)
+    if not (first.startswith(COMMAND_PREFIX) and other.startswith(COMMAND_PREFIX) and mine and theirs):
+        return first
+    try:
+        held, named = shlex.split(mine.group(1)), shlex.split(theirs.group(1))
+    except ValueError:  # an unbalanced quote: not a line mockoss wrote
+        return first
+    added = [name for name in dict.fromkeys(named) if name not in held]
+    return " ".join([first, *map(shlex.quote, added)])
 
 
 def new_episodes(
