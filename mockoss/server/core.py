@@ -8,7 +8,8 @@ This module holds the request path (:meth:`MockServer.respond` and what it calls
 the server's state; its other jobs are base classes of :class:`MockServer`, in their own modules:
 which scenario and profile answer and the settings that choose them (:mod:`mockoss.server.selection`),
 the checks of a body before any step (:mod:`mockoss.server.request_check`), the routes outside the
-scenario (:mod:`mockoss.server.side_routes`); the request-log entry is :mod:`mockoss.server.logentry`.
+scenario (:mod:`mockoss.server.side_routes`), the real engines' entry ``play``
+(:mod:`mockoss.server.engine_entry`); the request-log entry is :mod:`mockoss.server.logentry`.
 A method of a base class costs the same one lookup as one of the class itself (CPython caches
 attribute lookups per type), so the split adds nothing per request.
 """
@@ -18,12 +19,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mockoss.endpoints import ENDPOINTS, prompt_tokens, request_seen
+from mockoss.endpoints import prompt_tokens, request_seen
 from mockoss.harmony.encoding import check_harmony_library
 from mockoss.harmony.lru import BytesLRU
 from mockoss.jsonbody import parse_json
@@ -33,6 +34,7 @@ from mockoss.profiles.response_store import PREVIOUS_STORED
 from mockoss.scenario.loader import Scenario, ScenarioError, Step
 from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
+from mockoss.server.engine_entry import EngineEntry, known_endpoint
 from mockoss.server.logentry import _record, _share, _unanswered
 from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS, PROMPT_COUNTER, before_lock
 from mockoss.server.records import DEFAULT_LOG_BYTES, Endpoint, RecordedRequest, RequestLog
@@ -68,7 +70,7 @@ _LIMIT_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 
 
 @dataclass
-class MockServer(Selection, RequestChecks, SideRoutes):
+class MockServer(Selection, RequestChecks, SideRoutes, EngineEntry):
     """A fake gpt-oss server: scenario + profile + request log.
 
     Args:
@@ -190,9 +192,11 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         or a :class:`~mockoss.server.transport.Delivery` when a transport spec applies (server
         default, step ``transport:``, ``X-Mockoss-Transport`` header). Validation errors are never
         delayed; an invalid header is a 400 that consumes no step. ``step`` answers a valid
-        request instead of the scenario (an upstream's completion or error, :mod:`mockoss.upstream`).
+        request instead of the scenario (an upstream's completion or error, :mod:`mockoss.upstream`);
+        a completion the profile refuses before generating (its ``request_refusal``) gets that
+        refusal, logged with no step or completion and not recorded, as a scripted request is.
         """
-        _known(endpoint)
+        known_endpoint(endpoint)
         if not isinstance(headers, dict) and not isinstance(headers, Mapping):  # dict first: no ABC check
             headers = dict(headers)
         epoch = self._epoch  # the state this request began in (see Selection.reset)
@@ -281,45 +285,6 @@ class MockServer(Selection, RequestChecks, SideRoutes):
                 self.recorder.observe(self, record, reply, step)
             return reply, delivery
 
-    def play(
-        self, endpoint: Endpoint, raw: bytes, headers: Mapping[str, str]
-    ) -> tuple[Reply | None, Step | None, Callable[[int], RecordedRequest]]:
-        """Play the scenario step for a request that a real engine answers (:mod:`mockoss.engines`).
-
-        Returns ``(reply, step, log)``: ``reply`` is mockoss's own answer when no engine is needed
-        (invalid request, no scenario, scripted error or replay, exhausted rule; ``step`` is then
-        the step played, if any), else ``None`` and ``step`` holds the completion the engine must
-        emit. Call ``log(status)`` once the status of the answer is known, to add the request to
-        :attr:`requests` (scenario, rule, step, turn and completion as :meth:`respond` logs them).
-        Never raises for bad input; an unknown ``endpoint`` name is a ``ValueError`` (see :meth:`handle`).
-        """
-        _known(endpoint)
-        with self._lock:
-            epoch = self._epoch
-            index = self._handled
-            self._handled += 1
-            try:
-                body = parse_json(raw)
-            except (ValueError, RecursionError):
-                body = None
-            try:
-                reply, scenario, step, played = self._answer(endpoint, raw, body, headers, index, None, surface=False)
-            except BaseException as exc:  # as in respond(): never a bare 500
-                if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
-                    raise
-                reply, scenario, step, played = failure_reply(exc, self._base_profile, endpoint, index), None, None, _unanswered(f"mockoss could not answer it: {type(exc).__name__}: {exc}")
-
-        def log(status: int) -> RecordedRequest:
-            record = _record(index, endpoint, raw, headers, scenario, step, played, status)
-            with self._lock:
-                if epoch != self._epoch:  # the engine answered after a reset: not the next test's request
-                    return record
-                self.requests.append(record)
-            _share(record)
-            return record
-
-        return reply, step, log
-
     kept = property(lambda self: self._player.kept, doc="The player's KeptResponses (mockoss.profiles.response_store).")
 
     def _delivery(
@@ -349,7 +314,13 @@ class MockServer(Selection, RequestChecks, SideRoutes):
             return checked, None, None, None
         profile, request, model = checked
         seen = request_seen(request)  # what the validation looked up of the body: for the player and the count
-        if given is not None:  # an upstream's answer (mockoss.upstream), not the scenario's
+        if given is not None:  # an upstream's answer (mockoss.upstream) or the goldens', not the scenario's
+            # A completion meets the server's refusals before generating, as a scripted request
+            # does below, and is then not played: no step in the log or a recording, whose replay
+            # refuses it before drawing one (llamacpp's checks, SGLang's chat template).
+            surfaced = given.completion is not None and given.replay is None and given.error is None
+            if surfaced and (refused := _refused(profile, endpoint, body)) is not None:
+                return refused, None, None, None
             # The upstream holds the responses store: its id is taken as stored (never an earlier
             # request's answer: issue 9, the breaker's finding 5), no kept turns (ctx.kept None).
             PREVIOUS_STORED.set(body.get("previous_response_id") if isinstance(body, dict) else None)
@@ -365,10 +336,8 @@ class MockServer(Selection, RequestChecks, SideRoutes):
             profile = _for_endpoint(self._profile_for(scenario, headers), endpoint)
         except (ScenarioError, ProfileError) as exc:
             return profile.error(400, f"mockoss: {exc}"), None, None, None
-        # What the server refuses before generating, under the request's own switches, draws no
-        # step (llamacpp's message checks and chat-template refusals; the method is optional).
-        own_refusal = getattr(profile, "request_refusal", None)
-        if own_refusal is not None and (refused := own_refusal(endpoint, body)) is not None:
+        # What the server refuses before generating, under the request's own switches, draws no step.
+        if (refused := _refused(profile, endpoint, body)) is not None:
             return refused, None, None, None
         self._player.auto_session = self.auto_session  # may be set after construction (pytest fixture)
         played = self._player.play(scenario, endpoint, body, headers, model, index, self.seed, seen)
@@ -409,8 +378,9 @@ class MockServer(Selection, RequestChecks, SideRoutes):
         return Reply(reply.status, reply.media_type, reply.body, reply.frames, (("retry-after", str(retry_after)),))
 
 
-def _known(endpoint: str) -> None:
-    """Raise ``ValueError`` naming the valid names when ``endpoint`` is not one of
-    :data:`mockoss.endpoints.ENDPOINTS` (a caller's mistake, which was an unscripted 500)."""
-    if endpoint not in ENDPOINTS:
-        raise ValueError(f"unknown endpoint {endpoint!r}; endpoints: {', '.join(ENDPOINTS)}")
+def _refused(profile: Profile, endpoint: Endpoint, body: Any) -> Reply | None:
+    """``profile.request_refusal(endpoint, body)`` (optional: ``None`` without it), before any
+    completion of a valid request is surfaced, scripted or given: the profiles' ``surface`` need
+    not check again (llamacpp's message checks and chat template, SGLang's chat template)."""
+    own_refusal = getattr(profile, "request_refusal", None)
+    return None if own_refusal is None else own_refusal(endpoint, body)

@@ -11,8 +11,9 @@ then parses it the same way; ``/apply-template`` parses the body as chat does an
 prompt (``post_responses_oai``, ``post_apply_template``: tools/server/server-context.cpp, read in
 the copy vendored at Telosnex/fllama@1d28604d). None of these generates anything, so none plays a
 scripted step: :meth:`~mockoss.profiles.llamacpp.LlamacppProfile.request_refusal` answers them
-before the server core draws one (:meth:`mockoss.server.core.MockServer.respond`), and
-``chat``/``responses`` give the same answers to a caller that surfaces a completion directly.
+before the server core draws one or surfaces a given completion (an upstream's, the goldens':
+:meth:`mockoss.server.core.MockServer.respond`), and ``chat``/``responses`` give the same answers
+to a caller that surfaces a completion directly.
 """
 
 from __future__ import annotations
@@ -133,9 +134,11 @@ _PASSED: ContextVar[tuple[Any, str, Any, Any] | None] = ContextVar("mockoss_llam
 
 def mark_checked(profile: LlamacppProfile, endpoint: str, body: Any, chat_body: Mapping[str, Any] | None) -> None:
     """Record that ``body`` passed :func:`request_refusal` under ``profile`` on ``endpoint`` (the
-    server core's call before the step), with the chat body it checked (:func:`checked`), so that
-    ``chat``/``responses`` do not check or convert it again: ~0.5 ms for a 401-message history,
-    measured, twice per request otherwise."""
+    server core's call before it surfaces any completion, scripted or given), with the chat body it
+    checked (:func:`checked`), so that ``chat``/``responses`` do not check or convert it again:
+    ~0.5 ms for a 401-message history, measured, twice per request otherwise. (SGLang's chat
+    template check needs no mark: its ``surface`` leaves it to the core's call altogether; the
+    mark here hands over the converted body, and keeps a direct caller of ``chat`` checked.)"""
     _PASSED.set((profile, endpoint, body, chat_body))
 
 

@@ -194,18 +194,16 @@ class SglangProfile:
         :mod:`.completions`.
 
         A chat or completions request that does not fit ``context_length`` gets SGLang's 400, or
-        its limit clamped (:func:`mockoss.profiles.sglang.context_length.fit_context`).
+        its limit clamped (:func:`mockoss.profiles.sglang.context_length.fit_context`). The chat
+        template's 400 is :meth:`request_refusal`'s, which the server core calls before it surfaces
+        any completion (a scripted step's, a given one's): a direct caller calls it first.
 
         Raises:
             ValueError: an endpoint this profile does not serve.
         """
-        if endpoint == "chat":  # the chat template's refusal and prompt (chat.template_refusal, chat_prompt_tokens)
-            from mockoss.profiles.sglang.chat import chat_prompt_tokens, template_refusal
+        if endpoint == "chat":  # the chat template's prompt (chat_prompt_tokens); its refusal is request_refusal's
+            from mockoss.profiles.sglang.chat import chat_prompt_tokens
 
-            # A scripted request is refused before its step is drawn (request_refusal); this
-            # covers a step given from outside (the goldens' replay, an upstream's completion).
-            if self.tool_description_required and (refused := template_refusal(request.body)) is not None:
-                return refused
             if (prompt := chat_prompt_tokens(request.body, ctx.prompt_tokens, ctx.raw_body)) != ctx.prompt_tokens:
                 ctx = dataclasses.replace(ctx, prompt_tokens=prompt)
         if (fitted := fit_context(self, endpoint, completion, request, ctx.prompt_tokens)) is not request:
@@ -226,9 +224,10 @@ class SglangProfile:
 
     def request_refusal(self, endpoint: str, body: Any) -> Reply | None:
         """The chat template's 400 for tools it cannot render (:func:`.chat.template_refusal`, with
-        ``tool_description_required``), before a scripted step is drawn: SGLang renders the prompt
-        before it generates, so a refused request plays no step
-        (:meth:`mockoss.profiles.base.Profile.request_refusal`)."""
+        ``tool_description_required``), before a scripted step is drawn or a given completion (the
+        goldens', an upstream's) is surfaced: SGLang renders the prompt before it generates, so a
+        refused request plays no step (:meth:`mockoss.profiles.base.Profile.request_refusal`;
+        :meth:`surface` does not check again)."""
         if endpoint == "chat" and self.tool_description_required:
             from mockoss.profiles.sglang.chat import template_refusal
 
