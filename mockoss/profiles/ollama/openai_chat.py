@@ -44,7 +44,7 @@ from mockoss.profiles.ollama.generation import Generation, run
 from mockoss.profiles.ollama.gojson import quote
 from mockoss.profiles.ollama.ids import rand_int, tool_call_id
 from mockoss.profiles.ollama.native import UNEXPECTED_ERROR_FORMAT, encoded_chunks
-from mockoss.profiles.ollama.repeat import REPEAT_NOTE
+from mockoss.profiles.ollama.repeat import REPEAT_NOTE, wrong_key
 from mockoss.profiles.ollama.requests import chat_prefill, chat_tool_names, max_tokens_of
 from mockoss.profiles.ollama.timeline import Timeline
 
@@ -103,7 +103,7 @@ def _stream(profile: OllamaProfile, generation: Generation, request: ChatRequest
     deltas = _chunk_deltas(generation)
     if generation.error is not None:
         frames = [open_choice + delta for delta in deltas]
-        if profile.tool_call_error == "v0.11.3" or frames:
+        if wrong_key(profile.tool_call_error, generation.error) or frames:
             # The NDJSON error line, re-read as an empty (not done) chat response.
             role = '"role":"assistant",' if not frames else ""
             frames.append(head + '"","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{' + role)
@@ -142,7 +142,7 @@ def _stream(profile: OllamaProfile, generation: Generation, request: ChatRequest
 
 def _full(profile: OllamaProfile, generation: Generation, request: ChatRequestView, ctx: RequestContext) -> Reply:
     if generation.error is not None:
-        message = UNEXPECTED_ERROR_FORMAT if profile.tool_call_error == "v0.11.3" else generation.error
+        message = UNEXPECTED_ERROR_FORMAT if wrong_key(profile.tool_call_error, generation.error) else generation.error
         return openai_error(500, message)
     clock = Timeline.of(profile, ctx, generation.eval_count)
     chat_id = f"chatcmpl-{rand_int(ctx.ids, 999)}"

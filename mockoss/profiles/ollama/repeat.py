@@ -15,6 +15,19 @@ started): the switch ``token_repeat="100-error"``. Not on the Ollama timeline: t
 with it is 0.34.1 only by third-party notes (quoting ``tokenRepeat > 100`` in 0.34.1 and v0.40.0),
 not read in Ollama's tags (the mirror ends at v0.33.0-rc2), and the timeline's newest release is
 the profile's defaults, which follow fb3076099.
+
+The merged code (read at ``ollama/ollama@00f6d620:llm/llama_server.go``, ``llamaServerRunner.Completion``,
+its "Token repeat detection" switch; the mirror of Ollama here ends before the merge) is
+``if tokenRepeat > 100 { slog.Debug(…); return fmt.Errorf("prediction aborted, token repeat limit
+reached") }``, checked before the event's ``fn(resp)`` as before: the aborting event is not
+delivered. The routes answer a runner error as any other (``server/routes.go@fb3076099``:
+``ChatHandler``/``GenerateHandler`` send ``gin.H{"error": err.Error()}``; ``streamResponse`` writes
+it as HTTP 500 JSON before any line, else as the last NDJSON line; the ``/v1`` writers turn the
+500 into the OpenAI error and read a later line as an empty response). With
+``tool_call_error="v0.11.3"`` too, that shape still wins: Ollama 0.11.3 put only the tool-call
+parse's error under the wrong key (``server/routes.go@v0.11.3``: ``ChatHandler`` :1658,
+``GenerateHandler`` :367), and sent a runner's error as ``{"error": …}`` (:1703, :405); the parse
+never runs on an aborted generation (no ``Done`` callback). See :func:`wrong_key`.
 """
 
 from __future__ import annotations
@@ -23,7 +36,7 @@ from collections.abc import Sequence
 
 from mockoss.harmony.encoding import FIRST_SPECIAL
 
-__all__ = ["GO_SPACE", "REPEAT_ERROR", "REPEAT_NOTE", "limit_of", "repeat_abort", "trim_space"]
+__all__ = ["GO_SPACE", "REPEAT_ERROR", "REPEAT_NOTE", "limit_of", "repeat_abort", "trim_space", "wrong_key"]
 
 #: What Go's ``unicode.IsSpace`` trims (``strings.TrimSpace``): not Python's ``\\x1c``-``\\x1f``.
 GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
@@ -47,6 +60,15 @@ def trim_space(text: str) -> str:
 def limit_of(token_repeat: str) -> int:
     """The repeat count past which the runner aborts: 30 (fb3076099), 100 (#18374)."""
     return 100 if token_repeat == "100-error" else 30
+
+
+def wrong_key(tool_call_error: str, error: str) -> bool:
+    """Whether a failed generation's ``error`` takes Ollama 0.11.3's wrong-key shape under the
+    profile's ``tool_call_error`` switch (streamed ``{"error parsing tool call": …}``, non-streamed
+    ``unexpected error format in response``): only the tool-call parse's error does; the runner's
+    repeat abort (:data:`REPEAT_ERROR`) is ``{"error": …}`` in every version (see the module
+    docstring: ``server/routes.go@v0.11.3`` :1658 and :367 against :1703 and :405)."""
+    return tool_call_error == "v0.11.3" and error != REPEAT_ERROR
 
 
 def repeat_abort(

@@ -51,7 +51,7 @@ from mockoss.profiles.ollama.generation import Generation, run
 from mockoss.profiles.ollama.gojson import dumps
 from mockoss.profiles.ollama.ids import rand_int, tool_call_id
 from mockoss.profiles.ollama.native import UNEXPECTED_ERROR_FORMAT
-from mockoss.profiles.ollama.repeat import REPEAT_NOTE
+from mockoss.profiles.ollama.repeat import REPEAT_NOTE, wrong_key
 from mockoss.profiles.ollama.requests import max_tokens_of, responses_prefill, responses_tool_names
 from mockoss.profiles.ollama.responses_objects import Echo, response_object, text_part, usage
 from mockoss.profiles.ollama.responses_stream import StreamConverter
@@ -291,7 +291,7 @@ def _stream_template(
     for chunk in generation.chunks:
         converter.process(h.first, chunk.content, chunk.thinking, [], False, counts)
     if generation.error is not None:
-        if not converter.frames and tool_call_error != "v0.11.3":
+        if not converter.frames and not wrong_key(tool_call_error, generation.error):
             return None
         # Ollama's error line decodes as an empty response: the first one still opens the stream.
         converter.process(h.done if not converter.frames else h.first, "", "", [], False, counts)
@@ -340,7 +340,7 @@ def surface_ollama_responses(
         profile.token_repeat,
     )
     if not request.stream and generation.error is not None:
-        message = UNEXPECTED_ERROR_FORMAT if profile.tool_call_error == "v0.11.3" else generation.error
+        message = UNEXPECTED_ERROR_FORMAT if wrong_key(profile.tool_call_error, generation.error) else generation.error
         return openai_error(500, message)
     echo = Echo(body)
     key = (
