@@ -42,7 +42,7 @@ from mockoss.profiles.ollama.generation import Generation, engine_completion, li
 from mockoss.profiles.ollama.gojson import quote
 from mockoss.profiles.ollama.ids import tool_call_id
 from mockoss.profiles.ollama.prompt import render_native_generate_prompt
-from mockoss.profiles.ollama.repeat import REPEAT_ERROR, REPEAT_NOTE, limit_of, repeat_abort
+from mockoss.profiles.ollama.repeat import REPEAT_ERROR, REPEAT_NOTE, limit_of, repeat_abort, wrong_key
 from mockoss.profiles.ollama.timeline import Timeline, rfc3339
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def _head(model: str, stamp: str) -> str:
 def _failure(profile: OllamaProfile, generation: Generation, frames: list[bytes], streamed: bool) -> Reply:
     """The reply when the tool call did not decode (``frames``: the chunks sent so far)."""
     assert generation.error is not None and generation.error_cause is not None
-    if profile.tool_call_error == "v0.11.3":
+    if wrong_key(profile.tool_call_error, generation.error):
         if not streamed:
             return native_error(500, UNEXPECTED_ERROR_FORMAT)
         frames.append(('{"error parsing tool call":' + quote(generation.error_cause) + "}\n").encode())

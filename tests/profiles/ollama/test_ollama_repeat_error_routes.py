@@ -103,20 +103,12 @@ def test_v1_responses_stream_has_no_completed_event():
     assert log == (stream_cut_note(REPEAT_ERROR, "response.completed"),)
 
 
-#: /api/* answers the error through native._failure, which picks the 0.11.3 shape from the switch
-#: alone; the change it needs (its first test: ``wrong_key(profile.tool_call_error,
-#: generation.error)``, mockoss.profiles.ollama.repeat) is in another engineer's file this session.
-_NATIVE_PENDING = pytest.mark.xfail(
-    strict=True, reason="mockoss/profiles/ollama/native.py _failure: the 0.11.3 shape for any error (pending)"
-)
-
-
 @pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
 @pytest.mark.parametrize(
     "route",
     [
-        pytest.param("api-generate-raw", marks=_NATIVE_PENDING),
-        pytest.param("api-chat", marks=_NATIVE_PENDING),
+        "api-generate-raw",
+        "api-chat",
         "v1-chat",
         "v1-responses",
     ],
