@@ -345,8 +345,10 @@ class Profile(Protocol):
 
         Called by :meth:`mockoss.server.core.MockServer.respond` on the request's own profile (its
         scenario's and header's switches applied) after the request passed the usual checks and
-        before a scripted step is drawn: a refused request plays no step, as the server generated
-        nothing (``llamacpp``: a client's retries of a template's 500 use no step up). Optional, as
+        before a scripted step is drawn, or before a completion given from outside (a raw-mode
+        upstream's, a golden's replay) is surfaced: a refused request plays no step and its given
+        completion is neither logged nor recorded, as the server generated nothing (``llamacpp``: a
+        client's retries of a template's 500 use no step up). Optional, as
         :meth:`content_type_refusal` is (looked up with ``getattr``).
 
         Args:
