@@ -14,12 +14,13 @@ pure-Python ``yaml.SafeLoader`` gives (what differs and how: :func:`parse`).
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import yaml
+
+from mockoss.scenario.yaml_c_diverge import diverges, python_only
 
 __all__ = [
     "MAX_EXPANDED_NODES",
@@ -123,7 +124,6 @@ def _check_tags(node: yaml.Node, seen: set[int]) -> None:
 
 
 _INT_TAG = "tag:yaml.org,2002:int"
-_STR_TAG = "tag:yaml.org,2002:str"
 
 
 def _int_digits_limit() -> int:
@@ -199,7 +199,9 @@ def single_node(loader: Any) -> yaml.Node | None:
     try:
         return loader.get_single_node()
     except RecursionError:
-        raise YamlLimitError("invalid YAML: nested too deep (more levels than the YAML parser recurses)", None) from None
+        raise YamlLimitError(
+            "invalid YAML: nested too deep (more levels than the YAML parser recurses)", None
+        ) from None
 
 
 def load_plain(text: str, limit: int = MAX_HEADER_NODES) -> Any:
@@ -226,65 +228,6 @@ _T = TypeVar("_T")
 _C_LOADER: Any = getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
 
 
-#: A block scalar's header with a comment and no space before it (``|#``, ``>1#``): libyaml
-#: takes it, PyYAML refuses it ("expected chomping or indentation indicators, but found '#'",
-#: yaml/pyyaml@6.0.2:lib/yaml/scanner.py ``scan_block_scalar_indicators``).
-_BLOCK_HEADER_COMMENT = re.compile(r"[|>][-+0-9]*#")
-
-
-def _python_only(text: str) -> bool:
-    """Whether ``text`` must go to the pure-Python parser: a tab, which libyaml (0.2.5) takes as
-    white space where PyYAML refuses it (``a:<TAB>b``, ``a: b<TAB>c``, ``a: b<TAB># c`` load
-    there, and are "found character '\\t' that cannot start any token" here); a block scalar header
-    with a comment glued on (:data:`_BLOCK_HEADER_COMMENT`); or text that does
-    not end with a line feed: at the end of the stream libyaml moves its mark to a new line
-    ("Force new line", yaml/libyaml@0.2.5:src/scanner.c ``yaml_parser_fetch_stream_end``), so an
-    empty value there (``steps:`` as the last line) is a line further down than PyYAML puts it,
-    and error messages name that line. A short ``X-Mockoss-Switch`` value has no line feed: it is
-    parsed here, as small as it is."""
-    return "\t" in text or not text.endswith("\n") or _BLOCK_HEADER_COMMENT.search(text) is not None
-
-
-#: Nesting past which a document libyaml composed is parsed again by PyYAML: PyYAML's composer
-#: recurses (two frames a level) and gives up, as :func:`single_node`'s error, somewhere between
-#: ~200 and ~490 levels depending on the caller's stack; libyaml goes to 1,000. Scenario files
-#: nest ~10 levels.
-C_MAX_DEPTH = 50
-
-
-def _diverges(root: yaml.Node) -> bool:
-    """Whether libyaml's tree of a document may not be what PyYAML makes of it:
-
-    - nested deeper than :data:`C_MAX_DEPTH`;
-    - a plain scalar holding ``?`` inside a flow collection (``[a?b]``), which libyaml 0.2.5
-      allows (yaml/libyaml PR 105, "Allow question marks in plain scalars in flow collections";
-      yaml/pyyaml issue 128 is open) and PyYAML's ``scan_plain`` ends at
-      (yaml/pyyaml@6.0.2:lib/yaml/scanner.py), refusing the document;
-    - an empty plain scalar tagged ``str``: a bare ``!`` on an empty value is ``''`` there
-      (yaml/libyaml@0.2.5:src/parser.c ``yaml_parser_parse_node``: implicit only without a tag)
-      and ``None`` here (yaml/pyyaml@6.0.2:lib/yaml/parser.py ``parse_node``: ``tag == '!'`` is
-      implicit); an empty ``!!str`` value is sent to PyYAML too, which is harmless.
-
-    No recursion."""
-    deepest: dict[int, int] = {}  # a node met again (an alias) is walked again only deeper: <= C_MAX_DEPTH times
-    pending = [(root, 0, False)]
-    while pending:
-        node, depth, flow = pending.pop()
-        if isinstance(node, yaml.ScalarNode):
-            if not node.style and (node.value == "" and node.tag == _STR_TAG or flow and "?" in node.value):
-                return True
-            continue
-        if depth >= C_MAX_DEPTH:
-            return True
-        if deepest.get(id(node), -1) >= depth:
-            continue
-        deepest[id(node)] = depth
-        inner = bool(node.flow_style)
-        for child in node.value if isinstance(node, yaml.SequenceNode) else [n for pair in node.value for n in pair]:
-            pending.append((child, depth + 1, inner))
-    return False
-
-
 def parse(text: str, build: Callable[[Any, yaml.Node | None], _T]) -> _T:
     """``build(loader, root)`` on the single document of ``text``, composed by libyaml's parser
     (``yaml.CSafeLoader``: a 1.5 MB recording-like file composed and constructed in 3.8 s of CPU
@@ -304,23 +247,26 @@ def parse(text: str, build: Callable[[Any, yaml.Node | None], _T]) -> _T:
       past libyaml's 1,000 levels), so the pure-Python result stands.
     - What libyaml takes and PyYAML refuses, or reads otherwise: tabs as white space, a block
       scalar header with ``#`` glued on, and the line of an empty value at the end of a text
-      without a final line feed (such texts go to PyYAML: :func:`_python_only`); ``?`` in a flow
-      plain scalar and a bare ``!`` on an empty value (parsed again by PyYAML: :func:`_diverges`).
+      without a final line feed (such texts go to PyYAML:
+      :func:`mockoss.scenario.yaml_c_diverge.python_only`); ``?`` in a flow plain scalar and a bare
+      ``!`` on an empty value (parsed again by PyYAML: :func:`mockoss.scenario.yaml_c_diverge.diverges`,
+      which reads the text and walks the collections only).
       Found by a differential soup of YAML's indicators (190,000 snippets, then 0 differences).
     - Nesting: libyaml composes 1,000 levels, PyYAML's recursive composer fewer (the caller's
-      stack decides); a document nested past :data:`C_MAX_DEPTH` is parsed again by PyYAML.
+      stack decides); a document nested past
+      :data:`mockoss.scenario.yaml_c_diverge.C_MAX_DEPTH` (50) is parsed again by PyYAML.
     - A plain scalar's ``style`` is ``''`` there, ``None`` here; nothing reads it.
 
     Raises:
         YamlLimitError: see :func:`single_node`; and what ``build`` raises.
         yaml.YAMLError: not valid YAML, PyYAML's own error.
     """
-    if _C_LOADER is not None and not _python_only(text):
+    if _C_LOADER is not None and not python_only(text):
         loader = None
         try:
             loader = _C_LOADER(text)
             root = loader.get_single_node()
-            if root is None or not _diverges(root):
+            if root is None or not diverges(root, text):
                 return build(loader, root)
         except (yaml.YAMLError, UnicodeError):
             pass  # parsed again below: PyYAML's verdict and message
