@@ -14,9 +14,10 @@ relayed chunk by chunk as they arrive, so a replay keeps its pacing. At teardown
 exchanges' rules are appended to the cassette's ``rules:`` (recorded rules first, so a request
 the cassette already held still gets its recorded answer), the models they named are added to
 the served names on its first line (the replay command, which a replay answers to), and the
-result is loaded once to check it is a valid scenario. A request unmatched by the cassette is therefore not a loud miss in this
-mode: it was recorded. ``mockoss.requests`` is the cassette server's log: a request that went to
-the real server appears there with the 400 the cassette gave before it was sent on.
+result is loaded once to check it is a valid scenario. A request unmatched by the cassette is
+therefore not a loud miss in this mode: it was recorded. ``mockoss.requests`` is the cassette
+server's log: a request that went to the real server appears there with the 400 (or the unknown
+model's 404) the cassette gave before it was sent on.
 """
 
 from __future__ import annotations
@@ -162,10 +163,11 @@ async def _send(client: Any, method: str, url: str, body: bytes, headers: dict[s
 def append_rules(cassette: Path, recorded: Path) -> int:
     """Append ``recorded``'s rules (a recording made with ``match=True``) to ``cassette``'s
     ``rules:`` list, and ``recorded``'s served names that ``cassette``'s first line lacks to that
-    line (:func:`_with_names`); returns how many rules were added. The read, append and write hold the
-    cassette's lock, and the new text replaces the file whole (a temporary file moved over it),
-    so two tests appending to one cassette at once (``pytest -n 2``) both land
-    (:mod:`mockoss.pytest_plugin._cassette_write`).
+    line (:func:`_with_names`); returns how many rules were added. The read, append and write
+    hold the cassette's lock, and the new text replaces the file whole (a temporary file moved
+    over it), so two tests appending to one cassette at once (``pytest -n 2``) both land
+    (:mod:`mockoss.pytest_plugin._cassette_write`; ``tests/test_c2_append_rules.py``: two
+    processes, nothing lost).
 
     Raises:
         ValueError: either file does not end with its ``rules:`` list, or the merged text is not a
