@@ -244,7 +244,10 @@ def parse(text: str, build: Callable[[Any, yaml.Node | None], _T]) -> _T:
       binding raises as ``UnicodeEncodeError``) the C path is dropped and the text parsed again
       by ``yaml.SafeLoader``, whose error (today's text) is raised; also when libyaml refuses
       what PyYAML takes (``%YAML 1.3``, an unknown directive, a BOM inside the text, nesting
-      past libyaml's 1,000 levels), so the pure-Python result stands.
+      past libyaml's 1,000 levels), so the pure-Python result stands. An error ``build`` raises
+      is not parsed again (``build`` ran twice on a construction error before session 18): a
+      ``yaml.MarkedYAMLError`` of construction (an unknown tag, an unhashable key) gets the
+      marks PyYAML's reader makes (:func:`_python_marks`), so its text is PyYAML's.
     - What libyaml takes and PyYAML refuses, or reads otherwise: tabs as white space, a block
       scalar header with ``#`` glued on, and the line of an empty value at the end of a text
       without a final line feed (such texts go to PyYAML:
@@ -262,14 +265,16 @@ def parse(text: str, build: Callable[[Any, yaml.Node | None], _T]) -> _T:
         yaml.YAMLError: not valid YAML, PyYAML's own error.
     """
     if _C_LOADER is not None and not python_only(text):
-        loader = None
+        loader, root = _compose_c(text)
         try:
-            loader = _C_LOADER(text)
-            root = loader.get_single_node()
-            if root is None or not diverges(root, text):
-                return build(loader, root)
-        except (yaml.YAMLError, UnicodeError):
-            pass  # parsed again below: PyYAML's verdict and message
+            if root is not _PARSE_AGAIN:
+                # build runs once: what it raises is the answer (a ConstructorError given PyYAML's
+                # marks: _python_marks), not a reason to parse and build again.
+                try:
+                    return build(loader, root)
+                except yaml.MarkedYAMLError as exc:
+                    _python_marks(exc, text)
+                    raise
         finally:
             if loader is not None:
                 loader.dispose()
@@ -278,3 +283,37 @@ def parse(text: str, build: Callable[[Any, yaml.Node | None], _T]) -> _T:
         return build(loader, single_node(loader))
     finally:
         loader.dispose()
+
+
+#: :func:`_compose_c`'s root for a text PyYAML must parse.
+_PARSE_AGAIN: Any = object()
+
+
+def _compose_c(text: str) -> tuple[Any, Any]:
+    """``(loader, root)``: libyaml's loader (``None`` if it refused ``text`` outright: a lone
+    surrogate, which its binding cannot encode as UTF-8) and the single document it composed,
+    or :data:`_PARSE_AGAIN` when libyaml refused the text or its tree may not be PyYAML's
+    (:func:`mockoss.scenario.yaml_c_diverge.diverges`). The caller disposes of the loader."""
+    loader = None
+    try:
+        loader = _C_LOADER(text)
+        root = loader.get_single_node()
+    except (yaml.YAMLError, UnicodeError):
+        return loader, _PARSE_AGAIN  # PyYAML's verdict and message
+    return loader, root if root is None or not diverges(root, text) else _PARSE_AGAIN
+
+
+def _python_marks(exc: yaml.MarkedYAMLError, text: str) -> None:
+    """Give ``exc`` (raised while building libyaml's tree) the marks PyYAML's reader makes, so
+    that its text quotes the line under a caret as PyYAML's does: libyaml's marks have no buffer
+    (no snippet), and count from after a byte order mark (PyYAML's count it). A string's marks
+    in PyYAML are ``Mark("<unicode string>", index, line, column, text + "\\0", index)``
+    (yaml/pyyaml@6.0.2:lib/yaml/reader.py ``Reader.__init__``, ``get_mark``)."""
+    shift = 1 if text.startswith("\ufeff") else 0
+    buffer = None
+    for field in ("context_mark", "problem_mark"):
+        mark = getattr(exc, field, None)
+        if mark is not None and mark.buffer is None:
+            buffer = text + "\0" if buffer is None else buffer
+            index = mark.index + shift
+            setattr(exc, field, yaml.Mark(mark.name, index, mark.line, mark.column, buffer, index))
