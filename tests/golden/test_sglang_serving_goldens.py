@@ -16,10 +16,12 @@ through ``golden_support.compare``), as the vLLM goldens are.
 Session 17: with the chat template stubbed (mockoss's own prompt count) all 1,496 exchanges of the
 shared matrix and the SGLang-only variants were identical; with the model's template rendered by
 SGLang, 88 differed, all chat ``prompt_tokens``: 68 with ``tool_choice: "none"`` (SGLang renders no
-tools then: fixed, :func:`mockoss.profiles.sglang.chat.chat_prompt_tokens`) and 20 listed below.
-The 9 prompt shapes of :data:`mockoss.golden.sglang_cases.PROMPT_CASE` added 4: a tool without a
-description is SGLang's 400 (now the switch ``tool_description_required``, on for these goldens:
-:func:`mockoss.profiles.sglang.chat.template_refusal`), 3 listed.
+tools then) and 20 more. The 9 prompt shapes of :data:`mockoss.golden.sglang_cases.PROMPT_CASE`
+added 4: a tool without a description is SGLang's 400 (the switch ``tool_description_required``,
+on for these goldens: :func:`mockoss.profiles.sglang.chat.template_refusal`), 3 more.
+Session 18: the profile counts the chat prompt by rendering the same template
+(:mod:`mockoss.profiles.sglang.template`), and the refusal is that render's error: every exchange
+identical, none listed.
 Where mockoss differs, the exchange is listed in :data:`DIFFERENCES` with the line responsible; its
 case's test is then an expected failure, and fails if a listed exchange matches again or another
 one differs. ``reasoning_tokens`` matched everywhere with the profile's defaults.
@@ -42,48 +44,13 @@ REGENERATE = (
     "(its docstring builds VENV and names FILE)"
 )
 
-#: Where mockoss's chat prompt count (the Harmony renderer, as vLLM renders it: mockoss.harmony.prompt)
-#: is not the model's chat template SGLang renders (openai/gpt-oss-20b chat_template.jinja, through
-#: serving_chat.py:2198, _render_and_encode_chat_template). Left: a chat-template prompt counter for
-#: the sglang profile is a change of its own.
-_TEMPLATE = "prompt_tokens differ: SGLang renders the model's chat template, mockoss counts the Harmony prompt; "
-_ARRAY_WITHOUT_ITEMS = _TEMPLATE + (
-    "the template's render_typescript_type writes an array parameter without 'items' (the bash tool's cmd) "
-    "as 'any[]', Harmony as 'Array<any>' (one token more)"
-)
-_TOOL_TURN = _TEMPLATE + (
-    'the template renders a tool call\'s arguments with tojson after SGLang parsed them ({"location": '
-    '"Paris"}), a tool result as \'<|start|>functions.get_weather to=assistant<|channel|>commentary'
-    "<|message|>\"15 C\"' (tojson-quoted) and drops reasoning_content (it reads 'thinking'); Harmony keeps "
-    "the analysis message, the compact arguments and the bare result"
-)
-_SCHEMA_KINDS = _TEMPLATE + (
-    "render_typescript_type writes a nullable integer ['integer', 'null'] as 'integer | null' and a nested "
-    "object's properties with the template's stray whitespace; Harmony writes 'number | null' and indents "
-    "them (one token more)"
-)
-#: (case glob, exchange glob) → why mockoss differs from SGLang 0.5.23 and where in mockoss.
-DIFFERENCES: dict[tuple[str, str], str] = {
-    **{
-        (case, exchange): _ARRAY_WITHOUT_ITEMS
-        for case in (
-            "scenario-doubled-channel-tool-call-vanishes-0",
-            "scenario-extra-content-type-header-error-0",
-            "scenario-malformed-header-duplicate-recipient-0",
-            "scenario-tool-name-with-channel-token-0",
-        )
-        for exchange in (
-            "chat-nostream-tools",
-            "chat-nostream-tools-choice-required",
-            "chat-stream-tools-usage",
-            "chat-nostream-tools-no-separate-reasoning",
-            "chat-nostream-tools-choice-named",
-        )
-    },
-    ("scenario-clean-answer-0", "chat-nostream-prompt-tool-result"): _TOOL_TURN,
-    ("scenario-clean-answer-0", "chat-nostream-prompt-tool-result-reasoning"): _TOOL_TURN,
-    ("scenario-clean-answer-0", "chat-nostream-prompt-schema-kinds"): _SCHEMA_KINDS,
-}
+#: Where mockoss differs from SGLang 0.5.23: (case glob, exchange glob) -> why, and where in mockoss.
+#: Empty since session 18: the 23 chat ``prompt_tokens`` differences (an array parameter without
+#: ``items``, tool-call and tool-result turns, nullable and nested schemas) were the Harmony prompt
+#: counted where SGLang renders the model's chat template (serving_chat.py:2198,
+#: _render_and_encode_chat_template); the sglang profile now renders that template
+#: (mockoss.profiles.sglang.template).
+DIFFERENCES: dict[tuple[str, str], str] = {}
 
 
 def _reason(case: str, exchange: str) -> str | None:

@@ -45,56 +45,63 @@ _DONE = b"data: [DONE]\n\n"
 
 
 def chat_prompt_tokens(body: Any, counted: int, raw: bytes = b"") -> int:
-    """The chat prompt's length in tokens as SGLang renders it, given ``counted`` (mockoss's count
-    of the Harmony prompt with the request's tools).
+    """The chat prompt's length in tokens as SGLang 0.5.23 counts it (``usage.prompt_tokens``):
+    the model's own chat template rendered and encoded (:func:`.template.template_count`; SGLang
+    renders it through transformers' ``apply_chat_template``,
+    ``python/sglang/srt/entrypoints/openai/serving_chat.py:2198``), not the Harmony prompt
+    ``counted`` (mockoss's count with the request's tools, as vLLM renders it). So, as the
+    goldens ``tests/golden/sglang-0.5.23`` show: ``tool_choice: "none"`` renders no tools, an
+    array parameter without ``items`` is ``any[]``, a tool call's arguments are re-serialised
+    with spaces, a tool result is JSON-quoted and an assistant's ``reasoning_content`` is dropped.
 
-    With ``tool_choice: "none"`` SGLang gives the chat template no tools:
-    ``OpenAIServingChat._process_messages`` sets ``tools`` only ``if effective_tools and
-    request.tool_choice != "none"`` (sgl-project/sglang v0.5.23,
-    ``python/sglang/srt/entrypoints/openai/serving_chat.py:1861``), so the prompt has no tools
-    section (``tests/golden/sglang-0.5.23``, exchanges ``chat-nostream-tools-choice-none``).
-    ``body``: the request body (anything else: ``counted`` is returned); ``raw``: its bytes, under
-    which the count is kept as ``counted`` is (:func:`mockoss.endpoints.body_count`: a resent body
-    costs a lookup, not a recount under the server's lock).
+    ``body``: the request body (anything else: ``counted``); ``raw``: its bytes, under which the
+    count is kept (:func:`mockoss.endpoints.body_count`: a resent body costs a lookup).
+    ``counted`` is also the answer for a body the template cannot render (its refusal,
+    :func:`template_refusal`, is then off: ``tool_description_required: false``) and for one
+    whose text cannot be encoded (a lone surrogate: ``counted`` is the repaired Harmony count).
     """
-    if not isinstance(body, dict) or body.get("tool_choice") != "none" or not body.get("tools"):
+    if not isinstance(body, dict):
         return counted
-    from mockoss.harmony.prompt.count import count_chat_prompt
+    from mockoss.profiles.sglang.template import Refusal, template_count
 
-    count = lambda: count_chat_prompt(body, exclude_tools_when_tool_choice_none=True)
-    if not raw:
-        return count()
-    from mockoss.endpoints import body_count
+    try:
+        return template_count(body, raw)
+    except Refusal:
+        return counted
+    except Exception:  # noqa: BLE001  (a render SGLang answers with a 500, a lone surrogate)
+        return counted
 
-    return body_count("sglang.chat.no-tools", raw, count)
 
+def template_refusal(body: Any, raw: bytes = b"") -> Reply | None:
+    """SGLang's 400 for a chat request whose prompt the gpt-oss chat template cannot render,
+    else ``None``; the same render as the count's (:func:`.template.template_count`, kept for the
+    request's :func:`chat_prompt_tokens`), so the refusal is the template's own error.
 
-def template_refusal(body: Any) -> Reply | None:
-    """SGLang's 400 for a chat request whose tools the gpt-oss chat template cannot render, else ``None``.
-
-    The model's template writes each tool it is given as ``"// " + tool.description``
-    (openai/gpt-oss-20b ``chat_template.jinja``, ``render_tool_namespace``), which fails on a tool
-    without a description (``Function.description`` defaults to ``None``). SGLang then renders
-    again with the tools flattened to their ``function`` objects
-    (sgl-project/sglang v0.5.23 ``python/sglang/srt/entrypoints/openai/serving_chat.py:2206-2221``),
-    where the template's ``tool.function`` is undefined, and answers that error as a 400
-    ``BadRequest`` (``serving_base.py:123``): ``'dict object' has no attribute 'function'``. The
-    template gets the tools only when ``tool_choice`` is not ``"none"``, and only the named one for
-    a named ``tool_choice`` (``serving_chat.py:1861-1872``). Checked: ``tests/golden/sglang-0.5.23``,
-    ``chat-nostream-prompt-tool-without-description*``.
+    SGLang renders the template (openai/gpt-oss-20b ``chat_template.jinja``) and, when that
+    raises, renders again with the tools flattened to their ``function`` objects; the retry's
+    ``TemplateError`` or ``TypeError`` is a 400 ``BadRequest`` with its text
+    (sgl-project/sglang v0.5.23 ``python/sglang/srt/entrypoints/openai/serving_chat.py:2206-2227``,
+    ``serving_base.py:123``). A tool without a description (the template's ``"// " +
+    tool.description``) so gets ``'dict object' has no attribute 'function'`` (checked:
+    ``tests/golden/sglang-0.5.23``, ``chat-nostream-prompt-tool-without-description*``); a
+    ``tool`` message with no assistant tool call before it, or assistant content holding Harmony
+    channel markup, the template's ``raise_exception`` message (the retry's error instead when the
+    request has tools); an assistant tool call whose ``arguments`` are not a JSON object,
+    SGLang's own check (``normalize_assistant_tool_call_arguments``). ``raw``: the body's bytes,
+    when the caller has them (a body rendered before is then a lookup).
     """
-    tools = body.get("tools") if isinstance(body, dict) else None
-    choice = body.get("tool_choice") if isinstance(body, dict) else None
-    if not tools or choice == "none":
+    if not isinstance(body, dict):
         return None
-    functions = [tool.get("function") or {} for tool in tools if isinstance(tool, dict)]
-    if isinstance(choice, dict):
-        named = (choice.get("function") or {}).get("name")
-        functions = [function for function in functions if function.get("name") == named]
-    if all(function.get("description") is not None for function in functions):
+    from mockoss.profiles.sglang.template import Refusal, template_count
+
+    try:
+        template_count(body, raw)
+    except Refusal as refusal:
+        error = {"object": "error", "message": refusal.message, "type": "BadRequest", "param": None, "code": 400}
+        return Reply(status=400, body=dumps(error).encode())
+    except Exception:  # noqa: BLE001  (not a 400 of SGLang's: the count falls back, chat_prompt_tokens)
         return None
-    message = "'dict object' has no attribute 'function'"
-    return Reply(status=400, body=dumps({"object": "error", "message": message, "type": "BadRequest", "param": None, "code": 400}).encode())
+    return None
 
 
 def _finish(profile: SglangProfile, tokens: tuple[int, ...], finish: str) -> tuple[tuple[int, ...], str, int | None]:
@@ -117,8 +124,11 @@ def _reasoning_tokens(profile: SglangProfile, tokens: tuple[int, ...]) -> int:
 
 def _usage(prompt: int, completion: int, reasoning: int) -> dict[str, Any]:
     return {
-        "prompt_tokens": prompt, "total_tokens": prompt + completion, "completion_tokens": completion,
-        "prompt_tokens_details": None, "reasoning_tokens": reasoning,
+        "prompt_tokens": prompt,
+        "total_tokens": prompt + completion,
+        "completion_tokens": completion,
+        "prompt_tokens_details": None,
+        "reasoning_tokens": reasoning,
         "completion_tokens_details": {"reasoning_tokens": reasoning} if reasoning else None,
     }
 
@@ -130,7 +140,9 @@ def _tools(profile: SglangProfile, request: ChatRequestView) -> frozenset[str] |
     return frozenset(t.name for t in request.tools if t.type == "function" and t.name)
 
 
-def surface_chat(profile: SglangProfile, completion: Completion, request: ChatRequestView, ctx: RequestContext) -> Reply:
+def surface_chat(
+    profile: SglangProfile, completion: Completion, request: ChatRequestView, ctx: RequestContext
+) -> Reply:
     """SGLang's chat reply for ``completion``; see the module docstring for the rules."""
     emission = completion.emit(request.max_tokens)
     reasoning_tokens = _reasoning_tokens(profile, emission.tokens)
@@ -144,13 +156,24 @@ def surface_chat(profile: SglangProfile, completion: Completion, request: ChatRe
     message: dict[str, Any] = {"role": "assistant", "content": text or "", "reasoning_content": reasoning or None}
     if calls:
         message["tool_calls"] = [
-            {"id": ctx.ids.next("call_")[:29], "index": i, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            {
+                "id": ctx.ids.next("call_")[:29],
+                "index": i,
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments},
+            }
             for i, c in enumerate(calls)
         ]
     body = {
-        "id": rid, "object": "chat.completion", "created": ctx.created, "model": request.model,
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish, "matched_stop": matched}],
-        "usage": usage, "metadata": {"weight_version": "default"},
+        "id": rid,
+        "object": "chat.completion",
+        "created": ctx.created,
+        "model": request.model,
+        "choices": [
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": finish, "matched_stop": matched}
+        ],
+        "usage": usage,
+        "metadata": {"weight_version": "default"},
     }
     return Reply(status=200, body=dumps(body).encode())
 
@@ -195,8 +218,15 @@ def stream_plan(
     (completion, ``Completion.cap(max_tokens)``, the switches that change them, tool names)."""
     reasoning_on = profile.reasoning_parser is not None and profile.separate_reasoning
     key = (
-        _MEMO, completion.cap(max_tokens), profile.skip_special_tokens, profile.tool_call_parser, reasoning_on, tools,
-        profile.forward_unknown_tools, profile.stream_plain_text_passthrough, profile.hyphenated_tool_names,
+        _MEMO,
+        completion.cap(max_tokens),
+        profile.skip_special_tokens,
+        profile.tool_call_parser,
+        reasoning_on,
+        tools,
+        profile.forward_unknown_tools,
+        profile.stream_plain_text_passthrough,
+        profile.hyphenated_tool_names,
     )
     cached = completion._memo.get(key)
     if cached is not None:
@@ -204,10 +234,14 @@ def stream_plan(
     emission = completion.emit(max_tokens)
     tokens, finish, matched = _finish(profile, emission.tokens, emission.finish_reason)
     # The trimmed stop token's step still runs the parsers, with the text the finish adds.
-    steps = stream_deltas(emission.tokens, skip_special=profile.skip_special_tokens, trim_last=len(tokens) < len(emission.tokens))
+    steps = stream_deltas(
+        emission.tokens, skip_special=profile.skip_special_tokens, trim_last=len(tokens) < len(emission.tokens)
+    )
     reasoning_stream = ReasoningStream() if reasoning_on else None
     call_stream = (
-        ToolCallStream(tools, profile.forward_unknown_tools, profile.stream_plain_text_passthrough, profile.hyphenated_tool_names)
+        ToolCallStream(
+            tools, profile.forward_unknown_tools, profile.stream_plain_text_passthrough, profile.hyphenated_tool_names
+        )
         if tools is not None
         else None
     )
@@ -222,7 +256,12 @@ def stream_plan(
             if text:
                 events.append((done, "full", dumps({**_FULL_BASE, "content": text}).encode()))
             for call in calls:
-                entry = {"id": "\x00", "index": call.index, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+                entry = {
+                    "id": "\x00",
+                    "index": call.index,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
                 before, _, after = dumps({**_FULL_BASE, "tool_calls": [entry]}).partition(_ID_SLOT)
                 events.append((done, "call", (before.encode() + b'"', b'"' + after.encode())))
         elif delta:
@@ -259,8 +298,14 @@ def _parsed(
     completion per (``Completion.cap(max_tokens)``, the switches that change it, tool names)."""
     reasoning_on = profile.reasoning_parser is not None and profile.separate_reasoning
     key = (
-        _MEMO_FULL, completion.cap(max_tokens), profile.skip_special_tokens, profile.tool_call_parser, reasoning_on, tools,
-        profile.forward_unknown_tools, profile.hyphenated_tool_names,
+        _MEMO_FULL,
+        completion.cap(max_tokens),
+        profile.skip_special_tokens,
+        profile.tool_call_parser,
+        reasoning_on,
+        tools,
+        profile.forward_unknown_tools,
+        profile.hyphenated_tool_names,
     )
     cached = completion._memo.get(key)
     if cached is not None:
@@ -274,7 +319,9 @@ def _parsed(
         reasoning, text = split_reasoning(text)
     calls: list = []
     if tools is not None:
-        text, calls = parse_tool_calls(text, tools, forward_unknown=profile.forward_unknown_tools, hyphenated=profile.hyphenated_tool_names)
+        text, calls = parse_tool_calls(
+            text, tools, forward_unknown=profile.forward_unknown_tools, hyphenated=profile.hyphenated_tool_names
+        )
         if calls and finish == "stop":
             finish, matched = "tool_calls", None
     parsed = (text, reasoning, tuple(calls), finish, matched)
@@ -286,8 +333,12 @@ _MEMO_FULL = "sglang.chat.full"
 
 
 def _stream(
-    profile: SglangProfile, plan: StreamPlan, usage_total: tuple[dict[str, Any], int],
-    rid: str, request: ChatRequestView, ctx: RequestContext,
+    profile: SglangProfile,
+    plan: StreamPlan,
+    usage_total: tuple[dict[str, Any], int],
+    rid: str,
+    request: ChatRequestView,
+    ctx: RequestContext,
 ) -> Reply:
     """The SSE frames: the memoised :class:`StreamPlan` under this request's head (id,
     ``created``, model) and call ids. ``stream_options.include_usage`` or
@@ -309,12 +360,16 @@ def _stream(
     else:
         next_id = ctx.ids.next
         frames += [
-            head + piece if piece.__class__ is bytes else b"".join((head, piece[0], next_id("call_")[:29].encode(), piece[1]))  # type: ignore[index, operator]
+            head + piece
+            if piece.__class__ is bytes
+            else b"".join((head, piece[0], next_id("call_")[:29].encode(), piece[1]))  # type: ignore[index, operator]
             for piece in plan.pieces
         ]
     tail = f',"logprobs":null,"finish_reason":{dumps(plan.finish)},"matched_stop":{dumps(plan.matched)}}}]}}'
     frames.append(head + b'{"reasoning_content":null}' + tail.encode() + b"\n\n")
     if request.include_usage or profile.stream_default_include_usage:
-        frames.append(f'data: {{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{dumps(request.model)},"choices":[],"usage":{dumps(usage)}}}\n\n'.encode())
+        frames.append(
+            f'data: {{"id":"{rid}","object":"chat.completion.chunk","created":{ctx.created},"model":{dumps(request.model)},"choices":[],"usage":{dumps(usage)}}}\n\n'.encode()
+        )
     frames.append(_DONE)
     return Reply(status=200, media_type=SSE_MEDIA_TYPE, frames=tuple(frames))
