@@ -6,7 +6,6 @@ the file's ``FILE:LINE: FIELD: problem`` entry.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from itertools import accumulate
 
@@ -97,15 +96,25 @@ def compile_rule(
                 compiled = _compile_answer(position, option, [*at, position, "pick", choice], origin, root, errors)
                 if compiled is not None:
                     options.append((option.weight, compiled))
-            base = Step(index=position, completion=None, error=None, note=step_spec.note,
-                        transport=step_spec.transport, times=step_spec.times, optional=step_spec.optional,
-                        endpoint=step_spec.endpoint)
-            steps.append(dataclasses.replace(base, options=tuple(options), pick_mode=step_spec.pick_mode))
+            steps.append(
+                Step(
+                    index=position,
+                    completion=None,
+                    error=None,
+                    note=step_spec.note,
+                    transport=step_spec.transport,
+                    times=step_spec.times,
+                    options=tuple(options),
+                    pick_mode=step_spec.pick_mode,
+                    bounds=tuple(accumulate(weight for weight, _ in options)),  # summed once, not on every use
+                    optional=step_spec.optional,
+                    endpoint=step_spec.endpoint,
+                )
+            )
             continue
         compiled = _compile_answer(position, step_spec, [*at, position], origin, root, errors)
         if compiled is not None:
             steps.append(compiled)
-    line = _node_line(root, at[:-1]) if rule is not None else key_line(root, "steps")
     line = _node_line(root, at[:-1]) if rule is not None else key_line(root, "steps")
     place = f"scenario {origin}" if origin != "<inline>" else f"scenario {name}"
     label = f"rule {rule.name!r}" if rule is not None and rule.name else f"rule #{index + 1}"

@@ -50,6 +50,9 @@ class Step:
     #: ``pick`` steps: ``(weight, answer)`` pairs, one chosen per request (:mod:`mockoss.scenario.pick`).
     options: tuple[tuple[int, Step], ...] = ()
     pick_mode: str = "deck"
+    #: ``pick`` steps: the options' running weight totals (``bounds[-1]``: the sum), set with
+    #: ``options`` when the scenario is compiled, read by every use (:func:`mockoss.scenario.pick.choose`).
+    bounds: tuple[int, ...] = ()
     #: ``replay`` steps: the recorded reply, returned as is (:mod:`mockoss.scenario.replay`).
     replay: Reply | None = None
     #: The step may go unused without failing ``assert_all_steps_used`` (``optional: true``).

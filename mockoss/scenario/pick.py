@@ -57,11 +57,12 @@ def replaced(step: Step, **changes: Any) -> Step:
 
 
 @functools.lru_cache(maxsize=512)
-def _deck(weights: tuple[int, ...], key: str) -> bytes | array.array[int]:
-    """The shuffled deck of one cycle: option indices, a byte each (4 past 256 options)."""
-    deck = [option for option, weight in enumerate(weights) for _ in range(weight)]
+def _deck(bounds: tuple[int, ...], key: str) -> bytes | array.array[int]:
+    """The shuffled deck of one cycle: option indices, a byte each (4 past 256 options); option
+    *i* holds the cards from ``bounds[i-1]`` (0 for the first) to ``bounds[i]``."""
+    deck = [option for option, (start, end) in enumerate(itertools.pairwise((0, *bounds))) for _ in range(end - start)]
     random.Random(key).shuffle(deck)
-    return bytes(deck) if len(weights) <= 256 else array.array("I", deck)
+    return bytes(deck) if len(bounds) <= 256 else array.array("I", deck)
 
 
 def _permuted(position: int, size: int, key: str) -> int:
@@ -84,28 +85,25 @@ def _permuted(position: int, size: int, key: str) -> int:
             return value
 
 
-@functools.lru_cache(maxsize=512)
-def _bounds(weights: tuple[int, ...]) -> tuple[int, ...]:
-    """The cumulative weights: option *i*'s cards are the positions from ``bounds[i-1]`` on."""
-    return tuple(itertools.accumulate(weights))
-
-
 def choose(rule: Rule, step: Step, use: int, seed: int | str) -> Step:
     """The answer for the ``use``-th (0-based) request this ``pick`` step answers.
 
     The chosen option keeps the step's position (``index``) and, unless it sets its own, the
-    step's ``transport``. ``seed`` is the scenario's ``seed`` or the server's.
+    step's ``transport``. ``seed`` is the scenario's ``seed`` or the server's. The weights' running
+    totals are the step's ``bounds`` (computed when the scenario is compiled: before session 18
+    every use rebuilt the weights and looked their totals up, O(options), under the server's lock).
     """
-    weights = tuple(weight for weight, _ in step.options)
+    bounds = step.bounds  # the running weight totals, summed once when the scenario was compiled
     key = f"{seed}/{rule.index}/{step.index}"
     if step.pick_mode == "deck":
-        bounds = _bounds(weights)
         cycle, position = divmod(use, bounds[-1])
         if bounds[-1] <= MAX_DECK_CARDS:
-            option = _deck(weights, f"{key}/{cycle}")[position]
+            option = _deck(bounds, f"{key}/{cycle}")[position]
         else:
             option = bisect.bisect_right(bounds, _permuted(position, bounds[-1], f"{key}/{cycle}"))
     else:
-        option = random.Random(f"{key}/{use}").choices(range(len(weights)), weights)[0]
+        # random.choices(population, weights) sums the weights into cum_weights and goes on from
+        # there (CPython@v3.11:Lib/random.py ``Random.choices``): the same draw as before.
+        option = random.Random(f"{key}/{use}").choices(range(len(bounds)), cum_weights=bounds)[0]
     chosen = step.options[option][1]
     return replaced(chosen, index=step.index, transport=chosen.transport or step.transport, times=step.times)
