@@ -146,7 +146,10 @@ logging.getLogger("uvicorn.error").addFilter(_StopWords())
 
 
 def _config(
-    server: MockServer, log_level: str, request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S, control: ControlOptions | None = None
+    server: MockServer,
+    log_level: str,
+    request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S,
+    control: ControlOptions | None = None,
 ) -> uvicorn.Config:
     # The lifespan only closes an upstream's HTTP client and the recorder (mockoss.upstream); without them, skip it.
     lifespan = "on" if server.upstream is not None or server.recorder is not None else "off"
@@ -158,7 +161,13 @@ def _config(
     # from a trusted (loopback) peer to rewrite the client address and scheme, which mockoss never
     # uses but for its access log (~1 us a request, issue 9).
     return uvicorn.Config(
-        app, log_level=log_level, access_log=False, lifespan=lifespan, http=http, proxy_headers=False, ws=_websocket_protocol()
+        app,
+        log_level=log_level,
+        access_log=False,
+        lifespan=lifespan,
+        http=http,
+        proxy_headers=False,
+        ws=_websocket_protocol(),
     )
 
 
@@ -262,8 +271,16 @@ def raise_open_files_limit(wanted: int = OPEN_FILES_WANTED) -> None:
             pass
 
 
+#: Seconds :meth:`ThreadedServer.stop` waits, after the grace, before it says the thread is stuck.
+_STOP_BOUND_S = 10.0
+
+
 class ThreadedServer:
-    """A uvicorn server on a free loopback port, in a daemon thread.
+    """A uvicorn server on a free loopback port, in a daemon thread (the pytest fixtures' server).
+
+    It stops as ``mockoss serve`` does without ``--record``: what is in flight after
+    :data:`SHUTDOWN_GRACE_S` is cut (:meth:`stop`), a recording one included, since the test that
+    sent it is over.
 
     Attributes:
         url: ``http://127.0.0.1:PORT``.
@@ -276,7 +293,12 @@ class ThreadedServer:
         self.server = server
         self._sock = bind(host, 0)
         self.url = base_url(self._sock)
-        self._uvicorn = uvicorn.Server(_config(server, "warning", request_timeout_s))
+        config = _config(server, "warning", request_timeout_s)
+        # What a stop of ``mockoss serve`` does (module docstring): requests still in flight after
+        # the grace are cut. uvicorn's default waited for them without limit, so a stream a test
+        # left open (stalled, or not read) held the fixture's teardown 10 s (t18 breaker, finding 1).
+        config.timeout_graceful_shutdown = SHUTDOWN_GRACE_S
+        self._uvicorn = uvicorn.Server(config)
         self._uvicorn.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self._thread = threading.Thread(target=self._uvicorn.run, kwargs={"sockets": [self._sock]}, daemon=True)
 
@@ -297,7 +319,20 @@ class ThreadedServer:
         raise RuntimeError(f"mockoss server did not start on {self.url}")
 
     def stop(self) -> None:
-        """Stop serving and wait for the thread."""
+        """Stop serving and wait for the server's thread to end: within about
+        :data:`SHUTDOWN_GRACE_S` + 0.2 s, also with streams or requests still open (they are cut
+        as ``mockoss serve`` cuts them at a stop: a stream is closed part-way, a request not yet
+        answered gets mockoss's 503; the log says how many, as a warning). A recording server
+        (:mod:`mockoss.server.durable`) keeps every exchange that finished before the cut.
+
+        Raises:
+            RuntimeError: the thread was still running :data:`_STOP_BOUND_S` seconds after the
+                grace (not seen: a reply built on a worker thread returns when cancelled).
+        """
         self._uvicorn.should_exit = True
-        self._thread.join(timeout=10)
+        self._thread.join(timeout=SHUTDOWN_GRACE_S + _STOP_BOUND_S)
         self._sock.close()
+        if self._thread.is_alive():
+            raise RuntimeError(
+                f"mockoss server on {self.url} did not stop within {SHUTDOWN_GRACE_S + _STOP_BOUND_S:g} s"
+            )
