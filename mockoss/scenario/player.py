@@ -35,7 +35,7 @@ from mockoss.profiles.response_store import PREVIOUS_STORED, KeptResponses
 from mockoss.scenario.conversation import RequestFacts, body_turn, conversation_key, header_of
 from mockoss.scenario.loader import Rule, Scenario, Step
 from mockoss.scenario.pick import choose, replaced
-from mockoss.scenario.select import explain, first_answer
+from mockoss.scenario.select import answer, explain
 from mockoss.scenario.template import RenderContext, TemplateRenderError
 from mockoss.scenario.tool_check import tool_call_warnings
 
@@ -209,15 +209,14 @@ class Player:
             if rule.match.checks:
                 facts = RequestFacts(endpoint, body, headers, model, session_turn, prefix)
                 break
-        found = first_answer(scenario, facts, positions)
+        found = answer(scenario, facts, positions, endpoint)  # the warm-up predicts with it too
         if found is None:
             if facts is None:
                 facts = RequestFacts(endpoint, body, headers, model, session_turn, prefix)
             return Played(None, None, facts.turn, session, explain(scenario, facts, positions))
-        rule, step = found
-        if step is not None and step.endpoint is not None and step.endpoint != endpoint:
-            positions[rule.index] -= 1  # takes no step: the request the step was recorded for may follow
-            problem = wrong_endpoint(rule, step, endpoint)
+        rule, step, takes = found
+        if not takes:  # recorded for another endpoint: no step taken (the request it was recorded for may follow)
+            problem = wrong_endpoint(rule, step, endpoint)  # type: ignore[arg-type]
             return Played(rule, None, _turn(facts, session_turn, body, prefix), session, problem)
         if step is not None and (step.options or step.template is not None):
             used = scenario.seed if scenario.seed is not None else seed

@@ -23,7 +23,7 @@ from mockoss.scenario import template as template_module
 from mockoss.scenario.conversation import RequestFacts
 from mockoss.scenario.loader import Scenario, Step
 from mockoss.scenario.player import SESSION_HEADER
-from mockoss.scenario.select import first_answer
+from mockoss.scenario.select import answer, first_answer
 from mockoss.server.template_cost import MODEL_CHARS, TemplateCost, min_raw_bytes
 
 if TYPE_CHECKING:
@@ -134,12 +134,20 @@ class Warmup:
         return found
 
     def pending(
-        self, scenario: Scenario, shape: int, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool
+        self,
+        scenario: Scenario,
+        shape: int,
+        body: Any,
+        headers: Mapping[str, str],
+        cursors: list[int] | None,
+        auto_session: bool,
+        endpoint: str | None = None,
     ) -> tuple[_Scenario, tuple[int, ...]] | None:
         """``(state, positions)``: the long completions ``state.longs[i]`` to warm for ``shape``
         before this request (the one it will play, when :func:`_predicted` knows it from the
         scenario's shared ``cursors``; else the first :data:`PER_REQUEST` not warmed, in file
-        order), else ``None`` (nothing to warm)."""
+        order), else ``None`` (nothing to warm). ``endpoint``: the request's (a step recorded for
+        another one is not played, so not warmed: :func:`_played`)."""
         state = self._state(scenario)
         if not state.longs:
             return None
@@ -147,7 +155,7 @@ class Warmup:
             warmed = state.shapes.get(shape, 0)
             if warmed:
                 state.shapes.move_to_end(shape)
-        played = _predicted(state, body, headers, cursors, auto_session)
+        played = _predicted(state, body, headers, cursors, auto_session, endpoint)
         candidates = range(len(state.longs)) if played is None else played
         todo = tuple(position for position in candidates if not warmed >> position & 1)[:PER_REQUEST]
         return (state, todo) if todo else None
@@ -181,8 +189,15 @@ class Warmup:
         return raw_bytes >= state.thresholds(key[1])[1]
 
     def long_templates(
-        self, scenario: Scenario, raw_bytes: int, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool,
+        self,
+        scenario: Scenario,
+        raw_bytes: int,
+        body: Any,
+        headers: Mapping[str, str],
+        cursors: list[int] | None,
+        auto_session: bool,
         matched: tuple[str, str] | None = None,
+        endpoint: str | None = None,
     ) -> tuple[Step, ...] | None:
         """The templated steps to render and warm before the lock for a body of ``raw_bytes``
         bytes: those the request will play (the step :func:`_predicted` reads from the shared
@@ -192,17 +207,20 @@ class Warmup:
         request is only answered on a worker thread). Arithmetic on ``raw_bytes`` for most
         requests: the body is read only when a step may render long. ``matched``: the request's
         ``(endpoint, resolved model)`` once validated, with which rules with ``match`` checks are
-        predicted too (:func:`_played`); without it they are unknown (``None``)."""
+        predicted too (:func:`_played`); without it they are unknown (``None``). ``endpoint``: the
+        request's, when ``matched`` is not given (a step recorded for another one is not played)."""
         state = self._state(scenario)
         if not state.templates:
             return ()
         each, smallest = state.thresholds(self._model_length())
         if raw_bytes < smallest:
             return ()
-        played = _played(state, body, headers, cursors, auto_session, matched)
+        played = _played(state, body, headers, cursors, auto_session, matched, endpoint)
         if played is None:
             return None
-        return tuple(step for step in played if step.template is not None and raw_bytes >= each.get(id(step), math.inf))[:PER_REQUEST]
+        return tuple(
+            step for step in played if step.template is not None and raw_bytes >= each.get(id(step), math.inf)
+        )[:PER_REQUEST]
 
     def seeded_due(self, scenario: Scenario, step: Step) -> bool:
         """Whether to warm ``step`` (templated, Faker-seeded: its text depends on the request's
@@ -238,7 +256,9 @@ class Warmup:
             warmed = state.shapes.get(shape, 0)
         return tuple(position for position in positions if not warmed >> position & 1)
 
-    def claim(self, state: _Scenario, shape: int, positions: tuple[int, ...]) -> tuple[list[int], list[threading.Event]]:
+    def claim(
+        self, state: _Scenario, shape: int, positions: tuple[int, ...]
+    ) -> tuple[list[int], list[threading.Event]]:
         """``(mine, theirs)``: the positions this request warms (now claimed), and the events of
         those another request is warming now (set when it is done)."""
         mine: list[int] = []
@@ -267,24 +287,39 @@ class Warmup:
                 self._inflight.pop((id(state), shape, position)).set()
 
 
-def _predicted(state: _Scenario, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool) -> tuple[int, ...] | None:
+def _predicted(
+    state: _Scenario,
+    body: Any,
+    headers: Mapping[str, str],
+    cursors: list[int] | None,
+    auto_session: bool,
+    endpoint: str | None = None,
+) -> tuple[int, ...] | None:
     """The positions in ``state.longs`` of what the request will play, when the server's shared
     cursors pick it (no session header, no automatic sessions, no ``previous_response_id``, no
-    rule with ``match`` checks): the step :func:`~mockoss.scenario.select.first_answer` gives on
+    rule with ``match`` checks): the step :func:`~mockoss.scenario.select.answer` gives on
     ``cursors``, a copy of those cursors (:meth:`MockServer.warm_target
     <mockoss.server.core.MockServer.warm_target>`; a ``pick`` step: each of its options); ``()``
     when that step is not a long completion (short, templated, an error). ``None``: unknown (the
     player decides it from the request, under the lock). A read of the player's state without
     the lock: another request may move the cursors meanwhile, which only warms a step the
     request does not play."""
-    steps = _played(state, body, headers, cursors, auto_session)
+    steps = _played(state, body, headers, cursors, auto_session, None, endpoint)
     if steps is None:
         return None
-    return tuple(state.index[id(candidate.completion)] for candidate in steps if id(candidate.completion) in state.index)
+    return tuple(
+        state.index[id(candidate.completion)] for candidate in steps if id(candidate.completion) in state.index
+    )
 
 
 def _played(
-    state: _Scenario, body: Any, headers: Mapping[str, str], cursors: list[int] | None, auto_session: bool, matched: tuple[str, str] | None = None
+    state: _Scenario,
+    body: Any,
+    headers: Mapping[str, str],
+    cursors: list[int] | None,
+    auto_session: bool,
+    matched: tuple[str, str] | None = None,
+    endpoint: str | None = None,
 ) -> tuple[Step, ...] | None:
     """The step the request will play, when the shared cursors pick it (see :func:`_predicted`),
     or a ``pick`` step's options; ``()`` for none (an exhausted rule); ``None``: unknown.
@@ -294,7 +329,13 @@ def _played(
     endpoint, and the turn counted from its body: :class:`~mockoss.scenario.conversation.RequestFacts`
     built as the player builds them, ``session_turn`` ``None``), so the rule the player will pick
     on the same cursors is known before the lock (a ``rules:`` echo was built under the lock:
-    issue 9, eleventh-session breaker, finding 3)."""
+    issue 9, eleventh-session breaker, finding 3).
+
+    The step is the player's: :func:`mockoss.scenario.select.answer` decides it, its ``endpoint:``
+    included, on the request's endpoint (``endpoint``, else ``matched``'s). A step recorded for
+    another endpoint takes no step there (a 400), so nothing is warmed: ``()`` (before session 18
+    the prediction skipped that check and warmed, and recorded as warmed, a step the player then
+    refused). Without the endpoint, such a step is unknown (``None``)."""
     if auto_session or headers.get(SESSION_HEADER) or (type(body) is dict and "previous_response_id" in body):
         return None
     facts = None
@@ -304,12 +345,19 @@ def _played(
         facts = RequestFacts(matched[0], body, headers, matched[1])
     scenario = state.scenario
     positions = cursors if cursors is not None and len(cursors) == len(scenario.rules) else [0] * len(scenario.rules)
+    endpoint = matched[0] if endpoint is None and matched is not None else endpoint
     try:
-        found = first_answer(scenario, facts, positions)
+        if endpoint is None:
+            found = first_answer(scenario, facts, positions)
+            if found is not None and found[1] is not None and found[1].endpoint is not None:
+                return None  # recorded for one endpoint, and which one this request is for is not known here
+        else:
+            found = answer(scenario, facts, positions, endpoint)
+            if found is not None and not found[2]:
+                return ()  # recorded for another endpoint: the player refuses the request, which takes no step
     except Exception:  # noqa: BLE001  # a check that cannot read this body: the player answers it under the lock
         return None
     step = found[1] if found is not None else None
     if step is None:
         return ()
     return tuple(option for _weight, option in step.options) if step.options else (step,)
-

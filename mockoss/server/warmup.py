@@ -231,7 +231,7 @@ def wanted(server: _Server, endpoint: str, raw: bytes, headers: Mapping[str, str
     except (ValueError, RecursionError):
         return False
     # Those it will play, rendered and warmed on the thread; None: one may, which is not known.
-    templates = warming.long_templates(scenario, len(raw), body, headers, cursors, server.auto_session) if maybe else ()
+    templates = warming.long_templates(scenario, len(raw), body, headers, cursors, server.auto_session, endpoint=endpoint) if maybe else ()
     shape = pending = None
     want = False
     if longs:
@@ -240,7 +240,7 @@ def wanted(server: _Server, endpoint: str, raw: bytes, headers: Mapping[str, str
         else:
             shape = _shape_key(profile, endpoint, body, headers)
             if shape is not None:
-                pending = warming.pending(scenario, shape, body, headers, cursors, server.auto_session)
+                pending = warming.pending(scenario, shape, body, headers, cursors, server.auto_session, endpoint)
                 want = pending is not None
     if not want and templates == ():
         return False
@@ -361,7 +361,7 @@ def _prepare(
             found, positions = pending[0], warming.still_pending(pending[0], shape, pending[1])
     elif base is not None and scenario is not None:
         shape = _shape_key(base, endpoint, body, headers)
-        pending = warming.pending(scenario, shape, body, headers, cursors, server.auto_session) if shape is not None else None
+        pending = warming.pending(scenario, shape, body, headers, cursors, server.auto_session, endpoint) if shape is not None else None
         if pending is not None:
             found, positions = pending
     if type(body) is not dict:
