@@ -28,6 +28,7 @@ from mockoss.pytest_plugin._cassette import RecordMode
 from mockoss.pytest_plugin._fixture import MockossFixture, RealModeError
 from mockoss.pytest_plugin._leaks import mockoss_leak_score  # noqa: F401  (a fixture)
 from mockoss.pytest_plugin._options import MockossOptions, closest, real_target, resolve
+from mockoss.pytest_plugin._xdist_split import pytest_configure_node, split_message  # noqa: F401  (a hook)
 
 if TYPE_CHECKING:
     from mockoss.engines.vllm.launcher import VllmEngine
@@ -224,13 +225,18 @@ def mockoss(
 
 @pytest.fixture(scope="module")
 def mockoss_session(request: pytest.FixtureRequest, mockoss_config: dict[str, Any]) -> Iterator[MockossFixture]:
-    """A fake gpt-oss server of this module's own whose state carries over from test to test."""
+    """A fake gpt-oss server of this module's own whose state carries over from test to test.
+
+    Fails the setup when pytest-xdist's ``--dist`` would send this module's tests that use it to
+    different workers (``load``, the ``-n`` default): :mod:`mockoss.pytest_plugin._xdist_split`."""
     explicit, options = resolve(request.node, request.config, mockoss_config, None)
     if options.profiles is not None:
         raise TypeError(
             "mockoss_session: profiles= parametrises the mockoss fixture, one test per profile; "
             "give mockoss_session one profile= (module marker, --mockoss-profile or mockoss_config)"
         )
+    if (split := split_message(request)) is not None:  # xdist would split the conversation
+        pytest.fail(split, pytrace=False)
     real = request.config.stash[_REAL]
     if real is not None:
         yield MockossFixture.against(real, explicit, options)
@@ -259,7 +265,10 @@ def mockoss_remote(request: pytest.FixtureRequest) -> Iterator[Any]:
 
     url = request.config.getoption("mockoss_url", None) or os.environ.get("MOCKOSS_URL")
     if not url:
-        pytest.fail("mockoss_remote needs a shared server: pytest --mockoss-url http://HOST:PORT (or $MOCKOSS_URL)", pytrace=False)
+        pytest.fail(
+            "mockoss_remote needs a shared server: pytest --mockoss-url http://HOST:PORT (or $MOCKOSS_URL)",
+            pytrace=False,
+        )
     session = remote_session(url, request.node.nodeid)
     try:
         session.reset()
