@@ -152,7 +152,7 @@ def test_rates_are_switches():
     [
         ({"tool_call_error": "v0.12"}, "tool_call_error must be 'current' or 'v0.11.3'"),
         ({"eval_rate": 0}, "eval_rate must be a positive integer"),
-        ({"load_duration_ms": -1}, "load_duration_ms must be a non-negative integer"),
+        ({"load_duration_ms": -1}, "load_duration_ms must be an integer from 0 to"),
         ({"version": ""}, "version must be a non-empty string"),
     ],
 )

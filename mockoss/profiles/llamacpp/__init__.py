@@ -9,6 +9,7 @@ grammar. This profile reimplements that parser (:mod:`.gptoss`, the PEG parser o
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -137,8 +138,8 @@ class LlamacppProfile:
             )
         for rate in ("prompt_tokens_per_second", "predicted_tokens_per_second"):
             value = getattr(self, rate)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ValueError(f"{rate} must be a positive number, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+                raise ValueError(f"{rate} must be a positive finite number, got {value!r}")  # (NaN fails too)
         if isinstance(self.n_ctx, bool) or not isinstance(self.n_ctx, int) or self.n_ctx < 1:
             raise ValueError(f"n_ctx must be a positive integer, got {self.n_ctx!r}")
         for text in ("build_info", "model_path"):

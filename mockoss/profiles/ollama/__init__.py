@@ -26,10 +26,18 @@ from mockoss.profiles.ollama.identity import model_not_found, probe, route_error
 if TYPE_CHECKING:
     from mockoss.harmony import Completion
 
-__all__ = ["OllamaProfile"]
+__all__ = ["MAX_LOAD_DURATION_MS", "OllamaProfile"]
 
 #: Endpoints served by Ollama's OpenAI-compatible layer (errors in the OpenAI shape).
 OPENAI_ENDPOINTS = frozenset({"chat", "responses"})
+
+#: The largest ``load_duration_ms`` (~146 years): ``2**62`` ns, half of Go's ``time.Duration``
+#: (int64 ns, ``api.Metrics.LoadDuration``), so that ``total_duration`` (load, prompt and
+#: generation time, a Duration too) fits as well, and every ``created_at`` stays a time Go and
+#: Python can write (years up to 9999: ``time.Time.MarshalJSON``, :func:`datetime.fromtimestamp`)
+#: for any server ``created`` before ~9850. A larger value gave every request an unscripted 500
+#: (``year 10056 is out of range``; t18 breaker #4).
+MAX_LOAD_DURATION_MS = 2**62 // 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +60,7 @@ class OllamaProfile:
             500, or an error line once streaming started).
         eval_rate: generated tokens per second (``eval_duration``, the ``created_at`` stamps).
         prompt_eval_rate: prompt tokens per second (``prompt_eval_duration``).
-        load_duration_ms: ``load_duration`` in ms.
+        load_duration_ms: ``load_duration`` in ms, 0 to :data:`MAX_LOAD_DURATION_MS`.
     """
 
     #: Model name served when none is configured (Ollama's model tag).
@@ -80,12 +88,12 @@ class OllamaProfile:
             value = getattr(self, switch)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{switch} must be a positive integer (tokens/s), got {value!r}")
-        if (
-            isinstance(self.load_duration_ms, bool)
-            or not isinstance(self.load_duration_ms, int)
-            or self.load_duration_ms < 0
-        ):
-            raise ValueError(f"load_duration_ms must be a non-negative integer, got {self.load_duration_ms!r}")
+        load = self.load_duration_ms
+        if isinstance(load, bool) or not isinstance(load, int) or not 0 <= load <= MAX_LOAD_DURATION_MS:
+            raise ValueError(
+                f"load_duration_ms must be an integer from 0 to {MAX_LOAD_DURATION_MS} (ms: load_duration is a "
+                f"Go time.Duration, int64 ns, and total_duration adds the prompt's and the generation's time), got {load!r}"
+            )
 
     def with_switches(self, **switches: Any) -> OllamaProfile:
         """Return a copy with some switches changed.
