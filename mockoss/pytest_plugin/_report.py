@@ -89,17 +89,20 @@ def _why_unanswered(request: RecordedRequest, recorded: Scenario | None) -> list
 
 def describe_request(request: RecordedRequest, recorded: Scenario | None = None) -> list[str]:
     """Two lines or more: ``#0 POST /v1/chat/completions -> 200: scenario 'x', rule #1, step 0, turn 1``,
-    then what the emulated server logged for it (``server log: …``), then, for a request the
+    then its tool-check warnings (``warning: …``) and hints (``hint: …``: why the server refused
+    it or dropped a message, :mod:`mockoss.server.request_notes`), then what the emulated server logged for it (``server log: …``), then, for a request the
     scenario did not answer, why (each rule's reasons; with the cassette ``recorded``, the nearest
     recorded request and a word diff: the lines the teardown check gives, so that a test whose
     client raised on the 400 first shows them too), then the raw Harmony completion when there is
     one (continuation lines aligned under its start)."""
     from mockoss.endpoints import ENDPOINTS
+    from mockoss.server.records import HINT
 
     endpoint = ENDPOINTS.get(request.endpoint)
     path = endpoint.path if endpoint is not None else request.endpoint
     lines = [f"#{request.index} POST {path} -> {request.status}: {_answered_by(request)}"]
-    lines.extend(f"  warning: {warning}" for warning in request.warnings)
+    # A hint (mockoss.server.request_notes) says why the server answered so; a warning, a tool check.
+    lines.extend(f"  {w}" if w.startswith(HINT) else f"  warning: {w}" for w in request.warnings)
     lines.extend(f"  server log: {line}" for line in getattr(request, "server_log", ()))
     if _unanswered(request):
         lines.extend(f"  {line}" for line in _why_unanswered(request, recorded))
@@ -196,9 +199,14 @@ def nearest_recorded(request: RecordedRequest, recorded: Scenario) -> list[str]:
 
 
 def tool_warnings(requests: Sequence[RecordedRequest]) -> list[str]:
-    """One line per tool-check warning: ``- request #0 (rule #1, step 0): tool call 'x': …``."""
+    """One line per tool-check warning: ``- request #0 (rule #1, step 0): tool call 'x': …``. A
+    hint on the emulated server's answer (``hint: …``, :mod:`mockoss.server.request_notes`: a
+    refusal's cause, a dropped message) is no tool-check problem and is left out."""
+    from mockoss.server.records import HINT
+
     return [
         printable(f"- request #{r.index} (rule {r.rule}, step {r.step}): {warning}")
         for r in requests
         for warning in r.warnings
+        if not warning.startswith(HINT)
     ]

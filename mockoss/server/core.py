@@ -35,13 +35,14 @@ from mockoss.scenario.loader import Scenario, ScenarioError, Step
 from mockoss.scenario.player import Played, Player
 from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, TransportSpec
 from mockoss.server.engine_entry import EngineEntry, known_endpoint
-from mockoss.server.logentry import _record, _share, _unanswered
+from mockoss.server.logentry import _record, _refused_entry, _share, _unanswered
 from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS, PROMPT_COUNTER, before_lock
 from mockoss.server.records import DEFAULT_LOG_BYTES, Endpoint, RecordedRequest, RequestLog
 from mockoss.server.replies import _for_endpoint, failure_reply
 
 # VALID_BODY_MAX and PROFILE_CACHE_SIZE moved with their code and are re-exported (tests import them from here).
 from mockoss.server.request_check import VALID_BODY_BYTES, VALID_BODY_MAX, RequestChecks  # noqa: F401
+from mockoss.server.request_notes import dropped_message_hint, refusal_hint
 from mockoss.server.selection import PROFILE_CACHE_SIZE, SCENARIO_HEADER, Selection, reset_refusal  # noqa: F401
 from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES
 from mockoss.server.side_routes import SideRoutes
@@ -320,7 +321,7 @@ class MockServer(Selection, RequestChecks, SideRoutes, EngineEntry):
             # refuses it before drawing one (llamacpp's checks, SGLang's chat template).
             surfaced = given.completion is not None and given.replay is None and given.error is None
             if surfaced and (refused := _refused(profile, endpoint, body)) is not None:
-                return refused, None, None, None
+                return refused, None, None, _refused_entry(refusal_hint(profile, endpoint, body, refused))
             # The upstream holds the responses store: its id is taken as stored (never an earlier
             # request's answer: issue 9, the breaker's finding 5), no kept turns (ctx.kept None).
             PREVIOUS_STORED.set(body.get("previous_response_id") if isinstance(body, dict) else None)
@@ -338,7 +339,7 @@ class MockServer(Selection, RequestChecks, SideRoutes, EngineEntry):
             return profile.error(400, f"mockoss: {exc}"), None, None, None
         # What the server refuses before generating, under the request's own switches, draws no step.
         if (refused := _refused(profile, endpoint, body)) is not None:
-            return refused, None, None, None
+            return refused, None, None, _refused_entry(refusal_hint(profile, endpoint, body, refused))
         self._player.auto_session = self.auto_session  # may be set after construction (pytest fixture)
         played = self._player.play(scenario, endpoint, body, headers, model, index, self.seed, seen)
         if played.problem is not None:  # no rule answers, or a template cannot be rendered
@@ -349,7 +350,10 @@ class MockServer(Selection, RequestChecks, SideRoutes, EngineEntry):
             return self._scripted_error(profile, error.status, error.message, error.retry_after), scenario, None, played
         if not surface and step.completion is not None and step.replay is None and step.error is None:
             return None, scenario, step, played  # type: ignore[return-value]  # a real engine answers (play())
-        return self._reply(profile, endpoint, step, request, model, body, raw, index, seen, view, self._player.kept), scenario, step, played
+        reply = self._reply(profile, endpoint, step, request, model, body, raw, index, seen, view, self._player.kept)
+        if reply.status == 200 and (dropped := dropped_message_hint(profile, endpoint, step, body)) is not None:
+            played = played._replace(warnings=(*played.warnings, dropped))  # a silent drop, said in the log
+        return reply, scenario, step, played
 
     def _reply(
         self, profile: Profile, endpoint: Endpoint, step: Step, request: Any, model: str, body: Any, raw: bytes, index: int,

@@ -21,16 +21,23 @@ if TYPE_CHECKING:
 
 
 class _Unanswered(NamedTuple):
-    """A request mockoss answered itself before any scenario step (no scenario selected, or a
-    failure of its own): ``problem`` goes to the request log, which the pytest plugin's failure
-    report shows."""
+    """A request mockoss or the emulated server answered itself before any scenario step (no
+    scenario selected, a failure of its own, the profile's refusal): ``problem`` (``None`` for a
+    refusal) and ``warnings`` (a refusal's hint, :mod:`mockoss.server.request_notes`) go to the
+    request log, which the pytest plugin's failure report shows."""
 
-    problem: str
+    problem: str | None
+    warnings: tuple[str, ...] = ()
 
 
 
 def _unanswered(problem: str) -> _Unanswered:
     return _Unanswered(problem[:500])
+
+
+def _refused_entry(warnings: tuple[str, ...]) -> _Unanswered | None:
+    """What a refused request's log entry holds besides its reply: its hint, if any."""
+    return _Unanswered(None, warnings) if warnings else None
 
 
 def _share(record: RecordedRequest) -> None:
@@ -53,9 +60,9 @@ def _record(
 ) -> RecordedRequest:
     """The request-log record of one answered request (:meth:`MockServer.respond`, :meth:`MockServer.play`)."""
     if isinstance(played, _Unanswered):
-        problem, played = played.problem, None
+        problem, warnings, played = played.problem, played.warnings, None
     else:
-        problem = played.problem if played else None
+        problem, warnings = (played.problem, played.warnings) if played else (None, ())
     # Every field, in RecordedRequest's order (new_record: without the frozen dataclass's __init__).
     return new_record(
         index,
@@ -69,7 +76,7 @@ def _record(
         played.rule_id if played else None,  # rule
         played.turn if played else None,  # turn
         problem,
-        played.warnings if played else (),  # warnings
+        warnings,
         bool(played and played.rule is not None and played.step is None and not played.problem),  # exhausted
         server_log,
     )

@@ -13,12 +13,16 @@ from typing import Any, Self
 
 from mockoss.slotnew import slot_builder
 
-__all__ = ["DEFAULT_LOG_BYTES", "REQUEST_RECORDS", "Endpoint", "RecordedRequest", "RequestLog", "header_items", "new_record"]
+__all__ = ["DEFAULT_LOG_BYTES", "HINT", "REQUEST_RECORDS", "Endpoint", "RecordedRequest", "RequestLog", "header_items", "new_record"]
 
 #: Set per HTTP request by the control plane (:mod:`mockoss.server.control`): every
 #: :class:`RecordedRequest` the server logs for that request is appended here too, so the request
 #: log of ``/mockoss/requests`` can join it (a list, so a worker thread's copied context shares it).
 REQUEST_RECORDS: ContextVar[list[RecordedRequest] | None] = ContextVar("mockoss_request_records", default=None)
+
+#: How a warning that explains the emulated server's answer starts (a refusal's known cause, a
+#: message the server dropped: :mod:`mockoss.server.request_notes`), unlike a tool-check warning.
+HINT = "hint: "
 
 #: An endpoint name from :data:`mockoss.endpoints.ENDPOINTS`, e.g. ``"chat"``.
 Endpoint = str
@@ -43,7 +47,9 @@ class RecordedRequest:
         rule: the rule that answered: its ``name``, else ``#N`` (1-based); ``None`` if none did.
         turn: the request's turn number (see :mod:`mockoss.scenario.conversation`), else ``None``.
         problem: why no step answered (no rule matches: each rule's reasons; a template failed), else ``None``.
-        warnings: tool-check problems of the scripted tool calls (:mod:`mockoss.scenario.tool_check`).
+        warnings: tool-check problems of the scripted tool calls (:mod:`mockoss.scenario.tool_check`),
+            and hints starting with :data:`HINT` on why the emulated server answered as it did (a
+            refusal's known cause, a message it dropped: :mod:`mockoss.server.request_notes`).
         exhausted: the rule was used up and answered its ``exhausted_error`` (``when_exhausted: error``).
         server_log: lines the emulated server logs for this request (``Reply.log``: LM Studio's
             ``Failed to parse tool call: …`` when it drops a call, lmstudio-bug-tracker#876; mockoss

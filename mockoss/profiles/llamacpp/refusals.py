@@ -33,6 +33,7 @@ __all__ = [
     "chat_refusal",
     "checked",
     "mark_checked",
+    "refusal_hint",
     "request_refusal",
     "take_checked",
 ]
@@ -102,6 +103,52 @@ def chat_refusal(profile: LlamacppProfile, body: Mapping[str, Any]) -> tuple[int
         check_logprobs(body)
     except RequestError as exc:
         return exc.status, exc.message
+    return None
+
+
+#: What a user does about each of the template's 500s (:mod:`.template_checks`), by its message.
+_TEMPLATE_HINTS = {
+    "Message has tool role": (
+        "the gpt-oss chat template raised at a 'tool' message with no assistant tool call remembered (none "
+        "before it, or an assistant message without tool_calls came between): send the assistant message with "
+        "its tool_calls before the tool results. llama-server answers the template's exception as a 500"
+    ),
+    "Cannot pass both content": (
+        "an assistant message with tool_calls has both content and reasoning_content; this build passes "
+        "reasoning_content to the template as thinking beside content (switch thinking_field=with_tool_calls, "
+        "llama.cpp before PR #19704), and the gpt-oss template refuses both: send one of them"
+    ),
+    "You have passed a message containing <|channel|> tags in the content": (
+        "an assistant message's content holds raw Harmony markup (<|channel|>analysis<|message|> or "
+        "<|channel|>final<|message|>), which this build's template refuses (switch template_channel_check, "
+        "launch builds): send the parsed text back (reasoning in reasoning_content), not the raw completion"
+    ),
+    "You have passed a message containing <|channel|> tags in the thinking": (
+        "an assistant message's reasoning_content holds raw Harmony markup (<|channel|>analysis<|message|> or "
+        "<|channel|>final<|message|>), which the gpt-oss template refuses: send the parsed reasoning back, "
+        "not the raw completion"
+    ),
+    "Function is not a bool value": (
+        "a declared tool's parameters hold an array without \"items\": llama.cpp's Jinja engine reads "
+        "param_spec['items'] as the dict's items method and cannot test it (a 500, b9553): add \"items\" to "
+        "the array's schema, or switch template_items_check=false for a build that renders it"
+    ),
+}
+
+
+def refusal_hint(profile: LlamacppProfile, endpoint: str, body: Any) -> str | None:
+    """What a user does about llama-server's refusal of ``body`` on ``endpoint`` when it is one of
+    the gpt-oss chat template's 500s (:data:`_TEMPLATE_HINTS`, :mod:`.template_checks`), whose
+    text (an exception with a template excerpt) does not say it; else ``None`` (the 400s name
+    their cause). Called by :func:`mockoss.server.request_notes.refusal_hint` for a refused
+    request only: the request log's ``hint: …``; the reply is unchanged."""
+    refused = request_refusal(profile, endpoint, body)
+    if refused is None or refused[0] != 500:
+        return None
+    message = refused[1]
+    for start, hint in _TEMPLATE_HINTS.items():
+        if start in message:
+            return hint
     return None
 
 
