@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mockoss.harmony.lru import BytesLRU
+from mockoss.body_counts import BODY_CACHE_BYTES, COUNTS, body_count
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -167,9 +167,9 @@ def endpoint_for_path(path: str) -> Endpoint | None:
     return _BY_PATH.get(path)
 
 
-#: Byte budget of the whole-body count cache (a repeated body costs one lookup).
-BODY_CACHE_BYTES = 16 * 1024 * 1024
-_counts: BytesLRU[int] = BytesLRU(BODY_CACHE_BYTES)
+#: The whole-body count cache (:mod:`mockoss.body_counts`: its byte budget is
+#: :data:`BODY_CACHE_BYTES`), shared with the profiles' own counts (:func:`body_count`).
+_counts = COUNTS
 
 
 _cleared = [0]
@@ -182,19 +182,9 @@ def route_label(name: str) -> str:
     return f"{name} (POST {known.path})" if known is not None else name
 
 
-def body_count(kind: str, raw: bytes, count: Callable[[], int]) -> int:
-    """A profile's own prompt count of the raw body ``raw`` (``kind`` names it, e.g.
-    ``"sglang.chat.no-tools"``), kept in :func:`prompt_tokens`' whole-body cache: the same byte
-    budget, admission (a body's second sending) and reset. ``count()`` computes it on a miss."""
-    key = (kind, raw)
-    cached = _counts.get(key)
-    if cached is not None:
-        return cached
-    return _counts.offer(key, count(), raw.__sizeof__())
-
-
 def clear_prompt_caches() -> None:
-    """Forget every cached prompt count: whole bodies here, messages in
+    """Forget every cached prompt count: whole bodies (:mod:`mockoss.body_counts`, the
+    profiles' own counts there too: SGLang's chat template, Ollama's OpenAI layer), messages in
     :mod:`mockoss.harmony.prompt.count` (``MockServer.reset`` calls this), and, at its next count,
     in the prompt-count worker process (:func:`prompt_cache_generation`)."""
     from mockoss.harmony.prompt.count import clear_caches

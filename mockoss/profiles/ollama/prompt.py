@@ -34,8 +34,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from mockoss.body_counts import body_count
 from mockoss.harmony.encoding import load_encoding
-from mockoss.harmony.lru import BytesLRU
 from mockoss.harmony.prompt import render_chat_prompt
 from mockoss.profiles.ollama.parser import FunctionNameMap
 from mockoss.profiles.ollama.render import Message, Unported, render_template
@@ -199,32 +199,29 @@ def render_ollama_responses_prompt(body: Mapping[str, Any]) -> list[int]:
         return render_responses_prompt(body)
 
 
-#: Byte budget of the OpenAI-layer counts kept by body (``endpoints.BODY_CACHE_BYTES``'s size; not
-#: ``endpoints.body_count`` itself, which would make an import circle: ``mockoss.endpoints`` imports
-#: this module).
-OPENAI_COUNT_CACHE_BYTES = 16 * 1024 * 1024
-_openai_counts: BytesLRU[int] = BytesLRU(OPENAI_COUNT_CACHE_BYTES)
+#: The kinds of :func:`mockoss.body_counts.body_count` under which the OpenAI layer's counts are kept.
+_KINDS = {"chat": "ollama.openai.chat", "responses": "ollama.openai.responses"}
 
 
 def openai_prompt_tokens(endpoint: str, body: Any, counted: int, raw: bytes = b"") -> int:
     """The prompt count Ollama reports on its OpenAI layer (``usage.prompt_tokens`` of
     ``/v1/chat/completions``, ``usage.input_tokens`` of ``/v1/responses``, ``endpoint`` ``"chat"``
-    or ``"responses"``): its own prompt encoded, kept under the body's bytes ``raw`` from a body's
-    second sending on (the admission of the whole-body count cache, :func:`mockoss.endpoints.body_count`;
-    a resent body then costs a lookup). ``counted`` (mockoss's Harmony count of the body, the former
-    approximation) is the answer for a body that is not a JSON object or whose prompt the port does
-    not write (:class:`Unported`)."""
+    or ``"responses"``): its own prompt encoded, kept under the body's bytes ``raw`` in the
+    whole-body count cache (:func:`mockoss.body_counts.body_count`: its byte budget, admission
+    from a body's second sending on, and ``MockServer.reset``; a resent body then costs a lookup).
+    ``counted`` (mockoss's Harmony count of the body, the former approximation) is the answer for
+    a body that is not a JSON object or whose prompt the port does not write (:class:`Unported`)."""
     if not isinstance(body, Mapping):
         return counted
-    key = (endpoint, raw)
-    if raw and (found := _openai_counts.get(key)) is not None:
-        return found
     text = openai_chat_prompt_text if endpoint == "chat" else responses_prompt_text
-    try:
-        count = len(_encode(text(body)))
-    except Unported:
-        return counted
-    return _openai_counts.offer(key, count, raw.__sizeof__()) if raw else count
+
+    def count() -> int:
+        try:
+            return len(_encode(text(body)))
+        except Unported:
+            return counted  # (a function of the same bytes: exact to keep)
+
+    return body_count(_KINDS[endpoint], raw, count) if raw else count()
 
 
 def _encode(text: str) -> list[int]:
