@@ -153,32 +153,31 @@ class MockossFixture:
     def use(self, scenario: str | Path | Mapping[str, Any] | Sequence[Any] | Any, *more: Any) -> Scenario:
         """Make ``scenario`` the one that answers, from its first step.
 
-        Accepts a shipped scenario name, a YAML file path, a scenario mapping (``{"steps": […]}``
-        or ``{"rules": […]}``, ``version`` optional), a bare list of steps, or :mod:`mockoss.steps`
-        builder items, each positional item one step (or rule):
-        ``mockoss.use(tool_call("get_weather", {"city": "Paris"}), final("Sunny."))``. In real mode
-        the scenario is still loaded (a broken one fails in both modes) but only recorded in :attr:`unapplied`.
+        Accepts a shipped scenario name, a YAML file path, YAML text (a str of several lines), a
+        scenario mapping (``{"steps": […]}`` or ``{"rules": […]}``, ``version`` optional), a bare
+        list of steps, or :mod:`mockoss.steps` builder items, each positional item one step (or rule):
+        ``mockoss.use(tool_call("get_weather", {"city": "Paris"}), final("Sunny."))``; the
+        ``mockoss_remote`` fixture takes the same (:mod:`mockoss.pytest_plugin._use_args`). In real
+        mode the scenario is still loaded (a broken one fails in both modes) but only recorded in :attr:`unapplied`.
 
         Raises:
-            mockoss.scenario.loader.ScenarioError: the scenario is invalid (file, line and field).
+            mockoss.scenario.loader.ScenarioError: the scenario is invalid (file, line and field),
+                or no such file or shipped scenario (an empty or over-long name too).
+            TypeError: not one of the above (``bytes``, ``None``, a number, a set, a generator...).
         """
-        from mockoss.scenario.loader import load_scenario, scenario_from_data
-        from mockoss.steps import as_scenario_data, is_builder
+        from mockoss.pytest_plugin._use_args import read_use_args
+        from mockoss.scenario.loader import load_scenario, scenario_from_bytes, scenario_from_data
 
-        items = (scenario, *more)
-        if (
-            more
-            or is_builder(scenario)
-            or (isinstance(scenario, (list, tuple)) and any(is_builder(item) for item in scenario))
-        ):
-            self._inline += 1
-            loaded = scenario_from_data(as_scenario_data(*items), name=f"inline-{self._inline}")
-        elif isinstance(scenario, (str, Path)):
-            loaded = load_scenario(str(scenario))
+        kind, value = read_use_args(scenario, more)
+        if kind == "source":
+            loaded = load_scenario(value)
         else:
-            data = {"steps": list(scenario)} if isinstance(scenario, Sequence) else scenario
             self._inline += 1
-            loaded = scenario_from_data(data, name=f"inline-{self._inline}", default_version=True)
+            name = f"inline-{self._inline}"
+            if kind == "text":
+                loaded = scenario_from_bytes(value.encode("utf-8", "surrogatepass"), name=name, origin="<inline>")
+            else:
+                loaded = scenario_from_data(value, name=name, default_version=True)
         self._scenarios[loaded.name] = loaded
         if self.server is None:
             self.unapplied.append(("use", scenario))

@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import secrets
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -80,38 +79,27 @@ class RemoteSession:
         Returns the server's summary (name, rules, steps).
 
         Raises:
-            mockoss.scenario.loader.ScenarioError: an unknown shipped name (with the nearest names).
+            mockoss.scenario.loader.ScenarioError: no such file or shipped scenario (with the
+                nearest names; an empty or over-long name too).
+            TypeError: not one of the above (:mod:`mockoss.pytest_plugin._use_args`, shared with
+                the ``mockoss`` fixture).
             AssertionError: the server refused the scenario (the message has file, line and field).
         """
-        from mockoss.scenario.loader import builtin_dir, load_scenario
+        from mockoss.pytest_plugin._use_args import read_use_args
+        from mockoss.scenario.loader import scenario_source
         from mockoss.scenario.schema import FORMAT_VERSION
-        from mockoss.steps import as_scenario_data, is_builder
 
-        if (
-            more
-            or is_builder(scenario)
-            or (isinstance(scenario, (list, tuple)) and any(is_builder(i) for i in scenario))
-        ):
-            scenario = as_scenario_data(scenario, *more)
-        elif isinstance(scenario, (list, tuple)):
-            scenario = {"steps": list(scenario)}
-        if isinstance(scenario, dict):
-            data = scenario if "version" in scenario else {"version": FORMAT_VERSION, **scenario}
-            content, kind, name = json.dumps(data).encode(), "application/json", name or "inline"
-        elif isinstance(scenario, Path) or (
-            isinstance(scenario, str) and scenario.endswith((".yaml", ".yml")) and "\n" not in scenario
-        ):
-            path = Path(scenario)
-            content, kind, name = path.read_bytes(), "application/yaml", name or path.stem
-        elif "\n" in scenario:
-            content, kind, name = scenario.encode(), "application/yaml", name or "inline"
+        kind, value = read_use_args(scenario, more)
+        if kind == "data":
+            data = value if "version" in value else {"version": FORMAT_VERSION, **value}
+            content, content_type, name = json.dumps(data).encode(), "application/json", name or "inline"
+        elif kind == "text":
+            content, content_type, name = value.encode("utf-8", "surrogatepass"), "application/yaml", name or "inline"
         else:
-            shipped = builtin_dir() / f"{scenario}.yaml"
-            if not shipped.is_file():
-                load_scenario(scenario)  # raises ScenarioError naming the nearest shipped scenarios
-            content, kind, name = shipped.read_bytes(), "application/yaml", name or scenario
+            content, _, stem = scenario_source(value)
+            content_type, name = "application/yaml", name or stem
         response = self._call(
-            "POST", "/mockoss/scenario", params={"name": name}, content=content, headers={"content-type": kind}
+            "POST", "/mockoss/scenario", params={"name": name}, content=content, headers={"content-type": content_type}
         )
         return self._check(response).json()  # type: ignore[no-any-return]
 

@@ -41,6 +41,7 @@ __all__ = [
     "load_scenario",
     "scenario_from_bytes",
     "scenario_from_data",
+    "scenario_source",
     "switch_problem",
 ]
 
@@ -162,25 +163,53 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
         ScenarioError: no such file or shipped name (the message lists the shipped names), YAML
             syntax errors (with line and column), or schema errors (file, line and field).
     """
-    candidate = Path(path_or_name)
-    if candidate.suffix in (".yaml", ".yml") or candidate.exists():
-        if not candidate.is_file():
-            raise ScenarioError(_no_such_file(candidate))
-        size = candidate.stat().st_size
-        if size > MAX_SCENARIO_BYTES:
-            raise ScenarioError(f"{candidate}: {size:,} bytes, above the {MAX_SCENARIO_BYTES:,}-byte limit for a scenario file")
-        raw, origin, name = candidate.read_bytes(), str(candidate), candidate.stem
-    else:
-        resource = builtin_dir() / f"{path_or_name}.yaml"
-        if not resource.is_file():
-            from mockoss.suggest import did_you_mean
-
-            raise ScenarioError(
-                f"unknown scenario {str(path_or_name)!r}: not a file, and not a shipped scenario; "
-                + did_you_mean(str(path_or_name), builtin_names(), "`mockoss scenarios`")
-            )
-        raw, origin, name = resource.read_bytes(), f"mockoss:scenarios/{path_or_name}.yaml", str(path_or_name)
+    raw, origin, name = scenario_source(path_or_name)
     return scenario_from_bytes(raw, name=name, origin=origin)
+
+
+def scenario_source(path_or_name: str | Path) -> tuple[bytes, str, str]:
+    """The bytes :func:`load_scenario` compiles for ``path_or_name``, with the origin its errors
+    name and the scenario's name: ``(raw, origin, name)``. A path (``.yaml``/``.yml``, or an
+    existing file) is read; anything else is a shipped scenario's name.
+
+    Raises:
+        ScenarioError: an empty name; a name the file system cannot take (too long: it gave a bare
+            ``OSError`` before, t18 breaker finding 8); no such file or shipped scenario; a file
+            above :data:`MAX_SCENARIO_BYTES`.
+    """
+    text = str(path_or_name)
+    if isinstance(path_or_name, str) and not text.strip():  # Path("") is ".", and said "a directory"
+        raise ScenarioError(
+            f"{text!r}: an empty scenario name: give a shipped scenario's name (`mockoss scenarios` lists them) "
+            "or a .yaml file's path"
+        )
+    candidate = Path(path_or_name)
+    try:
+        if candidate.suffix in (".yaml", ".yml") or candidate.exists():
+            if not candidate.is_file():
+                raise ScenarioError(_no_such_file(candidate))
+            size = candidate.stat().st_size
+            if size > MAX_SCENARIO_BYTES:
+                raise ScenarioError(
+                    f"{candidate}: {size:,} bytes, above the {MAX_SCENARIO_BYTES:,}-byte limit for a scenario file"
+                )
+            return candidate.read_bytes(), str(candidate), candidate.stem
+        resource = builtin_dir() / f"{path_or_name}.yaml"
+        found = resource.is_file()
+    except OSError as exc:  # ENAMETOOLONG (a NUL byte: pathlib answers "no such file", so the name is looked up)
+        shown = text if len(text) <= 80 else f"{text[:60]}...({len(text):,} characters)"
+        raise ScenarioError(
+            f"{shown!r}: not a scenario file or shipped scenario name ({exc.strerror or exc}): give a shipped "
+            "scenario's name (`mockoss scenarios` lists them) or a .yaml file's path"
+        ) from None
+    if not found:
+        from mockoss.suggest import did_you_mean
+
+        raise ScenarioError(
+            f"unknown scenario {text!r}: not a file, and not a shipped scenario; "
+            + did_you_mean(text, builtin_names(), "`mockoss scenarios`")
+        )
+    return resource.read_bytes(), f"mockoss:scenarios/{path_or_name}.yaml", text
 
 
 def scenario_from_bytes(raw: bytes, *, name: str, origin: str) -> Scenario:
