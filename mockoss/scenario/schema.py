@@ -65,8 +65,26 @@ def _check_fault(spec: dict[str, Any]) -> dict[str, Any]:
     try:
         validate_fault(spec)
     except FaultError as exc:
-        raise PydanticCustomError("fault", "{problem}", {"problem": exc.problem, "field": exc.field}) from None
+        problem = exc.problem + _stripped_hint(spec, exc.field)
+        raise PydanticCustomError("fault", "{problem}", {"problem": problem, "field": exc.field}) from None
     return spec
+
+
+def _stripped_hint(spec: dict[str, Any], field: str | None) -> str:
+    """What ``form: stripped`` under ``tool_call_as_text`` means to say (t18 breaker, finding 9).
+
+    README.md's builder table lists ``stripped`` among ``leak()``'s forms beside the YAML
+    ``fault: {kind: tool_call_as_text, form: …}``, but ``leak(form="stripped")`` writes a fault of
+    its own, ``kind: special_tokens_stripped`` (mockoss/_steps_builders.py ``LEAK_FORMS``): the
+    whole completion with its special tokens removed, not a call written inside a final message.
+    The form stays refused (one spelling per fault, as ``to_dict``/``from_dict`` round-trip it);
+    the error names the spelling that works."""
+    if spec.get("kind") == "tool_call_as_text" and field == "form" and spec.get("form") == "stripped":
+        return (
+            "; the stripped leak (leak(form='stripped')) is a fault of its own: "
+            "write `fault: {kind: special_tokens_stripped}` (`mockoss faults special_tokens_stripped` shows it)"
+        )
+    return ""
 
 
 def _error(problem: str, kind: str = "recipient_position") -> Exception:
