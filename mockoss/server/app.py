@@ -172,7 +172,7 @@ def create_app(
         target, body = plane.server_for(request.scope), await request.body()
         if body and side_route_heavy(body, gate.offload_bytes):  # a big body, a long word, many messages: see probe_elsewhere
             return to_response(await run_off_loop(gate.threads, probe_elsewhere, target, request.method, request.url.path, body))
-        return to_response(target.probe(request.method, request.url.path, body))
+        return to_response(target.probe(request.method, request.url.path, body, request.url.query))
 
     for endpoint in ENDPOINTS.values():
         app.add_route(endpoint.path, generation(endpoint.name), methods=["POST"])

@@ -43,15 +43,20 @@ class SideRoutes:
         """What identity endpoints report."""
         return ServerInfo(served_model_names=tuple(self.served_model_names), created=self.created)
 
-    def probe(self, method: str, path: str, body: bytes = b"") -> Reply:
+    def probe(self, method: str, path: str, body: bytes = b"", query: str = "") -> Reply:
         """Answer a request that is not a generation endpoint: the active profile's identity and
-        health routes, then its side routes that read a body (``side_route``: vLLM's
-        ``/tokenize``, llama-server's ``/apply-template``, …), else that server's 404 (or 405 for
-        a generation path with the wrong method)."""
+        health routes, then its routes on stored responses (``stored_route(method, path, query,
+        kept)``: vLLM's ``GET /v1/responses/{id}``, reading this server's kept responses), then its
+        side routes that read a body (``side_route``: vLLM's ``/tokenize``, llama-server's
+        ``/apply-template``, …), else that server's 404 (or 405 for a generation path with the
+        wrong method). ``query``: the URL's query string, undecoded."""
         profile = self._base_profile
         reply = profile.probe(method, path, self.info)
         if reply is not None:
             return reply
+        stored_route = getattr(profile, "stored_route", None)
+        if stored_route is not None and (reply := stored_route(method, path, query, self.kept)) is not None:
+            return reply  # type: ignore[no-any-return]
         side_route = getattr(profile, "side_route", None)
         if side_route is not None:
             try:

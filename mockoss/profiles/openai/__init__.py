@@ -81,6 +81,16 @@ class OpenAIProfile:
         return wire.chat_body(reply)
 
     def responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
+        """:meth:`_responses`, the reply kept for the routes on stored responses unless the request
+        said ``store: false`` (:func:`mockoss.profiles.openai.stored.keep`)."""
+        reply = self._responses(completion, request, ctx)
+        if reply.status == 200 and ctx.kept is not None:
+            from mockoss.profiles.openai.stored import keep
+
+            keep(request.body, reply, ctx.kept)
+        return reply
+
+    def _responses(self, completion: Completion, request: ResponsesRequestView, ctx: RequestContext) -> Reply:
         """``POST /v1/responses``: vLLM's Responses surfacing of the normalised completion, with
         vLLM-only fields removed. ``metadata`` values must be strings, as vLLM's (the openai
         package's own ``Metadata`` type, ``Dict[str, str]``): otherwise a 400. A
@@ -88,7 +98,7 @@ class OpenAIProfile:
         its call, is the API's 400 (:mod:`mockoss.profiles.openai.responses_input`)."""
         if (rejected := metadata_error(request.body.get("metadata"))) is not None:
             return self.error(400, rejected[0], param=rejected[1])
-        if (refused := responses_input_error(request.body)) is not None:
+        if (refused := responses_input_error(request.body, ctx.kept)) is not None:
             return refused
         view = normalised(completion, request.max_output_tokens, tools_declared=bool(request.tools))
         if request.stream and stream_memo.slot_free(view, request):
@@ -127,6 +137,16 @@ class OpenAIProfile:
         if path.startswith("/v1/models/") and path[len("/v1/models/") :] in models:
             return Reply(status=200, body=wire.dumps(models[path[len("/v1/models/") :]]).encode())
         return None
+
+    def stored_route(self, method: str, path: str, query: str, kept: Any) -> Reply | None:
+        """``GET``/``DELETE /v1/responses/{id}``, ``GET …/input_items``, ``POST …/cancel`` against
+        the server's kept responses (another method there: 405); see
+        :mod:`mockoss.profiles.openai.stored`."""
+        if not path.startswith("/v1/responses/"):
+            return None
+        from mockoss.profiles.openai.stored import stored_route
+
+        return stored_route(self, method, path, query, kept)
 
     def route_error(self, status: int, method: str, path: str) -> Reply:
         """OpenAI's unknown-URL error: 404 ``Invalid URL (METHOD /path)``

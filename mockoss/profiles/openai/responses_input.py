@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mockoss.profiles.base import Reply
+from mockoss.profiles.openai.stored import DELETED
 from mockoss.profiles.openai.wire import error_reply
 from mockoss.profiles.orphan_output import first_orphan_output
 from mockoss.profiles.response_store import previous_stored
@@ -37,11 +38,12 @@ from mockoss.profiles.response_store import previous_stored
 __all__ = ["responses_input_error"]
 
 
-def responses_input_error(body: Mapping[str, Any]) -> Reply | None:
+def responses_input_error(body: Mapping[str, Any], kept: Any = None) -> Reply | None:
     """The OpenAI API's refusal of ``body``'s conversation, else ``None``:
 
     1. ``previous_response_id`` set and not a response this server stored (never given, given to a
-       ``store: false`` request, or before a reset): 400 ``Previous response with id '<id>' not
+       ``store: false`` request, before a reset, or deleted since: ``kept``, the server's kept
+       responses, holds :data:`~mockoss.profiles.openai.stored.DELETED` for it): 400 ``Previous response with id '<id>' not
        found.``, param ``previous_response_id``, code ``previous_response_not_found``;
     2. without ``previous_response_id``, the first ``function_call_output`` item whose ``call_id``
        no earlier ``function_call`` item has: 400 ``No tool call found for function call output
@@ -49,7 +51,7 @@ def responses_input_error(body: Mapping[str, Any]) -> Reply | None:
     """
     previous = body.get("previous_response_id")
     if previous is not None:
-        if previous_stored(previous):
+        if previous_stored(previous) and not (kept is not None and isinstance(previous, str) and kept.get(previous) == DELETED):
             return None
         return error_reply(
             400,

@@ -93,6 +93,8 @@ class VllmProfile:
     responses_unknown_channel: Literal["error", "drop"] = "error"
     context_overflow: Literal["clamp", "reserve", "legacy"] = "clamp"
     responses_store: bool = False
+    responses_id_prefix: bool = False
+    responses_retrieve_stream: bool = True
     strict_content_type: bool = True
     version: str = "0.33.0"
 
@@ -127,6 +129,17 @@ class VllmProfile:
         return dataclasses.replace(self, **switches)
 
     def surface(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
+        """:meth:`_answer`; with the store on (switch ``responses_store``), a Responses reply vLLM
+        stores is kept for ``GET /v1/responses/{id}``
+        (:func:`~mockoss.profiles.vllm.responses_retrieve.keep_response`)."""
+        reply = self._answer(endpoint, completion, request, ctx)
+        if self.responses_store and endpoint == "responses" and reply.status == 200:
+            from mockoss.profiles.vllm.responses_retrieve import keep_response
+
+            keep_response(self, request.body, reply, ctx.kept)
+        return reply
+
+    def _answer(self, endpoint: str, completion: Completion, request: Any, ctx: RequestContext) -> Reply:
         """Dispatch to :meth:`chat` or :meth:`responses`, after the request options of
         :mod:`mockoss.profiles.vllm.options` (``ignore_eos``: a 400 for a bad value) and, for
         Responses, vLLM's checks of ``previous_input_messages`` (set together with
@@ -224,6 +237,15 @@ class VllmProfile:
         from mockoss.profiles.vllm.identity import side_route
 
         return side_route(self, method, path, body, info)
+
+    def stored_route(self, method: str, path: str, query: str, kept: Any) -> Reply | None:
+        """``GET /v1/responses/{id}`` and ``POST /v1/responses/{id}/cancel`` against the server's
+        kept responses; see :mod:`mockoss.profiles.vllm.responses_retrieve`."""
+        if not path.startswith("/v1/responses/"):
+            return None
+        from mockoss.profiles.vllm.responses_retrieve import stored_route
+
+        return stored_route(self, method, path, query, kept)
 
     def content_type_refusal(self, endpoint: str, content_type: str | None, parsed: bool, raw: bytes) -> Reply | None:
         """vLLM's 400 to a generation ``POST`` not sent as ``application/json`` (no header, an

