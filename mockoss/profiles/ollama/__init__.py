@@ -190,6 +190,21 @@ class _OpenAIScope:
     def route_error(self, status: int, method: str, path: str) -> Reply:
         return self._profile.route_error(status, method, path)
 
+    def lenient_body(self, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` for the shared schema: a chat ``reasoning_effort`` the schema would refuse
+        is left to :meth:`request_refusal` (:func:`~mockoss.profiles.ollama.effort.schema_body`)."""
+        from mockoss.profiles.ollama.effort import schema_body
+
+        return schema_body(endpoint, body)
+
+    def request_refusal(self, endpoint: str, body: Any) -> Reply | None:
+        """Ollama's 400 for a reasoning effort its OpenAI layer does not take
+        (:func:`~mockoss.profiles.ollama.effort.effort_refusal`), else ``None``."""
+        from mockoss.profiles.ollama.effort import effort_refusal
+
+        message = effort_refusal(endpoint, body)
+        return None if message is None else openai_error(400, message)
+
 
 @functools.lru_cache(maxsize=64)
 def _openai_scope(profile: OllamaProfile) -> _OpenAIScope:

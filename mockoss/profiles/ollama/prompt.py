@@ -19,7 +19,8 @@ What each route gives the template:
   (``server/routes.go:424-455``, :494-610); ``raw`` sends ``prompt`` as it is. A ``context`` is
   detokenized and written in front of the rendered text (:func:`_context_ids`).
 * ``/v1/chat/completions``: ``openai.FromChatRequest``'s messages (:func:`openai_chat_messages`),
-  ``reasoning_effort`` as ``thinkFromReasoningEffort`` maps it (``openai/openai.go:531-546``).
+  ``reasoning_effort`` as ``thinkFromReasoningEffort`` maps it (``openai/openai.go:531-546``;
+  :mod:`~mockoss.profiles.ollama.effort`).
 * ``/v1/responses``: ``openai.FromResponsesRequest``'s (:mod:`~mockoss.profiles.ollama.prompt_responses`).
 
 Ollama truncates a prompt longer than ``num_ctx`` by dropping leading messages
@@ -37,6 +38,7 @@ from typing import Any
 from mockoss.body_counts import body_count
 from mockoss.harmony.encoding import load_encoding
 from mockoss.harmony.prompt import render_chat_prompt
+from mockoss.profiles.ollama.effort import requested, think_of
 from mockoss.profiles.ollama.parser import FunctionNameMap
 from mockoss.profiles.ollama.render import Message, Unported, render_template
 
@@ -51,18 +53,6 @@ __all__ = [
     "render_openai_chat_prompt",
     "responses_prompt_text",
 ]
-
-#: ``thinkFromReasoningEffort`` (openai/openai.go:531-546), then harmony's ``"max"`` → ``"high"``.
-_EFFORT_THINK: dict[str, bool | str] = {
-    "none": False,
-    "minimal": "low",
-    "low": "low",
-    "medium": "medium",
-    "high": "high",
-    "max": "high",
-    "xhigh": "high",
-    "ultra": "high",
-}
 
 
 def _think(value: Any) -> bool | str:
@@ -169,9 +159,7 @@ def openai_chat_prompt_text(body: Mapping[str, Any]) -> str:
 
     Raises:
         Unported: a prompt the port does not write."""
-    reasoning = body.get("reasoning")
-    effort = reasoning.get("effort") if isinstance(reasoning, Mapping) else body.get("reasoning_effort")
-    think = _EFFORT_THINK.get(effort, True) if effort else True
+    think = think_of(requested("chat", body))
     return render_template(openai_chat_messages(body), _tools(body.get("tools")), think)
 
 
@@ -183,9 +171,7 @@ def responses_prompt_text(body: Mapping[str, Any]) -> str:
         Unported: a prompt the port does not write."""
     from mockoss.profiles.ollama.prompt_responses import responses_messages, responses_tools
 
-    reasoning = body.get("reasoning")
-    effort = reasoning.get("effort") if isinstance(reasoning, Mapping) else None
-    think = _EFFORT_THINK.get(effort, True) if effort else True
+    think = think_of(requested("responses", body))
     return render_template(responses_messages(body), _tools(responses_tools(body)), think)
 
 

@@ -54,19 +54,7 @@ def _count(reply) -> int:
     return usage.get("prompt_tokens", usage.get("input_tokens"))
 
 
-#: Requests mockoss refuses where Ollama answers: the shared chat schema (mockoss/schemas/chat.py)
-#: takes ``reasoning_effort`` minimal/low/medium/high only; Ollama also takes none, xhigh, ultra
-#: and max (``thinkFromReasoningEffort``, openai/openai.go:531-546).
-REFUSED = {"chat-effort-none", "chat-effort-xhigh"}
-SERVED = [
-    pytest.param(r, marks=pytest.mark.xfail(strict=True, reason="mockoss's chat schema refuses the effort"))
-    if r["id"] in REFUSED
-    else r
-    for r in RECORDS
-]
-
-
-@pytest.mark.parametrize("record", SERVED, ids=[r["id"] for r in RECORDS])
+@pytest.mark.parametrize("record", RECORDS, ids=[r["id"] for r in RECORDS])
 def test_every_route_reports_the_rendered_prompt_s_tokens(record):
     """``prompt_eval_count`` / ``usage.prompt_tokens`` / ``usage.input_tokens``: the prompt's
     o200k_harmony tokens, special tokens parsed (llama-server's ``/completion``), also when the
