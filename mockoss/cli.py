@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import json
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -17,10 +16,12 @@ from typing import Any
 
 from mockoss import __version__
 from mockoss.cli_parser import build_parser
-from mockoss.profiles.registry import ProfileError
 
-# The commands' modules (explain, eval, scenario, upstream, engines) are imported where they are
-# used, after main() has paused the cyclic garbage collector for start-up (see main()).
+# The commands' modules (explain, eval, scenario, upstream, engines, the profile registry, the
+# Harmony layer) are imported where they are used, after main() has paused the cyclic garbage
+# collector for start-up (see main()), and only by the commands that use them: ``mockoss
+# --version`` and ``--help`` import argparse and this package's parser alone (the eighteenth
+# session's newcomer, item 7; ``tests/test_cli_newcomer18.py``).
 
 __all__ = ["main"]
 
@@ -61,9 +62,13 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _serve_until_stopped(args: argparse.Namespace) -> int:
+    if args.scenario is not None and (unknown := _unknown_scenario(args.scenario)):
+        print(f"mockoss: error: {unknown}", file=sys.stderr)  # the words MockServer's load would raise
+        return 2
     from mockoss.engines import EngineError
     from mockoss.engines import cli as engine_cli
     from mockoss.harmony.encoding import load_encoding
+    from mockoss.profiles.registry import ProfileError
     from mockoss.scenario.loader import ScenarioError
     from mockoss.scenario.transport import TransportError
     from mockoss.server.core import MockServer
@@ -99,7 +104,9 @@ def _serve_until_stopped(args: argparse.Namespace) -> int:
                 max_body_bytes=args.max_body_bytes,
                 body_budget_bytes=args.body_budget_bytes,
                 scenario_dirs=tuple(args.scenario_dir),
-                transport={k: v for k, v in (("ttft_ms", args.ttft_ms), ("tokens_per_s", args.tokens_per_s)) if v is not None}
+                transport={
+                    k: v for k, v in (("ttft_ms", args.ttft_ms), ("tokens_per_s", args.tokens_per_s)) if v is not None
+                }
                 or None,
                 upstream=upstream,
                 recorder=recorder,
@@ -132,7 +139,11 @@ def _serve_until_stopped(args: argparse.Namespace) -> int:
     else:
         scenario = "none (send X-Mockoss-Scenario)"
     switches = ", ".join(f"{k}={v}" for k, v in sorted(_serve_switches(args).items()))
-    print(f"mockoss {__version__}: profile {args.profile}, scenario {scenario}" + (f", switches {switches}" if switches else ""), flush=True)
+    print(
+        f"mockoss {__version__}: profile {args.profile}, scenario {scenario}"
+        + (f", switches {switches}" if switches else ""),
+        flush=True,
+    )
     print(f"base URL: {base_url(sock)}/v1", flush=True)
     relayed = upstream is not None and upstream.mode == "pass"
     from mockoss.profiles.registry import get_profile
@@ -152,7 +163,9 @@ def _serve_until_stopped(args: argparse.Namespace) -> int:
         from mockoss.server.control import ControlOptions
 
         options = ControlOptions(
-            admin_token=args.admin_token, allowed_hosts=tuple(args.allowed_host), access_log=args.access_log,
+            admin_token=args.admin_token,
+            allowed_hosts=tuple(args.allowed_host),
+            access_log=args.access_log,
             max_scenario_bytes=args.max_scenario_bytes,
         )
         serve_forever(server, sock, log_level=args.log_level, control=options, request_timeout_s=args.request_timeout)
@@ -164,6 +177,28 @@ def _serve_until_stopped(args: argparse.Namespace) -> int:
         if engine is not None:
             engine.stop()
     return 0
+
+
+def _unknown_scenario(name: str) -> str | None:
+    """Why ``--scenario NAME`` names no scenario (the loader's message), found before the server
+    stack and the vocabulary load, or ``None``. A file or a shipped name is left to
+    :class:`~mockoss.server.core.MockServer`, which loads it as before; for anything else (a
+    mistyped name, a missing file, a directory) :func:`~mockoss.scenario.loader.load_scenario`
+    says here what it would say there, before it reads any scenario. A
+    mistyped name cost the whole start (4.7 s on a busy machine, the eighteenth session's
+    newcomer, item 7) before that one line."""
+    from importlib.resources import files
+    from pathlib import Path
+
+    if Path(name).is_file() or (files("mockoss.scenarios") / f"{name}.yaml").is_file():
+        return None
+    from mockoss.scenario.loader import ScenarioError, load_scenario
+
+    try:
+        load_scenario(name)  # raises for the name: a loaded scenario stays in its cache for MockServer
+    except ScenarioError as exc:
+        return str(exc)
+    return None
 
 
 @contextlib.contextmanager
@@ -200,7 +235,9 @@ def root_line(url: str, endpoints: Iterable[str], *, relayed: bool = False) -> s
     from mockoss.endpoints import ENDPOINTS
 
     names = ENDPOINTS if relayed else endpoints
-    native = [ENDPOINTS[name].path for name in ENDPOINTS if name in names and not ENDPOINTS[name].path.startswith("/v1/")]
+    native = [
+        ENDPOINTS[name].path for name in ENDPOINTS if name in names and not ENDPOINTS[name].path.startswith("/v1/")
+    ]
     if not native:
         return f"root URL: {url}"
     how = "native APIs relayed upstream" if relayed else "native APIs"
@@ -239,20 +276,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _checked_main(argv: Sequence[str] | None, collecting: bool) -> int:
-    from mockoss.harmony.encoding import HarmonyLibraryError, VocabularyError, check_harmony_library
-
     try:
-        check_harmony_library()  # before anything cached can hide the wrong library
         return _main(argv, collecting)
     except BrokenPipeError:  # `mockoss explain … | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except HarmonyLibraryError as exc:  # the wrong Harmony library: one clear line, no traceback
-        print(f"mockoss: error: {exc}", file=sys.stderr)
+    except Exception as exc:
+        if (message := _harmony_problem(exc)) is None:
+            raise
+        print(f"mockoss: error: {message}", file=sys.stderr)
         return 2
-    except VocabularyError as exc:  # every command needs the tokenizer: one clear line, no traceback
-        print(f"mockoss: error: the o200k_base vocabulary cannot be loaded: {exc}", file=sys.stderr)
-        return 2
+
+
+def _harmony_problem(exc: Exception) -> str | None:
+    """The one line (no traceback) for the wrong Harmony library or a vocabulary that cannot be
+    loaded, or ``None`` for any other ``exc``. Either can be raised only once
+    :mod:`mockoss.harmony.encoding` is loaded, so a command that never loads it does not import it here."""
+    encoding = sys.modules.get("mockoss.harmony.encoding")
+    if encoding is None:
+        return None
+    if isinstance(exc, encoding.HarmonyLibraryError):  # the wrong Harmony library
+        return str(exc)
+    if isinstance(exc, encoding.VocabularyError):  # every command that tokenizes needs it
+        return f"the o200k_base vocabulary cannot be loaded: {exc}"
+    return None
 
 
 def _command(argv: Sequence[str]) -> str | None:
@@ -264,13 +311,33 @@ def _command(argv: Sequence[str]) -> str | None:
 def _main(argv: Sequence[str] | None, collecting: bool = True) -> int:
     if argv is None:
         argv = sys.argv[1:]
-    args = build_parser(_command(argv)).parse_args(argv)
+    parser = build_parser(_command(argv) or "")  # "": no subcommand named, none gets its arguments
+    if not argv:
+        return _no_arguments(parser)
+    args = parser.parse_args(argv)
+    if args.command == "serve" and args.stream_interval is not None and "stream_interval" in dict(args.switch):
+        from mockoss.cli_parser import given_twice, subparser
+
+        subparser(parser, "serve").error(f"--stream-interval and --switch: {given_twice('stream_interval')}")
+    from mockoss.harmony.encoding import check_harmony_library  # every command loads the library (schema too)
+
+    check_harmony_library()  # before a command parses or renders with the wrong library
     if args.command == "serve":
         return _serve(args)  # serve_forever turns the collector back on
     if collecting:
         gc.enable()
     with _release_warnings_on_stderr():  # explain --profile vllm@0.99.0, validate --profile ...
         return _command_run(args)
+
+
+def _no_arguments(parser: argparse.ArgumentParser) -> int:
+    """``mockoss`` alone: the help, on standard output, and exit code 2. The help, not argparse's
+    ``the following arguments are required: command`` (the eighteenth session's newcomer, item
+    8), as ``git`` and ``pip`` answer; 2 as before, argparse's code for a command line missing
+    what it needs: nothing ran, and a script whose command word came out empty (``mockoss
+    $CMD``) still fails instead of passing."""
+    parser.print_help()
+    return 2
 
 
 def _command_run(args: argparse.Namespace) -> int:
@@ -289,44 +356,17 @@ def _command_run(args: argparse.Namespace) -> int:
     return scenario_commands.run(args)
 
 
+def _profiles(args: argparse.Namespace) -> int:
+    from mockoss import cli_profiles
+
+    return cli_profiles.run(args)
+
+
 def _serve_switches(args: argparse.Namespace) -> dict[str, Any]:
     switches = dict(args.switch)
     if getattr(args, "stream_interval", None) is not None:
         switches["stream_interval"] = args.stream_interval
     return switches
-
-
-def _profiles(args: argparse.Namespace) -> int:
-    from mockoss.profiles.catalog import describe_profiles, format_profiles
-
-    if args.timeline:
-        return _timeline(args)
-    described = describe_profiles()
-    print(json.dumps(described, indent=2) if args.json else format_profiles(described))
-    return 0
-
-
-def _timeline(args: argparse.Namespace) -> int:
-    import dataclasses
-
-    from mockoss.profiles.releases import TIMELINES
-    from mockoss.profiles.timeline import format_timeline
-
-    timeline = TIMELINES.get(args.timeline)
-    if timeline is None:
-        print(f"mockoss: error: no timeline for {args.timeline!r}; timelines: {', '.join(TIMELINES)}", file=sys.stderr)
-        return 2
-    if args.json:
-        data = {
-            "server": timeline.server,
-            "releases": [dataclasses.asdict(r) for r in timeline.ordered_releases],
-            "aliases": dict(timeline.aliases),
-            "changes": [dataclasses.asdict(c) for c in timeline.ordered_changes()],
-        }
-        print(json.dumps(data, indent=2))
-    else:
-        print(format_timeline(timeline))
-    return 0
 
 
 if __name__ == "__main__":

@@ -2,8 +2,11 @@
 
 Split from :mod:`mockoss.cli`, which runs the commands. ``mockoss serve`` takes the flags ``vllm
 serve`` has where they mean the same thing (``--host``, ``--port``, ``--served-model-name``,
-``--seed``). ``eval`` and ``explain`` stay lazy here (:func:`build_parser`): building the parser for
-``mockoss serve`` imports neither.
+``--seed``). Only the subcommand about to run gets its arguments (:func:`build_parser`): the others
+are added with their help line alone, so ``mockoss --version``, ``mockoss --help`` and ``mockoss
+validate`` import neither the server's settings, the upstream and engine flags nor the eval and
+explain commands (the eighteenth session's newcomer, item 7: ``mockoss --version`` took 1.6 s on
+a busy machine).
 """
 
 from __future__ import annotations
@@ -14,13 +17,11 @@ from typing import Any
 
 from mockoss import __version__
 from mockoss.cli_numbers import at_least_one, more_than_zero
-from mockoss.profiles.registry import PROFILES, unknown_profile_message
-from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SCENARIO_BYTES, DEFAULT_REQUEST_TIMEOUT_S
 
 # The commands' modules (explain, eval, scenario, upstream, engines) are imported where they are
 # used, after main() has paused the cyclic garbage collector for start-up (mockoss.cli.main).
 
-__all__ = ["build_parser"]
+__all__ = ["HELP", "build_parser", "given_twice", "subparser"]
 
 
 #: ``--max-body-bytes``; the other counts name their own outcome (:func:`mockoss.cli_numbers.at_least_one`).
@@ -53,16 +54,19 @@ def _switch(text: str) -> list[tuple[str, Any]]:
     """``NAME=VALUE[,NAME=VALUE…]``, the list the ``X-Mockoss-Switch`` header takes, each value
     plain YAML as the header reads it (:func:`mockoss.scenario.yamlsafe.load_plain`: no tags,
     aliases bounded); a value that is not is a usage error, not a traceback (issue 9 review,
-    eighth session, finding 8)."""
+    eighth session, finding 8). A name given twice is refused as the header refuses it
+    (:func:`mockoss.server.replies._parse_switches`; :class:`_Switches` for two flags)."""
     import yaml
 
     from mockoss.scenario.yamlsafe import YamlLimitError, load_plain
 
-    pairs = []
+    pairs: list[tuple[str, Any]] = []
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise argparse.ArgumentTypeError(f"expected NAME=VALUE[,NAME=VALUE…], got {item!r} in {text!r}")
+        if any(name.strip() == seen for seen, _ in pairs):
+            raise argparse.ArgumentTypeError(given_twice(name.strip()))
         try:
             pairs.append((name.strip(), load_plain(value)))
         except (yaml.YAMLError, YamlLimitError) as exc:  # load_plain turns a RecursionError into YamlLimitError
@@ -74,25 +78,123 @@ def _switch(text: str) -> list[tuple[str, Any]]:
     return pairs
 
 
+def given_twice(name: str) -> str:
+    """The words ``X-Mockoss-Switch`` answers a repeated switch with (a 400:
+    :func:`mockoss.server.replies._parse_switches`), after its header name."""
+    return f"switch {name!r} is given more than once; give each switch once"
+
+
+class _Switches(argparse.Action):
+    """``--switch``'s action: the pairs of every ``--switch`` flag in one list, a switch named by
+    two flags refused (exit 2) as one flag's list and the header refuse it. Until the eighteenth
+    session two flags (``--switch strict=true --switch strict=false``) started the server with the
+    last value, where the header gives a 400 and the README says each switch once (the eighteenth
+    session's breaker, item 7)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        pairs = list(getattr(namespace, self.dest, None) or [])
+        for name, value in values:
+            if any(name == seen for seen, _ in pairs):
+                raise argparse.ArgumentError(self, given_twice(name))
+            pairs.append((name, value))
+        setattr(namespace, self.dest, pairs)
+
+
+#: The help line of each subcommand whose arguments live elsewhere or are added only when it runs
+#: (:func:`build_parser`). ``eval``'s and ``explain``'s are their modules' ``HELP``, copied so that
+#: the top-level help imports neither (``tests/test_cli_newcomer18.py`` checks they are equal).
+HELP = {
+    "serve": "serve a scenario over HTTP",
+    "eval": "send one request N times to a server and print the distribution of outcomes",
+    "explain": "show where the emulated servers disagree about a scenario's completions (--full: every row)",
+    "profiles": "list the server profiles, their endpoints and switches (NAME: one profile in full)",
+}
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``mockoss`` parser. ``command``: the subcommand about to run (:func:`mockoss.cli._command`), if known.
 
-    ``eval`` and ``explain`` keep their arguments and help in their own modules, which import what
-    those commands run (the eval sender, the explain tables). When another known subcommand runs,
-    they are added bare, without importing them: only ``mockoss --help`` and an error naming no
-    known subcommand show the subcommands' help, and those build the whole parser. So ``mockoss
-    serve`` does not import them (issue 9, ``benchmarks/bench_start.py``;
-    ``tests/test_start_imports.py``).
+    Only ``command`` gets its arguments; every other subcommand is added with its help line alone
+    (:data:`HELP`), so the top-level help and an unknown subcommand's error still list them all.
+    ``command`` ``None``: every subcommand in full (tests, and code that parses several commands);
+    a name of no subcommand (``""``: none named, for ``--help``, ``--version`` or an error):
+    none in full. The scenario commands (``scenarios``, ``validate``, ...) are always added in
+    full: their arguments import nothing. So ``mockoss serve`` imports neither eval nor explain
+    (issue 9, ``benchmarks/bench_start.py``; ``tests/test_start_imports.py``), and ``mockoss
+    --version`` nothing of the server (the eighteenth session's newcomer, item 7).
     """
-    from mockoss.engines import cli as engine_cli
     from mockoss.scenario import commands as scenario_commands
-    from mockoss.upstream import cli as upstream_cli
+
+    def full(name: str) -> bool:
+        return command is None or command == name
 
     parser = argparse.ArgumentParser(prog="mockoss", description="A fake gpt-oss inference server for tests.")
     parser.add_argument("--version", action="version", version=f"mockoss {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help=HELP["serve"])
+    if full("serve"):
+        _add_serve_arguments(serve)
+    scenario_commands.add_arguments(commands)  # scenarios, validate, schema, show, faults
+    if full("eval"):
+        from mockoss.eval import command as eval_command
 
-    serve = commands.add_parser("serve", help="serve a scenario over HTTP")
+        eval_command.add_arguments(commands.add_parser("eval", help=eval_command.HELP, description=eval_command.HELP))
+    else:
+        commands.add_parser("eval", help=HELP["eval"])
+    if full("explain"):
+        from mockoss import explain as explain_command
+
+        explain_command.add_arguments(
+            commands.add_parser("explain", help=explain_command.HELP, description=explain_command.HELP)
+        )
+    else:
+        commands.add_parser("explain", help=HELP["explain"])
+    profiles = commands.add_parser(
+        "profiles",
+        help=HELP["profiles"],
+        description="List the server profiles with their endpoints and the names of their switches; "
+        "with NAME, that profile's switches with their defaults, values and whole descriptions.",
+    )
+    if full("profiles"):
+        profiles.add_argument(
+            "name",
+            nargs="?",
+            metavar="NAME[@RELEASE]",
+            help="one profile (e.g. vllm), or a release of one (vllm@0.26.0: its defaults), in full",
+        )
+        profiles.add_argument("--json", action="store_true", help="print JSON")
+        profiles.add_argument(
+            "--timeline",
+            metavar="PROFILE",
+            help="print the server's timeline: its releases and dated changes, with sources (e.g. vllm)",
+        )
+    return parser
+
+
+def subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The subcommand ``name``'s parser in ``parser`` (:func:`build_parser`'s), for an error
+    found after parsing that reads as that subcommand's usage error (``mockoss serve: error: ...``).
+
+    Raises:
+        KeyError: no such subcommand.
+    """
+    actions = (action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    return next(actions).choices[name]
+
+
+def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
+    """``mockoss serve``'s arguments (:func:`build_parser`)."""
+    from mockoss.engines import cli as engine_cli
+    from mockoss.profiles.registry import PROFILES
+    from mockoss.server.settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SCENARIO_BYTES, DEFAULT_REQUEST_TIMEOUT_S
+    from mockoss.upstream import cli as upstream_cli
+
     serve.add_argument("--scenario", help="a shipped scenario name or a YAML file path")
     serve.add_argument(
         "--profile",
@@ -121,10 +223,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument(
         "--switch",
         type=_switch,
-        action="extend",
+        action=_Switches,
         default=[],
         metavar="NAME=VALUE[,…]",
-        help="set profile switches (repeatable; a comma list as X-Mockoss-Switch takes)",
+        help="set profile switches (repeatable; a comma list as X-Mockoss-Switch takes; each switch once)",
     )
     serve.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
     serve.add_argument(
@@ -221,31 +323,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     engine_cli.add_arguments(serve)  # --engine vllm, --vllm-*
 
-    scenario_commands.add_arguments(commands)  # scenarios, validate, schema
-    # eval, explain and profiles are added below; the other subcommands are in commands.choices by now.
-    bare = command is not None and command not in ("eval", "explain") and command in {*commands.choices, "profiles"}
-    if bare:
-        commands.add_parser("eval")
-        commands.add_parser("explain")
-    else:
-        from mockoss import explain as explain_command
-        from mockoss.eval import command as eval_command
-
-        eval_command.add_arguments(commands.add_parser("eval", help=eval_command.HELP, description=eval_command.HELP))
-        explain_command.add_arguments(
-            commands.add_parser("explain", help=explain_command.HELP, description=explain_command.HELP)
-        )
-    profiles = commands.add_parser("profiles", help="list the server profiles, their endpoints and switches")
-    profiles.add_argument("--json", action="store_true", help="print JSON")
-    profiles.add_argument(
-        "--timeline",
-        metavar="PROFILE",
-        help="print the server's timeline: its releases and dated changes, with sources (e.g. vllm)",
-    )
-    return parser
-
 
 def _profile_name(text: str) -> str:
+    from mockoss.profiles.registry import PROFILES, unknown_profile_message
     from mockoss.profiles.releases import split_release
 
     if split_release(text)[0] not in PROFILES:

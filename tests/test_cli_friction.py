@@ -71,7 +71,7 @@ def test_misspelt_switch_gets_a_suggestion():
 
 
 def test_profiles_describes_each_switch(capsys):
-    assert main(["profiles"]) == 0
+    assert main(["profiles", "vllm"]) == 0
     lines = capsys.readouterr().out.splitlines()
     at = lines.index("  harmony_error_status = 500  (400 | 500)")
     assert lines[at + 1].startswith("      HTTP status of a ``HarmonyError``")

@@ -67,7 +67,7 @@ def test_validate_reads_standard_input_for_a_dash(capsys, monkeypatch):
     assert out.startswith("<stdin>:3: steps[0].completion.raw: String should have at least 1 character, not 0")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"version: 1\nsteps:\n  - completion: {raw: x}\n")))
     assert main(["validate", "-"]) == 0
-    assert capsys.readouterr().out == "ok: 1 scenarios, 1 rules, 1 steps\n"
+    assert capsys.readouterr().out == "ok: 1 scenario, 1 rule, 1 step\n"
 
 
 def test_an_empty_raw_completion_is_an_empty_text_not_an_empty_list(tmp_path, capsys):

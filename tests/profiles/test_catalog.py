@@ -32,7 +32,7 @@ def test_every_listed_choice_is_accepted_by_the_profile(capsys):
 
 
 def test_text_listing(capsys):
-    main(["profiles"])
+    main(["profiles", "vllm"])
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "vllm: endpoints chat, completions, responses; model openai/gpt-oss-20b"
     assert "  harmony_error_status = 500  (400 | 500)" in out
