@@ -8,7 +8,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from mockoss.profiles.lazy import LazyMapping
-from mockoss.profiles.releases import at_release, split_release
+from mockoss.profiles.releases import TIMELINES, at_release, split_release
 
 if TYPE_CHECKING:
     from mockoss.profiles.base import Profile
@@ -100,6 +100,8 @@ def get_profile(name: str, switches: Mapping[str, Any] | None = None, *, warn: b
         return _at_release(profile, name, release, switches or {}, warn and not QUIET_RELEASES.get())
     if not switches:
         return profile
+    if "version" in switches and (problem := _alias_version_conflict(name, switches)) is not None:
+        raise ProfileError(f"profile {name!r}: {problem}")
     unknown = sorted(set(switches) - set(switch_names(profile)))
     if unknown:
         import difflib
@@ -118,6 +120,19 @@ def get_profile(name: str, switches: Mapping[str, Any] | None = None, *, warn: b
         raise ProfileError(f"profile {name!r}: {exc}") from None
 
 
+def _alias_version_conflict(name: str, switches: Mapping[str, Any]) -> str | None:
+    """:meth:`~mockoss.profiles.timeline.Timeline.version_conflict` for a profile name that is a
+    release's alias (``vllm-0.10.1``, ``vllm-2025``: :attr:`~mockoss.profiles.timeline.Timeline.aliases`
+    of the timeline named by its first word), else ``None``."""
+    if "-" not in name:
+        return None  # a bare profile: its version switch is free (and its timeline not loaded)
+    timeline = TIMELINES.get(name.split("-", 1)[0])
+    release = None if timeline is None else timeline.aliases.get(name)
+    if release is None or timeline.version_switch not in switches:  # type: ignore[union-attr]
+        return None
+    return timeline.version_conflict(release, switches[timeline.version_switch])  # type: ignore[union-attr]
+
+
 def _at_release(profile: Profile, name: str, release: str, switches: Mapping[str, Any], warn: bool) -> Profile:
     # Here, not at the top: a serve without a release never loads the timeline model (issue 9, start-up).
     from mockoss.profiles.timeline import TimelineError
@@ -126,8 +141,13 @@ def _at_release(profile: Profile, name: str, release: str, switches: Mapping[str
     if unknown:
         raise ProfileError(f"profile {name!r} has no switch {', '.join(map(repr, unknown))}; switches: {', '.join(switch_names(profile))}")
     try:
-        return at_release(profile, release, name=name, extra=switches, warn=warn)
+        resolved = at_release(profile, release, name=name, extra=switches, warn=warn)
     except TimelineError as exc:
         raise ProfileError(str(exc)) from None
     except (TypeError, ValueError) as exc:
         raise ProfileError(f"profile {name!r}: {exc}") from None
+    timeline = TIMELINES.get(split_release(name)[0])  # loaded by at_release: the release is on it
+    switch = None if timeline is None else timeline.version_switch
+    if switch is not None and switch in switches and (problem := timeline.version_conflict(release, switches[switch])):  # type: ignore[union-attr]
+        raise ProfileError(f"profile {name!r}: {problem}")
+    return resolved

@@ -200,6 +200,41 @@ class Timeline:
             values[self.version_switch] = release
         return values
 
+    def version_conflict(self, release: str, version: Any) -> str | None:
+        """Why :attr:`version_switch` set to ``version`` contradicts ``release`` (a profile named
+        for that release, ``vllm@0.26.0``), else ``None``.
+
+        The switch is the version string the server reports (``GET /version``, Ollama's
+        ``/api/version``), and a release sets it to its own name (:meth:`switches_at`). Set on the
+        bare profile it is free (any string: a local build's ``0.33.0+cu128``, a string a
+        client's version parsing must survive) and changes no behaviour. Beside a release it
+        may only name a version that resolves to the same behaviour on this timeline (``0.26.1``
+        beside ``0.26.0`` when nothing changed between them): ``vllm@0.26.0`` with
+        ``version=0.10.1`` reported 0.10.1 while answering as 0.26.0, so a client gating on the
+        version took the wrong path (t18 breaker #6). A value that is not a string is left to
+        the profile's own check. The message says what to use instead."""
+        switch = self.version_switch
+        if switch is None or not isinstance(version, str) or version == release:
+            return None
+
+        def behaviour(name: str) -> dict[str, Any]:
+            values = self.switches_at(name)
+            del values[switch]
+            return values
+
+        try:
+            if behaviour(version) == behaviour(release):
+                return None
+            why = "a release with other behaviour"
+            instead = f"{self.server}@{version} for that release's behaviour, or "
+        except TimelineError:
+            why, instead = f"not a release of the {self.server} timeline", ""
+        return (
+            f"switch {switch}={version!r} contradicts the release {release}: the server would report "
+            f"{version} ({why}) while answering as {release}; leave the switch out (the release sets it), "
+            f"or use {instead}the profile {self.server!r} with {switch}={version} (its newest behaviour)"
+        )
+
     def changes_between(self, older: str, newer: str) -> list[Change]:
         """Changes that ship after ``older`` and at or before ``newer`` (what an upgrade brings)."""
         low, high = release_key(older), release_key(newer)
