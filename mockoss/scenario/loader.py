@@ -26,6 +26,7 @@ from mockoss.scenario.schema import (
     FORMAT_VERSION,
     ScenarioFile,
 )
+from mockoss.scenario.surrogates import may_hold_surrogates, refuse_surrogates
 from mockoss.scenario.yamlsafe import YamlLimitError, check_expansion, construct, parse
 
 __all__ = [
@@ -61,6 +62,8 @@ def scenario_from_data(
     """
     if default_version and isinstance(data, Mapping) and "version" not in data:
         data = {"version": FORMAT_VERSION, **data}
+    if root is None:  # given inline (a file's text was checked by _compile)
+        refuse_surrogates(data, origin, None)
     try:
         spec = ScenarioFile.model_validate(data)
     except ValidationError as exc:
@@ -266,6 +269,8 @@ def _compile(raw: bytes, origin: str, name: str) -> Scenario:
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{origin}:1: (top level): a scenario file is a mapping with 'version' and 'steps' or 'rules'")
     try:
+        if may_hold_surrogates(text):  # a \u escape: maybe a lone surrogate (mockoss.scenario.surrogates)
+            refuse_surrogates(data, origin, root)
         return scenario_from_data(data, name=name, origin=origin, root=root)
     finally:
         # On the error path too: a file with a mistake in its last rule freed its whole tree at
