@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -351,11 +351,33 @@ class Profile(Protocol):
         client's retries of a template's 500 use no step up). Optional, as
         :meth:`content_type_refusal` is (looked up with ``getattr``).
 
+        A method that also takes the keyword ``raw`` (the body's bytes) is given it
+        (:func:`mockoss.server.profile_hooks.refusal`; SGLang keeps its chat template's outcome
+        under them, so a resent body is a lookup).
+
         Args:
             endpoint: the generation endpoint (``chat``, ``responses``, ...).
             body: the request's parsed JSON (not modified).
         """
         return None
+
+    def own_prompt_tokens(self, endpoint: str, body: Any, raw: bytes, harmony: Callable[[], int]) -> int:
+        """The request's ``ctx.prompt_tokens`` when this server counts a prompt otherwise than
+        the Harmony render (SGLang: its model's chat template, ``sglang.chat.chat_prompt_tokens``).
+        Optional, looked up on the class (:func:`mockoss.server.profile_hooks.prompt_count`):
+        without it the server core counts the Harmony prompt (:func:`mockoss.endpoints.prompt_tokens`).
+        ``harmony()`` makes that count, for the endpoints and bodies the profile leaves to it; a
+        profile defining this hook need not count it at all (issue 9: the core counted it for
+        every SGLang chat request, which the profile then replaced). ``surface`` may still
+        replace a ``ctx.prompt_tokens`` a direct caller gives it.
+
+        Args:
+            endpoint: the generation endpoint.
+            body: the request's parsed JSON (not modified).
+            raw: its bytes (a cache key).
+            harmony: gives the Harmony count (``int`` tokens).
+        """
+        return harmony()
 
 
 def check_bool_switches(profile: object, names: Iterable[str]) -> None:

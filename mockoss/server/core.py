@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mockoss.endpoints import prompt_tokens, request_seen
+from mockoss.endpoints import request_seen
 from mockoss.harmony.encoding import check_harmony_library
 from mockoss.harmony.lru import BytesLRU
 from mockoss.jsonbody import parse_json
@@ -37,6 +37,7 @@ from mockoss.scenario.transport import TRANSPORT_HEADER, TransportError, Transpo
 from mockoss.server.engine_entry import EngineEntry, known_endpoint
 from mockoss.server.logentry import _record, _refused_entry, _share, _unanswered
 from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS, PROMPT_COUNTER, before_lock
+from mockoss.server.profile_hooks import prompt_count, refusal
 from mockoss.server.records import DEFAULT_LOG_BYTES, Endpoint, RecordedRequest, RequestLog
 from mockoss.server.replies import _for_endpoint, failure_reply
 
@@ -320,7 +321,7 @@ class MockServer(Selection, RequestChecks, SideRoutes, EngineEntry):
             # does below, and is then not played: no step in the log or a recording, whose replay
             # refuses it before drawing one (llamacpp's checks, SGLang's chat template).
             surfaced = given.completion is not None and given.replay is None and given.error is None
-            if surfaced and (refused := _refused(profile, endpoint, body)) is not None:
+            if surfaced and (refused := refusal(profile, endpoint, body, raw)) is not None:
                 return refused, None, None, _refused_entry(refusal_hint(profile, endpoint, body, refused))
             # The upstream holds the responses store: its id is taken as stored (never an earlier
             # request's answer: issue 9, the breaker's finding 5), no kept turns (ctx.kept None).
@@ -338,7 +339,7 @@ class MockServer(Selection, RequestChecks, SideRoutes, EngineEntry):
         except (ScenarioError, ProfileError) as exc:
             return profile.error(400, f"mockoss: {exc}"), None, None, None
         # What the server refuses before generating, under the request's own switches, draws no step.
-        if (refused := _refused(profile, endpoint, body)) is not None:
+        if (refused := refusal(profile, endpoint, body, raw)) is not None:
             return refused, None, None, _refused_entry(refusal_hint(profile, endpoint, body, refused))
         self._player.auto_session = self.auto_session  # may be set after construction (pytest fixture)
         played = self._player.play(scenario, endpoint, body, headers, model, index, self.seed, seen)
@@ -366,7 +367,7 @@ class MockServer(Selection, RequestChecks, SideRoutes, EngineEntry):
         ctx = _make_context(  # RequestContext(ids, created, prompt_tokens, raw_body, kept), mockoss.slotnew
             IdSource(self.seed, index),
             self.created,
-            counted if (counted := PRECOUNTED_PROMPT_TOKENS.get()) is not None else prompt_tokens(endpoint, raw, body, seen),
+            counted if (counted := PRECOUNTED_PROMPT_TOKENS.get()) is not None else prompt_count(profile, endpoint, raw, body, seen),
             raw,
             kept,  # the player's kept responses (mockoss.profiles.response_store), None for an upstream's step
         )
@@ -381,10 +382,3 @@ class MockServer(Selection, RequestChecks, SideRoutes, EngineEntry):
             return reply
         return Reply(reply.status, reply.media_type, reply.body, reply.frames, (("retry-after", str(retry_after)),))
 
-
-def _refused(profile: Profile, endpoint: Endpoint, body: Any) -> Reply | None:
-    """``profile.request_refusal(endpoint, body)`` (optional: ``None`` without it), before any
-    completion of a valid request is surfaced, scripted or given: the profiles' ``surface`` need
-    not check again (llamacpp's message checks and chat template, SGLang's chat template)."""
-    own_refusal = getattr(profile, "request_refusal", None)
-    return None if own_refusal is None else own_refusal(endpoint, body)

@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -222,17 +223,37 @@ class SglangProfile:
             return surface_completions(self, completion, request, ctx)
         raise ValueError(f"profile sglang does not serve endpoint {endpoint!r}")
 
-    def request_refusal(self, endpoint: str, body: Any) -> Reply | None:
+    def request_refusal(self, endpoint: str, body: Any, raw: bytes = b"") -> Reply | None:
         """The chat template's 400 for tools it cannot render (:func:`.chat.template_refusal`, with
         ``tool_description_required``), before a scripted step is drawn or a given completion (the
         goldens', an upstream's) is surfaced: SGLang renders the prompt before it generates, so a
         refused request plays no step (:meth:`mockoss.profiles.base.Profile.request_refusal`;
-        :meth:`surface` does not check again)."""
+        :meth:`surface` does not check again). ``raw``: the body's bytes (a body counted before
+        is then a lookup in the whole-body cache, :func:`mockoss.endpoints.body_count`)."""
         if endpoint == "chat" and self.tool_description_required:
             from mockoss.profiles.sglang.chat import template_refusal
 
-            return template_refusal(body)
+            return template_refusal(body, raw)
         return None
+
+    def own_prompt_tokens(self, endpoint: str, body: Any, raw: bytes, harmony: Callable[[], int]) -> int:
+        """``ctx.prompt_tokens`` for the server core (:meth:`mockoss.profiles.base.Profile.own_prompt_tokens`):
+        a chat request's count is the chat template's (:func:`.chat.chat_prompt_tokens`, the same
+        count :meth:`surface` makes), so the Harmony count ``harmony()`` is made only where that
+        one falls back to it; other endpoints count the Harmony prompt. A conversation of
+        ``PREFIX_MIN`` messages or more is still counted as Harmony too: that count stores its
+        leading messages, which the next turn's validation finds and does not validate again
+        (:func:`mockoss.harmony.prompt.seen.find_seen`: 400 messages, ~5 ms of pydantic
+        otherwise), and it costs the new messages only."""
+        if endpoint != "chat":
+            return harmony()
+        from mockoss.harmony.prompt.count import PREFIX_MIN
+        from mockoss.profiles.sglang.chat import chat_prompt_tokens
+
+        messages = body.get("messages") if type(body) is dict else None
+        if type(messages) is list and len(messages) >= PREFIX_MIN:
+            return chat_prompt_tokens(body, harmony(), raw)
+        return chat_prompt_tokens(body, harmony, raw)
 
     def for_endpoint(self, endpoint: str) -> Any:
         """The profile as ``/v1/responses`` sees it: the nested OpenAI error shape and the model

@@ -23,6 +23,7 @@ their serializers) and ``managers/detokenizer_manager.py`` (``trim_matched_stop`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ from mockoss.harmony.encoding import load_encoding
 from mockoss.profiles.base import SSE_MEDIA_TYPE, ChatRequestView, Reply, RequestContext
 from mockoss.profiles.sglang.detectors import ReasoningStream, ToolCallStream, parse_tool_calls, split_reasoning
 from mockoss.profiles.sglang.detokenizer import FIRST_SPECIAL, stream_deltas
+from mockoss.profiles.sglang.template import Refusal, template_count
 from mockoss.profiles.wire import dumps
 
 if TYPE_CHECKING:
@@ -44,7 +46,7 @@ _STOPS = (RETURN, CALL, ENDOFTEXT)
 _DONE = b"data: [DONE]\n\n"
 
 
-def chat_prompt_tokens(body: Any, counted: int, raw: bytes = b"") -> int:
+def chat_prompt_tokens(body: Any, counted: int | Callable[[], int], raw: bytes = b"") -> int:
     """The chat prompt's length in tokens as SGLang 0.5.23 counts it (``usage.prompt_tokens``):
     the model's own chat template rendered and encoded (:func:`.template.template_count`; SGLang
     renders it through transformers' ``apply_chat_template``,
@@ -59,17 +61,15 @@ def chat_prompt_tokens(body: Any, counted: int, raw: bytes = b"") -> int:
     ``counted`` is also the answer for a body the template cannot render (its refusal,
     :func:`template_refusal`, is then off: ``tool_description_required: false``) and for one
     whose text cannot be encoded (a lone surrogate: ``counted`` is the repaired Harmony count).
+    ``counted`` may be a function giving it (the server core's, :func:`mockoss.server.profile_hooks.prompt_count`):
+    then the Harmony prompt is counted only for such a body.
     """
-    if not isinstance(body, dict):
-        return counted
-    from mockoss.profiles.sglang.template import Refusal, template_count
-
-    try:
-        return template_count(body, raw)
-    except Refusal:
-        return counted
-    except Exception:  # noqa: BLE001  (a render SGLang answers with a 500, a lone surrogate)
-        return counted
+    if isinstance(body, dict):
+        try:
+            return template_count(body, raw)
+        except Exception:  # noqa: BLE001, S110  (a Refusal, a render SGLang answers with a 500, a lone surrogate)
+            pass
+    return counted() if callable(counted) else counted
 
 
 def template_refusal(body: Any, raw: bytes = b"") -> Reply | None:
@@ -92,8 +92,6 @@ def template_refusal(body: Any, raw: bytes = b"") -> Reply | None:
     """
     if not isinstance(body, dict):
         return None
-    from mockoss.profiles.sglang.template import Refusal, template_count
-
     try:
         template_count(body, raw)
     except Refusal as refusal:

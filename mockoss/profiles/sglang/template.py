@@ -36,8 +36,9 @@ the template ``tests/golden/sglang-0.5.23`` was recorded with (its header's ``ch
 Cost: the whole render is quadratic in a tool-using conversation (the template scans the later
 messages at every tool call: 400 messages 115 ms, 800 353 ms, measured), so the count is summed
 from parts cached by content, each rendered by the same template on one or two messages
-(:mod:`.template_pieces`, which says why the sum is exact): a resent conversation costs its new
-messages. What the parts cannot give (an error to word, unusual template variables) is rendered
+(:mod:`.template_pieces`, which says why the sum is exact; a new plain message is counted from
+the template's skeleton without a render, :mod:`.template_skeleton`; the leading messages' sum is
+found again whole, :mod:`.template_prefix`): a resent conversation costs its new messages. What the parts cannot give (an error to word, unusual template variables) is rendered
 whole (:func:`render_prompt`). The count of a body sent before is also kept under its bytes when
 the caller has them (:func:`template_count`).
 """
@@ -133,6 +134,14 @@ def _render_text(
     return (_template() if whole else _loop_template()).render(variables)  # type: ignore[no-any-return]
 
 
+def _plain_render(messages: list[dict[str, Any]]) -> str:
+    """:func:`_loop_template` rendered on ``messages`` with no tools and no variables (the
+    pieces' renders, :mod:`.template_skeleton`)."""
+    return _loop_template().render(  # type: ignore[no-any-return]
+        {"messages": messages, "tools": None, "documents": None, "add_generation_prompt": True}
+    )
+
+
 def render_prompt(body: dict[str, Any]) -> tuple[str, str | None]:
     """``(rendered prompt text, assistant prefix or None)`` for the chat request ``body``, as
     SGLang 0.5.23 renders it with the gpt-oss chat template (module docstring): the whole
@@ -214,6 +223,8 @@ def _render_count(body: dict[str, Any]) -> int:
             lambda: given.template_tools(body),
             variables,
             lambda messages, tools, variables, whole: text_count(_render_text(messages, tools, variables, whole=whole)),
+            _plain_render,
+            text_count,
         )
     except (NotSummable, given.TemplateInputError):  # the whole render, in SGLang's order, words the error
         count = text_count(render_prompt(body)[0])

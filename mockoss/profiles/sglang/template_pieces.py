@@ -41,6 +41,16 @@ compares the sum with the whole render on random conversations; ``tools/goldens/
 
 The caches are bounded in bytes (:data:`CACHE_BYTES`, each entry its key's size) and emptied with
 the other prompt caches (``MockServer.reset``: :func:`mockoss.endpoints.prompt_cache_generation`).
+
+Cost (issue 9, session 18). A message's cached part is its piece less its context's render.
+A new ``user``, plain ``assistant`` or ``tool`` message is not rendered: its piece is the
+template's fixed text around the content, derived once (:mod:`.template_skeleton`, which says
+why that count is exact), plus the content's own count. The sum over the leading messages is a
+:class:`.template_prefix.Fold` (the calls after the last plain answer kept with both of their
+renderings, since a later plain answer drops their analysis text), stored as the run of leading
+messages found counted and found again by its marshal bytes or its very objects
+(:mod:`.template_prefix`): an agent's turn costs its new messages and the previous turn's, not
+the conversation.
 """
 
 from __future__ import annotations
@@ -51,6 +61,8 @@ from typing import Any
 
 from mockoss.harmony.lru import BytesLRU
 from mockoss.profiles.sglang.template_input import TemplateInputError
+from mockoss.profiles.sglang.template_prefix import PREFIX_MIN, Fold, PrefixStore
+from mockoss.profiles.sglang.template_skeleton import piece_count
 
 __all__ = ["CACHE_BYTES", "NotSummable", "summed_count"]
 
@@ -62,6 +74,8 @@ _EMPTY: dict[str, Any] = {"role": "", "content": ""}  # renders nothing, is no s
 _FINAL: dict[str, Any] = {"role": "assistant", "content": ""}
 
 _cache: BytesLRU[int] = BytesLRU(CACHE_BYTES)
+#: Sums of leading messages (:mod:`.template_prefix`), in a budget of their own.
+_prefixes = PrefixStore(CACHE_BYTES)
 _generation = [-1]
 
 
@@ -80,6 +94,8 @@ def summed_count(
     tools: Callable[[], list[dict[str, Any]] | None],
     variables: dict[str, Any],
     render_count: Callable[[list[dict[str, Any]], list[dict[str, Any]] | None, dict[str, Any], bool], int],
+    plain_render: Callable[[list[dict[str, Any]]], str] | None = None,
+    count_text: Callable[[str], int] | None = None,
 ) -> int:
     """The token count of the template rendered on a conversation with its tools and
     ``variables``, as the sum of cached parts (module docstring).
@@ -92,6 +108,10 @@ def summed_count(
     variables, whole)`` renders the template and counts the text (on a miss; a message's piece
     with no variables, only the head reads those allowed here, and ``whole`` false: the template
     without its system message's text, which both renders of a difference would hold).
+    ``plain_render(messages)`` (the loop template's text, no tools or variables) and
+    ``count_text`` (:func:`.template.text_count`), when given, count a new plain message's
+    piece without a render (:mod:`.template_skeleton`). The leading request messages' sum is
+    kept whole and found again (:mod:`.template_prefix`).
 
     Raises:
         NotSummable: render the whole template instead (module docstring).
@@ -105,8 +125,8 @@ def summed_count(
     generation = prompt_cache_generation()
     if _generation[0] != generation:
         _cache.clear()
+        _prefixes.clear()
         _generation[0] = generation
-    shapes = [_shape(message) if processed else message_shape(message) for message, processed in entries]
 
     def cached(key: Any, compute: Callable[[], int]) -> int:
         data = marshal.dumps(key, 2)  # version 2: no back-references, whose flags vary with refcounts
@@ -121,71 +141,107 @@ def summed_count(
             _cache.put(data, found, len(data))
         return found
 
-    def piece(
-        key: Any, entry: tuple[dict[str, Any], bool], before: list[dict[str, Any]], after: list[dict[str, Any]]
-    ) -> int:
-        """The render of ``before + [entry's message] + after`` (no tools, no variables), cached under ``key``."""
+    missed = [False]
+
+    def piece(key: Any, entry: tuple[dict[str, Any], bool], tool_of: Any = None, final: bool = False) -> int:
+        """The render of the context, ``entry``'s message (and a plain assistant message when
+        ``final``), no tools, no variables, less the context's render; cached under ``key``. The
+        context: a ``""``-role message, then for a ``tool`` message a call to ``tool_of``."""
         data = marshal.dumps(key, 2)
         found = _cache.get(data)
-        if found is None:
-            message, processed = entry
-            found = cached(
-                key,
-                lambda: render_count(
-                    [*before, message if processed else process_message(message), *after], None, {}, False
-                ),
-            )
-        return found
+        if found is not None:
+            return found
+        missed[0] = True
 
-    contexts: dict[str, int] = {}
+        def compute() -> int:
+            message = entry[0] if entry[1] else process_message(entry[0])
+            if plain_render is not None and count_text is not None and not final:
+                quick = piece_count(message, tool_of, plain_render, count_text)
+                if quick is not None:
+                    return quick
+            before = [_EMPTY, _call_to(tool_of)] if tool_of is not None else [_EMPTY]
+            after = [_FINAL] if final else []
+            return render_count([*before, message, *after], None, {}, False) - context(before, after)
 
-    def context(name: str, before: list[dict[str, Any]], after: list[dict[str, Any]]) -> int:
-        """The render of a piece's context alone (subtracted from the render with the piece),
-        cached under ``name`` (what sets the context apart: a tool name, ``final``, ``""``)."""
-        found = contexts.get(name)
-        if found is None:
-            found = contexts[name] = cached(("context", name), lambda: render_count([*before, *after], None, {}, False))
-        return found
+        try:
+            found = compute()
+        except TemplateInputError:
+            raise
+        except Exception as exc:
+            raise NotSummable from exc
+        return _cache.put(data, found, len(data))
 
-    opening = bool(entries) and shapes[0][0] in ("system", "developer")
+    def context(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> int:
+        """The render of a piece's context alone (subtracted from the render with the piece)."""
+        context_messages = [*before, *after]
+        return cached(("context", context_messages), lambda: render_count(context_messages, None, {}, False))
+
+    opening = bool(entries) and _role(entries[0]) in ("system", "developer")
     first = entries[0] if opening else None
-    total = cached(
+    head = cached(
         ("head", head_key, variables, first),
         lambda: render_count(
             [(first[0] if first[1] else process_message(first[0])) if first else _EMPTY], tools(), variables, True
         ),
     )
-    loop = range(1 if opening else 0, len(entries))
-    # future_final_message of each message: a later assistant message without tool_calls exists.
-    later_final = [False] * len(entries)
-    seen = False
-    for index in reversed(loop):
-        later_final[index] = seen
-        role, calls, _ = shapes[index]
-        seen = seen or (role == "assistant" and not calls)
-    last_call: Any = None
-    empty = [_EMPTY]
-    for index in loop:
-        role, calls, name = shapes[index]
-        entry = entries[index]
-        if role == "user" or (role == "assistant" and not calls):
-            total += piece(("piece", entry), entry, empty, []) - context("", empty, [])
-            if role == "assistant":
-                last_call = None
-        elif role == "assistant":
-            after = [_FINAL] if later_final[index] else []
-            total += piece(("call", entry, bool(after)), entry, empty, after) - context(
-                "final" if after else "", empty, after
-            )
-            if not isinstance(name, str):
-                raise NotSummable  # "functions." + name raised in the piece already
-            last_call = name
-        elif role == "tool":
-            if last_call is None:
-                raise NotSummable  # the template's raise_exception: the whole render words it
-            before = [_EMPTY, _call_to(last_call)]
-            total += piece(("tool", entry, last_call), entry, before, []) - context("call " + last_call, before, [])
-    return total
+    # The leading request messages (all but a last one SGLang rewrote) are summed once and found again.
+    plain = len(entries) - 1 if entries and entries[-1][1] else len(entries)
+    start = 1 if opening else 0
+    fold = Fold(0, 0, 0, None)
+    found = None
+    messages: list[Any] = []
+    if plain >= PREFIX_MIN:
+        messages = [message for message, _ in entries[:plain]]
+        found = _prefixes.find(messages)
+        if found is not None:
+            start, fold = found.length, found.fold
+    run: tuple[int, Fold] | None = None  # the leading messages found counted, and their sum
+    for index in range(start, len(entries)):
+        if index == plain:
+            break
+        if not missed[0]:
+            run = (index, fold)
+        fold = _add(fold, entries[index], piece, message_shape)
+    if not missed[0]:
+        run = (plain, fold)
+    if messages and run is not None and run[0] >= PREFIX_MIN and (found is None or found.length < run[0]):
+        # As Harmony's count stores them (mockoss.harmony.prompt.prefix): the run of leading
+        # messages found counted, which an agent's next turn holds (this turn's new messages
+        # are then two lookups each), and a client resending a fixed history with a new tail too.
+        _prefixes.store(messages, run[0], run[1], found)
+    for index in range(max(start, plain), len(entries)):
+        fold = _add(fold, entries[index], piece, message_shape)
+    return head + fold.base + fold.tail  # no plain assistant message after the last calls
+
+
+def _add(
+    fold: Fold, entry: tuple[dict[str, Any], bool], piece: Callable[..., int], message_shape: Callable[..., Any]
+) -> Fold:
+    """``fold`` with the message of ``entry`` added (module docstring: what a message's piece reads)."""
+    role, calls, name = _shape(entry[0]) if entry[1] else message_shape(entry[0])
+    base, tail, tail_final, last_call = fold
+    if role == "user":
+        return Fold(base + piece(("piece", entry), entry), tail, tail_final, last_call)
+    if role == "assistant" and not calls:  # the calls before it drop their analysis text
+        return Fold(base + tail_final + piece(("piece", entry), entry), 0, 0, None)
+    if role == "assistant":
+        alone = piece(("call", entry, False), entry)
+        content = entry[0].get("content")
+        final = alone if content is None or content == "" else piece(("call", entry, True), entry, None, True)
+        if not isinstance(name, str):
+            raise NotSummable  # "functions." + name raised in the piece already
+        return Fold(base, tail + alone, tail_final + final, name)
+    if role == "tool":
+        if last_call is None:
+            raise NotSummable  # the template's raise_exception: the whole render words it
+        return Fold(base + piece(("tool", entry, last_call), entry, last_call), tail, tail_final, last_call)
+    return fold  # another role renders nothing
+
+
+def _role(entry: tuple[dict[str, Any], bool]) -> Any:
+    from mockoss.profiles.sglang.template_input import message_shape
+
+    return (_shape(entry[0]) if entry[1] else message_shape(entry[0]))[0]
 
 
 def _shape(message: dict[str, Any]) -> tuple[Any, bool, Any]:
