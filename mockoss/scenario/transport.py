@@ -155,6 +155,32 @@ class TransportSpec(BaseModel):
             raise ValueError(f"expected a number of ms from 0 to {MAX_DELAY_MS:g}, or 'forever'")
         return ms
 
+    def frame_problem(self, frames: int, streamed: bool) -> str | None:
+        """Why ``malformed_at_frame`` names no frame of a reply of ``frames`` frames (a
+        non-streamed reply is one), else ``None``.
+
+        Positions run from 0 to ``frames - 1``, or from ``-frames`` to -1 counted from the end
+        (module docstring). One outside both left the reply as it was: a clean 200, so a test
+        whose position was mistyped (``malformed_at_frame=99999``, ``-100`` on a 20-frame stream)
+        passed without its fault (t18 breaker, finding 10). The server answers this in the
+        profile's error shape (400) instead of the reply: the position cannot be checked when the
+        scenario loads or the header is read, since the frame count depends on the completion,
+        the profile and the endpoint. The ``*_after_frames`` counts are not positions: past the
+        end they mean "after every frame" (a truncation or a stall there is still "after").
+        """
+        at = self.malformed_at_frame
+        if at is None or -frames <= at < frames:
+            return None
+        shape = (
+            f"a stream of {frames} frames: 0 to {frames - 1}, or {-frames} to -1"
+            if streamed
+            else "a non-streamed reply, one frame: 0 or -1"
+        )
+        return (
+            f"transport malformed_at_frame={at} names no frame of this reply ({shape}), so the fault "
+            "would not happen; fix the position (X-Mockoss-Transport, the step's transport: or the server's)"
+        )
+
     @property
     def paced(self) -> bool:
         """True when frames are spaced in time (``tokens_per_s`` is set)."""

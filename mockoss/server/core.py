@@ -277,9 +277,11 @@ class MockServer(Selection, RequestChecks, SideRoutes, EngineEntry):
                 if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                     raise
                 reply, scenario, step, played = failure_reply(exc, self._base_profile, endpoint, index), None, None, _unanswered(f"mockoss could not answer it: {type(exc).__name__}: {exc}")
+            delivery = self._delivery(scenario, step, None if isinstance(override, BaseException) else override, index, body)
+            if delivery is not None and reply.status == 200 and (problem := delivery.spec.frame_problem(len(reply.frames) if reply.streamed else 1, reply.streamed)):
+                reply, delivery = self._base_profile.error(400, f"mockoss: {problem}"), None  # a fault position past the reply
             record = _record(index, endpoint, raw, headers, scenario, step, played, reply.status, reply.log)
             self.requests.append(record)
-            delivery = self._delivery(scenario, step, None if isinstance(override, BaseException) else override, index, body)
             if isinstance(played, Played) and endpoint == "responses" and reply.status == 200:
                 remember_reply(self._player, played, reply, body, delivery)  # its id; a cut reply's kept entry dropped
             _share(record)
