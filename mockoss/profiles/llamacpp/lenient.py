@@ -78,7 +78,9 @@ def cpp_int(value: Any) -> int | None:
         return value  # type: ignore[no-any-return]
     if kind is not int and kind is not float and kind is not bool:
         return None
-    if kind is float or (kind is int and not -(2**63) <= value < 2**64):  # nlohmann: a float past uint64
+    if kind is int and not -(2**63) <= value < 2**64:  # nlohmann: a float past uint64, past int32 too
+        return _INT_MIN  # (not float(value): past 1.8e308 that raises OverflowError, nlohmann's strtod gives inf)
+    if kind is float:
         if math.isnan(value) or not -(2**31) <= value < 2**31:
             return _INT_MIN
         return int(value)

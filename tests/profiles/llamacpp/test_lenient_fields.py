@@ -147,6 +147,14 @@ def test_a_limit_out_of_int32_is_no_limit() -> None:
     assert answer(CHAT, chat(max_tokens=-(2**31) + 1))[1:] == ("length", 1)
 
 
+@pytest.mark.parametrize("field", ["max_tokens", "n", "n_predict"])
+def test_an_integer_past_a_double_is_read_as_nlohmann_reads_it(field: str) -> None:
+    """A 400-digit integer literal: nlohmann parses it with strtod (inf), ``get<int>()`` gives
+    ``-2**31``: no limit (``n``: one choice), not an unscripted 500 (Python's ``float()`` of it
+    raises OverflowError; found by a fuzzer, session 18)."""
+    assert answer(CHAT, chat(**{field: 10**400})) == WHOLE
+
+
 def test_n_predict_wins_and_a_bad_max_completion_tokens_falls_back() -> None:
     """``n_predict`` is read first, then ``max_completion_tokens``, then ``max_tokens``
     (``params_from_json_cmpl``). Old: ``n_predict`` ignored (cut at 8), and a string
@@ -218,7 +226,7 @@ def test_valid_bodies_are_passed_on_untouched() -> None:
 
 @pytest.mark.parametrize(
     ("value", "read"),
-    [(5, 5), (5.7, 5), (-0.5, 0), (True, 1), (False, 0), (2**32 + 5, 5), (2**31, -(2**31)), (1e10, -(2**31)), (2**64, -(2**31)),
+    [(5, 5), (5.7, 5), (-0.5, 0), (True, 1), (False, 0), (2**32 + 5, 5), (2**31, -(2**31)), (1e10, -(2**31)), (2**64, -(2**31)), (10**400, -(2**31)), (-(10**400), -(2**31)),
      ("5", None), (None, None), ([5], None), ({"n": 5}, None)],
 )  # fmt: skip
 def test_cpp_int(value: Any, read: int | None) -> None:
