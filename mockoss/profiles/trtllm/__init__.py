@@ -92,6 +92,7 @@ _BOOLS = (
     "generation_config_stops",
     "completion_cached_tokens",
     "responses_store",
+    "responses_retrieve",
 )
 
 
@@ -139,6 +140,10 @@ class TrtllmProfile:
             ``TRTLLM_RESPONSES_API_DISABLE_STORE`` set (``openai_server.py``): a
             ``previous_response_id`` it did not store is its 404; off, the id is not looked at
             (:mod:`mockoss.profiles.trtllm.responses_input`). A deployment setting, not a release.
+            Off, ``GET``/``DELETE /v1/responses/{id}`` are 400 ``Response storage is disabled``.
+        responses_retrieve: NVIDIA/TensorRT-LLM#9937: ``GET`` and ``DELETE
+            /v1/responses/{response_id}`` (before, FastAPI's 404); see
+            :mod:`mockoss.profiles.trtllm.stored`.
         openai_sdk_keys: the openai SDK installed beside trtllm-serve (``openai`` is unpinned in
             its ``requirements.txt``), which decides whether a Responses ``function_call`` item is
             found as a call (a key or ``null`` its TypedDict does not take makes pydantic pick the
@@ -172,6 +177,7 @@ class TrtllmProfile:
     completion_cached_tokens: bool = True
     version: str = "1.2.1"
     responses_store: bool = True
+    responses_retrieve: bool = True
     openai_sdk_keys: Literal["openai-2.24", "openai-2.40", "openai-2.54", "openai-3.57"] = "openai-3.57"
 
     def __post_init__(self) -> None:
@@ -314,6 +320,15 @@ class TrtllmProfile:
             ]
             return Reply(status=200, body=dumps({"object": "list", "data": cards}).encode())
         return None
+
+    def stored_route(self, method: str, path: str, query: str, kept: Any) -> Reply | None:
+        """``GET``/``DELETE /v1/responses/{response_id}`` against the server's kept responses
+        (another method there: 405), else ``None``; see :mod:`mockoss.profiles.trtllm.stored`."""
+        if not path.startswith("/v1/responses/"):
+            return None
+        from mockoss.profiles.trtllm.stored import stored_route
+
+        return stored_route(self, method, path, query, kept)
 
     def route_error(self, status: int, method: str, path: str) -> Reply:
         """FastAPI's own ``{"detail":"Not Found"}`` (404) or ``{"detail":"Method Not Allowed"}`` (405)."""

@@ -34,7 +34,9 @@ openai 2.6.1; runtime and protocol stubbed): ``tools/trtllm_responses_diff.py``,
 normalised). Not checked: the route's ``except`` clause (read up to its cut: assumed
 ``create_error_response(str(e))``, a 400), which the error status and type rest on. A ``previous_response_id`` not starting ``resp_`` is the server's 400; one it
   did not store its 404, and a ``function_call_output`` without its call its 400
-  (:mod:`mockoss.profiles.trtllm.responses_input`; the store on, as by default).
+  (:mod:`mockoss.profiles.trtllm.responses_input`; the store on, as by default). With the store
+  on, a 200's response (a stream's in the non-streamed body's shape) is kept for ``GET``/``DELETE
+  /v1/responses/{id}`` unless the request said ``store: false`` (:mod:`mockoss.profiles.trtllm.stored`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from mockoss.profiles.base import SSE_MEDIA_TYPE, IdSource, Reply, RequestContex
 from mockoss.profiles.replay import IdRecorder, Template, templatable
 from mockoss.profiles.trtllm.chat import engine_batches, fed_batches, output_tokens
 from mockoss.profiles.trtllm.responses_input import responses_input_error
+from mockoss.profiles.trtllm.stored import keep
 from mockoss.profiles.web_search import web_search_item
 from mockoss.profiles.wire import dumps
 
@@ -193,7 +196,7 @@ def surface_responses(profile: TrtllmProfile, completion: Completion, request: R
     previous = request.body.get("previous_response_id") if isinstance(request.body, Mapping) else None
     if isinstance(previous, str) and not previous.startswith("resp_"):
         return profile.error(400, f"Invalid 'response_id': '{previous}'. Expected an ID that begins with 'resp'.", kind="InvalidRequestError")
-    if isinstance(request.body, Mapping) and (refused := responses_input_error(profile, request.body, store=profile.responses_store)) is not None:
+    if isinstance(request.body, Mapping) and (refused := responses_input_error(profile, request.body, store=profile.responses_store, kept=ctx.kept)) is not None:
         return refused
     limit = DEFAULT_MAX_TOKENS if request.max_output_tokens is None else min(request.max_output_tokens, DEFAULT_MAX_TOKENS)
     rid = ctx.ids.next("resp_")
@@ -209,10 +212,14 @@ def surface_responses(profile: TrtllmProfile, completion: Completion, request: R
         output = "" if error is not None else template.fill(IdRecorder.replay(calls, ctx.ids)).decode()
     else:
         status, error, output = _output(profile, completion, limit, ctx.ids)
+    storing = profile.responses_store and ctx.kept is not None
+    body = None if error is not None or (request.stream and not storing) else _spliced(_response(request, rid, ctx.created, [], status), output).encode()
+    if body is not None and storing:  # create_response stores the ResponsesResponse, streamed or not
+        keep(request.body, rid, body, ctx.kept)
     if not request.stream:
         if error is not None:
             return profile.error(400, error)
-        return Reply(status=200, body=_spliced(_response(request, rid, ctx.created, [], status), output).encode())
+        return Reply(status=200, body=body)  # type: ignore[arg-type]  # made above when not streamed
     return _stream(profile, completion, request, rid, ctx, limit, error if error is not None else (status, output))
 
 

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 from mockoss.profiles.base import Reply
 from mockoss.profiles.orphan_output import first_orphan_output
 from mockoss.profiles.response_store import previous_stored
+from mockoss.profiles.trtllm.stored import deleted
 
 if TYPE_CHECKING:
     from mockoss.profiles.trtllm import TrtllmProfile
@@ -76,7 +77,7 @@ SDK_KEYS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
 }
 
 
-def responses_input_error(profile: TrtllmProfile, body: Mapping[str, Any], *, store: bool = True) -> Reply | None:
+def responses_input_error(profile: TrtllmProfile, body: Mapping[str, Any], *, store: bool = True, kept: Any = None) -> Reply | None:
     """trtllm-serve's refusal of ``body``'s conversation, in its order, else ``None``; to be called
     after the ``resp_`` prefix check.
 
@@ -84,17 +85,20 @@ def responses_input_error(profile: TrtllmProfile, body: Mapping[str, Any], *, st
         profile: the profile whose :meth:`~mockoss.profiles.trtllm.TrtllmProfile.error` writes the body.
         body: the request body.
         store: the server's response store (on unless ``TRTLLM_RESPONSES_API_DISABLE_STORE`` is set).
+        kept: the server's kept responses (``None``: none), read for an id ``DELETE
+            /v1/responses/{id}`` removed (:func:`mockoss.profiles.trtllm.stored.deleted`:
+            ``load_response`` no longer finds it).
 
     Returns:
         404 ``Response with id '<id>' not found.`` (``InvalidRequestError``) for a
-        ``previous_response_id`` this server did not store (store on); else 400 ``No call message
+        ``previous_response_id`` this server did not store, or deleted since (store on); else 400 ``No call message
         found for <call_id>`` (``BadRequestError``) for the first ``function_call_output`` with no
         ``function_call`` of its ``call_id`` before it (not checked for a continued request); else
         ``None``.
     """
     previous = body.get("previous_response_id")
     if store and previous is not None:
-        if previous_stored(previous):
+        if previous_stored(previous) and not deleted(kept, previous):
             return None
         return profile.error(404, f"Response with id '{previous}' not found.", kind="InvalidRequestError")
     call_id = first_unfound_output(body.get("input"), profile.openai_sdk_keys)
