@@ -196,3 +196,20 @@ def test_a_request_refusal_without_raw_is_still_called_as_before():
     assert profile_hooks.refusal(Old(), "chat", {"a": 1}, b"x") == "chat:1"
     assert profile_hooks.refusal(New(), "chat", {}, b"raw") == b"raw"
     assert profile_hooks.refusal(object(), "chat", {}, b"raw") is None
+
+
+def test_the_head_kept_for_the_very_same_tools_follows_tool_choice_and_variables():
+    """The head's count is reused for a request holding the very tools list and first message of
+    the last one (a body parsed from a kept one shares them); tool_choice and the template
+    variables still decide it."""
+    tools = [*TOOLS]
+    system = {"role": "system", "content": "Be brief."}
+    bodies = [
+        {"messages": [system, {"role": "user", "content": "hi"}], "tools": tools},
+        {"messages": [system, {"role": "user", "content": "hi"}], "tools": tools, "tool_choice": "none"},
+        {"messages": [system, {"role": "user", "content": "hi"}], "tools": tools, "reasoning_effort": "high"},
+        {"messages": [{"role": "system", "content": "Other."}, {"role": "user", "content": "hi"}], "tools": tools},
+        {"messages": [{"role": "user", "content": "hi"}], "tools": tools},
+    ]
+    for body in bodies:
+        assert template._render_count(body) == _whole(body)
