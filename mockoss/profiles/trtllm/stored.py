@@ -24,8 +24,9 @@ commits named, without line numbers: the functions are named instead):
   :meth:`~mockoss.profiles.trtllm.TrtllmProfile.error`). Found: ``GET`` returns
   ``JSONResponse(content=response.model_dump())`` of the stored ``ResponsesResponse``; ``DELETE``
   calls ``conversation_store.pop_response(response_id)`` and returns ``{"id": <id>, "object":
-  "response", "deleted": true}``. The same lines in the other stored version of the file (the
-  newest, ``generator`` server).
+  "response", "deleted": true}``. The same handlers in the two other stored versions of the file
+  that have the routes (whose commits the index does not name). The index stores text without
+  line numbers, so functions are cited, not lines.
 * What is stored (NVIDIA/TensorRT-LLM@83ab45a50d169b08e29e9bf2f46fc66b3838cc37:tensorrt_llm/serve/responses_utils.py,
   the version :mod:`mockoss.profiles.trtllm.responses` follows): ``create_response`` stores the
   ``ResponsesResponse`` it returns ``if enable_store and request.store`` (``store`` defaults to
@@ -33,7 +34,7 @@ commits named, without line numbers: the functions are named instead):
   ``response.completed`` event, so a streamed response is retrieved in the non-streamed body's shape
   (``created_at`` an integer, TensorRT-LLM's field set), not the event's. A reply that failed (a
   Harmony parse error: the non-streamed 400, or the stream aborted) stored nothing.
-* ``ConversationHistoryStore.pop_response(resp_id)`` (the newest stored ``responses_utils.py``,
+* ``ConversationHistoryStore.pop_response(resp_id)`` (a stored ``responses_utils.py`` of the routes' period, commit not named,
   ``_pop_response``) removes the id from ``responses``; ``openai_responses`` loads a
   ``previous_response_id`` with ``load_response``, so a deleted id is no longer continued: 404
   ``Response with id '<id>' not found.`` (:func:`mockoss.profiles.trtllm.responses_input.responses_input_error`
