@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -189,6 +190,23 @@ class _OpenAIScope:
 
     def route_error(self, status: int, method: str, path: str) -> Reply:
         return self._profile.route_error(status, method, path)
+
+    def own_prompt_tokens(self, endpoint: str, body: Any, raw: bytes, harmony: Callable[[], int]) -> int:
+        """``ctx.prompt_tokens`` for the server core (:meth:`mockoss.profiles.base.Profile.own_prompt_tokens`):
+        Ollama's own prompt count (:func:`~mockoss.profiles.ollama.prompt.openai_prompt_tokens`,
+        the count :meth:`OllamaProfile.surface` makes), the Harmony count ``harmony()`` only where
+        that one falls back to it; still made for a chat of ``PREFIX_MIN`` messages or more,
+        whose stored leading messages the next turn's validation skips
+        (:func:`mockoss.harmony.prompt.seen.find_seen`)."""
+        if endpoint not in OPENAI_ENDPOINTS or not raw:
+            return harmony()
+        from mockoss.harmony.prompt.count import PREFIX_MIN
+        from mockoss.profiles.ollama.prompt import openai_prompt_tokens
+
+        items = body.get("messages" if endpoint == "chat" else "input") if type(body) is dict else None
+        if type(items) is list and len(items) >= PREFIX_MIN:
+            return openai_prompt_tokens(endpoint, body, harmony(), raw)
+        return openai_prompt_tokens(endpoint, body, harmony, raw)
 
     def lenient_body(self, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
         """``body`` for the shared schema: a chat ``reasoning_effort`` the schema would refuse

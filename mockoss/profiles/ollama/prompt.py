@@ -32,7 +32,7 @@ equivalent Chat Completions body rendered by openai-harmony (:func:`_approximate
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mockoss.body_counts import body_count
@@ -189,25 +189,38 @@ def render_ollama_responses_prompt(body: Mapping[str, Any]) -> list[int]:
 _KINDS = {"chat": "ollama.openai.chat", "responses": "ollama.openai.responses"}
 
 
-def openai_prompt_tokens(endpoint: str, body: Any, counted: int, raw: bytes = b"") -> int:
+def openai_prompt_tokens(endpoint: str, body: Any, counted: int | Callable[[], int], raw: bytes = b"") -> int:
     """The prompt count Ollama reports on its OpenAI layer (``usage.prompt_tokens`` of
     ``/v1/chat/completions``, ``usage.input_tokens`` of ``/v1/responses``, ``endpoint`` ``"chat"``
     or ``"responses"``): its own prompt encoded, kept under the body's bytes ``raw`` in the
     whole-body count cache (:func:`mockoss.body_counts.body_count`: its byte budget, admission
     from a body's second sending on, and ``MockServer.reset``; a resent body then costs a lookup).
     ``counted`` (mockoss's Harmony count of the body, the former approximation) is the answer for
-    a body that is not a JSON object or whose prompt the port does not write (:class:`Unported`)."""
+    a body that is not a JSON object or whose prompt the port does not write (:class:`Unported`);
+    a function giving it (the server core's, :func:`mockoss.server.profile_hooks.prompt_count`) is
+    called only then."""
     if not isinstance(body, Mapping):
-        return counted
+        return counted() if callable(counted) else counted
+    last = _last[0]
+    if last is not None and last[0] is body and last[1] == endpoint:
+        return last[2]  # the server core's count of this request (OllamaProfile.own_prompt_tokens), then surface's
     text = openai_chat_prompt_text if endpoint == "chat" else responses_prompt_text
 
     def count() -> int:
         try:
             return len(_encode(text(body)))
         except Unported:
-            return counted  # (a function of the same bytes: exact to keep)
+            return counted() if callable(counted) else counted  # (a function of the same bytes: exact to keep)
 
-    return body_count(_KINDS[endpoint], raw, count) if raw else count()
+    found = body_count(_KINDS[endpoint], raw, count) if raw else count()
+    _last[0] = (body, endpoint, found)
+    return found
+
+
+#: The last body counted by :func:`openai_prompt_tokens` (held, compared by identity: a parsed
+#: body is never modified), its endpoint and count: the server core's count and the surface's of
+#: one request encode the prompt once.
+_last: list[Any] = [None]
 
 
 def _encode(text: str) -> list[int]:
