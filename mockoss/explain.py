@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from mockoss.cli_switch import Switches, switch_pairs
 from mockoss.explain_rows import EXPLAINED_ENDPOINTS, Outcome, explain, render_table
 from mockoss.harmony import Completion
 from mockoss.profiles.base import Profile
@@ -37,7 +38,9 @@ def _answers(step: Any) -> list[tuple[Completion | None, tuple[int, str] | None,
 
     if step.options:
         total = len(step.options)
-        labelled = [(option, f"pick {i + 1}/{total}, weight {weight}") for i, (weight, option) in enumerate(step.options)]
+        labelled = [
+            (option, f"pick {i + 1}/{total}, weight {weight}") for i, (weight, option) in enumerate(step.options)
+        ]
     else:
         labelled = [(step, None)]
     out: list[tuple[Completion | None, tuple[int, str] | None, str | None]] = []
@@ -52,34 +55,49 @@ def _answers(step: Any) -> list[tuple[Completion | None, tuple[int, str] | None,
             except TemplateRenderError as exc:
                 out.append((None, None, f"template needs a request: {exc}"))
                 continue
-            out.append((rendered, None, "template, rendered for an empty request" if label is None else f"{label}, template"))
+            out.append(
+                (rendered, None, "template, rendered for an empty request" if label is None else f"{label}, template")
+            )
     return out
 
 
+def _matches(source: str, count: int) -> list[Any]:
+    """Each rule's ``match`` block as a :class:`~mockoss.scenario.match_spec.MatchSpec` (``None``:
+    no block), in rule order: the compiled rules keep only the matcher, and explain builds its
+    requests from the fields (:mod:`mockoss.explain_request`). Read again from the file the
+    scenario loaded from (already checked by the loader)."""
+    from mockoss.scenario.loader import scenario_source
+    from mockoss.scenario.match_spec import MatchSpec
+
+    data = yaml.safe_load(scenario_source(source)[0].decode("utf-8"))
+    rules = data.get("rules") if isinstance(data, dict) else None
+    if not isinstance(rules, list):
+        return [None] * count
+    specs = [MatchSpec.model_validate(r["match"]) if isinstance(r, dict) and r.get("match") else None for r in rules]
+    return (specs + [None] * count)[:count]
+
+
 def _steps(source: str, step: int | None) -> list[tuple[Any, ...]]:
-    """``(index, completion, scripted error, answer label, rule label)`` per answer; the rule label
-    is ``None`` for a ``steps:`` file (one unnamed rule) and for a completion on stdin."""
+    """``(index, completion, scripted error, answer label, rule label, match)`` per answer; the
+    rule label is ``None`` for a ``steps:`` file (one unnamed rule) and for a completion on stdin;
+    ``match`` the rule's :class:`~mockoss.scenario.match_spec.MatchSpec`, else ``None``."""
     if source == "-":
-        return [(0, Completion.from_text(sys.stdin.read()), None, None, None)]
+        return [(0, Completion.from_text(sys.stdin.read()), None, None, None, None)]
     from mockoss.scenario.loader import load_scenario
 
     scenario = load_scenario(source)
     plain = len(scenario.rules) == 1 and scenario.rules[0].name is None
+    specs = _matches(source, len(scenario.rules)) if not plain else [None]
     out = []
-    for rule in scenario.rules:
+    for rule, spec in zip(scenario.rules, specs, strict=True):
         for s in rule.steps:
             if (step is not None and s.index != step) or getattr(s, "replay", None) is not None:
                 continue  # a replay step returns recorded bytes: nothing for a profile to surface
             where = None if plain else rule.label
-            out.extend((s.index, completion, scripted, label, where) for completion, scripted, label in _answers(s))
+            out.extend(
+                (s.index, completion, scripted, label, where, spec) for completion, scripted, label in _answers(s)
+            )
     return out
-
-
-def _switch(text: str) -> tuple[str, Any]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    return name, yaml.safe_load(value)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -88,9 +106,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--step", type=int, help="only this step (default: all)")
     parser.add_argument("--endpoint", choices=EXPLAINED_ENDPOINTS, help="only this endpoint (default: both)")
     parser.add_argument("--tools", help="comma-separated function tools to declare (default: inferred)")
+    # serve's --switch (mockoss.cli_switch, from cli_parser's 2ef5e12): NAME=VALUE[,NAME=VALUE…], each switch once
+    # (a repeat is a usage error with X-Mockoss-Switch's words; explain kept the last value).
     parser.add_argument(
-        "--switch", type=_switch, action="append", default=[], metavar="NAME=VALUE",
-        help="a profile switch, applied to every profile that has it",
+        "--switch",
+        type=switch_pairs,
+        action=Switches,
+        default=[],
+        metavar="NAME=VALUE",
+        help="profile switches, applied to every profile that has them (repeatable; a comma list; each switch once)",
     )
     parser.add_argument(
         "--profile",
@@ -98,7 +122,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: every registered profile); rows are grouped so releases sit side by side",
     )
     parser.add_argument(
-        "--full", action="store_true",
+        "--full",
+        action="store_true",
         help="print every row as a wide table (default: only where profiles disagree, in 100 columns)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table (every row)")
@@ -121,8 +146,11 @@ def run_command(args: argparse.Namespace) -> int:
         endpoints = (args.endpoint,) if args.endpoint else EXPLAINED_ENDPOINTS
         if chosen is not None and not any(e in profile.endpoints for profile in chosen.values() for e in endpoints):
             names = ", ".join(chosen)
-            print(f"mockoss: error: {names} {'has' if len(chosen) == 1 else 'have'} no {' or '.join(endpoints)} endpoint "
-                  f"(explain compares {' and '.join(EXPLAINED_ENDPOINTS)})", file=sys.stderr)
+            print(
+                f"mockoss: error: {names} {'has' if len(chosen) == 1 else 'have'} no {' or '.join(endpoints)} endpoint "
+                f"(explain compares {' and '.join(EXPLAINED_ENDPOINTS)})",
+                file=sys.stderr,
+            )
             return 2
         rows = explain(steps, endpoints=endpoints, tools=tools, switches=switches, profiles=chosen)
         if chosen is not None:
@@ -131,7 +159,9 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"mockoss: error: {exc}", file=sys.stderr)
         return 2
     if not steps:
-        what = f"no step {args.step}" if args.step is not None else "no step a profile can surface (only recorded replays)"
+        what = (
+            f"no step {args.step}" if args.step is not None else "no step a profile can surface (only recorded replays)"
+        )
         print(f"mockoss: error: scenario has {what}", file=sys.stderr)
         return 2
     if args.json:
@@ -176,9 +206,16 @@ def side_by_side(rows: Sequence[Outcome], order: Sequence[str]) -> list[Outcome]
     first: dict[tuple[str | None, int], int] = {}
     for i, r in enumerate(rows):
         first.setdefault((r.rule, r.step), i)
-    return sorted(rows, key=lambda r: (
-        first[(r.rule, r.step)], positions[id(r)] if r.profile == "-" else 0, r.endpoint, r.tools, rank.get(r.profile, len(rank)),
-    ))
+    return sorted(
+        rows,
+        key=lambda r: (
+            first[(r.rule, r.step)],
+            positions[id(r)] if r.profile == "-" else 0,
+            r.endpoint,
+            r.tools,
+            rank.get(r.profile, len(rank)),
+        ),
+    )
 
 
 def release_changes(names: Sequence[str]) -> str:
@@ -196,5 +233,7 @@ def release_changes(names: Sequence[str]) -> str:
         lines.append(f"{older} -> {newer}: {len(changes)} timeline change{'s' if len(changes) != 1 else ''}")
         for change in changes:
             status = "" if change.verified else " (unverified)"
-            lines.append(f"  {change.release} {change.switch}: {change.before!r} -> {change.after!r}: {change.summary}{status}")
+            lines.append(
+                f"  {change.release} {change.switch}: {change.before!r} -> {change.after!r}: {change.summary}{status}"
+            )
     return "\n".join(lines)

@@ -24,13 +24,19 @@ __all__ = ["FIELDS", "WIDTH", "disagreements", "render_compact", "wrap_notes"]
 #: Columns the compact view fits in.
 WIDTH = 100
 #: Fields compared between profiles, with the label each has in the compact view.
-FIELDS = (("status", "status"), ("items", "items"), ("content", "content"), ("reasoning", "reasoning"),
-          ("tool_calls", "calls"), ("error", "error"))
+FIELDS = (
+    ("status", "status"),
+    ("items", "items"),
+    ("content", "content"),
+    ("reasoning", "reasoning"),
+    ("tool_calls", "calls"),
+    ("error", "error"),
+)
 _NAMES_COLUMN = 30
 
 
 def _key(row: Outcome) -> tuple[Any, ...]:
-    return (row.rule, row.step, row.answer, row.endpoint, row.tools)
+    return (row.rule, row.step, row.answer, row.endpoint, row.tools, getattr(row, "request", None))
 
 
 def _value(row: Outcome, field: str) -> str:
@@ -53,8 +59,9 @@ def disagreements(rows: Sequence[Outcome]) -> tuple[list[tuple[tuple[Any, ...], 
 
     Returns:
         ``([(group key, [(profile names, one row of that reply), …]), …], agreeing group count)``;
-        a group key is ``(rule, step, answer, endpoint, tools)``. Rows with profile ``-`` (a step no
-        profile can surface) form their own one-reply groups and are always listed.
+        a group key is ``(rule, step, answer, endpoint, tools, request)``. Rows with profile ``-``
+        (a step no profile can surface, or a variant the rule's ``match`` never answers) form their
+        own one-reply groups and are always listed.
     """
     groups: dict[tuple[Any, ...], list[Outcome]] = {}
     for row in rows:
@@ -77,9 +84,10 @@ def _clip(text: str, width: int) -> str:
 
 
 def _header(key: tuple[Any, ...]) -> str:
-    rule, step, answer, endpoint, tools = key
+    rule, step, answer, endpoint, tools, request = key
     where = f"{rule} step {step}" if rule else f"step {step}"
     parts = [where] + ([answer] if answer and endpoint != "-" else []) + ([endpoint, tools] if endpoint != "-" else [])
+    parts += [f"sent with {request}"] if request else []
     return _clip(" · ".join(parts), WIDTH)
 
 
@@ -120,14 +128,17 @@ def render_compact(rows: Sequence[Outcome]) -> str:
         if key[3] == "-":  # nothing a profile can surface (a template that needs a request)
             lines.append(_clip("  " + str(replies[0][1].answer or replies[0][1].error), WIDTH))
             continue
+        if replies[0][1].profile == "-":  # a variant the rule's match never answers: not sent
+            lines.extend(textwrap.wrap(str(replies[0][1].error), WIDTH, initial_indent="  ", subsequent_indent="    "))
+            continue
         differing = [(f, label) for f, label in FIELDS if len({_value(r, f) for _, r in replies}) > 1]
         lines.extend(_group_table(replies, differing))
-    total = agreeing + sum(1 for key, _ in groups if key[3] != "-")
+    total = agreeing + sum(1 for key, replies in groups if key[3] != "-" and replies[0][1].profile != "-")
     summary = (
         f"{agreeing} of {total} request variants (step × endpoint × tools) answered alike by all "
         f"{len(profiles)} profiles, not shown; --full prints every row"
     )
-    if not any(key[3] != "-" for key, _ in groups) and profiles:
+    if not any(key[3] != "-" and replies[0][1].profile != "-" for key, replies in groups) and profiles:
         summary = f"all {len(profiles)} profiles agree on all {total} request variants; --full prints every row"
     lines.extend(([""] if lines else []) + textwrap.wrap(summary, WIDTH))
     return "\n".join(lines)

@@ -7,6 +7,12 @@ a non-streamed request is surfaced twice, once declaring function tools and once
 through the profile's own ``surface`` (the same code path the HTTP server runs). Each reply is
 summarised as an :class:`Outcome`: HTTP status, output item or message types, content, reasoning,
 tool calls (name + arguments) and the error message; :func:`render_table` prints them all.
+
+A step of a rule with a ``match`` block is surfaced with requests that rule answers
+(:func:`mockoss.explain_request.matched_request`: ``tool_choice``, ``model``, ``tool_names``, the
+conversation fields and headers the match names); a variant no request of which the rule answers
+(``tools: true`` without tools, another ``endpoint``, ``stream: true``) is one row with profile
+``-``, status 0 and ``error`` saying why it was not sent.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mockoss.endpoints import ENDPOINTS, prompt_tokens
+from mockoss.explain_request import matched_request
 from mockoss.harmony import Completion
 from mockoss.profiles.base import IdSource, Profile, RequestContext
 from mockoss.profiles.registry import PROFILES, get_profile, switch_names
@@ -60,6 +67,8 @@ class Outcome:
             4``) or was rendered from a template; else ``None``.
         rule: the scenario rule the step belongs to (``rule 'leak'``, ``rule #2``), ``None`` for a
             ``steps:`` file or a completion on stdin.
+        request: what the request carries to meet the rule's ``match`` beyond the minimal body
+            (``tool_choice=none``), else ``None``.
     """
 
     step: int
@@ -74,6 +83,7 @@ class Outcome:
     error: str | None = None
     answer: str | None = None
     rule: str | None = None
+    request: str | None = None
 
 
 def tool_names_for(completion: Completion, requested: Sequence[str] | None) -> list[str]:
@@ -92,13 +102,18 @@ def request_body(endpoint: str, tools: Sequence[str]) -> dict[str, Any]:
         if tools:
             # A description: SGLang's gpt-oss chat template refuses a tool without one (tool_description_required).
             body["tools"] = [
-                {"type": "function", "function": {"name": n, "description": f"The {n} tool.", "parameters": _PARAMETERS}}
+                {
+                    "type": "function",
+                    "function": {"name": n, "description": f"The {n} tool.", "parameters": _PARAMETERS},
+                }
                 for n in tools
             ]
         return body
     body = {"model": MODEL, "input": "Hi"}
     if tools:
-        body["tools"] = [{"type": "function", "name": n, "description": f"The {n} tool.", "parameters": _PARAMETERS} for n in tools]
+        body["tools"] = [
+            {"type": "function", "name": n, "description": f"The {n} tool.", "parameters": _PARAMETERS} for n in tools
+        ]
     return body
 
 
@@ -198,8 +213,9 @@ def explain(
     """Surface every step with every profile; see the module docstring.
 
     Args:
-        steps: ``(index, completion, scripted_error[, answer label[, rule label]])``; a scripted
-            error ``(status, message)`` is shown as each profile's error body.
+        steps: ``(index, completion, scripted_error[, answer label[, rule label[, match]]])``; a
+            scripted error ``(status, message)`` is shown as each profile's error body; ``match``
+            the rule's :class:`~mockoss.scenario.match_spec.MatchSpec` (``None``: any request).
         endpoints: a subset of ``("chat", "responses")``.
         tools: function tool names to declare (default: inferred, see :func:`tool_names_for`).
         switches: applied to each profile that has them.
@@ -211,10 +227,21 @@ def explain(
         index, completion, scripted = entry[:3]
         answer = entry[3] if len(entry) > 3 else None
         rule = entry[4] if len(entry) > 4 else None
+        spec = entry[5] if len(entry) > 5 else None
         if completion is None and scripted is None:  # nothing a profile can surface
             rows.append(Outcome(index, "-", "-", "-", 0, error=answer, answer=answer, rule=rule))
             continue
         start = len(rows)
+        variants: dict[tuple[str, str], tuple[dict[str, Any], str | None, list[str]]] = {}
+        if completion is not None:
+            declared = tool_names_for(completion, tools)
+            for endpoint in endpoints:
+                for label, names in (("tools", declared), ("no-tools", [])):
+                    body, _headers, note, unmet = matched_request(
+                        endpoint, request_body(endpoint, names), spec, served_model=MODEL
+                    )
+                    variants[(endpoint, label)] = (body, note, unmet)
+        served: set[tuple[str, str]] = set()
         for name, base in registry.items():
             own = {k: v for k, v in (switches or {}).items() if k in switch_names(base)}
             profile = get_profile(name, own, warn=False) if own and profiles is None else base
@@ -226,10 +253,13 @@ def explain(
                     rows.append(_with_answer(summarise(index, name, endpoint, "-", reply.status, reply.body), answer))
                     continue
                 assert completion is not None
-                declared = tool_names_for(completion, tools)
-                for label, names in (("tools", declared), ("no-tools", [])):
+                for label in ("tools", "no-tools"):
+                    body, note, unmet = variants[(endpoint, label)]
+                    served.add((endpoint, label))
+                    if unmet:
+                        continue
                     try:
-                        status, body = _surface(profile, endpoint, completion, request_body(endpoint, names), index)
+                        status, reply_body = _surface(profile, endpoint, completion, body, index)
                     except Exception as exc:  # noqa: BLE001  # another profile's bug must not hide the others
                         rows.append(
                             Outcome(
@@ -240,10 +270,16 @@ def explain(
                                 0,
                                 error=f"mockoss: {type(exc).__name__}: {exc}",
                                 answer=answer,
+                                request=note,
                             )
                         )
                         continue
-                    rows.append(_with_answer(summarise(index, name, endpoint, label, status, body), answer))
+                    row = summarise(index, name, endpoint, label, status, reply_body)
+                    rows.append(_with_answer(dataclasses.replace(row, request=note) if note else row, answer))
+        for (endpoint, label), (_body, note, unmet) in variants.items():
+            if unmet and (endpoint, label) in served:
+                why = "not sent: the rule answers no such request (" + "; ".join(unmet) + ")"
+                rows.append(Outcome(index, "-", endpoint, label, 0, error=why, answer=answer, request=note))
         if rule is not None:
             rows[start:] = [dataclasses.replace(r, rule=rule) for r in rows[start:]]
     return rows
@@ -269,11 +305,15 @@ COLUMNS = ("step", "profile", "endpoint", "tools", "status", "items", "content",
 
 
 def render_table(rows: Sequence[Outcome]) -> str:
-    """An aligned text table, one line per :class:`Outcome`."""
+    """An aligned text table, one line per :class:`Outcome`; a ``request`` column after ``tools``
+    when a row's request carries something for its rule's ``match``."""
 
     def step_cell(r: Outcome) -> str:
         return str(r.step) if r.answer is None else f"{r.step} ({r.answer})"
 
-    cells = [list(COLUMNS)] + [[step_cell(r) if c == "step" else _cell(getattr(r, c)) for c in COLUMNS] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    columns = list(COLUMNS)
+    if any(r.request for r in rows):
+        columns.insert(columns.index("tools") + 1, "request")
+    cells = [columns] + [[step_cell(r) if c == "step" else _cell(getattr(r, c)) for c in columns] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
     return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells)

@@ -39,6 +39,7 @@ def test_leaked_recipient_is_an_mcp_call_for_vllm_responses(capsys):
             "error": None,
             "answer": None,
             "rule": None,
+            "request": None,
         }
     assert {r["endpoint"] for r in rows} == {"responses"}
 
@@ -56,20 +57,29 @@ def test_chat_rows_for_vllm_and_variants(capsys):
     vllm = row(rows, "vllm", "chat", "tools")
     assert (vllm["status"], vllm["items"], vllm["content"]) == (200, ["message"], None)
     assert vllm["reasoning"] == "Need to use function get_weather."
-    assert vllm["tool_calls"] == [{"type": "function", "name": "get_weather", "arguments": '{"location": "San Francisco"}'}]
+    assert vllm["tool_calls"] == [
+        {"type": "function", "name": "get_weather", "arguments": '{"location": "San Francisco"}'}
+    ]
     assert row(rows, "vllm", "chat", "no-tools")["tool_calls"] == []
     # 2025: tool_choice is never read, so a request without tools still gets the call.
     assert row(rows, "vllm-2025", "chat", "no-tools")["tool_calls"] == vllm["tool_calls"]
     old = row(rows, "vllm-0.10.1", "chat", "tools")
     assert (old["status"], old["error"]) == (
-        500, "Tool call in Chat Completion API is not supported for gpt-oss yet. Please use Responses API instead.",
+        500,
+        "Tool call in Chat Completion API is not supported for gpt-oss yet. Please use Responses API instead.",
     )
 
 
 def test_switch_and_tools_flags(capsys):
     rows = run_json(
-        capsys, "leaked-recipient-no-tools", "--endpoint", "responses", "--tools", "a,b",
-        "--switch", "responses_ignore_recipients_without_tools=true",
+        capsys,
+        "leaked-recipient-no-tools",
+        "--endpoint",
+        "responses",
+        "--tools",
+        "a,b",
+        "--switch",
+        "responses_ignore_recipients_without_tools=true",
     )
     got = row(rows, "vllm", "responses", "no-tools")
     assert (got["items"], got["content"]) == (["reasoning", "message"], ARGUMENTS)
@@ -88,7 +98,18 @@ def test_raw_completion_on_stdin(capsys, monkeypatch):
 def test_table_is_aligned(capsys):
     assert main(["explain", "leaked-recipient-no-tools", "--endpoint", "responses", "--full"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["step", "profile", "endpoint", "tools", "status", "items", "content", "reasoning", "tool_calls", "error"]
+    assert lines[0].split() == [
+        "step",
+        "profile",
+        "endpoint",
+        "tools",
+        "status",
+        "items",
+        "content",
+        "reasoning",
+        "tool_calls",
+        "error",
+    ]
     column = lines[0].index("items")
     vllm = next(line for line in lines if line.split()[1] == "vllm" and "no-tools" in line)
     assert vllm[column:].startswith("reasoning,mcp_call")
@@ -96,7 +117,10 @@ def test_table_is_aligned(capsys):
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["no-such-scenario"], "unknown scenario"), (["clean-answer", "--switch", "nope=1"], "no profile has switch nope")],
+    [
+        (["no-such-scenario"], "unknown scenario"),
+        (["clean-answer", "--switch", "nope=1"], "no profile has switch nope"),
+    ],
 )
 def test_errors_exit_2(capsys, args, message):
     assert main(["explain", *args]) == 2
