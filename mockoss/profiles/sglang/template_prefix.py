@@ -12,8 +12,9 @@ comes later (``future_final_message``), which a :class:`Fold` keeps open (``tail
 ``tail_final``), so a hit is exact.
 
 As :class:`mockoss.harmony.prompt.prefix.PrefixCache` does for the Harmony count: the newest
-:data:`RECENT` prefixes are kept, tried newest first, each first filtered by its last message
-(``==``), then compared segment by segment (a stored prefix that extends a found one keys the
+:data:`RECENT` prefixes are kept, each first filtered by its last message (``==``), those left
+tried longest first (not newest first: a short history that also begins a long conversation
+would make the long one's turn sum the rest again), then compared segment by segment (a stored prefix that extends a found one keys the
 new messages only: the turn marshals its conversation once); at most :data:`MAX_TRIES`
 comparisons fail before giving up. A body parsed from a kept one (:mod:`mockoss.jsonsplice`)
 holds the very message objects of the earlier request: an entry keeps them (counted at
@@ -89,17 +90,16 @@ class PrefixStore:
         return sum(entry[4] for entry in self._entries)
 
     def find(self, messages: Sequence[Any]) -> Found | None:
-        """The newest stored prefix of ``messages`` (plain JSON data), else ``None``."""
+        """The longest stored prefix of ``messages`` (plain JSON data), else ``None``: the
+        entries whose last message is ``messages``' at their length, longest first (a client's
+        short history may also begin a long one: the newest would cost the rest again)."""
         n, tries = len(messages), MAX_TRIES
-        for entry in self._entries:
-            ends, segments, last, fold, _, objects = entry
+        candidates = [e for e in self._entries if e[0][-1] <= n and messages[e[0][-1] - 1] == e[2]]
+        candidates.sort(key=lambda entry: -entry[0][-1])  # stable: the newest first among equals
+        for ends, segments, last, fold, _, objects in candidates:
             length = ends[-1]
-            if length > n:
-                continue
             if objects and messages[length - 1] is last and all(map(is_, messages, objects)):
                 return Found(length, fold, ends, segments)  # the very objects (mockoss.jsonsplice)
-            if messages[length - 1] != last:
-                continue
             try:
                 same = all(_dumps(messages[a:b]) == seg for a, b, seg in zip((0, *ends), ends, segments))
             except ValueError:  # not plain data

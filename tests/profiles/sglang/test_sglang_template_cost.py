@@ -213,3 +213,23 @@ def test_the_head_kept_for_the_very_same_tools_follows_tool_choice_and_variables
     ]
     for body in bodies:
         assert template._render_count(body) == _whole(body)
+
+
+def test_the_longest_stored_prefix_is_taken(monkeypatch):
+    """A short history that also begins a long conversation is stored too; the long
+    conversation's next turn takes its own prefix (it summed the rest again when the newest
+    entry, the short one, was taken first)."""
+    template_pieces._prefixes.clear()
+    long_history = _history(60, False)
+    for n in range(2):
+        body = {"messages": [*long_history, {"role": "user", "content": f"long {n}"}], "tools": TOOLS}
+        assert _summed(body) == _whole(body)
+    for n in range(2):
+        body = {"messages": [*long_history[:12], {"role": "user", "content": f"short {n}"}], "tools": TOOLS}
+        assert _summed(body) == _whole(body)
+    added = []
+    real = template_pieces._add
+    monkeypatch.setattr(template_pieces, "_add", lambda *args: added.append(1) or real(*args))
+    body = {"messages": [*long_history, {"role": "user", "content": "long 2"}], "tools": TOOLS}
+    assert _summed(body) == _whole(body)
+    assert len(added) == 1  # the new message only
