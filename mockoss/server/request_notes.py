@@ -127,33 +127,16 @@ def dropped_message_hint(profile: Profile, endpoint: str, step: Step | None, bod
     Called for every scripted reply: about 0.1 us on a profile that does not skip (its name), and
     on one that does one look-up of the completion's skipped tokens (kept on the completion under
     :data:`_SKIPPED`); the request's own limit is read only when some token was skipped."""
-    if profile.name not in _SKIPPERS or step is None:
+    if step is None or step.replay is not None or step.error is not None:
         return None
-    inner = getattr(profile, "_profile", profile)  # SGLang's /v1/responses scope wraps its profile
     completion = step.completion
-    if inner.harmony_errors != "skip" or completion is None or step.replay is not None or step.error is not None:
-        return None
-    if profile.name == "vllm":
-        skips = (endpoint == "chat" and inner.chat_parser == "harmony_parser") or (
-            endpoint == "responses" and inner.responses_mapping == "2026"
-        )
-        server, before = f"vLLM {inner.version}", "as vLLM before 0.32 answered"
-    else:
-        skips = endpoint == "responses"
-        server, before = "SGLang (its Responses guard after 0.5.23)", "SGLang 0.5.23's answer"
-    if not skips:
-        return None
-    strict = getattr(inner, "strict", True) if endpoint == "chat" else True
-    key = (_SKIPPED, inner.harmony_library, strict)
-    skipped = completion._memo.get(key)
-    if skipped is None:  # the whole completion's, once (the memo may refuse it: then every time)
-        trace = completion.trace(max_tokens=None, strict=strict, library=inner.harmony_library, skip_errors=True)
-        skipped = completion._memo[key] = trace.skipped
+    skipped = skipped_tokens(profile, endpoint, completion) if completion is not None else None
     if not skipped:
         return None
     limit = None
     if isinstance(body, Mapping):
         limit = next((body[k] for k in _LIMIT_FIELDS if isinstance(body.get(k), int)), None)
+    inner, strict, server, before = _skipper(profile, endpoint)  # type: ignore[misc]  # skipped: a skipper
     if limit is not None:  # a limit may end the completion before the first rejected token
         skipped = completion.trace(
             max_tokens=limit, strict=strict, library=inner.harmony_library, skip_errors=True
@@ -167,3 +150,44 @@ def dropped_message_hint(profile: Profile, endpoint: str, step: Step | None, bod
         f"For the error reply instead ({before}), switch harmony_errors=raise "
         "(switches={'harmony_errors': 'raise'}, --switch harmony_errors=raise)"
     )
+
+
+def _skipper(profile: Profile, endpoint: str) -> tuple[Any, bool, str, str] | None:
+    """``(inner profile, strict, server name, the error reply's description)`` when ``profile``
+    skips what its Harmony parser rejects on ``endpoint`` (see :func:`dropped_message_hint`), else
+    ``None``."""
+    if profile.name not in _SKIPPERS:
+        return None
+    inner = getattr(profile, "_profile", profile)  # SGLang's /v1/responses scope wraps its profile
+    if inner.harmony_errors != "skip":
+        return None
+    if profile.name == "vllm":
+        skips = (endpoint == "chat" and inner.chat_parser == "harmony_parser") or (
+            endpoint == "responses" and inner.responses_mapping == "2026"
+        )
+        server, before = f"vLLM {inner.version}", "as vLLM before 0.32 answered"
+    else:
+        skips = endpoint == "responses"
+        server, before = "SGLang (its Responses guard after 0.5.23)", "SGLang 0.5.23's answer"
+    if not skips:
+        return None
+    strict = getattr(inner, "strict", True) if endpoint == "chat" else True
+    return inner, strict, server, before
+
+
+def skipped_tokens(profile: Profile, endpoint: str, completion: Any) -> Any:
+    """The tokens ``profile``'s Harmony parser skips in the whole ``completion`` on ``endpoint``
+    (``trace.skipped``: ``(index, error)`` pairs), memoised on the completion under
+    :data:`_SKIPPED`; ``None`` when the profile does not skip there. The warm-up
+    (:func:`mockoss.server.warmup.warmed`) calls it off the server lock for a long completion, as
+    it builds the profile's plans, so that the first request's hint reads the memo under the lock."""
+    found = _skipper(profile, endpoint)
+    if found is None:
+        return None
+    inner, strict, _server, _before = found
+    key = (_SKIPPED, inner.harmony_library, strict)
+    skipped = completion._memo.get(key)
+    if skipped is None:  # the whole completion's, once (the memo may refuse it: then every time)
+        trace = completion.trace(max_tokens=None, strict=strict, library=inner.harmony_library, skip_errors=True)
+        skipped = completion._memo[key] = trace.skipped
+    return skipped

@@ -118,6 +118,7 @@ from mockoss.scenario.template import RenderContext
 from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS
 from mockoss.server.prompt_client import encode_in_worker
 from mockoss.server.replies import SCENARIO_HEADER, SWITCH_HEADER, _for_endpoint
+from mockoss.server.request_notes import skipped_tokens
 from mockoss.server.warm_record import LONG_TOKENS, MAX_LONG, PER_REQUEST, SHAPES, Warmup, _Scenario
 
 #: The server: a :class:`mockoss.server.core.MockServer` (which imports this module, so it is not
@@ -329,6 +330,7 @@ def _surface(profile: Any, endpoint: str, completion: Any, view: Any, ctx: Reque
     side, which answers the step it plays, as before."""
     try:
         profile.surface(endpoint, completion, view, ctx)
+        skipped_tokens(profile, endpoint, completion)  # the hint's memo (request_notes), read under the lock
     except BaseException as exc:
         if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
             raise
