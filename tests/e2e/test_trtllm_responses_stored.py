@@ -160,3 +160,24 @@ def test_before_pr_9937_no_routes(mockoss, client, method):
     created = client.responses.create(model=MODEL, input="hi")
     reply = httpx.request(method, f"{mockoss.base_url}/responses/{created.id}")
     assert (reply.status_code, reply.json()) == (404, {"detail": "Not Found"})
+
+
+# --- previous_response_id's prefix check: only with the store on --------------------------------------
+
+
+@TRTLLM
+def test_a_previous_response_id_without_resp_is_refused_with_the_store_on(mockoss, client):
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(model=MODEL, input="hi", previous_response_id="abc")
+    message = "Invalid 'response_id': 'abc'. Expected an ID that begins with 'resp'."
+    assert caught.value.response.json() == _error(400, message)
+
+
+@NO_STORE
+def test_with_the_store_off_previous_response_id_is_not_looked_at(mockoss, client):
+    """``openai_responses`` checks the id's prefix, then the store, only ``if self.enable_store``
+    (NVIDIA/TensorRT-LLM ``tensorrt_llm/serve/openai_server.py``; mockoss.profiles.trtllm.responses_input's
+    docstring): with ``TRTLLM_RESPONSES_API_DISABLE_STORE`` set, any id is answered (a review's finding,
+    session 18: mockoss refused one without ``resp_`` with the store off too)."""
+    response = client.responses.create(model=MODEL, input="hi", previous_response_id="abc")
+    assert response.status == "completed"

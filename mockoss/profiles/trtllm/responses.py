@@ -194,7 +194,7 @@ def surface_responses(profile: TrtllmProfile, completion: Completion, request: R
     the effective limit: memoised on the completion (:mod:`mockoss.profiles.replay`); a request fills in its ids
     and writes the fields it echoes."""
     previous = request.body.get("previous_response_id") if isinstance(request.body, Mapping) else None
-    if isinstance(previous, str) and not previous.startswith("resp_"):
+    if profile.responses_store and isinstance(previous, str) and not previous.startswith("resp_"):  # store off: not looked at
         return profile.error(400, f"Invalid 'response_id': '{previous}'. Expected an ID that begins with 'resp'.", kind="InvalidRequestError")
     if isinstance(request.body, Mapping) and (refused := responses_input_error(profile, request.body, store=profile.responses_store, kept=ctx.kept)) is not None:
         return refused
