@@ -80,3 +80,16 @@ def test_find_surrogate_walks_aliases_once():
     shared = ["a", "b"]
     data = {"x": shared, "y": shared, "z": [shared, "\ud800"]}
     assert find_surrogate(data) == (("z", 1), "\ud800")
+
+
+def test_a_recording_keeps_what_was_exchanged():
+    # A client may send a lone surrogate (JSON allows it); --record keeps it, and the replay
+    # answers the same (tests/upstream/test_record_surrogates.py): recordings are not refused.
+    from mockoss.scenario.surrogates import RECORDING_PREFIX
+    from mockoss.upstream.replay_command import COMMAND_PREFIX
+
+    assert RECORDING_PREFIX == COMMAND_PREFIX
+    _load(
+        COMMAND_PREFIX
+        + 'mockoss serve --scenario s.yaml\nversion: 1\nsteps:\n  - note: "a\\ud800b"\n    completion: {raw: "x"}\n'
+    )
