@@ -38,7 +38,8 @@ messages at every tool call: 400 messages 115 ms, 800 353 ms, measured), so the 
 from parts cached by content, each rendered by the same template on one or two messages
 (:mod:`.template_pieces`, which says why the sum is exact; a new plain message is counted from
 the template's skeleton without a render, :mod:`.template_skeleton`; the leading messages' sum is
-found again whole, :mod:`.template_prefix`): a resent conversation costs its new messages. What the parts cannot give (an error to word, unusual template variables) is rendered
+found again whole, :mod:`.template_prefix`): a resent conversation costs its new messages. What the parts cannot give (an error to word, a ``chat_template_kwargs`` key the template reads
+other than the head's: :func:`template_variables`; one it never reads is left out) is rendered
 whole (:func:`render_prompt`). The count of a body sent before is also kept under its bytes when
 the caller has them (:func:`template_count`).
 """
@@ -48,17 +49,20 @@ from __future__ import annotations
 import functools
 import json
 import re
+from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "ELSEWHERE_CHARS",
     "TEMPLATE_DATE",
     "TEMPLATE_FILE",
     "TEMPLATE_SHA256",
     "Refusal",
     "render_prompt",
     "template_count",
+    "template_variables",
     "text_count",
 ]
 
@@ -68,6 +72,9 @@ TEMPLATE_SHA256 = "a4c9919cbbd4acdd51ccffe22da049264b1b73e59055fa58811a99efbd7c8
 TEMPLATE_DATE = datetime(2026, 1, 1)
 #: The whole-body count cache's kind (:func:`mockoss.endpoints.body_count`).
 _KIND = "sglang.chat.template"
+#: A text of this many characters or more is encoded by
+#: :data:`mockoss.harmony.encoding.ENCODE_ELSEWHERE` when it is set (:func:`text_count`).
+ELSEWHERE_CHARS = 4096
 #: Candidate special-token strings; those in the encoding's set count as one token each.
 _SPECIAL = re.compile(r"<\|[a-z0-9_]+\|>")
 
@@ -106,6 +113,21 @@ def _template() -> Any:
     environment.globals["raise_exception"] = raise_exception
     environment.globals["strftime_now"] = strftime_now
     return environment.from_string(TEMPLATE_FILE.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def template_variables() -> frozenset[str]:
+    """The names the template reads from its render context (``jinja2.meta.find_undeclared_variables``
+    of its source: ``messages``, ``tools``, the head's variables, the globals ``raise_exception``
+    and ``strftime_now``, …). A ``chat_template_kwargs`` key outside them renders nothing, so the
+    count is summed without it; one inside them (other than the head's) is rendered whole. The
+    environment's globals are added (``find_undeclared_variables`` leaves them out): a kwarg of
+    such a name (``raise_exception``, ``namespace``) shadows the global where the template reads it."""
+    import jinja2.meta
+
+    environment = _template().environment
+    source = environment.parse(TEMPLATE_FILE.read_text(encoding="utf-8"))
+    return frozenset(jinja2.meta.find_undeclared_variables(source)) | frozenset(environment.globals)
 
 
 #: The template's call of its system-message macro, left out of :func:`_loop_template`.
@@ -181,10 +203,24 @@ def text_count(text: str) -> int:
     allowed_special="all")``): each special-token string one token, the texts between them
     encoded on their own (as tiktoken and the tokenizer's added tokens cut them).
 
+    A text of :data:`ELSEWHERE_CHARS` characters or more is encoded whole by
+    :func:`mockoss.harmony.encoding.encode_text` when :data:`~mockoss.harmony.encoding.ENCODE_ELSEWHERE`
+    is set (the HTTP layer's prompt worker process, for a big request or one with a long
+    unbroken run of text, counted before the server lock: :mod:`mockoss.server.prelock`): the
+    BPE is quadratic in a word's length (one 30,000-character word ~0.7-1.8 s here), and the
+    surface counted it again in process under the server lock, every other client waiting
+    0.4-0.6 s (t18 fuzz F5; the surface now finds that count, :func:`template_count`). The same
+    count: ``encode(text, allowed_special="all")``.
+
     Raises:
-        UnicodeEncodeError: a lone surrogate in ``text``.
+        UnicodeEncodeError: a lone surrogate in ``text`` (or what the library's encode raises
+            for it, a ``ValueError`` too, when encoded elsewhere).
     """
+    from mockoss.harmony.encoding import ENCODE_ELSEWHERE, encode_text
     from mockoss.harmony.prompt.bpe import text_tokens
+
+    if len(text) >= ELSEWHERE_CHARS and ENCODE_ELSEWHERE.get() is not None:
+        return len(encode_text(text, special=True))
 
     specials = _specials()
     count, start = 0, 0
@@ -206,7 +242,8 @@ def _render_count(body: dict[str, Any]) -> int:
         return len(ids)
     messages = [m for m in body.get("messages") or () if isinstance(m, dict)]
     entries = [(m, False) for m in messages]
-    variables = given.template_kwargs(body)
+    read = template_variables()  # a kwarg the template never reads renders nothing: left out (t18 fuzz F7)
+    variables = {name: value for name, value in given.template_kwargs(body).items() if name in read}
     prefix = None
     try:
         if messages and given.message_shape(messages[-1])[0] == "assistant":  # _handle_last_assistant_message
@@ -233,17 +270,20 @@ def _render_count(body: dict[str, Any]) -> int:
 
 #: The last body counted and its outcome (a count or a :class:`Refusal`), so that the refusal
 #: check and the count of one request render once. Held by identity (the body is kept alive
-#: with it); a parsed body is never modified (``mockoss.endpoints.prompt_tokens``).
-_last: tuple[Any, int | Refusal] = (None, 0)
+#: with it); a parsed body is never modified (``mockoss.endpoints.prompt_tokens``). A context
+#: variable, not a global: a big request counted before the server lock (in the worker process,
+#: :func:`text_count`) is found again by its surface under the lock on the same thread, where
+#: a global was overwritten by the small requests answered meanwhile, and the prompt encoded
+#: again in process (t18 fuzz F5).
+_LAST: ContextVar[tuple[Any, int | Refusal]] = ContextVar("mockoss_sglang_template_last", default=(None, 0))
 
 
 def _outcome(body: dict[str, Any]) -> int:
-    global _last
     try:
         result: int | Refusal = _render_count(body)
     except Refusal as refusal:
         result = refusal
-    _last = (body, result)
+    _LAST.set((body, result))
     if isinstance(result, Refusal):
         raise result
     return result
@@ -264,7 +304,7 @@ def template_count(body: dict[str, Any], raw: bytes = b"") -> int:
         Exception: a render error SGLang does not answer as a 400, or a lone surrogate
             (``UnicodeEncodeError``).
     """
-    last_body, last = _last
+    last_body, last = _LAST.get()
     if last_body is body:
         if isinstance(last, Refusal):
             raise Refusal(last.message)

@@ -168,9 +168,15 @@ def _reject_constant(name: str) -> Any:
 
 
 def _arguments(text: str) -> dict[str, Any]:
-    """``parse_tool_call_arguments``: ``orjson.loads``, which must give an object."""
+    """``parse_tool_call_arguments``: ``orjson.loads``, which must give an object (nested past
+    Python's recursion limit: orjson's 1,024 levels, :func:`.orjson_depth.loads_deep`)."""
     try:
-        parsed = json.loads(text, parse_constant=_reject_constant)
+        try:
+            parsed = json.loads(text, parse_constant=_reject_constant)
+        except RecursionError:
+            from mockoss.profiles.sglang.orjson_depth import loads_deep
+
+            parsed = loads_deep(text, _reject_constant)
     except ValueError:
         raise TemplateInputError(_NOT_JSON) from None
     if not isinstance(parsed, dict):
