@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator, with_config
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator, with_config
 from typing_extensions import TypedDict  # pydantic refuses typing.TypedDict on Python < 3.12
 
 from mockoss.schemas._quick import quick_or_none
@@ -284,7 +284,7 @@ class OllamaGenerateRequest(_Common):
     suffix: str | None = None
     system: str | None = None
     template: str | None = None
-    context: list[int] | None = None
+    context: list[StrictInt] | None = None  # Go's []int: a bool or 1.0 is a 400 (t18 fuzz F9)
     raw: StrictBool | None = None
     images: list[str] | None = None
 

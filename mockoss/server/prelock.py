@@ -50,10 +50,11 @@ from contextvars import ContextVar
 from typing import Any
 
 from mockoss.endpoints import ENDPOINTS
+from mockoss.harmony.encoding import ENCODE_ELSEWHERE
 from mockoss.jsonbody import parse_json_and_hand_on
 from mockoss.scenario.tool_check import DECLARED, declared_functions
 from mockoss.server.longpieces import may_hold_long_pieces
-from mockoss.server.prompt_client import ask_in_worker
+from mockoss.server.prompt_client import ask_in_worker, encode_in_worker
 
 __all__ = ["PRECOUNTED_PROMPT_TOKENS", "PROMPT_COUNTER", "PROMPT_RENDERER", "before_lock", "wanted"]
 
@@ -146,7 +147,7 @@ def _counted(endpoint: str, raw: bytes, body: Any, checked: tuple[Any, ...]) -> 
     if PRECOUNTED_PROMPT_TOKENS.get() is None:
         try:
             ids = None if rendered is None else rendered[1]
-            counted = (ids.count(",") + 1 if ids else 0) if isinstance(ids, str) else counter(endpoint, raw)
+            counted = (ids.count(",") + 1 if ids else 0) if isinstance(ids, str) else _count(checked[0], endpoint, raw, body, counter)
         except Exception:  # noqa: BLE001  (the worker failed: counted under the lock, as without one)
             counted = None
     token = PRECOUNTED_PROMPT_TOKENS.set(counted) if counted is not None else None
@@ -166,6 +167,35 @@ def _counted(endpoint: str, raw: bytes, body: Any, checked: tuple[Any, ...]) -> 
             rendered[0].reset(handed)  # type: ignore[index]
         if declared is not None:
             DECLARED.reset(declared)
+
+
+def _count(profile: Any, endpoint: str, raw: bytes, body: Any, counter: Callable[[str, bytes], int | None]) -> int | None:
+    """``counter(endpoint, raw)`` (the Harmony count, in the worker process), or for a profile with
+    its own count (``own_prompt_tokens``, :mod:`mockoss.server.profile_hooks`: Ollama's ``/v1``
+    prompt, SGLang's chat template) that count, made here with text encoded in the worker process
+    (:data:`ENCODE_ELSEWHERE`, for :func:`mockoss.harmony.encoding.encode_text`'s callers): it was
+    made under the lock, in process, one 30,000-character word holding every other client ~0.5-1.4 s
+    (t18 fuzz F5; the reply finds it there, :data:`PRECOUNTED_PROMPT_TOKENS`). ``None`` (counted
+    under the lock) if the Harmony count it asks for failed or the tokenizer panicked."""
+    own = getattr(type(profile), "own_prompt_tokens", None)
+    if own is None:
+        return counter(endpoint, raw)
+
+    def harmony() -> int:
+        counted = counter(endpoint, raw)
+        if counted is None:
+            raise RuntimeError("the prompt worker failed")  # counted under the lock, as without one
+        return counted
+
+    token = ENCODE_ELSEWHERE.set(encode_in_worker)
+    try:
+        return own(profile, endpoint, body, raw, harmony)  # type: ignore[no-any-return]
+    except BaseException as exc:  # the worker's tokenizer panic: counted under the lock, which answers it
+        if type(exc).__name__ != "PanicException":
+            raise
+        return None
+    finally:
+        ENCODE_ELSEWHERE.reset(token)
 
 
 def _prompt_ids(endpoint: str, raw: bytes, view: Any) -> tuple[ContextVar[Any], str | BaseException] | None:

@@ -216,11 +216,12 @@ class _OpenAIScope:
         return schema_body(endpoint, body)
 
     def request_refusal(self, endpoint: str, body: Any) -> Reply | None:
-        """Ollama's 400 for a reasoning effort its OpenAI layer does not take
-        (:func:`~mockoss.profiles.ollama.effort.effort_refusal`), else ``None``."""
-        from mockoss.profiles.ollama.effort import effort_refusal
+        """Ollama's 400 for a field of a type Go cannot decode into the prompt's structs, or a
+        reasoning effort its OpenAI layer does not take
+        (:func:`~mockoss.profiles.ollama.go_decode.decode_refusal`), else ``None``."""
+        from mockoss.profiles.ollama.go_decode import decode_refusal
 
-        message = effort_refusal(endpoint, body)
+        message = decode_refusal(endpoint, body)
         return None if message is None else openai_error(400, message)
 
 

@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from mockoss.body_counts import body_count
-from mockoss.harmony.encoding import load_encoding
+from mockoss.harmony.encoding import encode_text, load_encoding
 from mockoss.harmony.prompt import render_chat_prompt
 from mockoss.profiles.ollama.effort import requested, think_of
 from mockoss.profiles.ollama.parser import FunctionNameMap
@@ -107,8 +108,10 @@ def _tool_call(call: Any) -> tuple[str, Any]:
     arguments = function.get("arguments")
     try:
         decoded = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except ValueError:
-        raise Unported("tool call arguments that are not JSON (Ollama answers 400)") from None
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's decoder goes
+        raise Unported(
+            "tool call arguments that are not JSON (Ollama answers 400), or too deep to decode here"
+        ) from None
     return str(function.get("name") or ""), decoded
 
 
@@ -119,16 +122,24 @@ def openai_chat_messages(body: Mapping[str, Any]) -> list[Message]:
     one message per text part, the last carrying the tool calls, name and reasoning; no content
     gives the tool calls and reasoning alone (and no tool name).
 
+    A field of a type Go does not decode (``Message.tool_calls`` not a list, ``function`` not an
+    object, ...) is refused before the count (:mod:`~mockoss.profiles.ollama.go_decode`); here
+    it is left out.
+
     Raises:
         Unported: parts other than text, or arguments that are not JSON."""
     listed = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
     out: list[Message] = []
+    names: dict[Any, str] | None = None
     for message in listed:
         role, reasoning = str(message.get("role") or ""), str(message.get("reasoning") or "")
         name = ""
         if role.lower() == "tool":
-            name = str(message.get("name") or "") or _name_of_call(listed, message.get("tool_call_id"))
-        calls = [_tool_call(call) for call in message.get("tool_calls") or ()]
+            name = str(message.get("name") or "")
+            if not name and message.get("tool_call_id"):
+                names = _call_names(listed) if names is None else names
+                name = names.get(message.get("tool_call_id"), "")
+        calls = [_tool_call(call) for call in _calls(message)]
         content = message.get("content")
         if isinstance(content, str):
             out.append(Message(role, content, reasoning, calls, name))
@@ -144,14 +155,22 @@ def openai_chat_messages(body: Mapping[str, Any]) -> list[Message]:
     return out
 
 
-def _name_of_call(messages: list[Mapping[str, Any]], call_id: Any) -> str:
-    if not call_id:
-        return ""
-    for message in reversed(messages):
-        for call in message.get("tool_calls") or ():
-            if isinstance(call, Mapping) and call.get("id") == call_id:
-                return str((call.get("function") or {}).get("name") or "")
-    return ""
+def _calls(message: Mapping[str, Any]) -> list[Any]:
+    calls = message.get("tool_calls")
+    return calls if isinstance(calls, list) else []
+
+
+def _call_names(messages: list[Mapping[str, Any]]) -> dict[Any, str]:
+    """Call id → function name over every message's tool calls, the last call of an id winning:
+    ``nameFromToolCallID`` (``openai/openai.go:724-736``, scanning backwards for each tool
+    message) in one pass (the per-message scan was quadratic in the tool results: t18 fuzz F6)."""
+    names: dict[Any, str] = {}
+    for message in messages:
+        for call in _calls(message):
+            if isinstance(call, Mapping) and isinstance(call.get("id"), str):
+                function = call.get("function")
+                names[call["id"]] = str(function.get("name") or "") if isinstance(function, Mapping) else ""
+    return names
 
 
 def openai_chat_prompt_text(body: Mapping[str, Any]) -> str:
@@ -201,7 +220,7 @@ def openai_prompt_tokens(endpoint: str, body: Any, counted: int | Callable[[], i
     called only then."""
     if not isinstance(body, Mapping):
         return counted() if callable(counted) else counted
-    last = _last[0]
+    last = _LAST.get()
     if last is not None and last[0] is body and last[1] == endpoint:
         return last[2]  # the server core's count of this request (OllamaProfile.own_prompt_tokens), then surface's
     text = openai_chat_prompt_text if endpoint == "chat" else responses_prompt_text
@@ -213,18 +232,28 @@ def openai_prompt_tokens(endpoint: str, body: Any, counted: int | Callable[[], i
             return counted() if callable(counted) else counted  # (a function of the same bytes: exact to keep)
 
     found = body_count(_KINDS[endpoint], raw, count) if raw else count()
-    _last[0] = (body, endpoint, found)
+    _LAST.set((body, endpoint, found))
     return found
 
 
-#: The last body counted by :func:`openai_prompt_tokens` (held, compared by identity: a parsed
-#: body is never modified), its endpoint and count: the server core's count and the surface's of
-#: one request encode the prompt once.
-_last: list[Any] = [None]
+#: The last body counted by :func:`openai_prompt_tokens` in this context (held, compared by
+#: identity: a parsed body is never modified), its endpoint and count: the server core's count and
+#: the surface's of one request encode the prompt once. A context variable, not a global: a big
+#: request counted before the server lock (:mod:`mockoss.server.prelock`, on its own thread's
+#: copy of the context) finds its count under the lock although small requests were counted
+#: meanwhile on other threads (a global was overwritten by them, and the prompt encoded again in
+#: process, under the lock: the t18 fuzz stall F5).
+_LAST: ContextVar[tuple[Any, str, int] | None] = ContextVar("mockoss_ollama_last_count", default=None)
 
 
 def _encode(text: str) -> list[int]:
-    return load_encoding().encode(text, allowed_special="all")
+    """``text``'s ids (special-token strings as special tokens), by
+    :func:`mockoss.harmony.encoding.encode_text`: in the HTTP layer's prompt worker process when
+    it set :data:`~mockoss.harmony.encoding.ENCODE_ELSEWHERE` (a big request counted before the
+    server lock, :mod:`mockoss.server.prelock`: openai-harmony's BPE is quadratic in a word's
+    length and holds the GIL, one 30,000-character word ~1.1 s of every other client's time; t18
+    fuzz F5); the same ids either way."""
+    return encode_text(text)
 
 
 def render_openai_chat_prompt(body: Mapping[str, Any]) -> list[int]:

@@ -20,7 +20,9 @@ into ``/api/chat`` messages and tools, then renders them as any chat
   they are, ``namespace`` tools flattened to ``NAME.member`` (:662-685).
 
 Not ported (:class:`~mockoss.profiles.ollama.render.Unported`): ``web_search`` tools, image and
-file parts, web-search call items.
+file parts, web-search call items, arguments nested deeper than Python's JSON decoder goes (Go's
+goes to 10,000 levels). A field of a JSON type Go does not decode into these structs is refused
+before the count (:mod:`~mockoss.profiles.ollama.go_decode`).
 """
 
 from __future__ import annotations
@@ -36,10 +38,12 @@ __all__ = ["responses_messages", "responses_tools"]
 
 def _text(content: Any) -> str:
     """``convertResponsesContent``'s text: the parts' text concatenated."""
-    if isinstance(content, str):
-        return content
+    if isinstance(content, str) or content is None:
+        return content or ""
+    if not isinstance(content, list):  # refused before the count (go_decode)
+        raise Unported(f"a content of JSON type {type(content).__name__}")
     out = ""
-    for part in content or ():
+    for part in content:
         kind = part.get("type") if isinstance(part, Mapping) else None
         if kind not in ("input_text", "output_text"):
             raise Unported(f"a {kind!r} content part")
@@ -50,10 +54,14 @@ def _text(content: Any) -> str:
 def _arguments(text: Any) -> Any:
     if not text:
         return None
+    if not isinstance(text, str):  # refused before the count (go_decode)
+        raise Unported("function call arguments that are not a string")
     try:
         return json.loads(text)
-    except ValueError:
-        raise Unported("function call arguments that are not JSON (Ollama answers 400)") from None
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's decoder goes
+        raise Unported(
+            "function call arguments that are not JSON (Ollama answers 400), or too deep to decode here"
+        ) from None
 
 
 def responses_messages(body: Mapping[str, Any]) -> list[Message]:
@@ -136,7 +144,8 @@ def _expand(tool: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         return [{"type": tool.get("type"), "function": function}]
     prefix = str(tool.get("name") or "")
     members: list[Mapping[str, Any]] = []
-    for member in tool.get("tools") or ():
+    members_given = tool.get("tools")
+    for member in members_given if isinstance(members_given, list) else ():
         for expanded in _expand(member) if isinstance(member, Mapping) else ():
             function = dict(expanded["function"])
             if prefix and not function["name"].startswith(prefix + "."):
