@@ -13,8 +13,10 @@ What each ``--dist`` mode keeps together, from pytest-xdist 3.8.0's schedulers
 
 - ``loadfile``: a file; ``each``: every test runs on every worker; ``no``: no workers;
 - ``loadscope``: the tests of a module outside classes, and each class apart (``nodeid.rsplit("::", 1)[0]``);
-- ``loadgroup``: the tests marked ``@pytest.mark.xdist_group(NAME)`` with the same NAME (the
-  worker adds ``@NAME`` to their node ids, ``xdist/remote.py``); any other test alone;
+- ``loadgroup``: the tests whose node ids end in the same ``@NAME`` (the worker adds it for an
+  ``xdist_group(NAME)`` mark, ``xdist/remote.py``; the ids are read as the worker has them, as
+  the scheduler gets them: a module-level mark did not group the tests in a run with
+  pytest-xdist 3.8.0, so the message does not offer it); any other test alone;
 - ``load``, ``worksteal``: each test alone.
 
 So the fixture's setup fails, naming the modes that keep the module together, when this module's
@@ -82,6 +84,5 @@ def split_message(request: pytest.FixtureRequest) -> str | None:
         f"mockoss_session: pytest-xdist's --dist {dist} hands out {how}, so the {len(tests)} tests of "
         f"{request.node.nodeid} that share this module's conversation may run on different workers, each "
         "starting it over. Run with --dist loadfile (or --dist loadscope, with these tests outside classes "
-        "or in one class), or mark them @pytest.mark.xdist_group('NAME') and run with --dist loadgroup "
-        "(README.md, section 'Use it from pytest')."
+        "or in one class) (README.md, section 'Use it from pytest')."
     )
