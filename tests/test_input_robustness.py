@@ -36,6 +36,9 @@ def test_responses_item_with_unhashable_type_is_not_a_500(profile, kind):
     reply = server.handle("responses", body, {})
     assert reply.status < 500, reply.body[:300]
     assert INTERNAL not in reply.body
+    if profile == "ollama":  # Go decodes the item's type into a string first: its 400 (cc42d07, go_decode)
+        assert reply.status == 400 and b"json: cannot unmarshal" in reply.body, reply.body[:300]
+        return
     bogus = server.handle("responses", json.dumps({"model": _model(server), "input": [{"type": "bogus"}]}).encode(), {})
     assert reply.status == bogus.status
 
