@@ -28,7 +28,14 @@ import yaml
 from mockoss.scenario.compiled import ScenarioError
 from mockoss.scenario.locate import loc_text, where
 
-__all__ = ["RECORDING_PREFIX", "find_surrogate", "may_hold_surrogates", "refuse_surrogates", "surrogate_problem"]
+__all__ = [
+    "RECORDING_PREFIX",
+    "find_surrogate",
+    "join_pairs",
+    "may_hold_surrogates",
+    "refuse_surrogates",
+    "surrogate_problem",
+]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
@@ -119,13 +126,54 @@ def surrogate_problem(text: str) -> str:
     )
 
 
+def _joined(text: str) -> str:
+    """``text`` with each surrogate pair joined into its character (lone halves kept)."""
+    return _PAIR.sub(lambda m: m.group().encode("utf-16-le", "surrogatepass").decode("utf-16-le"), text)
+
+
+def join_pairs(data: Any) -> None:
+    """Join, in place, each UTF-16 surrogate pair of the strings (values and keys) in ``data``
+    (parsed YAML: dicts and lists) into the character it encodes, as JSON reads it (RFC 8259
+    section 7): a JSON scenario file written by ``json.dumps`` (which escapes a character outside
+    the Basic Multilingual Plane as a pair, ``"\\ud83d\\ude00"``) and read as YAML, whose
+    PyYAML escape gives two lone halves, means that character. Lone halves are left for
+    :func:`refuse_surrogates`."""
+    stack, seen = [data], set()
+    while stack:
+        value = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, dict):
+            if any(isinstance(key, str) and _PAIR.search(key) for key in value):
+                items = [(_joined(k) if isinstance(k, str) else k, v) for k, v in value.items()]
+                value.clear()
+                value.update(items)
+            for key, child in value.items():
+                if isinstance(child, str):
+                    if not child.isascii() and _PAIR.search(child):
+                        value[key] = _joined(child)
+                else:
+                    stack.append(child)
+        elif isinstance(value, list):
+            for index, child in enumerate(value):
+                if isinstance(child, str):
+                    if not child.isascii() and _PAIR.search(child):
+                        value[index] = _joined(child)
+                else:
+                    stack.append(child)
+
+
 def refuse_surrogates(data: Any, origin: str, root: yaml.Node | None) -> None:
     """Check scenario ``data`` (parsed from ``origin``, whose YAML tree is ``root``; ``None`` for
-    data given inline) for strings holding a surrogate.
+    data given inline) for strings holding a surrogate. Parsed from a file (``root`` given), its
+    surrogate pairs are joined first (:func:`join_pairs`): only lone halves are refused.
 
     Raises:
         ScenarioError: ``FILE:LINE: FIELD: …`` for the first one (:func:`surrogate_problem`).
     """
+    if root is not None:
+        join_pairs(data)
     found = find_surrogate(data)
     if found is not None:
         loc, text = found

@@ -26,15 +26,22 @@ def test_a_lone_surrogate_in_raw_names_file_line_and_field():
         _load('version: 1\nsteps:\n  - completion: {raw: "ok"}\n  - completion: {raw: "a\\ud800"}\n')
 
 
-def test_a_json_surrogate_pair_names_the_character_and_its_yaml_spelling():
-    text = '{"version": 1, "steps": [{"completion": {"messages": [\n  {"channel": "final", "content": "hi \\ud83d\\ude00"}]}}]}\n'
-    with pytest.raises(ScenarioError) as caught:
-        _load(text)
-    assert str(caught.value) == (
-        "s.yaml:2: steps[0].completion.messages[0].content: a UTF-16 surrogate pair \\ud83d\\ude00 (JSON's escape "
-        "for U+1F600), which YAML reads as two lone halves that UTF-8 cannot encode: write the character itself "
-        "or \\U0001F600"
+def test_a_json_surrogate_pair_is_the_character_json_means():
+    """A JSON scenario written by ``json.dumps`` (a character outside the BMP as a pair) loads as
+    that character, keys too (tests/profiles/test_memo_equals_direct.py's U+F0000 case failed
+    with 775b9ca, which refused the pair)."""
+    text = (
+        '{"version": 1, "steps": [{"note": "x", "completion": {"messages": [\n'
+        '  {"channel": "final", "content": "hi \\ud83d\\ude00"}]}}]}\n'
     )
+    scenario = _load(text)
+    assert "<|message|>hi \U0001f600<|return|>" in scenario.steps[0].completion.text
+    lone = text.replace("\\ude00", "")
+    with pytest.raises(
+        ScenarioError,
+        match=r"^s\.yaml:2: steps\[0\]\.completion\.messages\[0\]\.content: a lone UTF-16 surrogate U\+D83D",
+    ):
+        _load(lone)
 
 
 def test_the_8_digit_escape_and_keys_are_checked_too():
