@@ -58,12 +58,10 @@ The releases from 0.5.2 (the first with this string parser) to 0.5.23 are a time
 template (SGLang's ``TemplateManager`` and ``_apply_jinja_template``) and the scheduler's
 ``Req.update_reasoning_tokens``: ``tests/golden/sglang-0.5.23`` (68 cases, 1,505 exchanges of
 ``mockoss.golden.sglang_cases``, conversations and tool turns included), compared by
-``tests/golden/test_sglang_serving_goldens.py``: 1,482 identical, chat ``reasoning_tokens`` and
-``prompt_tokens`` included (``tool_choice: "none"`` renders no tools: :func:`.chat.chat_prompt_tokens`;
-a tool without a description is the template's 400 with ``tool_description_required``:
-:func:`.chat.template_refusal`); 23 differ in
-``prompt_tokens`` where the template renders otherwise than Harmony (an array without ``items``,
-tool-call turns, nullable and nested schemas), listed in that test.
+``tests/golden/test_sglang_serving_goldens.py``: 1,505 identical, chat ``reasoning_tokens`` and
+``prompt_tokens`` included: the model's chat template rendered as SGLang renders it
+(:mod:`.template`, summed per message by :mod:`.template_pieces`; ``tool_choice: "none"`` renders no
+tools), whose errors are SGLang's 400s with ``tool_description_required`` (:func:`.chat.template_refusal`).
 
 Unverified, so switches or stated guesses: ``metadata.weight_version`` (``"default"``), and
 ``skip_special_tokens=true`` (0.5.23 forces it off for gpt-oss; the switch shows what the parser's
@@ -149,7 +147,9 @@ class SglangProfile:
             body is not JSON differs: ``true``, the media-type 400 (:meth:`content_type_refusal`);
             ``false``, FastAPI's JSON error first.
         tool_description_required: the deployment renders prompts with openai/gpt-oss-20b's own
-            chat template, which cannot render a tool without a description: SGLang's 400
+            chat template, whose render errors (a tool without a description, a ``tool`` message
+            before any call, ``<|channel|>`` markup in assistant content, arguments that are not a
+            JSON object) are SGLang's 400
             (:func:`.chat.template_refusal`, checked by ``tests/golden/sglang-0.5.23``); the
             request plays no scripted step. On by default, as a deployment of the model's own files
             runs; ``false``: such tools are served, as with a ``--chat-template`` that renders them.
