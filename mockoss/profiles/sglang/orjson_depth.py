@@ -11,9 +11,6 @@ with a ``RecursionError``; :func:`loads_deep` answers what orjson would for such
 
 from __future__ import annotations
 
-import json
-import sys
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +18,6 @@ __all__ = ["ORJSON_MAX_DEPTH", "loads_deep", "nesting_depth"]
 
 #: orjson's nesting limit (``"[" * 1024 + "]" * 1024`` parses, one level more does not).
 ORJSON_MAX_DEPTH = 1024
-_RAISING = threading.Lock()
 
 
 def nesting_depth(text: str) -> int:
@@ -49,21 +45,25 @@ def nesting_depth(text: str) -> int:
 
 
 def loads_deep(text: str, parse_constant: Callable[[str], Any]) -> Any:
-    """``json.loads(text, parse_constant=parse_constant)`` for a text that raised
-    ``RecursionError`` there: ``ValueError`` when it nests deeper than :data:`ORJSON_MAX_DEPTH`
-    (orjson's ``JSONDecodeError``), else parsed again with the recursion limit raised for the
-    call (under a lock: the limit is the interpreter's).
+    """What ``orjson.loads`` makes of ``text``, which raised ``RecursionError`` in
+    ``json.loads(text, parse_constant=parse_constant)`` (``parse_constant`` is not called again):
+    ``ValueError`` when it nests deeper than :data:`ORJSON_MAX_DEPTH` (orjson's
+    ``JSONDecodeError``); an array (``[]`` stands for it: the caller only asks whether it is an
+    object) when it starts with ``[``, taken as valid JSON (not checked: a text of 1,000-1,024
+    levels that is not JSON is orjson's error, ``must be valid JSON``, where this says ``must be a
+    JSON object``); else ``RecursionError`` again (an object that deep: the caller falls back;
+    SGLang's template render then fails with its own ``RecursionError``, a 500).
+
+    The recursion limit is not raised to parse it: ``sys.setrecursionlimit`` is the whole
+    interpreter's, so every other thread would parse deeper meanwhile (a review's finding: the core's
+    body parse answered a 1,500-level body by timing).
 
     Raises:
-        ValueError: more than 1,024 levels, or not JSON (as :func:`json.loads`).
-        RecursionError: still too deep for this interpreter's stack (the caller falls back).
+        ValueError: more than 1,024 levels.
+        RecursionError: an object (or other text) nested past this interpreter's limit.
     """
     if nesting_depth(text) > ORJSON_MAX_DEPTH:
         raise ValueError("depth limit exceeded")
-    with _RAISING:
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(limit + ORJSON_MAX_DEPTH + 64)
-        try:
-            return json.loads(text, parse_constant=parse_constant)
-        finally:
-            sys.setrecursionlimit(limit)
+    if text.lstrip(" \t\n\r").startswith("["):
+        return []
+    raise RecursionError("nested past the interpreter's recursion limit")

@@ -135,3 +135,22 @@ def test_deep_arguments_get_sglangs_400(depth: int, message: str) -> None:
     reply = server.handle("chat", json.dumps(body).encode(), {})
     assert reply.status == 400
     assert json.loads(bytes(reply.body))["message"] == "Assistant tool call function.arguments " + message
+
+
+def test_deep_arguments_never_raise_the_interpreters_recursion_limit(monkeypatch):
+    """``sys.setrecursionlimit`` is the whole interpreter's: raised for one parse, every other
+    thread (the core's body parse, other profiles' counts) parsed deeper meanwhile, so a
+    1,500-level body was answered by timing (final review, session 18)."""
+    import sys
+
+    from mockoss.profiles.sglang.orjson_depth import loads_deep
+
+    def refuse(limit):
+        raise AssertionError(f"setrecursionlimit({limit})")
+
+    monkeypatch.setattr(sys, "setrecursionlimit", refuse)
+    assert loads_deep("[" * 1010 + "]" * 1010, float) == []
+    with pytest.raises(ValueError, match="depth limit"):
+        loads_deep("[" * 1025 + "]" * 1025, float)
+    with pytest.raises(RecursionError):
+        loads_deep('{"a":' * 1010 + "1" + "}" * 1010, float)
