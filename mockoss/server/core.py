@@ -270,7 +270,7 @@ class MockServer(Selection, RequestChecks, SideRoutes, EngineEntry):
                     raise checked
                 reply, scenario, step, played = self._answer(endpoint, raw, body, headers, index, step, checked=checked, view=view)
             except TransportError as exc:
-                reply, scenario, step, played = self._base_profile.error(400, f"mockoss: {exc}"), None, None, None
+                reply, scenario, step, played = _for_endpoint(self._base_profile, endpoint).error(400, f"mockoss: {exc}"), None, None, None
             except BaseException as exc:  # a mockoss bug: answer in the error shape, never a bare 500
                 # BaseException: a Rust panic in openai-harmony (pyo3's PanicException) is not an
                 # Exception, and must not take the connection down with it.
@@ -279,7 +279,7 @@ class MockServer(Selection, RequestChecks, SideRoutes, EngineEntry):
                 reply, scenario, step, played = failure_reply(exc, self._base_profile, endpoint, index), None, None, _unanswered(f"mockoss could not answer it: {type(exc).__name__}: {exc}")
             delivery = self._delivery(scenario, step, None if isinstance(override, BaseException) else override, index, body)
             if delivery is not None and reply.status == 200 and (problem := delivery.spec.frame_problem(len(reply.frames) if reply.streamed else 1, reply.streamed)):
-                reply, delivery = self._base_profile.error(400, f"mockoss: {problem}"), None  # a fault position past the reply
+                reply, delivery = _for_endpoint(self._base_profile, endpoint).error(400, f"mockoss: {problem}"), None  # a fault position past the reply
             record = _record(index, endpoint, raw, headers, scenario, step, played, reply.status, reply.log)
             self.requests.append(record)
             if isinstance(played, Played) and endpoint == "responses" and reply.status == 200:

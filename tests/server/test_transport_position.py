@@ -86,3 +86,24 @@ def test_frame_problem():
     assert spec.frame_problem(4, True) is None
     assert "a stream of 3 frames: 0 to 2, or -3 to -1" in spec.frame_problem(3, True)
     assert TransportSpec().frame_problem(0, True) is None
+
+
+@pytest.mark.parametrize(
+    ("profile", "endpoint", "body", "shape"),
+    [
+        ("ollama", "chat", {**CHAT, "stream": True}, lambda e: e["error"]["message"]),  # /v1: OpenAI's shape
+        ("ollama", "ollama.chat", {**CHAT, "stream": True}, lambda e: e["error"]),  # /api/chat: Ollama's own
+        ("sglang", "responses", {"input": "Hi", "stream": True}, lambda e: e["error"]["message"]),
+    ],
+)
+def test_the_400_takes_the_endpoints_error_shape(profile, endpoint, body, shape):
+    """The endpoint's scope of the profile answers (``_for_endpoint``, as ``failure_reply`` does):
+    Ollama's /v1 routes the OpenAI shape, not /api's ``{"error": "…"}``; SGLang's Responses its
+    own, not the chat route's ``{"object": "error", …}`` (final review, session 18)."""
+    server = MockServer(scenario={"steps": [STEP]}, profile=profile)
+    raw = json.dumps({**body, "model": server.served_model_names[0]}).encode()
+    reply, _ = server.respond(endpoint, raw, [("x-mockoss-transport", "malformed_at_frame=99999")])
+    assert reply.status == 400
+    error = json.loads(reply.body)
+    assert shape(error).startswith("mockoss: transport malformed_at_frame=99999"), error
+    assert "object" not in error
