@@ -8,7 +8,9 @@ the declared tools (58-98 ms). All three depend on the validated request alone, 
 :func:`before_lock` does them first, outside the lock, only once the request is known valid (a
 request refused by validation, an unknown model, is answered without counting its prompt, as vLLM
 checks the model before it renders: ``vllm-project/vllm`` ``serving_chat.py``
-``create_chat_completion``, ``_check_model`` first), and hands them on: the count in
+``create_chat_completion``, ``_check_model`` first; the profile's own refusal,
+``request_refusal``, runs later, under the lock, so a big body it refuses, an Ollama Go-decoding
+400 or an SGLang template 400, is counted first: wasted work, the same reply), and hands them on: the count in
 :data:`PRECOUNTED_PROMPT_TOKENS`, the declared tools in :data:`mockoss.scenario.tool_check.DECLARED`
 and the view as its return value. Any step that fails is left to the lock's side, which does it
 again as it would have, and answers its error as before.
