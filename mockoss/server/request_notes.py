@@ -136,7 +136,8 @@ def dropped_message_hint(profile: Profile, endpoint: str, step: Step | None, bod
     limit = None
     if isinstance(body, Mapping):
         limit = next((body[k] for k in _LIMIT_FIELDS if isinstance(body.get(k), int)), None)
-    inner, strict, server, before = _skipper(profile, endpoint)  # type: ignore[misc]  # skipped: a skipper
+    inner, strict = _skipper(profile, endpoint)  # type: ignore[misc]  # skipped: a skipper
+    server, before = _server_words(profile, inner)
     if limit is not None:  # a limit may end the completion before the first rejected token
         skipped = completion.trace(
             max_tokens=limit, strict=strict, library=inner.harmony_library, skip_errors=True
@@ -152,27 +153,34 @@ def dropped_message_hint(profile: Profile, endpoint: str, step: Step | None, bod
     )
 
 
-def _skipper(profile: Profile, endpoint: str) -> tuple[Any, bool, str, str] | None:
-    """``(inner profile, strict, server name, the error reply's description)`` when ``profile``
-    skips what its Harmony parser rejects on ``endpoint`` (see :func:`dropped_message_hint`), else
-    ``None``."""
-    if profile.name not in _SKIPPERS:
+def _skipper(profile: Profile, endpoint: str) -> tuple[Any, bool] | None:
+    """``(inner profile, strict)`` when ``profile`` skips what its Harmony parser rejects on
+    ``endpoint`` (see :func:`dropped_message_hint`), else ``None``. Called for every scripted
+    reply: attribute reads only (the hint's words are :func:`_server_words`', once a token was
+    skipped)."""
+    name = profile.name
+    if name not in _SKIPPERS:
         return None
     inner = getattr(profile, "_profile", profile)  # SGLang's /v1/responses scope wraps its profile
     if inner.harmony_errors != "skip":
         return None
-    if profile.name == "vllm":
-        skips = (endpoint == "chat" and inner.chat_parser == "harmony_parser") or (
-            endpoint == "responses" and inner.responses_mapping == "2026"
-        )
-        server, before = f"vLLM {inner.version}", "as vLLM before 0.32 answered"
-    else:
-        skips = endpoint == "responses"
-        server, before = "SGLang (its Responses guard after 0.5.23)", "SGLang 0.5.23's answer"
-    if not skips:
+    if name == "vllm":
+        if endpoint == "chat":
+            if inner.chat_parser != "harmony_parser":
+                return None
+            return inner, getattr(inner, "strict", True)
+        if endpoint != "responses" or inner.responses_mapping != "2026":
+            return None
+    elif endpoint != "responses":
         return None
-    strict = getattr(inner, "strict", True) if endpoint == "chat" else True
-    return inner, strict, server, before
+    return inner, True
+
+
+def _server_words(profile: Profile, inner: Any) -> tuple[str, str]:
+    """``(server name, the error reply's description)`` for the hint of :func:`dropped_message_hint`."""
+    if profile.name == "vllm":
+        return f"vLLM {inner.version}", "as vLLM before 0.32 answered"
+    return "SGLang (its Responses guard after 0.5.23)", "SGLang 0.5.23's answer"
 
 
 def skipped_tokens(profile: Profile, endpoint: str, completion: Any) -> Any:
@@ -184,7 +192,7 @@ def skipped_tokens(profile: Profile, endpoint: str, completion: Any) -> Any:
     found = _skipper(profile, endpoint)
     if found is None:
         return None
-    inner, strict, _server, _before = found
+    inner, strict = found
     key = (_SKIPPED, inner.harmony_library, strict)
     skipped = completion._memo.get(key)
     if skipped is None:  # the whole completion's, once (the memo may refuse it: then every time)
