@@ -153,13 +153,9 @@ def summed_count(
         """The render of the context, ``entry``'s message (and a plain assistant message when
         ``final``), no tools, no variables, less the context's render; cached under ``key``. The
         context: a ``""``-role message, then for a ``tool`` message a call to ``tool_of``."""
-        data = marshal.dumps(key, 2)
-        found = _cache.get(data)
-        if found is not None:
-            return found
-        missed[0] = True
 
         def compute() -> int:
+            missed[0] = True
             message = entry[0] if entry[1] else process_message(entry[0])
             if plain_render is not None and count_text is not None and not final:
                 quick = piece_count(message, tool_of, plain_render, count_text)
@@ -169,13 +165,7 @@ def summed_count(
             after = [_FINAL] if final else []
             return render_count([*before, message, *after], None, {}, False) - context(before, after)
 
-        try:
-            found = compute()
-        except TemplateInputError:
-            raise
-        except Exception as exc:
-            raise NotSummable from exc
-        return _cache.put(data, found, len(data))
+        return cached(key, compute)
 
     def context(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> int:
         """The render of a piece's context alone (subtracted from the render with the piece)."""
