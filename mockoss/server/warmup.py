@@ -110,12 +110,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from mockoss.endpoints import prompt_tokens, request_seen
+from mockoss.endpoints import request_seen
 from mockoss.harmony.encoding import ENCODE_ELSEWHERE
 from mockoss.jsonbody import parse_json_and_hand_on
 from mockoss.profiles.base import IdSource, RequestContext
 from mockoss.scenario.template import RenderContext
 from mockoss.server.prelock import PRECOUNTED_PROMPT_TOKENS
+from mockoss.server.profile_hooks import prompt_count
 from mockoss.server.prompt_client import encode_in_worker
 from mockoss.server.replies import SCENARIO_HEADER, SWITCH_HEADER, _for_endpoint
 from mockoss.server.request_notes import skipped_tokens
@@ -380,7 +381,7 @@ def _prepare(
             view = request.view(model, body)
         counted = PRECOUNTED_PROMPT_TOKENS.get()
         if counted is None:
-            counted = prompt_tokens(endpoint, raw, body, request_seen(request))
+            counted = prompt_count(profile, endpoint, raw, body, request_seen(request))  # as core._reply counts
     except Exception:  # noqa: BLE001
         return None
     return found, shape, positions, profile, view, counted, index, templates or (), scenario
